@@ -1,0 +1,119 @@
+"""The command line: lazy subcommands and the one error boundary (STYLE.md §3, §4).
+
+Exit codes: 0 success; 1 a GitImproveError (its message names the fix); 2 usage;
+3 an unexpected crash (traceback in `<git-common-dir>/improve/last-error.log`); 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "init": ("gitimprove.commands.init", "Set up .gitimprove.toml and record a baseline."),
+    "measure": ("gitimprove.commands.measure", "Measure experiment commits made outside the loop."),
+    "log": ("gitimprove.commands.log", "Show the results of every experiment."),
+    "show": ("gitimprove.commands.show", "Show one experiment: diff stat and every recorded field."),
+    "import": ("gitimprove.commands.import_", "Import results from autoresearch or pi-autoresearch."),
+    "doctor": ("gitimprove.commands.doctor", "Check configuration and stored state; --repair fixes."),
+    "hook": ("gitimprove.commands.hook", "Entry point for git and Claude Code hooks."),
+}
+HIDDEN = frozenset({"hook"})
+
+
+def _build_group():  # type: ignore[no-untyped-def]
+    import click
+
+    from gitimprove import __version__
+
+    class LazyGroup(click.Group):
+        def list_commands(self, ctx: click.Context) -> list[str]:
+            return sorted(COMMANDS)
+
+        def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+            if cmd_name not in COMMANDS:
+                return None
+            module = __import__(COMMANDS[cmd_name][0], fromlist=["command"])
+            command: click.Command = module.command
+            if cmd_name in HIDDEN:
+                command.hidden = True
+            return command
+
+        def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+            rows = [(name, COMMANDS[name][1]) for name in sorted(COMMANDS) if name not in HIDDEN]
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+    @click.version_option(__version__, prog_name="git-improve")
+    def group() -> None:
+        """git improve: optimize a metric with coding agents, remember across sessions,
+        and share it all through git.
+
+        Every record lives in git: experiment notes on refs/notes/improve, the memory
+        branch improve/memory, and refs under refs/improve/.
+        """
+
+    return group
+
+
+def _log_crash(exc: BaseException) -> str | None:
+    import traceback
+
+    from gitimprove.util import gitdir
+
+    text = "".join(traceback.format_exception(exc))
+    loc = gitdir.discover()
+    if loc is None:
+        return None
+    try:
+        loc.improve_dir.mkdir(parents=True, exist_ok=True)
+        path = loc.improve_dir / "last-error.log"
+        path.write_text(f"argv: {sys.argv!r}\n{text}", encoding="utf-8")
+        return str(path)
+    except OSError:
+        return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] == "hook" and len(args) > 1 and args[1] not in ("-h", "--help"):
+        from gitimprove.hooks import entry
+
+        return entry.main(args[1:])
+
+    import click
+
+    from gitimprove import output
+    from gitimprove.errors import GitImproveError
+
+    group = _build_group()
+    try:
+        result = group.main(args=args, prog_name="git improve", standalone_mode=False)
+        return result if isinstance(result, int) else 0
+    except GitImproveError as exc:
+        output.error(str(exc))
+        return exc.exit_code
+    except click.exceptions.Abort:
+        output.echo("interrupted", err=True)
+        return 130
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        return 2
+    except KeyboardInterrupt:
+        output.echo("interrupted", err=True)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:
+        where = _log_crash(exc)
+        output.error(f"unexpected internal error: {type(exc).__name__}: {exc}")
+        if where:
+            output.echo(f"the traceback is in {where}; please report it", err=True)
+        return 3
+
+
+def run() -> None:
+    sys.exit(main())

@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+import click
+
+from gitimprove import output
+from gitimprove.errors import NotARepositoryError
+from gitimprove.state import views
+from gitimprove.util import gitdir
+
+
+@click.command("log")
+@click.option("--run", "run_name", help="Only this run (manual experiments: --run '').")
+@click.option("--round", "round_", type=int, help="Only this iteration (round) number.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "tsv", "karpathy", "jsonl"]),
+    default="table",
+    show_default=True,
+    help="tsv: autoresearch's results TSV; karpathy: Karpathy's results.tsv; jsonl: every field.",
+)
+@click.option("--no-cache", is_flag=True, help="Rebuild from the notes instead of the cache.")
+def command(run_name: str | None, round_: int | None, fmt: str, no_cache: bool) -> None:
+    """Show the results of every experiment, rebuilt from the notes (archived ones too).
+
+    The TSV is exactly autoresearch's 7 columns; our finer status goes in brackets at the
+    start of the description.
+    """
+    loc = gitdir.discover()
+    if loc is None:
+        raise NotARepositoryError("not inside a git repository", hint="run this inside a repository")
+    rows = views.select(views.load_rows(loc, use_cache=not no_cache), run=run_name, round_=round_)
+    for commit, line in views.raw_lines(rows):
+        output.warn(f"unreadable line in the note on {commit[:10]}, skipped: {line}")
+    direction = views.direction_of(rows)
+    if fmt == "tsv":
+        output.write(views.render_tsv(rows, direction))
+    elif fmt == "karpathy":
+        output.write(views.render_karpathy(rows, views.metric_name_of(rows)))
+    elif fmt == "jsonl":
+        output.write(views.render_jsonl(rows))
+    else:
+        if not rows:
+            output.echo("no experiments recorded yet; start with `git improve init`")
+            return
+        headers, cells = views.table_cells(rows, direction)
+        output.write(output.table(headers, cells))

@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+import json
+
+import click
+
+from gitimprove import output
+from gitimprove.git import history
+from gitimprove.git.repo import open_repo
+from gitimprove.state import experiments
+
+
+@click.command("show")
+@click.argument("commit", default="HEAD")
+@click.option("--json", "as_json", is_flag=True, help="The folded record as one JSON object.")
+def command(commit: str, as_json: bool) -> None:
+    """Show one experiment: its commit, diff stat and every recorded field."""
+    repo = open_repo(need_work_tree=False)
+    info = history.info(repo, commit)
+    exp = experiments.get(repo, info.id)
+    if as_json:
+        record = {"commit": info.id, **(exp.state if exp else {})}
+        if exp and exp.raw:
+            record["raw"] = exp.raw
+        output.emit_json(record)
+        return
+    output.echo(f"commit {info.id}")
+    output.echo(f"author {info.author}")
+    output.echo("")
+    for line in info.message.rstrip().splitlines():
+        output.echo(f"    {line}")
+    output.echo("")
+    output.write(history.diff_stat(repo, info.id))
+    output.echo("")
+    if exp is None:
+        output.echo("no experiment record on this commit")
+        return
+    for key in sorted(exp.state):
+        value = exp.state[key]
+        text = json.dumps(value, sort_keys=True, ensure_ascii=False) if isinstance(value, dict | list) else str(value)
+        output.echo(f"{key}: {text}")
+    for line in exp.raw:
+        output.echo(f"unreadable line (kept as is): {line}")

@@ -1,0 +1,47 @@
+"""One exception hierarchy. The CLI boundary maps these to exit codes (cli.main)."""
+
+from __future__ import annotations
+
+
+class GitImproveError(Exception):
+    """A failure the user can act on. `hint` says what to do next."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        if self.hint:
+            return f"{self.message}\nhint: {self.hint}"
+        return self.message
+
+
+class NotARepositoryError(GitImproveError):
+    """Not inside a usable git repository."""
+
+
+class ConfigError(GitImproveError):
+    """`.gitimprove.toml` or `improve.*` git config is invalid."""
+
+
+class MetricError(GitImproveError):
+    """The metric command printed nothing that parses as a number."""
+
+    def __init__(self, message: str, output: str = "", hint: str | None = None) -> None:
+        super().__init__(message, hint)
+        self.output = output
+
+
+class ImportFormatError(GitImproveError):
+    """A results file that cannot be imported as a whole."""
+
+
+class ConflictError(GitImproveError):
+    """A compare-and-swap ref update kept losing against other writers."""
+
+
+class UnknownCommitError(GitImproveError):
+    """A revision that does not name a commit."""

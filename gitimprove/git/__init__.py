@@ -1,0 +1,1 @@
+"""The only package that imports pygit2 (STYLE.md §8)."""

@@ -1,0 +1,122 @@
+"""Experiment notes on refs/notes/improve, written compare-and-swap.
+
+`Repository.create_note` and `git notes add` lose records under concurrency (DESIGN §2), so
+notes are appended by building the notes tree ourselves: the note blob for a commit goes to
+`ab/cdef…` (2/38 fanout), the notes commit has the old notes tip as its only parent, and the
+ref moves only if it still points at that tip. Readers accept any fanout, because `git notes`
+and `git notes merge` rewrite the tree with their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+
+import pygit2
+
+from gitimprove.git import refs
+from gitimprove.git.repo import Repo, cas_loop, update_refs
+from gitimprove.git.trees import put_paths
+
+HEX = frozenset("0123456789abcdef")
+
+
+def _is_hex(text: str) -> bool:
+    return all(c in HEX for c in text)
+
+
+def _notes_tree(repo: Repo, tip: str | None) -> pygit2.Tree | None:
+    if tip is None:
+        return None
+    commit = repo.raw[tip]
+    assert isinstance(commit, pygit2.Commit)
+    return commit.tree
+
+
+def iter_notes(repo: Repo, tip: str | None = None, *, ref: str = refs.NOTES) -> Iterator[tuple[str, bytes]]:
+    """(annotated commit id, note bytes) for every note under `ref`, any fanout."""
+    if tip is None:
+        tip = repo.ref_target(ref)
+    tree = _notes_tree(repo, tip)
+    if tree is None:
+        return
+    yield from _walk(repo, tree, "")
+
+
+def _walk(repo: Repo, tree: pygit2.Tree, prefix: str) -> Iterator[tuple[str, bytes]]:
+    for entry in tree:
+        name = prefix + entry.name
+        if entry.type_str == "tree" and len(name) < 40 and _is_hex(entry.name):
+            sub = repo.raw[entry.id]
+            assert isinstance(sub, pygit2.Tree)
+            yield from _walk(repo, sub, name)
+        elif entry.type_str == "blob" and len(name) == 40 and _is_hex(name):
+            blob = repo.raw[entry.id]
+            assert isinstance(blob, pygit2.Blob)
+            yield name, blob.data
+
+
+def _locate(repo: Repo, tree: pygit2.Tree | None, commit: str) -> tuple[str | None, bytes]:
+    """Path and content of an existing note for `commit`, whatever fanout wrote it."""
+    if tree is None:
+        return None, b""
+    candidates = [f"{commit[:2]}/{commit[2:]}", commit]
+    candidates += [f"{commit[:2]}/{commit[2:4]}/{commit[4:]}", f"{commit[:2]}/{commit[2:4]}/{commit[4:6]}/{commit[6:]}"]
+    for path in candidates:
+        try:
+            entry = tree[path]
+        except KeyError:
+            continue
+        blob = repo.raw[entry.id]
+        if isinstance(blob, pygit2.Blob):
+            return path, blob.data
+    return None, b""
+
+
+def read_note(repo: Repo, commit: str, *, ref: str = refs.NOTES) -> bytes:
+    return _locate(repo, _notes_tree(repo, repo.ref_target(ref)), commit)[1]
+
+
+def append_lines(
+    repo: Repo,
+    lines_by_commit: Mapping[str, Sequence[str]],
+    *,
+    message: str = "gitimprove: append experiment records",
+    ref: str = refs.NOTES,
+    skip_present: bool = False,
+) -> int:
+    """Append text lines to the notes of several commits in one notes commit.
+
+    With `skip_present`, a line already in the note is not added again (idempotent imports).
+    Returns the number of lines written."""
+    if not lines_by_commit:
+        return 0
+
+    def attempt() -> int:
+        tip = repo.ref_target(ref)
+        tree = _notes_tree(repo, tip)
+        changes: dict[str, pygit2.Oid | None] = {}
+        written = 0
+        for commit, lines in lines_by_commit.items():
+            path, old = _locate(repo, tree, commit)
+            text = old.decode("utf-8", errors="replace")
+            if text and not text.endswith("\n"):
+                text += "\n"
+            present = set(text.splitlines()) if skip_present else set()
+            new_lines = [ln for ln in lines if ln not in present]
+            if not new_lines:
+                continue
+            written += len(new_lines)
+            text += "".join(ln.rstrip("\n") + "\n" for ln in new_lines)
+            target = f"{commit[:2]}/{commit[2:]}"
+            if path is not None and path != target:
+                changes[path] = None
+            changes[target] = repo.write_blob(text)
+        if not changes:
+            return 0
+        new_tree = put_paths(repo, tree, changes)
+        parents = [tip] if tip else []
+        new = repo.create_commit(new_tree, message + "\n", parents)
+        update_refs(repo, [(ref, new, tip)], message)
+        return written
+
+    return cas_loop(repo, attempt, what=ref, lock="notes")

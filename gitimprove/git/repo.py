@@ -1,0 +1,187 @@
+"""Opening repositories and the small pieces of git every writer needs."""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TypeVar
+
+import pygit2
+from filelock import FileLock
+
+from gitimprove.errors import ConflictError, GitImproveError, NotARepositoryError, UnknownCommitError
+from gitimprove.util import proc
+
+ZERO = "0" * 40
+T = TypeVar("T")
+
+
+class Repo:
+    """A pygit2 repository plus the paths gitimprove keeps its runtime state in."""
+
+    def __init__(self, raw: pygit2.Repository) -> None:
+        self.raw = raw
+        self.git_dir = Path(raw.path).resolve()
+        common = Path(getattr(raw, "commondir", None) or self.git_dir)
+        commondir_file = self.git_dir / "commondir"
+        if commondir_file.exists():
+            rel = commondir_file.read_text(encoding="utf-8").strip()
+            common = (self.git_dir / rel).resolve() if not os.path.isabs(rel) else Path(rel)
+        self.common_dir = common.resolve()
+        self.work_tree = Path(raw.workdir).resolve() if raw.workdir else None
+
+    @property
+    def improve_dir(self) -> Path:
+        path = self.common_dir / "improve"
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def lock(self, name: str, timeout: float = 60.0) -> FileLock:
+        folder = self.improve_dir / "locks"
+        folder.mkdir(parents=True, exist_ok=True)
+        return FileLock(str(folder / f"{name}.lock"), timeout=timeout)
+
+    # --- objects ------------------------------------------------------------------------
+
+    def ref_target(self, name: str) -> str | None:
+        try:
+            ref = self.raw.references[name]
+        except KeyError:
+            return None
+        target = ref.resolve().target
+        return str(target)
+
+    def commit(self, rev: str) -> pygit2.Commit:
+        try:
+            obj = self.raw.revparse_single(rev)
+            commit = obj.peel(pygit2.Commit)
+        except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
+            raise UnknownCommitError(
+                f"{rev!r} does not name a commit in this repository",
+                hint="use a commit id, a branch or a revision like HEAD~2",
+            ) from None
+        return commit
+
+    def head_commit(self) -> pygit2.Commit | None:
+        try:
+            return self.raw.head.peel(pygit2.Commit)
+        except (pygit2.GitError, KeyError):
+            return None
+
+    def signature(self) -> pygit2.Signature:
+        try:
+            return self.raw.default_signature
+        except (KeyError, pygit2.GitError):
+            return pygit2.Signature("gitimprove", "gitimprove@localhost")
+
+    def write_blob(self, data: bytes | str) -> pygit2.Oid:
+        return self.raw.create_blob(data.encode("utf-8") if isinstance(data, str) else data)
+
+    def create_commit(self, tree: pygit2.Oid, message: str, parents: Sequence[str | pygit2.Oid]) -> str:
+        sig = self.signature()
+        oid = self.raw.create_commit(
+            None, sig, sig, message, tree, [pygit2.Oid(hex=str(p)) for p in parents]
+        )
+        return str(oid)
+
+    def config_items(self, prefix: str) -> dict[str, str]:
+        out: dict[str, str] = {}
+        try:
+            for entry in self.raw.config:
+                if entry.name.startswith(prefix):
+                    out[entry.name] = entry.value or ""
+        except pygit2.GitError:
+            pass
+        return out
+
+
+def open_repo(path: str | os.PathLike[str] | None = None, *, need_work_tree: bool = True) -> Repo:
+    """Open the repository around `path` (default: the cwd), with a clear error otherwise."""
+    where = Path(path) if path is not None else Path.cwd()
+    try:
+        found = pygit2.discover_repository(str(where))
+    except pygit2.GitError:
+        found = None
+    if not found:
+        raise NotARepositoryError(
+            f"{where} is not inside a git repository",
+            hint="run this inside a repository, or `git init` one first",
+        )
+    repo = Repo(pygit2.Repository(found))
+    if need_work_tree and repo.raw.is_bare:
+        raise NotARepositoryError(
+            f"{repo.git_dir} is a bare repository; gitimprove needs a work tree",
+            hint="run it in a clone with a work tree",
+        )
+    return repo
+
+
+# --- compare-and-swap ref updates ---------------------------------------------------------
+
+
+_RETRYABLE = ("cannot lock ref", "but expected", "already exists", "Unable to create", "File exists")
+
+
+class RefMoved(Exception):
+    """The ref was not at the expected old value."""
+
+
+def update_refs(repo: Repo, updates: Iterable[tuple[str, str, str | None]], message: str) -> None:
+    """Move refs in one transaction, each only if it still has its expected old value.
+
+    `updates` holds (ref, new, old): old None means "must not exist yet". Raises RefMoved
+    when any ref moved under us (then none of them changed)."""
+    lines = ["start"]
+    for name, new, old in updates:
+        lines.append(f"update {name} {new} {old or ZERO}")
+    lines += ["prepare", "commit", ""]
+    result = proc.git(
+        ["update-ref", "--stdin", "-m", message],
+        cwd=repo.git_dir,
+        env=proc.clean_env({"GIT_DIR": str(repo.git_dir)}),
+        input="\n".join(lines),
+    )
+    if result.returncode != 0:
+        err = result.stderr.strip()
+        if any(m in err for m in _RETRYABLE):
+            raise RefMoved(err)
+        raise GitImproveError(f"git update-ref failed: {err}")
+
+
+def cas_loop(
+    repo: Repo,
+    attempt: Callable[[], T],
+    *,
+    what: str,
+    tries: int = 400,
+    lock: str | None = None,
+) -> T:
+    """Call `attempt` (which builds from the current tip and calls update_refs) until it wins.
+
+    A local file lock keeps writers on this machine from thrashing; the compare-and-swap
+    keeps writers on other clones (sync) and plain git commands from losing records."""
+    delay = 0.001
+    with _maybe_lock(repo, lock):
+        for _ in range(tries):
+            try:
+                return attempt()
+            except RefMoved:
+                time.sleep(delay * (0.5 + random.random()))
+                delay = min(delay * 1.6, 0.2)
+    raise ConflictError(
+        f"could not update {what}: other writers kept moving it",
+        hint="try again; if it persists, run `git improve doctor`",
+    )
+
+
+@contextmanager
+def _maybe_lock(repo: Repo, name: str | None) -> Iterator[None]:
+    if name is None:
+        yield
+        return
+    with repo.lock(name, timeout=120):
+        yield

@@ -1,0 +1,80 @@
+"""Building trees in memory with TreeBuilder: insert, read and walk paths (STYLE.md §7)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+
+import pygit2
+
+from gitimprove.git.repo import Repo
+
+BLOB = pygit2.enums.FileMode.BLOB
+TREE = pygit2.enums.FileMode.TREE
+
+
+def empty_tree(repo: Repo) -> pygit2.Oid:
+    return repo.raw.TreeBuilder().write()
+
+
+def _subtree(repo: Repo, tree: pygit2.Tree | None, name: str) -> pygit2.Tree | None:
+    if tree is None or name not in tree:
+        return None
+    entry = tree[name]
+    if entry.type_str != "tree":
+        return None
+    obj = repo.raw[entry.id]
+    assert isinstance(obj, pygit2.Tree)
+    return obj
+
+
+def put_paths(
+    repo: Repo, base: pygit2.Tree | None, files: Mapping[str, pygit2.Oid | None]
+) -> pygit2.Oid:
+    """A new tree: `base` with each path set to a blob id (or removed when None)."""
+    direct: dict[str, pygit2.Oid | None] = {}
+    nested: dict[str, dict[str, pygit2.Oid | None]] = {}
+    for path, oid in files.items():
+        head, sep, rest = path.partition("/")
+        if sep:
+            nested.setdefault(head, {})[rest] = oid
+        else:
+            direct[head] = oid
+    builder = repo.raw.TreeBuilder(base) if base is not None else repo.raw.TreeBuilder()
+    for name, oid in direct.items():
+        if oid is None:
+            if builder.get(name) is not None:
+                builder.remove(name)
+        else:
+            builder.insert(name, oid, BLOB)
+    for name, sub in nested.items():
+        new_sub = put_paths(repo, _subtree(repo, base, name), sub)
+        if len(repo.raw[new_sub]) == 0:  # type: ignore[arg-type]
+            if builder.get(name) is not None:
+                builder.remove(name)
+        else:
+            builder.insert(name, new_sub, TREE)
+    return builder.write()
+
+
+def read_path(repo: Repo, tree: pygit2.Tree | None, path: str) -> bytes | None:
+    if tree is None:
+        return None
+    try:
+        entry = tree[path]
+    except KeyError:
+        return None
+    obj = repo.raw[entry.id]
+    if not isinstance(obj, pygit2.Blob):
+        return None
+    return obj.data
+
+
+def walk_blobs(repo: Repo, tree: pygit2.Tree, prefix: str = "") -> Iterator[tuple[str, pygit2.Oid]]:
+    for entry in tree:
+        path = f"{prefix}{entry.name}"
+        if entry.type_str == "tree":
+            sub = repo.raw[entry.id]
+            assert isinstance(sub, pygit2.Tree)
+            yield from walk_blobs(repo, sub, path + "/")
+        elif entry.type_str == "blob":
+            yield path, entry.id

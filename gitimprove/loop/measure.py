@@ -1,0 +1,323 @@
+"""Measuring commits outside the loop: the baseline at `init`, and `git improve measure`.
+
+Every measurement happens in a fresh checkout of the commit's tree under
+`<git-common-dir>/improve/work/`, never in the user's work tree. A candidate is compared with
+fresh runs of its nearest measured ancestor, interleaved with its own runs, never with the
+stored samples that made the ancestor look good (NOISE.md rule 2).
+"""
+
+from __future__ import annotations
+
+import platform
+import re
+import statistics
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gitimprove.config import Config
+from gitimprove.errors import GitImproveError, MetricError
+from gitimprove.git import history
+from gitimprove.git.repo import Repo
+from gitimprove.git.workspace import checkout
+from gitimprove.loop.decide import decide_fixed
+from gitimprove.loop.metrics import MetricRun, run_metric
+from gitimprove.loop.stats import spread
+from gitimprove.state import experiments
+from gitimprove.state.records import KEPT
+from gitimprove.util import proc
+from gitimprove.util.clock import utc_now
+
+_SUBJECT = re.compile(r"^experiment(?:\(([^)]*)\))?!?:\s*(.*)$")
+
+Progress = Callable[[str], None]
+
+
+def parse_subject(message: str) -> tuple[str | None, str] | None:
+    """(scope, description) of an `experiment(<scope>): <description>` message, else None."""
+    first = message.split("\n", 1)[0].strip()
+    m = _SUBJECT.match(first)
+    if not m:
+        return None
+    return m.group(1), m.group(2).strip()
+
+
+def harness(cfg: Config) -> dict[str, Any]:
+    return {
+        "metric_command": cfg.metric_command,
+        "guard_command": cfg.guard_command or None,
+        "python": platform.python_version(),
+        "platform": sys.platform,
+    }
+
+
+@dataclass
+class ArmRuns:
+    samples: list[float] = field(default_factory=list)
+    secondary: dict[str, float] = field(default_factory=dict)
+    failure: MetricRun | None = None
+    name: str | None = None
+
+
+def _run_once(cfg: Config, path: Path, arm: ArmRuns) -> None:
+    if arm.failure is not None:
+        return
+    got = run_metric(
+        cfg.metric_command,
+        path,
+        timeout=float(cfg.get("metric", "timeout")),
+        spec=str(cfg.get("metric", "extract")),
+        name=cfg.metric_name,
+    )
+    if got.status == "ok" and got.value is not None:
+        arm.samples.append(got.value)
+        arm.secondary.update(got.secondary)
+        arm.name = got.name
+    else:
+        arm.failure = got
+
+
+def _guard(cfg: Config, path: Path) -> dict[str, Any]:
+    if not cfg.guard_command.strip():
+        return {"status": "skipped"}
+    res = proc.run(cfg.guard_command, cwd=path, shell=True, timeout=float(cfg.get("guard", "timeout")))
+    status = "pass" if res.ok else "fail"
+    out: dict[str, Any] = {"status": status, "exit_code": None if res.timed_out else res.returncode}
+    if status == "fail":
+        out["tail"] = res.tail(1500)
+        if res.timed_out:
+            out["timed_out"] = True
+    return out
+
+
+def metric_block(cfg: Config, samples: Sequence[float], **extra: Any) -> dict[str, Any]:
+    block: dict[str, Any] = {
+        "name": cfg.metric_name,
+        "direction": cfg.direction,
+        "value": statistics.median(samples) if samples else None,
+        "samples": list(samples),
+    }
+    block.update(extra)
+    return block
+
+
+# --- baseline -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Baseline:
+    commit: str
+    value: float
+    samples: list[float]
+    spread_pct: float | None
+    name: str | None = None
+
+
+def noise_sentence(samples: Sequence[float]) -> str:
+    value = statistics.median(samples)
+    sigma = spread(samples)
+    if sigma == 0:
+        return "the metric repeated exactly: it is deterministic, and any change beyond min_delta counts"
+    if value:
+        pct = sigma / abs(value) * 100
+        return (
+            f"noise ≈ {pct:.2g}% per run; improvements of about {1.1 * pct:.2g}% and larger "
+            "can be confirmed"
+        )
+    return f"noise ≈ {sigma:.3g} per run"
+
+
+def measure_baseline(repo: Repo, cfg: Config, commit: str, runs: int, progress: Progress | None = None) -> Baseline:
+    """Run the metric `runs` times on `commit`; raise MetricError with the output if it fails."""
+    arm = ArmRuns()
+    with checkout(repo, commit, "baseline") as path:
+        for i in range(runs):
+            _run_once(cfg, path, arm)
+            if arm.failure is not None:
+                break
+            if progress:
+                progress(f"run {i + 1}/{runs}: {arm.samples[-1]:.10g}")
+    if arm.failure is not None:
+        fail = arm.failure
+        raise MetricError(
+            f"the metric command failed on {commit[:10]}: {fail.error}",
+            fail.tail,
+            hint="fix [metric] command (it must print a number), or pass --metric; what it printed is above",
+        )
+    value = statistics.median(arm.samples)
+    pct = spread(arm.samples) / abs(value) * 100 if value else None
+    return Baseline(commit, value, arm.samples, pct, arm.name)
+
+
+def record_baseline(repo: Repo, cfg: Config, base: Baseline, *, run: str | None = None) -> None:
+    now = utc_now()
+    experiments.record(
+        repo,
+        base.commit,
+        {
+            "run": run,
+            "iteration": 0,
+            "status": "baseline",
+            "description": "baseline",
+            "reason": f"baseline: median of {len(base.samples)} runs; " + noise_sentence(base.samples),
+            "metric": metric_block(cfg, base.samples),
+            "harness": harness(cfg),
+            "started": now,
+            "finished": now,
+        },
+    )
+
+
+# --- measuring experiment commits ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Outcome:
+    commit: str
+    status: str
+    reason: str
+    value: float | None
+    parent: str | None
+
+
+def _known(repo: Repo) -> dict[str, experiments.Experiment]:
+    return {e.commit: e for e in experiments.all_experiments(repo)}
+
+
+def _has_result(exp: experiments.Experiment | None) -> bool:
+    return exp is not None and exp.status not in (None, "pending")
+
+
+def pending_commits(repo: Repo, known: dict[str, experiments.Experiment]) -> list[str]:
+    """Experiment commits of the current branch without a result, oldest first."""
+    head = repo.head_commit()
+    if head is None:
+        return []
+    return [
+        c.id
+        for c in history.ancestors_oldest_first(repo, str(head.id))
+        if parse_subject(c.message) and not _has_result(known.get(c.id))
+    ]
+
+
+def nearest_measured(repo: Repo, commit: str, known: dict[str, experiments.Experiment]) -> str | None:
+    current = history.info(repo, commit)
+    while current.parents:
+        pid = current.parents[0]
+        exp = known.get(pid)
+        if exp is not None and exp.value is not None:
+            return pid
+        current = history.info(repo, pid)
+    return None
+
+
+def measure_commits(
+    repo: Repo,
+    cfg: Config,
+    revs: Sequence[str] | None = None,
+    *,
+    runs: int | None = None,
+    progress: Progress | None = None,
+) -> list[Outcome]:
+    runs = runs or int(cfg.get("metric", "runs"))
+    known = _known(repo)
+    targets = [history.info(repo, r).id for r in revs] if revs else pending_commits(repo, known)
+    outcomes = []
+    for commit in targets:
+        outcome = _measure_one(repo, cfg, commit, known, runs, progress)
+        outcomes.append(outcome)
+        fresh = experiments.get(repo, commit)
+        if fresh is not None:
+            known[commit] = fresh
+    return outcomes
+
+
+def _measure_one(
+    repo: Repo,
+    cfg: Config,
+    commit: str,
+    known: dict[str, experiments.Experiment],
+    runs: int,
+    progress: Progress | None,
+) -> Outcome:
+    obj = history.info(repo, commit)
+    parsed = parse_subject(obj.message)
+    scope, description = parsed if parsed else (None, obj.message.split("\n", 1)[0].strip())
+    parent = nearest_measured(repo, commit, known)
+    started = utc_now()
+    if parent is None:
+        if not obj.parents:
+            raise GitImproveError(
+                f"{commit[:10]} has no parent to compare with",
+                hint="measure a commit that has a parent, or run `git improve init` for a baseline",
+            )
+        parent = obj.parents[0]
+        if progress:
+            progress(f"{parent[:10]}: no measured ancestor; measuring it as the baseline")
+        base = measure_baseline(repo, cfg, parent, runs)
+        record_baseline(repo, cfg, base)
+        known[parent] = experiments.get(repo, parent) or experiments.Experiment(parent, {})
+    incumbent = known[parent]
+    cand, inc = ArmRuns(), ArmRuns()
+    with checkout(repo, commit, "measure") as cand_path, checkout(repo, parent, "incumbent") as inc_path:
+        for i in range(runs):
+            _run_once(cfg, cand_path, cand)
+            if cand.failure is not None:
+                break
+            _run_once(cfg, inc_path, inc)
+            if progress:
+                progress(f"{commit[:10]} run {i + 1}/{runs}: {cand.samples[-1]:.10g}")
+        guard = _guard(cfg, cand_path) if cand.failure is None else {"status": "skipped"}
+    fields: dict[str, Any] = {
+        "run": incumbent.state.get("run"),
+        "parent": parent,
+        "description": description,
+        "scope": scope,
+        "harness": harness(cfg),
+        "started": started,
+        "finished": utc_now(),
+        "source": "measure",
+    }
+    it = incumbent.state.get("iteration")
+    fields["iteration"] = it + 1 if isinstance(it, int) else None
+    inc_samples = inc.samples if inc.failure is None and inc.samples else list(incumbent.state.get("metric", {}).get("samples") or [])
+    if cand.failure is not None:
+        fail = cand.failure
+        fields.update(status=fail.status, reason=f"{fail.status}: the metric {fail.error}", metric_tail=fail.tail)
+        fields["metric"] = metric_block(cfg, cand.samples, incumbent_samples=inc_samples)
+    else:
+        decision = decide_fixed(
+            cand.samples,
+            inc_samples or cand.samples,
+            direction=cfg.direction,
+            min_delta=cfg.get("metric", "min_delta"),
+            confidence=float(cfg.get("metric", "confidence")),
+        )
+        fields["metric"] = metric_block(
+            cfg,
+            cand.samples,
+            incumbent_samples=inc_samples,
+            delta=decision.delta,
+            delta_pct=decision.delta_pct,
+            interval=list(decision.interval) if decision.interval else None,
+            confidence=float(cfg.get("metric", "confidence")),
+        )
+        if cand.secondary:
+            fields["metrics"] = cand.secondary
+        fields["guard"] = guard
+        if guard["status"] == "fail":
+            fields.update(status="guard-fail", reason=f"guard failed (exit {guard.get('exit_code')}); {decision.reason}")
+        else:
+            fields.update(status=decision.status, reason=decision.reason)
+        if inc.failure is not None:
+            fields["reason"] += f"; the ancestor could not be re-run ({inc.failure.error}), its stored runs were used"
+    op = "update" if _has_result(known.get(commit)) or commit in known else "create"
+    experiments.record(repo, commit, fields, op=op)
+    value = statistics.median(cand.samples) if cand.samples and cand.failure is None else None
+    return Outcome(commit, str(fields["status"]), str(fields["reason"]), value, parent)
+
+
+def is_kept(status: str | None) -> bool:
+    return status in KEPT

@@ -1,0 +1,176 @@
+"""Reading a number out of a metric command's output, and running that command.
+
+`extract` is the one function every caller uses (DESIGN §7 step 4): `METRIC name=value`
+lines, a JSON last line (`primary`, `score`, `combined_score` or the metric's name), the
+configured `regex:`/`json:`/`line:` rule, else the last number. NaN, infinity and output with
+no number are a `MetricError`, never a guess.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gitimprove.errors import MetricError
+from gitimprove.util import proc
+
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf(?:inity)?)"
+_NUMBER_RE = re.compile(rf"(?<![\w.])({_NUMBER})(?![\w.])", re.IGNORECASE)
+_METRIC_LINE = re.compile(rf"^\s*METRIC\s+([\w.\-/]+)\s*=\s*({_NUMBER})\s*$", re.IGNORECASE)
+JSON_KEYS = ("primary", "score", "combined_score")
+
+
+@dataclass(frozen=True)
+class Extracted:
+    value: float
+    name: str | None
+    secondary: Mapping[str, float] = field(default_factory=dict)
+
+
+def _finite(text: str | float, where: str, output: str) -> float:
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        raise MetricError(f"{where}: {text!r} is not a number", output) from None
+    if not math.isfinite(value):
+        raise MetricError(f"{where}: the metric is {text!r}, which is not a finite number", output)
+    return value
+
+
+def _json_lookup(obj: Any, key: str) -> Any:
+    for part in key.split("."):
+        if isinstance(obj, Mapping) and part in obj:
+            obj = obj[part]
+        else:
+            return None
+    return obj
+
+
+def _last_json(output: str) -> Any:
+    for line in reversed(output.strip().splitlines()):
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            return json.loads(line)
+        except ValueError:
+            return None
+    return None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float | str) and not isinstance(value, bool)
+
+
+def extract(output: str, spec: str = "auto", name: str | None = None) -> Extracted:
+    """The metric value in `output` according to `spec` (see the module docstring)."""
+    if not output.strip():
+        raise MetricError("the metric command printed nothing", output)
+    kind, _, arg = spec.partition(":")
+    if spec != "auto":
+        if kind == "regex":
+            matches = list(re.finditer(arg, output, re.MULTILINE))
+            if not matches:
+                raise MetricError(f"the pattern {arg!r} matched nothing in the output", output)
+            last = matches[-1]
+            text = last.group(1) if last.groups() else last.group(0)
+            return Extracted(_finite(text, f"regex {arg!r}", output), name)
+        if kind == "json":
+            for line in reversed(output.strip().splitlines()):
+                try:
+                    obj = json.loads(line)
+                except ValueError:
+                    continue
+                found = _json_lookup(obj, arg)
+                if found is not None:
+                    if not _is_number(found):
+                        raise MetricError(f"JSON key {arg!r} holds {found!r}, not a number", output)
+                    return Extracted(_finite(found, f"JSON key {arg!r}", output), arg)
+            raise MetricError(f"no JSON line of the output has the key {arg!r}", output)
+        if kind == "line":
+            pattern = re.compile(rf"^\s*{re.escape(arg)}\s*[:=]\s*(\S+)", re.MULTILINE)
+            found_lines = pattern.findall(output)
+            if not found_lines:
+                raise MetricError(f"no line of the output reads `{arg}: <number>`", output)
+            return Extracted(_finite(found_lines[-1], f"line {arg!r}", output), arg)
+        raise MetricError(f"unknown extract rule {spec!r}", output)
+
+    # auto: METRIC lines first.
+    metric_lines: dict[str, str] = {}
+    for line in output.splitlines():
+        m = _METRIC_LINE.match(line)
+        if m:
+            metric_lines[m.group(1)] = m.group(2)
+    if metric_lines:
+        secondary = {}
+        for key, text in metric_lines.items():
+            try:
+                secondary[key] = _finite(text, f"METRIC {key}", output)
+            except MetricError:
+                continue
+        if name and name in metric_lines:
+            chosen = name
+        else:
+            chosen = next(iter(metric_lines))
+        value = _finite(metric_lines[chosen], f"METRIC {chosen}", output)
+        return Extracted(value, chosen, {k: v for k, v in secondary.items() if k != chosen})
+
+    obj = _last_json(output)
+    if isinstance(obj, Mapping):
+        keys = ([name] if name else []) + list(JSON_KEYS)
+        for key in keys:
+            if key in obj and _is_number(obj[key]):
+                secondary = {
+                    str(k): float(v)
+                    for k, v in obj.items()
+                    if k != key and isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+                }
+                return Extracted(_finite(obj[key], f"JSON key {key!r}", output), key if key != "primary" else name, secondary)
+    elif _is_number(obj):
+        assert isinstance(obj, int | float | str)
+        return Extracted(_finite(obj, "the JSON last line", output), name)
+
+    numbers = _NUMBER_RE.findall(output)
+    if not numbers:
+        raise MetricError("the metric command printed no number", output)
+    return Extracted(_finite(numbers[-1], "the last number printed", output), name)
+
+
+@dataclass(frozen=True)
+class MetricRun:
+    status: str  # ok | crash | timeout | metric-error
+    value: float | None
+    exit_code: int | None
+    seconds: float
+    tail: str
+    error: str | None = None
+    secondary: Mapping[str, float] = field(default_factory=dict)
+    name: str | None = None
+
+
+def run_metric(
+    command: str,
+    cwd: Path,
+    *,
+    timeout: float,
+    spec: str = "auto",
+    name: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> MetricRun:
+    """Run the metric command once in `cwd`; its whole process group dies at the timeout."""
+    result = proc.run(command, cwd=cwd, timeout=timeout, shell=True, env=proc.clean_env(env))
+    tail = result.tail(2000)
+    if result.timed_out:
+        return MetricRun("timeout", None, None, result.seconds, tail, f"timed out after {timeout:g}s")
+    if result.returncode != 0:
+        return MetricRun("crash", None, result.returncode, result.seconds, tail, f"exited with {result.returncode}")
+    try:
+        got = extract(result.stdout, spec, name)
+    except MetricError as exc:
+        return MetricRun("metric-error", None, 0, result.seconds, tail, exc.message)
+    return MetricRun("ok", got.value, 0, result.seconds, tail, None, got.secondary, got.name)

@@ -1,0 +1,54 @@
+"""All terminal output goes through here (STYLE.md §1): the core returns values, this prints."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+
+def echo(message: str = "", *, err: bool = False) -> None:
+    stream = sys.stderr if err else sys.stdout
+    stream.write(message + "\n")
+    stream.flush()
+
+
+def warn(message: str) -> None:
+    echo(f"warning: {message}", err=True)
+
+
+def error(message: str) -> None:
+    echo(f"error: {message}", err=True)
+
+
+def write(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
+
+
+def emit_json(value: Any) -> None:
+    echo(json.dumps(value, sort_keys=True, ensure_ascii=False))
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[str]], *, right: Sequence[int] = ()) -> str:
+    """Render a plain-text table; columns in `right` are right-aligned."""
+    materialized = [list(map(str, r)) for r in rows]
+    widths = [len(h) for h in headers]
+    for row in materialized:
+        for i, cell in enumerate(row):
+            widths[i] = max(widths[i], len(cell))
+
+    def fmt(cells: Sequence[str]) -> str:
+        out = []
+        for i, cell in enumerate(cells):
+            last = i == len(cells) - 1
+            if i in right:
+                out.append(cell.rjust(widths[i]))
+            else:
+                out.append(cell if last else cell.ljust(widths[i]))
+        return "  ".join(out).rstrip()
+
+    lines = [fmt(headers), fmt(["-" * w for w in widths])]
+    lines.extend(fmt(r) for r in materialized)
+    return "\n".join(lines) + "\n"
