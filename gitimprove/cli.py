@@ -8,20 +8,33 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import click
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "init": ("gitimprove.commands.init", "Set up .gitimprove.toml and record a baseline."),
     "measure": ("gitimprove.commands.measure", "Measure experiment commits made outside the loop."),
     "log": ("gitimprove.commands.log", "Show the results of every experiment."),
-    "show": ("gitimprove.commands.show", "Show one experiment: diff stat and every recorded field."),
-    "import": ("gitimprove.commands.import_", "Import results from autoresearch or pi-autoresearch."),
-    "doctor": ("gitimprove.commands.doctor", "Check configuration and stored state; --repair fixes."),
+    "show": (
+        "gitimprove.commands.show",
+        "Show one experiment: diff stat and every recorded field.",
+    ),
+    "import": (
+        "gitimprove.commands.import_",
+        "Import results from autoresearch or pi-autoresearch.",
+    ),
+    "doctor": (
+        "gitimprove.commands.doctor",
+        "Check configuration and stored state; --repair fixes.",
+    ),
     "hook": ("gitimprove.commands.hook", "Entry point for git and Claude Code hooks."),
 }
 HIDDEN = frozenset({"hook"})
 
 
-def _build_group():  # type: ignore[no-untyped-def]
+def _build_group() -> click.Group:
     import click
 
     from gitimprove import __version__

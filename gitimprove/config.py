@@ -26,13 +26,13 @@ _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0
 def parse_duration(value: object, key: str = "duration") -> float:
     """`90s`, `10m`, `8h` (or a bare number of seconds) -> seconds."""
     if isinstance(value, bool):
-        raise ConfigError(f"{key} = {value!r} is not a duration; use e.g. \"90s\", \"10m\", \"8h\"")
+        raise ConfigError(f'{key} = {value!r} is not a duration; use e.g. "90s", "10m", "8h"')
     if isinstance(value, int | float):
         seconds = float(value)
     elif isinstance(value, str) and (m := _DURATION.match(value)):
         seconds = float(m.group(1)) * _UNITS[m.group(2)]
     else:
-        raise ConfigError(f"{key} = {value!r} is not a duration; use e.g. \"90s\", \"10m\", \"8h\"")
+        raise ConfigError(f'{key} = {value!r} is not a duration; use e.g. "90s", "10m", "8h"')
     if seconds <= 0:
         raise ConfigError(f"{key} = {value!r} must be longer than zero")
     return seconds
@@ -51,7 +51,7 @@ class MinDelta:
 
 def parse_min_delta(value: object, key: str = "metric.min_delta") -> MinDelta:
     if isinstance(value, bool):
-        raise ConfigError(f"{key} = {value!r}: use a number like 0.01 or a percent like \"1%\"")
+        raise ConfigError(f'{key} = {value!r}: use a number like 0.01 or a percent like "1%"')
     if isinstance(value, int | float):
         number, relative = float(value), False
     elif isinstance(value, str):
@@ -61,12 +61,12 @@ def parse_min_delta(value: object, key: str = "metric.min_delta") -> MinDelta:
             number = float(text.rstrip("%").strip())
         except ValueError:
             raise ConfigError(
-                f"{key} = {value!r}: use a number like 0.01 or a percent like \"1%\""
+                f'{key} = {value!r}: use a number like 0.01 or a percent like "1%"'
             ) from None
         if relative:
             number /= 100.0
     else:
-        raise ConfigError(f"{key} = {value!r}: use a number like 0.01 or a percent like \"1%\"")
+        raise ConfigError(f'{key} = {value!r}: use a number like 0.01 or a percent like "1%"')
     if number < 0 or not math.isfinite(number):
         raise ConfigError(f"{key} = {value!r} must be a finite number of zero or more")
     return MinDelta(number, relative)
@@ -78,8 +78,8 @@ def check_extract(value: str, key: str = "metric.extract") -> str:
     kind, sep, arg = value.partition(":")
     if not sep or kind not in ("regex", "json", "line") or not arg:
         raise ConfigError(
-            f"{key} = {value!r} is not allowed; use \"auto\", \"regex:<pattern>\", "
-            "\"json:<key>\" or \"line:<name>\""
+            f'{key} = {value!r} is not allowed; use "auto", "regex:<pattern>", '
+            '"json:<key>" or "line:<name>"'
         )
     if kind == "regex":
         try:
@@ -154,7 +154,7 @@ def _globs(value: object, key: str) -> list[str]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise ConfigError(f"{key} = {value!r} must be a list of path patterns like [\"src/**\"]")
+        raise ConfigError(f'{key} = {value!r} must be a list of path patterns like ["src/**"]')
     return list(value)
 
 
@@ -262,8 +262,7 @@ def validate(data: Mapping[str, object], *, source: str = CONFIG_FILE) -> Config
     for section, table in data.items():
         if section not in SCHEMA:
             raise ConfigError(
-                f"{source}: unknown section [{section}]; allowed sections: "
-                + ", ".join(SCHEMA),
+                f"{source}: unknown section [{section}]; allowed sections: " + ", ".join(SCHEMA),
                 hint="check the spelling, or remove the section",
             )
         if not isinstance(table, Mapping):
@@ -288,7 +287,7 @@ def validate(data: Mapping[str, object], *, source: str = CONFIG_FILE) -> Config
             elif (section, key) in REQUIRED:
                 raise ConfigError(
                     f"{source}: {section}.{key} is required",
-                    hint="set it, e.g. [metric] command = \"python bench.py\", "
+                    hint='set it, e.g. [metric] command = "python bench.py", '
                     "or run `git improve init`",
                 )
             else:
@@ -354,14 +353,16 @@ def load(work_tree: Path, overrides: Mapping[str, str] | None = None) -> Config:
     except FileNotFoundError:
         raise ConfigError(
             f"no {CONFIG_FILE} in {work_tree}",
-            hint="run `git improve init --metric \"<command that prints a number>\"`",
+            hint='run `git improve init --metric "<command that prints a number>"`',
         ) from None
     except UnicodeDecodeError:
         raise ConfigError(f"{CONFIG_FILE} is not UTF-8 text") from None
     return load_text(text, overrides, path=path)
 
 
-def load_text(text: str, overrides: Mapping[str, str] | None = None, *, path: Path | None = None) -> Config:
+def load_text(
+    text: str, overrides: Mapping[str, str] | None = None, *, path: Path | None = None
+) -> Config:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

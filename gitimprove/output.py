@@ -31,7 +31,9 @@ def emit_json(value: Any) -> None:
     echo(json.dumps(value, sort_keys=True, ensure_ascii=False))
 
 
-def table(headers: Sequence[str], rows: Iterable[Sequence[str]], *, right: Sequence[int] = ()) -> str:
+def table(
+    headers: Sequence[str], rows: Iterable[Sequence[str]], *, right: Sequence[int] = ()
+) -> str:
     """Render a plain-text table; columns in `right` are right-aligned."""
     materialized = [list(map(str, r)) for r in rows]
     widths = [len(h) for h in headers]

@@ -9,15 +9,26 @@ from gitimprove.loop import setup
 
 
 @click.command("init")
-@click.option("--metric", help="Command that prints the metric (e.g. \"python bench.py\").")
+@click.option("--metric", help='Command that prints the metric (e.g. "python bench.py").')
 @click.option("--direction", type=click.Choice(["lower", "higher"]), help="Which way is better.")
-@click.option("--name", "metric_name", help="The metric's name (default: from its output, else 'metric').")
-@click.option("--extract", help='How to read the number: auto, "regex:<pattern>", "json:<key>", "line:<name>".')
-@click.option("--guard", help="Command that must pass for a change to be kept (e.g. \"pytest -q\").")
+@click.option(
+    "--name", "metric_name", help="The metric's name (default: from its output, else 'metric')."
+)
+@click.option(
+    "--extract",
+    help='How to read the number: auto, "regex:<pattern>", "json:<key>", "line:<name>".',
+)
+@click.option("--guard", help='Command that must pass for a change to be kept (e.g. "pytest -q").')
 @click.option("--mutable", multiple=True, help="Path pattern the agent may change (repeatable).")
 @click.option("--sealed", multiple=True, help="Path pattern pinned during a run (repeatable).")
-@click.option("--agent", type=click.Choice(["claude", "codex", "aider", "command", "scripted"]), help="Coding agent.")
-@click.option("--runs", type=click.IntRange(1, 100), default=3, show_default=True, help="Baseline runs.")
+@click.option(
+    "--agent",
+    type=click.Choice(["claude", "codex", "aider", "command", "scripted"]),
+    help="Coding agent.",
+)
+@click.option(
+    "--runs", type=click.IntRange(1, 100), default=3, show_default=True, help="Baseline runs."
+)
 @click.option("--force", is_flag=True, help="Replace an existing .gitimprove.toml.")
 @click.option("--yes", "-y", is_flag=True, help="Ask nothing; use defaults for what is not given.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
@@ -57,11 +68,18 @@ def command(
     if interactive and setup.needs_questions(answers):
         answers = setup.InitOptions(
             metric=metric or click.prompt("Metric command (prints a number)"),
-            direction=direction or click.prompt("Better is", type=click.Choice(["lower", "higher"]), default="lower"),
+            direction=direction
+            or click.prompt("Better is", type=click.Choice(["lower", "higher"]), default="lower"),
             name=metric_name,
             extract=extract,
-            guard=guard if guard is not None else click.prompt("Guard command (empty for none)", default="", show_default=False),
-            mutable=answers.mutable or [p.strip() for p in click.prompt("Paths the agent may change", default="**").split(",")],
+            guard=guard
+            if guard is not None
+            else click.prompt("Guard command (empty for none)", default="", show_default=False),
+            mutable=answers.mutable
+            or [
+                p.strip()
+                for p in click.prompt("Paths the agent may change", default="**").split(",")
+            ],
             sealed=answers.sealed,
             agent=agent,
             runs=runs,
@@ -84,9 +102,15 @@ def command(
         )
         return
     b = result.baseline
-    output.echo(f"baseline {result.metric_name} = {b.value:.10g} (median of {len(b.samples)}: " + ", ".join(f"{s:.10g}" for s in b.samples) + ")")
+    output.echo(
+        f"baseline {result.metric_name} = {b.value:.10g} (median of {len(b.samples)}: "
+        + ", ".join(f"{s:.10g}" for s in b.samples)
+        + ")"
+    )
     output.echo(result.noise)
     output.echo(f"recorded as a note on {b.commit[:10]} (refs/notes/improve)")
     if result.created_config:
         output.echo(f"wrote {result.config_path.name}; commit it so the loop and your team use it")
-    output.echo("next: commit experiments as `experiment(<scope>): <what>` and run `git improve measure`")
+    output.echo(
+        "next: commit experiments as `experiment(<scope>): <what>` and run `git improve measure`"
+    )

@@ -28,7 +28,9 @@ def command(run_name: str | None, round_: int | None, fmt: str, no_cache: bool) 
     """
     loc = gitdir.discover()
     if loc is None:
-        raise NotARepositoryError("not inside a git repository", hint="run this inside a repository")
+        raise NotARepositoryError(
+            "not inside a git repository", hint="run this inside a repository"
+        )
     rows = views.select(views.load_rows(loc, use_cache=not no_cache), run=run_name, round_=round_)
     for commit, line in views.raw_lines(rows):
         output.warn(f"unreadable line in the note on {commit[:10]}, skipped: {line}")

@@ -24,7 +24,15 @@ def command(commits: tuple[str, ...], runs: int | None, as_json: bool) -> None:
     outcomes = measure_commits(repo, cfg, list(commits) or None, runs=runs, progress=progress)
     if as_json:
         for o in outcomes:
-            output.emit_json({"commit": o.commit, "status": o.status, "reason": o.reason, "value": o.value, "parent": o.parent})
+            output.emit_json(
+                {
+                    "commit": o.commit,
+                    "status": o.status,
+                    "reason": o.reason,
+                    "value": o.value,
+                    "parent": o.parent,
+                }
+            )
         return
     if not outcomes:
         output.echo("nothing to measure: every experiment(...) commit of this branch has a result")

@@ -37,7 +37,11 @@ def command(commit: str, as_json: bool) -> None:
         return
     for key in sorted(exp.state):
         value = exp.state[key]
-        text = json.dumps(value, sort_keys=True, ensure_ascii=False) if isinstance(value, dict | list) else str(value)
+        text = (
+            json.dumps(value, sort_keys=True, ensure_ascii=False)
+            if isinstance(value, dict | list)
+            else str(value)
+        )
         output.echo(f"{key}: {text}")
     for line in exp.raw:
         output.echo(f"unreadable line (kept as is): {line}")

@@ -23,7 +23,9 @@ def archive_commit(repo: Repo, tip: str | None, attempts: Sequence[str], message
     return repo.create_commit(empty_tree(repo), message + "\n", parents)
 
 
-def append(repo: Repo, attempts: Sequence[str], message: str = "gitimprove: archive attempts") -> str:
+def append(
+    repo: Repo, attempts: Sequence[str], message: str = "gitimprove: archive attempts"
+) -> str:
     def attempt() -> str:
         tip = repo.ref_target(refs.ARCHIVE)
         new = archive_commit(repo, tip, attempts, message)

@@ -41,10 +41,7 @@ def info(repo: Repo, rev: str) -> CommitInfo:
 
 def diff_stat(repo: Repo, commit: str) -> str:
     obj = repo.commit(commit)
-    if obj.parents:
-        diff = repo.raw.diff(obj.parents[0], obj)
-    else:
-        diff = obj.tree.diff_to_tree(swap=True)
+    diff = repo.raw.diff(obj.parents[0], obj) if obj.parents else obj.tree.diff_to_tree(swap=True)
     stats = diff.stats
     text = stats.format(pygit2.enums.DiffStatsFormat.FULL, 80)
     return text if text.strip() else " (no file changes)\n"

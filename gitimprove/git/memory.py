@@ -83,7 +83,7 @@ def add_entries(
         for path, data in entries.items():
             if read_path(repo, tree, path) is None:
                 changes[path] = repo.write_blob(data)
-        if tree is None or read_path(repo, tree, "FORMAT") is None:
+        if "FORMAT" not in changes and read_path(repo, tree, "FORMAT") is None:
             changes["FORMAT"] = repo.write_blob(FORMAT_TEXT)
         added = sum(1 for p in changes if p != "FORMAT")
         if not added and tree is not None and "FORMAT" not in changes:

@@ -32,7 +32,9 @@ def _notes_tree(repo: Repo, tip: str | None) -> pygit2.Tree | None:
     return commit.tree
 
 
-def iter_notes(repo: Repo, tip: str | None = None, *, ref: str = refs.NOTES) -> Iterator[tuple[str, bytes]]:
+def iter_notes(
+    repo: Repo, tip: str | None = None, *, ref: str = refs.NOTES
+) -> Iterator[tuple[str, bytes]]:
     """(annotated commit id, note bytes) for every note under `ref`, any fanout."""
     if tip is None:
         tip = repo.ref_target(ref)
@@ -44,8 +46,9 @@ def iter_notes(repo: Repo, tip: str | None = None, *, ref: str = refs.NOTES) -> 
 
 def _walk(repo: Repo, tree: pygit2.Tree, prefix: str) -> Iterator[tuple[str, bytes]]:
     for entry in tree:
-        name = prefix + entry.name
-        if entry.type_str == "tree" and len(name) < 40 and _is_hex(entry.name):
+        part = entry.name or ""
+        name = prefix + part
+        if entry.type_str == "tree" and len(name) < 40 and _is_hex(part):
             sub = repo.raw[entry.id]
             assert isinstance(sub, pygit2.Tree)
             yield from _walk(repo, sub, name)
@@ -60,7 +63,10 @@ def _locate(repo: Repo, tree: pygit2.Tree | None, commit: str) -> tuple[str | No
     if tree is None:
         return None, b""
     candidates = [f"{commit[:2]}/{commit[2:]}", commit]
-    candidates += [f"{commit[:2]}/{commit[2:4]}/{commit[4:]}", f"{commit[:2]}/{commit[2:4]}/{commit[4:6]}/{commit[6:]}"]
+    candidates += [
+        f"{commit[:2]}/{commit[2:4]}/{commit[4:]}",
+        f"{commit[:2]}/{commit[2:4]}/{commit[4:6]}/{commit[6:]}",
+    ]
     for path in candidates:
         try:
             entry = tree[path]

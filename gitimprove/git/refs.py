@@ -15,7 +15,7 @@ RUN_BRANCH_PREFIX = "refs/heads/improve/"
 
 RESERVED_RUNS = frozenset({"memory"})
 _RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-_SID = re.compile(r"^\d{8}T\d{6}Z-[0-9a-f]{8}-[0-9a-z]{4}$")
+_SID = re.compile(r"^\d{8}T\d{6}Z-[0-9a-z]{8}-[0-9a-z]{4}$")
 _MARKERS = ("base", "stop")
 _SESSION_ENDS = ("start", "end")
 
@@ -59,7 +59,7 @@ def remote_scratch(remote: str, ref: str) -> str:
     """Where a forced fetch of `ref` from `remote` lands: refs/improve/remotes/<remote>/<rest>."""
     if not ref.startswith("refs/"):
         raise ValueError(f"{ref!r} is not a full ref name")
-    return f"{REMOTES_PREFIX}{remote}/{ref[len('refs/'):]}"
+    return f"{REMOTES_PREFIX}{remote}/{ref[len('refs/') :]}"
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,12 @@ from typing import TypeVar
 import pygit2
 from filelock import FileLock
 
-from gitimprove.errors import ConflictError, GitImproveError, NotARepositoryError, UnknownCommitError
+from gitimprove.errors import (
+    ConflictError,
+    GitImproveError,
+    NotARepositoryError,
+    UnknownCommitError,
+)
 from gitimprove.util import proc
 
 ZERO = "0" * 40
@@ -81,7 +86,9 @@ class Repo:
     def write_blob(self, data: bytes | str) -> pygit2.Oid:
         return self.raw.create_blob(data.encode("utf-8") if isinstance(data, str) else data)
 
-    def create_commit(self, tree: pygit2.Oid, message: str, parents: Sequence[str | pygit2.Oid]) -> str:
+    def create_commit(
+        self, tree: pygit2.Oid, message: str, parents: Sequence[str | pygit2.Oid]
+    ) -> str:
         sig = self.signature()
         oid = self.raw.create_commit(
             None, sig, sig, message, tree, [pygit2.Oid(hex=str(p)) for p in parents]
@@ -123,7 +130,13 @@ def open_repo(path: str | os.PathLike[str] | None = None, *, need_work_tree: boo
 # --- compare-and-swap ref updates ---------------------------------------------------------
 
 
-_RETRYABLE = ("cannot lock ref", "but expected", "already exists", "Unable to create", "File exists")
+_RETRYABLE = (
+    "cannot lock ref",
+    "but expected",
+    "already exists",
+    "Unable to create",
+    "File exists",
+)
 
 
 class RefMoved(Exception):

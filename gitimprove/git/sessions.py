@@ -6,7 +6,7 @@ import datetime as _dt
 import secrets
 
 from gitimprove.git import refs
-from gitimprove.git.repo import Repo, RefMoved, update_refs
+from gitimprove.git.repo import RefMoved, Repo, update_refs
 from gitimprove.util.clock import host_id
 
 

@@ -32,7 +32,7 @@ def work_root(repo: Repo) -> Path:
 def materialize(repo: Repo, tree: pygit2.Tree, dest: Path) -> None:
     dest.mkdir(parents=True, exist_ok=True)
     for entry in tree:
-        path = dest / entry.name
+        path = dest / (entry.name or "")
         if entry.type_str == "tree":
             sub = repo.raw[entry.id]
             assert isinstance(sub, pygit2.Tree)

@@ -53,7 +53,10 @@ def run(event: str, args: Sequence[str]) -> int:
     except BaseException as exc:  # fail open, whatever happened
         if isinstance(exc, KeyboardInterrupt):
             return 0
-        log_line(loc, f"{event}: internal error, ignored: {''.join(traceback.format_exception(exc)).strip()}")
+        log_line(
+            loc,
+            f"{event}: internal error, ignored: {''.join(traceback.format_exception(exc)).strip()}",
+        )
         return 0
 
 

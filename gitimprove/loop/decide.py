@@ -38,8 +38,10 @@ def _pct(x: float, base: float) -> float | None:
 
 def _fmt_gain(gain: float, base: float, direction: str) -> str:
     pct = _pct(gain, base)
-    better = ("lower" if direction == "lower" else "higher") if gain >= 0 else (
-        "higher" if direction == "lower" else "lower"
+    better = (
+        ("lower" if direction == "lower" else "higher")
+        if gain >= 0
+        else ("higher" if direction == "lower" else "lower")
     )
     amount = f"{abs(pct):.1f}%" if pct is not None else f"{abs(gain):.4g}"
     return f"{amount} {better}"
@@ -76,20 +78,26 @@ def decide_fixed(
         return Decision(keep, delta, _pct(delta, i_mean), gain, (gain, gain), reason)
 
     if len(candidate) < 2 or len(incumbent) < 2:
-        reason = f"discarded: {told}, but a noisy metric needs at least 2 runs on each side ({runs})"
+        reason = (
+            f"discarded: {told}, but a noisy metric needs at least 2 runs on each side ({runs})"
+        )
         return Decision(False, delta, _pct(delta, i_mean), gain, None, reason)
 
     v1 = spread(candidate) ** 2 / len(candidate)
     v2 = spread(incumbent) ** 2 / len(incumbent)
     se = math.sqrt(v1 + v2)
-    df_den = (v1**2 / (len(candidate) - 1) if v1 else 0.0) + (v2**2 / (len(incumbent) - 1) if v2 else 0.0)
+    df_den = (v1**2 / (len(candidate) - 1) if v1 else 0.0) + (
+        v2**2 / (len(incumbent) - 1) if v2 else 0.0
+    )
     df = (v1 + v2) ** 2 / df_den if df_den > 0 else float(len(candidate) + len(incumbent) - 2)
     t = t_quantile(confidence, max(df, 1.0))
     low, high = gain - t * se, gain + t * se
     keep = low > 0 and gain >= threshold
     pct_lo, pct_hi = _pct(low, i_mean), _pct(high, i_mean)
     interval = (
-        f"interval {pct_lo:.1f}–{pct_hi:.1f}%" if pct_lo is not None and pct_hi is not None else f"interval {low:.4g}–{high:.4g}"
+        f"interval {pct_lo:.1f}–{pct_hi:.1f}%"
+        if pct_lo is not None and pct_hi is not None
+        else f"interval {low:.4g}–{high:.4g}"
     )
     conf = f"{confidence * 100:g}%"
     if keep:

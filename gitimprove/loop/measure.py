@@ -82,7 +82,9 @@ def _run_once(cfg: Config, path: Path, arm: ArmRuns) -> None:
 def _guard(cfg: Config, path: Path) -> dict[str, Any]:
     if not cfg.guard_command.strip():
         return {"status": "skipped"}
-    res = proc.run(cfg.guard_command, cwd=path, shell=True, timeout=float(cfg.get("guard", "timeout")))
+    res = proc.run(
+        cfg.guard_command, cwd=path, shell=True, timeout=float(cfg.get("guard", "timeout"))
+    )
     status = "pass" if res.ok else "fail"
     out: dict[str, Any] = {"status": status, "exit_code": None if res.timed_out else res.returncode}
     if status == "fail":
@@ -129,7 +131,9 @@ def noise_sentence(samples: Sequence[float]) -> str:
     return f"noise ≈ {sigma:.3g} per run"
 
 
-def measure_baseline(repo: Repo, cfg: Config, commit: str, runs: int, progress: Progress | None = None) -> Baseline:
+def measure_baseline(
+    repo: Repo, cfg: Config, commit: str, runs: int, progress: Progress | None = None
+) -> Baseline:
     """Run the metric `runs` times on `commit`; raise MetricError with the output if it fails."""
     arm = ArmRuns()
     with checkout(repo, commit, "baseline") as path:
@@ -161,7 +165,8 @@ def record_baseline(repo: Repo, cfg: Config, base: Baseline, *, run: str | None 
             "iteration": 0,
             "status": "baseline",
             "description": "baseline",
-            "reason": f"baseline: median of {len(base.samples)} runs; " + noise_sentence(base.samples),
+            "reason": f"baseline: median of {len(base.samples)} runs; "
+            + noise_sentence(base.samples),
             "metric": metric_block(cfg, base.samples),
             "harness": harness(cfg),
             "started": now,
@@ -202,7 +207,9 @@ def pending_commits(repo: Repo, known: dict[str, experiments.Experiment]) -> lis
     ]
 
 
-def nearest_measured(repo: Repo, commit: str, known: dict[str, experiments.Experiment]) -> str | None:
+def nearest_measured(
+    repo: Repo, commit: str, known: dict[str, experiments.Experiment]
+) -> str | None:
     current = history.info(repo, commit)
     while current.parents:
         pid = current.parents[0]
@@ -261,7 +268,10 @@ def _measure_one(
         known[parent] = experiments.get(repo, parent) or experiments.Experiment(parent, {})
     incumbent = known[parent]
     cand, inc = ArmRuns(), ArmRuns()
-    with checkout(repo, commit, "measure") as cand_path, checkout(repo, parent, "incumbent") as inc_path:
+    with (
+        checkout(repo, commit, "measure") as cand_path,
+        checkout(repo, parent, "incumbent") as inc_path,
+    ):
         for i in range(runs):
             _run_once(cfg, cand_path, cand)
             if cand.failure is not None:
@@ -282,10 +292,18 @@ def _measure_one(
     }
     it = incumbent.state.get("iteration")
     fields["iteration"] = it + 1 if isinstance(it, int) else None
-    inc_samples = inc.samples if inc.failure is None and inc.samples else list(incumbent.state.get("metric", {}).get("samples") or [])
+    inc_samples = (
+        inc.samples
+        if inc.failure is None and inc.samples
+        else list(incumbent.state.get("metric", {}).get("samples") or [])
+    )
     if cand.failure is not None:
         fail = cand.failure
-        fields.update(status=fail.status, reason=f"{fail.status}: the metric {fail.error}", metric_tail=fail.tail)
+        fields.update(
+            status=fail.status,
+            reason=f"{fail.status}: the metric {fail.error}",
+            metric_tail=fail.tail,
+        )
         fields["metric"] = metric_block(cfg, cand.samples, incumbent_samples=inc_samples)
     else:
         decision = decide_fixed(
@@ -308,11 +326,16 @@ def _measure_one(
             fields["metrics"] = cand.secondary
         fields["guard"] = guard
         if guard["status"] == "fail":
-            fields.update(status="guard-fail", reason=f"guard failed (exit {guard.get('exit_code')}); {decision.reason}")
+            fields.update(
+                status="guard-fail",
+                reason=f"guard failed (exit {guard.get('exit_code')}); {decision.reason}",
+            )
         else:
             fields.update(status=decision.status, reason=decision.reason)
         if inc.failure is not None:
-            fields["reason"] += f"; the ancestor could not be re-run ({inc.failure.error}), its stored runs were used"
+            fields["reason"] += (
+                f"; the ancestor could not be re-run ({inc.failure.error}), its stored runs were used"
+            )
     op = "update" if _has_result(known.get(commit)) or commit in known else "create"
     experiments.record(repo, commit, fields, op=op)
     value = statistics.median(cand.samples) if cand.samples and cand.failure is None else None

@@ -20,7 +20,10 @@ from gitimprove.errors import MetricError
 from gitimprove.util import proc
 
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf(?:inity)?)"
-_NUMBER_RE = re.compile(rf"(?<![\w.])({_NUMBER})(?![\w.])", re.IGNORECASE)
+_NUMBER_RE = re.compile(
+    r"(?<![\w.])([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\d.])|[-+]?(?:nan|inf(?:inity)?)\b)",
+    re.IGNORECASE,
+)
 _METRIC_LINE = re.compile(rf"^\s*METRIC\s+([\w.\-/]+)\s*=\s*({_NUMBER})\s*$", re.IGNORECASE)
 JSON_KEYS = ("primary", "score", "combined_score")
 
@@ -113,10 +116,7 @@ def extract(output: str, spec: str = "auto", name: str | None = None) -> Extract
                 secondary[key] = _finite(text, f"METRIC {key}", output)
             except MetricError:
                 continue
-        if name and name in metric_lines:
-            chosen = name
-        else:
-            chosen = next(iter(metric_lines))
+        chosen = name if name and name in metric_lines else next(iter(metric_lines))
         value = _finite(metric_lines[chosen], f"METRIC {chosen}", output)
         return Extracted(value, chosen, {k: v for k, v in secondary.items() if k != chosen})
 
@@ -128,9 +128,16 @@ def extract(output: str, spec: str = "auto", name: str | None = None) -> Extract
                 secondary = {
                     str(k): float(v)
                     for k, v in obj.items()
-                    if k != key and isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+                    if k != key
+                    and isinstance(v, int | float)
+                    and not isinstance(v, bool)
+                    and math.isfinite(v)
                 }
-                return Extracted(_finite(obj[key], f"JSON key {key!r}", output), key if key != "primary" else name, secondary)
+                return Extracted(
+                    _finite(obj[key], f"JSON key {key!r}", output),
+                    key if key != "primary" else name,
+                    secondary,
+                )
     elif _is_number(obj):
         assert isinstance(obj, int | float | str)
         return Extracted(_finite(obj, "the JSON last line", output), name)
@@ -166,9 +173,18 @@ def run_metric(
     result = proc.run(command, cwd=cwd, timeout=timeout, shell=True, env=proc.clean_env(env))
     tail = result.tail(2000)
     if result.timed_out:
-        return MetricRun("timeout", None, None, result.seconds, tail, f"timed out after {timeout:g}s")
+        return MetricRun(
+            "timeout", None, None, result.seconds, tail, f"timed out after {timeout:g}s"
+        )
     if result.returncode != 0:
-        return MetricRun("crash", None, result.returncode, result.seconds, tail, f"exited with {result.returncode}")
+        return MetricRun(
+            "crash",
+            None,
+            result.returncode,
+            result.seconds,
+            tail,
+            f"exited with {result.returncode}",
+        )
     try:
         got = extract(result.stdout, spec, name)
     except MetricError as exc:

@@ -9,7 +9,13 @@ from gitimprove import config
 from gitimprove.errors import ConfigError, NotARepositoryError
 from gitimprove.git import refs
 from gitimprove.git.repo import Repo, open_repo
-from gitimprove.loop.measure import Baseline, Progress, measure_baseline, noise_sentence, record_baseline
+from gitimprove.loop.measure import (
+    Baseline,
+    Progress,
+    measure_baseline,
+    noise_sentence,
+    record_baseline,
+)
 from gitimprove.util.files import atomic_write
 
 
@@ -44,7 +50,9 @@ def set_rewrite_ref(repo: Repo) -> None:
     repo.raw.config["notes.rewriteRef"] = refs.NOTES
 
 
-def init_project(opts: InitOptions, *, path: Path | None = None, progress: Progress | None = None) -> InitResult:
+def init_project(
+    opts: InitOptions, *, path: Path | None = None, progress: Progress | None = None
+) -> InitResult:
     repo = open_repo(path)
     assert repo.work_tree is not None
     head = repo.head_commit()
@@ -93,7 +101,9 @@ def init_project(opts: InitOptions, *, path: Path | None = None, progress: Progr
         atomic_write(cfg_path, text)
     set_rewrite_ref(repo)
     record_baseline(repo, cfg, baseline)
-    return InitResult(cfg_path, created, baseline, cfg.metric_name, noise_sentence(baseline.samples))
+    return InitResult(
+        cfg_path, created, baseline, cfg.metric_name, noise_sentence(baseline.samples)
+    )
 
 
 def _toml_str(value: str) -> str:

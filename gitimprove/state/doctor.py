@@ -28,7 +28,14 @@ def run_checks(repo: Repo, *, repair: bool = False) -> list[Finding]:
     out: list[Finding] = []
     # configuration
     if repo.work_tree is None:
-        out.append(Finding("config", False, "bare repository: no .gitimprove.toml to check", "use a clone with a work tree"))
+        out.append(
+            Finding(
+                "config",
+                False,
+                "bare repository: no .gitimprove.toml to check",
+                "use a clone with a work tree",
+            )
+        )
     else:
         try:
             config.load(repo.work_tree, repo.config_items("improve."))
@@ -77,7 +84,14 @@ def run_checks(repo: Repo, *, repair: bool = False) -> list[Finding]:
     if repo.ref_target(refs.MEMORY) is None:
         out.append(Finding("memory", True, "no memory branch yet"))
     elif raw is None:
-        out.append(Finding("memory", False, "the memory branch has no FORMAT file", "it is added by the next memory write"))
+        out.append(
+            Finding(
+                "memory",
+                False,
+                "the memory branch has no FORMAT file",
+                "it is added by the next memory write",
+            )
+        )
     else:
         try:
             fmt = json.loads(raw)
@@ -87,7 +101,12 @@ def run_checks(repo: Repo, *, repair: bool = False) -> list[Finding]:
         out.append(
             Finding("memory", True, f"memory branch layout {fmt.get('layout')}")
             if ok
-            else Finding("memory", False, "the memory branch FORMAT is unreadable or newer than this gitimprove", "upgrade gitimprove")
+            else Finding(
+                "memory",
+                False,
+                "the memory branch FORMAT is unreadable or newer than this gitimprove",
+                "upgrade gitimprove",
+            )
         )
     # stale locks
     lock_dir = repo.common_dir / "improve" / "locks"
@@ -99,7 +118,14 @@ def run_checks(repo: Repo, *, repair: bool = False) -> list[Finding]:
                 with lock:
                     stale_locks.append(path)
             except Timeout:
-                out.append(Finding("locks", False, f"{path.name} is held by a running process", "wait for it to finish"))
+                out.append(
+                    Finding(
+                        "locks",
+                        False,
+                        f"{path.name} is held by a running process",
+                        "wait for it to finish",
+                    )
+                )
     if stale_locks and repair:
         for path in stale_locks:
             try:
@@ -113,7 +139,8 @@ def run_checks(repo: Repo, *, repair: bool = False) -> list[Finding]:
         f = Finding(
             "workspaces",
             False,
-            f"{len(stale)} workspace(s) left by a process that is gone: " + ", ".join(p.name for p in stale),
+            f"{len(stale)} workspace(s) left by a process that is gone: "
+            + ", ".join(p.name for p in stale),
             "git improve doctor --repair",
         )
         if repair:

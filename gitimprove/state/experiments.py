@@ -33,15 +33,21 @@ class Experiment:
 
 
 def record(repo: Repo, commit: str, fields: Mapping[str, Any], *, op: str = "create") -> None:
-    notes.append_lines(repo, {commit: [make_line(op, fields)]}, message=f"gitimprove: {op} {commit[:10]}")
+    notes.append_lines(
+        repo, {commit: [make_line(op, fields)]}, message=f"gitimprove: {op} {commit[:10]}"
+    )
 
 
-def record_many(repo: Repo, entries: Iterable[tuple[str, str, Mapping[str, Any]]], *, skip_present: bool = False) -> int:
+def record_many(
+    repo: Repo, entries: Iterable[tuple[str, str, Mapping[str, Any]]], *, skip_present: bool = False
+) -> int:
     """Append (commit, op, fields) records in one notes commit; returns lines written."""
     batch: dict[str, list[str]] = {}
     for commit, op, fields in entries:
         batch.setdefault(commit, []).append(make_line(op, fields))
-    return notes.append_lines(repo, batch, message="gitimprove: record experiments", skip_present=skip_present)
+    return notes.append_lines(
+        repo, batch, message="gitimprove: record experiments", skip_present=skip_present
+    )
 
 
 def from_note(commit: str, data: bytes) -> Experiment:

@@ -38,8 +38,29 @@ _STATUS_IN = {
     "timeout": "timeout",
     "pending": "pending",
 }
-_FINE = ("guard-fail", "timeout", "sealed", "out-of-scope", "duplicate", "no-op", "metric-error", "pending", "crash", "discard")
-_NOT_METRIC = {"iteration", "commit", "delta", "guard", "status", "description", "memory_gb", "run", "timestamp"}
+_FINE = (
+    "guard-fail",
+    "timeout",
+    "sealed",
+    "out-of-scope",
+    "duplicate",
+    "no-op",
+    "metric-error",
+    "pending",
+    "crash",
+    "discard",
+)
+_NOT_METRIC = {
+    "iteration",
+    "commit",
+    "delta",
+    "guard",
+    "status",
+    "description",
+    "memory_gb",
+    "run",
+    "timestamp",
+}
 
 
 @dataclass
@@ -123,11 +144,13 @@ def _parse_tsv(text: str, path: str, source_hash: str) -> Parsed:
         if not line.strip():
             continue
         if line.startswith("#"):
-            key, _, value = line[1:].partition(":")
+            key, _, rest = line[1:].partition(":")
             if key.strip() == "metric_direction":
-                v = value.strip()
+                v = rest.strip()
                 if v not in ("lower_is_better", "higher_is_better"):
-                    raise ImportFormatError(f"{path}:{lineno}: metric_direction {v!r} is not lower_is_better or higher_is_better")
+                    raise ImportFormatError(
+                        f"{path}:{lineno}: metric_direction {v!r} is not lower_is_better or higher_is_better"
+                    )
                 direction = "lower" if v.startswith("lower") else "higher"
             continue
         cells = line.split("\t")
@@ -145,7 +168,11 @@ def _parse_tsv(text: str, path: str, source_hash: str) -> Parsed:
                     f"{path}:{lineno}: the header lacks {need}; found columns: {', '.join(header)}",
                     hint="a results TSV has a header row like `commit<TAB>val_bpb<TAB>memory_gb<TAB>status<TAB>description`",
                 )
-            fmt = "autoresearch-tsv" if "iteration" in header or metric_col == "metric" else "karpathy-tsv"
+            fmt = (
+                "autoresearch-tsv"
+                if "iteration" in header or metric_col == "metric"
+                else "karpathy-tsv"
+            )
             continue
         if len(cells) != len(header):
             # A description may itself contain tabs: join the overflow into the last column.
@@ -159,7 +186,10 @@ def _parse_tsv(text: str, path: str, source_hash: str) -> Parsed:
         rec = dict(zip(header, cells, strict=True))
         commit = rec["commit"].strip()
         if not commit or not all(c in "0123456789abcdefABCDEF" for c in commit) or len(commit) < 4:
-            raise ImportFormatError(f"{path}:{lineno}: {commit!r} is not a commit id", hint="fix or remove that row; nothing was imported")
+            raise ImportFormatError(
+                f"{path}:{lineno}: {commit!r} is not a commit id",
+                hint="fix or remove that row; nothing was imported",
+            )
         assert metric_col is not None
         value = _number(rec[metric_col], lineno, metric_col, path)
         status = _status(rec["status"], lineno, path)
@@ -168,7 +198,11 @@ def _parse_tsv(text: str, path: str, source_hash: str) -> Parsed:
         if status == "crash" and value == 0.0:
             value = None  # Karpathy logs crashes as 0.000000
         fields: dict[str, Any] = {"status": status, "description": description}
-        metric: dict[str, Any] = {"name": metric_col if metric_col != "metric" else None, "value": value, "samples": [value] if value is not None else []}
+        metric: dict[str, Any] = {
+            "name": metric_col if metric_col != "metric" else None,
+            "value": value,
+            "samples": [value] if value is not None else [],
+        }
         if direction:
             metric["direction"] = direction
         fields["metric"] = {k: v for k, v in metric.items() if v is not None or k == "value"}
@@ -186,7 +220,9 @@ def _parse_tsv(text: str, path: str, source_hash: str) -> Parsed:
             fields["guard"] = {"status": rec["guard"].strip()}
         rows.append(ImportRow(lineno, commit.lower(), fields))
     if header is None:
-        raise ImportFormatError(f"{path}: no header row and no results", hint="is this a results TSV?")
+        raise ImportFormatError(
+            f"{path}: no header row and no results", hint="is this a results TSV?"
+        )
     return Parsed(fmt, source_hash, _with_ids(fmt, rows), direction, metric_col)
 
 
@@ -201,9 +237,15 @@ def _parse_jsonl(text: str, path: str, source_hash: str) -> Parsed:
         try:
             obj = json.loads(line)
         except ValueError:
-            raise ImportFormatError(f"{path}:{lineno}: not a JSON object", hint="fix or remove that line; nothing was imported") from None
+            raise ImportFormatError(
+                f"{path}:{lineno}: not a JSON object",
+                hint="fix or remove that line; nothing was imported",
+            ) from None
         if not isinstance(obj, dict):
-            raise ImportFormatError(f"{path}:{lineno}: not a JSON object", hint="fix or remove that line; nothing was imported")
+            raise ImportFormatError(
+                f"{path}:{lineno}: not a JSON object",
+                hint="fix or remove that line; nothing was imported",
+            )
         if obj.get("type") == "config":
             segment += 1
             d = obj.get("bestDirection") or obj.get("direction")
@@ -213,27 +255,49 @@ def _parse_jsonl(text: str, path: str, source_hash: str) -> Parsed:
             name = obj.get("metricName") or obj.get("metric_name") or name
             continue
         commit = obj.get("commit")
-        if not isinstance(commit, str) or not commit.strip() or not all(c in "0123456789abcdefABCDEF" for c in commit.strip()):
-            raise ImportFormatError(f"{path}:{lineno}: {commit!r} is not a commit id", hint="fix or remove that line; nothing was imported")
+        if (
+            not isinstance(commit, str)
+            or not commit.strip()
+            or not all(c in "0123456789abcdefABCDEF" for c in commit.strip())
+        ):
+            raise ImportFormatError(
+                f"{path}:{lineno}: {commit!r} is not a commit id",
+                hint="fix or remove that line; nothing was imported",
+            )
         raw_status = obj.get("status")
         if not isinstance(raw_status, str):
-            raise ImportFormatError(f"{path}:{lineno}: no status", hint="fix or remove that line; nothing was imported")
+            raise ImportFormatError(
+                f"{path}:{lineno}: no status", hint="fix or remove that line; nothing was imported"
+            )
         status = _status(raw_status, lineno, path)
         value_raw = obj.get("metric")
-        if value_raw is not None and (isinstance(value_raw, bool) or not isinstance(value_raw, int | float)):
-            raise ImportFormatError(f"{path}:{lineno}: metric {value_raw!r} is not a number", hint="fix or remove that line; nothing was imported")
+        if value_raw is not None and (
+            isinstance(value_raw, bool) or not isinstance(value_raw, int | float)
+        ):
+            raise ImportFormatError(
+                f"{path}:{lineno}: metric {value_raw!r} is not a number",
+                hint="fix or remove that line; nothing was imported",
+            )
         value = float(value_raw) if value_raw is not None and math.isfinite(value_raw) else None
         description, status_desc = _finer(status, str(obj.get("description") or ""))[::-1]
         fields: dict[str, Any] = {
             "status": status_desc,
             "description": description,
             "iteration": obj["run"] if isinstance(obj.get("run"), int) else len(rows),
-            "metric": {"name": name, "value": value, "samples": [value] if value is not None else []},
+            "metric": {
+                "name": name,
+                "value": value,
+                "samples": [value] if value is not None else [],
+            },
         }
         if direction:
             fields["metric"]["direction"] = direction
         if isinstance(obj.get("metrics"), dict):
-            fields["metrics"] = {k: v for k, v in obj["metrics"].items() if isinstance(v, int | float) and not isinstance(v, bool)}
+            fields["metrics"] = {
+                k: v
+                for k, v in obj["metrics"].items()
+                if isinstance(v, int | float) and not isinstance(v, bool)
+            }
         if segment > 0:
             fields["segment"] = segment
         ts = obj.get("timestamp")
@@ -241,7 +305,9 @@ def _parse_jsonl(text: str, path: str, source_hash: str) -> Parsed:
             seconds = ts / 1000.0 if ts > 1e11 else float(ts)
             import datetime as _dt
 
-            fields["started"] = _dt.datetime.fromtimestamp(seconds, _dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+            fields["started"] = _dt.datetime.fromtimestamp(seconds, _dt.UTC).strftime(
+                "%Y-%m-%dT%H:%M:%S.%fZ"
+            )
         rows.append(ImportRow(lineno, commit.strip().lower(), fields))
     return Parsed("pi-jsonl", source_hash, _with_ids("pi-jsonl", rows), direction, name)
 
@@ -277,8 +343,8 @@ def import_file(repo: Any, path: Path) -> ImportReport:
         iid = exp.state.get("import_id")
         if isinstance(iid, str):
             seen.add(iid)
-    for row in imported_rows(repo):
-        seen.add(str(row.get("import_id")))
+    for old in imported_rows(repo):
+        seen.add(str(old.get("import_id")))
     to_notes: list[tuple[str, str, dict[str, Any]]] = []
     aside: list[dict[str, Any]] = []
     already = 0
@@ -288,7 +354,16 @@ def import_file(repo: Any, path: Path) -> ImportReport:
             already += 1
             continue
         seen.add(row.fields["import_id"])
-        fields = {**row.fields, "run": run, "source": {"format": parsed.fmt, "file": path.name, "line": row.line, "hash": parsed.source_hash}}
+        fields = {
+            **row.fields,
+            "run": run,
+            "source": {
+                "format": parsed.fmt,
+                "file": path.name,
+                "line": row.line,
+                "hash": parsed.source_hash,
+            },
+        }
         full = _resolve(repo, row.commit)
         if full:
             to_notes.append((full, "create", fields))
@@ -302,7 +377,9 @@ def import_file(repo: Any, path: Path) -> ImportReport:
         if memory.read_entry(repo, name) is not None:
             name = f"imports/{parsed.source_hash}-{hashlib.sha256(body.encode()).hexdigest()[:8]}.jsonl"
         memory.add_entries(repo, {name: body}, message=f"gitimprove: import {path.name}")
-    return ImportReport(len(parsed.rows), len(to_notes), len(aside), already, parsed.source_hash, parsed.fmt)
+    return ImportReport(
+        len(parsed.rows), len(to_notes), len(aside), already, parsed.source_hash, parsed.fmt
+    )
 
 
 def _resolve(repo: Any, short: str) -> str | None:

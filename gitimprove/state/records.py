@@ -61,8 +61,12 @@ def make_line(op: str, fields: Mapping[str, Any], *, ts: str | None = None) -> s
     if op not in ("create", "update"):
         raise ValueError(f"unknown op {op!r}")
     record = dict(_clean(dict(fields)))
-    record.update({"v": VERSION, "op": op, "ts": ts or utc_now(), "host": host_id(), "seq": _next_seq()})
-    return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    record.update(
+        {"v": VERSION, "op": op, "ts": ts or utc_now(), "host": host_id(), "seq": _next_seq()}
+    )
+    return json.dumps(
+        record, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
 
 
 @dataclass

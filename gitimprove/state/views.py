@@ -36,7 +36,14 @@ _TSV_STATUS = {
     "duplicate": "discard",
     "pending": "pending",
 }
-_KARPATHY_STATUS = {"baseline": "keep", "keep": "keep", "keep-reworked": "keep", "crash": "crash", "timeout": "crash", "metric-error": "crash"}
+_KARPATHY_STATUS = {
+    "baseline": "keep",
+    "keep": "keep",
+    "keep-reworked": "keep",
+    "crash": "crash",
+    "timeout": "crash",
+    "metric-error": "crash",
+}
 _KEPT = frozenset({"baseline", "keep", "keep-reworked"})
 
 
@@ -61,7 +68,10 @@ def load_rows(loc: gitdir.Location, *, use_cache: bool = True) -> list[Row]:
     try:
         atomic_write(
             cache_file,
-            json.dumps({"version": CACHE_VERSION, "notes": notes_tip, "memory": memory_tip, "rows": rows}, separators=(",", ":")),
+            json.dumps(
+                {"version": CACHE_VERSION, "notes": notes_tip, "memory": memory_tip, "rows": rows},
+                separators=(",", ":"),
+            ),
         )
     except OSError:
         pass
@@ -92,10 +102,16 @@ def order_rows(rows: Iterable[Row]) -> list[Row]:
 
     def in_group(r: Row) -> tuple[int, int, str]:
         it = r.get("iteration")
-        return (0 if isinstance(it, int) else 1, it if isinstance(it, int) else 0, str(r.get("ts") or ""))
+        return (
+            0 if isinstance(it, int) else 1,
+            it if isinstance(it, int) else 0,
+            str(r.get("ts") or ""),
+        )
 
     ordered: list[Row] = []
-    for _, members in sorted(groups.items(), key=lambda kv: min(str(r.get("ts") or "") for r in kv[1])):
+    for _, members in sorted(
+        groups.items(), key=lambda kv: min(str(r.get("ts") or "") for r in kv[1])
+    ):
         ordered.extend(sorted(members, key=in_group))
     return ordered
 
@@ -217,7 +233,9 @@ def render_karpathy(rows: Sequence[Row], name: str) -> str:
         metrics = row.get("metrics") if isinstance(row.get("metrics"), Mapping) else {}
         assert isinstance(metrics, Mapping)
         mem = metrics.get("memory_gb")
-        mem_text = f"{float(mem):.1f}" if isinstance(mem, int | float) and mapped != "crash" else "0.0"
+        mem_text = (
+            f"{float(mem):.1f}" if isinstance(mem, int | float) and mapped != "crash" else "0.0"
+        )
         lines.append(
             "\t".join(
                 [
@@ -225,7 +243,9 @@ def render_karpathy(rows: Sequence[Row], name: str) -> str:
                     f"{value:.6f}" if value is not None and mapped != "crash" else "0.000000",
                     mem_text,
                     mapped,
-                    _description(row, status if status in _KEPT or status in ("discard", "crash") else mapped),
+                    _description(
+                        row, status if status in _KEPT or status in ("discard", "crash") else mapped
+                    ),
                 ]
             )
         )
@@ -239,7 +259,15 @@ def render_jsonl(rows: Sequence[Row]) -> str:
 def table_cells(rows: Sequence[Row], direction: str) -> tuple[list[str], list[list[str]]]:
     runs = {str(r.get("run") or "") for r in rows}
     show_run = len(runs) > 1
-    headers = (["run"] if show_run else []) + ["iter", "commit", "metric", "delta", "guard", "status", "description"]
+    headers = (["run"] if show_run else []) + [
+        "iter",
+        "commit",
+        "metric",
+        "delta",
+        "guard",
+        "status",
+        "description",
+    ]
     out = []
     for row, delta in zip(rows, _deltas(rows, direction), strict=True):
         it = row.get("iteration")

@@ -25,8 +25,5 @@ def host_id() -> str:
     global _HOST
     if _HOST is None:
         override = os.environ.get("GITIMPROVE_HOST")
-        if override:
-            _HOST = override
-        else:
-            _HOST = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+        _HOST = override or hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
     return _HOST

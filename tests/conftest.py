@@ -1,0 +1,118 @@
+"""Hermetic fixtures: a private HOME, fixed identities and dates, real git repositories."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+
+import pytest
+
+PY = sys.executable
+
+
+@pytest.fixture(autouse=True)
+def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Ada Tester")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "ada@example.com")
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "Ada Tester")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "ada@example.com")
+    monkeypatch.setenv("GIT_AUTHOR_DATE", "2026-01-02T03:04:05Z")
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "2026-01-02T03:04:05Z")
+    monkeypatch.setenv("GITIMPROVE_HOST", "testhost")
+    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GITIMPROVE_CHILD", "GITIMPROVE_FAKE_NOW"):
+        monkeypatch.delenv(name, raising=False)
+    (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n[user]\n\tname = Ada Tester\n\temail = ada@example.com\n")
+    yield
+
+
+def git(cwd: Path, *args: str, check: bool = True, env: Mapping[str, str] | None = None) -> str:
+    res = subprocess.run(
+        ["git", *args], cwd=cwd, capture_output=True, text=True, env={**os.environ, **(env or {})}
+    )
+    if check and res.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {res.stderr}")
+    return res.stdout.strip()
+
+
+def cli(cwd: Path, *args: str, input: str | None = None, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run `python -m gitimprove ARGS` as a real subprocess."""
+    return subprocess.run(
+        [PY, "-m", "gitimprove", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        input=input,
+        env={**os.environ, **(env or {})},
+        timeout=300,
+    )
+
+
+class TmpRepo:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def gen(self, files: Mapping[str, str]) -> None:
+        for rel, content in files.items():
+            target = self.path / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(content)
+
+    def commit(self, message: str, files: Mapping[str, str] | None = None) -> str:
+        if files:
+            self.gen(files)
+        git(self.path, "add", "-A")
+        git(self.path, "commit", "-q", "--allow-empty", "-m", message)
+        return git(self.path, "rev-parse", "HEAD")
+
+    def git(self, *args: str, check: bool = True) -> str:
+        return git(self.path, *args, check=check)
+
+    def cli(self, *args: str, input: str | None = None, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        return cli(self.path, *args, input=input, env=env)
+
+    def open(self):  # type: ignore[no-untyped-def]
+        from gitimprove.git.repo import open_repo
+
+        return open_repo(self.path)
+
+
+@pytest.fixture
+def tmp_repo(tmp_path: Path) -> TmpRepo:
+    path = tmp_path / "repo"
+    path.mkdir()
+    git(path, "init", "-q")
+    repo = TmpRepo(path)
+    return repo
+
+
+# A metric whose value is the number in value.txt: deterministic, so decisions are exact.
+VALUE_BENCH = 'import pathlib\nprint(f"METRIC score={float(pathlib.Path(\'value.txt\').read_text()):g}")\n'
+# The same with seeded noise (1%), seeded per call from a counter file outside the checkout.
+NOISY_BENCH = """import os, pathlib, random
+v = float(pathlib.Path('value.txt').read_text())
+counter = pathlib.Path(os.environ['NOISE_COUNTER'])
+n = int(counter.read_text()) if counter.exists() else 0
+counter.write_text(str(n + 1))
+random.seed(n)
+print(f"METRIC score={v * (1 + random.gauss(0, 0.01)):.6f}")
+"""
+
+
+@pytest.fixture
+def project(tmp_repo: TmpRepo) -> TmpRepo:
+    """A repository with a deterministic metric, initialized with a baseline."""
+    tmp_repo.commit("initial", {"bench.py": VALUE_BENCH, "value.txt": "100\n"})
+    res = tmp_repo.cli("init", "--metric", f"{PY} bench.py", "--yes", "--runs", "2")
+    assert res.returncode == 0, res.stderr
+    tmp_repo.commit("add gitimprove config")
+    return tmp_repo
+
+
+Gen = Callable[[Mapping[str, str]], None]
