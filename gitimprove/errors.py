@@ -34,6 +34,12 @@ class MetricError(GitImproveError):
         super().__init__(message, hint)
         self.output = output
 
+    def __str__(self) -> str:
+        lines = self.output.rstrip().splitlines()[-20:]
+        shown = "\n".join(f"  | {line}" for line in lines) if lines else "  (nothing)"
+        text = f"{self.message}\nit printed:\n{shown}"
+        return f"{text}\nhint: {self.hint}" if self.hint else text
+
 
 class ImportFormatError(GitImproveError):
     """A results file that cannot be imported as a whole."""

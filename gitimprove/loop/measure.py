@@ -148,7 +148,7 @@ def measure_baseline(
         raise MetricError(
             f"the metric command failed on {commit[:10]}: {fail.error}",
             fail.tail,
-            hint="fix [metric] command (it must print a number), or pass --metric; what it printed is above",
+            hint="fix [metric] command (it must print a number), or pass --metric",
         )
     value = statistics.median(arm.samples)
     pct = spread(arm.samples) / abs(value) * 100 if value else None

@@ -1,0 +1,160 @@
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from gitimprove.state import experiments
+from tests.conftest import NOISY_BENCH, PY, VALUE_BENCH, TmpRepo, cli
+
+
+def note(repo: TmpRepo, commit: str) -> dict:  # type: ignore[type-arg]
+    exp = experiments.get(repo.open(), commit)
+    assert exp is not None, f"no note on {commit}"
+    return exp.state
+
+
+def test_init_writes_config_records_baseline_and_sets_rewrite_ref(tmp_repo: TmpRepo) -> None:
+    head = tmp_repo.commit("initial", {"bench.py": VALUE_BENCH, "value.txt": "100\n"})
+    tmp_repo.gen({"value.txt": "55\n"})  # an uncommitted change: init measures HEAD, not this
+    res = tmp_repo.cli("init", "--metric", f"{PY} bench.py", "--direction", "lower", "--guard", "true", "--sealed", "bench.py", "--yes")
+    assert res.returncode == 0, res.stderr
+    assert "baseline score = 100 (median of 3: 100, 100, 100)" in res.stdout
+    assert "deterministic" in res.stdout
+    text = (tmp_repo.path / ".gitimprove.toml").read_text()
+    assert 'name = "score"' in text and 'sealed = ["bench.py"]' in text
+    state = note(tmp_repo, head)
+    assert state["status"] == "baseline" and state["iteration"] == 0
+    assert state["metric"]["samples"] == [100.0, 100.0, 100.0]
+    assert tmp_repo.git("config", "notes.rewriteRef") == "refs/notes/improve"
+    assert (tmp_repo.path / "value.txt").read_text() == "55\n"  # user's change untouched
+    assert not list((tmp_repo.path / ".git" / "improve" / "work").iterdir())
+
+
+def test_init_refuses_cleanly(tmp_path: Path, tmp_repo: TmpRepo) -> None:
+    outside = tmp_path / "plain"
+    outside.mkdir()
+    res = cli(outside, "init", "--metric", "echo 1", "--yes")
+    assert res.returncode == 1 and "not inside a git repository" in res.stderr
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    res = cli(bare, "init", "--metric", "echo 1", "--yes")
+    assert res.returncode == 1 and "bare repository" in res.stderr
+    res = tmp_repo.cli("init", "--metric", "echo 1", "--yes")
+    assert res.returncode == 1 and "no commit yet" in res.stderr
+    tmp_repo.commit("initial")
+    res = tmp_repo.cli("init", "--metric", "echo all good", "--yes")
+    assert res.returncode == 1
+    assert "printed no number" in res.stderr and "all good" in res.stderr
+    assert not (tmp_repo.path / ".gitimprove.toml").exists()
+    assert tmp_repo.git("for-each-ref", "refs/notes/") == ""
+    res = tmp_repo.cli("init", "--yes")
+    assert res.returncode == 1 and "--metric" in res.stderr
+
+
+def test_reinit_uses_existing_config_and_force_replaces(project: TmpRepo) -> None:
+    res = project.cli("init", "--metric", "echo 2", "--yes")
+    assert res.returncode == 1 and "already exists" in res.stderr
+    res = project.cli("init", "--yes", "--runs", "1")
+    assert res.returncode == 0, res.stderr
+    res = project.cli("init", "--metric", "echo 2", "--yes", "--force", "--runs", "1")
+    assert res.returncode == 0, res.stderr
+    assert 'command = "echo 2"' in (project.path / ".gitimprove.toml").read_text()
+
+
+def test_measure_keeps_real_gain_and_discards_loss(project: TmpRepo) -> None:
+    better = project.commit("experiment(perf): smaller value", {"value.txt": "90\n"})
+    worse = project.commit("experiment(perf): larger value", {"value.txt": "95\n"})
+    res = project.cli("measure", "--json")
+    assert res.returncode == 0, res.stderr
+    out = [json.loads(line) for line in res.stdout.splitlines()]
+    assert [(o["commit"], o["status"]) for o in out] == [(better, "keep"), (worse, "discard")]
+    kept = note(project, better)
+    assert kept["iteration"] == 1 and kept["scope"] == "perf" and kept["description"] == "smaller value"
+    assert kept["metric"]["samples"] == [90.0, 90.0, 90.0]
+    assert kept["metric"]["incumbent_samples"] == [100.0, 100.0, 100.0]
+    assert kept["metric"]["delta"] == -10.0
+    assert "10.0% lower" in kept["reason"]
+    lost = note(project, worse)
+    assert lost["parent"] == better and lost["status"] == "discard" and lost["iteration"] == 2
+    res = project.cli("measure")
+    assert "nothing to measure" in res.stdout
+
+
+def test_measure_records_failures_with_their_status(project: TmpRepo) -> None:
+    crash = project.commit("experiment(x): crash", {"value.txt": "oops\n"})
+    project.commit("experiment(x): back", {"value.txt": "100\n"})
+    guard_cfg = (project.path / ".gitimprove.toml").read_text().replace('[guard]\ncommand = ""', '[guard]\ncommand = "test -f ok.txt"')
+    project.commit("tighten guard", {".gitimprove.toml": guard_cfg})
+    gfail = project.commit("experiment(x): no ok file", {"value.txt": "80\n"})
+    res = project.cli("measure", crash, gfail)
+    assert res.returncode == 0, res.stderr
+    assert note(project, crash)["status"] == "crash"
+    assert "ValueError" in note(project, crash)["metric_tail"]
+    state = note(project, gfail)
+    assert state["status"] == "guard-fail" and state["guard"]["status"] == "fail"
+
+
+def test_noisy_metric_keeps_a_real_gain(tmp_repo: TmpRepo, tmp_path: Path) -> None:
+    env = {"NOISE_COUNTER": str(tmp_path / "counter")}
+    tmp_repo.commit("initial", {"bench.py": NOISY_BENCH, "value.txt": "100\n"})
+    res = tmp_repo.cli("init", "--metric", f"{PY} bench.py", "--yes", "--runs", "5", env=env)
+    assert res.returncode == 0, res.stderr
+    assert "noise ≈" in res.stdout
+    gain = tmp_repo.commit("experiment(x): 10% better", {"value.txt": "90\n"})
+    same = tmp_repo.commit("experiment(x): no real change", {"value.txt": "90\n", "other.txt": "x"})
+    res = tmp_repo.cli("measure", "--runs", "5", env=env)
+    assert res.returncode == 0, res.stderr
+    assert note(tmp_repo, gain)["status"] == "keep"
+    assert note(tmp_repo, same)["status"] == "discard"
+    assert "not confirmed" in note(tmp_repo, same)["reason"]
+
+
+def test_post_commit_hook_gives_pending_note_then_measure_finishes_it(project: TmpRepo) -> None:
+    plain = project.commit("ordinary commit", {"readme": "x"})
+    assert project.cli("hook", "post-commit").returncode == 0
+    exp_commit = project.commit("experiment(perf): try 70", {"value.txt": "70\n"})
+    res = project.cli("hook", "post-commit")
+    assert res.returncode == 0 and res.stdout == ""
+    assert experiments.get(project.open(), plain) is None
+    state = note(project, exp_commit)
+    assert (state["status"], state["description"], state["scope"]) == ("pending", "try 70", "perf")
+    res = project.cli("measure")
+    assert res.returncode == 0, res.stderr
+    assert note(project, exp_commit)["status"] == "keep"
+
+
+def test_hook_fails_open(project: TmpRepo, tmp_path: Path) -> None:
+    project.commit("experiment(x): one", {"value.txt": "1\n"})
+    (project.path / ".gitimprove.toml").write_text("[metric\nbroken")
+    res = project.cli("hook", "post-commit")
+    assert res.returncode == 0  # a broken config never breaks a commit
+    objects = project.path / ".git" / "objects"
+    os.chmod(objects, 0o500)
+    try:
+        res = project.cli("hook", "post-commit")
+    finally:
+        os.chmod(objects, 0o755)
+    assert res.returncode == 0
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert cli(plain, "hook", "post-commit").returncode == 0
+    assert project.cli("hook", "no-such-event").returncode == 0
+    assert project.cli("hook", "post-commit", env={"GITIMPROVE_CHILD": "1"}).returncode == 0
+
+
+def test_amend_and_rebase_keep_the_note(project: TmpRepo) -> None:
+    c = project.commit("experiment(x): amend me", {"value.txt": "90\n"})
+    project.cli("measure")
+    project.git("commit", "-q", "--amend", "-m", "experiment(x): amended")
+    amended = project.git("rev-parse", "HEAD")
+    assert amended != c
+    assert note(project, amended)["status"] == "keep"
+    project.git("checkout", "-q", "-b", "side", "HEAD~1")
+    project.commit("side work", {"side.txt": "s"})
+    project.git("checkout", "-q", "main")
+    project.git("rebase", "-q", "side")
+    rebased = project.git("rev-parse", "HEAD")
+    assert rebased != amended
+    assert note(project, rebased)["status"] == "keep"
