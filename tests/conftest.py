@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 PY = sys.executable
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(autouse=True)
@@ -26,6 +27,8 @@ def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     monkeypatch.setenv("GIT_AUTHOR_DATE", "2026-01-02T03:04:05Z")
     monkeypatch.setenv("GIT_COMMITTER_DATE", "2026-01-02T03:04:05Z")
     monkeypatch.setenv("GITIMPROVE_HOST", "testhost")
+    # subprocesses run this checkout's code, whatever copy is installed
+    monkeypatch.setenv("PYTHONPATH", str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GITIMPROVE_CHILD", "GITIMPROVE_FAKE_NOW"):
         monkeypatch.delenv(name, raising=False)
     (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n[user]\n\tname = Ada Tester\n\temail = ada@example.com\n")
