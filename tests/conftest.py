@@ -15,7 +15,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(autouse=True)
-def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def hermetic(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
@@ -29,9 +31,17 @@ def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     monkeypatch.setenv("GITIMPROVE_HOST", "testhost")
     # subprocesses run this checkout's code, whatever copy is installed
     monkeypatch.setenv("PYTHONPATH", str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GITIMPROVE_CHILD", "GITIMPROVE_FAKE_NOW"):
+    for name in (
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GITIMPROVE_CHILD",
+        "GITIMPROVE_FAKE_NOW",
+    ):
         monkeypatch.delenv(name, raising=False)
-    (home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n[user]\n\tname = Ada Tester\n\temail = ada@example.com\n")
+    (home / ".gitconfig").write_text(
+        "[init]\n\tdefaultBranch = main\n[user]\n\tname = Ada Tester\n\temail = ada@example.com\n"
+    )
     yield
 
 
@@ -44,7 +54,9 @@ def git(cwd: Path, *args: str, check: bool = True, env: Mapping[str, str] | None
     return res.stdout.strip()
 
 
-def cli(cwd: Path, *args: str, input: str | None = None, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def cli(
+    cwd: Path, *args: str, input: str | None = None, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run `python -m gitimprove ARGS` as a real subprocess."""
     return subprocess.run(
         [PY, "-m", "gitimprove", *args],
@@ -77,7 +89,9 @@ class TmpRepo:
     def git(self, *args: str, check: bool = True) -> str:
         return git(self.path, *args, check=check)
 
-    def cli(self, *args: str, input: str | None = None, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    def cli(
+        self, *args: str, input: str | None = None, env: Mapping[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
         return cli(self.path, *args, input=input, env=env)
 
     def open(self):  # type: ignore[no-untyped-def]
@@ -96,7 +110,9 @@ def tmp_repo(tmp_path: Path) -> TmpRepo:
 
 
 # A metric whose value is the number in value.txt: deterministic, so decisions are exact.
-VALUE_BENCH = 'import pathlib\nprint(f"METRIC score={float(pathlib.Path(\'value.txt\').read_text()):g}")\n'
+VALUE_BENCH = (
+    "import pathlib\nprint(f\"METRIC score={float(pathlib.Path('value.txt').read_text()):g}\")\n"
+)
 # The same with seeded noise (1%), seeded per call from a counter file outside the checkout.
 NOISY_BENCH = """import os, pathlib, random
 v = float(pathlib.Path('value.txt').read_text())

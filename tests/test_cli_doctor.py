@@ -36,7 +36,9 @@ def test_exit_codes(tmp_repo: TmpRepo, tmp_path: Path) -> None:
     res = tmp_repo.cli("show", "nonexistent-rev")
     assert res.returncode == 1 and "does not name a commit" in res.stderr and "hint:" in res.stderr
     tmp_repo.commit("one")
-    (tmp_repo.path / ".gitimprove.toml").write_text('[metric]\ncommand = "x"\ndirection = "sideways"\n')
+    (tmp_repo.path / ".gitimprove.toml").write_text(
+        '[metric]\ncommand = "x"\ndirection = "sideways"\n'
+    )
     res = tmp_repo.cli("measure")
     assert res.returncode == 1 and "metric.direction = 'sideways'" in res.stderr
 
@@ -51,7 +53,9 @@ def test_internal_crash_exits_3_and_logs_traceback(tmp_repo: TmpRepo) -> None:
         "from gitimprove.cli import main\n"
         "sys.exit(main(['log']))\n"
     )
-    res = subprocess.run([sys.executable, "-c", probe], cwd=tmp_repo.path, capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_repo.path, capture_output=True, text=True
+    )
     assert res.returncode == 3
     assert "unexpected internal error: RuntimeError: kaboom" in res.stderr
     log = (tmp_repo.path / ".git" / "improve" / "last-error.log").read_text()
@@ -70,14 +74,20 @@ sys.exit(code)
 
 def test_hook_path_imports_nothing_heavy_on_an_ordinary_commit(project: TmpRepo) -> None:
     project.commit("ordinary", {"x": "1"})
-    res = subprocess.run([sys.executable, "-c", HOOK_PROBE], cwd=project.path, capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, "-c", HOOK_PROBE], cwd=project.path, capture_output=True, text=True
+    )
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == ""
     importtime = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "gitimprove", "hook", "post-commit"],
-        cwd=project.path, capture_output=True, text=True,
+        cwd=project.path,
+        capture_output=True,
+        text=True,
     )
-    modules = {line.split("|")[-1].strip() for line in importtime.stderr.splitlines() if "|" in line}
+    modules = {
+        line.split("|")[-1].strip() for line in importtime.stderr.splitlines() if "|" in line
+    }
     assert not modules & {"pygit2", "click", "tomllib", "tomlkit", "gitimprove.loop.measure"}
 
 
@@ -92,8 +102,16 @@ def test_git_improve_help_opens_the_man_page(tmp_repo: TmpRepo) -> None:
         if os.environ.get("CI"):
             pytest.fail(f"CI installs gitimprove without -e, so {page} and man must exist")
         pytest.skip("needs a non-editable install (pip install .) and man")
-    env = {**os.environ, "PATH": f"{scripts}{os.pathsep}{os.environ['PATH']}", "MANPAGER": "cat", "PAGER": "cat", "MANPATH": f"{page.parents[1]}:"}
-    res = subprocess.run(["git", "improve", "--help"], cwd=tmp_repo.path, capture_output=True, text=True, env=env)
+    env = {
+        **os.environ,
+        "PATH": f"{scripts}{os.pathsep}{os.environ['PATH']}",
+        "MANPAGER": "cat",
+        "PAGER": "cat",
+        "MANPATH": f"{page.parents[1]}:",
+    }
+    res = subprocess.run(
+        ["git", "improve", "--help"], cwd=tmp_repo.path, capture_output=True, text=True, env=env
+    )
     assert res.returncode == 0, res.stderr
     assert "GIT-IMPROVE(1)" in res.stdout and "git improve measure" in res.stdout
     assert page.read_text() == (ROOT / "gitimprove" / "resources" / "git-improve.1").read_text()

@@ -18,7 +18,18 @@ def note(repo: TmpRepo, commit: str) -> dict:  # type: ignore[type-arg]
 def test_init_writes_config_records_baseline_and_sets_rewrite_ref(tmp_repo: TmpRepo) -> None:
     head = tmp_repo.commit("initial", {"bench.py": VALUE_BENCH, "value.txt": "100\n"})
     tmp_repo.gen({"value.txt": "55\n"})  # an uncommitted change: init measures HEAD, not this
-    res = tmp_repo.cli("init", "--metric", f"{PY} bench.py", "--direction", "lower", "--guard", "true", "--sealed", "bench.py", "--yes")
+    res = tmp_repo.cli(
+        "init",
+        "--metric",
+        f"{PY} bench.py",
+        "--direction",
+        "lower",
+        "--guard",
+        "true",
+        "--sealed",
+        "bench.py",
+        "--yes",
+    )
     assert res.returncode == 0, res.stderr
     assert "baseline score = 100 (median of 3: 100, 100, 100)" in res.stdout
     assert "deterministic" in res.stdout
@@ -71,7 +82,11 @@ def test_measure_keeps_real_gain_and_discards_loss(project: TmpRepo) -> None:
     out = [json.loads(line) for line in res.stdout.splitlines()]
     assert [(o["commit"], o["status"]) for o in out] == [(better, "keep"), (worse, "discard")]
     kept = note(project, better)
-    assert kept["iteration"] == 1 and kept["scope"] == "perf" and kept["description"] == "smaller value"
+    assert (
+        kept["iteration"] == 1
+        and kept["scope"] == "perf"
+        and kept["description"] == "smaller value"
+    )
     assert kept["metric"]["samples"] == [90.0, 90.0, 90.0]
     assert kept["metric"]["incumbent_samples"] == [100.0, 100.0, 100.0]
     assert kept["metric"]["delta"] == -10.0
@@ -85,7 +100,11 @@ def test_measure_keeps_real_gain_and_discards_loss(project: TmpRepo) -> None:
 def test_measure_records_failures_with_their_status(project: TmpRepo) -> None:
     crash = project.commit("experiment(x): crash", {"value.txt": "oops\n"})
     project.commit("experiment(x): back", {"value.txt": "100\n"})
-    guard_cfg = (project.path / ".gitimprove.toml").read_text().replace('[guard]\ncommand = ""', '[guard]\ncommand = "test -f ok.txt"')
+    guard_cfg = (
+        (project.path / ".gitimprove.toml")
+        .read_text()
+        .replace('[guard]\ncommand = ""', '[guard]\ncommand = "test -f ok.txt"')
+    )
     project.commit("tighten guard", {".gitimprove.toml": guard_cfg})
     gfail = project.commit("experiment(x): no ok file", {"value.txt": "80\n"})
     res = project.cli("measure", crash, gfail)

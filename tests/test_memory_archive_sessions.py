@@ -33,7 +33,10 @@ def test_entries_are_added_without_touching_index_or_work_tree(tmp_repo: TmpRepo
     assert memory.add_entries(repo, {name: '{"x": 2}'}) == 0  # never edited in place
     files = tmp_repo.git("ls-tree", "-r", "--name-only", "improve/memory").splitlines()
     assert files == ["FORMAT", name]
-    assert json.loads(tmp_repo.git("show", "improve/memory:FORMAT")) == {"layout": 1, "min_reader": 1}
+    assert json.loads(tmp_repo.git("show", "improve/memory:FORMAT")) == {
+        "layout": 1,
+        "min_reader": 1,
+    }
     assert tmp_repo.git("show", f"improve/memory:{name}") == '{"x": 1}'
     # an orphan branch: its history shares nothing with main
     assert tmp_repo.git("merge-base", "main", "improve/memory", check=False) == ""
@@ -52,7 +55,10 @@ def test_newer_layout_is_refused(tmp_repo: TmpRepo) -> None:
 
 def test_four_concurrent_writers_keep_all_200_entries(tmp_repo: TmpRepo) -> None:
     tmp_repo.commit("initial")
-    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_repo.path), str(w)]) for w in range(4)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_repo.path), str(w)])
+        for w in range(4)
+    ]
     assert [p.wait(timeout=300) for p in procs] == [0] * 4
     repo = tmp_repo.open()
     entries = dict(memory.iter_entries(repo, "signals/"))
@@ -77,7 +83,7 @@ def test_archive_chain_keeps_attempts_reachable(tmp_repo: TmpRepo) -> None:
     assert tmp_repo.git("cat-file", "-t", a) == "commit"
     assert tmp_repo.git("cat-file", "-t", b) == "commit"
     # the chain is first-parent linear: one ref, not one per loser
-    assert tmp_repo.git("for-each-ref", "refs/improve/") .count("\n") == 0
+    assert tmp_repo.git("for-each-ref", "refs/improve/").count("\n") == 0
 
 
 def test_session_refs_are_create_only(tmp_repo: TmpRepo) -> None:

@@ -20,14 +20,22 @@ from gitimprove.loop.metrics import extract, run_metric
         ('{"combined_score": -1.5e-3}\n', "auto", None, -0.0015, "combined_score"),
         ('{"val_bpb": 0.9979, "score": 1}\n', "auto", "val_bpb", 0.9979, "val_bpb"),
         ("took 3 steps, loss 0.25\n", "auto", None, 0.25, None),
-        ("val_bpb:          0.997900\ntraining_seconds: 300.1\n", "line:val_bpb", None, 0.9979, "val_bpb"),
+        (
+            "val_bpb:          0.997900\ntraining_seconds: 300.1\n",
+            "line:val_bpb",
+            None,
+            0.9979,
+            "val_bpb",
+        ),
         ('{"a": {"b": 7}}\n', "json:a.b", None, 7.0, "a.b"),
         ("result=41 result=42 done\n", r"regex:result=(\d+)", None, 42.0, None),
         ("1,234 items in 5.5s\n", "auto", None, 5.5, None),
         ("3 items, see information\n", "auto", None, 3.0, None),
     ],
 )
-def test_extract(output: str, spec: str, name: str | None, value: float, got_name: str | None) -> None:
+def test_extract(
+    output: str, spec: str, name: str | None, value: float, got_name: str | None
+) -> None:
     got = extract(output, spec, name)
     assert got.value == pytest.approx(value)
     assert got.name == got_name
@@ -63,7 +71,9 @@ def test_extract_errors(output: str, spec: str, needle: str) -> None:
 def test_run_metric_statuses(tmp_path: Path) -> None:
     ok = run_metric(f"{sys.executable} -c 'print(\"METRIC x=2\")'", tmp_path, timeout=30)
     assert (ok.status, ok.value, ok.name) == ("ok", 2.0, "x")
-    crash = run_metric(f"{sys.executable} -c 'import sys; print(\"boom\"); sys.exit(3)'", tmp_path, timeout=30)
+    crash = run_metric(
+        f"{sys.executable} -c 'import sys; print(\"boom\"); sys.exit(3)'", tmp_path, timeout=30
+    )
     assert (crash.status, crash.exit_code) == ("crash", 3)
     assert "boom" in crash.tail
     text = run_metric("echo all fine", tmp_path, timeout=30)

@@ -33,7 +33,13 @@ def make_commits(repo: TmpRepo, n: int) -> list[str]:
         if i:
             lines.append(f"from :{i}")
         lines.append("")
-    subprocess.run(["git", "fast-import", "--quiet"], cwd=repo.path, input="\n".join(lines) + "\n", text=True, check=True)
+    subprocess.run(
+        ["git", "fast-import", "--quiet"],
+        cwd=repo.path,
+        input="\n".join(lines) + "\n",
+        text=True,
+        check=True,
+    )
     return repo.git("rev-list", "--reverse", "many").split()
 
 
@@ -116,7 +122,9 @@ def test_eight_concurrent_writers_keep_all_400_notes(tmp_repo: TmpRepo) -> None:
     tmp_repo.commit("root")
     commits = make_commits(tmp_repo, 400)
     procs = [
-        subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_repo.path), *commits[i * 50 : (i + 1) * 50]])
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(tmp_repo.path), *commits[i * 50 : (i + 1) * 50]]
+        )
         for i in range(8)
     ]
     assert [p.wait(timeout=300) for p in procs] == [0] * 8

@@ -8,8 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from gitimprove.errors import ImportFormatError
-from gitimprove.state import views
 from gitimprove.state.imports import import_file
 from gitimprove.state.records import make_line
 from tests.conftest import TmpRepo
@@ -23,14 +21,41 @@ def fixed_lines(repo: TmpRepo) -> list[str]:
     keep = repo.commit("experiment(perf): cache the parse", {"a": "1"})
     gf = repo.commit("experiment(perf): drop the lock", {"a": "2"})
     records = {
-        base: {"status": "baseline", "iteration": 0, "run": "r1", "description": "baseline",
-               "metric": {"name": "ms", "direction": "lower", "value": 120.0, "samples": [120.0, 121.0]}},
-        keep: {"status": "keep", "iteration": 1, "run": "r1", "description": "cache the parse",
-               "guard": {"status": "pass"}, "metrics": {"memory_gb": 1.25},
-               "metric": {"name": "ms", "direction": "lower", "value": 110.5, "samples": [110.5, 110.0], "incumbent_samples": [120.0]}},
-        gf: {"status": "guard-fail", "iteration": 2, "run": "r1", "description": "drop\tthe lock",
-             "guard": {"status": "fail", "exit_code": 1},
-             "metric": {"name": "ms", "direction": "lower", "value": 100.0, "samples": [100.0]}},
+        base: {
+            "status": "baseline",
+            "iteration": 0,
+            "run": "r1",
+            "description": "baseline",
+            "metric": {
+                "name": "ms",
+                "direction": "lower",
+                "value": 120.0,
+                "samples": [120.0, 121.0],
+            },
+        },
+        keep: {
+            "status": "keep",
+            "iteration": 1,
+            "run": "r1",
+            "description": "cache the parse",
+            "guard": {"status": "pass"},
+            "metrics": {"memory_gb": 1.25},
+            "metric": {
+                "name": "ms",
+                "direction": "lower",
+                "value": 110.5,
+                "samples": [110.5, 110.0],
+                "incumbent_samples": [120.0],
+            },
+        },
+        gf: {
+            "status": "guard-fail",
+            "iteration": 2,
+            "run": "r1",
+            "description": "drop\tthe lock",
+            "guard": {"status": "fail", "exit_code": 1},
+            "metric": {"name": "ms", "direction": "lower", "value": 100.0, "samples": [100.0]},
+        },
     }
     for i, (commit, fields) in enumerate(records.items()):
         line = make_line("create", fields, ts=f"2026-01-02T00:00:0{i}.000000Z")
@@ -56,7 +81,9 @@ def test_tsv_is_exactly_autoresearch(tmp_repo: TmpRepo) -> None:
         f"{keep[:7]}\t110.500000\t1.2\tkeep\tcache the parse\n"
         f"{gf[:7]}\t100.000000\t0.0\tdiscard\t[guard-fail] drop the lock\n"
     )
-    rows = [json.loads(line) for line in tmp_repo.cli("log", "--format", "jsonl").stdout.splitlines()]
+    rows = [
+        json.loads(line) for line in tmp_repo.cli("log", "--format", "jsonl").stdout.splitlines()
+    ]
     assert [r["commit"] for r in rows] == [base, keep, gf]
     assert rows[1]["metric"]["samples"] == [110.5, 110.0]
     assert rows[1]["metric"]["incumbent_samples"] == [120.0]
@@ -66,16 +93,20 @@ def test_tsv_is_exactly_autoresearch(tmp_repo: TmpRepo) -> None:
 
 
 def test_corrupt_note_line_is_shown_raw_and_skipped(tmp_repo: TmpRepo) -> None:
-    base, keep, _ = fixed_lines(tmp_repo)
+    _base, keep, _ = fixed_lines(tmp_repo)
     tmp_repo.git("notes", "--ref=improve", "append", "-m", "{not json at all", keep)
     res = tmp_repo.cli("log", "--format", "tsv")
     assert res.returncode == 0
     assert "{not json at all" in res.stderr and keep[:10] in res.stderr
     assert f"1\t{keep[:7]}\t110.5" in res.stdout
-    rows = [json.loads(line) for line in tmp_repo.cli("log", "--format", "jsonl").stdout.splitlines()]
+    rows = [
+        json.loads(line) for line in tmp_repo.cli("log", "--format", "jsonl").stdout.splitlines()
+    ]
     assert rows[1]["raw"] == ["{not json at all"]
     shown = tmp_repo.cli("show", keep)
-    assert shown.returncode == 0 and "unreadable line (kept as is): {not json at all" in shown.stdout
+    assert (
+        shown.returncode == 0 and "unreadable line (kept as is): {not json at all" in shown.stdout
+    )
 
 
 WARM_PROBE = """
@@ -93,13 +124,17 @@ def test_warm_log_uses_cache_and_imports_no_pygit2(tmp_repo: TmpRepo) -> None:
     cold = tmp_repo.cli("log", "--format", "tsv")
     cache = tmp_repo.path / ".git" / "improve" / "cache" / "log.json"
     assert cache.exists()
-    warm = subprocess.run([sys.executable, "-c", WARM_PROBE], cwd=tmp_repo.path, capture_output=True, text=True)
+    warm = subprocess.run(
+        [sys.executable, "-c", WARM_PROBE], cwd=tmp_repo.path, capture_output=True, text=True
+    )
     assert warm.returncode == 0, warm.stderr
     assert warm.stdout == cold.stdout
     assert "HEAVY=\n" in warm.stderr
     # a new note moves the notes ref, and the cache is rebuilt
     c = tmp_repo.commit("experiment(x): new", {"b": "1"})
-    tmp_repo.git("notes", "--ref=improve", "add", "-m", make_line("create", {"status": "pending"}), c)
+    tmp_repo.git(
+        "notes", "--ref=improve", "add", "-m", make_line("create", {"status": "pending"}), c
+    )
     assert c[:7] in tmp_repo.cli("log", "--format", "tsv").stdout
 
 
@@ -119,7 +154,9 @@ def _materialize(name: str, repo: TmpRepo, a: str, b: str, dest: Path) -> Path:
         ("pi.jsonl", ["keep", "keep", "guard-fail"]),
     ],
 )
-def test_import_formats_idempotently(tmp_repo: TmpRepo, tmp_path: Path, name: str, statuses: list[str]) -> None:
+def test_import_formats_idempotently(
+    tmp_repo: TmpRepo, tmp_path: Path, name: str, statuses: list[str]
+) -> None:
     a = tmp_repo.commit("a", {"f": "1"})
     b = tmp_repo.commit("b", {"f": "2"})
     path = _materialize(name, tmp_repo, a, b, tmp_path)
@@ -133,7 +170,9 @@ def test_import_formats_idempotently(tmp_repo: TmpRepo, tmp_path: Path, name: st
     assert (again.as_notes, again.kept_aside, again.already) == (0, 0, len(statuses))
     assert tmp_repo.git("rev-parse", "refs/notes/improve") == notes_before
     assert tmp_repo.git("rev-parse", "improve/memory") == memory_before
-    rows = [json.loads(line) for line in tmp_repo.cli("log", "--format", "jsonl").stdout.splitlines()]
+    rows = [
+        json.loads(line) for line in tmp_repo.cli("log", "--format", "jsonl").stdout.splitlines()
+    ]
     assert [r["status"] for r in rows] == statuses
     assert rows[0]["commit"] == a and rows[1]["commit"] == b
     assert all(r.get("gone") for r in rows[2:])
@@ -159,15 +198,32 @@ def test_import_round_trips_our_own_tsv(tmp_repo: TmpRepo, tmp_path: Path) -> No
     [
         ("commit\tstatus\n", "a metric column"),
         ("iteration\tcommit\tmetric\n0\tabc1234\t1\n", "lacks status"),
-        ("commit\tval_bpb\tmemory_gb\tstatus\tdescription\nabc1234\t0.9\t1\tkeep\tok\nabc1235\tlots\t1\tkeep\tbad\n", ":3: column 'val_bpb' holds 'lots'"),
-        ("commit\tval_bpb\tmemory_gb\tstatus\tdescription\nabc1234\t0.9\t1\tkeep\tok\nabc1235\t0.9\n", ":3: 2 columns where the header has 5"),
-        ("commit\tval_bpb\tmemory_gb\tstatus\tdescription\nabc1234\t0.9\t1\tmaybe\tok\n", "unknown status 'maybe'"),
-        ("commit\tval_bpb\tmemory_gb\tstatus\tdescription\nxyz\t0.9\t1\tkeep\tok\n", "'xyz' is not a commit id"),
-        ('{"type":"config","bestDirection":"lower"}\n{"commit":"abc1234","metric":1,"status":"keep"}\nnot json\n', ":3: not a JSON object"),
+        (
+            "commit\tval_bpb\tmemory_gb\tstatus\tdescription\nabc1234\t0.9\t1\tkeep\tok\nabc1235\tlots\t1\tkeep\tbad\n",
+            ":3: column 'val_bpb' holds 'lots'",
+        ),
+        (
+            "commit\tval_bpb\tmemory_gb\tstatus\tdescription\nabc1234\t0.9\t1\tkeep\tok\nabc1235\t0.9\n",
+            ":3: 2 columns where the header has 5",
+        ),
+        (
+            "commit\tval_bpb\tmemory_gb\tstatus\tdescription\nabc1234\t0.9\t1\tmaybe\tok\n",
+            "unknown status 'maybe'",
+        ),
+        (
+            "commit\tval_bpb\tmemory_gb\tstatus\tdescription\nxyz\t0.9\t1\tkeep\tok\n",
+            "'xyz' is not a commit id",
+        ),
+        (
+            '{"type":"config","bestDirection":"lower"}\n{"commit":"abc1234","metric":1,"status":"keep"}\nnot json\n',
+            ":3: not a JSON object",
+        ),
         ('{"commit":"abc1234","metric":"fast","status":"keep"}\n', "metric 'fast' is not a number"),
     ],
 )
-def test_bad_import_reports_line_and_imports_nothing(tmp_repo: TmpRepo, tmp_path: Path, content: str, needle: str) -> None:
+def test_bad_import_reports_line_and_imports_nothing(
+    tmp_repo: TmpRepo, tmp_path: Path, content: str, needle: str
+) -> None:
     tmp_repo.commit("a")
     path = tmp_path / "bad.tsv"
     path.write_text(content)

@@ -21,12 +21,25 @@ MAN = ROOT / "gitimprove" / "resources" / "git-improve.1"
 def _help(args: list[str]) -> str:
     group = _build_group()
     ctx_args = args
-    with click.Context(group, info_name="git improve", terminal_width=88, max_content_width=88, help_option_names=["-h", "--help"]) as ctx:
+    with click.Context(
+        group,
+        info_name="git improve",
+        terminal_width=88,
+        max_content_width=88,
+        help_option_names=["-h", "--help"],
+    ) as ctx:
         if not ctx_args:
             return group.get_help(ctx)
         cmd = group.get_command(ctx, ctx_args[0])
         assert cmd is not None
-        with click.Context(cmd, info_name=f"git improve {ctx_args[0]}", parent=ctx, terminal_width=88, max_content_width=88, help_option_names=["-h", "--help"]) as sub:
+        with click.Context(
+            cmd,
+            info_name=f"git improve {ctx_args[0]}",
+            parent=ctx,
+            terminal_width=88,
+            max_content_width=88,
+            help_option_names=["-h", "--help"],
+        ) as sub:
             return cmd.get_help(sub)
 
 
@@ -98,9 +111,15 @@ def render_man() -> str:
 def main(argv: list[str]) -> int:
     targets = {CLI_MD: render_markdown(), MAN: render_man()}
     if "--check" in argv:
-        stale = [str(p.relative_to(ROOT)) for p, text in targets.items() if not p.exists() or p.read_text(encoding="utf-8") != text]
+        stale = [
+            str(p.relative_to(ROOT))
+            for p, text in targets.items()
+            if not p.exists() or p.read_text(encoding="utf-8") != text
+        ]
         if stale:
-            sys.stderr.write("stale: " + ", ".join(stale) + " (run: python -m gitimprove.util.docgen)\n")
+            sys.stderr.write(
+                "stale: " + ", ".join(stale) + " (run: python -m gitimprove.util.docgen)\n"
+            )
             return 1
         return 0
     for path, text in targets.items():
