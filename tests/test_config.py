@@ -92,7 +92,7 @@ def test_git_config_overrides_file(tmp_path: Path) -> None:
     assert cfg.get("loop", "iterations") == 3
     with pytest.raises(ConfigError, match=r"improve\.agent\.nmae"):
         load(tmp_path, '[metric]\ncommand = "x"\n', {"improve.agent.nmae": "codex"})
-    with pytest.raises(ConfigError, match="agent.name = 'gpt'"):
+    with pytest.raises(ConfigError, match=r"agent\.name = 'gpt'"):
         load(tmp_path, '[metric]\ncommand = "x"\n', {"improve.agent.name": "gpt"})
 
 
