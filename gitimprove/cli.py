@@ -7,10 +7,11 @@ Exit codes: 0 success; 1 a GitImproveError (its message names the fix); 2 usage;
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import click
 
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -80,10 +81,13 @@ def _log_crash(exc: BaseException) -> str | None:
     if loc is None:
         return None
     try:
-        loc.improve_dir.mkdir(parents=True, exist_ok=True)
-        path = loc.improve_dir / "last-error.log"
-        path.write_text(f"argv: {sys.argv!r}\n{text}", encoding="utf-8")
-        return str(path)
+        import os
+
+        os.makedirs(loc.improve_dir, exist_ok=True)
+        path = os.path.join(loc.improve_dir, "last-error.log")
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(f"argv: {sys.argv!r}\n{text}")
+        return path
     except OSError:
         return None
 

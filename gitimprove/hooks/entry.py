@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import os
 import sys
-import time
-import traceback
-from collections.abc import Callable, Sequence
 
 from gitimprove.util import gitdir
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
 
 HANDLERS: dict[str, str] = {
     "post-commit": "gitimprove.hooks.post_commit:handle",
@@ -22,12 +23,14 @@ HANDLERS: dict[str, str] = {
 
 def log_line(loc: gitdir.Location | None, message: str) -> None:
     try:
-        folder = loc.improve_dir if loc else None
-        if folder is None:
+        import time
+
+        if loc is None:
             return
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = loc.improve_dir
+        os.makedirs(folder, exist_ok=True)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        with open(folder / "hooks.log", "a", encoding="utf-8") as fh:
+        with open(os.path.join(folder, "hooks.log"), "a", encoding="utf-8") as fh:
             fh.write(f"{stamp} {message.rstrip()}\n")
     except OSError:
         pass
@@ -39,7 +42,7 @@ def run(event: str, args: Sequence[str]) -> int:
     loc = None
     try:
         loc = gitdir.discover()
-        if loc is None or loc.config_path is None or not loc.config_path.is_file():
+        if loc is None or loc.config_path is None or not os.path.isfile(loc.config_path):
             return 0  # not a gitimprove project: do nothing
         target = HANDLERS.get(event)
         if target is None:
@@ -53,6 +56,8 @@ def run(event: str, args: Sequence[str]) -> int:
     except BaseException as exc:  # fail open, whatever happened
         if isinstance(exc, KeyboardInterrupt):
             return 0
+        import traceback
+
         log_line(
             loc,
             f"{event}: internal error, ignored: {''.join(traceback.format_exception(exc)).strip()}",

@@ -7,10 +7,14 @@ no subprocess, no pygit2. Only an experiment commit pays for writing the note (o
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Sequence
 
 from gitimprove.util import gitdir
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 PREFIX = "experiment"
 
@@ -57,7 +61,9 @@ def record_pending(loc: gitdir.Location, oid: str, parsed: tuple[str | None, str
     )
     assert loc.work_tree is not None
     try:
-        cfg = config.load(loc.work_tree, repo.config_items("improve."))
+        from pathlib import Path
+
+        cfg = config.load(Path(loc.work_tree), repo.config_items("improve."))
     except Exception:
         return  # a broken config must not break the commit; `measure` will say what is wrong
     if cfg.get("capture", "measure_on_commit"):
@@ -66,5 +72,5 @@ def record_pending(loc: gitdir.Location, oid: str, parsed: tuple[str | None, str
         proc.spawn_detached(
             [sys.executable, "-m", "gitimprove", "measure", oid],
             cwd=loc.work_tree,
-            log_path=loc.improve_dir / "measure-on-commit.log",
+            log_path=os.path.join(loc.improve_dir, "measure-on-commit.log"),
         )

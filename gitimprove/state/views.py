@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from gitimprove.util import gitdir
@@ -51,7 +52,7 @@ def load_rows(loc: gitdir.Location, *, use_cache: bool = True) -> list[Row]:
     """Every experiment row (notes, then imports), folded, in display order."""
     notes_tip = gitdir.read_ref(loc, NOTES_REF) or ""
     memory_tip = gitdir.read_ref(loc, MEMORY_REF) or ""
-    cache_file = loc.improve_dir / "cache" / "log.json"
+    cache_file = Path(loc.improve_dir) / "cache" / "log.json"
     if use_cache:
         try:
             cached = json.loads(cache_file.read_bytes())

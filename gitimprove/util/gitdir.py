@@ -1,8 +1,9 @@
 """Pure-Python repository discovery and ref reading, for the hot paths.
 
-The hook and the warm `log` must not import pygit2 (DESIGN §13). This module finds the
-git directory, the common directory and the work tree, reads a ref's object id from loose
-refs or packed-refs, and reads a loose commit object. Anything it cannot answer returns
+The hook and the warm `log` must not import pygit2 (DESIGN §13); the hook must not even pay
+for pathlib, dataclasses or typing. This module finds the git directory, the common
+directory and the work tree, reads a ref's object id from loose refs or packed-refs, and
+reads a loose commit object, with `os.path` strings only. Anything it cannot answer returns
 None, and the caller falls back to the slow, complete path.
 """
 
@@ -10,69 +11,81 @@ from __future__ import annotations
 
 import os
 import zlib
-from dataclasses import dataclass
-from pathlib import Path
 
 CONFIG_FILE = ".gitimprove.toml"
 
 
-@dataclass(frozen=True)
 class Location:
-    git_dir: Path
-    common_dir: Path
-    work_tree: Path | None
+    """Where a repository keeps things: all plain string paths."""
+
+    __slots__ = ("common_dir", "git_dir", "work_tree")
+
+    def __init__(self, git_dir: str, common_dir: str, work_tree: str | None) -> None:
+        self.git_dir = git_dir
+        self.common_dir = common_dir
+        self.work_tree = work_tree
 
     @property
-    def improve_dir(self) -> Path:
-        return self.common_dir / "improve"
+    def improve_dir(self) -> str:
+        return os.path.join(self.common_dir, "improve")
 
     @property
-    def config_path(self) -> Path | None:
-        return self.work_tree / CONFIG_FILE if self.work_tree else None
+    def config_path(self) -> str | None:
+        return os.path.join(self.work_tree, CONFIG_FILE) if self.work_tree else None
+
+    def __repr__(self) -> str:
+        return f"Location({self.git_dir!r}, {self.common_dir!r}, {self.work_tree!r})"
 
 
-def _read_gitfile(path: Path) -> Path | None:
+def _read_text(path: str) -> str | None:
     try:
-        text = path.read_text(encoding="utf-8").strip()
-    except OSError:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read()
+    except (OSError, UnicodeDecodeError):
         return None
+
+
+def _read_gitfile(path: str) -> str | None:
+    text = (_read_text(path) or "").strip()
     if not text.startswith("gitdir:"):
         return None
-    target = Path(text[len("gitdir:") :].strip())
-    return target if target.is_absolute() else (path.parent / target)
+    target = text[len("gitdir:") :].strip()
+    return target if os.path.isabs(target) else os.path.join(os.path.dirname(path), target)
 
 
-def _common_dir(git_dir: Path) -> Path:
-    try:
-        rel = (git_dir / "commondir").read_text(encoding="utf-8").strip()
-    except OSError:
+def _common_dir(git_dir: str) -> str:
+    rel = _read_text(os.path.join(git_dir, "commondir"))
+    if rel is None:
         return git_dir
-    p = Path(rel)
-    return (p if p.is_absolute() else git_dir / p).resolve()
+    rel = rel.strip()
+    return os.path.realpath(rel if os.path.isabs(rel) else os.path.join(git_dir, rel))
 
 
-def discover(start: str | os.PathLike[str] | None = None) -> Location | None:
+def discover(start: str | None = None) -> Location | None:
     """Find the repository around `start` (default: $GIT_DIR, else the cwd)."""
     env_dir = os.environ.get("GIT_DIR")
     if env_dir and start is None:
-        git_dir = Path(env_dir).resolve()
+        git_dir = os.path.realpath(env_dir)
         wt_env = os.environ.get("GIT_WORK_TREE")
-        work_tree = Path(wt_env).resolve() if wt_env else None
-        if work_tree is None and git_dir.name == ".git":
-            work_tree = git_dir.parent
+        work_tree = os.path.realpath(wt_env) if wt_env else None
+        if work_tree is None and os.path.basename(git_dir) == ".git":
+            work_tree = os.path.dirname(git_dir)
         return Location(git_dir, _common_dir(git_dir), work_tree)
-    here = Path(start or os.getcwd()).resolve()
-    for folder in (here, *here.parents):
-        dotgit = folder / ".git"
-        if dotgit.is_dir():
+    folder = os.path.realpath(start or os.getcwd())
+    while True:
+        dotgit = os.path.join(folder, ".git")
+        if os.path.isdir(dotgit):
             return Location(dotgit, _common_dir(dotgit), folder)
-        if dotgit.is_file():
+        if os.path.isfile(dotgit):
             target = _read_gitfile(dotgit)
             if target is None:
                 return None
-            target = target.resolve()
+            target = os.path.realpath(target)
             return Location(target, _common_dir(target), folder)
-    return None
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
 
 
 def read_ref(loc: Location, name: str, _depth: int = 0) -> str | None:
@@ -80,12 +93,7 @@ def read_ref(loc: Location, name: str, _depth: int = 0) -> str | None:
     if _depth > 5:
         return None
     base = loc.git_dir if name == "HEAD" else loc.common_dir
-    try:
-        text = (base / name).read_text(encoding="utf-8").strip()
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-        text = ""
-    except OSError:
-        return None
+    text = (_read_text(os.path.join(base, name)) or "").strip()
     if text.startswith("ref:"):
         return read_ref(loc, text[4:].strip(), _depth + 1)
     if len(text) >= 40:
@@ -93,9 +101,9 @@ def read_ref(loc: Location, name: str, _depth: int = 0) -> str | None:
     return _packed_ref(loc.common_dir, name)
 
 
-def _packed_ref(common_dir: Path, name: str) -> str | None:
+def _packed_ref(common_dir: str, name: str) -> str | None:
     try:
-        with open(common_dir / "packed-refs", encoding="utf-8") as fh:
+        with open(os.path.join(common_dir, "packed-refs"), encoding="utf-8") as fh:
             for line in fh:
                 if line.startswith(("#", "^")):
                     continue
@@ -109,9 +117,9 @@ def _packed_ref(common_dir: Path, name: str) -> str | None:
 
 def read_loose_commit_message(loc: Location, oid: str) -> str | None:
     """The message of a loose commit object, or None (packed, missing, not a commit)."""
-    path = loc.common_dir / "objects" / oid[:2] / oid[2:]
     try:
-        raw = zlib.decompress(path.read_bytes())
+        with open(os.path.join(loc.common_dir, "objects", oid[:2], oid[2:]), "rb") as fh:
+            raw = zlib.decompress(fh.read())
     except (OSError, zlib.error):
         return None
     header, _, body = raw.partition(b"\0")

@@ -1,0 +1,132 @@
+"""Benchmark the read paths against git itself (DESIGN §13), in one run.
+
+Builds a repository with N experiment commits, each with a note written the way gitimprove
+writes them, then times:
+  - `git improve log --format tsv`, warm (cache valid) and cold (cache removed), against
+    `git log --notes=improve --format=%H%x09%N`;
+  - `git improve hook post-commit` on an ordinary commit, against `python -c pass`.
+
+Usage: python bench/log_bench.py [--experiments 10000] [--repeat 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = {**os.environ, "PYTHONPATH": str(ROOT), "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def timed(argv: list[str], cwd: Path, repeat: int, before=None) -> float:  # type: ignore[no-untyped-def]
+    times = []
+    for _ in range(repeat):
+        if before:
+            before()
+        start = time.perf_counter()
+        subprocess.run(argv, cwd=cwd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def build(path: Path, n: int) -> None:
+    def git(*args: str, **kw) -> subprocess.CompletedProcess[str]:  # type: ignore[no-untyped-def]
+        return subprocess.run(["git", *args], cwd=path, env=ENV, check=True, text=True, capture_output=True, **kw)
+
+    git("init", "-q", "-b", "main")
+    git("config", "user.name", "Bench")
+    git("config", "user.email", "bench@example.com")
+    (path / ".gitimprove.toml").write_text('[metric]\ncommand = "echo 1"\n')
+    stream = []
+    for i in range(n):
+        msg = f"experiment(perf): attempt {i}"
+        stream += [
+            "commit refs/heads/main",
+            f"mark :{i + 1}",
+            f"committer Bench <bench@example.com> {1767323045 + i} +0000",
+            f"data {len(msg)}",
+            msg,
+        ]
+        if i:
+            stream.append(f"from :{i}")
+        stream.append(f"M 644 inline f.txt\ndata {len(str(i))}\n{i}")
+        stream.append("")
+    git("fast-import", "--quiet", input="\n".join(stream) + "\n")
+    git("checkout", "-q", "main")
+    commits = git("rev-list", "--reverse", "main").stdout.split()
+    sys.path.insert(0, str(ROOT))
+    from gitimprove.git import notes
+    from gitimprove.git.repo import open_repo
+    from gitimprove.state.records import make_line
+
+    repo = open_repo(path)
+    batch = {}
+    for i, c in enumerate(commits):
+        status = "keep" if i % 7 == 0 else "discard"
+        fields = {
+            "run": "bench",
+            "iteration": i,
+            "status": "baseline" if i == 0 else status,
+            "description": f"attempt {i}",
+            "metric": {"name": "ms", "direction": "lower", "value": 100.0 - i * 0.001, "samples": [100.0 - i * 0.001] * 3},
+            "guard": {"status": "pass"},
+        }
+        batch[c] = [make_line("create", fields)]
+    notes.append_lines(repo, batch)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--experiments", type=int, default=10000)
+    ap.add_argument("--repeat", type=int, default=7)
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="gitimprove-bench-"))
+    try:
+        repo = tmp / "repo"
+        repo.mkdir()
+        t0 = time.perf_counter()
+        build(repo, args.experiments)
+        print(f"built {args.experiments} experiments with notes in {time.perf_counter() - t0:.1f}s")
+        py = sys.executable
+        cache = repo / ".git" / "improve" / "cache" / "log.json"
+
+        def drop_cache() -> None:
+            cache.unlink(missing_ok=True)
+
+        git_log = timed(["git", "log", "--notes=improve", "--format=%H%x09%N"], repo, args.repeat)
+        subprocess.run([py, "-m", "gitimprove", "log", "--format", "tsv"], cwd=repo, env=ENV, check=True, stdout=subprocess.DEVNULL)
+        warm = timed([py, "-m", "gitimprove", "log", "--format", "tsv"], repo, args.repeat)
+        cold = timed([py, "-m", "gitimprove", "log", "--format", "tsv"], repo, args.repeat, before=drop_cache)
+        out = subprocess.run([py, "-m", "gitimprove", "log", "--format", "tsv"], cwd=repo, env=ENV, capture_output=True, text=True, check=True).stdout
+        assert len(out.splitlines()) == args.experiments + 2, "log lost rows"
+
+        subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "ordinary commit"], cwd=repo, env=ENV, check=True)
+        py_pass = timed([py, "-c", "pass"], repo, args.repeat * 3)
+        hook = timed([py, "-m", "gitimprove", "hook", "post-commit"], repo, args.repeat * 3)
+
+        rows = [
+            ("log --format tsv, warm", warm, git_log, 1.0, "git log --notes=improve"),
+            ("log --format tsv, cold", cold, git_log, 4.0, "git log --notes=improve"),
+            ("hook post-commit (ordinary commit)", hook, py_pass, 3.0, "python -c pass"),
+        ]
+        print(f"{'path':38} {'ms':>8} {'vs':>8} {'ratio':>6} {'budget':>6}  reference")
+        failed = False
+        for name, ours, ref, budget, ref_name in rows:
+            ratio = ours / ref
+            ok = ratio <= budget
+            failed |= not ok
+            print(f"{name:38} {ours * 1000:8.1f} {ref * 1000:8.1f} {ratio:6.2f} {budget:6.1f}  {ref_name} {'ok' if ok else 'OVER'}")
+        return 1 if failed else 0
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
