@@ -31,14 +31,18 @@ def timed(argv: list[str], cwd: Path, repeat: int, before=None) -> float:  # typ
         if before:
             before()
         start = time.perf_counter()
-        subprocess.run(argv, cwd=cwd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        subprocess.run(
+            argv, cwd=cwd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True
+        )
         times.append(time.perf_counter() - start)
     return statistics.median(times)
 
 
 def build(path: Path, n: int) -> None:
     def git(*args: str, **kw) -> subprocess.CompletedProcess[str]:  # type: ignore[no-untyped-def]
-        return subprocess.run(["git", *args], cwd=path, env=ENV, check=True, text=True, capture_output=True, **kw)
+        return subprocess.run(
+            ["git", *args], cwd=path, env=ENV, check=True, text=True, capture_output=True, **kw
+        )
 
     git("init", "-q", "-b", "main")
     git("config", "user.name", "Bench")
@@ -75,7 +79,12 @@ def build(path: Path, n: int) -> None:
             "iteration": i,
             "status": "baseline" if i == 0 else status,
             "description": f"attempt {i}",
-            "metric": {"name": "ms", "direction": "lower", "value": 100.0 - i * 0.001, "samples": [100.0 - i * 0.001] * 3},
+            "metric": {
+                "name": "ms",
+                "direction": "lower",
+                "value": 100.0 - i * 0.001,
+                "samples": [100.0 - i * 0.001] * 3,
+            },
             "guard": {"status": "pass"},
         }
         batch[c] = [make_line("create", fields)]
@@ -101,13 +110,33 @@ def main() -> int:
             cache.unlink(missing_ok=True)
 
         git_log = timed(["git", "log", "--notes=improve", "--format=%H%x09%N"], repo, args.repeat)
-        subprocess.run([py, "-m", "gitimprove", "log", "--format", "tsv"], cwd=repo, env=ENV, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [py, "-m", "gitimprove", "log", "--format", "tsv"],
+            cwd=repo,
+            env=ENV,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         warm = timed([py, "-m", "gitimprove", "log", "--format", "tsv"], repo, args.repeat)
-        cold = timed([py, "-m", "gitimprove", "log", "--format", "tsv"], repo, args.repeat, before=drop_cache)
-        out = subprocess.run([py, "-m", "gitimprove", "log", "--format", "tsv"], cwd=repo, env=ENV, capture_output=True, text=True, check=True).stdout
+        cold = timed(
+            [py, "-m", "gitimprove", "log", "--format", "tsv"], repo, args.repeat, before=drop_cache
+        )
+        out = subprocess.run(
+            [py, "-m", "gitimprove", "log", "--format", "tsv"],
+            cwd=repo,
+            env=ENV,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         assert len(out.splitlines()) == args.experiments + 2, "log lost rows"
 
-        subprocess.run(["git", "commit", "-q", "--allow-empty", "-m", "ordinary commit"], cwd=repo, env=ENV, check=True)
+        subprocess.run(
+            ["git", "commit", "-q", "--allow-empty", "-m", "ordinary commit"],
+            cwd=repo,
+            env=ENV,
+            check=True,
+        )
         py_pass = timed([py, "-c", "pass"], repo, args.repeat * 3)
         hook = timed([py, "-m", "gitimprove", "hook", "post-commit"], repo, args.repeat * 3)
 
@@ -122,7 +151,9 @@ def main() -> int:
             ratio = ours / ref
             ok = ratio <= budget
             failed |= not ok
-            print(f"{name:38} {ours * 1000:8.1f} {ref * 1000:8.1f} {ratio:6.2f} {budget:6.1f}  {ref_name} {'ok' if ok else 'OVER'}")
+            print(
+                f"{name:38} {ours * 1000:8.1f} {ref * 1000:8.1f} {ratio:6.2f} {budget:6.1f}  {ref_name} {'ok' if ok else 'OVER'}"
+            )
         return 1 if failed else 0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
