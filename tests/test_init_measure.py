@@ -5,6 +5,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from gitimprove.state import experiments
 from tests.conftest import NOISY_BENCH, PY, VALUE_BENCH, TmpRepo, cli
 
@@ -177,3 +179,20 @@ def test_amend_and_rebase_keep_the_note(project: TmpRepo) -> None:
     rebased = project.git("rev-parse", "HEAD")
     assert rebased != amended
     assert note(project, rebased)["status"] == "keep"
+
+
+def test_init_asks_for_what_is_missing(tmp_repo: TmpRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from gitimprove.cli import _build_group
+    from gitimprove.commands import init as init_cmd
+
+    tmp_repo.commit("initial", {"bench.py": VALUE_BENCH, "value.txt": "7\n"})
+    monkeypatch.chdir(tmp_repo.path)
+    monkeypatch.setattr(init_cmd, "_interactive", lambda: True)
+    answers = f"{PY} bench.py\nhigher\n\nsrc/**, lib/**\n"
+    result = CliRunner().invoke(_build_group(), ["init", "--runs", "1"], input=answers)
+    assert result.exit_code == 0, result.output
+    assert "Metric command" in result.output and "Better is" in result.output
+    text = (tmp_repo.path / ".gitimprove.toml").read_text()
+    assert 'direction = "higher"' in text and 'mutable = ["src/**", "lib/**"]' in text

@@ -8,6 +8,10 @@ from gitimprove import output
 from gitimprove.loop import setup
 
 
+def _interactive() -> bool:
+    return sys.stdin.isatty()
+
+
 @click.command("init")
 @click.option("--metric", help='Command that prints the metric (e.g. "python bench.py").')
 @click.option("--direction", type=click.Choice(["lower", "higher"]), help="Which way is better.")
@@ -52,7 +56,7 @@ def command(
     runs the metric on HEAD in a separate checkout, shows the value and its spread, records
     the baseline as a note on HEAD, and sets notes.rewriteRef so amend and rebase keep notes.
     """
-    interactive = not yes and sys.stdin.isatty()
+    interactive = not yes and _interactive()
     answers = setup.InitOptions(
         metric=metric,
         direction=direction,

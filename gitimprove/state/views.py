@@ -12,12 +12,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from gitimprove.git import refs  # ref names only: imports no pygit2
 from gitimprove.util import gitdir
 from gitimprove.util.files import atomic_write
 
 CACHE_VERSION = 1
-NOTES_REF = "refs/notes/improve"  # same names as gitimprove.git.refs, which imports no pygit2
-MEMORY_REF = "refs/heads/improve/memory"
 
 Row = dict[str, Any]
 
@@ -50,8 +49,8 @@ _KEPT = frozenset({"baseline", "keep", "keep-reworked"})
 
 def load_rows(loc: gitdir.Location, *, use_cache: bool = True) -> list[Row]:
     """Every experiment row (notes, then imports), folded, in display order."""
-    notes_tip = gitdir.read_ref(loc, NOTES_REF) or ""
-    memory_tip = gitdir.read_ref(loc, MEMORY_REF) or ""
+    notes_tip = gitdir.read_ref(loc, refs.NOTES) or ""
+    memory_tip = gitdir.read_ref(loc, refs.MEMORY) or ""
     cache_file = Path(loc.improve_dir) / "cache" / "log.json"
     if use_cache:
         try:
