@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 import pygit2
 
@@ -78,3 +78,30 @@ def walk_blobs(repo: Repo, tree: pygit2.Tree, prefix: str = "") -> Iterator[tupl
             yield from walk_blobs(repo, sub, path + "/")
         elif entry.type_str == "blob":
             yield path, entry.id
+
+
+def changed_paths(repo: Repo, old: str, new: str) -> list[str]:
+    """Paths that differ between two trees (added, deleted, modified, mode or type changed)."""
+    a = repo.raw[old]
+    b = repo.raw[new]
+    assert isinstance(a, pygit2.Tree) and isinstance(b, pygit2.Tree)
+    out: set[str] = set()
+    for delta in a.diff_to_tree(b).deltas:
+        for f in (delta.old_file, delta.new_file):
+            if f.path:
+                out.add(f.path)
+    return sorted(out)
+
+
+def tree_of(repo: Repo, commit: str) -> str:
+    obj = repo.raw[commit]
+    assert isinstance(obj, pygit2.Commit)
+    return str(obj.tree_id)
+
+
+def subset_tree(repo: Repo, tree: str, keep: Callable[[str], bool]) -> str:
+    """A tree with only the blobs whose path passes `keep` (e.g. the sealed files)."""
+    obj = repo.raw[tree]
+    assert isinstance(obj, pygit2.Tree)
+    files: dict[str, pygit2.Oid | None] = {p: oid for p, oid in walk_blobs(repo, obj) if keep(p)}
+    return str(put_paths(repo, None, files))

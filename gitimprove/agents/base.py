@@ -1,0 +1,181 @@
+"""The agent Protocol, its task and result, the registry, and helpers every adapter shares."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from gitimprove.errors import GitImproveError
+from gitimprove.util import proc
+
+FAMILIES = (
+    "architecture",
+    "config",
+    "data",
+    "infrastructure",
+    "optimization",
+    "testing",
+    "documentation",
+    "other",
+)
+
+
+@dataclass(frozen=True)
+class AgentTask:
+    prompt_file: Path
+    run: str
+    iteration: int
+    candidate: int = 0
+    seed: int = 0
+    family: str | None = None
+    rework_tail: str | None = None  # the failing guard output, when asked to rework
+    sealed: tuple[str, ...] = ()
+    mutable: tuple[str, ...] = ()
+
+
+@dataclass
+class AgentResult:
+    exit_code: int | None
+    seconds: float
+    timed_out: bool = False
+    description: str | None = None
+    hypothesis: str | None = None
+    approach: str | None = None
+    summary: str | None = None
+    cost_usd: float | None = None
+    tokens: dict[str, int] = field(default_factory=dict)
+    turns: int | None = None
+    tail: str = ""
+
+    def record(self, name: str, rework: int = 0) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": name,
+            "exit_code": self.exit_code,
+            "seconds": round(self.seconds, 3),
+            "rework": rework,
+        }
+        if self.cost_usd is not None:
+            out["cost_usd"] = self.cost_usd
+        if self.tokens:
+            out["tokens"] = self.tokens
+        if self.turns is not None:
+            out["turns"] = self.turns
+        if self.timed_out:
+            out["timed_out"] = True
+        return out
+
+
+class Agent(Protocol):
+    name: str
+
+    def check(self) -> None:
+        """Raise GitImproveError when the agent cannot run here (missing executable)."""
+
+    def run(self, task: AgentTask, workdir: Path, timeout: float) -> AgentResult: ...
+
+
+def child_env(
+    task: AgentTask, workdir: Path, extra: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The environment of the agent contract (DESIGN §9): the child is marked so hooks skip it."""
+    env = proc.clean_env(
+        {
+            "GITIMPROVE_PROMPT_FILE": str(task.prompt_file),
+            "GITIMPROVE_WORKDIR": str(workdir),
+            "GITIMPROVE_RUN": task.run,
+            "GITIMPROVE_ITERATION": str(task.iteration),
+            "GITIMPROVE_CANDIDATE": str(task.candidate),
+            "GITIMPROVE_CHILD": "1",
+        }
+    )
+    if task.family:
+        env["GITIMPROVE_FAMILY"] = task.family
+    if extra:
+        env.update(extra)
+    return env
+
+
+def require_executable(name: str, install_hint: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        raise GitImproveError(f"the agent executable `{name}` is not on PATH", hint=install_hint)
+    return path
+
+
+def last_json_object(text: str) -> dict[str, Any] | None:
+    for line in reversed(text.strip().splitlines()):
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict):
+            return obj
+    return None
+
+
+def apply_report(result: AgentResult, report: Mapping[str, Any] | None) -> None:
+    """Fill description, hypothesis, approach and cost from a `{"description": …}` report."""
+    if not report:
+        return
+    for key in ("description", "hypothesis", "approach", "summary"):
+        value = report.get(key)
+        if isinstance(value, str) and value.strip():
+            setattr(result, key, " ".join(value.split())[:300])
+    cost = report.get("cost_usd")
+    if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0:
+        result.cost_usd = float(cost)
+
+
+def make(name: str, command: str = "") -> Agent:
+    """The registry."""
+    if name == "command":
+        from gitimprove.agents.command import CommandAgent
+
+        return CommandAgent(command)
+    if name == "scripted":
+        from gitimprove.agents.scripted import ScriptedAgent
+
+        return ScriptedAgent()
+    if name == "claude":
+        from gitimprove.agents.claude import ClaudeAgent
+
+        return ClaudeAgent(command)
+    if name == "codex":
+        from gitimprove.agents.codex import CodexAgent
+
+        return CodexAgent(command)
+    if name == "aider":
+        from gitimprove.agents.aider import AiderAgent
+
+        return AiderAgent(command)
+    raise GitImproveError(
+        f"unknown agent {name!r}", hint="use claude, codex, aider, command or scripted"
+    )
+
+
+def run_process(
+    argv: list[str] | str,
+    task: AgentTask,
+    workdir: Path,
+    timeout: float,
+    *,
+    shell: bool = False,
+    input: str | None = None,
+) -> tuple[proc.Result, AgentResult]:
+    res = proc.run(
+        argv, cwd=workdir, timeout=timeout, shell=shell, env=child_env(task, workdir), input=input
+    )
+    out = AgentResult(
+        exit_code=None if res.timed_out else res.returncode,
+        seconds=res.seconds,
+        timed_out=res.timed_out,
+        tail=res.tail(2000),
+    )
+    return res, out

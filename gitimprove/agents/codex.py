@@ -1,0 +1,86 @@
+"""OpenAI Codex CLI: `codex exec --json` in workspace-write mode; tokens from turn.completed."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+from gitimprove.agents.base import (
+    AgentResult,
+    AgentTask,
+    apply_report,
+    last_json_object,
+    require_executable,
+    run_process,
+)
+
+
+def build_argv(executable: str, workdir: Path) -> list[str]:
+    return [
+        executable,
+        "exec",
+        "--json",
+        "--sandbox",
+        "workspace-write",
+        "--skip-git-repo-check",
+        "-C",
+        str(workdir),
+        "-",
+    ]
+
+
+def parse_events(stdout: str, out: AgentResult) -> None:
+    tokens = {"input": 0, "output": 0}
+    turns = 0
+    last_message = None
+    for line in stdout.splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(event, dict):
+            continue
+        kind = event.get("type")
+        if kind == "turn.completed":
+            turns += 1
+            usage = event.get("usage") or {}
+            tokens["input"] += int(usage.get("input_tokens", 0) or 0)
+            tokens["output"] += int(usage.get("output_tokens", 0) or 0)
+        elif kind == "turn.failed" and out.exit_code == 0:
+            out.exit_code = 1
+        elif kind == "item.completed":
+            item = event.get("item") or {}
+            if item.get("type") == "agent_message" and isinstance(item.get("text"), str):
+                last_message = item["text"]
+    if turns:
+        out.turns = turns
+        out.tokens = tokens
+    if last_message:
+        out.summary = " ".join(last_message.split())[:300]
+        apply_report(out, last_json_object(last_message))
+
+
+class CodexAgent:
+    name = "codex"
+
+    def __init__(self, command: str = "") -> None:
+        self.executable = shlex.split(command)[0] if command.strip() else "codex"
+
+    def check(self) -> None:
+        self.path = require_executable(
+            self.executable,
+            "install the Codex CLI (npm install -g @openai/codex) or choose another agent",
+        )
+
+    def run(self, task: AgentTask, workdir: Path, timeout: float) -> AgentResult:
+        program = task.prompt_file.read_text(encoding="utf-8")
+        res, out = run_process(
+            build_argv(getattr(self, "path", self.executable), workdir),
+            task,
+            workdir,
+            timeout,
+            input=program,
+        )
+        parse_events(res.stdout, out)
+        return out

@@ -1,0 +1,52 @@
+"""Path patterns: `src/**`, `*.py`, `bench.py`. `**` crosses folders, `*` and `?` do not."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+
+CONFIG_FILE = ".gitimprove.toml"
+
+
+@lru_cache(maxsize=256)
+def _compile(pattern: str) -> re.Pattern[str]:
+    p = pattern.strip().lstrip("/")
+    if p.endswith("/"):
+        p += "**"
+    out = []
+    i = 0
+    while i < len(p):
+        c = p[i]
+        if p.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif p.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    body = "".join(out)
+    # a pattern without a slash matches a file name in any folder, as .gitignore does
+    if "/" not in pattern.strip().strip("/"):
+        body = "(?:.*/)?" + body
+    return re.compile(f"^{body}(?:/.*)?$")
+
+
+def matches(path: str, patterns: Sequence[str]) -> bool:
+    return any(_compile(p).match(path) for p in patterns)
+
+
+def sealed_paths(paths: Iterable[str], sealed: Sequence[str]) -> list[str]:
+    return [p for p in paths if p == CONFIG_FILE or matches(p, sealed)]
+
+
+def outside(paths: Iterable[str], mutable: Sequence[str]) -> list[str]:
+    return [p for p in paths if not matches(p, mutable)]
