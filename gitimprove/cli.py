@@ -30,6 +30,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "gitimprove.commands.doctor",
         "Check configuration and stored state; --repair fixes.",
     ),
+    "run": ("gitimprove.commands.run", "Run the improvement loop with a coding agent."),
+    "stop": ("gitimprove.commands.stop", "Ask a running loop to stop after this round."),
     "hook": ("gitimprove.commands.hook", "Entry point for git and Claude Code hooks."),
 }
 HIDDEN = frozenset({"hook"})

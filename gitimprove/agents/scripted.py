@@ -38,7 +38,7 @@ class Tunable:
 def find_tunables(workdir: Path) -> list[Tunable]:
     found = []
     for path in sorted(workdir.rglob("*.py")):
-        if ".git" in path.parts:
+        if ".git" in path.relative_to(workdir).parts:
             continue
         for i, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
             m = _TUNE.match(line)

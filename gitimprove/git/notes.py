@@ -82,6 +82,41 @@ def read_note(repo: Repo, commit: str, *, ref: str = refs.NOTES) -> bytes:
     return _locate(repo, _notes_tree(repo, repo.ref_target(ref)), commit)[1]
 
 
+def build_commit(
+    repo: Repo,
+    tip: str | None,
+    lines_by_commit: Mapping[str, Sequence[str]],
+    message: str,
+    *,
+    skip_present: bool = False,
+) -> tuple[str | None, int]:
+    """A new notes commit on `tip` with the lines appended (not yet on any ref).
+
+    Returns (commit id or None when nothing changed, lines written)."""
+    tree = _notes_tree(repo, tip)
+    changes: dict[str, pygit2.Oid | None] = {}
+    written = 0
+    for commit, lines in lines_by_commit.items():
+        path, old = _locate(repo, tree, commit)
+        text = old.decode("utf-8", errors="replace")
+        if text and not text.endswith("\n"):
+            text += "\n"
+        present = set(text.splitlines()) if skip_present else set()
+        new_lines = [ln for ln in lines if ln not in present]
+        if not new_lines:
+            continue
+        written += len(new_lines)
+        text += "".join(ln.rstrip("\n") + "\n" for ln in new_lines)
+        target = f"{commit[:2]}/{commit[2:]}"
+        if path is not None and path != target:
+            changes[path] = None
+        changes[target] = repo.write_blob(text)
+    if not changes:
+        return None, 0
+    new_tree = put_paths(repo, tree, changes)
+    return repo.create_commit(new_tree, message + "\n", [tip] if tip else []), written
+
+
 def append_lines(
     repo: Repo,
     lines_by_commit: Mapping[str, Sequence[str]],
@@ -90,38 +125,17 @@ def append_lines(
     ref: str = refs.NOTES,
     skip_present: bool = False,
 ) -> int:
-    """Append text lines to the notes of several commits in one notes commit.
-
-    With `skip_present`, a line already in the note is not added again (idempotent imports).
+    """Append text lines to the notes of several commits in one notes commit, moved
+    compare-and-swap. With `skip_present`, a line already in the note is not added again.
     Returns the number of lines written."""
     if not lines_by_commit:
         return 0
 
     def attempt() -> int:
         tip = repo.ref_target(ref)
-        tree = _notes_tree(repo, tip)
-        changes: dict[str, pygit2.Oid | None] = {}
-        written = 0
-        for commit, lines in lines_by_commit.items():
-            path, old = _locate(repo, tree, commit)
-            text = old.decode("utf-8", errors="replace")
-            if text and not text.endswith("\n"):
-                text += "\n"
-            present = set(text.splitlines()) if skip_present else set()
-            new_lines = [ln for ln in lines if ln not in present]
-            if not new_lines:
-                continue
-            written += len(new_lines)
-            text += "".join(ln.rstrip("\n") + "\n" for ln in new_lines)
-            target = f"{commit[:2]}/{commit[2:]}"
-            if path is not None and path != target:
-                changes[path] = None
-            changes[target] = repo.write_blob(text)
-        if not changes:
+        new, written = build_commit(repo, tip, lines_by_commit, message, skip_present=skip_present)
+        if new is None:
             return 0
-        new_tree = put_paths(repo, tree, changes)
-        parents = [tip] if tip else []
-        new = repo.create_commit(new_tree, message + "\n", parents)
         update_refs(repo, [(ref, new, tip)], message)
         return written
 

@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+import click
+
+from gitimprove import output
+from gitimprove.config import parse_duration
+from gitimprove.errors import ConfigError
+from gitimprove.git.repo import open_repo
+from gitimprove.loop.engine import Engine, Event, RunOptions
+
+
+def render(event: Event) -> None:
+    kind = event.get("event")
+    if kind == "start":
+        verb = "resuming" if event["resumed"] else "starting"
+        output.echo(f"{verb} run {event['run']} from {event['base'][:10]} with agent {event['agent']} ({event['iterations']} iterations)")
+    elif kind == "noise":
+        output.echo(f"baseline {event['baseline']:.6g}; {event['message']}")
+    elif kind == "attempt":
+        value = event.get("value")
+        shown = f"{value:.6g}" if isinstance(value, int | float) else "-"
+        level = f" [escalation {event['escalation']}]" if event.get("escalation") else ""
+        output.echo(f"#{event['iteration']:<3} {event['commit'][:10]} {event['status']:<13} {shown:>10}  {event.get('reason') or ''}{level}")
+    elif kind == "summary":
+        best = event.get("best")
+        output.echo(f"-- {event['attempts']} attempts, {event['keeps']} kept; best {best:.6g} (baseline {event['baseline']:.6g})" if isinstance(best, int | float) else f"-- {event['attempts']} attempts")
+    elif kind == "stop":
+        output.echo(f"stopped: {event['reason']}")
+        best, base = event.get("best"), event.get("baseline")
+        if isinstance(best, int | float) and isinstance(base, int | float):
+            change = f" ({(best - base) / abs(base) * 100:+.1f}%)" if base else ""
+            output.echo(f"best {best:.6g}, baseline {base:.6g}{change}; {event['keeps']} of {event['attempts']} attempts kept")
+        output.echo(f"kept experiments: branch improve/{event['run']}; every attempt: refs/improve/archive; records: refs/notes/improve")
+
+
+@click.command("run")
+@click.option("--iterations", "-n", type=click.IntRange(1), help="Rounds in this run (default: loop.iterations).")
+@click.option("--goal", default="", help="What to achieve, in words, for the agent's program.")
+@click.option("--agent", type=click.Choice(["claude", "codex", "aider", "command", "scripted"]), help="Override agent.name.")
+@click.option("--agent-command", help="Override agent.command (for --agent command).")
+@click.option("--target", type=float, help="Stop when the best value reaches this.")
+@click.option("--max-cost", type=float, help="Stop when the agents have cost this many USD.")
+@click.option("--max-time", help="Stop after this long, e.g. 30m or 8h.")
+@click.option("--run", "run_name", help="Run name (branch improve/<name>); default: a time stamp.")
+@click.option("--resume", is_flag=True, help="Continue the latest unfinished run (or --run NAME).")
+@click.option("--explore", is_flag=True, help="Confidence 0.90: more gain, about twice the false keeps.")
+@click.option("--strict-ab", is_flag=True, help="Re-measure the incumbent inside every decision (drifting machines).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for the scripted agent.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON event per line on stdout, nothing else.")
+def command(
+    iterations: int | None,
+    goal: str,
+    agent: str | None,
+    agent_command: str | None,
+    target: float | None,
+    max_cost: float | None,
+    max_time: str | None,
+    run_name: str | None,
+    resume: bool,
+    explore: bool,
+    strict_ab: bool,
+    seed: int,
+    as_json: bool,
+) -> None:
+    """Run the improvement loop: the agent proposes one change per round; each is committed
+    as experiment(<scope>): …, measured against fresh runs of the incumbent, checked by the
+    guard, and kept (branch improve/<run> moves) or discarded. Every attempt keeps a commit
+    and a note. A run survives kill -9: `git improve run --resume` continues it.
+    """
+    try:
+        seconds = parse_duration(max_time, "--max-time") if max_time else None
+    except ConfigError as exc:
+        raise click.BadParameter(exc.message) from None
+    opts = RunOptions(
+        run=run_name,
+        iterations=iterations,
+        goal=goal,
+        agent=agent,
+        agent_command=agent_command,
+        target=target,
+        max_cost=max_cost,
+        max_time=seconds,
+        resume=resume,
+        explore=explore,
+        strict_ab=strict_ab,
+        seed=seed,
+    )
+    Engine(open_repo(), opts, output.emit_json if as_json else render).run()

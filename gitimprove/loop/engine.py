@@ -1,0 +1,803 @@
+"""The improvement loop (DESIGN §7): review → modify → commit → verify → guard → decide → log.
+
+The engine never prints: it reports each step through `emit(event)` and returns a summary.
+All state lives in refs and notes, so a run killed at any point continues with `--resume`:
+an attempt without a note is re-run under the same iteration number.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import os
+import statistics
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gitimprove import config as config_mod
+from gitimprove.agents import base as agents
+from gitimprove.config import Config
+from gitimprove.errors import GitImproveError
+from gitimprove.git import archive, memory, notes, refs, trees
+from gitimprove.git.repo import RefMoved, Repo, cas_loop, update_refs
+from gitimprove.git.workspace import (
+    agent_workspace,
+    checkout,
+    hash_workspace,
+    remove_workspace,
+    work_root,
+)
+from gitimprove.loop import program, scope
+from gitimprove.loop.decide import AdaptiveRule
+from gitimprove.loop.measure import harness, metric_block
+from gitimprove.loop.metrics import MetricRun, run_metric
+from gitimprove.state import experiments
+from gitimprove.state.records import make_line
+from gitimprove.util import proc
+from gitimprove.util.clock import utc_now
+
+Event = dict[str, Any]
+Emit = Callable[[Event], None]
+KEEPS = ("keep", "keep-reworked")
+CRASHES = ("crash", "timeout")
+
+
+@dataclass
+class RunOptions:
+    run: str | None = None
+    iterations: int | None = None
+    goal: str = ""
+    agent: str | None = None
+    agent_command: str | None = None
+    target: float | None = None
+    max_cost: float | None = None
+    max_time: float | None = None
+    resume: bool = False
+    explore: bool = False
+    strict_ab: bool = False
+    seed: int = 0
+
+
+@dataclass
+class RunSummary:
+    run: str
+    base: str
+    stop_reason: str
+    baseline: float | None
+    best: float | None
+    best_commit: str | None
+    attempts: int
+    keeps: int
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+
+class _MetricFailed(Exception):
+    def __init__(self, run: MetricRun) -> None:
+        super().__init__(run.error)
+        self.run = run
+
+
+def list_runs(repo: Repo) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {}
+    for name in repo.raw.references:
+        if name.startswith(refs.RUNS_PREFIX):
+            parsed = refs.parse(name)
+            target = repo.ref_target(name)
+            if parsed.run and parsed.marker and target:
+                out.setdefault(parsed.run, {})[parsed.marker] = target
+    return out
+
+
+def config_at(repo: Repo, commit: str, overrides: dict[str, str]) -> Config:
+    data = trees.read_path(repo, repo.commit(commit).tree, config_mod.CONFIG_FILE)
+    if data is None:
+        raise GitImproveError(
+            f"{config_mod.CONFIG_FILE} is not committed at {commit[:10]}; a run reads its configuration from its base commit",
+            hint="commit .gitimprove.toml (git add .gitimprove.toml && git commit), then run again",
+        )
+    return config_mod.load_text(data.decode("utf-8"), overrides)
+
+
+def request_stop(repo: Repo, run: str | None = None) -> str:
+    runs = list_runs(repo)
+    if run is None:
+        active = [r for r, m in runs.items() if "stop" not in m]
+        if not active:
+            raise GitImproveError("no run is in progress", hint="see `git improve status`")
+        run = sorted(active)[-1]
+    if run not in runs:
+        raise GitImproveError(f"there is no run {run!r}", hint="see `git improve status`")
+    target = repo.ref_target(refs.run_branch(run)) or runs[run]["base"]
+    with contextlib.suppress(RefMoved):
+        update_refs(repo, [(refs.run_marker(run, "stop"), target, None)], f"gitimprove: stop {run}")
+    return run
+
+
+class Engine:
+    def __init__(self, repo: Repo, opts: RunOptions, emit: Emit) -> None:
+        if repo.work_tree is None:
+            raise GitImproveError("a run needs a repository with a work tree")
+        self.repo = repo
+        self.opts = opts
+        self.emit = emit
+        self.overrides = repo.config_items("improve.")
+        self.started = time.monotonic()
+        self.checkouts = contextlib.ExitStack()
+        self.inc_checkout: tuple[str, Path] | None = None
+
+    # --- setting up -------------------------------------------------------------------------
+
+    def _choose_run(self) -> tuple[str, str, bool]:
+        runs = list_runs(self.repo)
+        unfinished = sorted(r for r, m in runs.items() if "base" in m and "stop" not in m)
+        name = self.opts.run
+        if name is not None:
+            refs.check_run_name(name)
+            if name in runs:
+                if "stop" in runs[name]:
+                    if not self.opts.resume:
+                        raise GitImproveError(
+                            f"run {name!r} has finished",
+                            hint=f"continue it with `git improve run --resume --run {name}`, or choose a new --run name",
+                        )
+                    self.repo.raw.references.delete(refs.run_marker(name, "stop"))
+                return name, runs[name]["base"], True
+            return name, "", False
+        if self.opts.resume and not unfinished:
+            raise GitImproveError(
+                "there is no unfinished run to resume", hint="start one with `git improve run`"
+            )
+        if unfinished:
+            return unfinished[-1], runs[unfinished[-1]]["base"], True
+        return time.strftime("run-%Y%m%d-%H%M%S", time.gmtime()), "", False
+
+    def _start_run(self, name: str) -> str:
+        head = self.repo.head_commit()
+        if head is None:
+            raise GitImproveError("the repository has no commit yet", hint="commit your code first")
+        base = str(head.id)
+        try:
+            update_refs(
+                self.repo,
+                [(refs.run_marker(name, "base"), base, None), (refs.run_branch(name), base, None)],
+                f"gitimprove: start run {name}",
+            )
+        except RefMoved:
+            raise GitImproveError(
+                f"the branch improve/{name} already exists", hint="choose another --run name"
+            ) from None
+        return base
+
+    # --- history ------------------------------------------------------------------------------
+
+    def rows(self) -> list[dict[str, Any]]:
+        out = []
+        for exp in experiments.all_experiments(self.repo):
+            if exp.state.get("run") == self.name:
+                out.append({"commit": exp.commit, **exp.state})
+        out.sort(
+            key=lambda r: (
+                r.get("iteration") if isinstance(r.get("iteration"), int) else -1,
+                r.get("candidate") or 0,
+            )
+        )
+        return out
+
+    def _rebuild_rule(self, rows: list[dict[str, Any]]) -> None:
+        rule = self.rule
+        for row in rows:
+            metric = row.get("metric") or {}
+            samples = [
+                rule.tx(v)
+                for v in metric.get("samples") or []
+                if (isinstance(v, int | float) and v > 0) or not rule.relative
+            ]
+            if row.get("status") == "baseline":
+                for a, b in itertools.pairwise(samples):
+                    rule._note_pair(a, b)
+                rule.window = samples[-rule.W :] if rule.W else []
+                rule.last_base = samples[-1] if samples else None
+                continue
+            if "decision" not in row:
+                continue
+            for a, b in itertools.pairwise(samples):
+                rule._note_pair(a, b)
+            fresh = [rule.tx(v) for v in metric.get("incumbent_samples") or []]
+            for x in fresh:
+                if rule.last_base is not None:
+                    rule._note_pair(rule.last_base, x)
+                rule.last_base = x
+            rule.since_refresh = 0 if fresh else rule.since_refresh + 1
+            if row.get("status") in KEEPS:
+                rule.window, rule.last_base = [], None
+            else:
+                w = rule.window[: row["decision"].get("window_used", len(rule.window))] + fresh
+                rule.window = w[-rule.W :] if rule.W else []
+
+    # --- measuring ----------------------------------------------------------------------------
+
+    def _metric(self, path: Path) -> float:
+        got = run_metric(
+            self.cfg.metric_command,
+            path,
+            timeout=float(self.cfg.get("metric", "timeout")),
+            spec=str(self.cfg.get("metric", "extract")),
+            name=self.cfg.metric_name,
+        )
+        if got.status != "ok" or got.value is None:
+            raise _MetricFailed(got)
+        return got.value
+
+    def _incumbent_path(self, commit: str) -> Path:
+        if self.inc_checkout and self.inc_checkout[0] == commit:
+            return self.inc_checkout[1]
+        self.checkouts.close()
+        self.checkouts = contextlib.ExitStack()
+        path = self.checkouts.enter_context(checkout(self.repo, commit, f"{self.name}-incumbent"))
+        self.inc_checkout = (commit, path)
+        return path
+
+    def _guard(self, path: Path) -> dict[str, Any]:
+        if not self.cfg.guard_command.strip():
+            return {"status": "skipped"}
+        res = proc.run(
+            self.cfg.guard_command,
+            cwd=path,
+            shell=True,
+            timeout=float(self.cfg.get("guard", "timeout")),
+            env=proc.clean_env({"GITIMPROVE_CHILD": "1"}),
+        )
+        out: dict[str, Any] = {
+            "status": "pass" if res.ok else "fail",
+            "exit_code": None if res.timed_out else res.returncode,
+        }
+        if not res.ok:
+            out["tail"] = res.tail(1500)
+        return out
+
+    # --- the run ---------------------------------------------------------------------------
+
+    def run(self) -> RunSummary:
+        repo = self.repo
+        name, base, resuming = self._choose_run()
+        self.name = name
+        with repo.lock(f"run-{name}", timeout=1):
+            if not resuming:
+                base = self._start_run(name)
+            self.base = base
+            self.cfg = config_at(repo, base, self.overrides)
+            agent_name = self.opts.agent or str(self.cfg.get("agent", "name"))
+            self.agent = agents.make(
+                agent_name,
+                self.opts.agent_command
+                if self.opts.agent_command is not None
+                else str(self.cfg.get("agent", "command")),
+            )
+            self.agent.check()
+            confidence = 0.90 if self.opts.explore else float(self.cfg.get("metric", "confidence"))
+            self.confidence = confidence
+            self.rule = AdaptiveRule(
+                direction=self.cfg.direction,
+                min_delta=self.cfg.get("metric", "min_delta"),
+                max_runs=int(self.cfg.get("metric", "max_runs")),
+                confidence=confidence,
+                window=0 if self.opts.strict_ab else 12,
+            )
+            for stale in sorted(work_root(repo).glob(f"{name}-*")):
+                if stale.is_dir():
+                    remove_workspace(stale)
+            self.base_tree = trees.tree_of(repo, base)
+            self.sealed = list(self.cfg.get("scope", "sealed"))
+            self.mutable = list(self.cfg.get("scope", "mutable"))
+            self.sealed_tree = trees.subset_tree(
+                repo, self.base_tree, lambda p: bool(scope.sealed_paths([p], self.sealed))
+            )
+            self.iterations = self.opts.iterations or int(self.cfg.get("loop", "iterations"))
+            rows = self.rows()
+            self.emit(
+                {
+                    "event": "start",
+                    "run": name,
+                    "base": base,
+                    "resumed": resuming,
+                    "agent": agent_name,
+                    "iterations": self.iterations,
+                }
+            )
+            try:
+                if not any(r.get("status") == "baseline" for r in rows):
+                    self._calibrate()
+                    rows = self.rows()
+                else:
+                    self._rebuild_rule(rows)
+                reason = self._loop(rows)
+            finally:
+                self.checkouts.close()
+            with contextlib.suppress(RefMoved):
+                tip = repo.ref_target(refs.run_branch(name)) or base
+                update_refs(
+                    repo,
+                    [(refs.run_marker(name, "stop"), tip, None)],
+                    f"gitimprove: run {name} stopped: {reason}",
+                )
+            rows = self.rows()
+            summary = self._summary(rows, reason)
+            self.emit(
+                {
+                    "event": "stop",
+                    "run": name,
+                    "reason": reason,
+                    "best": summary.best,
+                    "baseline": summary.baseline,
+                    "attempts": summary.attempts,
+                    "keeps": summary.keeps,
+                }
+            )
+            return summary
+
+    def _calibrate(self) -> None:
+        path = self._incumbent_path(self.base)
+        started = utc_now()
+        try:
+            raw = self.rule.calibrate(lambda: self._metric(path))
+        except _MetricFailed as exc:
+            raise GitImproveError(
+                f"the metric fails on the run's base {self.base[:10]}: {exc.run.error}\n{exc.run.tail}",
+                hint="fix [metric] command so it prints a number on the unchanged code",
+            ) from None
+        pct = self.rule.noise_pct()
+        sigma, _ = self.rule.sigma()
+        if sigma == 0:
+            floor = (
+                "noise: none (the metric repeated exactly); each candidate is decided after one run"
+            )
+        elif pct is not None:
+            floor = f"noise ≈ {pct:.2g}% per run; improvements of about {1.1 * pct:.2g}% and larger can be confirmed"
+        else:
+            floor = f"noise ≈ {sigma:.3g} per run (metric units)"
+        value = statistics.median(raw)
+        fields = {
+            "run": self.name,
+            "iteration": 0,
+            "candidate": 0,
+            "status": "baseline",
+            "description": "baseline",
+            "reason": f"baseline: median of {len(raw)} runs; {floor}",
+            "metric": metric_block(self.cfg, raw),
+            "tree": self.base_tree,
+            "harness": {**harness(self.cfg), "sealed_tree": self.sealed_tree},
+            "started": started,
+            "finished": utc_now(),
+        }
+        op = "update" if experiments.get(self.repo, self.base) else "create"
+        experiments.record(self.repo, self.base, fields, op=op)
+        self.emit(
+            {
+                "event": "noise",
+                "run": self.name,
+                "baseline": value,
+                "samples": raw,
+                "message": floor,
+            }
+        )
+
+    def _stop_reason(self, rows: list[dict[str, Any]], iteration: int) -> str | None:
+        stop_ref = self.repo.ref_target(refs.run_marker(self.name, "stop"))
+        if stop_ref:
+            return "stop requested (git improve stop)"
+        if iteration > self.iterations:
+            return f"iterations reached ({self.iterations})"
+        attempts = [r for r in rows if r.get("status") != "baseline"]
+        best = self._best(rows)
+        target = (
+            self.opts.target if self.opts.target is not None else self.cfg.get("loop", "target")
+        )
+        if (
+            target is not None
+            and best is not None
+            and (best <= target if self.cfg.direction == "lower" else best >= target)
+        ):
+            return f"target reached ({best:.6g})"
+        since_keep = 0
+        for r in reversed(attempts):
+            if r.get("status") in KEEPS:
+                break
+            since_keep += 1
+        if since_keep >= int(self.cfg.get("loop", "plateau_patience")):
+            return f"plateau: no keep in {since_keep} rounds"
+        crashes = 0
+        for r in reversed(attempts):
+            if r.get("status") not in CRASHES:
+                break
+            crashes += 1
+        if crashes >= int(self.cfg.get("loop", "circuit_breaker")):
+            return f"circuit breaker: {crashes} rounds in a row crashed"
+        spent = sum(float((r.get("agent") or {}).get("cost_usd") or 0.0) for r in rows)
+        cap = (
+            self.opts.max_cost
+            if self.opts.max_cost is not None
+            else self.cfg.get("loop", "max_cost_usd")
+        )
+        if cap is not None and spent >= cap:
+            return f"cost cap reached (${spent:.2f} of ${cap:.2f})"
+        max_time = (
+            self.opts.max_time
+            if self.opts.max_time is not None
+            else float(self.cfg.get("loop", "max_time"))
+        )
+        if time.monotonic() - self.started >= max_time:
+            return f"time cap reached ({max_time:.0f}s)"
+        return None
+
+    def _best(self, rows: list[dict[str, Any]]) -> float | None:
+        vals = [
+            r["metric"]["value"]
+            for r in rows
+            if r.get("status") in (*KEEPS, "baseline")
+            and isinstance((r.get("metric") or {}).get("value"), int | float)
+        ]
+        if not vals:
+            return None
+        return float(min(vals) if self.cfg.direction == "lower" else max(vals))
+
+    def escalation(self, rows: list[dict[str, Any]]) -> int:
+        n = 0
+        for r in reversed(rows):
+            if r.get("status") in (*KEEPS, "baseline"):
+                break
+            n += 1
+        return min(5, n // int(self.cfg.get("loop", "stuck_after")))
+
+    def _loop(self, rows: list[dict[str, Any]]) -> str:
+        while True:
+            done: list[int] = [
+                int(r["iteration"]) for r in rows if isinstance(r.get("iteration"), int)
+            ]
+            iteration = max(done, default=0) + 1
+            reason = self._stop_reason(rows, iteration)
+            if reason:
+                return reason
+            level = self.escalation(rows)
+            if level >= 5:
+                self._diagnose(rows)
+                return "stuck: escalation level 5 reached; a diagnosis was written to the memory branch"
+            incumbent = self.repo.ref_target(refs.run_branch(self.name))
+            assert incumbent is not None
+            event = self._attempt(iteration, 0, incumbent, rows, level)
+            rows = self.rows()
+            self.emit(event)
+            if iteration % 10 == 0:
+                self.emit(self._summary_event(rows))
+
+    def _summary_event(self, rows: list[dict[str, Any]]) -> Event:
+        s = self._summary(rows, "")
+        return {
+            "event": "summary",
+            "run": self.name,
+            "attempts": s.attempts,
+            "keeps": s.keeps,
+            "baseline": s.baseline,
+            "best": s.best,
+        }
+
+    def _summary(self, rows: list[dict[str, Any]], reason: str) -> RunSummary:
+        base_rows = [r for r in rows if r.get("status") == "baseline"]
+        baseline = base_rows[0]["metric"]["value"] if base_rows else None
+        best = self._best(rows)
+        best_commit = next(
+            (
+                r["commit"]
+                for r in rows
+                if r.get("status") in (*KEEPS, "baseline")
+                and (r.get("metric") or {}).get("value") == best
+            ),
+            None,
+        )
+        attempts = [r for r in rows if r.get("status") != "baseline"]
+        return RunSummary(
+            self.name,
+            self.base,
+            reason,
+            baseline,
+            best,
+            best_commit,
+            len(attempts),
+            sum(1 for r in attempts if r.get("status") in KEEPS),
+            rows,
+        )
+
+    def _diagnose(self, rows: list[dict[str, Any]]) -> None:
+        recent = rows[-25:]
+        counts: dict[str, int] = {}
+        for r in recent:
+            counts[str(r.get("status"))] = counts.get(str(r.get("status")), 0) + 1
+        body = "\n".join(
+            [
+                "+++",
+                'kind = "proposal"',
+                f'source = "run {self.name}"',
+                f'created = "{utc_now()}"',
+                "+++",
+                f"# Run {self.name} is stuck",
+                "",
+                f"{len(recent)} attempts without a keep. Outcomes: "
+                + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+                + ".",
+                "",
+                "Approaches tried: "
+                + ", ".join(sorted({str(r.get("approach") or "other") for r in recent}))
+                + ".",
+                "",
+                "Consider: a less noisy metric (more iterations inside the benchmark), a wider scope, or a new goal.",
+                "",
+            ]
+        )
+        memory.add_entries(
+            self.repo,
+            {memory.entry_name("proposals", "md"): body},
+            message=f"gitimprove: diagnosis of stuck run {self.name}",
+        )
+
+    # --- one attempt --------------------------------------------------------------------------
+
+    def _program(
+        self, rows: list[dict[str, Any]], level: int, family: str | None, rework_tail: str | None
+    ) -> str:
+        learnings = [
+            data.decode("utf-8", errors="replace").strip().splitlines()[-1]
+            for _, data in memory.iter_entries(self.repo, "learnings/")
+            if data.strip()
+        ]
+        ideas = []
+        for _, data in memory.iter_entries(self.repo, "ideas/"):
+            with contextlib.suppress(ValueError):
+                idea = json.loads(data)
+                if isinstance(idea, dict) and idea.get("text"):
+                    ideas.append(str(idea["text"]))
+        return program.build(
+            goal=self.opts.goal,
+            metric_name=self.cfg.metric_name,
+            direction=self.cfg.direction,
+            metric_command=self.cfg.metric_command,
+            mutable=self.mutable,
+            sealed=self.sealed,
+            rows=rows,
+            learnings=learnings[-10:],
+            ideas=ideas[-10:],
+            escalation=level,
+            family=family,
+            rework_tail=rework_tail,
+        )
+
+    def _attempt(
+        self, iteration: int, candidate: int, incumbent: str, rows: list[dict[str, Any]], level: int
+    ) -> Event:
+        repo = self.repo
+        ws_name = f"{self.name}-{iteration}-{candidate}"
+        prompt = work_root(repo) / f"{ws_name}.prompt.md"
+        inc_tree = trees.tree_of(repo, incumbent)
+        measured_trees = {r.get("tree") for r in rows if r.get("tree")}
+        started = utc_now()
+        agent_timeout = float(self.cfg.get("agent", "timeout"))
+        fields: dict[str, Any] = {
+            "run": self.name,
+            "iteration": iteration,
+            "candidate": candidate,
+            "parent": incumbent,
+            "escalation": level,
+            "started": started,
+            "harness": {**harness(self.cfg), "sealed_tree": self.sealed_tree},
+        }
+        guard_history: list[dict[str, Any]] = []
+        rework = 0
+        rework_tail: str | None = None
+        total_cost = 0.0
+        try:
+            with agent_workspace(repo, incumbent, ws_name) as ws, _removing(prompt):
+                while True:
+                    prompt.write_text(
+                        self._program(rows, level, None, rework_tail), encoding="utf-8"
+                    )
+                    task = agents.AgentTask(
+                        prompt,
+                        self.name,
+                        iteration,
+                        candidate,
+                        seed=self.opts.seed,
+                        rework_tail=rework_tail,
+                        sealed=tuple(self.sealed),
+                        mutable=tuple(self.mutable),
+                    )
+                    result = self.agent.run(task, ws, agent_timeout)
+                    total_cost += result.cost_usd or 0.0
+                    agent_rec = result.record(self.agent.name, rework)
+                    if total_cost:
+                        agent_rec["cost_usd"] = round(total_cost, 6)
+                    fields["agent"] = agent_rec
+                    for key in ("description", "hypothesis", "approach"):
+                        value = getattr(result, key)
+                        if value:
+                            fields[key] = value
+                    tree = hash_workspace(repo, ws)
+                    fields["tree"] = tree
+                    status, reason = self._precheck(result, tree, inc_tree, measured_trees)
+                    commit = self._commit(tree, incumbent, fields)
+                    if status is not None:
+                        fields.update(status=status, reason=reason)
+                        if result.tail and status in CRASHES:
+                            fields["agent_tail"] = result.tail[-1500:]
+                        return self._log(commit, fields, keep=False)
+                    with checkout(repo, commit, f"{ws_name}-measure") as mpath:
+                        try:
+                            first = self._metric(mpath)
+                        except _MetricFailed as exc:
+                            status = exc.run.status if exc.run.status != "ok" else "metric-error"
+                            fields.update(
+                                status=status,
+                                reason=f"{status}: the metric {exc.run.error}",
+                                metric_tail=exc.run.tail[-1500:],
+                            )
+                            return self._log(commit, fields, keep=False)
+                        guard = self._guard(mpath)
+                        guard_history.append({k: v for k, v in guard.items() if k != "tail"})
+                        if guard["status"] == "fail":
+                            if rework < int(self.cfg.get("guard", "rework")):
+                                rework += 1
+                                rework_tail = str(guard.get("tail", ""))
+                                archive.append(
+                                    repo,
+                                    [commit],
+                                    f"gitimprove: {self.name} iteration {iteration} guard failed; reworking",
+                                )
+                                continue
+                            fields.update(
+                                status="guard-fail",
+                                guard={**guard, "history": guard_history},
+                                reason=f"guard failed (exit {guard.get('exit_code')}) after {rework} rework(s)",
+                            )
+                            return self._log(commit, fields, keep=False)
+                        fields["guard"] = {**guard, "history": guard_history} if rework else guard
+                        return self._decide(commit, mpath, incumbent, first, fields, rework)
+        except _MetricFailed as exc:  # the incumbent stopped measuring
+            prompt.unlink(missing_ok=True)
+            raise GitImproveError(
+                f"the incumbent {incumbent[:10]} no longer measures: {exc.run.error}",
+                hint="check the machine, then `git improve run --resume`",
+            ) from None
+
+    def _precheck(
+        self, result: agents.AgentResult, tree: str, inc_tree: str, measured: set[Any]
+    ) -> tuple[str | None, str]:
+        if result.timed_out:
+            return (
+                "timeout",
+                f"timeout: the agent ran past {float(self.cfg.get('agent', 'timeout')):.0f}s and was stopped",
+            )
+        if result.exit_code not in (0, None):
+            return "crash", f"crash: the agent exited with {result.exit_code}"
+        if tree == inc_tree:
+            return "no-op", "no-op: the agent changed nothing"
+        sealed = scope.sealed_paths(
+            trees.changed_paths(self.repo, self.base_tree, tree), self.sealed
+        )
+        if sealed:
+            return "sealed", "sealed: the attempt changed sealed files: " + ", ".join(sealed[:5])
+        outside = scope.outside(trees.changed_paths(self.repo, inc_tree, tree), self.mutable)
+        if outside:
+            return (
+                "out-of-scope",
+                "out-of-scope: changed files outside scope.mutable: " + ", ".join(outside[:5]),
+            )
+        if tree in measured:
+            return "duplicate", "duplicate: this exact tree was already measured in this run"
+        return None, ""
+
+    def _commit(self, tree: str, parent: str, fields: dict[str, Any]) -> str:
+        description = " ".join(str(fields.get("description") or "attempt").split())[:120]
+        changed = trees.changed_paths(self.repo, trees.tree_of(self.repo, parent), tree)
+        tops = sorted({p.split("/")[0] if "/" in p else Path(p).stem for p in changed})
+        scope_name = tops[0] if len(tops) == 1 else ("multi" if tops else "none")
+        fields["scope"] = scope_name
+        message = f"experiment({scope_name}): {description}\n\nRun: {self.name}\nIteration: {fields['iteration']}\n"
+        return self.repo.create_commit(self.repo.raw[tree].id, message, [parent])
+
+    def _decide(
+        self,
+        commit: str,
+        mpath: Path,
+        incumbent: str,
+        first: float,
+        fields: dict[str, Any],
+        rework: int,
+    ) -> Event:
+        inc_path = self._incumbent_path(incumbent)
+        pending = [first]
+
+        def run_candidate() -> float:
+            return pending.pop() if pending else self._metric(mpath)
+
+        try:
+            out = self.rule.decide(lambda: self._metric(inc_path), run_candidate)
+        except _MetricFailed as exc:
+            if exc.run is not None and pending == []:
+                fields.update(
+                    status=exc.run.status if exc.run.status != "ok" else "metric-error",
+                    reason=f"the metric {exc.run.error} on a repeat run",
+                )
+                return self._log(commit, fields, keep=False)
+            raise
+        keep = out.keep
+        status = ("keep-reworked" if rework else "keep") if keep else "discard"
+        values = out.candidate
+        fields.update(
+            status=status,
+            reason=self.rule.sentence(out, self.confidence),
+            metric=metric_block(
+                self.cfg,
+                values,
+                incumbent_samples=out.incumbent,
+                delta=(statistics.median(values) - statistics.median(out.incumbent))
+                if out.incumbent
+                else None,
+                gain=out.delta,
+                se=out.se,
+                confidence=self.confidence,
+            ),
+            decision={"runs": out.runs, "rule": out.reason, "window_used": out.window_used},
+        )
+        return self._log(commit, fields, keep=keep)
+
+    def _log(self, commit: str, fields: dict[str, Any], *, keep: bool) -> Event:
+        """Note, archive link and (for a keep) the branch move: one transaction, all or nothing."""
+        repo = self.repo
+        fields["finished"] = utc_now()
+        line = make_line("create", fields)
+        branch = refs.run_branch(self.name)
+        iteration = fields["iteration"]
+
+        def attempt() -> None:
+            notes_tip = repo.ref_target(refs.NOTES)
+            arch_tip = repo.ref_target(refs.ARCHIVE)
+            new_notes, _ = notes.build_commit(
+                repo, notes_tip, {commit: [line]}, f"gitimprove: {self.name} iteration {iteration}"
+            )
+            assert new_notes is not None
+            new_arch = archive.archive_commit(
+                repo,
+                arch_tip,
+                [commit],
+                f"gitimprove: {self.name} iteration {iteration}: {fields.get('status')}",
+            )
+            updates = [(refs.NOTES, new_notes, notes_tip), (refs.ARCHIVE, new_arch, arch_tip)]
+            if keep:
+                updates.append((branch, commit, fields["parent"]))
+            update_refs(repo, updates, f"gitimprove: {self.name} iteration {iteration}")
+
+        cas_loop(repo, attempt, what="the run's records", lock="notes")
+        if os.environ.get("GITIMPROVE_FAILPOINT") == f"after-log:{iteration}":
+            os._exit(137)  # tests: die right after the records landed
+        metric = fields.get("metric") or {}
+        return {
+            "event": "attempt",
+            "run": self.name,
+            "iteration": iteration,
+            "candidate": fields.get("candidate", 0),
+            "commit": commit,
+            "status": fields.get("status"),
+            "reason": fields.get("reason"),
+            "value": metric.get("value") if isinstance(metric, dict) else None,
+            "description": fields.get("description"),
+            "escalation": fields.get("escalation", 0),
+        }
+
+
+@contextlib.contextmanager
+def _removing(path: Path) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        path.unlink(missing_ok=True)
