@@ -32,6 +32,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "run": ("gitimprove.commands.run", "Run the improvement loop with a coding agent."),
     "stop": ("gitimprove.commands.stop", "Ask a running loop to stop after this round."),
+    "status": (
+        "gitimprove.commands.status",
+        "Show the current run: best, last rows, escalation, cost.",
+    ),
+    "plot": ("gitimprove.commands.plot", "Plot a run's attempts and best-so-far line to a PNG."),
+    "idea": ("gitimprove.commands.idea", "Add ideas for the loop's agent."),
+    "demo": ("gitimprove.commands.demo", "Run the loop end to end on a built-in example, offline."),
     "hook": ("gitimprove.commands.hook", "Entry point for git and Claude Code hooks."),
 }
 HIDDEN = frozenset({"hook"})

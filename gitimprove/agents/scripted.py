@@ -73,10 +73,16 @@ class ScriptedAgent:
         rng = random.Random(
             f"{task.seed}-{task.iteration}-{task.candidate}-{task.rework_tail is not None}-{digest.hexdigest()}"
         )
-        pool = [t for t in tunables if task.family and t.family == task.family] or tunables
-        pick = rng.choice(pool)
-        others = [c for c in pick.choices if c != pick.value]
-        new = rng.choice(others)
+        try:
+            program = task.prompt_file.read_text(encoding="utf-8")
+        except OSError:
+            program = ""
+        moves = [(t, c) for t in tunables for c in t.choices if c != t.value]
+        # like a real agent, do not repeat a move the program shows was already tried
+        fresh = [(t, c) for t, c in moves if f"set {t.name} = {c} (was {t.value})" not in program]
+        moves = fresh or moves
+        preferred = [(t, c) for t, c in moves if task.family and t.family == task.family]
+        pick, new = rng.choice(preferred or moves)
         lines = pick.path.read_text(encoding="utf-8").splitlines(keepends=True)
         old_line = lines[pick.line]
         lines[pick.line] = old_line.replace(

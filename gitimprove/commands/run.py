@@ -13,40 +13,69 @@ def render(event: Event) -> None:
     kind = event.get("event")
     if kind == "start":
         verb = "resuming" if event["resumed"] else "starting"
-        output.echo(f"{verb} run {event['run']} from {event['base'][:10]} with agent {event['agent']} ({event['iterations']} iterations)")
+        output.echo(
+            f"{verb} run {event['run']} from {event['base'][:10]} with agent {event['agent']} ({event['iterations']} iterations)"
+        )
     elif kind == "noise":
         output.echo(f"baseline {event['baseline']:.6g}; {event['message']}")
     elif kind == "attempt":
         value = event.get("value")
         shown = f"{value:.6g}" if isinstance(value, int | float) else "-"
         level = f" [escalation {event['escalation']}]" if event.get("escalation") else ""
-        output.echo(f"#{event['iteration']:<3} {event['commit'][:10]} {event['status']:<13} {shown:>10}  {event.get('reason') or ''}{level}")
+        output.echo(
+            f"#{event['iteration']:<3} {event['commit'][:10]} {event['status']:<13} {shown:>10}  {event.get('reason') or ''}{level}"
+        )
     elif kind == "summary":
         best = event.get("best")
-        output.echo(f"-- {event['attempts']} attempts, {event['keeps']} kept; best {best:.6g} (baseline {event['baseline']:.6g})" if isinstance(best, int | float) else f"-- {event['attempts']} attempts")
+        output.echo(
+            f"-- {event['attempts']} attempts, {event['keeps']} kept; best {best:.6g} (baseline {event['baseline']:.6g})"
+            if isinstance(best, int | float)
+            else f"-- {event['attempts']} attempts"
+        )
     elif kind == "stop":
         output.echo(f"stopped: {event['reason']}")
         best, base = event.get("best"), event.get("baseline")
         if isinstance(best, int | float) and isinstance(base, int | float):
             change = f" ({(best - base) / abs(base) * 100:+.1f}%)" if base else ""
-            output.echo(f"best {best:.6g}, baseline {base:.6g}{change}; {event['keeps']} of {event['attempts']} attempts kept")
-        output.echo(f"kept experiments: branch improve/{event['run']}; every attempt: refs/improve/archive; records: refs/notes/improve")
+            output.echo(
+                f"best {best:.6g}, baseline {base:.6g}{change}; {event['keeps']} of {event['attempts']} attempts kept"
+            )
+        output.echo(
+            f"kept experiments: branch improve/{event['run']}; every attempt: refs/improve/archive; records: refs/notes/improve"
+        )
 
 
 @click.command("run")
-@click.option("--iterations", "-n", type=click.IntRange(1), help="Rounds in this run (default: loop.iterations).")
+@click.option(
+    "--iterations",
+    "-n",
+    type=click.IntRange(1),
+    help="Rounds in this run (default: loop.iterations).",
+)
 @click.option("--goal", default="", help="What to achieve, in words, for the agent's program.")
-@click.option("--agent", type=click.Choice(["claude", "codex", "aider", "command", "scripted"]), help="Override agent.name.")
+@click.option(
+    "--agent",
+    type=click.Choice(["claude", "codex", "aider", "command", "scripted"]),
+    help="Override agent.name.",
+)
 @click.option("--agent-command", help="Override agent.command (for --agent command).")
 @click.option("--target", type=float, help="Stop when the best value reaches this.")
 @click.option("--max-cost", type=float, help="Stop when the agents have cost this many USD.")
 @click.option("--max-time", help="Stop after this long, e.g. 30m or 8h.")
 @click.option("--run", "run_name", help="Run name (branch improve/<name>); default: a time stamp.")
 @click.option("--resume", is_flag=True, help="Continue the latest unfinished run (or --run NAME).")
-@click.option("--explore", is_flag=True, help="Confidence 0.90: more gain, about twice the false keeps.")
-@click.option("--strict-ab", is_flag=True, help="Re-measure the incumbent inside every decision (drifting machines).")
+@click.option(
+    "--explore", is_flag=True, help="Confidence 0.90: more gain, about twice the false keeps."
+)
+@click.option(
+    "--strict-ab",
+    is_flag=True,
+    help="Re-measure the incumbent inside every decision (drifting machines).",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for the scripted agent.")
-@click.option("--json", "as_json", is_flag=True, help="One JSON event per line on stdout, nothing else.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="One JSON event per line on stdout, nothing else."
+)
 def command(
     iterations: int | None,
     goal: str,

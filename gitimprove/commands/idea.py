@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+import json
+import secrets
+
+import click
+
+from gitimprove import output
+from gitimprove.git import memory
+from gitimprove.git.repo import open_repo
+from gitimprove.util.clock import utc_now
+
+
+@click.group("idea")
+def command() -> None:
+    """Ideas for the loop: each one is shown to the agent in later rounds."""
+
+
+@command.command("add")
+@click.argument("text", nargs=-1, required=True)
+def add(text: tuple[str, ...]) -> None:
+    """Add an idea (stored on the memory branch under ideas/)."""
+    body = " ".join(text).strip()
+    if not body:
+        raise click.BadParameter("the idea is empty")
+    entry = {"v": 1, "id": secrets.token_hex(6), "ts": utc_now(), "text": body, "status": "pending"}
+    path = memory.entry_name("ideas", "json")
+    memory.add_entries(
+        open_repo(need_work_tree=False),
+        {path: json.dumps(entry, sort_keys=True) + "\n"},
+        message="gitimprove: add idea",
+    )
+    output.echo(f"idea {entry['id']} added; the agent sees it from the next round")
+
+
+@command.command("list")
+def list_() -> None:
+    """List the ideas."""
+    for _, data in memory.iter_entries(open_repo(need_work_tree=False), "ideas/"):
+        try:
+            idea = json.loads(data)
+        except ValueError:
+            continue
+        output.echo(f"{idea.get('id')}  {idea.get('status', 'pending'):<9} {idea.get('text')}")

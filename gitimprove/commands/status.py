@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+import click
+
+from gitimprove import output
+from gitimprove.git.repo import open_repo
+from gitimprove.loop.report import run_report, sparkline
+from gitimprove.state import views
+
+
+@click.command("status")
+@click.option("--run", "run_name", help="Which run (default: the most recent).")
+@click.option("--json", "as_json", is_flag=True, help="The report as one JSON object.")
+def command(run_name: str | None, as_json: bool) -> None:
+    """Show the current run: best vs baseline, last rows, escalation level, cost, and a
+    sparkline of the kept metric."""
+    rep = run_report(open_repo(need_work_tree=False), run_name)
+    if as_json:
+        output.emit_json(
+            {
+                "run": rep.run,
+                "finished": rep.finished,
+                "baseline": rep.baseline,
+                "best": rep.best,
+                "best_commit": rep.best_commit,
+                "attempts": len(rep.attempts),
+                "kept": sum(
+                    1 for r in rep.attempts if r.get("status") in ("keep", "keep-reworked")
+                ),
+                "escalation": rep.escalation,
+                "cost_usd": rep.cost_usd,
+            }
+        )
+        return
+    state = (
+        "finished" if rep.finished else "in progress (or interrupted: `git improve run --resume`)"
+    )
+    output.echo(f"run {rep.run}: {state}")
+    if rep.baseline is not None and rep.best is not None:
+        change = (
+            f" ({(rep.best - rep.baseline) / abs(rep.baseline) * 100:+.2f}%)"
+            if rep.baseline
+            else ""
+        )
+        output.echo(
+            f"best {rep.best:.6g} at {str(rep.best_commit)[:10]}, baseline {rep.baseline:.6g}{change}, {rep.direction} is better"
+        )
+    kept = sum(1 for r in rep.attempts if r.get("status") in ("keep", "keep-reworked"))
+    output.echo(
+        f"{len(rep.attempts)} attempts, {kept} kept; escalation level {rep.escalation}; agent cost ${rep.cost_usd:.2f}"
+    )
+    output.echo(f"kept: {sparkline(rep.kept_line)}")
+    headers, cells = views.table_cells(rep.rows[-10:], rep.direction)
+    output.write(output.table(headers, cells))
