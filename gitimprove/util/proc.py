@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -60,34 +61,47 @@ def run(
     input: str | None = None,
     shell: bool = False,
 ) -> Result:
-    """Run a command in its own process group; on timeout kill the whole group."""
+    """Run a command in its own process group; on timeout kill the whole group.
+
+    Output goes to temporary files rather than pipes, so a detached grandchild that keeps
+    the descriptors open cannot make us wait for it."""
     start = time.monotonic()
-    proc = subprocess.Popen(
-        argv,
-        cwd=cwd,
-        env=dict(env) if env is not None else clean_env(),
-        stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        errors="replace",
-        shell=shell,
-        start_new_session=True,
-    )
-    timed_out = False
-    try:
-        out, err = proc.communicate(input=input, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
+    with tempfile.TemporaryFile() as out_f, tempfile.TemporaryFile() as err_f:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=dict(env) if env is not None else clean_env(),
+            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+            stdout=out_f,
+            stderr=err_f,
+            shell=shell,
+            start_new_session=True,
+        )
+        timed_out = False
+        try:
+            if input is not None:
+                assert proc.stdin is not None
+                try:
+                    proc.stdin.write(input.encode("utf-8"))
+                    proc.stdin.close()
+                except BrokenPipeError:
+                    pass
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            kill_group(proc.pid)
+            proc.wait()
+        except BaseException:
+            kill_group(proc.pid)
+            proc.wait()
+            raise
+        # Children that outlived the leader in its group die with it.
         kill_group(proc.pid)
-        out, err = proc.communicate()
-    except BaseException:
-        kill_group(proc.pid)
-        proc.wait()
-        raise
-    # Children that outlived the leader (forked, detached from the pipes) die with the group.
-    kill_group(proc.pid)
-    return Result(argv, proc.returncode, out or "", err or "", time.monotonic() - start, timed_out)
+        out_f.seek(0)
+        err_f.seek(0)
+        out = out_f.read().decode("utf-8", errors="replace")
+        err = err_f.read().decode("utf-8", errors="replace")
+    return Result(argv, proc.returncode, out, err, time.monotonic() - start, timed_out)
 
 
 def kill_group(pgid: int) -> None:

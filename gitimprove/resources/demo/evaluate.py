@@ -39,7 +39,7 @@ def score():
             calls = [0]
             best = [math.inf]
 
-            def counted(x, f=f, calls=calls, best=best):
+            def counted(x, f=f, lo=lo, hi=hi, calls=calls, best=best):
                 if calls[0] >= BUDGET:
                     raise Budget
                 calls[0] += 1

@@ -1,0 +1,78 @@
+"""A small project for loop tests: src/value.txt is the metric, bench.py is sealed."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from gitimprove.state import experiments
+from tests.conftest import TmpRepo
+
+AGENT = Path(__file__).parent / "agents" / "fake_agent.py"
+BENCH = """import os, pathlib, sys, time
+flag = os.environ.get("SLOW_METRIC_FLAG")
+if flag and pathlib.Path(flag).exists():
+    pathlib.Path(flag + ".running").write_text(str(os.getpid()))
+    time.sleep(30)
+text = pathlib.Path("src/value.txt").read_text().strip()
+try:
+    v = float(text)
+except ValueError:
+    print("value.txt holds no number")
+    sys.exit(0)
+print(f"METRIC score={v:g}")
+"""
+GUARD = "import pathlib, sys\nsys.exit(1 if pathlib.Path('src/broken').exists() else 0)\n"
+
+
+def make_project(
+    repo: TmpRepo, plan: dict[str, Any], *, guard: bool = True, extra: str = ""
+) -> Path:
+    plan_file = repo.path.parent / "plan.json"
+    plan_file.write_text(json.dumps(plan))
+    config = f"""[metric]
+command = "{sys.executable} bench.py"
+timeout = "20s"
+
+[guard]
+command = "{sys.executable} guard.py" 
+rework = 1
+
+[scope]
+mutable = ["src/**"]
+sealed = ["bench.py", "guard.py", "tests/**"]
+
+[loop]
+iterations = 20
+plateau_patience = 50
+stuck_after = 20
+
+[agent]
+name = "command"
+command = "{sys.executable} {AGENT} {plan_file}"
+timeout = "3s"
+{extra}"""
+    if not guard:
+        config = config.replace(f'command = "{sys.executable} guard.py" ', 'command = ""')
+    repo.commit(
+        "project",
+        {
+            "bench.py": BENCH,
+            "guard.py": GUARD,
+            "src/value.txt": "100\n",
+            "README.txt": "readme\n",
+            ".gitimprove.toml": config,
+        },
+    )
+    return plan_file
+
+
+def run_rows(repo: TmpRepo, run: str) -> list[dict[str, Any]]:
+    rows = [
+        {"commit": e.commit, **e.state}
+        for e in experiments.all_experiments(repo.open())
+        if e.state.get("run") == run
+    ]
+    return sorted(rows, key=lambda r: (r.get("iteration", -1), r.get("candidate") or 0))
