@@ -37,7 +37,7 @@ command = "{sys.executable} bench.py"
 timeout = "20s"
 
 [guard]
-command = "{sys.executable} guard.py" 
+command = "{sys.executable} guard.py"
 rework = 1
 
 [scope]
@@ -55,7 +55,7 @@ command = "{sys.executable} {AGENT} {plan_file}"
 timeout = "3s"
 {extra}"""
     if not guard:
-        config = config.replace(f'command = "{sys.executable} guard.py" ', 'command = ""')
+        config = config.replace(f'command = "{sys.executable} guard.py"', 'command = ""')
     repo.commit(
         "project",
         {

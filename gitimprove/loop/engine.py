@@ -270,6 +270,8 @@ class Engine:
                 base = self._start_run(name)
             self.base = base
             self.cfg = config_at(repo, base, self.overrides)
+            rows = self.rows()
+            self._restore_options(rows)
             agent_name = self.opts.agent or str(self.cfg.get("agent", "name"))
             self.agent = agents.make(
                 agent_name,
@@ -290,6 +292,8 @@ class Engine:
             for stale in sorted(work_root(repo).glob(f"{name}-*")):
                 if stale.is_dir():
                     remove_workspace(stale)
+                elif stale.name.endswith(".prompt.md"):
+                    stale.unlink(missing_ok=True)
             self.base_tree = trees.tree_of(repo, base)
             self.sealed = list(self.cfg.get("scope", "sealed"))
             self.mutable = list(self.cfg.get("scope", "mutable"))
@@ -370,6 +374,7 @@ class Engine:
             "metric": metric_block(self.cfg, raw),
             "tree": self.base_tree,
             "harness": {**harness(self.cfg), "sealed_tree": self.sealed_tree},
+            "options": self._options_record(),
             "started": started,
             "finished": utc_now(),
         }
@@ -384,6 +389,40 @@ class Engine:
                 "message": floor,
             }
         )
+
+    _PERSISTED = (
+        "iterations",
+        "goal",
+        "seed",
+        "target",
+        "max_cost",
+        "explore",
+        "strict_ab",
+        "agent",
+        "agent_command",
+    )
+
+    def _options_record(self) -> dict[str, Any]:
+        rec = {k: getattr(self.opts, k) for k in self._PERSISTED}
+        rec["iterations"] = self.iterations
+        return {k: v for k, v in rec.items() if v not in (None, "", False)}
+
+    def _restore_options(self, rows: list[dict[str, Any]]) -> None:
+        """A resumed run keeps the options it was started with, unless given again."""
+        saved = next(
+            (
+                r.get("options")
+                for r in rows
+                if r.get("status") == "baseline" and isinstance(r.get("options"), dict)
+            ),
+            None,
+        )
+        if not saved:
+            return
+        defaults = RunOptions()
+        for key in self._PERSISTED:
+            if key in saved and getattr(self.opts, key) == getattr(defaults, key):
+                setattr(self.opts, key, saved[key])
 
     def _stop_reason(self, rows: list[dict[str, Any]], iteration: int) -> str | None:
         stop_ref = self.repo.ref_target(refs.run_marker(self.name, "stop"))
