@@ -1,0 +1,140 @@
+"""Adapters against real-shaped output of the agent CLIs, through fake executables on PATH."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from gitimprove.agents import aider, claude, codex
+from gitimprove.agents.base import AgentResult, AgentTask, make
+from gitimprove.errors import GitImproveError
+
+CLAUDE_RESULT = {
+    "type": "result",
+    "subtype": "success",
+    "is_error": False,
+    "duration_ms": 81234,
+    "num_turns": 7,
+    "result": 'Cached the tokenizer.\n{"description": "cache the tokenizer", "hypothesis": "tokenizing dominates", "approach": "optimization"}',
+    "session_id": "3f0c",
+    "total_cost_usd": 0.1234,
+    "usage": {
+        "input_tokens": 12,
+        "cache_creation_input_tokens": 3000,
+        "cache_read_input_tokens": 20000,
+        "output_tokens": 900,
+    },
+}
+CODEX_EVENTS = [
+    {"type": "thread.started", "thread_id": "th_1"},
+    {"type": "turn.started"},
+    {
+        "type": "item.completed",
+        "item": {
+            "id": "i0",
+            "type": "command_execution",
+            "command": "pytest",
+            "status": "completed",
+        },
+    },
+    {
+        "type": "item.completed",
+        "item": {
+            "id": "i1",
+            "type": "agent_message",
+            "text": 'Done.\n{"description": "vectorize the loop", "approach": "optimization"}',
+        },
+    },
+    {
+        "type": "turn.completed",
+        "usage": {"input_tokens": 24763, "cached_input_tokens": 24448, "output_tokens": 122},
+    },
+]
+AIDER_OUT = """Aider v0.86.1
+Main model: sonnet with diff edit format
+Applied edit to src/parse.py
+Tokens: 4.2k sent, 1.1k received. Cost: $0.03 message, $0.05 session.
+{"description": "memoize parse", "approach": "optimization"}
+"""
+
+
+def test_claude_output_parsing() -> None:
+    out = AgentResult(0, 1.0)
+    claude.parse_output(json.dumps(CLAUDE_RESULT), out)
+    assert out.cost_usd == 0.1234 and out.turns == 7
+    assert out.tokens == {"input": 23012, "output": 900}
+    assert out.description == "cache the tokenizer" and out.approach == "optimization"
+
+
+def test_claude_argv_denies_sealed_paths_and_keeps_sessions_out() -> None:
+    task = AgentTask(Path("/p"), "r", 1, sealed=("bench.py",))
+    argv = claude.build_argv("claude", task)
+    assert argv[:4] == ["claude", "-p", "--output-format", "json"]
+    assert "--no-session-persistence" in argv and "acceptEdits" in argv
+    assert "Edit(bench.py)" in argv and "Write(bench.py)" in argv
+
+
+def test_codex_event_parsing() -> None:
+    out = AgentResult(0, 1.0)
+    codex.parse_events("\n".join(json.dumps(e) for e in CODEX_EVENTS), out)
+    assert out.tokens == {"input": 24763, "output": 122} and out.turns == 1
+    assert out.description == "vectorize the loop"
+    failed = AgentResult(0, 1.0)
+    codex.parse_events(json.dumps({"type": "turn.failed", "error": {"message": "x"}}), failed)
+    assert failed.exit_code == 1
+
+
+def test_aider_output_parsing() -> None:
+    out = AgentResult(0, 1.0)
+    aider.parse_output(AIDER_OUT, out)
+    assert out.tokens == {"input": 4200, "output": 1100} and out.cost_usd == 0.05
+    assert out.description == "memoize parse"
+
+
+def _fake(bin_dir: Path, name: str, body: str) -> None:
+    path = bin_dir / name
+    path.write_text("#!/usr/bin/env python3\n" + body)
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+
+
+@pytest.mark.parametrize("name", ["claude", "codex", "aider"])
+def test_adapters_run_real_processes(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    prompt = tmp_path / "program.md"
+    prompt.write_text("# Your task\nmake it faster\n")
+    body = {
+        "claude": f"import sys, json, os, pathlib\nassert 'make it faster' in sys.stdin.read()\nassert os.environ['GITIMPROVE_CHILD'] == '1'\npathlib.Path('f.txt').write_text('x')\nprint({json.dumps(json.dumps(CLAUDE_RESULT))})\n",
+        "codex": "import sys, json, pathlib\nassert 'make it faster' in sys.stdin.read()\nassert '--json' in sys.argv\npathlib.Path('f.txt').write_text('x')\n"
+        + "".join(f"print({json.dumps(json.dumps(e))})\n" for e in CODEX_EVENTS),
+        "aider": f"import sys, pathlib\nprompt = sys.argv[sys.argv.index('--message-file') + 1]\nassert 'make it faster' in pathlib.Path(prompt).read_text()\nassert '--no-auto-commits' in sys.argv\npathlib.Path('f.txt').write_text('x')\nprint({AIDER_OUT!r})\n",
+    }[name]
+    _fake(bin_dir, name, body)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    agent = make(name)
+    agent.check()
+    result = agent.run(AgentTask(prompt, "r", 1), work, 30)
+    assert result.exit_code == 0, result.tail
+    assert (work / "f.txt").read_text() == "x"
+    assert result.tokens and result.description
+
+
+def test_missing_executables_are_clear_errors(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    for name in ("claude", "codex", "aider"):
+        with pytest.raises(GitImproveError, match="not on PATH"):
+            make(name).check()
+    with pytest.raises(GitImproveError, match=r"needs agent\.command"):
+        make("command", "").check()
+    with pytest.raises(GitImproveError, match="unknown placeholder"):
+        make("command", "run {prompt}").check()
