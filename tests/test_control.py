@@ -87,7 +87,7 @@ def test_git_improve_stop_ends_a_running_loop(tmp_repo: TmpRepo, tmp_path: Path)
         time.sleep(0.05)
     res = tmp_repo.cli("stop")
     assert res.returncode == 0 and "run s will stop" in res.stdout
-    out, err = p.communicate(timeout=120)
+    out, _err = p.communicate(timeout=120)
     events = [json.loads(line) for line in out.splitlines()]
     assert events[-1]["reason"] == "stop requested (git improve stop)"
     assert len([e for e in events if e["event"] == "attempt"]) == 1
