@@ -18,19 +18,29 @@ from gitimprove.util import gitdir
     "directory", default="gitimprove-demo", type=click.Path(file_okay=False, path_type=Path)
 )
 @click.option("--iterations", "-n", type=click.IntRange(1), default=30, show_default=True)
+@click.option(
+    "--candidates",
+    "-k",
+    type=click.IntRange(1, 7),
+    default=1,
+    show_default=True,
+    help="Candidates per round (a tournament).",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the scripted agent.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON event per line.")
-def command(directory: Path, iterations: int, seed: int, as_json: bool) -> None:
+def command(directory: Path, iterations: int, candidates: int, seed: int, as_json: bool) -> None:
     """Run the whole loop on a built-in example, offline: a new repository holding a
     black-box minimizer scored on Rastrigin, Rosenbrock and Ackley (lower is better;
     random search scores about 2.5), improved by the built-in scripted agent.
     """
-    path = demo.create(directory.resolve(), iterations)
+    path = demo.create(directory.resolve(), iterations, candidates)
     if not as_json:
         output.echo(f"created {path} (minimizer.py is improved; evaluate.py is sealed)")
     repo = open_repo(path)
     summary = Engine(
-        repo, RunOptions(run="demo", seed=seed), output.emit_json if as_json else render
+        repo,
+        RunOptions(run="demo", seed=seed, candidates=candidates),
+        output.emit_json if as_json else render,
     ).run()
     if as_json:
         return

@@ -25,6 +25,14 @@ def render(event: Event) -> None:
         output.echo(
             f"#{event['iteration']:<3} {event['commit'][:10]} {event['status']:<13} {shown:>10}  {event.get('reason') or ''}{level}"
         )
+    elif kind == "round":
+        if event.get("winner"):
+            output.echo(
+                f"round {event['iteration']}: candidate {event['winner_candidate']} ({event['winner_family']}) wins; improve/{event['run']} -> {event['winner'][:10]}"
+            )
+        else:
+            why = f" ({event['confirmation']})" if event.get("confirmation") else ""
+            output.echo(f"round {event['iteration']}: no winner{why}")
     elif kind == "summary":
         best = event.get("best")
         output.echo(
@@ -72,6 +80,22 @@ def render(event: Event) -> None:
     is_flag=True,
     help="Re-measure the incumbent inside every decision (drifting machines).",
 )
+@click.option(
+    "--candidates",
+    "-k",
+    type=click.IntRange(1, 7),
+    help="Candidates per round: a tournament (default: loop.candidates).",
+)
+@click.option(
+    "--jobs", "-j", type=click.IntRange(1, 64), help="Agents working at once (default: loop.jobs)."
+)
+@click.option(
+    "--measure-jobs",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="Metric runs at once (parallel runs skew timings).",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for the scripted agent.")
 @click.option(
     "--json", "as_json", is_flag=True, help="One JSON event per line on stdout, nothing else."
@@ -88,6 +112,9 @@ def command(
     resume: bool,
     explore: bool,
     strict_ab: bool,
+    candidates: int | None,
+    jobs: int | None,
+    measure_jobs: int,
     seed: int,
     as_json: bool,
 ) -> None:
@@ -95,6 +122,10 @@ def command(
     as experiment(<scope>): …, measured against fresh runs of the incumbent, checked by the
     guard, and kept (branch improve/<run> moves) or discarded. Every attempt keeps a commit
     and a note. A run survives kill -9: `git improve run --resume` continues it.
+
+    With --candidates K, K agents work each round from the same incumbent, each asked for a
+    different approach family; the best one that beats the incumbent, confirmed by one more
+    measurement, wins the round.
     """
     try:
         seconds = parse_duration(max_time, "--max-time") if max_time else None
@@ -113,5 +144,8 @@ def command(
         explore=explore,
         strict_ab=strict_ab,
         seed=seed,
+        candidates=candidates,
+        jobs=jobs,
+        measure_jobs=measure_jobs,
     )
     Engine(open_repo(), opts, output.emit_json if as_json else render).run()

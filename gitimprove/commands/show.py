@@ -7,7 +7,7 @@ import click
 from gitimprove import output
 from gitimprove.git import history
 from gitimprove.git.repo import open_repo
-from gitimprove.state import experiments
+from gitimprove.state import experiments, views
 
 
 @click.command("show")
@@ -45,3 +45,12 @@ def command(commit: str, as_json: bool) -> None:
         output.echo(f"{key}: {text}")
     for line in exp.raw:
         output.echo(f"unreadable line (kept as is): {line}")
+    if isinstance(exp.state.get("round"), int):
+        siblings = [
+            {"commit": e.commit, **e.state}
+            for e in experiments.all_experiments(repo)
+            if e.state.get("run") == exp.state.get("run")
+            and e.state.get("iteration") == exp.state.get("round")
+        ]
+        output.echo("")
+        output.write(views.render_round(siblings))

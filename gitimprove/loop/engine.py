@@ -12,8 +12,10 @@ import itertools
 import json
 import os
 import statistics
+import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,6 +62,9 @@ class RunOptions:
     explore: bool = False
     strict_ab: bool = False
     seed: int = 0
+    candidates: int | None = None
+    jobs: int | None = None
+    measure_jobs: int = 1
 
 
 @dataclass
@@ -128,6 +133,18 @@ class Engine:
         self.started = time.monotonic()
         self.checkouts = contextlib.ExitStack()
         self.inc_checkout: tuple[str, Path] | None = None
+        self.lock = threading.RLock()  # pygit2 objects and shared state
+        self.rule_lock = threading.Lock()  # one decision at a time
+        self.agent_sem = threading.Semaphore(1)
+        self.measure_sem = threading.Semaphore(1)
+        self.running = 0
+        self.round_cost = 0.0
+        self.round_done = 0
+        self.round_seconds = 0.0
+        self.round_trees: dict[str, int] = {}
+        self.spent = 0.0
+        self.avg_cost: float | None = None
+        self.avg_seconds: float | None = None
 
     # --- setting up -------------------------------------------------------------------------
 
@@ -221,25 +238,32 @@ class Engine:
     # --- measuring ----------------------------------------------------------------------------
 
     def _metric(self, path: Path) -> float:
-        got = run_metric(
+        with self.measure_sem:
+            got = self._run_metric(path)
+        if got.status != "ok" or got.value is None:
+            raise _MetricFailed(got)
+        return got.value
+
+    def _run_metric(self, path: Path) -> MetricRun:
+        return run_metric(
             self.cfg.metric_command,
             path,
             timeout=float(self.cfg.get("metric", "timeout")),
             spec=str(self.cfg.get("metric", "extract")),
             name=self.cfg.metric_name,
         )
-        if got.status != "ok" or got.value is None:
-            raise _MetricFailed(got)
-        return got.value
 
     def _incumbent_path(self, commit: str) -> Path:
-        if self.inc_checkout and self.inc_checkout[0] == commit:
-            return self.inc_checkout[1]
-        self.checkouts.close()
-        self.checkouts = contextlib.ExitStack()
-        path = self.checkouts.enter_context(checkout(self.repo, commit, f"{self.name}-incumbent"))
-        self.inc_checkout = (commit, path)
-        return path
+        with self.lock:
+            if self.inc_checkout and self.inc_checkout[0] == commit:
+                return self.inc_checkout[1]
+            self.checkouts.close()
+            self.checkouts = contextlib.ExitStack()
+            path = self.checkouts.enter_context(
+                checkout(self.repo, commit, f"{self.name}-incumbent")
+            )
+            self.inc_checkout = (commit, path)
+            return path
 
     def _guard(self, path: Path) -> dict[str, Any]:
         if not self.cfg.guard_command.strip():
@@ -301,6 +325,15 @@ class Engine:
                 repo, self.base_tree, lambda p: bool(scope.sealed_paths([p], self.sealed))
             )
             self.iterations = self.opts.iterations or int(self.cfg.get("loop", "iterations"))
+            self.candidates = self.opts.candidates or int(self.cfg.get("loop", "candidates"))
+            if self.candidates > len(agents.FAMILIES) - 1:
+                raise GitImproveError(
+                    f"{self.candidates} candidates per round is more than the {len(agents.FAMILIES) - 1} approach families a round can give out",
+                    hint=f"use --candidates {len(agents.FAMILIES) - 1} or fewer",
+                )
+            self.jobs = self.opts.jobs or int(self.cfg.get("loop", "jobs"))
+            self.agent_sem = threading.Semaphore(max(1, self.jobs))
+            self.measure_sem = threading.Semaphore(max(1, self.opts.measure_jobs))
             rows = self.rows()
             self.emit(
                 {
@@ -400,6 +433,9 @@ class Engine:
         "strict_ab",
         "agent",
         "agent_command",
+        "candidates",
+        "jobs",
+        "measure_jobs",
     )
 
     def _options_record(self) -> dict[str, Any]:
@@ -430,7 +466,7 @@ class Engine:
             return "stop requested (git improve stop)"
         if iteration > self.iterations:
             return f"iterations reached ({self.iterations})"
-        attempts = [r for r in rows if r.get("status") != "baseline"]
+        rounds = _rounds(rows)
         best = self._best(rows)
         target = (
             self.opts.target if self.opts.target is not None else self.cfg.get("loop", "target")
@@ -442,15 +478,15 @@ class Engine:
         ):
             return f"target reached ({best:.6g})"
         since_keep = 0
-        for r in reversed(attempts):
-            if r.get("status") in KEEPS:
+        for rnd in reversed(rounds):
+            if any(r.get("status") in KEEPS for r in rnd):
                 break
             since_keep += 1
         if since_keep >= int(self.cfg.get("loop", "plateau_patience")):
             return f"plateau: no keep in {since_keep} rounds"
         crashes = 0
-        for r in reversed(attempts):
-            if r.get("status") not in CRASHES:
+        for rnd in reversed(rounds):
+            if not all(r.get("status") in CRASHES for r in rnd):
                 break
             crashes += 1
         if crashes >= int(self.cfg.get("loop", "circuit_breaker")):
@@ -484,9 +520,10 @@ class Engine:
         return float(min(vals) if self.cfg.direction == "lower" else max(vals))
 
     def escalation(self, rows: list[dict[str, Any]]) -> int:
+        """Rounds without a keep since the last keep, over stuck_after, capped at 5."""
         n = 0
-        for r in reversed(rows):
-            if r.get("status") in (*KEEPS, "baseline"):
+        for rnd in reversed(_rounds(rows)):
+            if any(r.get("status") in KEEPS for r in rnd):
                 break
             n += 1
         return min(5, n // int(self.cfg.get("loop", "stuck_after")))
@@ -496,8 +533,12 @@ class Engine:
             done: list[int] = [
                 int(r["iteration"]) for r in rows if isinstance(r.get("iteration"), int)
             ]
-            iteration = max(done, default=0) + 1
-            reason = self._stop_reason(rows, iteration)
+            last = max(done, default=0)
+            unfinished = any(
+                r.get("iteration") == last and r.get("stage") == "evaluated" for r in rows
+            )
+            iteration = last if unfinished else last + 1
+            reason = None if unfinished else self._stop_reason(rows, iteration)
             if reason:
                 return reason
             level = self.escalation(rows)
@@ -506,9 +547,17 @@ class Engine:
                 return "stuck: escalation level 5 reached; a diagnosis was written to the memory branch"
             incumbent = self.repo.ref_target(refs.run_branch(self.name))
             assert incumbent is not None
-            event = self._attempt(iteration, 0, incumbent, rows, level)
-            rows = self.rows()
-            self.emit(event)
+            if self.candidates == 1 and not unfinished:
+                self.round_trees = {}
+                event = self._attempt(iteration, 0, incumbent, rows, level)
+                assert event is not None
+                rows = self.rows()
+                self.emit(event)
+            else:
+                stop = self._round(iteration, incumbent, rows, level)
+                rows = self.rows()
+                if stop:
+                    return stop
             if iteration % 10 == 0:
                 self.emit(self._summary_event(rows))
 
@@ -584,7 +633,12 @@ class Engine:
     # --- one attempt --------------------------------------------------------------------------
 
     def _program(
-        self, rows: list[dict[str, Any]], level: int, family: str | None, rework_tail: str | None
+        self,
+        rows: list[dict[str, Any]],
+        level: int,
+        family: str | None,
+        rework_tail: str | None,
+        history: str | None = None,
     ) -> str:
         learnings = [
             data.decode("utf-8", errors="replace").strip().splitlines()[-1]
@@ -610,15 +664,28 @@ class Engine:
             escalation=level,
             family=family,
             rework_tail=rework_tail,
+            round_history=history,
         )
 
     def _attempt(
-        self, iteration: int, candidate: int, incumbent: str, rows: list[dict[str, Any]], level: int
-    ) -> Event:
+        self,
+        iteration: int,
+        candidate: int,
+        incumbent: str,
+        rows: list[dict[str, Any]],
+        level: int,
+        family: str | None = None,
+        history: str | None = None,
+    ) -> Event | None:
+        """One candidate, start to finish. In a tournament (family given) its note is written
+        with stage "evaluated" and the round decides later; returns None when the budget left
+        cannot cover launching it."""
         repo = self.repo
+        tournament = family is not None
         ws_name = f"{self.name}-{iteration}-{candidate}"
         prompt = work_root(repo) / f"{ws_name}.prompt.md"
-        inc_tree = trees.tree_of(repo, incumbent)
+        with self.lock:
+            inc_tree = trees.tree_of(repo, incumbent)
         measured_trees = {r.get("tree") for r in rows if r.get("tree")}
         started = utc_now()
         agent_timeout = float(self.cfg.get("agent", "timeout"))
@@ -631,6 +698,42 @@ class Engine:
             "started": started,
             "harness": {**harness(self.cfg), "sealed_tree": self.sealed_tree},
         }
+        if tournament:
+            fields.update(family=family, round=iteration, stage="evaluated")
+        return self._attempt_body(
+            iteration,
+            candidate,
+            incumbent,
+            rows,
+            level,
+            family,
+            history,
+            ws_name,
+            prompt,
+            inc_tree,
+            measured_trees,
+            agent_timeout,
+            fields,
+        )
+
+    def _attempt_body(
+        self,
+        iteration: int,
+        candidate: int,
+        incumbent: str,
+        rows: list[dict[str, Any]],
+        level: int,
+        family: str | None,
+        history: str | None,
+        ws_name: str,
+        prompt: Path,
+        inc_tree: str,
+        measured_trees: set[Any],
+        agent_timeout: float,
+        fields: dict[str, Any],
+    ) -> Event | None:
+        repo = self.repo
+        tournament = family is not None
         guard_history: list[dict[str, Any]] = []
         rework = 0
         rework_tail: str | None = None
@@ -638,21 +741,39 @@ class Engine:
         try:
             with agent_workspace(repo, incumbent, ws_name) as ws, _removing(prompt):
                 while True:
-                    prompt.write_text(
-                        self._program(rows, level, None, rework_tail), encoding="utf-8"
-                    )
+                    with self.lock:
+                        text = self._program(rows, level, family, rework_tail, history)
+                    prompt.write_text(text, encoding="utf-8")
                     task = agents.AgentTask(
                         prompt,
                         self.name,
                         iteration,
                         candidate,
                         seed=self.opts.seed,
+                        family=family,
                         rework_tail=rework_tail,
                         sealed=tuple(self.sealed),
                         mutable=tuple(self.mutable),
                     )
-                    result = self.agent.run(task, ws, agent_timeout)
+                    with self.agent_sem:  # the agent slot is held only while an agent works
+                        if rework == 0:
+                            if tournament and not self._can_launch():
+                                return None
+                            fields["started"] = utc_now()
+                        with self.lock:
+                            self.running += 1
+                        try:
+                            result = self.agent.run(task, ws, agent_timeout)
+                        finally:
+                            with self.lock:
+                                self.running -= 1
+                                self.round_done += 1 if rework == 0 else 0
+                                self.round_seconds += (
+                                    result.seconds if "result" in locals() else 0.0
+                                )
                     total_cost += result.cost_usd or 0.0
+                    with self.lock:
+                        self.round_cost += result.cost_usd or 0.0
                     agent_rec = result.record(self.agent.name, rework)
                     if total_cost:
                         agent_rec["cost_usd"] = round(total_cost, 6)
@@ -661,16 +782,25 @@ class Engine:
                         value = getattr(result, key)
                         if value:
                             fields[key] = value
-                    tree = hash_workspace(repo, ws)
-                    fields["tree"] = tree
-                    status, reason = self._precheck(result, tree, inc_tree, measured_trees)
-                    commit = self._commit(tree, incumbent, fields)
+                    if tournament and result.approach and result.approach != family:
+                        fields["family_ignored"] = True
+                    with self.lock:
+                        tree = hash_workspace(repo, ws)
+                        fields["tree"] = tree
+                        status, reason = self._precheck(
+                            result, tree, inc_tree, measured_trees, candidate
+                        )
+                        commit = self._commit(tree, incumbent, fields)
                     if status is not None:
                         fields.update(status=status, reason=reason)
                         if result.tail and status in CRASHES:
                             fields["agent_tail"] = result.tail[-1500:]
                         return self._log(commit, fields, keep=False)
-                    with checkout(repo, commit, f"{ws_name}-measure") as mpath:
+                    with contextlib.ExitStack() as stack:
+                        with self.lock:
+                            mpath = stack.enter_context(
+                                checkout(repo, commit, f"{ws_name}-measure")
+                            )
                         try:
                             first = self._metric(mpath)
                         except _MetricFailed as exc:
@@ -687,11 +817,12 @@ class Engine:
                             if rework < int(self.cfg.get("guard", "rework")):
                                 rework += 1
                                 rework_tail = str(guard.get("tail", ""))
-                                archive.append(
-                                    repo,
-                                    [commit],
-                                    f"gitimprove: {self.name} iteration {iteration} guard failed; reworking",
-                                )
+                                with self.lock:
+                                    archive.append(
+                                        repo,
+                                        [commit],
+                                        f"gitimprove: {self.name} iteration {iteration} guard failed; reworking",
+                                    )
                                 continue
                             fields.update(
                                 status="guard-fail",
@@ -700,7 +831,9 @@ class Engine:
                             )
                             return self._log(commit, fields, keep=False)
                         fields["guard"] = {**guard, "history": guard_history} if rework else guard
-                        return self._decide(commit, mpath, incumbent, first, fields, rework)
+                        return self._decide(
+                            commit, mpath, incumbent, first, fields, rework, tournament
+                        )
         except _MetricFailed as exc:  # the incumbent stopped measuring
             prompt.unlink(missing_ok=True)
             raise GitImproveError(
@@ -708,8 +841,239 @@ class Engine:
                 hint="check the machine, then `git improve run --resume`",
             ) from None
 
+    # --- tournaments -----------------------------------------------------------------------------
+
+    def families(self, rows: list[dict[str, Any]], iteration: int) -> list[str]:
+        """K different approach families; never the one that won the last 3 rounds in a row."""
+        winners = []
+        for rnd in _rounds(rows):
+            won = [r for r in rnd if r.get("status") in KEEPS]
+            winners.append(str(won[0].get("family") or won[0].get("approach") or "") if won else "")
+        banned = (
+            winners[-1]
+            if len(winners) >= 3 and winners[-1] and len(set(winners[-3:])) == 1
+            else None
+        )
+        allowed = [f for f in agents.FAMILIES if f != banned]
+        start = (iteration * self.candidates) % len(allowed)
+        return [allowed[(start + i) % len(allowed)] for i in range(self.candidates)]
+
+    @staticmethod
+    def round_history(rows: list[dict[str, Any]], last: int = 5) -> str:
+        lines = []
+        for rnd in _rounds(rows)[-last:]:
+            parts = []
+            for r in sorted(rnd, key=lambda r: r.get("candidate") or 0):
+                fam = r.get("family") or r.get("approach") or "other"
+                word = (
+                    "won"
+                    if r.get("status") in KEEPS
+                    else ("crashed" if r.get("status") in CRASHES else "lost")
+                )
+                parts.append(f"{fam} {word} ({r.get('status')}: {r.get('description') or '-'})")
+            lines.append(f"- round {rnd[0].get('iteration')}: " + "; ".join(parts))
+        return "\n".join(lines) or "- (no earlier rounds)"
+
+    def _can_launch(self) -> bool:
+        """Launch another candidate only if the budget left can cover one more."""
+        with self.lock:
+            per = self.avg_cost
+            if per is None and self.round_done and self.round_cost > 0:
+                per = self.round_cost / self.round_done
+            cap = (
+                self.opts.max_cost
+                if self.opts.max_cost is not None
+                else self.cfg.get("loop", "max_cost_usd")
+            )
+            if (
+                cap is not None
+                and per is not None
+                and self.spent + self.round_cost + (self.running + 1) * per > cap
+            ):
+                return False
+            max_time = (
+                self.opts.max_time
+                if self.opts.max_time is not None
+                else float(self.cfg.get("loop", "max_time"))
+            )
+            dur = self.avg_seconds
+            if dur is None and self.round_done:
+                dur = self.round_seconds / self.round_done
+            elapsed = time.monotonic() - self.started
+            return not (dur is not None and elapsed + dur > max_time)
+
+    def _round(
+        self, iteration: int, incumbent: str, rows: list[dict[str, Any]], level: int
+    ) -> str | None:
+        """Run one tournament round; returns a stop reason when no candidate could be launched."""
+        finished = {
+            int(r.get("candidate") or 0): r for r in rows if r.get("iteration") == iteration
+        }
+        families = self.families([r for r in rows if r.get("iteration") != iteration], iteration)
+        history = self.round_history(rows)
+        attempts = [
+            r
+            for r in rows
+            if r.get("status") != "baseline" and (r.get("agent") or {}).get("seconds") is not None
+        ]
+        costs = [float((r.get("agent") or {}).get("cost_usd") or 0.0) for r in attempts]
+        self.spent = sum(costs)
+        self.avg_cost = (sum(costs) / len(costs)) if costs and sum(costs) > 0 else None
+        self.avg_seconds = (
+            (sum(float(r["agent"]["seconds"]) for r in attempts) / len(attempts))
+            if attempts
+            else None
+        )
+        self.round_cost = 0.0
+        self.round_done = 0
+        self.round_seconds = 0.0
+        self.round_trees = {
+            str(r["tree"]): int(r.get("candidate") or 0) for r in finished.values() if r.get("tree")
+        }
+        self._incumbent_path(incumbent)
+        todo = [c for c in range(self.candidates) if c not in finished]
+        with ThreadPoolExecutor(max_workers=max(1, len(todo))) as pool:
+            futures = {
+                c: pool.submit(
+                    self._attempt, iteration, c, incumbent, rows, level, families[c], history
+                )
+                for c in todo
+            }
+            for fut in futures.values():
+                event = fut.result()
+                if event is not None:
+                    self.emit(event)
+        cand_rows = [r for r in self.rows() if r.get("iteration") == iteration]
+        if not cand_rows:
+            return "budget: what is left of the cost or time cap cannot cover another candidate"
+        self.emit(self._finalize_round(iteration, incumbent, cand_rows))
+        return None
+
+    def _confirm(self, winner: str, incumbent: str) -> tuple[bool, str, dict[str, Any]]:
+        """Measure the winner once more against fresh runs of the incumbent (NOISE.md)."""
+        rule = AdaptiveRule(
+            direction=self.cfg.direction,
+            min_delta=self.cfg.get("metric", "min_delta"),
+            max_runs=int(self.cfg.get("metric", "max_runs")),
+            confidence=self.confidence,
+            window=0,
+        )
+        rule.diffs.extend(self.rule.diffs)
+        inc_path = self._incumbent_path(incumbent)
+        with contextlib.ExitStack() as stack:
+            with self.lock:
+                wpath = stack.enter_context(checkout(self.repo, winner, f"{self.name}-confirm"))
+            try:
+                with self.rule_lock:
+                    out = rule.decide(lambda: self._metric(inc_path), lambda: self._metric(wpath))
+            except _MetricFailed as exc:
+                return False, f"the confirmation run failed: {exc.run.error}", {}
+        record = {
+            "runs": out.runs,
+            "keep": out.keep,
+            "gain": out.delta,
+            "samples": out.candidate,
+            "incumbent_samples": out.incumbent,
+        }
+        return out.keep, rule.sentence(out, self.confidence), record
+
+    def _finalize_round(
+        self, iteration: int, incumbent: str, cand_rows: list[dict[str, Any]]
+    ) -> Event:
+        """Rank, confirm the winner, then one transaction: every candidate's final line and
+        the fast-forward of improve/<run>."""
+        measured = [
+            r
+            for r in cand_rows
+            if isinstance(r.get("decision"), dict) and r.get("status") in ("pending", "discard")
+        ]
+        ranked = sorted(measured, key=lambda r: -float(r["decision"].get("gain") or 0.0))
+        eligible = [r for r in ranked if r["decision"].get("keep")]
+        winner = eligible[0] if eligible else None
+        confirmation: dict[str, Any] = {}
+        confirm_sentence = ""
+        if winner is not None:
+            ok, confirm_sentence, confirmation = self._confirm(winner["commit"], incumbent)
+            if not ok:
+                winner_failed = winner
+                winner = None
+            else:
+                winner_failed = None
+        else:
+            winner_failed = None
+        updates: dict[str, dict[str, Any]] = {}
+        n = len(ranked)
+        for r in cand_rows:
+            rank = ranked.index(r) + 1 if r in ranked else None
+            upd: dict[str, Any] = {
+                "stage": "final",
+                "round": iteration,
+                "rank": rank,
+                "winner": winner["commit"] if winner else None,
+            }
+            if winner is not None and r is winner:
+                rework = int(r["decision"].get("rework") or 0)
+                upd.update(
+                    status="keep-reworked" if rework else "keep",
+                    reason=f"won round {iteration} (rank 1 of {n}); {r.get('reason')}; confirmed: {confirm_sentence}",
+                    confirmation=confirmation,
+                )
+            elif winner_failed is not None and r is winner_failed:
+                upd.update(
+                    status="discard",
+                    reason=f"won round {iteration} but failed the confirmation: {confirm_sentence}",
+                    confirmation=confirmation,
+                )
+            elif r in eligible:
+                best = winner or winner_failed
+                assert best is not None
+                upd.update(
+                    status="discard",
+                    reason=f"beaten by candidate {best.get('candidate')} ({best.get('family')}) in round {iteration}, rank {rank} of {n}; {r.get('reason')}",
+                )
+            elif rank is not None:
+                upd.update(reason=f"{r.get('reason')}; rank {rank} of {n}")
+            updates[r["commit"]] = upd
+        lines = {commit: [make_line("update", upd)] for commit, upd in updates.items()}
+        branch = refs.run_branch(self.name)
+
+        def attempt() -> None:
+            notes_tip = self.repo.ref_target(refs.NOTES)
+            new_notes, _ = notes.build_commit(
+                self.repo, notes_tip, lines, f"gitimprove: {self.name} round {iteration}"
+            )
+            assert new_notes is not None
+            moves = [(refs.NOTES, new_notes, notes_tip)]
+            if winner is not None:
+                moves.append((branch, winner["commit"], incumbent))
+            update_refs(self.repo, moves, f"gitimprove: {self.name} round {iteration}")
+
+        with self.lock:
+            if lines:
+                cas_loop(self.repo, attempt, what="the round's records", lock="notes")
+            if winner is not None:
+                self.rule.window, self.rule.last_base = [], None
+        return {
+            "event": "round",
+            "run": self.name,
+            "iteration": iteration,
+            "winner": winner["commit"] if winner else None,
+            "winner_candidate": winner.get("candidate") if winner else None,
+            "winner_family": winner.get("family") if winner else None,
+            "confirmation": confirm_sentence or None,
+            "candidates": {
+                str(r.get("candidate")): updates[r["commit"]].get("status", r.get("status"))
+                for r in cand_rows
+            },
+        }
+
     def _precheck(
-        self, result: agents.AgentResult, tree: str, inc_tree: str, measured: set[Any]
+        self,
+        result: agents.AgentResult,
+        tree: str,
+        inc_tree: str,
+        measured: set[Any],
+        candidate: int = 0,
     ) -> tuple[str | None, str]:
         if result.timed_out:
             return (
@@ -731,8 +1095,9 @@ class Engine:
                 "out-of-scope",
                 "out-of-scope: changed files outside scope.mutable: " + ", ".join(outside[:5]),
             )
-        if tree in measured:
+        if tree in measured or self.round_trees.get(tree, candidate) != candidate:
             return "duplicate", "duplicate: this exact tree was already measured in this run"
+        self.round_trees[tree] = candidate
         return None, ""
 
     def _commit(self, tree: str, parent: str, fields: dict[str, Any]) -> str:
@@ -741,7 +1106,10 @@ class Engine:
         tops = sorted({p.split("/")[0] if "/" in p else Path(p).stem for p in changed})
         scope_name = tops[0] if len(tops) == 1 else ("multi" if tops else "none")
         fields["scope"] = scope_name
-        message = f"experiment({scope_name}): {description}\n\nRun: {self.name}\nIteration: {fields['iteration']}\n"
+        message = (
+            f"experiment({scope_name}): {description}\n\n"
+            f"Run: {self.name}\nIteration: {fields['iteration']}\nCandidate: {fields.get('candidate', 0)}\n"
+        )
         return self.repo.create_commit(self.repo.raw[tree].id, message, [parent])
 
     def _decide(
@@ -752,6 +1120,7 @@ class Engine:
         first: float,
         fields: dict[str, Any],
         rework: int,
+        tournament: bool = False,
     ) -> Event:
         inc_path = self._incumbent_path(incumbent)
         pending = [first]
@@ -760,7 +1129,8 @@ class Engine:
             return pending.pop() if pending else self._metric(mpath)
 
         try:
-            out = self.rule.decide(lambda: self._metric(inc_path), run_candidate)
+            with self.rule_lock:
+                out = self.rule.decide(lambda: self._metric(inc_path), run_candidate)
         except _MetricFailed as exc:
             if exc.run is not None and pending == []:
                 fields.update(
@@ -771,6 +1141,8 @@ class Engine:
             raise
         keep = out.keep
         status = ("keep-reworked" if rework else "keep") if keep else "discard"
+        if tournament:
+            status = "pending" if keep else "discard"  # the round decides the winner
         values = out.candidate
         fields.update(
             status=status,
@@ -786,9 +1158,16 @@ class Engine:
                 se=out.se,
                 confidence=self.confidence,
             ),
-            decision={"runs": out.runs, "rule": out.reason, "window_used": out.window_used},
+            decision={
+                "runs": out.runs,
+                "rule": out.reason,
+                "window_used": out.window_used,
+                "keep": keep,
+                "gain": out.delta,
+                "rework": rework,
+            },
         )
-        return self._log(commit, fields, keep=keep)
+        return self._log(commit, fields, keep=keep and not tournament)
 
     def _log(self, commit: str, fields: dict[str, Any], *, keep: bool) -> Event:
         """Note, archive link and (for a keep) the branch move: one transaction, all or nothing."""
@@ -816,7 +1195,18 @@ class Engine:
                 updates.append((branch, commit, fields["parent"]))
             update_refs(repo, updates, f"gitimprove: {self.name} iteration {iteration}")
 
-        cas_loop(repo, attempt, what="the run's records", lock="notes")
+        if fields.get("family_ignored"):
+            fields["reason"] = (
+                f"{fields.get('reason')} (asked for a {fields.get('family')} change; the agent reported {fields.get('approach')})"
+            )
+            line = make_line("create", fields)
+        with self.lock:
+            cas_loop(repo, attempt, what="the run's records", lock="notes")
+        if (
+            os.environ.get("GITIMPROVE_FAILPOINT")
+            == f"after-log:{iteration}.{fields.get('candidate', 0)}"
+        ):
+            os._exit(137)  # tests: die right after one candidate's records landed
         if os.environ.get("GITIMPROVE_FAILPOINT") == f"after-log:{iteration}":
             os._exit(137)  # tests: die right after the records landed
         metric = fields.get("metric") or {}
@@ -831,6 +1221,7 @@ class Engine:
             "value": metric.get("value") if isinstance(metric, dict) else None,
             "description": fields.get("description"),
             "escalation": fields.get("escalation", 0),
+            "family": fields.get("family"),
         }
 
 
@@ -840,3 +1231,13 @@ def _removing(path: Path) -> Iterator[None]:
         yield
     finally:
         path.unlink(missing_ok=True)
+
+
+def _rounds(rows: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """The run's attempts grouped by iteration (round), in order; the baseline excluded."""
+    groups: dict[int, list[dict[str, Any]]] = {}
+    for r in rows:
+        it = r.get("iteration")
+        if r.get("status") != "baseline" and isinstance(it, int):
+            groups.setdefault(it, []).append(r)
+    return [groups[k] for k in sorted(groups)]

@@ -100,11 +100,13 @@ def order_rows(rows: Iterable[Row]) -> list[Row]:
     for row in rows:
         groups.setdefault(str(row.get("run") or ""), []).append(row)
 
-    def in_group(r: Row) -> tuple[int, int, str]:
+    def in_group(r: Row) -> tuple[int, int, int, str]:
         it = r.get("iteration")
+        cand = r.get("candidate")
         return (
             0 if isinstance(it, int) else 1,
             it if isinstance(it, int) else 0,
+            cand if isinstance(cand, int) else 0,
             str(r.get("ts") or ""),
         )
 
@@ -288,3 +290,40 @@ def table_cells(rows: Sequence[Row], direction: str) -> tuple[list[str], list[li
 def raw_lines(rows: Sequence[Row]) -> list[tuple[str, str]]:
     """(commit, line) for every note line that could not be read."""
     return [(str(r.get("commit", "")), line) for r in rows for line in r.get("raw", ())]
+
+
+def render_round(rows: Sequence[Row]) -> str:
+    """A tournament round as a report: who won and why each other candidate lost."""
+    if not rows:
+        return "no such round\n"
+    it = rows[0].get("iteration")
+    winner = next((r for r in rows if r.get("winner") and r.get("commit") == r.get("winner")), None)
+    if winner is not None:
+        head = (
+            f"round {it}: candidate {winner.get('candidate')} ({winner.get('family') or winner.get('approach') or 'other'}) "
+            f"wins with {_num(metric_value(winner))} at {str(winner.get('commit'))[:10]}"
+        )
+    else:
+        head = f"round {it}: no winner"
+    cells = []
+    for r in sorted(
+        rows, key=lambda r: (r.get("rank") is None, r.get("rank") or 0, r.get("candidate") or 0)
+    ):
+        cells.append(
+            [
+                str(r.get("rank") or "-"),
+                str(r.get("candidate", 0)),
+                str(r.get("family") or "-"),
+                str(r.get("commit", ""))[:10],
+                _num(metric_value(r)),
+                str(r.get("status") or "pending"),
+                _clean_text(r.get("reason"))[:100],
+            ]
+        )
+    from gitimprove.output import table
+
+    return (
+        head
+        + "\n"
+        + table(["rank", "cand", "family", "commit", "metric", "status", "reason"], cells)
+    )

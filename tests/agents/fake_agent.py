@@ -29,6 +29,9 @@ def git(*args):
 
 if markers.is_dir():
     (markers / f"agent-{iteration}.{candidate}").write_text(str(os.getpid()))
+    (markers / f"prompt-{iteration}.{candidate}.md").write_text(prompt)
+    with open(markers / "calls.log", "a") as log:
+        log.write(f"{iteration}.{candidate}\n")
 if kind == "set":  # set:<number>
     value.write_text(arg + "\n")
 elif kind == "slow-set":  # wait so a test can kill us, then set
