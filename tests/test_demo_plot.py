@@ -60,3 +60,15 @@ def test_idea_add_reaches_the_agent_program(tmp_repo: TmpRepo, tmp_path: Path) -
         escalation=2,
     )
     assert "try memoizing the parser" in text and "Escalation level 2" in text and "ONE" in text
+
+
+@pytest.mark.slow
+def test_demo_tournament(tmp_path: Path) -> None:
+    res = cli(tmp_path, "demo", "t", "--candidates", "3", "-n", "12")
+    assert res.returncode == 0, res.stderr
+    assert "round 6: candidate" in res.stdout or "wins" in res.stdout
+    line = next(ln for ln in res.stdout.splitlines() if ln.startswith("score "))
+    before, after = (float(x) for x in line.split()[1:4:2])
+    assert after < before - 1.0
+    report = cli(tmp_path / "t", "log", "--round", "1")
+    assert report.returncode == 0 and "round 1:" in report.stdout
