@@ -1,0 +1,1 @@
+"""The memory side: signals, sessions, transcript mining, redaction, MEMORY.md, reflect."""

@@ -1,0 +1,464 @@
+"""Mine a Claude Code transcript (JSONL) for learning signals, incrementally.
+
+The transcript format is internal to Claude Code and changes between versions, so parsing
+is defensive: unknown line types and blocks are skipped, content may be a string or a list
+of blocks, and a partial last line is left for the next pass. A per-session watermark (byte
+offset of the last complete line, plus the little state the detectors carry across passes)
+makes mining the same transcript twice add nothing.
+
+Detectors (seed 003's capture table, plus two of our own): user corrections and convention
+statements (keyword lists), positive reinforcement after multi-step work, repeated tool
+failures, the same file edited 3+ times, shared commands, search thrashing, questions that
+CLAUDE.md could have answered, tool rejections (with the user's reason when given), and
+`[Request interrupted by user…]` followed by a redirect.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from gitimprove.memory.signals import make_signal
+
+CORRECTION = [
+    "no,",
+    "nope",
+    "wrong",
+    "incorrect",
+    "that's not right",
+    "not quite",
+    "actually",
+    "instead",
+    "rather",
+    "should be",
+    "supposed to be",
+    "meant to",
+    "i meant",
+    "don't use",
+    "stop using",
+    "switch to",
+    "prefer",
+    "we don't do that",
+    "that's outdated",
+    "that changed",
+    "not anymore",
+    "deprecated",
+]
+CONVENTION = [
+    "always use",
+    "never use",
+    "we prefer",
+    "our convention",
+    "our standard",
+    "the convention is",
+    "the pattern is",
+    "in this project",
+    "in this repo",
+    "in this codebase",
+    "around here",
+    "on this team",
+    "naming convention",
+    "file structure",
+    "folder structure",
+    "goes in",
+    "we keep",
+    "we follow",
+    "we stick to",
+    "house rule",
+    "code style",
+    "our approach",
+]
+POSITIVE = [
+    "perfect",
+    "exactly",
+    "that's it",
+    "nailed it",
+    "spot on",
+    "love it",
+    "great",
+    "nice",
+    "looks good",
+    "that works",
+    "that's correct",
+    "yes that's right",
+    "good approach",
+    "awesome",
+    "brilliant",
+    "excellent",
+    "well done",
+    "much better",
+]
+QUESTION_HINTS = [
+    "which command",
+    "what command",
+    "how do i run",
+    "how do you run",
+    "how should i",
+    "how do you want",
+    "which package manager",
+    "do you use",
+    "should i use",
+    "where is",
+    "where are",
+    "what is the command",
+    "how do i test",
+    "how do i build",
+    "which test",
+    "what's the command",
+]
+REJECTION = "The user doesn't want to proceed with this tool use"
+INTERRUPT = "[Request interrupted by user"
+EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit"}
+SEARCH_TOOLS = {"Glob", "Grep"}
+EMPTY_SEARCH = ("no files found", "no matches found", "found 0 files", "no results")
+CHILD_MARKERS = ("# Your task", "The harness commits")
+
+
+def _kw(words: list[str]) -> re.Pattern[str]:
+    return re.compile(
+        r"(?<![\w])(?:" + "|".join(re.escape(w) for w in words) + r")(?![\w])", re.IGNORECASE
+    )
+
+
+_CORR = _kw(CORRECTION)
+_CONV = _kw(CONVENTION)
+_POS = _kw(POSITIVE)
+_WORKFLOW = re.compile(
+    r"\buse\s+`?([\w.:/@+-]+(?:\s[\w.:/@+-]+)?)`?\s+(?:not|instead of)\s+`?([\w.:/@+-]+)",
+    re.IGNORECASE,
+)
+_RUN_CMD = re.compile(r"\b(?:run|use|try|execute|with)\s+`([^`\n]{2,120})`", re.IGNORECASE)
+_CMD = re.compile(r"`([^`\n]{3,120})`")
+CLI_NAMES = (
+    "make",
+    "npm",
+    "npx",
+    "pnpm",
+    "yarn",
+    "bun",
+    "pytest",
+    "python",
+    "python3",
+    "uv",
+    "pip",
+    "cargo",
+    "go",
+    "mix",
+    "git",
+    "docker",
+    "bundle",
+    "rake",
+    "just",
+    "tox",
+    "nox",
+    "ruff",
+    "mypy",
+    "gradle",
+    "mvn",
+    "dotnet",
+    "bd",
+)
+_SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?\n]|$)")
+
+
+@dataclass
+class State:
+    offset: int = 0
+    turn: int = 0
+    awaiting_redirect: bool = False
+    interrupted_after: str = ""
+    tools_since_prompt: int = 0
+    last_failed_tool: str = ""
+    fail_streak: int = 0
+    edit_counts: dict[str, int] = field(default_factory=dict)
+    search_streak: int = 0
+    tool_names: dict[str, list[Any]] = field(default_factory=dict)
+    child: bool | None = None
+    mined_at: float = 0.0
+
+    @classmethod
+    def load(cls, path: str) -> State:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                data = json.load(fh)
+            known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+            return cls(**known)
+        except (OSError, ValueError, TypeError):
+            return cls()
+
+    def save(self, path: str) -> None:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        self.tool_names = dict(list(self.tool_names.items())[-200:])
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(asdict(self), fh)
+        os.replace(tmp, path)
+
+
+def watermark_path(improve_dir: str, session: str) -> str:
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", session)[:100] or "unknown"
+    return os.path.join(improve_dir, "watermarks", f"{safe}.json")
+
+
+def _sentence_with(text: str, pattern: re.Pattern[str]) -> str:
+    for m in _SENTENCE.finditer(text):
+        s = m.group(0).strip()
+        if s and pattern.search(s):
+            return s[:300]
+    return text.strip()[:300]
+
+
+def _text_of(content: Any) -> list[str]:
+    if isinstance(content, str):
+        return [content]
+    out = []
+    if isinstance(content, list):
+        for b in content:
+            if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str):
+                out.append(b["text"])
+    return out
+
+
+def _result_text(block: dict[str, Any]) -> str:
+    c = block.get("content")
+    if isinstance(c, str):
+        return c
+    if isinstance(c, list):
+        return "\n".join(str(b.get("text", "")) for b in c if isinstance(b, dict))
+    return ""
+
+
+class Miner:
+    def __init__(self, state: State, session: str, hook: str) -> None:
+        self.s = state
+        self.session = session
+        self.hook = hook
+        self.out: list[dict[str, Any]] = []
+
+    def _emit(
+        self,
+        type_: str,
+        content: str,
+        context: str = "",
+        confidence: int = 1,
+        file: str | None = None,
+        tags: tuple[str, ...] = (),
+    ) -> None:
+        self.out.append(
+            make_signal(
+                type_=type_,
+                content=content,
+                context=context,
+                confidence=confidence,
+                session=self.session,
+                hook=self.hook,
+                turn=self.s.turn,
+                file=file,
+                tags=tags,
+            )
+        )
+
+    # --- one line ----------------------------------------------------------------------
+    def line(self, obj: dict[str, Any]) -> None:
+        kind = obj.get("type")
+        msg = obj.get("message") if isinstance(obj.get("message"), dict) else {}
+        content = msg.get("content") if msg else None
+        if kind == "user" and not obj.get("isMeta"):
+            if isinstance(content, list):
+                for b in content:
+                    if isinstance(b, dict) and b.get("type") == "tool_result":
+                        self.tool_result(b)
+            for text in _text_of(content):
+                self.prompt(text)
+        elif kind == "assistant" and isinstance(content, list):
+            for b in content:
+                if not isinstance(b, dict):
+                    continue
+                if b.get("type") == "tool_use":
+                    self.tool_use(b)
+                elif b.get("type") == "text" and isinstance(b.get("text"), str):
+                    self.assistant_text(b["text"])
+
+    def prompt(self, text: str) -> None:
+        t = text.strip()
+        if not t or t.startswith(("<command-", "<local-command", "Caveat:", "<system-reminder")):
+            return
+        if self.s.child is None:
+            self.s.child = all(m in t for m in CHILD_MARKERS)
+        if t.startswith(INTERRUPT):
+            self.s.awaiting_redirect = True
+            return
+        self.s.turn += 1
+        head = t[:1500]
+        if self.s.awaiting_redirect:
+            self._emit(
+                "correction",
+                head[:300],
+                context=f"after interrupting: {self.s.interrupted_after}".strip(),
+                confidence=2,
+                tags=("interrupt",),
+            )
+            self.s.awaiting_redirect = False
+        else:
+            wf = _WORKFLOW.search(head)
+            if wf:
+                self._emit(
+                    "correction",
+                    _sentence_with(head, _WORKFLOW),
+                    context=f"User said: {head[:200]}",
+                    confidence=3,
+                    tags=("workflow",),
+                )
+            elif _CORR.search(head):
+                self._emit(
+                    "correction",
+                    _sentence_with(head, _CORR),
+                    context=f"User said: {head[:200]}",
+                    confidence=2,
+                )
+            if _CONV.search(head):
+                self._emit(
+                    "convention",
+                    _sentence_with(head, _CONV),
+                    context=f"User said: {head[:200]}",
+                    confidence=2,
+                )
+        if self.s.tools_since_prompt >= 3 and len(t) < 200 and _POS.search(t):
+            self._emit(
+                "pattern",
+                f"the approach before this was approved: {t[:200]}",
+                context=f"after {self.s.tools_since_prompt} tool uses",
+                confidence=1,
+                tags=("positive",),
+            )
+        commands = dict.fromkeys(c.strip() for c in _RUN_CMD.findall(head))
+        for cmd in _CMD.findall(head):
+            first = cmd.strip().split(" ", 1)[0]
+            if first in CLI_NAMES and " " in cmd.strip():
+                commands[cmd.strip()] = None
+        for cmd in commands:
+            self._emit("command", f"run `{cmd}`", context=f"User said: {head[:200]}", confidence=2)
+        self.s.tools_since_prompt = 0
+        self.s.edit_counts = {}
+        self.s.search_streak = 0
+
+    def tool_use(self, b: dict[str, Any]) -> None:
+        name = str(b.get("name") or "")
+        raw = b.get("input")
+        inp: dict[str, Any] = raw if isinstance(raw, dict) else {}
+        self.s.tools_since_prompt += 1
+        summary = str(inp.get("command") or inp.get("file_path") or inp.get("pattern") or "")[:200]
+        if b.get("id"):
+            self.s.tool_names[str(b["id"])] = [name, summary]
+        if name in EDIT_TOOLS and inp.get("file_path"):
+            f = str(inp["file_path"])
+            self.s.edit_counts[f] = self.s.edit_counts.get(f, 0) + 1
+            if self.s.edit_counts[f] == 3:
+                self._emit(
+                    "pattern",
+                    f"{os.path.basename(f)} was edited 3 times in one turn",
+                    file=f,
+                    confidence=1,
+                    tags=("multi-edit",),
+                )
+
+    def tool_result(self, b: dict[str, Any]) -> None:
+        name, summary = self.s.tool_names.get(str(b.get("tool_use_id")), ["tool", ""])
+        text = _result_text(b)
+        if b.get("is_error"):
+            if text.startswith(REJECTION):
+                _, sep, reason = text.partition("the user said:")
+                reason = reason.strip()
+                content = reason[:300] if sep and reason else f"the user rejected {name}: {summary}"
+                self._emit(
+                    "correction",
+                    content,
+                    context=f"rejected {name}: {summary}",
+                    confidence=2,
+                    tags=("rejection",),
+                )
+                self.s.interrupted_after = f"{name} {summary}".strip()
+                return
+            if name == self.s.last_failed_tool:
+                self.s.fail_streak += 1
+            else:
+                self.s.last_failed_tool, self.s.fail_streak = name, 1
+            if self.s.fail_streak == 2:
+                self._emit(
+                    "failure",
+                    f"{name} failed repeatedly: {text.strip()[:200]}",
+                    context=summary,
+                    confidence=2,
+                    tags=(name,),
+                )
+            return
+        if name == self.s.last_failed_tool:
+            self.s.last_failed_tool, self.s.fail_streak = "", 0
+        if name in SEARCH_TOOLS:
+            if not text.strip() or text.strip().lower().startswith(EMPTY_SEARCH):
+                self.s.search_streak += 1
+            else:
+                if self.s.search_streak >= 3:
+                    self._emit(
+                        "project_friction",
+                        f"{self.s.search_streak} searches came back empty before finding {summary}",
+                        confidence=1,
+                        tags=("search",),
+                    )
+                self.s.search_streak = 0
+
+    def assistant_text(self, text: str) -> None:
+        t = text.strip()
+        if t.endswith("?"):
+            low = t.lower()
+            if any(h in low for h in QUESTION_HINTS):
+                last = [s for s in re.split(r"(?<=[.!?])\s+", t) if s.endswith("?")]
+                self._emit(
+                    "discovery",
+                    f"the agent had to ask: {(last[-1] if last else t)[-300:]}",
+                    confidence=2,
+                    tags=("question",),
+                )
+
+
+def mine(
+    path: str,
+    improve_dir: str,
+    session: str,
+    hook: str,
+    *,
+    last_assistant_message: str | None = None,
+) -> list[dict[str, Any]]:
+    """Signals from the part of the transcript not mined yet; advances the watermark."""
+    wm = watermark_path(improve_dir, session)
+    state = State.load(wm)
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        return []
+    if size < state.offset:  # the file was replaced: start over
+        state = State()
+    with open(path, "rb") as fh:
+        fh.seek(state.offset)
+        chunk = fh.read()
+    end = chunk.rfind(b"\n")
+    miner = Miner(state, session, hook)
+    if end >= 0:
+        for raw in chunk[: end + 1].splitlines():
+            try:
+                obj = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(obj, dict):
+                miner.line(obj)
+        state.offset += end + 1
+    if last_assistant_message:
+        miner.assistant_text(last_assistant_message)
+    import time
+
+    state.mined_at = time.time()
+    state.save(wm)
+    return [] if state.child else miner.out

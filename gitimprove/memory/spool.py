@@ -1,0 +1,80 @@
+"""A local spool of memory entries written by hot hooks without pygit2.
+
+A hook writes one file per entry to `<git-common-dir>/improve/spool/` (temp file + rename).
+`flush` moves every spooled entry into the memory branch in one compare-and-swap commit and
+only then deletes the files; entry paths come from the file names, so a flush interrupted
+after the commit adds nothing when it runs again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+
+SPOOL = "spool"
+SEP = "__"  # "/" in the entry path is stored as "__" in the file name
+
+
+def spool_dir(improve_dir: str) -> str:
+    return os.path.join(improve_dir, SPOOL)
+
+
+def entry_name(kind: str, ext: str, stamp: str, host: str) -> str:
+    compact = stamp.replace("-", "").replace(":", "").replace(".", "")
+    return f"{kind}/{stamp[:4]}/{stamp[5:7]}/{compact}-{host}-{secrets.token_hex(3)}.{ext}"
+
+
+def put(improve_dir: str, path: str, data: dict[str, object]) -> str:
+    """Spool one entry destined for `path` on the memory branch; returns the path."""
+    folder = spool_dir(improve_dir)
+    os.makedirs(folder, exist_ok=True)
+    name = path.replace("/", SEP)
+    tmp = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(data, sort_keys=True, ensure_ascii=False) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, os.path.join(folder, name))
+    return path
+
+
+def pending(improve_dir: str) -> list[tuple[str, str]]:
+    """(file, entry path) of every spooled entry, oldest name first."""
+    folder = spool_dir(improve_dir)
+    try:
+        names = sorted(n for n in os.listdir(folder) if not n.startswith("."))
+    except FileNotFoundError:
+        return []
+    return [(os.path.join(folder, n), n.replace(SEP, "/")) for n in names]
+
+
+def read_pending(improve_dir: str) -> list[tuple[str, bytes]]:
+    out = []
+    for file, path in pending(improve_dir):
+        try:
+            with open(file, "rb") as fh:
+                out.append((path, fh.read()))
+        except OSError:
+            continue
+    return out
+
+
+def stale_tmp(improve_dir: str, older_than: float = 3600.0) -> list[str]:
+    folder = spool_dir(improve_dir)
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return []
+    now = time.time()
+    out = []
+    for n in names:
+        if n.startswith("."):
+            full = os.path.join(folder, n)
+            try:
+                if now - os.path.getmtime(full) > older_than:
+                    out.append(full)
+            except OSError:
+                pass
+    return out
