@@ -18,16 +18,24 @@ if TYPE_CHECKING:
 
 HANDLERS: dict[str, str] = {
     "post-commit": "gitimprove.hooks.post_commit:handle",
+    "session-summary": "gitimprove.hooks.claude:session_summary",
 }
+CLAUDE_EVENTS = frozenset(
+    {"SessionStart", "PostToolUseFailure", "PreCompact", "Stop", "TaskCompleted", "SessionEnd"}
+)
 
 
 def log_line(loc: gitdir.Location | None, message: str) -> None:
     try:
         import time
 
-        if loc is None:
-            return
-        folder = loc.improve_dir
+        if loc is not None:
+            folder = loc.improve_dir
+        else:  # no repository to log into: the user's state folder
+            base = os.environ.get("XDG_STATE_HOME") or os.path.join(
+                os.path.expanduser("~"), ".local", "state"
+            )
+            folder = os.path.join(base, "gitimprove")
         os.makedirs(folder, exist_ok=True)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         with open(os.path.join(folder, "hooks.log"), "a", encoding="utf-8") as fh:
@@ -39,6 +47,8 @@ def log_line(loc: gitdir.Location | None, message: str) -> None:
 def run(event: str, args: Sequence[str]) -> int:
     if os.environ.get("GITIMPROVE_CHILD") == "1" or os.environ.get("GITIMPROVE_DISABLE") == "1":
         return 0
+    if event in CLAUDE_EVENTS:
+        return run_claude(event)
     loc = None
     try:
         loc = gitdir.discover()
@@ -53,6 +63,47 @@ def run(event: str, args: Sequence[str]) -> int:
         handler: Callable[[gitdir.Location, Sequence[str]], int] = getattr(module, func_name)
         code = handler(loc, args)
         return code if code in (0, 2) else 0
+    except BaseException as exc:  # fail open, whatever happened
+        if isinstance(exc, KeyboardInterrupt):
+            return 0
+        import traceback
+
+        log_line(
+            loc,
+            f"{event}: internal error, ignored: {''.join(traceback.format_exception(exc)).strip()}",
+        )
+        return 0
+
+
+def run_claude(event: str) -> int:
+    """A Claude Code hook: one JSON object in on stdin, at most one JSON object out."""
+    loc = None
+    try:
+        raw = sys.stdin.buffer.read() if not sys.stdin.isatty() else b""
+        try:
+            import json
+
+            payload = json.loads(raw) if raw.strip() else None
+        except ValueError:
+            payload = None
+        cwd = payload.get("cwd") if isinstance(payload, dict) else None
+        loc = gitdir.discover(cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None)
+        if loc is None or loc.config_path is None or not os.path.isfile(loc.config_path):
+            return 0
+        if not isinstance(payload, dict):
+            what = "an empty stdin" if not raw.strip() else "stdin that is not a JSON object"
+            log_line(loc, f"{event}: got {what}; nothing done")
+            return 0
+        from gitimprove.hooks import claude
+
+        code, out, message = claude.HANDLERS[event](loc, payload)
+        if out is not None:
+            sys.stdout.write(json.dumps(out) + "\n")
+            sys.stdout.flush()
+        if code == 2 and message:
+            sys.stderr.write(message + "\n")
+            return 2
+        return 0
     except BaseException as exc:  # fail open, whatever happened
         if isinstance(exc, KeyboardInterrupt):
             return 0

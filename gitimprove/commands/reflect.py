@@ -1,0 +1,95 @@
+from __future__ import annotations
+
+import sys
+
+import click
+
+from gitimprove import output
+from gitimprove.git.repo import open_repo
+from gitimprove.memory import reflect
+
+
+@click.command("reflect")
+@click.option("--list", "list_only", is_flag=True, help="List the candidates and stop.")
+@click.option("--json", "as_json", is_flag=True, help="With --list: one JSON object per candidate.")
+@click.option("--apply", "apply_id", help="Approve candidate ID (needs --to).")
+@click.option(
+    "--to",
+    "target",
+    type=click.Choice(reflect.TARGETS),
+    help="project / global CLAUDE.md, or an improvement proposal.",
+)
+@click.option("--dismiss", "dismiss_id", help="Dismiss candidate ID.")
+def command(
+    list_only: bool, as_json: bool, apply_id: str | None, target: str | None, dismiss_id: str | None
+) -> None:
+    """Review captured signals one at a time, oldest first: add to project CLAUDE.md, to
+    global CLAUDE.md, as an improvement proposal, or skip. Each answer is written at once
+    (CLAUDE.md is backed up first); stop any time and the rest stay for next time."""
+    repo = open_repo(need_work_tree=False)
+    if apply_id:
+        if not target:
+            raise click.UsageError("--apply needs --to project|global|proposal")
+        result = reflect.apply(repo, apply_id, target)
+        output.emit_json(result) if as_json else output.echo(
+            f"{result['id']} -> {result['target']}"
+        )
+        return
+    if dismiss_id:
+        result = reflect.dismiss(repo, dismiss_id)
+        output.emit_json(result) if as_json else output.echo(f"dismissed {result['id']}")
+        return
+    cands, dropped = reflect.candidates(repo)
+    if list_only or not sys.stdin.isatty():
+        for c in cands:
+            if as_json:
+                output.emit_json(c.as_dict())
+            else:
+                output.echo(
+                    f"{c.id}  {c.type:<16} {c.scope:<7} {c.kind:<12} conf {c.confidence}  {c.content[:80]}"
+                )
+        if not as_json:
+            output.echo(
+                f"{len(cands)} candidates; {dropped} already in CLAUDE.md, learnings or proposals"
+            )
+        return
+    if not cands:
+        output.echo(
+            "nothing to reflect on" if not dropped else "all learnings are already captured"
+        )
+        return
+    if len(cands) >= 10:
+        choice = click.prompt(
+            f"{len(cands)} candidates. [g]o one by one, [s]ummary first, skip [a]ll",
+            type=click.Choice(["g", "s", "a"]),
+            default="g",
+        )
+        if choice == "a":
+            for c in cands:
+                reflect.dismiss(repo, c.id)
+            output.echo(f"dismissed {len(cands)}")
+            return
+        if choice == "s":
+            for i, c in enumerate(cands, 1):
+                output.echo(f"{i:3}. [{c.type}] {c.content[:100]}")
+    for i, c in enumerate(cands, 1):
+        output.echo(
+            f"\nLearning {i} of {len(cands)} — {c.type} (first seen {c.first_seen[:10]}, {c.sessions} session(s))\n"
+        )
+        output.echo(f"  {c.content}\n")
+        if c.context:
+            output.echo(f"  Context: {c.context[:300]}")
+        output.echo(f"  Confidence: {c.confidence}; suggested: {c.scope} {c.kind}")
+        answer = click.prompt(
+            "[p]roject CLAUDE.md, [g]lobal CLAUDE.md, [i]mprovement proposal, [s]kip, [q]uit",
+            type=click.Choice(["p", "g", "i", "s", "q"]),
+            default="p" if c.kind == "agent-side" else "i",
+        )
+        if answer == "q":
+            output.echo("stopped; the rest stay for next time")
+            return
+        if answer == "s":
+            reflect.dismiss(repo, c.id)
+            continue
+        result = reflect.apply(repo, c.id, {"p": "project", "g": "global", "i": "proposal"}[answer])
+        output.echo(f"  -> {result['target']}")

@@ -1,0 +1,267 @@
+"""Claude Code hooks (DESIGN §10). Each handler takes the event's JSON payload and returns
+(exit code, JSON object for stdout or None, text for stderr or None). Exit 2 only for a
+deliberate block by the configured gate.
+
+The hot handlers (PostToolUseFailure, PreCompact, Stop) import no pygit2: signals go to the
+local spool, which the next SessionStart, SessionEnd or memory command flushes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Any
+
+from gitimprove.util import gitdir
+
+Result = tuple[int, dict[str, Any] | None, str | None]
+CONTEXT_LIMIT = 10_000
+STOP_DEBOUNCE_SECONDS = 30.0
+STOP_DEBOUNCE_BYTES = 64 * 1024
+
+
+def _session(payload: dict[str, Any]) -> str:
+    return str(payload.get("session_id") or "unknown")
+
+
+def post_tool_use_failure(loc: gitdir.Location, payload: dict[str, Any]) -> Result:
+    from gitimprove.memory import signals
+
+    if payload.get("is_interrupt"):
+        return 0, None, None
+    tool = str(payload.get("tool_name") or "tool")
+    error = payload.get("error")
+    if not isinstance(error, str):
+        resp = payload.get("tool_response")
+        error = json.dumps(resp)[:2000] if resp is not None else ""
+    inp = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
+    assert isinstance(inp, dict)
+    summary = str(inp.get("command") or inp.get("file_path") or inp.get("pattern") or "")[:300]
+    sig = signals.make_signal(
+        type_="failure",
+        content=f"{tool} failed: {error.strip()[:500]}",
+        context=summary,
+        session=_session(payload),
+        hook="PostToolUseFailure",
+        file=str(inp.get("file_path")) if inp.get("file_path") else None,
+        tags=(tool,),
+    )
+    signals.spool_signals(loc.improve_dir, [sig])
+    return 0, None, None
+
+
+def _mine(loc: gitdir.Location, payload: dict[str, Any], hook: str) -> int:
+    from gitimprove.memory import mining, signals
+
+    path = payload.get("transcript_path")
+    if not isinstance(path, str) or not os.path.isfile(path):
+        return 0
+    found = mining.mine(
+        path,
+        loc.improve_dir,
+        _session(payload),
+        hook,
+        last_assistant_message=payload.get("last_assistant_message") or None,
+    )
+    return signals.spool_signals(loc.improve_dir, found)
+
+
+def pre_compact(loc: gitdir.Location, payload: dict[str, Any]) -> Result:
+    _mine(loc, payload, "PreCompact")
+    return 0, None, None
+
+
+def _gate(loc: gitdir.Location, payload: dict[str, Any]) -> Result | None:
+    """Run the configured gate; a failure blocks (exit 2) unless a block is already active."""
+    if payload.get("stop_hook_active"):
+        return None
+    from pathlib import Path
+
+    from gitimprove import config
+
+    assert loc.work_tree is not None
+    try:
+        cfg = config.load(Path(loc.work_tree))
+    except Exception:
+        return None  # a broken config never blocks a session
+    command = str(cfg.get("gate", "command")).strip()
+    if not command:
+        return None
+    from gitimprove.util import proc
+
+    res = proc.run(
+        command,
+        cwd=loc.work_tree,
+        shell=True,
+        timeout=float(cfg.get("gate", "timeout")),
+        env=proc.clean_env({"GITIMPROVE_CHILD": "1"}),
+    )
+    if res.ok:
+        return None
+    why = "timed out" if res.timed_out else f"exited with {res.returncode}"
+    reason = f"The gate `{command}` {why}. Fix it before finishing:\n{res.tail(3000)}"
+    return 2, None, reason
+
+
+def stop(loc: gitdir.Location, payload: dict[str, Any]) -> Result:
+    blocked = _gate(loc, payload)
+    # Stop fires every turn: mine only when enough time passed or the transcript grew.
+    from gitimprove.memory import mining
+
+    path = payload.get("transcript_path")
+    state = mining.State.load(mining.watermark_path(loc.improve_dir, _session(payload)))
+    try:
+        grown = os.path.getsize(path) - state.offset if isinstance(path, str) else 0
+    except OSError:
+        grown = 0
+    if time.time() - state.mined_at >= STOP_DEBOUNCE_SECONDS or grown >= STOP_DEBOUNCE_BYTES:
+        _mine(loc, payload, "Stop")
+    return blocked or (0, None, None)
+
+
+def task_completed(loc: gitdir.Location, payload: dict[str, Any]) -> Result:
+    return _gate(loc, payload) or (0, None, None)
+
+
+def session_end(loc: gitdir.Location, payload: dict[str, Any]) -> Result:
+    """Write the end ref and hand the summary to a detached process; return at once."""
+    from gitimprove.memory.sessions import sid_for
+    from gitimprove.util import proc
+
+    sid = sid_for(loc.improve_dir, _session(payload), create=False)
+    if sid is None:
+        return 0, None, None  # the session never started here
+    head = gitdir.read_ref(loc, "HEAD")
+    if head:
+        from gitimprove.git import refs
+
+        proc.git(["update-ref", refs.session_ref(sid, "end"), head, "0" * 40], cwd=loc.git_dir)
+    argv = [
+        sys.executable,
+        "-m",
+        "gitimprove",
+        "hook",
+        "session-summary",
+        sid,
+        str(payload.get("reason") or "other"),
+        _session(payload),
+        str(payload.get("transcript_path") or ""),
+    ]
+    proc.spawn_detached(
+        argv, cwd=loc.work_tree, log_path=os.path.join(loc.improve_dir, "session-summary.log")
+    )
+    return 0, None, None
+
+
+def session_start(loc: gitdir.Location, payload: dict[str, Any]) -> Result:
+    from gitimprove.git import sessions as refs_sessions
+    from gitimprove.git.repo import open_repo
+    from gitimprove.memory import sessions, signals
+
+    repo = open_repo(loc.work_tree or loc.git_dir)
+    signals.flush(repo)
+    claude_id = _session(payload)
+    sid = sessions.sid_for(loc.improve_dir, claude_id)
+    assert sid is not None
+    head = repo.head_commit()
+    if head is not None:
+        refs_sessions.mark(repo, sid, "start", str(head.id))
+        sessions.catch_up(repo, sid)
+    text = context(loc, repo, payload)
+    return (
+        0,
+        {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}},
+        None,
+    )
+
+
+def context(loc: gitdir.Location, repo: Any, payload: dict[str, Any]) -> str:
+    """What a session starts with: recent history, MEMORY.md, the latest run, pending ideas,
+    and after a compaction this session's signals; under 10,000 characters."""
+    from gitimprove import config
+    from gitimprove.git import memory
+    from gitimprove.memory import render, signals
+    from gitimprove.state import views
+    from gitimprove.util import proc
+
+    parts: list[str] = []
+    log = proc.git(["log", "--oneline", "-20"], cwd=loc.work_tree or loc.git_dir)
+    if log.ok and log.stdout.strip():
+        parts.append("## Recent commits (git log --oneline -20)\n" + log.stdout.strip())
+    rows = views.load_rows(loc)
+    runs = [r for r in rows if r.get("run")]
+    if runs:
+        latest = str(runs[-1]["run"])
+        last = [r for r in rows if r.get("run") == latest][-10:]
+        parts.append(
+            f"## Latest improvement run {latest} (last 10 rows)\n"
+            + views.render_tsv(last, views.direction_of(last)).strip()
+        )
+    ideas = []
+    for _, data in memory.iter_entries(repo, "ideas/"):
+        try:
+            idea = json.loads(data)
+        except ValueError:
+            continue
+        if isinstance(idea, dict) and idea.get("status", "pending") == "pending":
+            ideas.append(f"- {idea.get('text')}")
+    if ideas:
+        parts.append("## Pending ideas (git improve idea)\n" + "\n".join(ideas[-10:]))
+    if payload.get("source") == "compact":
+        mine = [
+            s
+            for s in signals.all_signals(repo)
+            if s.get("session") == _session(payload) and s.get("status") == "captured"
+        ]
+        if mine:
+            parts.append(
+                "## Signals captured earlier in this session\n"
+                + "\n".join(
+                    f"- [{s.get('type')}] {str(s.get('content'))[:200]}" for s in mine[-15:]
+                )
+            )
+    max_lines = 200
+    try:
+        from pathlib import Path
+
+        max_lines = int(config.load(Path(loc.work_tree or ".")).get("memory", "max_lines"))
+    except Exception:
+        pass
+    memory_md = render.render(repo, max_lines=max_lines)
+    head = "# gitimprove context\n"
+    budget = CONTEXT_LIMIT - len(head) - 200
+    out = []
+    for block in [*parts[:1], memory_md.strip(), *parts[1:]]:
+        if len(block) + 2 > budget:
+            block = block[: max(0, budget - 40)].rsplit("\n", 1)[0] + "\n… (truncated)"
+        if budget <= 40:
+            break
+        out.append(block)
+        budget -= len(block) + 2
+    return head + "\n\n".join(out)
+
+
+def session_summary(loc: gitdir.Location, args: list[str]) -> int:
+    """The detached half of SessionEnd: mine the rest of the transcript, flush, summarize."""
+    from gitimprove.git.repo import open_repo
+    from gitimprove.memory import sessions, signals
+
+    sid, reason, claude_id, transcript = ([*args, "", "", "", ""])[:4]
+    if transcript and os.path.isfile(transcript):
+        _mine(loc, {"session_id": claude_id, "transcript_path": transcript}, "SessionEnd")
+    repo = open_repo(loc.work_tree or loc.git_dir)
+    signals.flush(repo)
+    sessions.finish(repo, sid, stop_reason=reason or None, claude_session=claude_id or None)
+    return 0
+
+
+HANDLERS = {
+    "SessionStart": session_start,
+    "PostToolUseFailure": post_tool_use_failure,
+    "PreCompact": pre_compact,
+    "Stop": stop,
+    "TaskCompleted": task_completed,
+    "SessionEnd": session_end,
+}

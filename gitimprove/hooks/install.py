@@ -1,0 +1,147 @@
+"""Installing gitimprove's hooks into Claude Code settings (and, later, git).
+
+Entries go into the settings file of the chosen scope in exec form: an absolute interpreter
+path running `-m gitimprove hook <Event>`. Every other setting and hook is preserved;
+installing twice changes nothing; uninstall removes only entries that run gitimprove.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from gitimprove.errors import GitImproveError
+from gitimprove.util.files import atomic_write
+
+MARK = "-m gitimprove hook "
+SCOPES = ("project", "local", "user")
+
+# event -> (matcher or None, extra fields)
+CLAUDE_HOOKS: dict[str, dict[str, Any]] = {
+    "SessionStart": {"timeout": 30},
+    "PostToolUseFailure": {"matcher": "*", "async": True, "timeout": 10},
+    "PreCompact": {"timeout": 60},
+    "Stop": {"timeout": 600},
+    "TaskCompleted": {"timeout": 600},
+    "SessionEnd": {"timeout": 10},
+}
+
+
+def settings_path(scope: str, work_tree: Path | None) -> Path:
+    if scope == "user":
+        return Path(os.environ.get("HOME", str(Path.home()))) / ".claude" / "settings.json"
+    if work_tree is None:
+        raise GitImproveError(
+            "project and local scopes need a work tree",
+            hint="use --scope user, or run inside a clone",
+        )
+    name = "settings.json" if scope == "project" else "settings.local.json"
+    return work_tree / ".claude" / name
+
+
+def command_for(event: str, python: str | None = None) -> str:
+    return f"{shlex.quote(python or sys.executable)} {MARK}{event}"
+
+
+def _load(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8") or "{}")
+    except ValueError as exc:
+        raise GitImproveError(
+            f"{path} is not valid JSON ({exc}); nothing was changed",
+            hint="fix the file, then run the command again",
+        ) from None
+    if not isinstance(data, dict):
+        raise GitImproveError(f"{path} does not hold a JSON object; nothing was changed")
+    return data
+
+
+def _ours(hook: Any) -> bool:
+    return isinstance(hook, dict) and MARK in str(hook.get("command", ""))
+
+
+def _strip(settings: dict[str, Any]) -> dict[str, Any]:
+    hooks = settings.get("hooks")
+    if not isinstance(hooks, dict):
+        return settings
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        kept = []
+        for group in groups:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                inner = [h for h in group["hooks"] if not _ours(h)]
+                if inner:
+                    kept.append({**group, "hooks": inner})
+                elif not group["hooks"]:
+                    kept.append(group)
+            else:
+                kept.append(group)
+        if kept:
+            hooks[event] = kept
+        else:
+            del hooks[event]
+    if not hooks:
+        settings.pop("hooks", None)
+    return settings
+
+
+def install_claude(
+    scope: str, work_tree: Path | None, python: str | None = None
+) -> tuple[Path, bool]:
+    path = settings_path(scope, work_tree)
+    before = _load(path)
+    settings = _strip(json.loads(json.dumps(before)))
+    hooks = settings.setdefault("hooks", {})
+    for event, extra in CLAUDE_HOOKS.items():
+        entry: dict[str, Any] = {"type": "command", "command": command_for(event, python)}
+        entry.update({k: v for k, v in extra.items() if k != "matcher"})
+        group: dict[str, Any] = {"hooks": [entry]}
+        if "matcher" in extra:
+            group = {"matcher": extra["matcher"], **group}
+        hooks.setdefault(event, []).append(group)
+    changed = settings != before
+    if changed:
+        atomic_write(path, json.dumps(settings, indent=2) + "\n")
+    return path, changed
+
+
+def uninstall_claude(scope: str, work_tree: Path | None) -> tuple[Path, bool]:
+    path = settings_path(scope, work_tree)
+    if not path.exists():
+        return path, False
+    before = _load(path)
+    after = _strip(json.loads(json.dumps(before)))
+    if after != before:
+        atomic_write(path, json.dumps(after, indent=2) + "\n")
+        return path, True
+    return path, False
+
+
+def status_claude(work_tree: Path | None) -> dict[str, dict[str, bool]]:
+    out: dict[str, dict[str, bool]] = {}
+    for scope in SCOPES:
+        try:
+            path = settings_path(scope, work_tree)
+            data = _load(path)
+        except GitImproveError:
+            continue
+        hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
+        assert isinstance(hooks, dict)
+        out[scope] = {
+            event: any(
+                _ours(h)
+                for g in hooks.get(event, [])
+                if isinstance(g, dict)
+                for h in g.get("hooks", [])
+            )
+            for event in CLAUDE_HOOKS
+        }
+    return out
