@@ -9,6 +9,10 @@ from gitimprove.git.repo import open_repo
 from gitimprove.memory import reflect
 
 
+def _interactive() -> bool:
+    return sys.stdin.isatty()
+
+
 @click.command("reflect")
 @click.option("--list", "list_only", is_flag=True, help="List the candidates and stop.")
 @click.option("--json", "as_json", is_flag=True, help="With --list: one JSON object per candidate.")
@@ -40,7 +44,7 @@ def command(
         output.emit_json(result) if as_json else output.echo(f"dismissed {result['id']}")
         return
     cands, dropped = reflect.candidates(repo)
-    if list_only or not sys.stdin.isatty():
+    if list_only or not _interactive():
         for c in cands:
             if as_json:
                 output.emit_json(c.as_dict())

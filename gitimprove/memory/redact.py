@@ -43,6 +43,7 @@ _ASSIGN = (
     r"(\s*[:=]\s*)(['\"]?)([^\s'\"&;,()]{4,})\3(?!\()"
 )
 
+_REFERENCE = re.compile(r"^(?:[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)+|\$\{?[A-Za-z_]\w*\}?|\d{1,12})$")
 _compiled: list[tuple[str, re.Pattern[str]]] | None = None
 _assign: re.Pattern[str] | None = None
 
@@ -66,6 +67,8 @@ def _assign_sub(m: re.Match[str]) -> str:
         "xxxx",
     ):
         return m.group(0)
+    if not any(c.isalnum() for c in value) or _REFERENCE.match(value):
+        return m.group(0)  # a placeholder (`:...`), a reference (`env.API_KEY`, `$TOKEN`), a count
     env_style = key.isupper() and "=" in sep
     secret_like = any(not (c.isalpha() or c in "._") for c in value)
     if not (quote or env_style or secret_like):
