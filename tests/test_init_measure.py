@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -151,13 +150,17 @@ def test_hook_fails_open(project: TmpRepo, tmp_path: Path) -> None:
     (project.path / ".gitimprove.toml").write_text("[metric\nbroken")
     res = project.cli("hook", "post-commit")
     assert res.returncode == 0  # a broken config never breaks a commit
+    (project.path / ".gitimprove.toml").write_text('[metric]\ncommand = "x"\n')
     objects = project.path / ".git" / "objects"
-    os.chmod(objects, 0o500)
+    objects.rename(objects.with_name("objects.away"))  # an unopenable repository
     try:
         res = project.cli("hook", "post-commit")
     finally:
-        os.chmod(objects, 0o755)
+        objects.with_name("objects.away").rename(objects)
     assert res.returncode == 0
+    assert (
+        "internal error, ignored" in (project.path / ".git" / "improve" / "hooks.log").read_text()
+    )
     plain = tmp_path / "plain"
     plain.mkdir()
     assert cli(plain, "hook", "post-commit").returncode == 0

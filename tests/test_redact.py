@@ -49,11 +49,20 @@ def test_provider_tokens_are_masked(kind: str, context: str) -> None:
         ("postgres://admin:S3cr3t-Pa55@db.internal:5432/app", "S3cr3t-Pa55"),
         ("https://deploy:tok3n_value@git.example.com/repo.git", "tok3n_value"),
         ("DB_PASSWORD=correct-horse-battery", "correct-horse-battery"),
-        ("AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+        (
+            "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        ),
         ('password: "hunter22"', "hunter22"),
         ("client_secret = 'x9f8e7d6c5b4'", "x9f8e7d6c5b4"),
-        ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAz1b2\n-----END RSA PRIVATE KEY-----", "MIIEowIBAAKCAQEAz1b2"),
-        ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA\n", "b3BlbnNzaC1rZXktdjEAAAA"),
+        (
+            "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAz1b2\n-----END RSA PRIVATE KEY-----",
+            "MIIEowIBAAKCAQEAz1b2",
+        ),
+        (
+            "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA\n",
+            "b3BlbnNzaC1rZXktdjEAAAA",
+        ),
     ],
 )
 def test_credentials_are_masked(text: str, secret: str) -> None:

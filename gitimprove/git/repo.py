@@ -172,17 +172,21 @@ def cas_loop(
     what: str,
     tries: int = 400,
     lock: str | None = None,
+    seconds: float = 60.0,
 ) -> T:
     """Call `attempt` (which builds from the current tip and calls update_refs) until it wins.
 
     A local file lock keeps writers on this machine from thrashing; the compare-and-swap
     keeps writers on other clones (sync) and plain git commands from losing records."""
     delay = 0.001
+    deadline = time.monotonic() + seconds
     with _maybe_lock(repo, lock):
         for _ in range(tries):
             try:
                 return attempt()
             except RefMoved:
+                if time.monotonic() > deadline:
+                    break
                 time.sleep(delay * (0.5 + random.random()))
                 delay = min(delay * 1.6, 0.2)
     raise ConflictError(

@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+# Marks a transcript as a gitimprove child session, so memory mining skips it.
+PROGRAM_MARKER = "<!-- gitimprove:program -->"
+
 ESCALATION = {
     0: "",
     1: "You have had several attempts in a row without a keep. Re-read every file in scope and "
@@ -54,6 +57,7 @@ def build(
         r for r in rows if r.get("status") not in ("keep", "keep-reworked", "baseline", "pending")
     ][-10:]
     parts = [
+        PROGRAM_MARKER,
         "# Your task",
         "",
         f"Goal: {goal or f'make {metric_name} {direction}'}.",

@@ -114,7 +114,7 @@ INTERRUPT = "[Request interrupted by user"
 EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit"}
 SEARCH_TOOLS = {"Glob", "Grep"}
 EMPTY_SEARCH = ("no files found", "no matches found", "found 0 files", "no results")
-CHILD_MARKERS = ("# Your task", "The harness commits")
+CHILD_MARKER = "<!-- gitimprove:program -->"  # loop/program.py PROGRAM_MARKER
 
 
 def _kw(words: list[str]) -> re.Pattern[str]:
@@ -287,7 +287,7 @@ class Miner:
         if not t or t.startswith(("<command-", "<local-command", "Caveat:", "<system-reminder")):
             return
         if self.s.child is None:
-            self.s.child = all(m in t for m in CHILD_MARKERS)
+            self.s.child = CHILD_MARKER in t
         if t.startswith(INTERRUPT):
             self.s.awaiting_redirect = True
             return

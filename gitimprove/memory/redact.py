@@ -43,7 +43,9 @@ _ASSIGN = (
     r"(\s*[:=]\s*)(['\"]?)([^\s'\"&;,()]{4,})\3(?!\()"
 )
 
-_REFERENCE = re.compile(r"^(?:[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)+|\$\{?[A-Za-z_]\w*\}?|\d{1,12})$")
+_REFERENCE = re.compile(
+    r"^(?:[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)+|\$\{?[A-Za-z_]\w*\}?|\d{1,12})$"
+)
 _compiled: list[tuple[str, re.Pattern[str]]] | None = None
 _assign: re.Pattern[str] | None = None
 

@@ -1,0 +1,279 @@
+"""Claude Code hook contract: real-shaped payloads in, at most one JSON object out, exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gitimprove.git import memory
+from gitimprove.memory import signals
+from tests.conftest import PY, TmpRepo
+
+FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "claude-transcripts"
+
+
+def payload(repo: TmpRepo, event: str, **extra: object) -> dict[str, object]:
+    return {
+        "session_id": "3f2b8c1e-9a7d-4c6b-8e21-5d0f4a6b7c8d",
+        "transcript_path": str(FIXTURES / "spotter" / "short.jsonl"),
+        "cwd": str(repo.path),
+        "permission_mode": "default",
+        "hook_event_name": event,
+        **extra,
+    }
+
+
+def fire(
+    repo: TmpRepo,
+    event: str,
+    stdin: str | bytes,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+) -> subprocess.CompletedProcess[str]:
+    data = stdin if isinstance(stdin, str) else stdin.decode()
+    return (
+        repo.cli("hook", event, input=data, env=env)
+        if cwd is None
+        else subprocess.run(
+            [PY, "-m", "gitimprove", "hook", event],
+            cwd=cwd,
+            input=data,
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+    )
+
+
+@pytest.fixture
+def configured(tmp_repo: TmpRepo) -> TmpRepo:
+    tmp_repo.commit("initial", {".gitimprove.toml": '[metric]\ncommand = "echo 1"\n', "a.txt": "a"})
+    return tmp_repo
+
+
+def spooled(repo: TmpRepo) -> list[Path]:
+    folder = repo.path / ".git" / "improve" / "spool"
+    return sorted(folder.iterdir()) if folder.exists() else []
+
+
+def test_every_event_follows_the_protocol(configured: TmpRepo) -> None:
+    repo = configured
+    res = fire(repo, "SessionStart", json.dumps(payload(repo, "SessionStart", source="startup")))
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)  # exactly one JSON object
+    ctx = out["hookSpecificOutput"]
+    assert ctx["hookEventName"] == "SessionStart" and ctx["additionalContext"].startswith(
+        "# gitimprove context"
+    )
+    assert "initial" in ctx["additionalContext"] and len(ctx["additionalContext"]) < 10_000
+    assert len(repo.git("for-each-ref", "refs/improve/sessions/").splitlines()) == 1
+
+    fail = payload(
+        repo,
+        "PostToolUseFailure",
+        tool_name="Bash",
+        tool_input={"command": "npm test"},
+        tool_use_id="toolu_01",
+        error="Exit code 1\nnpm ERR! missing script: test",
+    )
+    res = fire(repo, "PostToolUseFailure", json.dumps(fail))
+    assert (res.returncode, res.stdout) == (0, "")
+    res = fire(
+        repo,
+        "PreCompact",
+        json.dumps(payload(repo, "PreCompact", trigger="auto", custom_instructions="")),
+    )
+    assert (res.returncode, res.stdout) == (0, "")
+    res = fire(
+        repo,
+        "Stop",
+        json.dumps(payload(repo, "Stop", stop_hook_active=False, last_assistant_message="Done.")),
+    )
+    assert (res.returncode, res.stdout) == (0, "")
+    res = fire(
+        repo,
+        "TaskCompleted",
+        json.dumps(payload(repo, "TaskCompleted", task_id="1", task_subject="x")),
+    )
+    assert (res.returncode, res.stdout) == (0, "")
+    assert len(spooled(repo)) == 3  # one failure + two rejections mined from the transcript
+
+    repo.commit("feat(x): a feature", {"b.txt": "b"})
+    repo.commit("fix(x): a fix", {"b.txt": "c"})
+    start = time.monotonic()
+    res = fire(
+        repo, "SessionEnd", json.dumps(payload(repo, "SessionEnd", reason="prompt_input_exit"))
+    )
+    assert res.returncode == 0 and res.stdout == ""
+    assert time.monotonic() - start < 5
+    deadline = time.monotonic() + 30
+    while not list(memory.iter_entries(repo.open(), "sessions/")):
+        assert time.monotonic() < deadline, "the detached summary never landed"
+        time.sleep(0.1)
+    ((_, data),) = memory.iter_entries(repo.open(), "sessions/")
+    summary = json.loads(data)
+    assert (
+        summary["commit_types"] == {"feat": 1, "fix": 1}
+        and summary["stop_reason"] == "prompt_input_exit"
+    )
+    assert summary["files_most_modified"] == ["b.txt"] and len(summary["commits"]) == 2
+    assert summary["tools_failed"] == 1
+    types = sorted(s["type"] for s in signals.all_signals(repo.open()))
+    assert types == ["correction", "correction", "failure"]
+    assert not spooled(repo)  # flushed
+
+
+@pytest.mark.parametrize("stdin", ["", "not json at all", "[1, 2, 3]", '{"truncated": '])
+def test_bad_payloads_exit_0_log_and_write_nothing(configured: TmpRepo, stdin: str) -> None:
+    for event in (
+        "SessionStart",
+        "PostToolUseFailure",
+        "PreCompact",
+        "Stop",
+        "SessionEnd",
+        "TaskCompleted",
+    ):
+        res = fire(configured, event, stdin)
+        assert (res.returncode, res.stdout) == (0, ""), event
+    log = (configured.path / ".git" / "improve" / "hooks.log").read_text()
+    assert log.count("nothing done") == 6
+    assert not spooled(configured)
+    assert configured.git("for-each-ref", "refs/improve/", "refs/heads/improve/") == ""
+
+
+def test_missing_transcript_and_unreadable_repo(configured: TmpRepo, tmp_path: Path) -> None:
+    res = fire(
+        configured,
+        "PreCompact",
+        json.dumps(payload(configured, "PreCompact", transcript_path=str(tmp_path / "gone.jsonl"))),
+    )
+    assert (res.returncode, res.stdout) == (0, "")
+    assert not spooled(configured)
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / ".git").write_text("gitdir: /nonexistent/place\n")
+    (broken / ".gitimprove.toml").write_text('[metric]\ncommand = "x"\n')
+    p = payload(configured, "SessionStart")
+    p["cwd"] = str(broken)
+    res = fire(configured, "SessionStart", json.dumps(p), cwd=broken)
+    assert (res.returncode, res.stdout) == (0, "")
+    objects = configured.path / ".git" / "objects"
+    objects.rename(objects.with_name("objects.away"))  # unreadable (chmod means nothing to root)
+    try:
+        res = fire(configured, "SessionStart", json.dumps(payload(configured, "SessionStart")))
+    finally:
+        objects.with_name("objects.away").rename(objects)
+    assert (res.returncode, res.stdout) == (0, "")
+    assert (
+        "internal error, ignored"
+        in (configured.path / ".git" / "improve" / "hooks.log").read_text()
+    )
+
+
+def test_no_config_or_child_session_does_nothing(tmp_repo: TmpRepo, configured: TmpRepo) -> None:
+    fail = json.dumps(payload(configured, "PostToolUseFailure", tool_name="Bash", error="boom"))
+    assert (
+        fire(configured, "PostToolUseFailure", fail, env={"GITIMPROVE_CHILD": "1"}).returncode == 0
+    )
+    assert not spooled(configured)
+
+
+def test_gate_blocks_once_then_lets_go(configured: TmpRepo) -> None:
+    cfg = '[metric]\ncommand = "echo 1"\n[gate]\ncommand = "echo tests failing: 3 errors; exit 1"\n'
+    configured.commit("gate", {".gitimprove.toml": cfg})
+    res = fire(configured, "Stop", json.dumps(payload(configured, "Stop", stop_hook_active=False)))
+    assert res.returncode == 2 and "tests failing: 3 errors" in res.stderr and res.stdout == ""
+    res = fire(configured, "Stop", json.dumps(payload(configured, "Stop", stop_hook_active=True)))
+    assert res.returncode == 0
+    res = fire(configured, "TaskCompleted", json.dumps(payload(configured, "TaskCompleted")))
+    assert res.returncode == 2 and "exited with 1" in res.stderr
+    configured.commit("gate ok", {".gitimprove.toml": cfg.replace("; exit 1", "")})
+    assert (
+        fire(
+            configured, "Stop", json.dumps(payload(configured, "Stop", stop_hook_active=False))
+        ).returncode
+        == 0
+    )
+
+
+WRITER = """
+import json, subprocess, sys
+for i in range(25):
+    p = {"session_id": f"s{sys.argv[2]}", "cwd": sys.argv[1], "hook_event_name": "PostToolUseFailure",
+         "tool_name": "Bash", "tool_input": {"command": f"cmd {sys.argv[2]}-{i}"}, "error": f"failure {sys.argv[2]}-{i}"}
+    r = subprocess.run([sys.executable, "-m", "gitimprove", "hook", "PostToolUseFailure"], input=json.dumps(p), text=True, cwd=sys.argv[1])
+    assert r.returncode == 0
+"""
+
+
+def test_eight_concurrent_failure_hooks_leave_200_signals(configured: TmpRepo) -> None:
+    procs = [subprocess.Popen([PY, "-c", WRITER, str(configured.path), str(w)]) for w in range(8)]
+    assert [p.wait(timeout=300) for p in procs] == [0] * 8
+    res = configured.cli("signal", "list", "--json")
+    got = [json.loads(line) for line in res.stdout.splitlines()]
+    assert len(got) == 200
+    assert {s["content"] for s in got} == {
+        f"Bash failed: failure {w}-{i}" for w in range(8) for i in range(25)
+    }
+    assert len(list(memory.iter_entries(configured.open(), "signals/"))) == 200
+
+
+def test_session_start_after_compact_and_catch_up(configured: TmpRepo) -> None:
+    repo = configured
+    fire(
+        repo,
+        "SessionStart",
+        json.dumps(payload(repo, "SessionStart", session_id="old-session", source="startup")),
+    )
+    fire(repo, "PreCompact", json.dumps(payload(repo, "PreCompact")))
+    res = fire(repo, "SessionStart", json.dumps(payload(repo, "SessionStart", source="compact")))
+    ctx = json.loads(res.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "Signals captured earlier in this session" in ctx and "rejected Bash" in ctx
+    # the old session never got a SessionEnd: the new start summarized it
+    sessions = [json.loads(d) for _, d in memory.iter_entries(repo.open(), "sessions/")]
+    assert len(sessions) == 1 and "no SessionEnd" in sessions[0]["stop_reason"]
+
+
+def test_install_claude_hooks_preserves_settings(configured: TmpRepo) -> None:
+    settings = configured.path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    mine = {
+        "permissions": {"allow": ["Bash(ls:*)"]},
+        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "my-own-stop-hook"}]}]},
+    }
+    settings.write_text(json.dumps(mine))
+    assert configured.cli("hooks", "install", "--claude").returncode == 0
+    data = json.loads(settings.read_text())
+    assert data["permissions"] == mine["permissions"]
+    stop_cmds = [h["command"] for g in data["hooks"]["Stop"] for h in g["hooks"]]
+    assert "my-own-stop-hook" in stop_cmds and any(
+        "-m gitimprove hook Stop" in c for c in stop_cmds
+    )
+    assert set(data["hooks"]) == {
+        "SessionStart",
+        "PostToolUseFailure",
+        "PreCompact",
+        "Stop",
+        "TaskCompleted",
+        "SessionEnd",
+    }
+    cmd = data["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+    assert cmd.split()[0] == sys.executable and Path(cmd.split()[0]).is_absolute()
+    before = settings.read_text()
+    res = configured.cli("hooks", "install", "--claude")
+    assert "already installed" in res.stdout and settings.read_text() == before
+    assert "SessionStart" in configured.cli("hooks", "status").stdout
+    assert configured.cli("hooks", "uninstall", "--claude").returncode == 0
+    assert json.loads(settings.read_text()) == mine
+    local = configured.cli("hooks", "install", "--claude", "--scope", "local")
+    assert local.returncode == 0 and (configured.path / ".claude" / "settings.local.json").exists()
+    settings.write_text("{broken")
+    res = configured.cli("hooks", "install", "--claude")
+    assert (
+        res.returncode == 1 and "not valid JSON" in res.stderr and settings.read_text() == "{broken"
+    )
