@@ -151,16 +151,16 @@ def test_hook_fails_open(project: TmpRepo, tmp_path: Path) -> None:
     res = project.cli("hook", "post-commit")
     assert res.returncode == 0  # a broken config never breaks a commit
     (project.path / ".gitimprove.toml").write_text('[metric]\ncommand = "x"\n')
-    objects = project.path / ".git" / "objects"
-    objects.rename(objects.with_name("objects.away"))  # an unopenable repository
+    saved = project.git("rev-parse", "refs/notes/improve")
+    blob = project.git("hash-object", "-w", "value.txt")
+    project.git("update-ref", "refs/notes/improve", blob)  # a broken notes ref: an internal error
     try:
         res = project.cli("hook", "post-commit")
     finally:
-        objects.with_name("objects.away").rename(objects)
+        project.git("update-ref", "refs/notes/improve", saved)
     assert res.returncode == 0
-    assert (
-        "internal error, ignored" in (project.path / ".git" / "improve" / "hooks.log").read_text()
-    )
+    log = (project.path / ".git" / "improve" / "hooks.log").read_text()
+    assert "post-commit: internal error, ignored" in log
     plain = tmp_path / "plain"
     plain.mkdir()
     assert cli(plain, "hook", "post-commit").returncode == 0
