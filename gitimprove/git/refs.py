@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 NOTES = "refs/notes/improve"
 MEMORY = "refs/heads/improve/memory"
@@ -62,12 +61,34 @@ def remote_scratch(remote: str, ref: str) -> str:
     return f"{REMOTES_PREFIX}{remote}/{ref[len('refs/') :]}"
 
 
-@dataclass(frozen=True)
 class ParsedRef:
-    kind: str  # notes | memory | archive | run-branch | run-marker | session | remote | other
-    run: str | None = None
-    marker: str | None = None
-    session: str | None = None
+    """What a ref name means. kind: notes | memory | archive | run-branch | run-marker |
+    session | remote | other. (A plain class: dataclasses cost the hooks 10 ms to import.)"""
+
+    __slots__ = ("kind", "marker", "run", "session")
+
+    def __init__(
+        self,
+        kind: str,
+        run: str | None = None,
+        marker: str | None = None,
+        session: str | None = None,
+    ) -> None:
+        self.kind, self.run, self.marker, self.session = kind, run, marker, session
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ParsedRef) and (
+            self.kind,
+            self.run,
+            self.marker,
+            self.session,
+        ) == (other.kind, other.run, other.marker, other.session)
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.run, self.marker, self.session))
+
+    def __repr__(self) -> str:
+        return f"ParsedRef({self.kind!r}, run={self.run!r}, marker={self.marker!r}, session={self.session!r})"
 
 
 def parse(name: str) -> ParsedRef:

@@ -8,10 +8,12 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import pygit2
-from filelock import FileLock
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 from gitimprove.errors import (
     ConflictError,
@@ -46,6 +48,8 @@ class Repo:
         return path
 
     def lock(self, name: str, timeout: float = 60.0) -> FileLock:
+        from filelock import FileLock  # imported when a lock is taken: it is slow to import
+
         folder = self.improve_dir / "locks"
         folder.mkdir(parents=True, exist_ok=True)
         return FileLock(str(folder / f"{name}.lock"), timeout=timeout)

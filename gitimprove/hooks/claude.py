@@ -12,11 +12,15 @@ import json
 import os
 import sys
 import time
-from typing import Any
 
 from gitimprove.util import gitdir
 
-Result = tuple[int, dict[str, Any] | None, str | None]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+if TYPE_CHECKING:
+    Result = tuple[int, dict[str, Any] | None, str | None]
 CONTEXT_LIMIT = 10_000
 STOP_DEBOUNCE_SECONDS = 30.0
 STOP_DEBOUNCE_BYTES = 64 * 1024
@@ -27,7 +31,7 @@ def _session(payload: dict[str, Any]) -> str:
 
 
 def post_tool_use_failure(loc: gitdir.Location, payload: dict[str, Any]) -> Result:
-    from gitimprove.memory import signals
+    from gitimprove.memory import capture
 
     if payload.get("is_interrupt"):
         return 0, None, None
@@ -39,7 +43,7 @@ def post_tool_use_failure(loc: gitdir.Location, payload: dict[str, Any]) -> Resu
     inp = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
     assert isinstance(inp, dict)
     summary = str(inp.get("command") or inp.get("file_path") or inp.get("pattern") or "")[:300]
-    sig = signals.make_signal(
+    sig = capture.make_signal(
         type_="failure",
         content=f"{tool} failed: {error.strip()[:500]}",
         context=summary,
@@ -48,12 +52,12 @@ def post_tool_use_failure(loc: gitdir.Location, payload: dict[str, Any]) -> Resu
         file=str(inp.get("file_path")) if inp.get("file_path") else None,
         tags=(tool,),
     )
-    signals.spool_signals(loc.improve_dir, [sig])
+    capture.spool_signals(loc.improve_dir, [sig])
     return 0, None, None
 
 
 def _mine(loc: gitdir.Location, payload: dict[str, Any], hook: str) -> int:
-    from gitimprove.memory import mining, signals
+    from gitimprove.memory import capture, mining
 
     path = payload.get("transcript_path")
     if not isinstance(path, str) or not os.path.isfile(path):
@@ -65,7 +69,7 @@ def _mine(loc: gitdir.Location, payload: dict[str, Any], hook: str) -> int:
         hook,
         last_assistant_message=payload.get("last_assistant_message") or None,
     )
-    return signals.spool_signals(loc.improve_dir, found)
+    return capture.spool_signals(loc.improve_dir, found)
 
 
 def pre_compact(loc: gitdir.Location, payload: dict[str, Any]) -> Result:
@@ -190,11 +194,8 @@ def context(loc: gitdir.Location, repo: Any, payload: dict[str, Any]) -> str:
     log = proc.git(["log", "--oneline", "-20"], cwd=loc.work_tree or loc.git_dir)
     if log.ok and log.stdout.strip():
         parts.append("## Recent commits (git log --oneline -20)\n" + log.stdout.strip())
-    rows = views.load_rows(loc)
-    runs = [r for r in rows if r.get("run")]
-    if runs:
-        latest = str(runs[-1]["run"])
-        last = [r for r in rows if r.get("run") == latest][-10:]
+    latest, last = views.latest_run_tail(loc, 10)
+    if latest:
         parts.append(
             f"## Latest improvement run {latest} (last 10 rows)\n"
             + views.render_tsv(last, views.direction_of(last)).strip()

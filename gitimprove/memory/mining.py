@@ -19,9 +19,12 @@ import json
 import os
 import re
 from dataclasses import asdict, dataclass, field
-from typing import Any
 
-from gitimprove.memory.signals import make_signal
+from gitimprove.memory.capture import make_signal
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 CORRECTION = [
     "no,",

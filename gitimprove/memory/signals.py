@@ -13,109 +13,27 @@ import datetime as _dt
 import json
 import os
 import re
-import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gitimprove.errors import GitImproveError
 from gitimprove.git import memory
 from gitimprove.git.repo import Repo
 from gitimprove.memory import spool
-from gitimprove.memory.redact import redact
+from gitimprove.memory.capture import CATEGORIES as CATEGORIES
+from gitimprove.memory.capture import STATUSES as STATUSES
+from gitimprove.memory.capture import TYPES as TYPES
+from gitimprove.memory.capture import make_signal as make_signal
+from gitimprove.memory.capture import path_for
+from gitimprove.memory.capture import spool_signals as spool_signals
 from gitimprove.util.clock import host_id, utc_now
-
-TYPES = (
-    "correction",
-    "failure",
-    "convention",
-    "command",
-    "gotcha",
-    "discovery",
-    "pattern",
-    "project_friction",
-    "summary",
-)
-STATUSES = ("captured", "analyzed", "promoted", "dismissed", "archived")
-CATEGORIES = (
-    "command",
-    "convention",
-    "gotcha",
-    "preference",
-    "project-structure",
-    "documentation",
-    "naming",
-    "test-structure",
-    "configuration",
-)
-DEFAULT_CATEGORY = {
-    "correction": "preference",
-    "failure": "gotcha",
-    "convention": "convention",
-    "command": "command",
-    "gotcha": "gotcha",
-    "discovery": "documentation",
-    "pattern": "preference",
-    "project_friction": "project-structure",
-    "summary": "documentation",
-}
-
-
-def make_signal(
-    *,
-    type_: str,
-    content: str,
-    session: str | None,
-    hook: str,
-    context: str = "",
-    confidence: int = 1,
-    turn: int | None = None,
-    file: str | None = None,
-    category: str | None = None,
-    tags: Sequence[str] = (),
-    now: str | None = None,
-) -> dict[str, Any]:
-    if type_ not in TYPES:
-        raise GitImproveError(
-            f"unknown signal type {type_!r}", hint="use one of: " + ", ".join(TYPES)
-        )
-    if category is not None and category not in CATEGORIES:
-        raise GitImproveError(
-            f"unknown category {category!r}", hint="use one of: " + ", ".join(CATEGORIES)
-        )
-    ts = now or utc_now()
-    return {
-        "v": 1,
-        "id": f"SIG-{ts[:10].replace('-', '')}-{host_id()}-{secrets.token_hex(3)}",
-        "ts": ts,
-        "session": session,
-        "type": type_,
-        "status": "captured",
-        "confidence": max(1, min(4, int(confidence))),
-        "source": {"hook": hook, "turn": turn, "file": file},
-        "content": redact(content.strip())[:2000],
-        "context": redact(context.strip())[:2000],
-        "category": category or DEFAULT_CATEGORY[type_],
-        "tags": [t for t in tags if t],
-        "related": [],
-    }
-
-
-def path_for(signal: dict[str, Any]) -> str:
-    return spool.entry_name("signals", "json", str(signal["ts"]), host_id())
-
-
-def spool_signals(improve_dir: str, signals: Iterable[dict[str, Any]]) -> int:
-    n = 0
-    for sig in signals:
-        spool.put(improve_dir, path_for(sig), sig)
-        n += 1
-    return n
 
 
 def flush(repo: Repo) -> int:
     """Move spooled entries into the memory branch; returns how many were added."""
     improve_dir = str(repo.common_dir / "improve")
+    if not spool.pending(improve_dir):
+        return 0
     with repo.lock("spool", timeout=60):
         files = spool.pending(improve_dir)
         entries: dict[str, bytes] = {}

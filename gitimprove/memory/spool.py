@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    pass
 
 SPOOL = "spool"
 SEP = "__"  # "/" in the entry path is stored as "__" in the file name
@@ -23,7 +26,7 @@ def spool_dir(improve_dir: str) -> str:
 
 def entry_name(kind: str, ext: str, stamp: str, host: str) -> str:
     compact = stamp.replace("-", "").replace(":", "").replace(".", "")
-    return f"{kind}/{stamp[:4]}/{stamp[5:7]}/{compact}-{host}-{secrets.token_hex(3)}.{ext}"
+    return f"{kind}/{stamp[:4]}/{stamp[5:7]}/{compact}-{host}-{os.urandom(3).hex()}.{ext}"
 
 
 def put(improve_dir: str, path: str, data: dict[str, object]) -> str:

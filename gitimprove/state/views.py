@@ -78,6 +78,28 @@ def load_rows(loc: gitdir.Location, *, use_cache: bool = True) -> list[Row]:
     return rows
 
 
+def latest_run_tail(loc: gitdir.Location, n: int = 10) -> tuple[str | None, list[Row]]:
+    """The last `n` rows of the most recent run, from a small cache of its own (SessionStart
+    must not parse the whole log to show ten rows)."""
+    key = [gitdir.read_ref(loc, refs.NOTES) or "", gitdir.read_ref(loc, refs.MEMORY) or "", n]
+    path = Path(loc.improve_dir) / "cache" / "tail.json"
+    try:
+        cached = json.loads(path.read_bytes())
+        if cached.get("key") == key:
+            return cached["run"], cached["rows"]
+    except (OSError, ValueError, AttributeError, KeyError):
+        pass
+    rows = load_rows(loc)
+    runs = [r for r in rows if r.get("run")]
+    run = str(runs[-1]["run"]) if runs else None
+    tail = [r for r in rows if r.get("run") == run][-n:] if run else []
+    try:
+        atomic_write(path, json.dumps({"key": key, "run": run, "rows": tail}))
+    except OSError:
+        pass
+    return run, tail
+
+
 def _build_rows(loc: gitdir.Location, notes_tip: str | None, memory_tip: str | None) -> list[Row]:
     from gitimprove.git.repo import open_repo
     from gitimprove.state import experiments, imports

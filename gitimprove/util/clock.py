@@ -1,11 +1,10 @@
-"""Time stamps and host identity for records."""
+"""Time stamps and host identity for records (cheap to import: used by hooks)."""
 
 from __future__ import annotations
 
-import datetime as _dt
-import hashlib
 import os
-import socket
+import time
+import zlib
 
 _HOST: str | None = None
 
@@ -17,13 +16,16 @@ def utc_now() -> str:
     fake = os.environ.get("GITIMPROVE_FAKE_NOW")
     if fake:
         return fake
-    return _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    ns = time.time_ns()
+    seconds, rest = divmod(ns, 1_000_000_000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{rest // 1000:06d}Z"
 
 
 def host_id() -> str:
     """8 hex characters naming this machine, stable across runs."""
     global _HOST
     if _HOST is None:
-        override = os.environ.get("GITIMPROVE_HOST")
-        _HOST = override or hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+        _HOST = (
+            os.environ.get("GITIMPROVE_HOST") or f"{zlib.crc32(os.uname().nodename.encode()):08x}"
+        )
     return _HOST

@@ -1,0 +1,136 @@
+"""Claude Code hook budgets (DESIGN §13), in one run:
+
+- `hook PostToolUseFailure` against `python -c pass` (budget 3x);
+- `hook SessionStart` with a 200-line memory and 10,000 experiments, against
+  `git log -20` + `python -c "import pygit2"` (budget 2x).
+
+Usage: python bench/hooks_bench.py [--experiments 10000] [--repeat 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import log_bench  # builds the 10,000-experiment repository
+
+ENV = log_bench.ENV
+
+
+def timed(argv: list[str], cwd: Path, repeat: int, stdin: str | None = None) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run(
+            argv,
+            cwd=cwd,
+            env=ENV,
+            input=stdin,
+            text=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=True,
+        )
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--experiments", type=int, default=10000)
+    ap.add_argument("--repeat", type=int, default=7)
+    a = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="gitimprove-hooks-bench-"))
+    try:
+        repo = tmp / "repo"
+        repo.mkdir()
+        log_bench.build(repo, a.experiments)
+        sys.path.insert(0, str(log_bench.ROOT))
+        from gitimprove.git import memory
+        from gitimprove.git.repo import open_repo
+
+        entries = {
+            f"learnings/2026/11/{i:04d}.md": f'+++\ncreated = "2026-11-01T00:00:{i % 60:02d}Z"\ncategory = "command"\n+++\nlearning number {i}: run the tests with make check\n'
+            for i in range(250)
+        }
+        memory.add_entries(open_repo(repo), entries)
+        py = sys.executable
+        subprocess.run(
+            [py, "-m", "gitimprove", "log", "--format", "tsv"],
+            cwd=repo,
+            env=ENV,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        start_payload = json.dumps(
+            {
+                "session_id": "bench",
+                "cwd": str(repo),
+                "hook_event_name": "SessionStart",
+                "source": "startup",
+            }
+        )
+        out = subprocess.run(
+            [py, "-m", "gitimprove", "hook", "SessionStart"],
+            cwd=repo,
+            env=ENV,
+            input=start_payload,
+            text=True,
+            capture_output=True,
+            check=True,
+        ).stdout
+        ctx = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+        fail_payload = json.dumps(
+            {
+                "session_id": "bench",
+                "cwd": str(repo),
+                "hook_event_name": "PostToolUseFailure",
+                "tool_name": "Bash",
+                "tool_input": {"command": "make check"},
+                "error": "Exit code 2\nmake: *** [check] Error 2",
+            }
+        )
+
+        py_pass = timed([py, "-c", "pass"], repo, a.repeat * 3)
+        failure = timed(
+            [py, "-m", "gitimprove", "hook", "PostToolUseFailure"], repo, a.repeat * 3, fail_payload
+        )
+        git_log = timed(["git", "log", "-20"], repo, a.repeat)
+        pygit2 = timed([py, "-c", "import pygit2"], repo, a.repeat)
+        start = timed(
+            [py, "-m", "gitimprove", "hook", "SessionStart"], repo, a.repeat, start_payload
+        )
+        rows = [
+            ("hook PostToolUseFailure", failure, py_pass, 3.0, "python -c pass"),
+            (
+                "hook SessionStart (10k experiments, 250 learnings)",
+                start,
+                git_log + pygit2,
+                2.0,
+                "git log -20 + import pygit2",
+            ),
+        ]
+        print(f"SessionStart context: {len(ctx)} characters (limit 10,000)")
+        print(f"{'path':52} {'ms':>8} {'vs':>8} {'ratio':>6} {'budget':>6}  reference")
+        failed = False
+        for name, ours, ref, budget, ref_name in rows:
+            ratio = ours / ref
+            failed |= ratio > budget
+            print(
+                f"{name:52} {ours * 1000:8.1f} {ref * 1000:8.1f} {ratio:6.2f} {budget:6.1f}  {ref_name} {'ok' if ratio <= budget else 'OVER'}"
+            )
+        return 1 if failed else 0
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,106 @@
+"""Building and spooling signals: the hot path of the capture hooks.
+
+No pygit2 here (DESIGN §13): a hook builds the signal, masks secrets, and spools it; the
+memory branch is written later by `signals.flush`.
+"""
+
+from __future__ import annotations
+
+import os
+
+from gitimprove.errors import GitImproveError
+from gitimprove.memory import spool
+from gitimprove.memory.redact import redact
+from gitimprove.util.clock import host_id, utc_now
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from typing import Any
+
+TYPES = (
+    "correction",
+    "failure",
+    "convention",
+    "command",
+    "gotcha",
+    "discovery",
+    "pattern",
+    "project_friction",
+    "summary",
+)
+STATUSES = ("captured", "analyzed", "promoted", "dismissed", "archived")
+CATEGORIES = (
+    "command",
+    "convention",
+    "gotcha",
+    "preference",
+    "project-structure",
+    "documentation",
+    "naming",
+    "test-structure",
+    "configuration",
+)
+DEFAULT_CATEGORY = {
+    "correction": "preference",
+    "failure": "gotcha",
+    "convention": "convention",
+    "command": "command",
+    "gotcha": "gotcha",
+    "discovery": "documentation",
+    "pattern": "preference",
+    "project_friction": "project-structure",
+    "summary": "documentation",
+}
+
+
+def make_signal(
+    *,
+    type_: str,
+    content: str,
+    session: str | None,
+    hook: str,
+    context: str = "",
+    confidence: int = 1,
+    turn: int | None = None,
+    file: str | None = None,
+    category: str | None = None,
+    tags: Sequence[str] = (),
+    now: str | None = None,
+) -> dict[str, Any]:
+    if type_ not in TYPES:
+        raise GitImproveError(
+            f"unknown signal type {type_!r}", hint="use one of: " + ", ".join(TYPES)
+        )
+    if category is not None and category not in CATEGORIES:
+        raise GitImproveError(
+            f"unknown category {category!r}", hint="use one of: " + ", ".join(CATEGORIES)
+        )
+    ts = now or utc_now()
+    return {
+        "v": 1,
+        "id": f"SIG-{ts[:10].replace('-', '')}-{host_id()}-{os.urandom(3).hex()}",
+        "ts": ts,
+        "session": session,
+        "type": type_,
+        "status": "captured",
+        "confidence": max(1, min(4, int(confidence))),
+        "source": {"hook": hook, "turn": turn, "file": file},
+        "content": redact(content.strip())[:2000],
+        "context": redact(context.strip())[:2000],
+        "category": category or DEFAULT_CATEGORY[type_],
+        "tags": [t for t in tags if t],
+        "related": [],
+    }
+
+
+def path_for(signal: dict[str, Any]) -> str:
+    return spool.entry_name("signals", "json", str(signal["ts"]), host_id())
+
+
+def spool_signals(improve_dir: str, signals: Iterable[dict[str, Any]]) -> int:
+    n = 0
+    for sig in signals:
+        spool.put(improve_dir, path_for(sig), sig)
+        n += 1
+    return n
