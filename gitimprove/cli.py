@@ -39,6 +39,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "plot": ("gitimprove.commands.plot", "Plot a run's attempts and best-so-far line to a PNG."),
     "idea": ("gitimprove.commands.idea", "Add ideas for the loop's agent."),
     "demo": ("gitimprove.commands.demo", "Run the loop end to end on a built-in example, offline."),
+    "sync": (
+        "gitimprove.commands.sync",
+        "Share notes, memory, archive and sessions with a remote.",
+    ),
     "hooks": ("gitimprove.commands.hooks", "Install, remove and inspect gitimprove's hooks."),
     "signal": ("gitimprove.commands.signal", "Capture and list learning signals."),
     "memory": ("gitimprove.commands.memory", "Print or write the MEMORY.md view."),

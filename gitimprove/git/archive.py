@@ -11,6 +11,8 @@ from gitimprove.git import refs
 from gitimprove.git.repo import Repo, cas_loop, update_refs
 from gitimprove.git.trees import empty_tree
 
+MERGE_PREFIX = "gitimprove: merge archive"
+
 
 def archive_commit(repo: Repo, tip: str | None, attempts: Sequence[str], message: str) -> str:
     """A new archive link on top of `tip` keeping `attempts` reachable (not yet on the ref)."""
@@ -36,13 +38,21 @@ def append(
 
 
 def archived(repo: Repo) -> Iterator[str]:
-    """Every attempt kept alive by the archive chain, newest link first."""
-    tip = repo.ref_target(refs.ARCHIVE)
-    while tip:
-        link = repo.raw[tip]
-        assert isinstance(link, pygit2.Commit)
-        ids = [str(p) for p in link.parent_ids]
-        if not ids:
-            return
-        yield from ids[1:]
-        tip = ids[0]
+    """Every attempt kept alive by the archive chain, newest link first. A link made by sync
+    (MERGE_PREFIX) joins another clone's chain: both chains are followed."""
+    stack = [t for t in [repo.ref_target(refs.ARCHIVE)] if t]
+    seen: set[str] = set()
+    while stack:
+        tip = stack.pop()
+        while tip and tip not in seen:
+            seen.add(tip)
+            link = repo.raw[tip]
+            assert isinstance(link, pygit2.Commit)
+            ids = [str(p) for p in link.parent_ids]
+            if not ids:
+                break
+            if link.message.startswith(MERGE_PREFIX):
+                stack.extend(ids[1:])
+            else:
+                yield from ids[1:]
+            tip = ids[0]

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 HANDLERS: dict[str, str] = {
     "post-commit": "gitimprove.hooks.post_commit:handle",
     "session-summary": "gitimprove.hooks.claude:session_summary",
+    "pre-push": "gitimprove.hooks.pre_push:handle",
 }
 CLAUDE_EVENTS = frozenset(
     {"SessionStart", "PostToolUseFailure", "PreCompact", "Stop", "TaskCompleted", "SessionEnd"}

@@ -145,3 +145,131 @@ def status_claude(work_tree: Path | None) -> dict[str, dict[str, bool]]:
             for event in CLAUDE_HOOKS
         }
     return out
+
+
+# --- git hooks ----------------------------------------------------------------------------
+
+GIT_HOOKS = ("post-commit", "pre-push")
+SHIM_ID = "# gitimprove-shim v"
+
+
+def shim_template(event: str) -> str:
+    """The shim as shipped: in the wheel as gitimprove.githooks, in a checkout as githooks/."""
+    from importlib import resources
+
+    try:
+        return resources.files("gitimprove.githooks").joinpath(event).read_text(encoding="utf-8")
+    except ModuleNotFoundError:
+        import gitimprove
+
+        return (Path(gitimprove.__file__).resolve().parents[1] / "githooks" / event).read_text(
+            encoding="utf-8"
+        )
+
+
+def shim_text(event: str, python: str | None = None) -> str:
+    return shim_template(event).replace(
+        "@PYTHON@", (python or sys.executable).replace("'", "'\\''")
+    )
+
+
+def _git(args: list[str], cwd: Path) -> str:
+    from gitimprove.util import proc
+
+    res = proc.git(args, cwd=cwd)
+    return res.stdout.strip() if res.ok else ""
+
+
+def hooks_dir(work_tree: Path) -> Path:
+    """Where git runs hooks for this repository: linked worktrees and submodules included."""
+    hooks_path = _git(["config", "core.hooksPath"], work_tree)
+    if hooks_path:
+        common = Path(_git(["rev-parse", "--git-common-dir"], work_tree) or ".git")
+        default = (work_tree / common if not common.is_absolute() else common) / "hooks"
+        target = Path(hooks_path).expanduser()
+        target = target if target.is_absolute() else work_tree / target
+        if target.resolve() != default.resolve():
+            lines = "\n".join(f'  {shlex.quote(sys.executable)} {MARK}{e} "$@"' for e in GIT_HOOKS)
+            raise GitImproveError(
+                f"core.hooksPath points to {hooks_path}, so hooks in .git/hooks would not run and gitimprove will not touch {hooks_path}",
+                hint=(
+                    f"add gitimprove to the hooks there yourself — in post-commit and pre-push respectively:\n{lines}\n"
+                    "or, with the pre-commit framework, add the gitimprove-post-commit and gitimprove-pre-push hooks "
+                    "of .pre-commit-hooks.yaml to .pre-commit-config.yaml"
+                ),
+            )
+        return target
+    common = Path(_git(["rev-parse", "--git-common-dir"], work_tree) or ".git")
+    return (common if common.is_absolute() else work_tree / common).resolve() / "hooks"
+
+
+def _is_ours(path: Path) -> bool:
+    try:
+        return SHIM_ID in path.read_text(encoding="utf-8", errors="replace")[:200]
+    except OSError:
+        return False
+
+
+def install_git(work_tree: Path, python: str | None = None) -> dict[str, str]:
+    folder = hooks_dir(work_tree)
+    folder.mkdir(parents=True, exist_ok=True)
+    done = {}
+    for event in GIT_HOOKS:
+        path = folder / event
+        legacy = folder / f"{event}.legacy"
+        text = shim_text(event, python)
+        if path.exists() and not _is_ours(path):
+            if legacy.exists():
+                raise GitImproveError(
+                    f"both {path} and {legacy} exist; gitimprove will not overwrite either",
+                    hint=f"merge them by hand, then remove {legacy}",
+                )
+            os.replace(path, legacy)  # the user's hook keeps running, from the shim
+            done[event] = f"installed (your hook kept as {event}.legacy)"
+        elif path.exists() and path.read_text(encoding="utf-8") == text:
+            done[event] = "already installed"
+            continue
+        else:
+            done[event] = "upgraded" if path.exists() else "installed"
+        atomic_write(path, text)
+        path.chmod(0o755)
+    return done
+
+
+def uninstall_git(work_tree: Path) -> dict[str, str]:
+    folder = hooks_dir(work_tree)
+    done = {}
+    for event in GIT_HOOKS:
+        path = folder / event
+        legacy = folder / f"{event}.legacy"
+        if path.exists() and _is_ours(path):
+            path.unlink()
+            if legacy.exists():
+                os.replace(legacy, path)  # byte for byte, mode included
+                done[event] = "removed; your hook restored"
+            else:
+                done[event] = "removed"
+        else:
+            done[event] = "not installed"
+    return done
+
+
+def status_git(work_tree: Path) -> dict[str, str]:
+    try:
+        folder = hooks_dir(work_tree)
+    except GitImproveError as exc:
+        return {e: f"unavailable: {exc.message}" for e in GIT_HOOKS}
+    out = {}
+    for event in GIT_HOOKS:
+        path = folder / event
+        if not path.exists():
+            out[event] = "not installed"
+        elif _is_ours(path):
+            current = path.read_text(encoding="utf-8")
+            state = "installed" if SHIM_ID + "1" in current else "installed (older version)"
+            if (folder / f"{event}.legacy").exists():
+                state += ", chaining " + f"{event}.legacy"
+            out[event] = state
+        else:
+            out[event] = "another hook is installed (gitimprove's is not)"
+    return out

@@ -70,6 +70,16 @@ def discover(start: str | None = None) -> Location | None:
         work_tree = os.path.realpath(wt_env) if wt_env else None
         if work_tree is None and os.path.basename(git_dir) == ".git":
             work_tree = os.path.dirname(git_dir)
+        if work_tree is None:  # a linked worktree's admin folder names its work tree
+            pointer = (_read_text(os.path.join(git_dir, "gitdir")) or "").strip()
+            if pointer:
+                work_tree = os.path.dirname(os.path.realpath(pointer))
+        if work_tree is None:
+            cwd = os.path.realpath(os.getcwd())
+            if not (cwd + os.sep).startswith(git_dir + os.sep) and os.path.exists(
+                os.path.join(cwd, ".git")
+            ):
+                work_tree = cwd
         return Location(git_dir, _common_dir(git_dir), work_tree)
     folder = os.path.realpath(start or os.getcwd())
     while True:

@@ -1,0 +1,268 @@
+"""`git improve sync`: share notes, memory, archive and sessions through any git remote.
+
+Fetch is forced, but only onto scratch refs under refs/improve/remotes/<remote>/; everything
+is merged locally (notes: union of lines per note; memory: union of trees; archive: a merge
+commit; sessions: create what is missing), then one non-forced `git push --atomic`. When the
+remote moved meanwhile, fetch and merge again, with jittered backoff. Nothing is forced on
+the remote and no record on either side is lost.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+from dataclasses import dataclass, field
+
+import pygit2
+
+from gitimprove.errors import ConflictError, GitImproveError
+from gitimprove.git import archive, notes, refs
+from gitimprove.git.repo import RefMoved, Repo, cas_loop, update_refs
+from gitimprove.git.trees import empty_tree, put_paths, walk_blobs
+from gitimprove.util import proc
+
+SHARED = (refs.NOTES, refs.MEMORY, refs.ARCHIVE)
+_REJECTED = (
+    "rejected",
+    "non-fast-forward",
+    "fetch first",
+    "stale info",
+    "failed to update ref",
+    "cannot lock ref",
+)
+
+
+@dataclass
+class SyncReport:
+    remote: str
+    notes_lines_in: int = 0
+    memory_entries_in: int = 0
+    archive_merged: bool = False
+    sessions_in: int = 0
+    pushed: list[str] = field(default_factory=list)
+    attempts: int = 0
+    mode: str = "both"
+
+
+def scratch_name(remote: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", remote).strip("._") or "remote"
+
+
+def default_remote(repo: Repo) -> str:
+    names = list(repo.raw.remotes.names())
+    try:
+        branch = repo.raw.head.shorthand
+        upstream = repo.raw.config[f"branch.{branch}.remote"]
+        if upstream in names:
+            return str(upstream)
+    except (KeyError, pygit2.GitError):
+        pass
+    if "origin" in names:
+        return "origin"
+    if len(names) == 1:
+        return str(names[0])
+    raise GitImproveError(
+        "no remote to sync with" if not names else "several remotes and none is origin",
+        hint="name one: git improve sync <remote>",
+    )
+
+
+def _git(repo: Repo, args: list[str]) -> proc.Result:
+    env = proc.clean_env(
+        {"GIT_DIR": str(repo.git_dir), "GITIMPROVE_CHILD": "1", "GIT_TERMINAL_PROMPT": "0"}
+    )
+    return proc.git(args, cwd=repo.git_dir, env=env, timeout=300)
+
+
+def fetch(repo: Repo, remote: str) -> dict[str, str]:
+    """Forced fetch of the shared refs onto scratch refs; returns remote ref -> object id."""
+    res = _git(repo, ["ls-remote", remote, *SHARED, "refs/improve/sessions/*"])
+    if not res.ok:
+        raise GitImproveError(
+            f"cannot reach the remote {remote!r}: {res.stderr.strip() or 'ls-remote failed'}",
+            hint="check the remote name and the network; nothing was changed locally",
+        )
+    found: dict[str, str] = {}
+    for line in res.stdout.splitlines():
+        oid, _, name = line.partition("\t")
+        if name in SHARED or name.startswith(refs.SESSIONS_PREFIX):
+            found[name] = oid
+    if found:
+        specs = [
+            f"+{name}:{refs.remote_scratch(scratch_name(remote), name)}" for name in sorted(found)
+        ]
+        res = _git(repo, ["fetch", "--no-tags", "--no-write-fetch-head", "--quiet", remote, *specs])
+        if not res.ok:
+            raise GitImproveError(
+                f"fetching from {remote!r} failed: {res.stderr.strip()}",
+                hint="nothing was merged; try again",
+            )
+    return found
+
+
+def _tip_relation(repo: Repo, local: str | None, remote: str) -> str:
+    if local is None:
+        return "create"
+    if local == remote or repo.raw.descendant_of(pygit2.Oid(hex=local), pygit2.Oid(hex=remote)):
+        return "same"
+    if repo.raw.descendant_of(pygit2.Oid(hex=remote), pygit2.Oid(hex=local)):
+        return "fast-forward"
+    return "merge"
+
+
+def merge_notes(repo: Repo, remote_tip: str, remote: str) -> int:
+    """Union of lines per note; returns how many lines came in."""
+
+    def attempt() -> int:
+        local = repo.ref_target(refs.NOTES)
+        relation = _tip_relation(repo, local, remote_tip)
+        theirs = dict(notes.iter_notes(repo, remote_tip))
+        ours = dict(notes.iter_notes(repo, local)) if local else {}
+        incoming = 0
+        for commit, data in theirs.items():
+            mine = set(ours.get(commit, b"").decode("utf-8", "replace").splitlines())
+            incoming += sum(
+                1
+                for ln in data.decode("utf-8", "replace").splitlines()
+                if ln.strip() and ln not in mine
+            )
+        if relation == "same":
+            return 0
+        if relation in ("create", "fast-forward"):
+            update_refs(
+                repo, [(refs.NOTES, remote_tip, local)], f"gitimprove: sync notes from {remote}"
+            )
+            return incoming
+        files: dict[str, pygit2.Oid | None] = {}
+        for commit in sorted(set(ours) | set(theirs)):
+            lines = ours.get(commit, b"").decode("utf-8", "replace").splitlines()
+            seen = set(lines)
+            for ln in theirs.get(commit, b"").decode("utf-8", "replace").splitlines():
+                if ln not in seen:
+                    lines.append(ln)
+                    seen.add(ln)
+            text = "".join(ln + "\n" for ln in lines if ln.strip())
+            files[f"{commit[:2]}/{commit[2:]}"] = repo.write_blob(text)
+        tree = put_paths(repo, None, files)
+        assert local is not None
+        merged = repo.create_commit(
+            tree, f"gitimprove: merge notes from {remote}\n", [local, remote_tip]
+        )
+        update_refs(repo, [(refs.NOTES, merged, local)], f"gitimprove: sync notes from {remote}")
+        return incoming
+
+    return cas_loop(repo, attempt, what=refs.NOTES, lock="notes")
+
+
+def merge_memory(repo: Repo, remote_tip: str, remote: str) -> int:
+    """Union of the two trees (entries have unique names); returns entries that came in."""
+
+    def attempt() -> int:
+        local = repo.ref_target(refs.MEMORY)
+        relation = _tip_relation(repo, local, remote_tip)
+        their_tree = repo.commit(remote_tip).tree
+        theirs = dict(walk_blobs(repo, their_tree))
+        ours = dict(walk_blobs(repo, repo.commit(local).tree)) if local else {}
+        new = {p: oid for p, oid in theirs.items() if p not in ours}
+        if relation == "same":
+            return 0
+        if relation in ("create", "fast-forward"):
+            update_refs(
+                repo, [(refs.MEMORY, remote_tip, local)], f"gitimprove: sync memory from {remote}"
+            )
+            return len(new)
+        assert local is not None
+        tree = put_paths(repo, repo.commit(local).tree, dict(new))
+        merged = repo.create_commit(
+            tree, f"gitimprove: merge memory from {remote}\n", [local, remote_tip]
+        )
+        update_refs(repo, [(refs.MEMORY, merged, local)], f"gitimprove: sync memory from {remote}")
+        return len(new)
+
+    return cas_loop(repo, attempt, what=refs.MEMORY, lock="memory")
+
+
+def merge_archive(repo: Repo, remote_tip: str, remote: str) -> bool:
+    def attempt() -> bool:
+        local = repo.ref_target(refs.ARCHIVE)
+        relation = _tip_relation(repo, local, remote_tip)
+        if relation == "same":
+            return False
+        if relation in ("create", "fast-forward"):
+            update_refs(
+                repo, [(refs.ARCHIVE, remote_tip, local)], f"gitimprove: sync archive from {remote}"
+            )
+            return True
+        assert local is not None
+        merged = repo.create_commit(
+            empty_tree(repo), f"{archive.MERGE_PREFIX} from {remote}\n", [local, remote_tip]
+        )
+        update_refs(
+            repo, [(refs.ARCHIVE, merged, local)], f"gitimprove: sync archive from {remote}"
+        )
+        return True
+
+    return cas_loop(repo, attempt, what=refs.ARCHIVE, lock="archive")
+
+
+def merge_sessions(repo: Repo, remote: str, fetched: dict[str, str]) -> int:
+    created = 0
+    for name, oid in fetched.items():
+        if not name.startswith(refs.SESSIONS_PREFIX) or repo.ref_target(name) is not None:
+            continue
+        try:
+            update_refs(repo, [(name, oid, None)], f"gitimprove: session from {remote}")
+            created += 1
+        except RefMoved:
+            pass
+    return created
+
+
+def push(repo: Repo, remote: str) -> tuple[bool, list[str], str]:
+    specs = [f"{name}:{name}" for name in SHARED if repo.ref_target(name)]
+    if any(n.startswith(refs.SESSIONS_PREFIX) for n in repo.raw.references):
+        specs.append("refs/improve/sessions/*:refs/improve/sessions/*")
+    if not specs:
+        return True, [], ""
+    res = _git(repo, ["push", "--atomic", "--no-verify", "--porcelain", remote, *specs])
+    if res.ok:
+        return True, [s.split(":")[0] for s in specs], ""
+    text = res.stdout + res.stderr
+    if any(r in text for r in _REJECTED):
+        return False, [], text
+    raise GitImproveError(
+        f"pushing to {remote!r} failed: {res.stderr.strip() or res.stdout.strip()}",
+        hint="the local records are merged and safe; run `git improve sync` again",
+    )
+
+
+def sync(
+    repo: Repo, remote: str | None = None, *, mode: str = "both", tries: int = 12
+) -> SyncReport:
+    remote = remote or default_remote(repo)
+    report = SyncReport(remote, mode=mode)
+    delay = 0.1
+    with repo.lock("sync", timeout=600):
+        for attempt in range(1, tries + 1):
+            report.attempts = attempt
+            fetched = fetch(repo, remote)
+            if refs.NOTES in fetched:
+                report.notes_lines_in += merge_notes(repo, fetched[refs.NOTES], remote)
+            if refs.MEMORY in fetched:
+                report.memory_entries_in += merge_memory(repo, fetched[refs.MEMORY], remote)
+            if refs.ARCHIVE in fetched:
+                report.archive_merged |= merge_archive(repo, fetched[refs.ARCHIVE], remote)
+            report.sessions_in += merge_sessions(repo, remote, fetched)
+            if mode == "pull":
+                return report
+            ok, pushed, _ = push(repo, remote)
+            if ok:
+                report.pushed = pushed
+                return report
+            time.sleep(delay * (0.5 + random.random()))
+            delay = min(delay * 2, 5.0)
+    raise ConflictError(
+        f"the remote {remote!r} kept moving; {tries} tries did not get the records pushed",
+        hint="the local side holds the union; run `git improve sync` again",
+    )
