@@ -4,16 +4,14 @@
 from __future__ import annotations
 
 import re
-import shlex
 from pathlib import Path
 
 from gitimprove.agents.base import (
     AgentResult,
     AgentTask,
+    ExecutableAgent,
     apply_report,
     last_json_object,
-    require_executable,
-    run_process,
 )
 
 _TOKENS = re.compile(
@@ -54,20 +52,14 @@ def build_argv(executable: str, task: AgentTask) -> list[str]:
     ]
 
 
-class AiderAgent:
+class AiderAgent(ExecutableAgent):
     name = "aider"
+    default_executable = "aider"
+    install_hint = "pip install aider-chat, or choose another agent"
+    program_on_stdin = False  # aider reads it from --message-file
 
-    def __init__(self, command: str = "") -> None:
-        self.executable = shlex.split(command)[0] if command.strip() else "aider"
+    def argv(self, task: AgentTask, workdir: Path) -> list[str]:
+        return build_argv(self.path, task)
 
-    def check(self) -> None:
-        self.path = require_executable(
-            self.executable, "pip install aider-chat, or choose another agent"
-        )
-
-    def run(self, task: AgentTask, workdir: Path, timeout: float) -> AgentResult:
-        res, out = run_process(
-            build_argv(getattr(self, "path", self.executable), task), task, workdir, timeout
-        )
-        parse_output(res.stdout, out)
-        return out
+    def parse(self, stdout: str, out: AgentResult) -> None:
+        parse_output(stdout, out)

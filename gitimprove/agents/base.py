@@ -179,3 +179,33 @@ def run_process(
         tail=res.tail(2000),
     )
     return res, out
+
+
+class ExecutableAgent:
+    """An agent that is a CLI on PATH: subclasses say how to call it and how to read it."""
+
+    name = ""
+    default_executable = ""
+    install_hint = ""
+    program_on_stdin = True
+
+    def __init__(self, command: str = "") -> None:
+        import shlex
+
+        self.executable = shlex.split(command)[0] if command.strip() else self.default_executable
+        self.path = self.executable
+
+    def check(self) -> None:
+        self.path = require_executable(self.executable, self.install_hint)
+
+    def argv(self, task: AgentTask, workdir: Path) -> list[str]:
+        raise NotImplementedError
+
+    def parse(self, stdout: str, out: AgentResult) -> None:
+        raise NotImplementedError
+
+    def run(self, task: AgentTask, workdir: Path, timeout: float) -> AgentResult:
+        program = task.prompt_file.read_text(encoding="utf-8") if self.program_on_stdin else None
+        res, out = run_process(self.argv(task, workdir), task, workdir, timeout, input=program)
+        self.parse(res.stdout, out)
+        return out

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import shlex
 from pathlib import Path
 
 from gitimprove.agents.base import (
     AgentResult,
     AgentTask,
+    ExecutableAgent,
     apply_report,
     last_json_object,
-    require_executable,
-    run_process,
 )
 
 
@@ -73,26 +71,15 @@ def parse_output(stdout: str, out: AgentResult) -> None:
         out.exit_code = 1
 
 
-class ClaudeAgent:
+class ClaudeAgent(ExecutableAgent):
     name = "claude"
+    default_executable = "claude"
+    install_hint = (
+        "install Claude Code (npm install -g @anthropic-ai/claude-code) or choose another agent"
+    )
 
-    def __init__(self, command: str = "") -> None:
-        self.executable = shlex.split(command)[0] if command.strip() else "claude"
+    def argv(self, task: AgentTask, workdir: Path) -> list[str]:
+        return build_argv(self.path, task)
 
-    def check(self) -> None:
-        self.path = require_executable(
-            self.executable,
-            "install Claude Code (npm install -g @anthropic-ai/claude-code) or choose another agent",
-        )
-
-    def run(self, task: AgentTask, workdir: Path, timeout: float) -> AgentResult:
-        program = task.prompt_file.read_text(encoding="utf-8")
-        res, out = run_process(
-            build_argv(getattr(self, "path", self.executable), task),
-            task,
-            workdir,
-            timeout,
-            input=program,
-        )
-        parse_output(res.stdout, out)
-        return out
+    def parse(self, stdout: str, out: AgentResult) -> None:
+        parse_output(stdout, out)

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import shlex
 from pathlib import Path
 
 from gitimprove.agents.base import (
     AgentResult,
     AgentTask,
+    ExecutableAgent,
     apply_report,
     last_json_object,
-    require_executable,
-    run_process,
 )
 
 
@@ -61,26 +59,13 @@ def parse_events(stdout: str, out: AgentResult) -> None:
         apply_report(out, last_json_object(last_message))
 
 
-class CodexAgent:
+class CodexAgent(ExecutableAgent):
     name = "codex"
+    default_executable = "codex"
+    install_hint = "install the Codex CLI (npm install -g @openai/codex) or choose another agent"
 
-    def __init__(self, command: str = "") -> None:
-        self.executable = shlex.split(command)[0] if command.strip() else "codex"
+    def argv(self, task: AgentTask, workdir: Path) -> list[str]:
+        return build_argv(self.path, workdir)
 
-    def check(self) -> None:
-        self.path = require_executable(
-            self.executable,
-            "install the Codex CLI (npm install -g @openai/codex) or choose another agent",
-        )
-
-    def run(self, task: AgentTask, workdir: Path, timeout: float) -> AgentResult:
-        program = task.prompt_file.read_text(encoding="utf-8")
-        res, out = run_process(
-            build_argv(getattr(self, "path", self.executable), workdir),
-            task,
-            workdir,
-            timeout,
-            input=program,
-        )
-        parse_events(res.stdout, out)
-        return out
+    def parse(self, stdout: str, out: AgentResult) -> None:
+        parse_events(stdout, out)

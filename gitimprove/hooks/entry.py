@@ -45,6 +45,18 @@ def log_line(loc: gitdir.Location | None, message: str) -> None:
         pass
 
 
+def _swallow(loc: gitdir.Location | None, event: str, exc: BaseException) -> int:
+    """Log an error of gitimprove's own and report success: a hook never fails the user."""
+    if not isinstance(exc, KeyboardInterrupt):
+        import traceback
+
+        log_line(
+            loc,
+            f"{event}: internal error, ignored: {''.join(traceback.format_exception(exc)).strip()}",
+        )
+    return 0
+
+
 def run(event: str, args: Sequence[str]) -> int:
     if os.environ.get("GITIMPROVE_CHILD") == "1" or os.environ.get("GITIMPROVE_DISABLE") == "1":
         return 0
@@ -65,15 +77,7 @@ def run(event: str, args: Sequence[str]) -> int:
         code = handler(loc, args)
         return code if code in (0, 2) else 0
     except BaseException as exc:  # fail open, whatever happened
-        if isinstance(exc, KeyboardInterrupt):
-            return 0
-        import traceback
-
-        log_line(
-            loc,
-            f"{event}: internal error, ignored: {''.join(traceback.format_exception(exc)).strip()}",
-        )
-        return 0
+        return _swallow(loc, event, exc)
 
 
 def run_claude(event: str) -> int:
@@ -106,15 +110,7 @@ def run_claude(event: str) -> int:
             return 2
         return 0
     except BaseException as exc:  # fail open, whatever happened
-        if isinstance(exc, KeyboardInterrupt):
-            return 0
-        import traceback
-
-        log_line(
-            loc,
-            f"{event}: internal error, ignored: {''.join(traceback.format_exception(exc)).strip()}",
-        )
-        return 0
+        return _swallow(loc, event, exc)
 
 
 def main(argv: Sequence[str]) -> int:
