@@ -113,7 +113,9 @@ def test_misbehaving_agents_cannot_win(tmp_repo: TmpRepo) -> None:
     assert rows[6]["metric"]["samples"] == [
         101
     ]  # so its background writer (value 1) changed nothing
-    assert tmp_repo.git("rev-parse", "improve/bad") == rows[0]["commit"]  # nothing kept
+    assert tmp_repo.git("rev-parse", "improve/bad") == tmp_repo.git(
+        "rev-parse", "refs/improve/runs/bad/base"
+    )  # nothing kept
     # no trace of the agent's own git commands in the repository
     assert "forged" not in tmp_repo.git("log", "--all", "--format=%s")
     assert tmp_repo.git("stash", "list") == ""
@@ -190,3 +192,25 @@ def test_noisy_metric_keeps_real_gains_only(tmp_repo: TmpRepo, tmp_path: Path) -
         assert len(metric["samples"]) >= 1 and "incumbent_samples" in metric
         assert row["decision"]["runs"] <= 16
     assert "interval" in rows[1]["reason"] or "deterministic" not in rows[1]["reason"]
+
+
+def test_two_runs_from_one_base_keep_their_own_baselines(tmp_repo: TmpRepo) -> None:
+    make_project(tmp_repo, {"default": "set:99"}, guard=False)
+    assert tmp_repo.cli("init", "--yes", "--runs", "1").returncode == 0
+    base = tmp_repo.git("rev-parse", "HEAD")
+    for run in ("one", "two"):
+        res = tmp_repo.cli("run", "--run", run, "-n", "1")
+        assert res.returncode == 0, res.stderr
+    for run in ("one", "two"):
+        rows = run_rows(tmp_repo, run)
+        assert [r["status"] for r in rows] == ["baseline", "keep"]
+        assert tmp_repo.git("rev-parse", f"{rows[0]['commit']}^") == base
+        assert tmp_repo.git("rev-parse", f"{rows[0]['commit']}^{{tree}}") == tmp_repo.git(
+            "rev-parse", f"{base}^{{tree}}"
+        )
+    init_row = [
+        json.loads(x)
+        for x in tmp_repo.cli("log", "--format", "jsonl").stdout.splitlines()
+        if json.loads(x)["commit"] == base
+    ]
+    assert init_row and init_row[0]["run"] is None and init_row[0]["status"] == "baseline"

@@ -411,8 +411,15 @@ class Engine:
             "started": started,
             "finished": utc_now(),
         }
-        op = "update" if experiments.get(self.repo, self.base) else "create"
-        experiments.record(self.repo, self.base, fields, op=op)
+        # The run's baseline is a commit of its own (the base's tree, the base as parent): a
+        # second run from the same base, or init's baseline, keeps its own record.
+        with self.lock:
+            baseline = self.repo.create_commit(
+                self.repo.raw[self.base_tree].id,
+                f"experiment(baseline): run {self.name}\n\nRun: {self.name}\nIteration: 0\n",
+                [self.base],
+            )
+        self._log(baseline, fields, keep=False)
         self.emit(
             {
                 "event": "noise",
