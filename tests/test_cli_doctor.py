@@ -145,3 +145,20 @@ def test_commands_outside_a_repository(tmp_path: Path) -> None:
         res = cli(tmp_path, *args)
         assert res.returncode == 1, args
         assert "not inside a git repository" in res.stderr
+
+
+def test_doctor_flushes_the_spool_and_reinstalls_broken_shims(project: TmpRepo, tmp_path: Path) -> None:
+    import json as _json
+
+    from gitimprove.hooks import install
+
+    payload = {"session_id": "s", "cwd": str(project.path), "tool_name": "Bash", "error": "boom"}
+    assert project.cli("hook", "PostToolUseFailure", input=_json.dumps(payload)).returncode == 0
+    install.install_git(project.path, python=str(tmp_path / "gone" / "python"))
+    res = project.cli("doctor")
+    assert res.returncode == 1
+    assert "1 captured entries wait in the spool" in res.stdout and "interpreter that is gone" in res.stdout
+    res = project.cli("doctor", "--repair")
+    assert "[fixed] spool" in res.stdout and "[fixed] git hooks" in res.stdout
+    assert project.cli("doctor").returncode == 0
+    assert "Bash failed: boom" in project.cli("signal", "list").stdout

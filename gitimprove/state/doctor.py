@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 from dataclasses import dataclass
 
 from filelock import FileLock, Timeout
@@ -12,6 +14,8 @@ from gitimprove.errors import GitImproveError
 from gitimprove.git import memory, notes, refs
 from gitimprove.git.repo import Repo
 from gitimprove.git.workspace import remove_workspace, stale_workspaces
+from gitimprove.hooks import install
+from gitimprove.memory import signals, spool
 from gitimprove.state.records import parse_note
 
 
@@ -133,6 +137,47 @@ def run_checks(repo: Repo, *, repair: bool = False) -> list[Finding]:
             except OSError:
                 pass
     out.append(Finding("locks", True, f"no lock is held ({len(stale_locks)} free lock files)"))
+    # the capture spool
+    improve_dir = str(repo.common_dir / "improve")
+    waiting = spool.pending(improve_dir)
+    tmp = spool.stale_tmp(improve_dir)
+    if waiting or tmp:
+        f = Finding(
+            "spool",
+            False,
+            f"{len(waiting)} captured entries wait in the spool"
+            + (f", {len(tmp)} stale temp files" if tmp else ""),
+            "git improve doctor --repair (or any memory command) moves them to the memory branch",
+        )
+        if repair:
+            signals.flush(repo)
+            for leftover in tmp:
+                with contextlib.suppress(OSError):
+                    os.unlink(leftover)
+            f.repaired = True
+        out.append(f)
+    else:
+        out.append(Finding("spool", True, "no captured entries waiting"))
+    # git hook shims
+    if repo.work_tree is not None:
+        broken = []
+        for event, state in install.status_git(repo.work_tree).items():
+            if state.startswith("installed"):
+                text = (install.hooks_dir(repo.work_tree) / event).read_text(encoding="utf-8")
+                python = text.split("python='", 1)[1].split("'", 1)[0] if "python='" in text else ""
+                if not python or not os.access(python, os.X_OK):
+                    broken.append(event)
+        if broken:
+            f = Finding(
+                "git hooks",
+                False,
+                f"the {', '.join(broken)} shim points to an interpreter that is gone",
+                "git improve hooks install --git",
+            )
+            if repair:
+                install.install_git(repo.work_tree)
+                f.repaired = True
+            out.append(f)
     # stale workspaces
     stale = stale_workspaces(repo)
     if stale:
