@@ -147,7 +147,9 @@ def test_commands_outside_a_repository(tmp_path: Path) -> None:
         assert "not inside a git repository" in res.stderr
 
 
-def test_doctor_flushes_the_spool_and_reinstalls_broken_shims(project: TmpRepo, tmp_path: Path) -> None:
+def test_doctor_flushes_the_spool_and_reinstalls_broken_shims(
+    project: TmpRepo, tmp_path: Path
+) -> None:
     import json as _json
 
     from gitimprove.hooks import install
@@ -157,7 +159,10 @@ def test_doctor_flushes_the_spool_and_reinstalls_broken_shims(project: TmpRepo, 
     install.install_git(project.path, python=str(tmp_path / "gone" / "python"))
     res = project.cli("doctor")
     assert res.returncode == 1
-    assert "1 captured entries wait in the spool" in res.stdout and "interpreter that is gone" in res.stdout
+    assert (
+        "1 captured entries wait in the spool" in res.stdout
+        and "interpreter that is gone" in res.stdout
+    )
     res = project.cli("doctor", "--repair")
     assert "[fixed] spool" in res.stdout and "[fixed] git hooks" in res.stdout
     assert project.cli("doctor").returncode == 0
