@@ -99,17 +99,25 @@ def main() -> int:
             }
         )
 
-        py_pass = timed([py, "-c", "pass"], repo, a.repeat * 3)
-        failure = timed(
-            [py, "-m", "gitimprove", "hook", "PostToolUseFailure"], repo, a.repeat * 3, fail_payload
-        )
+        from gitimprove.hooks.install import command_for
+
+        # exactly the command `hooks install --claude` writes into the settings
+        failure_cmd = ["/bin/sh", "-c", command_for("PostToolUseFailure", py)]
+        failure = timed(failure_cmd, repo, a.repeat * 3, fail_payload)
+        py_pass = timed(["/bin/sh", "-c", f"{py} -c pass"], repo, a.repeat * 3)
         git_log = timed(["git", "log", "-20"], repo, a.repeat)
         pygit2 = timed([py, "-c", "import pygit2"], repo, a.repeat)
         start = timed(
-            [py, "-m", "gitimprove", "hook", "SessionStart"], repo, a.repeat, start_payload
+            ["/bin/sh", "-c", command_for("SessionStart", py)], repo, a.repeat, start_payload
         )
         rows = [
-            ("hook PostToolUseFailure", failure, py_pass, 3.0, "python -c pass"),
+            (
+                "hook PostToolUseFailure (as installed, via sh)",
+                failure,
+                py_pass,
+                3.0,
+                "python -c pass (via sh)",
+            ),
             (
                 "hook SessionStart (10k experiments, 250 learnings)",
                 start,

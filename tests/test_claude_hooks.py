@@ -251,9 +251,8 @@ def test_install_claude_hooks_preserves_settings(configured: TmpRepo) -> None:
     data = json.loads(settings.read_text())
     assert data["permissions"] == mine["permissions"]
     stop_cmds = [h["command"] for g in data["hooks"]["Stop"] for h in g["hooks"]]
-    assert "my-own-stop-hook" in stop_cmds and any(
-        "-m gitimprove hook Stop" in c for c in stop_cmds
-    )
+    assert "my-own-stop-hook" in stop_cmds
+    assert any("gitimprove.hooks.entry" in c and c.endswith(" Stop") for c in stop_cmds)
     assert set(data["hooks"]) == {
         "SessionStart",
         "PostToolUseFailure",
@@ -264,6 +263,19 @@ def test_install_claude_hooks_preserves_settings(configured: TmpRepo) -> None:
     }
     cmd = data["hooks"]["SessionStart"][0]["hooks"][0]["command"]
     assert cmd.split()[0] == sys.executable and Path(cmd.split()[0]).is_absolute()
+    # the installed command really runs the hook: exec it as Claude Code would, through a shell
+    ran = subprocess.run(
+        cmd,
+        shell=True,
+        cwd=configured.path,
+        input=json.dumps(payload(configured, "SessionStart")),
+        capture_output=True,
+        text=True,
+    )
+    assert (
+        ran.returncode == 0
+        and json.loads(ran.stdout)["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    )
     before = settings.read_text()
     res = configured.cli("hooks", "install", "--claude")
     assert "already installed" in res.stdout and settings.read_text() == before

@@ -46,16 +46,40 @@ _ASSIGN = (
 _REFERENCE = re.compile(
     r"^(?:[A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)+|\$\{?[A-Za-z_]\w*\}?|\d{1,12})$"
 )
-_compiled: list[tuple[str, re.Pattern[str]]] | None = None
-_assign: re.Pattern[str] | None = None
+# A pattern is compiled and run only when its cheap hint occurs in the text: hooks redact
+# short error messages, and compiling every pattern each time costs them milliseconds.
+_HINTS = {
+    "private-key": ("PRIVATE KEY",),
+    "anthropic": ("sk-ant-",),
+    "openai": ("sk-",),
+    "github": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    "gitlab": ("glpat-",),
+    "aws-access-key": ("A3T", "AKIA", "ASIA", "ABIA", "ACCA"),
+    "google-api-key": ("AIza",),
+    "slack": ("xox", "hooks.slack.com"),
+    "stripe": ("_live_", "_test_"),
+    "npm": ("npm_",),
+    "huggingface": ("hf_",),
+    "twilio": ("SK",),
+    "sendgrid": ("SG.",),
+    "jwt": ("eyJ",),
+    "url-password": ("://",),
+    "bearer": ("earer",),
+}
+_ASSIGN_HINTS = ("pass", "pwd", "secret", "token", "key", "credential")
+_cache: dict[str, re.Pattern[str]] = {}
+
+
+def _compiled(kind: str, pattern: str) -> re.Pattern[str]:
+    found = _cache.get(kind)
+    if found is None:
+        found = _cache[kind] = re.compile(pattern)
+    return found
 
 
 def _patterns() -> tuple[list[tuple[str, re.Pattern[str]]], re.Pattern[str]]:
-    global _compiled, _assign
-    if _compiled is None or _assign is None:
-        _compiled = [(kind, re.compile(p)) for kind, p in _RULES]
-        _assign = re.compile(_ASSIGN)
-    return _compiled, _assign
+    """Every pattern, compiled (for tests and tools)."""
+    return [(kind, _compiled(kind, p)) for kind, p in _RULES], _compiled("assign", _ASSIGN)
 
 
 def _assign_sub(m: re.Match[str]) -> str:
@@ -81,10 +105,13 @@ def _assign_sub(m: re.Match[str]) -> str:
 def redact(text: str) -> str:
     if not text:
         return text
-    rules, assign = _patterns()
-    for kind, pattern in rules:
-        text = pattern.sub(f"[REDACTED:{kind}]", text)
-    return assign.sub(_assign_sub, text)
+    for kind, pattern in _RULES:
+        if any(h in text for h in _HINTS[kind]):
+            text = _compiled(kind, pattern).sub(f"[REDACTED:{kind}]", text)
+    lower = text.lower()
+    if any(h in lower for h in _ASSIGN_HINTS):
+        text = _compiled("assign", _ASSIGN).sub(_assign_sub, text)
+    return text
 
 
 def redact_obj(value: object) -> object:
