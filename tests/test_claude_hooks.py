@@ -211,6 +211,7 @@ for i in range(25):
 """
 
 
+@pytest.mark.slow
 def test_eight_concurrent_failure_hooks_leave_200_signals(configured: TmpRepo) -> None:
     procs = [subprocess.Popen([PY, "-c", WRITER, str(configured.path), str(w)]) for w in range(8)]
     assert [p.wait(timeout=300) for p in procs] == [0] * 8

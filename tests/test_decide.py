@@ -13,6 +13,7 @@ from gitimprove.loop.simulate import aa_keep_rate, simulate
 REFERENCE = {"cv1": 2.3, "cv5": 2.1, "cv10": 2.3}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scenario", sorted(REFERENCE))
 def test_reproduces_reference_false_keeps_and_runs(scenario: str) -> None:
     got = simulate(scenario, "adaptive", range(100))
