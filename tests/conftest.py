@@ -100,6 +100,31 @@ class TmpRepo:
         return open_repo(self.path)
 
 
+def fast_commits(repo: TmpRepo, n: int, branch: str) -> list[str]:
+    """n distinct commits on `branch`, quickly (one fast-import stream), oldest first."""
+    lines = []
+    for i in range(n):
+        msg = f"{branch}-{i}"
+        lines += [
+            f"commit refs/heads/{branch}",
+            f"mark :{i + 1}",
+            f"committer A <a@a> {1767323045 + i} +0000",
+            f"data {len(msg)}",
+            msg,
+        ]
+        if i:
+            lines.append(f"from :{i}")
+        lines.append("")
+    subprocess.run(
+        ["git", "fast-import", "--quiet"],
+        cwd=repo.path,
+        input="\n".join(lines) + "\n",
+        text=True,
+        check=True,
+    )
+    return repo.git("rev-list", "--reverse", branch).split()
+
+
 @pytest.fixture
 def tmp_repo(tmp_path: Path) -> TmpRepo:
     path = tmp_path / "repo"

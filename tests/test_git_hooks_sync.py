@@ -15,7 +15,7 @@ import pytest
 from gitimprove.git import memory, notes
 from gitimprove.hooks import install
 from gitimprove.state import experiments
-from tests.conftest import PY, ROOT, TmpRepo, git
+from tests.conftest import PY, ROOT, TmpRepo, fast_commits, git
 
 CONFIG = '[metric]\ncommand = "echo 1"\n'
 
@@ -64,30 +64,6 @@ for i, commit in enumerate(commits):
     if i % 10 == 9:
         sync(repo)
 """
-
-
-def fast_commits(repo: TmpRepo, n: int, tag: str) -> list[str]:
-    lines = []
-    for i in range(n):
-        msg = f"{tag}-{i}"
-        lines += [
-            f"commit refs/heads/{tag}",
-            f"mark :{i + 1}",
-            f"committer A <a@a> {1767323045 + i} +0000",
-            f"data {len(msg)}",
-            msg,
-        ]
-        if i:
-            lines.append(f"from :{i}")
-        lines.append("")
-    subprocess.run(
-        ["git", "fast-import", "--quiet"],
-        cwd=repo.path,
-        input="\n".join(lines) + "\n",
-        text=True,
-        check=True,
-    )
-    return repo.git("rev-list", "--reverse", tag).split()
 
 
 @pytest.mark.slow

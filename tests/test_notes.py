@@ -7,7 +7,7 @@ import sys
 from gitimprove.git import notes
 from gitimprove.state import experiments
 from gitimprove.state.records import fold, make_line, parse_note
-from tests.conftest import TmpRepo
+from tests.conftest import TmpRepo, fast_commits
 
 WRITER = """
 import sys
@@ -17,30 +17,6 @@ repo = open_repo(sys.argv[1])
 for commit in sys.argv[2:]:
     experiments.record(repo, commit, {"status": "pending", "description": commit})
 """
-
-
-def make_commits(repo: TmpRepo, n: int) -> list[str]:
-    """n distinct commits, fast: one fast-import stream."""
-    lines = []
-    for i in range(n):
-        lines += [
-            "commit refs/heads/many",
-            f"mark :{i + 1}",
-            "committer Ada <ada@example.com> 1767323045 +0000",
-            f"data {len(f'c{i}')}",
-            f"c{i}",
-        ]
-        if i:
-            lines.append(f"from :{i}")
-        lines.append("")
-    subprocess.run(
-        ["git", "fast-import", "--quiet"],
-        cwd=repo.path,
-        input="\n".join(lines) + "\n",
-        text=True,
-        check=True,
-    )
-    return repo.git("rev-list", "--reverse", "many").split()
 
 
 def test_note_lines_round_trip_and_show_in_git_log(tmp_repo: TmpRepo) -> None:
@@ -120,7 +96,7 @@ def test_fold_order_and_tolerance() -> None:
 
 def test_eight_concurrent_writers_keep_all_400_notes(tmp_repo: TmpRepo) -> None:
     tmp_repo.commit("root")
-    commits = make_commits(tmp_repo, 400)
+    commits = fast_commits(tmp_repo, 400, "many")
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", WRITER, str(tmp_repo.path), *commits[i * 50 : (i + 1) * 50]]

@@ -99,6 +99,21 @@ class Repo:
         )
         return str(oid)
 
+    def markers(self, prefix: str, owner: str) -> dict[str, dict[str, str]]:
+        """Refs under `prefix` grouped as {owner: {marker: target}}; `owner` is the ParsedRef
+        attribute naming the group ("run" for runs, "session" for sessions)."""
+        from gitimprove.git import refs
+
+        out: dict[str, dict[str, str]] = {}
+        for name in self.raw.references:
+            if name.startswith(prefix):
+                parsed = refs.parse(name)
+                key = getattr(parsed, owner)
+                target = self.ref_target(name)
+                if key and parsed.marker and target:
+                    out.setdefault(key, {})[parsed.marker] = target
+        return out
+
     def config_items(self, prefix: str) -> dict[str, str]:
         out: dict[str, str] = {}
         try:

@@ -28,11 +28,4 @@ def mark(repo: Repo, sid: str, end: str, commit: str) -> bool:
 
 
 def list_sessions(repo: Repo) -> dict[str, dict[str, str]]:
-    out: dict[str, dict[str, str]] = {}
-    for name in repo.raw.references:
-        if name.startswith(refs.SESSIONS_PREFIX):
-            parsed = refs.parse(name)
-            target = repo.ref_target(name)
-            if parsed.session and parsed.marker and target:
-                out.setdefault(parsed.session, {})[parsed.marker] = target
-    return out
+    return repo.markers(refs.SESSIONS_PREFIX, "session")

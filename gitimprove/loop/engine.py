@@ -87,14 +87,7 @@ class _MetricFailed(Exception):
 
 
 def list_runs(repo: Repo) -> dict[str, dict[str, str]]:
-    out: dict[str, dict[str, str]] = {}
-    for name in repo.raw.references:
-        if name.startswith(refs.RUNS_PREFIX):
-            parsed = refs.parse(name)
-            target = repo.ref_target(name)
-            if parsed.run and parsed.marker and target:
-                out.setdefault(parsed.run, {})[parsed.marker] = target
-    return out
+    return repo.markers(refs.RUNS_PREFIX, "run")
 
 
 def config_at(repo: Repo, commit: str, overrides: dict[str, str]) -> Config:
