@@ -12,35 +12,14 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import log_bench  # builds the 10,000-experiment repository
-
-ENV = log_bench.ENV
-
-
-def timed(argv: list[str], cwd: Path, repeat: int, stdin: str | None = None) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        subprocess.run(
-            argv,
-            cwd=cwd,
-            env=ENV,
-            input=stdin,
-            text=True,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            check=True,
-        )
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+from common import ENV, ROOT, report, timed
 
 
 def main() -> int:
@@ -53,7 +32,7 @@ def main() -> int:
         repo = tmp / "repo"
         repo.mkdir()
         log_bench.build(repo, a.experiments)
-        sys.path.insert(0, str(log_bench.ROOT))
+        sys.path.insert(0, str(ROOT))
         from gitimprove.git import memory
         from gitimprove.git.repo import open_repo
 
@@ -103,12 +82,12 @@ def main() -> int:
 
         # exactly the command `hooks install --claude` writes into the settings
         failure_cmd = ["/bin/sh", "-c", command_for("PostToolUseFailure", py)]
-        failure = timed(failure_cmd, repo, a.repeat * 3, fail_payload)
+        failure = timed(failure_cmd, repo, a.repeat * 3, stdin=fail_payload)
         py_pass = timed(["/bin/sh", "-c", f"{py} -c pass"], repo, a.repeat * 3)
         git_log = timed(["git", "log", "-20"], repo, a.repeat)
         pygit2 = timed([py, "-c", "import pygit2"], repo, a.repeat)
         start = timed(
-            ["/bin/sh", "-c", command_for("SessionStart", py)], repo, a.repeat, start_payload
+            ["/bin/sh", "-c", command_for("SessionStart", py)], repo, a.repeat, stdin=start_payload
         )
         rows = [
             (
@@ -127,14 +106,7 @@ def main() -> int:
             ),
         ]
         print(f"SessionStart context: {len(ctx)} characters (limit 10,000)")
-        print(f"{'path':52} {'ms':>8} {'vs':>8} {'ratio':>6} {'budget':>6}  reference")
-        failed = False
-        for name, ours, ref, budget, ref_name in rows:
-            ratio = ours / ref
-            failed |= ratio > budget
-            print(
-                f"{name:52} {ours * 1000:8.1f} {ref * 1000:8.1f} {ratio:6.2f} {budget:6.1f}  {ref_name} {'ok' if ratio <= budget else 'OVER'}"
-            )
+        failed = report(rows, 52)
         return 1 if failed else 0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -12,30 +12,14 @@ Usage: python bench/log_bench.py [--experiments 10000] [--repeat 7]
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-ENV = {**os.environ, "PYTHONPATH": str(ROOT), "GIT_CONFIG_NOSYSTEM": "1"}
-
-
-def timed(argv: list[str], cwd: Path, repeat: int, before=None) -> float:  # type: ignore[no-untyped-def]
-    times = []
-    for _ in range(repeat):
-        if before:
-            before()
-        start = time.perf_counter()
-        subprocess.run(
-            argv, cwd=cwd, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True
-        )
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+from common import ENV, ROOT, report, timed
 
 
 def build(path: Path, n: int) -> None:
@@ -145,15 +129,7 @@ def main() -> int:
             ("log --format tsv, cold", cold, git_log, 4.0, "git log --notes=improve"),
             ("hook post-commit (ordinary commit)", hook, py_pass, 3.0, "python -c pass"),
         ]
-        print(f"{'path':38} {'ms':>8} {'vs':>8} {'ratio':>6} {'budget':>6}  reference")
-        failed = False
-        for name, ours, ref, budget, ref_name in rows:
-            ratio = ours / ref
-            ok = ratio <= budget
-            failed |= not ok
-            print(
-                f"{name:38} {ours * 1000:8.1f} {ref * 1000:8.1f} {ratio:6.2f} {budget:6.1f}  {ref_name} {'ok' if ok else 'OVER'}"
-            )
+        failed = report(rows)
         return 1 if failed else 0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -10,8 +10,6 @@ Usage: python bench/loop_bench.py [--iterations 30]
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -21,10 +19,9 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-ENV = {**os.environ, "PYTHONPATH": str(ROOT), "GIT_CONFIG_NOSYSTEM": "1"}
+from common import ENV, loop_project, run_rows
+
 AGENT = "import os, pathlib\np = pathlib.Path('src/n.txt')\np.write_text(os.environ['GITIMPROVE_ITERATION'] + '\\n')\n"
-METRIC = "import pathlib\nprint('METRIC n=' + pathlib.Path('src/n.txt').read_text().strip())\n"
 
 
 def main() -> int:
@@ -34,23 +31,8 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="gitimprove-loop-bench-"))
     try:
         repo = tmp / "repo"
-        (repo / "src").mkdir(parents=True)
-        (repo / "src" / "n.txt").write_text("0\n")
-        (repo / "agent.py").write_text(AGENT)
-        (repo / "metric.py").write_text(METRIC)
+        loop_project(repo, AGENT, "[loop]\nplateau_patience = 1000\nstuck_after = 1000\n")
         py = sys.executable
-        (repo / ".gitimprove.toml").write_text(
-            f'[metric]\ncommand = "{py} metric.py"\ndirection = "higher"\n'
-            f'[scope]\nmutable = ["src/**"]\nsealed = ["metric.py", "agent.py"]\n'
-            f"[loop]\nplateau_patience = 1000\nstuck_after = 1000\n"
-            f'[agent]\nname = "command"\ncommand = "{py} {repo / "agent.py"}"\n'
-        )
-        for args in (
-            ["init", "-q"],
-            ["add", "-A"],
-            ["-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "bench"],
-        ):
-            subprocess.run(["git", *args], cwd=repo, env=ENV, check=True)
         metric_times = []
         for _ in range(10):
             t0 = time.perf_counter()
@@ -69,17 +51,7 @@ def main() -> int:
         if res.returncode != 0:
             print(res.stderr)
             return 1
-        rows = [
-            json.loads(line)
-            for line in subprocess.run(
-                [py, "-m", "gitimprove", "log", "--run", "bench", "--format", "jsonl"],
-                cwd=repo,
-                env=ENV,
-                capture_output=True,
-                text=True,
-                check=True,
-            ).stdout.splitlines()
-        ]
+        rows = run_rows(repo, "bench")
         overheads = []
         for r in rows:
             if r.get("status") == "baseline":

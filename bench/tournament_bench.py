@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -18,35 +17,19 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-ENV = {**os.environ, "PYTHONPATH": str(ROOT), "GIT_CONFIG_NOSYSTEM": "1"}
+from common import ENV, loop_project, run_rows
 
 
 def one_round(py: str, candidates: int, jobs: int, seconds: float) -> tuple[float, float, float]:
     tmp = Path(tempfile.mkdtemp(prefix="gitimprove-tournament-bench-"))
     try:
         repo = tmp / "repo"
-        (repo / "src").mkdir(parents=True)
-        (repo / "src" / "n.txt").write_text("0\n")
-        (repo / "agent.py").write_text(
+        agent = (
             "import os, time, pathlib\n"
             f"time.sleep({seconds})\n"
             "pathlib.Path('src/n.txt').write_text(os.environ['GITIMPROVE_CANDIDATE'] + '\\n')\n"
         )
-        (repo / "metric.py").write_text(
-            "import pathlib\nprint('METRIC n=' + pathlib.Path('src/n.txt').read_text().strip())\n"
-        )
-        (repo / ".gitimprove.toml").write_text(
-            f'[metric]\ncommand = "{py} metric.py"\ndirection = "higher"\n'
-            f'[scope]\nmutable = ["src/**"]\nsealed = ["metric.py", "agent.py"]\n'
-            f'[agent]\nname = "command"\ncommand = "{py} {repo / "agent.py"}"\n'
-        )
-        for args in (
-            ["init", "-q"],
-            ["add", "-A"],
-            ["-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", "bench"],
-        ):
-            subprocess.run(["git", *args], cwd=repo, env=ENV, check=True)
+        loop_project(repo, agent)
         t0 = time.perf_counter()
         res = subprocess.run(
             [
@@ -71,17 +54,7 @@ def one_round(py: str, candidates: int, jobs: int, seconds: float) -> tuple[floa
             check=True,
         )
         total = time.perf_counter() - t0
-        rows = [
-            json.loads(x)
-            for x in subprocess.run(
-                [py, "-m", "gitimprove", "log", "--run", "b", "--format", "jsonl"],
-                cwd=repo,
-                env=ENV,
-                capture_output=True,
-                text=True,
-                check=True,
-            ).stdout.splitlines()
-        ]
+        rows = run_rows(repo, "b")
         agent_sum = sum(r["agent"]["seconds"] for r in rows if r.get("agent"))
         assert any(json.loads(x).get("event") == "round" for x in res.stdout.splitlines())
         # the agent phase: from the first start to the last agent end
