@@ -138,14 +138,18 @@ def tmp_repo(tmp_path: Path) -> TmpRepo:
 VALUE_BENCH = (
     "import pathlib\nprint(f\"METRIC score={float(pathlib.Path('value.txt').read_text()):g}\")\n"
 )
-# The same with seeded noise (1%), seeded per call from a counter file outside the checkout.
-NOISY_BENCH = """import os, pathlib, random
-v = float(pathlib.Path('value.txt').read_text())
-counter = pathlib.Path(os.environ['NOISE_COUNTER'])
+
+
+def noisy_bench(path: str = "value.txt", cv: float = 0.01) -> str:
+    """A metric: the number in `path` times seeded Gaussian noise of `cv`, seeded per call
+    from a counter file outside the checkout ($NOISE_COUNTER), so runs are reproducible."""
+    return f"""import os, pathlib, random
+v = float(pathlib.Path({path!r}).read_text())
+counter = pathlib.Path(os.environ["NOISE_COUNTER"])
 n = int(counter.read_text()) if counter.exists() else 0
 counter.write_text(str(n + 1))
 random.seed(n)
-print(f"METRIC score={v * (1 + random.gauss(0, 0.01)):.6f}")
+print(f"METRIC score={{v * (1 + random.gauss(0, {cv})):.6f}}")
 """
 
 

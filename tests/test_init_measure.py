@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from gitimprove.state import experiments
-from tests.conftest import NOISY_BENCH, PY, VALUE_BENCH, TmpRepo, cli
+from tests.conftest import PY, VALUE_BENCH, TmpRepo, cli, noisy_bench
 
 
 def note(repo: TmpRepo, commit: str) -> dict:  # type: ignore[type-arg]
@@ -118,7 +118,7 @@ def test_measure_records_failures_with_their_status(project: TmpRepo) -> None:
 
 def test_noisy_metric_keeps_a_real_gain(tmp_repo: TmpRepo, tmp_path: Path) -> None:
     env = {"NOISE_COUNTER": str(tmp_path / "counter")}
-    tmp_repo.commit("initial", {"bench.py": NOISY_BENCH, "value.txt": "100\n"})
+    tmp_repo.commit("initial", {"bench.py": noisy_bench(), "value.txt": "100\n"})
     res = tmp_repo.cli("init", "--metric", f"{PY} bench.py", "--yes", "--runs", "5", env=env)
     assert res.returncode == 0, res.stderr
     assert "noise ≈" in res.stdout

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from gitimprove.git import archive
-from tests.conftest import TmpRepo
+from tests.conftest import TmpRepo, noisy_bench
 from tests.loop_helpers import make_project, run_rows
 
 ALL_STATUSES = {
@@ -159,21 +159,11 @@ def test_stop_and_status(tmp_repo: TmpRepo) -> None:
     assert tmp_repo.cli("stop").returncode == 1  # nothing in progress
 
 
-NOISY_BENCH = """import os, pathlib, random
-v = float(pathlib.Path("src/value.txt").read_text())
-counter = pathlib.Path(os.environ["NOISE_COUNTER"])
-n = int(counter.read_text()) if counter.exists() else 0
-counter.write_text(str(n + 1))
-random.seed(n)
-print(f"METRIC score={v * (1 + random.gauss(0, 0.03)):.6f}")
-"""
-
-
 def test_noisy_metric_keeps_real_gains_only(tmp_repo: TmpRepo, tmp_path: Path) -> None:
     # true effects: -10% (gain), none, +1% (regression), -20% (gain), none
     plan = {"1": "set:90", "2": "set:90.0", "3": "set:90.9", "4": "set:72", "5": "set:72.00"}
     make_project(tmp_repo, plan, guard=False)
-    tmp_repo.commit("noisy bench", {"bench.py": NOISY_BENCH})
+    tmp_repo.commit("noisy bench", {"bench.py": noisy_bench("src/value.txt", 0.03)})
     env = {"NOISE_COUNTER": str(tmp_path / "counter")}
     res = tmp_repo.cli("run", "--run", "noisy", "-n", "5", env=env)
     assert res.returncode == 0, res.stderr
