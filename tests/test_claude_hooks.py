@@ -14,7 +14,7 @@ from gitimprove.git import memory
 from gitimprove.memory import signals
 from tests.conftest import PY, TmpRepo
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "claude-transcripts"
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "claude-transcripts"
 
 
 def payload(repo: TmpRepo, event: str, **extra: object) -> dict[str, object]:

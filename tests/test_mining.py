@@ -1,4 +1,4 @@
-"""Transcript mining on real Claude Code transcripts (shared/fixtures/claude-transcripts)."""
+"""Transcript mining on real Claude Code transcripts (tests/fixtures/claude-transcripts)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,12 @@ import pytest
 from gitimprove.loop import program
 from gitimprove.memory.mining import mine
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "claude-transcripts"
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "claude-transcripts"
 
 
 def fixture(name: str) -> Path:
     path = FIXTURES / name
-    if not path.exists():
-        pytest.skip(f"{path} is absent (the shared fixtures sit beside the checkout)")
+    assert path.exists(), f"{path} is missing from tests/fixtures"
     return path
 
 

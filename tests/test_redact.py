@@ -9,7 +9,7 @@ import pytest
 
 from gitimprove.memory.redact import redact
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "claude-transcripts"
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "claude-transcripts"
 
 # Fake secrets in the shapes the providers issue (none of them is real).
 SECRETS = {
@@ -98,8 +98,7 @@ def _texts(obj: dict) -> list[str]:  # type: ignore[type-arg]
 
 
 def test_real_transcripts_lose_nothing() -> None:
-    if not FIXTURES.is_dir():
-        pytest.skip(f"{FIXTURES} is absent")
+    assert FIXTURES.is_dir(), f"{FIXTURES} is missing"
     blocks = 0
     for path in sorted(FIXTURES.glob("*/*.jsonl")):
         for line in path.read_text().splitlines():
