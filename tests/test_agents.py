@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from gitimprove.agents import aider, claude, codex
-from gitimprove.agents.base import AgentResult, AgentTask, make
+from gitimprove.agents import make
+from gitimprove.agents.base import AgentResult, AgentTask
 from gitimprove.errors import GitImproveError
 
 CLAUDE_RESULT = {

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from gitimprove.cli import COMMANDS, HIDDEN, _build_group
-from gitimprove.util import docgen
+from gitimprove import docgen
 from tests.conftest import ROOT, TmpRepo, cli
 
 
@@ -92,7 +92,7 @@ def test_hook_path_imports_nothing_heavy_on_an_ordinary_commit(project: TmpRepo)
 
 
 def test_docs_and_man_page_are_current() -> None:
-    assert docgen.main(["--check"]) == 0, "run: python -m gitimprove.util.docgen"
+    assert docgen.main(["--check"]) == 0, "run: python -m gitimprove.docgen"
 
 
 def test_git_improve_help_opens_the_man_page(tmp_repo: TmpRepo) -> None:

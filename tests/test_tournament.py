@@ -80,17 +80,16 @@ def test_a_candidate_that_ignores_its_family_is_measured_and_noted(tmp_repo: Tmp
 
 
 def test_families_never_repeat_a_three_time_winner(tmp_repo: TmpRepo) -> None:
-    from gitimprove.loop.engine import Engine
+    from gitimprove.loop.tournament import families
+    from gitimprove.state.experiments import Experiment
 
-    engine = Engine.__new__(Engine)
-    engine.candidates = 7
     rows = [
         {"iteration": i, "candidate": 0, "status": "keep", "family": "config"} for i in (1, 2, 3)
     ]
-    fams = engine.families(rows, 4)
+    fams = families([Experiment.from_row(r) for r in rows], 4, candidates=7)
     assert "config" not in fams and len(set(fams)) == 7
     rows[1]["family"] = "data"
-    assert "config" in engine.families(rows, 4)
+    assert "config" in families([Experiment.from_row(r) for r in rows], 4, candidates=7)
 
 
 def test_cost_cap_stops_launching_candidates(tmp_repo: TmpRepo) -> None:

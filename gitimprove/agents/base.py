@@ -133,33 +133,6 @@ def apply_report(result: AgentResult, report: Mapping[str, Any] | None) -> None:
         result.cost_usd = float(cost)
 
 
-def make(name: str, command: str = "") -> Agent:
-    """The registry."""
-    if name == "command":
-        from gitimprove.agents.command import CommandAgent
-
-        return CommandAgent(command)
-    if name == "scripted":
-        from gitimprove.agents.scripted import ScriptedAgent
-
-        return ScriptedAgent()
-    if name == "claude":
-        from gitimprove.agents.claude import ClaudeAgent
-
-        return ClaudeAgent(command)
-    if name == "codex":
-        from gitimprove.agents.codex import CodexAgent
-
-        return CodexAgent(command)
-    if name == "aider":
-        from gitimprove.agents.aider import AiderAgent
-
-        return AiderAgent(command)
-    raise GitImproveError(
-        f"unknown agent {name!r}", hint="use claude, codex, aider, command or scripted"
-    )
-
-
 def run_process(
     argv: list[str] | str,
     task: AgentTask,

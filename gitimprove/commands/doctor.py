@@ -4,6 +4,7 @@ import click
 
 from gitimprove import output
 from gitimprove.git.repo import open_repo
+from gitimprove.hooks import install
 from gitimprove.state.doctor import run_checks
 
 
@@ -16,7 +17,10 @@ def command(repair: bool, as_json: bool) -> int:
     Each problem is named with its fix; --repair sets notes.rewriteRef and removes stale
     workspaces and lock files. Exits 1 when a problem remains.
     """
-    findings = run_checks(open_repo(need_work_tree=False), repair=repair)
+    repo = open_repo(need_work_tree=False)
+    findings = run_checks(
+        repo, repair=repair, extra=[lambda r, fix: install.check_shims(r.work_tree, fix)]
+    )
     for f in findings:
         if as_json:
             output.emit_json(f.__dict__)

@@ -4,7 +4,7 @@ import click
 
 from gitimprove import output
 from gitimprove.git.repo import open_repo
-from gitimprove.loop.engine import request_stop
+from gitimprove.loop.runs import request_stop
 
 
 @click.command("stop")

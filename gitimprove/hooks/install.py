@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from gitimprove.errors import GitImproveError
+from gitimprove.state.findings import Finding
 from gitimprove.util.files import atomic_write
 
 MARK = "-m gitimprove hook "
@@ -276,3 +277,28 @@ def status_git(work_tree: Path) -> dict[str, str]:
         else:
             out[event] = "another hook is installed (gitimprove's is not)"
     return out
+
+
+def check_shims(work_tree: Path | None, repair: bool) -> list[Finding]:
+    """doctor: our git hook shims must point at an interpreter that still exists."""
+    if work_tree is None:
+        return []
+    broken = []
+    for event, state in status_git(work_tree).items():
+        if state.startswith("installed"):
+            text = (hooks_dir(work_tree) / event).read_text(encoding="utf-8")
+            python = text.split("python='", 1)[1].split("'", 1)[0] if "python='" in text else ""
+            if not python or not os.access(python, os.X_OK):
+                broken.append(event)
+    if not broken:
+        return []
+    f = Finding(
+        "git hooks",
+        False,
+        f"the {', '.join(broken)} shim points to an interpreter that is gone",
+        "git improve hooks install --git",
+    )
+    if repair:
+        install_git(work_tree)
+        f.repaired = True
+    return [f]

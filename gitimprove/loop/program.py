@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the hook path reads PROGRAM_MARKER from here and must not import pygit2
+    from gitimprove.state.experiments import Experiment
 
 # Marks a transcript as a gitimprove child session, so memory mining skips it.
 PROGRAM_MARKER = "<!-- gitimprove:program -->"
@@ -21,16 +24,15 @@ ESCALATION = {
 }
 
 
-def _rows(rows: Sequence[Mapping[str, Any]]) -> str:
+def _rows(rows: Sequence[Experiment]) -> str:
     lines = []
     for r in rows:
-        metric = r.get("metric") or {}
-        value = metric.get("value") if isinstance(metric, Mapping) else None
-        shown = f"{value:.6g}" if isinstance(value, int | float) else "-"
+        shown = f"{r.value:.6g}" if r.value is not None else "-"
+        iteration = "-" if r.iteration is None else r.iteration
         lines.append(
-            f"- iteration {r.get('iteration', '-')} {str(r.get('commit', ''))[:10]} {r.get('status')} "
-            f"metric={shown} [{r.get('approach') or 'other'}] {r.get('description') or ''}"
-            + (f" — {r.get('reason')}" if r.get("reason") else "")
+            f"- iteration {iteration} {r.commit[:10]} {r.status} "
+            f"metric={shown} [{r.approach or 'other'}] {r.description}"
+            + (f" — {r.reason}" if r.reason else "")
         )
     return "\n".join(lines) or "- (none yet)"
 
@@ -43,7 +45,7 @@ def build(
     metric_command: str,
     mutable: Sequence[str],
     sealed: Sequence[str],
-    rows: Sequence[Mapping[str, Any]],
+    rows: Sequence[Experiment],
     learnings: Sequence[str] = (),
     ideas: Sequence[str] = (),
     escalation: int = 0,
@@ -52,10 +54,8 @@ def build(
     round_history: str | None = None,
 ) -> str:
     recent = list(rows)[-20:]
-    worked = [r for r in rows if r.get("status") in ("keep", "keep-reworked")][-10:]
-    failed = [
-        r for r in rows if r.get("status") not in ("keep", "keep-reworked", "baseline", "pending")
-    ][-10:]
+    worked = [r for r in rows if r.is_keep][-10:]
+    failed = [r for r in rows if not r.kept and r.status != "pending"][-10:]
     parts = [
         PROGRAM_MARKER,
         "# Your task",

@@ -7,7 +7,7 @@ from typing import Any
 
 from gitimprove.errors import GitImproveError
 from gitimprove.git.repo import Repo
-from gitimprove.loop.engine import list_runs
+from gitimprove.loop.runs import list_runs
 from gitimprove.state import experiments
 
 SPARKS = "▁▂▃▄▅▆▇█"

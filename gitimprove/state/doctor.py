@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 
 from filelock import FileLock, Timeout
 
@@ -14,21 +14,18 @@ from gitimprove.errors import GitImproveError
 from gitimprove.git import memory, notes, refs
 from gitimprove.git.repo import Repo
 from gitimprove.git.workspace import remove_workspace, stale_workspaces
-from gitimprove.hooks import install
 from gitimprove.memory import signals, spool
+from gitimprove.state.findings import Finding
 from gitimprove.state.records import parse_note
 
-
-@dataclass
-class Finding:
-    check: str
-    ok: bool
-    message: str
-    fix: str | None = None
-    repaired: bool = False
+__all__ = ["Check", "Finding", "run_checks"]
 
 
-def run_checks(repo: Repo, *, repair: bool = False) -> list[Finding]:
+# A check that lives above this layer (e.g. the git hook shims), passed in by the command.
+Check = Callable[[Repo, bool], list[Finding]]
+
+
+def run_checks(repo: Repo, *, repair: bool = False, extra: Sequence[Check] = ()) -> list[Finding]:
     out: list[Finding] = []
     # configuration
     if repo.work_tree is None:
@@ -158,26 +155,8 @@ def run_checks(repo: Repo, *, repair: bool = False) -> list[Finding]:
         out.append(f)
     else:
         out.append(Finding("spool", True, "no captured entries waiting"))
-    # git hook shims
-    if repo.work_tree is not None:
-        broken = []
-        for event, state in install.status_git(repo.work_tree).items():
-            if state.startswith("installed"):
-                text = (install.hooks_dir(repo.work_tree) / event).read_text(encoding="utf-8")
-                python = text.split("python='", 1)[1].split("'", 1)[0] if "python='" in text else ""
-                if not python or not os.access(python, os.X_OK):
-                    broken.append(event)
-        if broken:
-            f = Finding(
-                "git hooks",
-                False,
-                f"the {', '.join(broken)} shim points to an interpreter that is gone",
-                "git improve hooks install --git",
-            )
-            if repair:
-                install.install_git(repo.work_tree)
-                f.repaired = True
-            out.append(f)
+    for check in extra:
+        out.extend(check(repo, repair))
     # stale workspaces
     stale = stale_workspaces(repo)
     if stale:

@@ -1,6 +1,6 @@
 """Generate docs/cli.md and the man page git-improve.1 from the commands' own --help.
 
-`python -m gitimprove.util.docgen` writes both; `--check` exits 1 when either is stale.
+`python -m gitimprove.docgen` writes both; `--check` exits 1 when either is stale.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import click
 from gitimprove import __version__
 from gitimprove.cli import COMMANDS, HIDDEN, _build_group
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 CLI_MD = ROOT / "docs" / "cli.md"
 MAN = ROOT / "gitimprove" / "resources" / "git-improve.1"
 
@@ -50,7 +50,7 @@ def visible() -> list[str]:
 def render_markdown() -> str:
     parts = [
         "# Command-line reference\n",
-        "Generated from `--help` by `python -m gitimprove.util.docgen`; CI checks it is current.\n",
+        "Generated from `--help` by `python -m gitimprove.docgen`; CI checks it is current.\n",
         "## git improve\n",
         "```\n" + _help([]).rstrip() + "\n```\n",
     ]
@@ -117,9 +117,7 @@ def main(argv: list[str]) -> int:
             if not p.exists() or p.read_text(encoding="utf-8") != text
         ]
         if stale:
-            sys.stderr.write(
-                "stale: " + ", ".join(stale) + " (run: python -m gitimprove.util.docgen)\n"
-            )
+            sys.stderr.write("stale: " + ", ".join(stale) + " (run: python -m gitimprove.docgen)\n")
             return 1
         return 0
     for path, text in targets.items():

@@ -1,0 +1,446 @@
+"""One candidate as explicit stages (DESIGN §7 steps 2–7):
+
+    prepare workspace → agent → snapshot tree → precheck → commit → measure → guard (+rework)
+    → decide → record
+
+Each stage is a small function with typed input and output; `run_attempt` strings them
+together and builds the note as it goes. In a tournament (the spec has a family) the note is
+written with stage "evaluated" and the round decides later (see `tournament.py`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import statistics
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gitimprove import agents
+from gitimprove.errors import GitImproveError
+from gitimprove.git import archive, memory, notes, refs, trees
+from gitimprove.git.repo import Repo, cas_loop, update_refs
+from gitimprove.git.workspace import agent_workspace, checkout, hash_workspace, work_root
+from gitimprove.loop import program, scope
+from gitimprove.loop.context import Event, MetricFailed, RunContext
+from gitimprove.loop.history import History
+from gitimprove.loop.measure import harness, metric_block
+from gitimprove.state.experiments import CRASHES
+from gitimprove.state.records import make_line
+from gitimprove.util.clock import utc_now
+from gitimprove.util.failpoint import failpoint
+
+Note = dict[str, Any]  # the fields of the note being written (DESIGN §4)
+
+
+@dataclass(frozen=True)
+class AttemptSpec:
+    """What to attempt: one candidate of one round, from one incumbent."""
+
+    iteration: int
+    candidate: int
+    incumbent: str
+    history: History
+    level: int  # the stuck ladder's escalation level
+    family: str | None = None  # given in a tournament: the approach family asked for
+    round_history: str | None = None
+
+    @property
+    def tournament(self) -> bool:
+        return self.family is not None
+
+    @property
+    def name(self) -> str:
+        return f"{self.iteration}-{self.candidate}"
+
+
+@dataclass(frozen=True)
+class Workspace:
+    path: Path  # the agent's throwaway clone
+    prompt: Path  # the program file handed to the agent
+    name: str  # "<run>-<iteration>-<candidate>": the prefix of every checkout of this attempt
+    incumbent_tree: str
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """An attempt that ends before measurement (or fails it): its status and reason."""
+
+    status: str
+    reason: str
+    metric_tail: str | None = None  # the metric's output, when it gave no number
+
+
+@dataclass(frozen=True)
+class Measured:
+    path: Path  # the candidate's measurement checkout
+    first: float  # its first metric value
+
+
+@dataclass(frozen=True)
+class Decided:
+    status: str
+    reason: str
+    keep: bool  # moves the run branch now (never in a tournament: the round decides)
+    metric: dict[str, Any]
+    decision: dict[str, Any]
+
+
+# --- stages ----------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def prepare_workspace(ctx: RunContext, spec: AttemptSpec) -> Iterator[Workspace]:
+    """A fresh clone at the incumbent for the agent, removed (with its program) on exit."""
+    name = f"{ctx.name}-{spec.name}"
+    prompt = work_root(ctx.repo) / f"{name}.prompt.md"
+    with ctx.shared.lock:
+        inc_tree = trees.tree_of(ctx.repo, spec.incumbent)
+    try:
+        with agent_workspace(ctx.repo, spec.incumbent, name) as path:
+            yield Workspace(path, prompt, name, inc_tree)
+    finally:
+        prompt.unlink(missing_ok=True)
+
+
+def _ideas(repo: Repo) -> list[str]:
+    out = []
+    for _, data in memory.iter_entries(repo, "ideas/"):
+        with contextlib.suppress(ValueError):
+            idea = json.loads(data)
+            if isinstance(idea, dict) and idea.get("text"):
+                out.append(str(idea["text"]))
+    return out
+
+
+def build_program(ctx: RunContext, spec: AttemptSpec, rework_tail: str | None) -> str:
+    learnings = [
+        data.decode("utf-8", errors="replace").strip().splitlines()[-1]
+        for _, data in memory.iter_entries(ctx.repo, "learnings/")
+        if data.strip()
+    ]
+    return program.build(
+        goal=ctx.opts.goal,
+        metric_name=ctx.cfg.metric_name,
+        direction=ctx.cfg.direction,
+        metric_command=ctx.cfg.metric_command,
+        mutable=ctx.mutable,
+        sealed=ctx.sealed,
+        rows=spec.history.records,
+        learnings=learnings[-10:],
+        ideas=_ideas(ctx.repo)[-10:],
+        escalation=spec.level,
+        family=spec.family,
+        rework_tail=rework_tail,
+        round_history=spec.round_history,
+    )
+
+
+def call_agent(
+    ctx: RunContext,
+    spec: AttemptSpec,
+    ws: Workspace,
+    rework: int,
+    rework_tail: str | None,
+) -> agents.AgentResult | None:
+    """Write the program and run the agent in the workspace; None when the round's budget
+    cannot cover launching it (checked once a slot is free, before the first call only)."""
+    with ctx.shared.lock:
+        text = build_program(ctx, spec, rework_tail)
+    ws.prompt.write_text(text, encoding="utf-8")
+    task = agents.AgentTask(
+        ws.prompt,
+        ctx.name,
+        spec.iteration,
+        spec.candidate,
+        seed=ctx.opts.seed,
+        family=spec.family,
+        rework_tail=rework_tail,
+        sealed=tuple(ctx.sealed),
+        mutable=tuple(ctx.mutable),
+    )
+    with ctx.shared.agent_slots:  # the slot is held only while an agent works
+        if rework == 0 and spec.tournament and not ctx.can_launch():
+            return None
+        ctx.shared.agent_started()
+        seconds, cost = 0.0, 0.0
+        try:
+            result = ctx.agent.run(task, ws.path, float(ctx.cfg.get("agent", "timeout")))
+            seconds, cost = result.seconds, result.cost_usd or 0.0
+        finally:
+            ctx.shared.agent_finished(seconds, cost, first=rework == 0)
+    return result
+
+
+def snapshot_tree(ctx: RunContext, ws: Workspace) -> str:
+    """The tree of the workspace's files, hashed by the harness (never the clone's index)."""
+    with ctx.shared.lock:
+        return hash_workspace(ctx.repo, ws.path)
+
+
+def precheck(
+    ctx: RunContext, spec: AttemptSpec, ws: Workspace, result: agents.AgentResult, tree: str
+) -> Verdict | None:
+    """Reasons not to measure: the agent failed, changed nothing, broke scope, or repeated."""
+    if result.timed_out:
+        return Verdict(
+            "timeout",
+            f"timeout: the agent ran past {float(ctx.cfg.get('agent', 'timeout')):.0f}s and was stopped",
+        )
+    if result.exit_code not in (0, None):
+        return Verdict("crash", f"crash: the agent exited with {result.exit_code}")
+    if tree == ws.incumbent_tree:
+        return Verdict("no-op", "no-op: the agent changed nothing")
+    with ctx.shared.lock:
+        sealed = scope.sealed_paths(trees.changed_paths(ctx.repo, ctx.base_tree, tree), ctx.sealed)
+        outside = scope.outside(trees.changed_paths(ctx.repo, ws.incumbent_tree, tree), ctx.mutable)
+    if sealed:
+        return Verdict(
+            "sealed", "sealed: the attempt changed sealed files: " + ", ".join(sealed[:5])
+        )
+    if outside:
+        return Verdict(
+            "out-of-scope",
+            "out-of-scope: changed files outside scope.mutable: " + ", ".join(outside[:5]),
+        )
+    if tree in spec.history.measured_trees() or not ctx.shared.claim_tree(tree, spec.candidate):
+        return Verdict("duplicate", "duplicate: this exact tree was already measured in this run")
+    return None
+
+
+def commit_tree(ctx: RunContext, spec: AttemptSpec, tree: str, description: str) -> tuple[str, str]:
+    """The harness's commit of the tree on the incumbent; returns (commit, scope name)."""
+    text = " ".join((description or "attempt").split())[:120]
+    with ctx.shared.lock:
+        changed = trees.changed_paths(ctx.repo, trees.tree_of(ctx.repo, spec.incumbent), tree)
+        tops = sorted({p.split("/")[0] if "/" in p else Path(p).stem for p in changed})
+        scope_name = tops[0] if len(tops) == 1 else ("multi" if tops else "none")
+        message = (
+            f"experiment({scope_name}): {text}\n\n"
+            f"Run: {ctx.name}\nIteration: {spec.iteration}\nCandidate: {spec.candidate}\n"
+        )
+        commit = ctx.repo.create_commit(ctx.repo.raw[tree].id, message, [spec.incumbent])
+    return commit, scope_name
+
+
+def measure_first(
+    ctx: RunContext, commit: str, ws: Workspace, stack: contextlib.ExitStack[Any]
+) -> Measured | Verdict:
+    """The candidate's first metric run, in a fresh checkout the agent never saw."""
+    with ctx.shared.lock:
+        path = stack.enter_context(checkout(ctx.repo, commit, f"{ws.name}-measure"))
+    try:
+        return Measured(path, ctx.metric(path))
+    except MetricFailed as exc:
+        status = exc.run.status if exc.run.status != "ok" else "metric-error"
+        return Verdict(status, f"{status}: the metric {exc.run.error}", exc.run.tail[-1500:])
+
+
+def decide(
+    ctx: RunContext, spec: AttemptSpec, measured: Measured, rework: int
+) -> Decided | Verdict:
+    """Candidate against fresh runs of the incumbent, with the adaptive rule (NOISE.md)."""
+    inc_path = ctx.incumbent_path(spec.incumbent)
+    pending = [measured.first]
+
+    def run_candidate() -> float:
+        return pending.pop() if pending else ctx.metric(measured.path)
+
+    try:
+        with ctx.shared.rule_lock:
+            out = ctx.rule.decide(lambda: ctx.metric(inc_path), run_candidate)
+    except MetricFailed as exc:
+        if not pending:
+            status = exc.run.status if exc.run.status != "ok" else "metric-error"
+            return Verdict(status, f"the metric {exc.run.error} on a repeat run")
+        raise
+    keep = out.keep
+    status = ("keep-reworked" if rework else "keep") if keep else "discard"
+    if spec.tournament:
+        status = "pending" if keep else "discard"  # the round decides the winner
+    values = out.candidate
+    metric = metric_block(
+        ctx.cfg,
+        values,
+        incumbent_samples=out.incumbent,
+        delta=(statistics.median(values) - statistics.median(out.incumbent))
+        if out.incumbent
+        else None,
+        gain=out.delta,
+        se=out.se,
+        confidence=ctx.confidence,
+    )
+    decision = {
+        "runs": out.runs,
+        "rule": out.reason,
+        "window_used": out.window_used,
+        "keep": keep,
+        "gain": out.delta,
+        "rework": rework,
+    }
+    return Decided(
+        status,
+        ctx.rule.sentence(out, ctx.confidence),
+        keep and not spec.tournament,
+        metric,
+        decision,
+    )
+
+
+def record(ctx: RunContext, commit: str, note: Note, *, keep: bool) -> Event:
+    """Note, archive link and (for a keep) the branch move: one transaction, all or nothing."""
+    repo = ctx.repo
+    note["finished"] = utc_now()
+    if note.get("family_ignored"):
+        note["reason"] = (
+            f"{note.get('reason')} (asked for a {note.get('family')} change; the agent reported {note.get('approach')})"
+        )
+    line = make_line("create", note)
+    iteration = note["iteration"]
+
+    def attempt() -> None:
+        notes_tip = repo.ref_target(refs.NOTES)
+        arch_tip = repo.ref_target(refs.ARCHIVE)
+        new_notes, _ = notes.build_commit(
+            repo, notes_tip, {commit: [line]}, f"gitimprove: {ctx.name} iteration {iteration}"
+        )
+        assert new_notes is not None
+        new_arch = archive.archive_commit(
+            repo,
+            arch_tip,
+            [commit],
+            f"gitimprove: {ctx.name} iteration {iteration}: {note.get('status')}",
+        )
+        updates = [(refs.NOTES, new_notes, notes_tip), (refs.ARCHIVE, new_arch, arch_tip)]
+        if keep:
+            updates.append((refs.run_branch(ctx.name), commit, note["parent"]))
+        update_refs(repo, updates, f"gitimprove: {ctx.name} iteration {iteration}")
+
+    with ctx.shared.lock:
+        cas_loop(repo, attempt, what="the run's records", lock="notes")
+    failpoint("after-log", f"{iteration}.{note.get('candidate', 0)}")
+    metric = note.get("metric")
+    return {
+        "event": "attempt",
+        "run": ctx.name,
+        "iteration": iteration,
+        "candidate": note.get("candidate", 0),
+        "commit": commit,
+        "status": note.get("status"),
+        "reason": note.get("reason"),
+        "value": metric.get("value") if isinstance(metric, dict) else None,
+        "description": note.get("description"),
+        "escalation": note.get("escalation", 0),
+        "family": note.get("family"),
+    }
+
+
+# --- the attempt, start to finish --------------------------------------------------------------
+
+
+def start_note(ctx: RunContext, spec: AttemptSpec) -> Note:
+    note: Note = {
+        "run": ctx.name,
+        "iteration": spec.iteration,
+        "candidate": spec.candidate,
+        "parent": spec.incumbent,
+        "escalation": spec.level,
+        "started": utc_now(),
+        "harness": {**harness(ctx.cfg), "sealed_tree": ctx.sealed_tree},
+    }
+    if spec.tournament:
+        note.update(family=spec.family, round=spec.iteration, stage="evaluated")
+    return note
+
+
+def note_agent(
+    note: Note,
+    spec: AttemptSpec,
+    ctx: RunContext,
+    result: agents.AgentResult,
+    rework: int,
+    cost: float,
+) -> None:
+    rec = result.record(ctx.agent.name, rework)
+    if cost:
+        rec["cost_usd"] = round(cost, 6)
+    note["agent"] = rec
+    for key in ("description", "hypothesis", "approach"):
+        value = getattr(result, key)
+        if value:
+            note[key] = value
+    if spec.tournament and result.approach and result.approach != spec.family:
+        note["family_ignored"] = True
+
+
+def run_attempt(ctx: RunContext, spec: AttemptSpec) -> Event | None:
+    """One candidate, start to finish; None when the budget left cannot cover launching it."""
+    note = start_note(ctx, spec)
+    guard_history: list[dict[str, Any]] = []
+    rework, rework_tail, cost = 0, None, 0.0
+    try:
+        with prepare_workspace(ctx, spec) as ws:
+            while True:
+                if rework == 0:
+                    note["started"] = utc_now()
+                result = call_agent(ctx, spec, ws, rework, rework_tail)
+                if result is None:
+                    return None
+                cost += result.cost_usd or 0.0
+                note_agent(note, spec, ctx, result, rework, cost)
+                tree = snapshot_tree(ctx, ws)
+                note["tree"] = tree
+                verdict = precheck(ctx, spec, ws, result, tree)
+                commit, note["scope"] = commit_tree(ctx, spec, tree, note.get("description", ""))
+                if verdict is not None:
+                    note.update(status=verdict.status, reason=verdict.reason)
+                    if result.tail and verdict.status in CRASHES:
+                        note["agent_tail"] = result.tail[-1500:]
+                    return record(ctx, commit, note, keep=False)
+                with contextlib.ExitStack() as stack:
+                    measured = measure_first(ctx, commit, ws, stack)
+                    if isinstance(measured, Verdict):
+                        note.update(
+                            status=measured.status,
+                            reason=measured.reason,
+                            metric_tail=measured.metric_tail,
+                        )
+                        return record(ctx, commit, note, keep=False)
+                    guard = ctx.guard(measured.path)
+                    guard_history.append({k: v for k, v in guard.items() if k != "tail"})
+                    if guard["status"] == "fail":
+                        if rework < int(ctx.cfg.get("guard", "rework")):
+                            rework += 1
+                            rework_tail = str(guard.get("tail", ""))
+                            with ctx.shared.lock:
+                                archive.append(
+                                    ctx.repo,
+                                    [commit],
+                                    f"gitimprove: {ctx.name} iteration {spec.iteration} guard failed; reworking",
+                                )
+                            continue
+                        note.update(
+                            status="guard-fail",
+                            guard={**guard, "history": guard_history},
+                            reason=f"guard failed (exit {guard.get('exit_code')}) after {rework} rework(s)",
+                        )
+                        return record(ctx, commit, note, keep=False)
+                    note["guard"] = {**guard, "history": guard_history} if rework else guard
+                    decided = decide(ctx, spec, measured, rework)
+                    if isinstance(decided, Verdict):
+                        note.update(status=decided.status, reason=decided.reason)
+                        return record(ctx, commit, note, keep=False)
+                    note.update(
+                        status=decided.status,
+                        reason=decided.reason,
+                        metric=decided.metric,
+                        decision=decided.decision,
+                    )
+                    return record(ctx, commit, note, keep=decided.keep)
+    except MetricFailed as exc:  # the incumbent stopped measuring
+        raise GitImproveError(
+            f"the incumbent {spec.incumbent[:10]} no longer measures: {exc.run.error}",
+            hint="check the machine, then `git improve run --resume`",
+        ) from None

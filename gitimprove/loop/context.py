@@ -1,0 +1,209 @@
+"""What every stage of a run reads (`RunContext`) and what the round's threads share (`Shared`).
+
+`RunContext` is fixed once the run has started: the repository, the configuration read from
+the run's base, the agent, the rule, scope and caps. `Shared` is the one object the threads of
+a tournament round write, each attribute behind its single lock; nothing else is shared.
+The measurement helpers (one metric run, the incumbent's checkout, the guard) live here
+because every stage that measures uses them the same way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gitimprove.agents import Agent
+from gitimprove.config import Config
+from gitimprove.git.repo import Repo
+from gitimprove.git.workspace import checkout
+from gitimprove.loop.decide import AdaptiveRule
+from gitimprove.loop.metrics import MetricRun, run_metric
+from gitimprove.util import proc
+
+if TYPE_CHECKING:
+    from gitimprove.loop.runs import RunOptions
+
+Event = dict[str, Any]
+Emit = Callable[[Event], None]
+
+
+class MetricFailed(Exception):
+    """A metric run that gave no number (crash, timeout, unparsable output)."""
+
+    def __init__(self, run: MetricRun) -> None:
+        super().__init__(run.error)
+        self.run = run
+
+
+@dataclass
+class RoundBudget:
+    """A round's running totals, for deciding whether one more candidate fits the caps."""
+
+    spent: float = 0.0  # agent cost of the run before this round
+    avg_cost: float | None = None
+    avg_seconds: float | None = None
+    running: int = 0
+    cost: float = 0.0
+    done: int = 0
+    seconds: float = 0.0
+    trees: dict[str, int] = field(default_factory=dict)  # tree -> the candidate that made it
+
+
+class Shared:
+    """State the threads of one run share: locks, slots, the round's budget, the incumbent's
+    checkout. Every write goes through a method that takes `lock`."""
+
+    def __init__(self, jobs: int, measure_jobs: int) -> None:
+        self.lock = threading.RLock()  # pygit2 objects and every attribute below
+        self.rule_lock = threading.Lock()  # one decision at a time
+        self.agent_slots = threading.Semaphore(max(1, jobs))
+        self.measure_slots = threading.Semaphore(max(1, measure_jobs))
+        self.budget = RoundBudget()
+        self._checkouts = contextlib.ExitStack()
+        self._incumbent: tuple[str, Path] | None = None
+
+    def new_round(self, budget: RoundBudget) -> None:
+        with self.lock:
+            self.budget = budget
+
+    def agent_started(self) -> None:
+        with self.lock:
+            self.budget.running += 1
+
+    def agent_finished(self, seconds: float, cost: float, first: bool) -> None:
+        with self.lock:
+            b = self.budget
+            b.running -= 1
+            b.done += 1 if first else 0
+            b.seconds += seconds
+            b.cost += cost
+
+    def claim_tree(self, tree: str, candidate: int) -> bool:
+        """False when another candidate of this round already made this exact tree."""
+        with self.lock:
+            if self.budget.trees.get(tree, candidate) != candidate:
+                return False
+            self.budget.trees[tree] = candidate
+            return True
+
+    def incumbent_checkout(self, repo: Repo, commit: str, name: str) -> Path:
+        """The incumbent's measurement checkout, kept while the incumbent stays the same."""
+        with self.lock:
+            if self._incumbent and self._incumbent[0] == commit:
+                return self._incumbent[1]
+            self._checkouts.close()
+            self._checkouts = contextlib.ExitStack()
+            path = self._checkouts.enter_context(checkout(repo, commit, name))
+            self._incumbent = (commit, path)
+            return path
+
+    def close(self) -> None:
+        with self.lock:
+            self._checkouts.close()
+            self._incumbent = None
+
+
+@dataclass
+class RunContext:
+    """Everything a stage needs to know about the run it belongs to."""
+
+    repo: Repo
+    name: str
+    base: str
+    cfg: Config
+    opts: RunOptions
+    agent: Agent
+    rule: AdaptiveRule
+    confidence: float
+    base_tree: str
+    sealed_tree: str
+    sealed: list[str]
+    mutable: list[str]
+    iterations: int
+    candidates: int
+    shared: Shared
+    emit: Emit
+    started: float = field(default_factory=time.monotonic)
+
+    @property
+    def max_cost(self) -> float | None:
+        if self.opts.max_cost is not None:
+            return self.opts.max_cost
+        value = self.cfg.get("loop", "max_cost_usd")
+        return float(value) if value is not None else None
+
+    @property
+    def max_time(self) -> float:
+        if self.opts.max_time is not None:
+            return self.opts.max_time
+        return float(self.cfg.get("loop", "max_time"))
+
+    @property
+    def target(self) -> float | None:
+        if self.opts.target is not None:
+            return self.opts.target
+        value = self.cfg.get("loop", "target")
+        return float(value) if value is not None else None
+
+    def can_launch(self) -> bool:
+        """Launch another candidate only if what is left of the caps can cover one more."""
+        with self.shared.lock:
+            b = self.shared.budget
+            per = b.avg_cost
+            if per is None and b.done and b.cost > 0:
+                per = b.cost / b.done
+            cap = self.max_cost
+            if (
+                cap is not None
+                and per is not None
+                and b.spent + b.cost + (b.running + 1) * per > cap
+            ):
+                return False
+            dur = b.avg_seconds
+            if dur is None and b.done:
+                dur = b.seconds / b.done
+            elapsed = time.monotonic() - self.started
+            return not (dur is not None and elapsed + dur > self.max_time)
+
+    # --- measuring ------------------------------------------------------------------------
+
+    def metric(self, path: Path) -> float:
+        """One metric run in a measurement checkout; raises MetricFailed without a number."""
+        with self.shared.measure_slots:
+            got = run_metric(
+                self.cfg.metric_command,
+                path,
+                timeout=float(self.cfg.get("metric", "timeout")),
+                spec=str(self.cfg.get("metric", "extract")),
+                name=self.cfg.metric_name,
+            )
+        if got.status != "ok" or got.value is None:
+            raise MetricFailed(got)
+        return got.value
+
+    def incumbent_path(self, commit: str) -> Path:
+        return self.shared.incumbent_checkout(self.repo, commit, f"{self.name}-incumbent")
+
+    def guard(self, path: Path) -> dict[str, Any]:
+        """The guard's result as the note stores it: status, exit code, the tail on failure."""
+        if not self.cfg.guard_command.strip():
+            return {"status": "skipped"}
+        res = proc.run(
+            self.cfg.guard_command,
+            cwd=path,
+            shell=True,
+            timeout=float(self.cfg.get("guard", "timeout")),
+            env=proc.clean_env({"GITIMPROVE_CHILD": "1"}),
+        )
+        out: dict[str, Any] = {
+            "status": "pass" if res.ok else "fail",
+            "exit_code": None if res.timed_out else res.returncode,
+        }
+        if not res.ok:
+            out["tail"] = res.tail(1500)
+        return out

@@ -1,0 +1,214 @@
+"""Tournaments (DESIGN §7 step 6 with K candidates): families, the round's history, the launch
+budget, ranking, the winner's confirmation, and the round's one transaction."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from gitimprove import agents
+from gitimprove.git import notes, refs
+from gitimprove.git.repo import cas_loop, update_refs
+from gitimprove.git.workspace import checkout
+from gitimprove.loop.attempt import AttemptSpec, run_attempt
+from gitimprove.loop.context import Event, MetricFailed, RoundBudget, RunContext
+from gitimprove.loop.decide import AdaptiveRule
+from gitimprove.loop.history import History, group_rounds
+from gitimprove.state.experiments import Experiment
+from gitimprove.state.records import make_line
+
+
+def families(history: Sequence[Experiment], iteration: int, candidates: int) -> list[str]:
+    """K different approach families; never the one that won the last 3 rounds in a row."""
+    winners = []
+    for rnd in group_rounds(history):
+        won = [e for e in rnd if e.is_keep]
+        winners.append((won[0].family_or_approach or "") if won else "")
+    banned = (
+        winners[-1] if len(winners) >= 3 and winners[-1] and len(set(winners[-3:])) == 1 else None
+    )
+    allowed = [f for f in agents.FAMILIES if f != banned]
+    start = (iteration * candidates) % len(allowed)
+    return [allowed[(start + i) % len(allowed)] for i in range(candidates)]
+
+
+def round_history(history: History, last: int = 5) -> str:
+    lines = []
+    for rnd in history.rounds()[-last:]:
+        parts = []
+        for e in sorted(rnd, key=lambda e: e.candidate):
+            word = "won" if e.is_keep else ("crashed" if e.is_crash else "lost")
+            parts.append(
+                f"{e.family_or_approach or 'other'} {word} ({e.status}: {e.description or '-'})"
+            )
+        lines.append(f"- round {rnd[0].iteration}: " + "; ".join(parts))
+    return "\n".join(lines) or "- (no earlier rounds)"
+
+
+def round_budget(history: History, iteration: int) -> RoundBudget:
+    """The run's spending so far, and the trees this round's finished candidates made."""
+    attempts = [e for e in history.attempts if e.agent is not None and e.agent.seconds is not None]
+    costs = [e.cost_usd for e in attempts]
+    return RoundBudget(
+        spent=sum(costs),
+        avg_cost=(sum(costs) / len(costs)) if costs and sum(costs) > 0 else None,
+        avg_seconds=(
+            sum(e.agent.seconds or 0.0 for e in attempts if e.agent) / len(attempts)
+            if attempts
+            else None
+        ),
+        trees={e.tree: e.candidate for e in history.in_round(iteration) if e.tree},
+    )
+
+
+def run_round(
+    ctx: RunContext, iteration: int, incumbent: str, history: History, level: int
+) -> str | None:
+    """Run one tournament round; returns a stop reason when no candidate could be launched."""
+    finished = {e.candidate for e in history.in_round(iteration)}
+    fams = families(history.without_round(iteration), iteration, ctx.candidates)
+    text = round_history(history)
+    ctx.shared.new_round(round_budget(history, iteration))
+    ctx.incumbent_path(incumbent)
+    todo = [c for c in range(ctx.candidates) if c not in finished]
+    with ThreadPoolExecutor(max_workers=max(1, len(todo))) as pool:
+        futures = [
+            pool.submit(
+                run_attempt,
+                ctx,
+                AttemptSpec(iteration, c, incumbent, history, level, fams[c], text),
+            )
+            for c in todo
+        ]
+        for fut in futures:
+            event = fut.result()
+            if event is not None:
+                ctx.emit(event)
+    cands = History.read(ctx.repo, ctx.name).in_round(iteration)
+    if not cands:
+        return "budget: what is left of the cost or time cap cannot cover another candidate"
+    ctx.emit(finalize(ctx, iteration, incumbent, cands))
+    return None
+
+
+def confirm(ctx: RunContext, winner: str, incumbent: str) -> tuple[bool, str, dict[str, Any]]:
+    """Measure the winner once more against fresh runs of the incumbent (NOISE.md)."""
+    rule = AdaptiveRule(
+        direction=ctx.cfg.direction,
+        min_delta=ctx.cfg.get("metric", "min_delta"),
+        max_runs=int(ctx.cfg.get("metric", "max_runs")),
+        confidence=ctx.confidence,
+        window=0,
+    )
+    rule.diffs.extend(ctx.rule.diffs)
+    inc_path = ctx.incumbent_path(incumbent)
+    with contextlib.ExitStack() as stack:
+        with ctx.shared.lock:
+            wpath = stack.enter_context(checkout(ctx.repo, winner, f"{ctx.name}-confirm"))
+        try:
+            with ctx.shared.rule_lock:
+                out = rule.decide(lambda: ctx.metric(inc_path), lambda: ctx.metric(wpath))
+        except MetricFailed as exc:
+            return False, f"the confirmation run failed: {exc.run.error}", {}
+    record = {
+        "runs": out.runs,
+        "keep": out.keep,
+        "gain": out.delta,
+        "samples": out.candidate,
+        "incumbent_samples": out.incumbent,
+    }
+    return out.keep, rule.sentence(out, ctx.confidence), record
+
+
+def _rank(cands: Sequence[Experiment]) -> list[Experiment]:
+    measured = [e for e in cands if e.decision is not None and e.status in ("pending", "discard")]
+    return sorted(measured, key=lambda e: -((e.decision.gain if e.decision else None) or 0.0))
+
+
+def finalize(ctx: RunContext, iteration: int, incumbent: str, cands: list[Experiment]) -> Event:
+    """Rank, confirm the winner, then one transaction: every candidate's final line and
+    the fast-forward of improve/<run>."""
+    ranked = _rank(cands)
+    eligible = [e for e in ranked if e.decision is not None and e.decision.keep]
+    winner = eligible[0] if eligible else None
+    winner_failed = None
+    confirmation: dict[str, Any] = {}
+    sentence = ""
+    if winner is not None:
+        ok, sentence, confirmation = confirm(ctx, winner.commit, incumbent)
+        if not ok:
+            winner, winner_failed = None, winner
+    updates: dict[str, dict[str, Any]] = {}
+    n = len(ranked)
+    for e in cands:
+        rank = ranked.index(e) + 1 if e in ranked else None
+        upd: dict[str, Any] = {
+            "stage": "final",
+            "round": iteration,
+            "rank": rank,
+            "winner": winner.commit if winner else None,
+        }
+        if winner is not None and e is winner:
+            rework = e.decision.rework if e.decision else 0
+            upd.update(
+                status="keep-reworked" if rework else "keep",
+                reason=f"won round {iteration} (rank 1 of {n}); {e.reason}; confirmed: {sentence}",
+                confirmation=confirmation,
+            )
+        elif winner_failed is not None and e is winner_failed:
+            upd.update(
+                status="discard",
+                reason=f"won round {iteration} but failed the confirmation: {sentence}",
+                confirmation=confirmation,
+            )
+        elif e in eligible:
+            best = winner or winner_failed
+            assert best is not None
+            upd.update(
+                status="discard",
+                reason=f"beaten by candidate {best.candidate} ({best.family}) in round {iteration}, rank {rank} of {n}; {e.reason}",
+            )
+        elif rank is not None:
+            upd.update(reason=f"{e.reason}; rank {rank} of {n}")
+        updates[e.commit] = upd
+    _commit_round(ctx, iteration, incumbent, updates, winner)
+    return {
+        "event": "round",
+        "run": ctx.name,
+        "iteration": iteration,
+        "winner": winner.commit if winner else None,
+        "winner_candidate": winner.candidate if winner else None,
+        "winner_family": winner.family if winner else None,
+        "confirmation": sentence or None,
+        "candidates": {str(e.candidate): updates[e.commit].get("status", e.status) for e in cands},
+    }
+
+
+def _commit_round(
+    ctx: RunContext,
+    iteration: int,
+    incumbent: str,
+    updates: dict[str, dict[str, Any]],
+    winner: Experiment | None,
+) -> None:
+    lines = {commit: [make_line("update", upd)] for commit, upd in updates.items()}
+    branch = refs.run_branch(ctx.name)
+
+    def attempt() -> None:
+        notes_tip = ctx.repo.ref_target(refs.NOTES)
+        new_notes, _ = notes.build_commit(
+            ctx.repo, notes_tip, lines, f"gitimprove: {ctx.name} round {iteration}"
+        )
+        assert new_notes is not None
+        moves = [(refs.NOTES, new_notes, notes_tip)]
+        if winner is not None:
+            moves.append((branch, winner.commit, incumbent))
+        update_refs(ctx.repo, moves, f"gitimprove: {ctx.name} round {iteration}")
+
+    with ctx.shared.lock:
+        if lines:
+            cas_loop(ctx.repo, attempt, what="the round's records", lock="notes")
+        if winner is not None:
+            ctx.rule.window, ctx.rule.last_base = [], None
