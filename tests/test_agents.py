@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gitimprove.agents import aider, claude, codex
-from gitimprove.agents import make
+from gitimprove.agents import aider, claude, codex, make
 from gitimprove.agents.base import AgentResult, AgentTask
 from gitimprove.errors import GitImproveError
 

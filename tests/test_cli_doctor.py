@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gitimprove.cli import COMMANDS, HIDDEN, _build_group
 from gitimprove import docgen
+from gitimprove.cli import COMMANDS, HIDDEN, _build_group
 from tests.conftest import ROOT, TmpRepo, cli
 
 

@@ -42,11 +42,11 @@ def command(run_name: str | None, round_: int | None, fmt: str, no_cache: bool) 
     elif fmt == "jsonl":
         output.write(views.render_jsonl(rows))
     elif round_ is not None:
-        runs = sorted({str(r.get("run") or "") for r in rows})
+        runs = sorted({r.run or "" for r in rows})
         if not runs:
             output.echo(f"no round {round_} recorded")
         for run in runs:
-            output.write(views.render_round([r for r in rows if str(r.get("run") or "") == run]))
+            output.write(views.render_round([r for r in rows if (r.run or "") == run]))
     else:
         if not rows:
             output.echo("no experiments recorded yet; start with `git improve init`")

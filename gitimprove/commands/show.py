@@ -19,10 +19,7 @@ def command(commit: str, as_json: bool) -> None:
     info = history.info(repo, commit)
     exp = experiments.get(repo, info.id)
     if as_json:
-        record = {"commit": info.id, **(exp.state if exp else {})}
-        if exp and exp.raw:
-            record["raw"] = exp.raw
-        output.emit_json(record)
+        output.emit_json(exp.to_row() if exp else {"commit": info.id})
         return
     output.echo(f"commit {info.id}")
     output.echo(f"author {info.author}")
@@ -45,12 +42,11 @@ def command(commit: str, as_json: bool) -> None:
         output.echo(f"{key}: {text}")
     for line in exp.raw:
         output.echo(f"unreadable line (kept as is): {line}")
-    if isinstance(exp.state.get("round"), int):
+    if exp.round is not None:
         siblings = [
-            {"commit": e.commit, **e.state}
+            e
             for e in experiments.all_experiments(repo)
-            if e.state.get("run") == exp.state.get("run")
-            and e.state.get("iteration") == exp.state.get("round")
+            if e.run == exp.run and e.iteration == exp.round
         ]
         output.echo("")
         output.write(views.render_round(siblings))

@@ -24,9 +24,7 @@ def command(run_name: str | None, as_json: bool) -> None:
                 "best": rep.best,
                 "best_commit": rep.best_commit,
                 "attempts": len(rep.attempts),
-                "kept": sum(
-                    1 for r in rep.attempts if r.get("status") in ("keep", "keep-reworked")
-                ),
+                "kept": rep.kept,
                 "escalation": rep.escalation,
                 "cost_usd": rep.cost_usd,
             }
@@ -45,9 +43,8 @@ def command(run_name: str | None, as_json: bool) -> None:
         output.echo(
             f"best {rep.best:.6g} at {str(rep.best_commit)[:10]}, baseline {rep.baseline:.6g}{change}, {rep.direction} is better"
         )
-    kept = sum(1 for r in rep.attempts if r.get("status") in ("keep", "keep-reworked"))
     output.echo(
-        f"{len(rep.attempts)} attempts, {kept} kept; escalation level {rep.escalation}; agent cost ${rep.cost_usd:.2f}"
+        f"{len(rep.attempts)} attempts, {rep.kept} kept; escalation level {rep.escalation}; agent cost ${rep.cost_usd:.2f}"
     )
     output.echo(f"kept: {sparkline(rep.kept_line)}")
     headers, cells = views.table_cells(rep.rows[-10:], rep.direction)

@@ -11,7 +11,6 @@ written with stage "evaluated" and the round decides later (see `tournament.py`)
 from __future__ import annotations
 
 import contextlib
-import json
 import statistics
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,19 +19,15 @@ from typing import Any
 
 from gitimprove import agents
 from gitimprove.errors import GitImproveError
-from gitimprove.git import archive, memory, notes, refs, trees
-from gitimprove.git.repo import Repo, cas_loop, update_refs
+from gitimprove.git import archive, trees
 from gitimprove.git.workspace import agent_workspace, checkout, hash_workspace, work_root
 from gitimprove.loop import program, scope
 from gitimprove.loop.context import Event, MetricFailed, RunContext
 from gitimprove.loop.history import History
+from gitimprove.loop.ledger import Note, record
 from gitimprove.loop.measure import harness, metric_block
-from gitimprove.state.experiments import CRASHES
-from gitimprove.state.records import make_line
+from gitimprove.state.record import CRASHES
 from gitimprove.util.clock import utc_now
-from gitimprove.util.failpoint import failpoint
-
-Note = dict[str, Any]  # the fields of the note being written (DESIGN §4)
 
 
 @dataclass(frozen=True)
@@ -105,22 +100,8 @@ def prepare_workspace(ctx: RunContext, spec: AttemptSpec) -> Iterator[Workspace]
         prompt.unlink(missing_ok=True)
 
 
-def _ideas(repo: Repo) -> list[str]:
-    out = []
-    for _, data in memory.iter_entries(repo, "ideas/"):
-        with contextlib.suppress(ValueError):
-            idea = json.loads(data)
-            if isinstance(idea, dict) and idea.get("text"):
-                out.append(str(idea["text"]))
-    return out
-
-
 def build_program(ctx: RunContext, spec: AttemptSpec, rework_tail: str | None) -> str:
-    learnings = [
-        data.decode("utf-8", errors="replace").strip().splitlines()[-1]
-        for _, data in memory.iter_entries(ctx.repo, "learnings/")
-        if data.strip()
-    ]
+    learnings, ideas = program.memory_inputs(ctx.repo)
     return program.build(
         goal=ctx.opts.goal,
         metric_name=ctx.cfg.metric_name,
@@ -130,7 +111,7 @@ def build_program(ctx: RunContext, spec: AttemptSpec, rework_tail: str | None) -
         sealed=ctx.sealed,
         rows=spec.history.records,
         learnings=learnings[-10:],
-        ideas=_ideas(ctx.repo)[-10:],
+        ideas=ideas[-10:],
         escalation=spec.level,
         family=spec.family,
         rework_tail=rework_tail,
@@ -287,54 +268,6 @@ def decide(
         metric,
         decision,
     )
-
-
-def record(ctx: RunContext, commit: str, note: Note, *, keep: bool) -> Event:
-    """Note, archive link and (for a keep) the branch move: one transaction, all or nothing."""
-    repo = ctx.repo
-    note["finished"] = utc_now()
-    if note.get("family_ignored"):
-        note["reason"] = (
-            f"{note.get('reason')} (asked for a {note.get('family')} change; the agent reported {note.get('approach')})"
-        )
-    line = make_line("create", note)
-    iteration = note["iteration"]
-
-    def attempt() -> None:
-        notes_tip = repo.ref_target(refs.NOTES)
-        arch_tip = repo.ref_target(refs.ARCHIVE)
-        new_notes, _ = notes.build_commit(
-            repo, notes_tip, {commit: [line]}, f"gitimprove: {ctx.name} iteration {iteration}"
-        )
-        assert new_notes is not None
-        new_arch = archive.archive_commit(
-            repo,
-            arch_tip,
-            [commit],
-            f"gitimprove: {ctx.name} iteration {iteration}: {note.get('status')}",
-        )
-        updates = [(refs.NOTES, new_notes, notes_tip), (refs.ARCHIVE, new_arch, arch_tip)]
-        if keep:
-            updates.append((refs.run_branch(ctx.name), commit, note["parent"]))
-        update_refs(repo, updates, f"gitimprove: {ctx.name} iteration {iteration}")
-
-    with ctx.shared.lock:
-        cas_loop(repo, attempt, what="the run's records", lock="notes")
-    failpoint("after-log", f"{iteration}.{note.get('candidate', 0)}")
-    metric = note.get("metric")
-    return {
-        "event": "attempt",
-        "run": ctx.name,
-        "iteration": iteration,
-        "candidate": note.get("candidate", 0),
-        "commit": commit,
-        "status": note.get("status"),
-        "reason": note.get("reason"),
-        "value": metric.get("value") if isinstance(metric, dict) else None,
-        "description": note.get("description"),
-        "escalation": note.get("escalation", 0),
-        "family": note.get("family"),
-    }
 
 
 # --- the attempt, start to finish --------------------------------------------------------------

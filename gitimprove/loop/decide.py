@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import itertools
 import math
-import random as _random
 import statistics
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
 
 from gitimprove.config import MinDelta
-from gitimprove.loop.stats import spread, t_quantile
+from gitimprove.loop.stats import huber, keep_boundary, spread, t_ppf, t_quantile
 
 
 @dataclass(frozen=True)
@@ -117,63 +115,6 @@ def decide_fixed(
 
 
 _ND = statistics.NormalDist()
-
-
-def _median(xs: Sequence[float]) -> float:
-    return float(statistics.median(xs))
-
-
-def huber(xs: Sequence[float], scale: float, k: float = 1.5) -> float:
-    """Huber M-estimate of location (a run's pull is capped at k*scale); plain mean for <= 2."""
-    if len(xs) <= 2 or not scale > 0:
-        return statistics.fmean(xs)
-    mu = _median(xs)
-    c = k * scale
-    for _ in range(30):
-        w = [1.0 if abs(x - mu) <= c else c / abs(x - mu) for x in xs]
-        nxt = sum(wi * xi for wi, xi in zip(w, xs, strict=True)) / sum(w)
-        if abs(nxt - mu) <= 1e-9 * scale:
-            return nxt
-        mu = nxt
-    return mu
-
-
-@cache
-def keep_boundary(alpha: float, n_ref: int, looks: tuple[int, ...], sims: int = 20000) -> float:
-    """Group-sequential constant c: a no-effect candidate crosses z > c at ANY planned look
-    with probability alpha (Monte Carlo, fixed seed, cached; extra runs go to the arm with
-    fewer runs, ties to the candidate, as the rule allocates them)."""
-    rng = _random.Random(12345)
-    maxima = []
-    last = looks[-1]
-    for _ in range(sims):
-        sb, nb = sum(rng.gauss(0.0, 1.0) for _ in range(n_ref)), n_ref
-        sc, nc = rng.gauss(0.0, 1.0), 1
-        best = -1e9
-        li = 0
-        while True:
-            if nc == looks[li]:
-                z = (sb / nb - sc / nc) / math.sqrt(1.0 / nc + 1.0 / nb)
-                best = max(best, z)
-                li += 1
-                if li == len(looks):
-                    break
-            if nc <= nb:
-                sc += rng.gauss(0.0, 1.0)
-                nc += 1
-            else:
-                sb += rng.gauss(0.0, 1.0)
-                nb += 1
-            if nc > last:
-                break
-        maxima.append(best)
-    maxima.sort()
-    return maxima[int((1.0 - alpha) * sims)]
-
-
-@cache
-def _t_ppf(p: float, df: float) -> float:
-    return t_quantile(p, df)
 
 
 @dataclass
@@ -274,7 +215,7 @@ class AdaptiveRule:
             return self._sig
         if not self.diffs:
             return float("inf"), 1.0
-        s0 = 1.4826 * _median(list(self.diffs)) / math.sqrt(2.0)
+        s0 = 1.4826 * statistics.median(list(self.diffs)) / math.sqrt(2.0)
         if s0 > 0:
             lim = self.k * math.sqrt(2.0) * s0
             ok = [x for x in self.diffs if x <= lim]
@@ -304,7 +245,7 @@ class AdaptiveRule:
     def _clean(self, xs: list[float], s: float) -> list[float]:
         if len(xs) < 3 or not s > 0:
             return xs
-        m = _median(xs)
+        m = statistics.median(xs)
         kept = [x for x in xs if abs(x - m) <= self.k * s]
         return kept or xs
 
@@ -364,10 +305,10 @@ class AdaptiveRule:
 
         while True:
             s, df = self.sigma()
-            tk = _t_ppf(1.0 - a_look, df)
+            tk = t_ppf(1.0 - a_look, df)
             lim2 = self.k * s * math.sqrt(2.0)
             if len(old) >= 2 and s > 0 and math.isfinite(s):
-                mo = _median(old)
+                mo = statistics.median(old)
                 thr = self.k * s * math.sqrt(1.0 + 1.6 / len(old))
                 bad = [f for f in fresh if abs(f - mo) > thr]
                 good = [f for f in fresh if abs(f - mo) <= thr]

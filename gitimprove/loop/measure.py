@@ -281,7 +281,7 @@ def _measure_one(
                 progress(f"{commit[:10]} run {i + 1}/{runs}: {cand.samples[-1]:.10g}")
         guard = _guard(cfg, cand_path) if cand.failure is None else {"status": "skipped"}
     fields: dict[str, Any] = {
-        "run": incumbent.state.get("run"),
+        "run": incumbent.run,
         "parent": parent,
         "description": description,
         "scope": scope,
@@ -290,13 +290,9 @@ def _measure_one(
         "finished": utc_now(),
         "source": "measure",
     }
-    it = incumbent.state.get("iteration")
-    fields["iteration"] = it + 1 if isinstance(it, int) else None
-    inc_samples = (
-        inc.samples
-        if inc.failure is None and inc.samples
-        else list(incumbent.state.get("metric", {}).get("samples") or [])
-    )
+    it = incumbent.iteration
+    fields["iteration"] = it + 1 if it is not None else None
+    inc_samples = inc.samples if inc.failure is None and inc.samples else list(incumbent.samples)
     if cand.failure is not None:
         fail = cand.failure
         fields.update(

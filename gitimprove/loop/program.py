@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # the hook path reads PROGRAM_MARKER from here and must not import pygit2
+if TYPE_CHECKING:
+    from gitimprove.git.repo import Repo
     from gitimprove.state.experiments import Experiment
 
 # Marks a transcript as a gitimprove child session, so memory mining skips it.
@@ -104,3 +107,21 @@ def build(
         "",
     ]
     return "\n".join(parts)
+
+
+def memory_inputs(repo: Repo) -> tuple[list[str], list[str]]:
+    """(approved learnings, the team's ideas) from the memory branch, oldest first."""
+    from gitimprove.git import memory
+
+    learnings = [
+        data.decode("utf-8", errors="replace").strip().splitlines()[-1]
+        for _, data in memory.iter_entries(repo, "learnings/")
+        if data.strip()
+    ]
+    ideas = []
+    for _, data in memory.iter_entries(repo, "ideas/"):
+        with contextlib.suppress(ValueError):
+            idea = json.loads(data)
+            if isinstance(idea, dict) and idea.get("text"):
+                ideas.append(str(idea["text"]))
+    return learnings, ideas

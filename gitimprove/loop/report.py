@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from gitimprove.errors import GitImproveError
 from gitimprove.git.repo import Repo
 from gitimprove.loop.runs import list_runs
 from gitimprove.state import experiments
+from gitimprove.state.record import Experiment
 
 SPARKS = "▁▂▃▄▅▆▇█"
 
@@ -18,7 +18,7 @@ class RunReport:
     run: str
     finished: bool
     base: str
-    rows: list[dict[str, Any]]
+    rows: list[Experiment]
     direction: str
     baseline: float | None
     best: float | None
@@ -28,13 +28,12 @@ class RunReport:
     kept_line: list[float] = field(default_factory=list)
 
     @property
-    def attempts(self) -> list[dict[str, Any]]:
-        return [r for r in self.rows if r.get("status") != "baseline"]
+    def attempts(self) -> list[Experiment]:
+        return [r for r in self.rows if not r.is_baseline]
 
-
-def _value(row: dict[str, Any]) -> float | None:
-    v = (row.get("metric") or {}).get("value")
-    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+    @property
+    def kept(self) -> int:
+        return sum(1 for r in self.attempts if r.is_keep)
 
 
 def run_report(repo: Repo, run: str | None = None) -> RunReport:
@@ -42,52 +41,28 @@ def run_report(repo: Repo, run: str | None = None) -> RunReport:
     if not runs:
         raise GitImproveError("no run yet", hint="start one with `git improve run`")
     if run is None:
-        rows_by_run: dict[str, str] = {}
+        latest: dict[str, str] = {}
         for exp in experiments.all_experiments(repo):
-            r = exp.state.get("run")
-            if isinstance(r, str) and r in runs:
-                rows_by_run[r] = max(rows_by_run.get(r, ""), str(exp.state.get("ts") or ""))
-        run = max(rows_by_run, key=lambda k: rows_by_run[k]) if rows_by_run else sorted(runs)[-1]
+            name = exp.run
+            if name is not None and name in runs:
+                latest[name] = max(latest.get(name, ""), exp.ts)
+        run = max(latest, key=lambda k: latest[k]) if latest else sorted(runs)[-1]
     if run not in runs:
         raise GitImproveError(f"there is no run {run!r}", hint="runs: " + ", ".join(sorted(runs)))
-    rows = sorted(
-        (
-            {"commit": e.commit, **e.state}
-            for e in experiments.all_experiments(repo)
-            if e.state.get("run") == run
-        ),
-        key=lambda r: (
-            r.get("iteration") if isinstance(r.get("iteration"), int) else -1,
-            r.get("candidate") or 0,
-        ),
-    )
-    direction = next(
-        (
-            str((r.get("metric") or {}).get("direction"))
-            for r in rows
-            if (r.get("metric") or {}).get("direction")
-        ),
-        "lower",
-    )
+    rows = experiments.run_experiments(repo, run)
+    direction = next((r.direction for r in rows if r.direction), "lower")
     lower = direction == "lower"
-    baseline = next((_value(r) for r in rows if r.get("status") == "baseline"), None)
-    best, best_commit, line = (
-        baseline,
-        next((r["commit"] for r in rows if r.get("status") == "baseline"), None),
-        [],
-    )
-    if baseline is not None:
-        line.append(baseline)
+    base_row = next((r for r in rows if r.is_baseline), None)
+    baseline = base_row.value if base_row else None
+    best, best_commit = baseline, base_row.commit if base_row else None
+    line: list[float] = [] if baseline is None else [baseline]
     for r in rows:
-        v = _value(r)
-        if r.get("status") in ("keep", "keep-reworked") and v is not None:
+        v = r.value
+        if r.is_keep and v is not None:
             if best is None or (v < best if lower else v > best):
-                best, best_commit = v, r["commit"]
+                best, best_commit = v, r.commit
             line.append(v)
-    escalation = next(
-        (int(r.get("escalation") or 0) for r in reversed(rows) if r.get("status") != "baseline"), 0
-    )
-    cost = sum(float((r.get("agent") or {}).get("cost_usd") or 0.0) for r in rows)
+    escalation = next((r.escalation for r in reversed(rows) if not r.is_baseline), 0)
     return RunReport(
         run,
         "stop" in runs[run],
@@ -98,7 +73,7 @@ def run_report(repo: Repo, run: str | None = None) -> RunReport:
         best,
         best_commit,
         escalation,
-        cost,
+        sum(r.cost_usd for r in rows),
         line,
     )
 
@@ -128,11 +103,11 @@ def plot(report: RunReport, path: str) -> None:
     best = None
     lower = report.direction == "lower"
     for r in report.rows:
-        v = _value(r)
-        it = r.get("iteration")
-        if v is None or not isinstance(it, int):
+        v = r.value
+        it = r.iteration
+        if v is None or it is None:
             continue
-        kept = r.get("status") in ("baseline", "keep", "keep-reworked")
+        kept = r.kept
         xs.append(it)
         ys.append(v)
         colors.append("tab:green" if kept else "tab:gray")
@@ -145,14 +120,7 @@ def plot(report: RunReport, path: str) -> None:
     ax.scatter(xs, ys, c=colors, s=18, label="attempts (green: kept)")
     ax.step(best_x, best_y, where="post", color="tab:blue", label="best so far")
     ax.set_xlabel("iteration")
-    metric_name = next(
-        (
-            str((r.get("metric") or {}).get("name"))
-            for r in report.rows
-            if (r.get("metric") or {}).get("name")
-        ),
-        "metric",
-    )
+    metric_name = next((r.metric_name for r in report.rows if r.metric_name), "metric")
     ax.set_ylabel(f"{metric_name} ({report.direction} is better)")
     ax.set_title(f"git improve run {report.run}")
     ax.legend()

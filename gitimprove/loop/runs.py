@@ -17,9 +17,9 @@ from gitimprove.config import Config
 from gitimprove.errors import GitImproveError
 from gitimprove.git import refs, trees
 from gitimprove.git.repo import RefMoved, Repo, update_refs
-from gitimprove.loop.attempt import record
 from gitimprove.loop.context import MetricFailed, RunContext
 from gitimprove.loop.history import History
+from gitimprove.loop.ledger import record
 from gitimprove.loop.measure import harness, metric_block
 from gitimprove.state.experiments import Experiment
 from gitimprove.util.clock import utc_now

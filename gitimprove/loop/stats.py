@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+import random as _random
 import statistics
 from collections.abc import Sequence
+from functools import cache
 
 
 def _betacf(a: float, b: float, x: float) -> float:
@@ -72,3 +74,56 @@ def t_quantile(p: float, df: float) -> float:
 def spread(samples: Sequence[float]) -> float:
     """Sample standard deviation (0 for fewer than two samples)."""
     return statistics.stdev(samples) if len(samples) >= 2 else 0.0
+
+
+def huber(xs: Sequence[float], scale: float, k: float = 1.5) -> float:
+    """Huber M-estimate of location (a run's pull is capped at k*scale); plain mean for <= 2."""
+    if len(xs) <= 2 or not scale > 0:
+        return statistics.fmean(xs)
+    mu = float(statistics.median(xs))
+    c = k * scale
+    for _ in range(30):
+        w = [1.0 if abs(x - mu) <= c else c / abs(x - mu) for x in xs]
+        nxt = sum(wi * xi for wi, xi in zip(w, xs, strict=True)) / sum(w)
+        if abs(nxt - mu) <= 1e-9 * scale:
+            return nxt
+        mu = nxt
+    return mu
+
+
+@cache
+def keep_boundary(alpha: float, n_ref: int, looks: tuple[int, ...], sims: int = 20000) -> float:
+    """Group-sequential constant c: a no-effect candidate crosses z > c at ANY planned look
+    with probability alpha (Monte Carlo, fixed seed, cached; extra runs go to the arm with
+    fewer runs, ties to the candidate, as the rule allocates them)."""
+    rng = _random.Random(12345)
+    maxima = []
+    last = looks[-1]
+    for _ in range(sims):
+        sb, nb = sum(rng.gauss(0.0, 1.0) for _ in range(n_ref)), n_ref
+        sc, nc = rng.gauss(0.0, 1.0), 1
+        best = -1e9
+        li = 0
+        while True:
+            if nc == looks[li]:
+                z = (sb / nb - sc / nc) / math.sqrt(1.0 / nc + 1.0 / nb)
+                best = max(best, z)
+                li += 1
+                if li == len(looks):
+                    break
+            if nc <= nb:
+                sc += rng.gauss(0.0, 1.0)
+                nc += 1
+            else:
+                sb += rng.gauss(0.0, 1.0)
+                nb += 1
+            if nc > last:
+                break
+        maxima.append(best)
+    maxima.sort()
+    return maxima[int((1.0 - alpha) * sims)]
+
+
+@cache
+def t_ppf(p: float, df: float) -> float:
+    return t_quantile(p, df)

@@ -9,15 +9,13 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from gitimprove import agents
-from gitimprove.git import notes, refs
-from gitimprove.git.repo import cas_loop, update_refs
 from gitimprove.git.workspace import checkout
+from gitimprove.loop import ledger
 from gitimprove.loop.attempt import AttemptSpec, run_attempt
 from gitimprove.loop.context import Event, MetricFailed, RoundBudget, RunContext
 from gitimprove.loop.decide import AdaptiveRule
 from gitimprove.loop.history import History, group_rounds
 from gitimprove.state.experiments import Experiment
-from gitimprove.state.records import make_line
 
 
 def families(history: Sequence[Experiment], iteration: int, candidates: int) -> list[str]:
@@ -173,7 +171,7 @@ def finalize(ctx: RunContext, iteration: int, incumbent: str, cands: list[Experi
         elif rank is not None:
             upd.update(reason=f"{e.reason}; rank {rank} of {n}")
         updates[e.commit] = upd
-    _commit_round(ctx, iteration, incumbent, updates, winner)
+    ledger.commit_round(ctx, iteration, incumbent, updates, winner)
     return {
         "event": "round",
         "run": ctx.name,
@@ -184,31 +182,3 @@ def finalize(ctx: RunContext, iteration: int, incumbent: str, cands: list[Experi
         "confirmation": sentence or None,
         "candidates": {str(e.candidate): updates[e.commit].get("status", e.status) for e in cands},
     }
-
-
-def _commit_round(
-    ctx: RunContext,
-    iteration: int,
-    incumbent: str,
-    updates: dict[str, dict[str, Any]],
-    winner: Experiment | None,
-) -> None:
-    lines = {commit: [make_line("update", upd)] for commit, upd in updates.items()}
-    branch = refs.run_branch(ctx.name)
-
-    def attempt() -> None:
-        notes_tip = ctx.repo.ref_target(refs.NOTES)
-        new_notes, _ = notes.build_commit(
-            ctx.repo, notes_tip, lines, f"gitimprove: {ctx.name} round {iteration}"
-        )
-        assert new_notes is not None
-        moves = [(refs.NOTES, new_notes, notes_tip)]
-        if winner is not None:
-            moves.append((branch, winner.commit, incumbent))
-        update_refs(ctx.repo, moves, f"gitimprove: {ctx.name} round {iteration}")
-
-    with ctx.shared.lock:
-        if lines:
-            cas_loop(ctx.repo, attempt, what="the round's records", lock="notes")
-        if winner is not None:
-            ctx.rule.window, ctx.rule.last_base = [], None

@@ -340,7 +340,7 @@ def import_file(repo: Any, path: Path) -> ImportReport:
     run = f"import-{parsed.source_hash[:8]}"
     seen: set[str] = set()
     for exp in experiments.all_experiments(repo):
-        iid = exp.state.get("import_id")
+        iid = exp.import_id
         if isinstance(iid, str):
             seen.add(iid)
     for old in imported_rows(repo):

@@ -8,17 +8,19 @@ pure-Python ref reader, so a warm `log` imports neither pygit2 nor tomllib.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from gitimprove.git import refs  # ref names only: imports no pygit2
+from gitimprove.state.record import Experiment
+from gitimprove.state.records import KEPT
 from gitimprove.util import gitdir
 from gitimprove.util.files import atomic_write
 
 CACHE_VERSION = 1
 
-Row = dict[str, Any]
+Row = dict[str, Any]  # the cache's form of one experiment: {"commit": …, **folded fields}
 
 # autoresearch's status words; our finer status goes in brackets in the description.
 _TSV_STATUS = {
@@ -44,11 +46,14 @@ _KARPATHY_STATUS = {
     "timeout": "crash",
     "metric-error": "crash",
 }
-_KEPT = frozenset({"baseline", "keep", "keep-reworked"})
 
 
-def load_rows(loc: gitdir.Location, *, use_cache: bool = True) -> list[Row]:
-    """Every experiment row (notes, then imports), folded, in display order."""
+def load_rows(loc: gitdir.Location, *, use_cache: bool = True) -> list[Experiment]:
+    """Every experiment (notes, then imports), folded, in display order."""
+    return [Experiment.from_row(r) for r in _cached_rows(loc, use_cache=use_cache)]
+
+
+def _cached_rows(loc: gitdir.Location, *, use_cache: bool = True) -> list[Row]:
     notes_tip = gitdir.read_ref(loc, refs.NOTES) or ""
     memory_tip = gitdir.read_ref(loc, refs.MEMORY) or ""
     cache_file = Path(loc.improve_dir) / "cache" / "log.json"
@@ -78,7 +83,7 @@ def load_rows(loc: gitdir.Location, *, use_cache: bool = True) -> list[Row]:
     return rows
 
 
-def latest_run_tail(loc: gitdir.Location, n: int = 10) -> tuple[str | None, list[Row]]:
+def latest_run_tail(loc: gitdir.Location, n: int = 10) -> tuple[str | None, list[Experiment]]:
     """The last `n` rows of the most recent run, from a small cache of its own (SessionStart
     must not parse the whole log to show ten rows)."""
     key = [gitdir.read_ref(loc, refs.NOTES) or "", gitdir.read_ref(loc, refs.MEMORY) or "", n]
@@ -86,15 +91,15 @@ def latest_run_tail(loc: gitdir.Location, n: int = 10) -> tuple[str | None, list
     try:
         cached = json.loads(path.read_bytes())
         if cached.get("key") == key:
-            return cached["run"], cached["rows"]
-    except (OSError, ValueError, AttributeError, KeyError):
+            return cached["run"], [Experiment.from_row(r) for r in cached["rows"]]
+    except (OSError, ValueError, AttributeError, KeyError, TypeError):
         pass
     rows = load_rows(loc)
-    runs = [r for r in rows if r.get("run")]
-    run = str(runs[-1]["run"]) if runs else None
-    tail = [r for r in rows if r.get("run") == run][-n:] if run else []
+    runs = [r.run for r in rows if r.run]
+    run = runs[-1] if runs else None
+    tail = [r for r in rows if r.run == run][-n:] if run else []
     try:
-        atomic_write(path, json.dumps({"key": key, "run": run, "rows": tail}))
+        atomic_write(path, json.dumps({"key": key, "run": run, "rows": [r.to_row() for r in tail]}))
     except OSError:
         pass
     return run, tail
@@ -105,47 +110,36 @@ def _build_rows(loc: gitdir.Location, notes_tip: str | None, memory_tip: str | N
     from gitimprove.state import experiments, imports
 
     repo = open_repo(loc.work_tree or loc.git_dir, need_work_tree=False)
-    rows: list[Row] = []
-    if notes_tip:
-        for exp in experiments.all_experiments(repo, notes_tip):
-            row: Row = {"commit": exp.commit, **exp.state}
-            if exp.raw:
-                row["raw"] = exp.raw
-            rows.append(row)
+    exps = experiments.all_experiments(repo, notes_tip) if notes_tip else []
     if memory_tip:
-        rows.extend(imports.imported_rows(repo, memory_tip))
-    return order_rows(rows)
+        exps.extend(Experiment.from_row(r) for r in imports.imported_rows(repo, memory_tip))
+    return [e.to_row() for e in order(exps)]
 
 
-def order_rows(rows: Iterable[Row]) -> list[Row]:
-    groups: dict[str, list[Row]] = {}
-    for row in rows:
-        groups.setdefault(str(row.get("run") or ""), []).append(row)
+def order(exps: Iterable[Experiment]) -> list[Experiment]:
+    """Runs in the order they started; within a run, by iteration and candidate."""
+    groups: dict[str, list[Experiment]] = {}
+    for e in exps:
+        groups.setdefault(e.run or "", []).append(e)
 
-    def in_group(r: Row) -> tuple[int, int, int, str]:
-        it = r.get("iteration")
-        cand = r.get("candidate")
-        return (
-            0 if isinstance(it, int) else 1,
-            it if isinstance(it, int) else 0,
-            cand if isinstance(cand, int) else 0,
-            str(r.get("ts") or ""),
-        )
+    def in_group(e: Experiment) -> tuple[int, int, int, str]:
+        it = e.iteration
+        return (0 if it is not None else 1, it or 0, e.candidate, e.ts)
 
-    ordered: list[Row] = []
-    for _, members in sorted(
-        groups.items(), key=lambda kv: min(str(r.get("ts") or "") for r in kv[1])
-    ):
+    ordered: list[Experiment] = []
+    for _, members in sorted(groups.items(), key=lambda kv: min(e.ts for e in kv[1])):
         ordered.extend(sorted(members, key=in_group))
     return ordered
 
 
-def select(rows: Sequence[Row], *, run: str | None = None, round_: int | None = None) -> list[Row]:
+def select(
+    rows: Sequence[Experiment], *, run: str | None = None, round_: int | None = None
+) -> list[Experiment]:
     out = list(rows)
     if run is not None:
-        out = [r for r in out if (r.get("run") or "") == run]
+        out = [r for r in out if (r.run or "") == run]
     if round_ is not None:
-        out = [r for r in out if r.get("iteration") == round_]
+        out = [r for r in out if r.iteration == round_]
     return out
 
 
@@ -158,38 +152,27 @@ def _num(value: Any) -> str:
     return f"{float(value):.10g}"
 
 
-def metric_value(row: Row) -> float | None:
-    metric = row.get("metric")
-    if isinstance(metric, Mapping):
-        v = metric.get("value")
-        if isinstance(v, int | float) and not isinstance(v, bool):
-            return float(v)
-    return None
-
-
-def direction_of(rows: Sequence[Row], default: str = "lower") -> str:
+def direction_of(rows: Sequence[Experiment], default: str = "lower") -> str:
     for row in reversed(rows):
-        metric = row.get("metric")
-        if isinstance(metric, Mapping) and metric.get("direction") in ("lower", "higher"):
-            return str(metric["direction"])
+        if row.direction:
+            return row.direction
     return default
 
 
-def metric_name_of(rows: Sequence[Row], default: str = "metric") -> str:
+def metric_name_of(rows: Sequence[Experiment], default: str = "metric") -> str:
     for row in reversed(rows):
-        metric = row.get("metric")
-        if isinstance(metric, Mapping) and isinstance(metric.get("name"), str):
-            return str(metric["name"])
+        if row.metric_name:
+            return row.metric_name
     return default
 
 
-def _deltas(rows: Sequence[Row], direction: str) -> list[float | None]:
+def _deltas(rows: Sequence[Experiment], direction: str) -> list[float | None]:
     """Each row's metric minus the best kept value before it in its run (signed)."""
     best: dict[str, float] = {}
     out: list[float | None] = []
     for row in rows:
-        group = str(row.get("run") or "")
-        value = metric_value(row)
+        group = row.run or ""
+        value = row.value
         prev = best.get(group)
         if value is None:
             out.append(None)
@@ -197,7 +180,7 @@ def _deltas(rows: Sequence[Row], direction: str) -> list[float | None]:
             out.append(0.0)
         else:
             out.append(value - prev)
-        if value is not None and row.get("status") in _KEPT:
+        if value is not None and row.status in KEPT:
             better = prev is None or (value < prev if direction == "lower" else value > prev)
             if better:
                 best[group] = value
@@ -208,36 +191,39 @@ def _clean_text(text: Any) -> str:
     return " ".join(str(text or "").split())
 
 
-def _guard_word(row: Row) -> str:
-    guard = row.get("guard")
-    if isinstance(guard, Mapping):
-        return {"pass": "pass", "fail": "fail"}.get(str(guard.get("status")), "-")
+def _guard_word(row: Experiment) -> str:
+    guard = row.guard
+    if guard is not None:
+        return {"pass": "pass", "fail": "fail"}.get(str(guard.status), "-")
     return "-"
 
 
-def _description(row: Row, mapped: str) -> str:
-    text = _clean_text(row.get("description"))
-    status = str(row.get("status") or "pending")
+def _description(row: Experiment, mapped: str) -> str:
+    text = _clean_text(row.description)
+    status = row.status or "pending"
     if status not in (mapped, "keep-reworked"):
         text = f"[{status}] {text}".rstrip()
     return text
 
 
-def render_tsv(rows: Sequence[Row], direction: str) -> str:
+def _iteration(row: Experiment) -> str:
+    return "-" if row.iteration is None else str(row.iteration)
+
+
+def render_tsv(rows: Sequence[Experiment], direction: str) -> str:
     lines = [
         f"# metric_direction: {'lower' if direction == 'lower' else 'higher'}_is_better",
         "iteration\tcommit\tmetric\tdelta\tguard\tstatus\tdescription",
     ]
     for row, delta in zip(rows, _deltas(rows, direction), strict=True):
-        status = str(row.get("status") or "pending")
+        status = row.status or "pending"
         mapped = _TSV_STATUS.get(status, status)
-        it = row.get("iteration")
         lines.append(
             "\t".join(
                 [
-                    str(it) if isinstance(it, int) else "-",
-                    str(row.get("commit", ""))[:7],
-                    _num(metric_value(row)),
+                    _iteration(row),
+                    row.commit[:7],
+                    _num(row.value),
                     "-" if delta is None else _num(delta),
                     _guard_word(row),
                     mapped,
@@ -248,27 +234,23 @@ def render_tsv(rows: Sequence[Row], direction: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_karpathy(rows: Sequence[Row], name: str) -> str:
+def render_karpathy(rows: Sequence[Experiment], name: str) -> str:
     lines = [f"commit\t{name}\tmemory_gb\tstatus\tdescription"]
     for row in rows:
-        status = str(row.get("status") or "pending")
+        status = row.status or "pending"
         mapped = _KARPATHY_STATUS.get(status, "discard")
-        value = metric_value(row)
-        metrics = row.get("metrics") if isinstance(row.get("metrics"), Mapping) else {}
-        assert isinstance(metrics, Mapping)
-        mem = metrics.get("memory_gb")
-        mem_text = (
-            f"{float(mem):.1f}" if isinstance(mem, int | float) and mapped != "crash" else "0.0"
-        )
+        value = row.value
+        mem = row.metrics.get("memory_gb")
+        mem_text = f"{mem:.1f}" if mem is not None and mapped != "crash" else "0.0"
         lines.append(
             "\t".join(
                 [
-                    str(row.get("commit", ""))[:7],
+                    row.commit[:7],
                     f"{value:.6f}" if value is not None and mapped != "crash" else "0.000000",
                     mem_text,
                     mapped,
                     _description(
-                        row, status if status in _KEPT or status in ("discard", "crash") else mapped
+                        row, status if status in KEPT or status in ("discard", "crash") else mapped
                     ),
                 ]
             )
@@ -276,12 +258,14 @@ def render_karpathy(rows: Sequence[Row], name: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_jsonl(rows: Sequence[Row]) -> str:
-    return "".join(json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n" for row in rows)
+def render_jsonl(rows: Sequence[Experiment]) -> str:
+    return "".join(
+        json.dumps(row.to_row(), sort_keys=True, ensure_ascii=False) + "\n" for row in rows
+    )
 
 
-def table_cells(rows: Sequence[Row], direction: str) -> tuple[list[str], list[list[str]]]:
-    runs = {str(r.get("run") or "") for r in rows}
+def table_cells(rows: Sequence[Experiment], direction: str) -> tuple[list[str], list[list[str]]]:
+    runs = {r.run or "" for r in rows}
     show_run = len(runs) > 1
     headers = (["run"] if show_run else []) + [
         "iter",
@@ -294,52 +278,49 @@ def table_cells(rows: Sequence[Row], direction: str) -> tuple[list[str], list[li
     ]
     out = []
     for row, delta in zip(rows, _deltas(rows, direction), strict=True):
-        it = row.get("iteration")
-        desc = _clean_text(row.get("description"))
-        cells = ([str(row.get("run") or "-")] if show_run else []) + [
-            str(it) if isinstance(it, int) else "-",
-            str(row.get("commit", ""))[:10],
-            _num(metric_value(row)),
+        desc = _clean_text(row.description)
+        cells = ([row.run or "-"] if show_run else []) + [
+            _iteration(row),
+            row.commit[:10],
+            _num(row.value),
             "-" if delta is None else (("+" if delta > 0 else "") + _num(delta)),
             _guard_word(row),
-            str(row.get("status") or "pending"),
+            row.status or "pending",
             desc if len(desc) <= 60 else desc[:57] + "...",
         ]
         out.append(cells)
     return headers, out
 
 
-def raw_lines(rows: Sequence[Row]) -> list[tuple[str, str]]:
+def raw_lines(rows: Sequence[Experiment]) -> list[tuple[str, str]]:
     """(commit, line) for every note line that could not be read."""
-    return [(str(r.get("commit", "")), line) for r in rows for line in r.get("raw", ())]
+    return [(r.commit, line) for r in rows for line in r.raw]
 
 
-def render_round(rows: Sequence[Row]) -> str:
+def render_round(rows: Sequence[Experiment]) -> str:
     """A tournament round as a report: who won and why each other candidate lost."""
     if not rows:
         return "no such round\n"
-    it = rows[0].get("iteration")
-    winner = next((r for r in rows if r.get("winner") and r.get("commit") == r.get("winner")), None)
+    it = rows[0].iteration
+    winner = next((r for r in rows if r.winner and r.commit == r.winner), None)
     if winner is not None:
         head = (
-            f"round {it}: candidate {winner.get('candidate')} ({winner.get('family') or winner.get('approach') or 'other'}) "
-            f"wins with {_num(metric_value(winner))} at {str(winner.get('commit'))[:10]}"
+            f"round {it}: candidate {winner.candidate} ({winner.family_or_approach or 'other'}) "
+            f"wins with {_num(winner.value)} at {winner.commit[:10]}"
         )
     else:
         head = f"round {it}: no winner"
     cells = []
-    for r in sorted(
-        rows, key=lambda r: (r.get("rank") is None, r.get("rank") or 0, r.get("candidate") or 0)
-    ):
+    for r in sorted(rows, key=lambda r: (r.rank is None, r.rank or 0, r.candidate)):
         cells.append(
             [
-                str(r.get("rank") or "-"),
-                str(r.get("candidate", 0)),
-                str(r.get("family") or "-"),
-                str(r.get("commit", ""))[:10],
-                _num(metric_value(r)),
-                str(r.get("status") or "pending"),
-                _clean_text(r.get("reason"))[:100],
+                str(r.rank or "-"),
+                str(r.candidate),
+                r.family or "-",
+                r.commit[:10],
+                _num(r.value),
+                r.status or "pending",
+                _clean_text(r.reason)[:100],
             ]
         )
     from gitimprove.output import table
