@@ -153,7 +153,7 @@ def test_stop_and_status(tmp_repo: TmpRepo) -> None:
     assert data["kept"] == 2 and data["best"] == 80
     res = tmp_repo.cli("run", "--run", "s", "-n", "3")
     assert res.returncode == 1 and "has finished" in res.stderr
-    res = tmp_repo.cli("run", "--run", "s", "-n", "4", "--resume")
+    res = tmp_repo.cli("run", "--run", "s", "-n", "2", "--resume")  # two more rounds
     assert res.returncode == 0, res.stderr
     assert [r["iteration"] for r in run_rows(tmp_repo, "s")] == [0, 1, 2, 3, 4]
     assert tmp_repo.cli("stop").returncode == 1  # nothing in progress

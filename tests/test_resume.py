@@ -126,6 +126,6 @@ def test_resume_reruns_an_attempt_without_note(tmp_repo: TmpRepo, tmp_path: Path
     kill9(p)
     shutil.rmtree(markers)
     markers.mkdir()
-    res = tmp_repo.cli("run", "--resume", "-n", "2")
+    res = tmp_repo.cli("run", "--resume", "-n", "1")  # one more round: the unfinished one
     assert res.returncode == 0, res.stderr
     assert [r["iteration"] for r in run_rows(tmp_repo, "k")] == [0, 1, 2]

@@ -5,6 +5,7 @@ import click
 from gitimprove import output
 from gitimprove.git.repo import open_repo
 from gitimprove.hooks import install
+from gitimprove.loop import runs
 from gitimprove.state.doctor import run_checks
 
 
@@ -15,11 +16,14 @@ def command(repair: bool, as_json: bool) -> int:
     """Check configuration, stored formats, notes.rewriteRef, locks and workspaces.
 
     Each problem is named with its fix; --repair sets notes.rewriteRef and removes stale
-    workspaces and lock files. Exits 1 when a problem remains.
+    workspaces, lock files and runs that never recorded anything. Exits 1 when a problem
+    remains.
     """
     repo = open_repo(need_work_tree=False)
     findings = run_checks(
-        repo, repair=repair, extra=[lambda r, fix: install.check_shims(r.work_tree, fix)]
+        repo,
+        repair=repair,
+        extra=[lambda r, fix: install.check_shims(r.work_tree, fix), runs.check_phantoms],
     )
     for f in findings:
         if as_json:

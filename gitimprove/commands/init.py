@@ -102,6 +102,7 @@ def command(
                 "value": result.baseline.value,
                 "samples": result.baseline.samples,
                 "noise": result.noise,
+                "guard": result.guard,
             }
         )
         return
@@ -112,6 +113,10 @@ def command(
         + ")"
     )
     output.echo(result.noise)
+    if result.guard.get("status") == "pass":
+        output.echo(f"guard passes on the baseline (exit {result.guard.get('exit_code')})")
+        for line in str(result.guard.get("tail") or "").strip().splitlines()[-5:]:
+            output.echo(f"  | {line}")
     output.echo(f"recorded as a note on {b.commit[:10]} (refs/notes/improve)")
     if result.created_config:
         output.echo(f"wrote {result.config_path.name}; commit it so the loop and your team use it")

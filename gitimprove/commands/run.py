@@ -12,11 +12,22 @@ from gitimprove.loop.engine import Engine, Event, RunOptions
 def render(event: Event) -> None:
     kind = event.get("event")
     if kind == "start":
-        verb = "resuming" if event["resumed"] else "starting"
-        output.echo(
-            f"{verb} run {event['run']} from {event['base'][:10]} with agent {event['agent']} ({event['iterations']} iterations)"
-        )
+        if event["resumed"]:
+            goal = f"; goal: {event['goal']}" if event.get("goal") else ""
+            output.echo(
+                f"resuming the unfinished run {event['run']} (base {event['base'][:10]}, agent {event['agent']}, up to iteration {event['iterations']}{goal})"
+            )
+        else:
+            output.echo(
+                f"starting run {event['run']} from {event['base'][:10]} with agent {event['agent']} ({event['iterations']} iterations)"
+            )
+
     elif kind == "noise":
+        guard = event.get("guard") or {}
+        if guard.get("status") == "pass":
+            output.echo(f"guard passes on the baseline (exit {guard.get('exit_code')})")
+            for line in str(guard.get("tail") or "").strip().splitlines()[-5:]:
+                output.echo(f"  | {line}")
         output.echo(f"baseline {event['baseline']:.6g}; {event['message']}")
     elif kind == "attempt":
         value = event.get("value")
@@ -58,7 +69,7 @@ def render(event: Event) -> None:
     "--iterations",
     "-n",
     type=click.IntRange(1),
-    help="Rounds in this run (default: loop.iterations).",
+    help="Rounds in this run (default: loop.iterations); on resume, rounds to add.",
 )
 @click.option("--goal", default="", help="What to achieve, in words, for the agent's program.")
 @click.option(
@@ -71,7 +82,11 @@ def render(event: Event) -> None:
 @click.option("--max-cost", type=float, help="Stop when the agents have cost this many USD.")
 @click.option("--max-time", help="Stop after this long, e.g. 30m or 8h.")
 @click.option("--run", "run_name", help="Run name (branch improve/<name>); default: a time stamp.")
-@click.option("--resume", is_flag=True, help="Continue the latest unfinished run (or --run NAME).")
+@click.option(
+    "--resume",
+    is_flag=True,
+    help="Continue the latest unfinished run (or --run NAME); with -n, that many more rounds.",
+)
 @click.option(
     "--explore", is_flag=True, help="Confidence 0.90: more gain, about twice the false keeps."
 )

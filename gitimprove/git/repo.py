@@ -162,14 +162,19 @@ class RefMoved(Exception):
     """The ref was not at the expected old value."""
 
 
-def update_refs(repo: Repo, updates: Iterable[tuple[str, str, str | None]], message: str) -> None:
+def update_refs(
+    repo: Repo, updates: Iterable[tuple[str, str | None, str | None]], message: str
+) -> None:
     """Move refs in one transaction, each only if it still has its expected old value.
 
-    `updates` holds (ref, new, old): old None means "must not exist yet". Raises RefMoved
-    when any ref moved under us (then none of them changed)."""
+    `updates` holds (ref, new, old): old None means "must not exist yet", new None deletes
+    the ref. Raises RefMoved when any ref moved under us (then none of them changed)."""
     lines = ["start"]
     for name, new, old in updates:
-        lines.append(f"update {name} {new} {old or ZERO}")
+        if new is None:
+            lines.append(f"delete {name} {old or ''}".rstrip())
+        else:
+            lines.append(f"update {name} {new} {old or ZERO}")
     lines += ["prepare", "commit", ""]
     result = proc.git(
         ["update-ref", "--stdin", "-m", message],

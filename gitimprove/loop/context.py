@@ -189,8 +189,9 @@ class RunContext:
     def incumbent_path(self, commit: str) -> Path:
         return self.shared.incumbent_checkout(self.repo, commit, f"{self.name}-incumbent")
 
-    def guard(self, path: Path) -> dict[str, Any]:
-        """The guard's result as the note stores it: status, exit code, the tail on failure."""
+    def guard(self, path: Path, *, keep_tail: bool = False) -> dict[str, Any]:
+        """The guard's result as the note stores it: status, exit code, the tail on failure
+        (always, with keep_tail)."""
         if not self.cfg.guard_command.strip():
             return {"status": "skipped"}
         res = proc.run(
@@ -204,6 +205,6 @@ class RunContext:
             "status": "pass" if res.ok else "fail",
             "exit_code": None if res.timed_out else res.returncode,
         }
-        if not res.ok:
+        if not res.ok or keep_tail:
             out["tail"] = res.tail(1500)
         return out

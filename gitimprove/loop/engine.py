@@ -29,10 +29,17 @@ from gitimprove.loop.tournament import run_round
 __all__ = ["Engine", "Event", "RunOptions", "RunSummary", "build_context"]
 
 
-def build_context(repo: Repo, name: str, base: str, opts: RunOptions, emit: Emit) -> RunContext:
-    """Everything the stages need, read once from the run's base and the options."""
+def build_context(
+    repo: Repo, name: str, base: str, opts: RunOptions, emit: Emit, *, resuming: bool = False
+) -> RunContext:
+    """Everything the stages need, read once from the run's base and the options; checks the
+    configuration and the agent, and writes nothing."""
     cfg = runs.config_at(repo, base, repo.config_items("improve."))
-    runs.restore_options(opts, History.read(repo, name))
+    history = History.read(repo, name)
+    if resuming:
+        runs.check_resume(opts, name, history)
+    more = opts.iterations if resuming else None  # on resume, -n means that many more rounds
+    runs.restore_options(opts, history)
     agent = agents.make(
         opts.agent or str(cfg.get("agent", "name")),
         opts.agent_command if opts.agent_command is not None else str(cfg.get("agent", "command")),
@@ -69,7 +76,9 @@ def build_context(repo: Repo, name: str, base: str, opts: RunOptions, emit: Emit
         ),
         sealed=sealed,
         mutable=list(cfg.get("scope", "mutable")),
-        iterations=opts.iterations or int(cfg.get("loop", "iterations")),
+        iterations=(history.next_iteration()[0] - 1 + more)
+        if more is not None
+        else (opts.iterations or int(cfg.get("loop", "iterations"))),
         candidates=candidates,
         shared=Shared(opts.jobs or int(cfg.get("loop", "jobs")), opts.measure_jobs),
         emit=emit,
@@ -98,8 +107,10 @@ class Engine:
         name, base, resuming = runs.choose(repo, self.opts)
         with repo.lock(f"run-{name}", timeout=1):
             if not resuming:
-                base = runs.start(repo, name)
-            ctx = build_context(repo, name, base, self.opts, self.emit)
+                base = runs.head(repo)
+            # Validate everything before any ref is written: a run that cannot start leaves
+            # nothing behind (config and agent here, the guard and the metric below).
+            ctx = build_context(repo, name, base, self.opts, self.emit, resuming=resuming)
             remove_stale(repo, name)
             self.emit(
                 {
@@ -109,14 +120,22 @@ class Engine:
                     "resumed": resuming,
                     "agent": self.opts.agent or str(ctx.cfg.get("agent", "name")),
                     "iterations": ctx.iterations,
+                    "goal": self.opts.goal,
                 }
             )
             try:
                 history = History.read(repo, name)
                 if history.baseline is None:
-                    runs.calibrate(ctx)
+                    guard = runs.check_guard(ctx)
+                    cal = runs.calibrate(ctx)
+                    if not resuming:
+                        runs.start(repo, name, base)
+                    runs.reopen(repo, name)
+                    runs.record_baseline(ctx, cal, guard)
                     history = History.read(repo, name)
                 else:
+                    runs.reopen(repo, name)
+                    runs.update_options(ctx, history)
                     rebuild_rule(ctx.rule, history)
                 reason = self.loop(ctx, history)
             finally:

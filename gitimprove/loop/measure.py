@@ -340,3 +340,22 @@ def _measure_one(
 
 def is_kept(status: str | None) -> bool:
     return status in KEPT
+
+
+def guard_baseline(repo: Repo, cfg: Config, commit: str) -> dict[str, Any]:
+    """Run the guard once on unchanged code, in a separate checkout; a guard that fails (or
+    does not exist) there would fail every experiment, so this raises with its output."""
+    if not cfg.guard_command.strip():
+        return {"status": "skipped"}
+    with checkout(repo, commit, "guard") as path:
+        res = proc.run(
+            cfg.guard_command, cwd=path, shell=True, timeout=float(cfg.get("guard", "timeout"))
+        )
+    if not res.ok:
+        why = "timed out" if res.timed_out else f"exited with {res.returncode}"
+        raise GitImproveError(
+            f"the guard `{cfg.guard_command}` fails on the unchanged code at {commit[:10]} ({why}):\n"
+            + (res.tail(1500).strip() or "(no output)"),
+            hint="fix [guard] command so it passes on the unchanged code (or leave it empty)",
+        )
+    return {"status": "pass", "exit_code": res.returncode, "tail": res.tail(600)}

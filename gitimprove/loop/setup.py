@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from gitimprove import config
 from gitimprove.errors import ConfigError, NotARepositoryError
@@ -12,6 +13,7 @@ from gitimprove.git.repo import Repo, open_repo
 from gitimprove.loop.measure import (
     Baseline,
     Progress,
+    guard_baseline,
     measure_baseline,
     noise_sentence,
     record_baseline,
@@ -40,6 +42,7 @@ class InitResult:
     baseline: Baseline
     metric_name: str
     noise: str
+    guard: dict[str, Any]
 
 
 def needs_questions(opts: InitOptions) -> bool:
@@ -93,6 +96,7 @@ def init_project(
         created = True
     cfg = config.load_text(text, overrides, path=cfg_path)
     baseline = measure_baseline(repo, cfg, str(head.id), opts.runs, progress)
+    guard = guard_baseline(repo, cfg, str(head.id))
     if created and not opts.name and baseline.name and baseline.name != cfg.metric_name:
         # Learn the metric's name from what it printed (a METRIC line or a JSON key).
         text = text.replace("[metric]\n", f"[metric]\nname = {_toml_str(baseline.name)}\n", 1)
@@ -102,7 +106,7 @@ def init_project(
     set_rewrite_ref(repo)
     record_baseline(repo, cfg, baseline)
     return InitResult(
-        cfg_path, created, baseline, cfg.metric_name, noise_sentence(baseline.samples)
+        cfg_path, created, baseline, cfg.metric_name, noise_sentence(baseline.samples), guard
     )
 
 

@@ -41,9 +41,11 @@ def started(tmp_repo: TmpRepo, plan: dict[str, str], *, guard: bool = False) -> 
     repo = tmp_repo.open()
     events: list[Event] = []
     opts = runs.RunOptions(run="stages")
-    base = runs.start(repo, "stages")
+    base = runs.head(repo)
     ctx = build_context(repo, "stages", base, opts, events.append)
-    runs.calibrate(ctx)
+    cal = runs.calibrate(ctx)
+    runs.start(repo, "stages", base)
+    runs.record_baseline(ctx, cal, runs.check_guard(ctx))
     assert [e["event"] for e in events] == ["noise"]
     return ctx
 

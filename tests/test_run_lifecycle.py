@@ -1,0 +1,166 @@
+"""A run's life through the CLI: it exists only once it has started for real, resumes by start
+time, refuses what it cannot honour, and `doctor --repair` removes phantoms of older versions."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from tests.conftest import TmpRepo
+from tests.loop_helpers import AGENT, make_project, run_rows
+
+
+def improve_refs(repo: TmpRepo) -> list[str]:
+    out = repo.git("for-each-ref", "--format=%(refname)", "refs/improve/runs", "refs/heads/improve")
+    return out.split()
+
+
+def test_run_before_the_config_is_committed_leaves_nothing(tmp_repo: TmpRepo) -> None:
+    tmp_repo.commit("code", {"bench.py": "print(1)\n"})
+    (tmp_repo.path / ".gitimprove.toml").write_text(
+        f'[metric]\ncommand = "{sys.executable} bench.py"\n[agent]\nname = "scripted"\n'
+    )
+    res = tmp_repo.cli("run", "-n", "1")
+    assert res.returncode == 1 and "is not committed" in res.stderr
+    assert improve_refs(tmp_repo) == []
+    assert "runs: no phantom runs" in tmp_repo.cli("doctor").stdout
+    tmp_repo.git("add", ".gitimprove.toml")
+    tmp_repo.git("commit", "-qm", "config")
+    res = tmp_repo.cli("run", "-n", "1")
+    assert res.returncode == 0, res.stderr
+    assert "starting run" in res.stdout  # a new run, not a resumed phantom
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("{AGENT}", "no-such-agent-xyz", "not on PATH"),
+        ("[metric]\n", '[metric]\ndirection = "sideways"\n', "metric.direction"),
+        ('[guard]\ncommand = ""', '[guard]\ncommand = "no-such-guard-xyz"', "no-such-guard-xyz"),
+        ('timeout = "20s"', 'timeout = "nan"', "metric.timeout"),
+    ],
+)
+def test_a_run_that_cannot_start_writes_no_ref(
+    tmp_repo: TmpRepo, old: str, new: str, message: str
+) -> None:
+    make_project(tmp_repo, {"default": "set:90"}, guard=False)
+    cfg = tmp_repo.path / ".gitimprove.toml"
+    old = old.replace("{AGENT}", f"{sys.executable} {AGENT}")
+    assert old in cfg.read_text()
+    cfg.write_text(cfg.read_text().replace(old, new, 1))
+    tmp_repo.git("commit", "-qam", "broken config")
+    res = tmp_repo.cli("run", "-n", "2")
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert message in res.stderr and "Traceback" not in res.stderr
+    assert improve_refs(tmp_repo) == []
+    assert tmp_repo.git("notes", "--ref=improve", "list", check=False) == ""
+    assert not list((tmp_repo.path / ".git" / "improve" / "work").glob("*"))
+    # and a plain run after the fix starts a new run instead of resuming a phantom
+    cfg.write_text(cfg.read_text().replace(new, old, 1))
+    tmp_repo.git("commit", "-qam", "fixed config")
+    res = tmp_repo.cli("run", "-n", "1")
+    assert res.returncode == 0, res.stderr
+    assert "starting run" in res.stdout
+
+
+def test_a_missing_guard_fails_before_any_agent_call(tmp_repo: TmpRepo, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    make_project(tmp_repo, {"default": "set:90", "markers": str(markers)})
+    cfg = tmp_repo.path / ".gitimprove.toml"
+    cfg.write_text(cfg.read_text().replace(f"{sys.executable} guard.py", "no-such-guard-xyz -q"))
+    tmp_repo.git("commit", "-qam", "guard that does not exist")
+    res = tmp_repo.cli("run", "-n", "2")
+    assert res.returncode == 1 and "no-such-guard-xyz" in res.stderr
+    assert "fails on the run's base" in res.stderr and "127" in res.stderr
+    assert not (markers / "calls.log").exists()  # no agent was called
+    assert improve_refs(tmp_repo) == []
+    # init runs it on the baseline too, and writes nothing when it fails
+    res = tmp_repo.cli("init", "--yes")
+    assert res.returncode == 1 and "no-such-guard-xyz" in res.stderr
+    assert tmp_repo.git("notes", "--ref=improve", "list", check=False) == ""
+
+
+def test_the_guard_runs_once_on_the_baseline_and_is_shown(tmp_repo: TmpRepo) -> None:
+    make_project(tmp_repo, {"default": "set:90"})
+    res = tmp_repo.cli("run", "-n", "1")
+    assert res.returncode == 0, res.stderr
+    assert "guard passes on the baseline (exit 0)" in res.stdout
+    baseline = run_rows(tmp_repo, next(iter(_runs(tmp_repo))))[0]
+    assert baseline["status"] == "baseline" and baseline["guard"]["status"] == "pass"
+    res = tmp_repo.cli("init", "--yes")
+    assert res.returncode == 0, res.stderr
+    assert "guard passes on the baseline" in res.stdout
+
+
+def _runs(repo: TmpRepo) -> list[str]:
+    refs = repo.git("for-each-ref", "--format=%(refname)", "refs/improve/runs").split()
+    return sorted({r.split("/")[3] for r in refs})
+
+
+def test_latest_unfinished_run_is_by_start_time_not_name(tmp_repo: TmpRepo) -> None:
+    make_project(tmp_repo, {"default": "set:90"}, guard=False)
+    env = {"GITIMPROVE_FAILPOINT": "after-log:1"}  # dies right after round 1: unfinished
+    for name in ("zzz", "aaa"):
+        res = tmp_repo.cli("run", "--run", name, "-n", "3", env=env)
+        assert res.returncode == 137
+    res = tmp_repo.cli("run", "-n", "1")
+    assert res.returncode == 0, res.stderr
+    assert "resuming the unfinished run aaa" in res.stdout
+    assert [r["iteration"] for r in run_rows(tmp_repo, "aaa")] == [0, 1, 2]
+    assert [r["iteration"] for r in run_rows(tmp_repo, "zzz")] == [0, 1]
+
+
+def test_resume_refuses_an_unknown_run_and_a_silent_new_goal(tmp_repo: TmpRepo) -> None:
+    make_project(tmp_repo, {"default": "set:90"}, guard=False)
+    res = tmp_repo.cli("run", "--resume", "--run", "no-such-run", "-n", "1")
+    assert res.returncode == 1 and "no run 'no-such-run' to resume" in res.stderr
+    assert improve_refs(tmp_repo) == []
+    env = {"GITIMPROVE_FAILPOINT": "after-log:1"}
+    assert (
+        tmp_repo.cli("run", "--run", "g", "-n", "3", "--goal", "speed", env=env).returncode == 137
+    )
+    res = tmp_repo.cli("run", "-n", "1", "--goal", "memory")
+    assert res.returncode == 1 and "'speed'" in res.stderr and "--resume" in res.stderr
+    assert [r["iteration"] for r in run_rows(tmp_repo, "g")] == [0, 1]
+    res = tmp_repo.cli("run", "-n", "1", "--goal", "memory", "--resume")
+    assert res.returncode == 0, res.stderr
+    rows = run_rows(tmp_repo, "g")
+    assert [r["iteration"] for r in rows] == [0, 1, 2]
+    assert rows[0]["options"]["goal"] == "memory"  # kept for the next resume
+
+
+def test_more_rounds_on_resume_are_kept_for_the_next_resume(tmp_repo: TmpRepo) -> None:
+    make_project(tmp_repo, {"default": "set:90"}, guard=False)
+    env = {"GITIMPROVE_FAILPOINT": "after-log:2"}
+    assert tmp_repo.cli("run", "--run", "m", "-n", "3", env=env).returncode == 137
+    res = tmp_repo.cli("run", "--resume", "-n", "4", env={"GITIMPROVE_FAILPOINT": "after-log:4"})
+    assert res.returncode == 137
+    res = tmp_repo.cli("run", "--resume")  # goes on to 2 + 4 = 6 rounds
+    assert res.returncode == 0, res.stderr
+    assert [r["iteration"] for r in run_rows(tmp_repo, "m")] == list(range(7))
+
+
+def test_a_new_run_in_the_same_second_gets_its_own_name(tmp_repo: TmpRepo) -> None:
+    make_project(tmp_repo, {"default": "set:90"}, guard=False)
+    env = {"GITIMPROVE_FAKE_NOW": "2026-11-22T10:00:00.000000Z"}
+    assert tmp_repo.cli("run", "-n", "1", env=env).returncode == 0
+    assert tmp_repo.cli("run", "-n", "1", env=env).returncode == 0
+    assert _runs(tmp_repo) == ["run-20261122-100000", "run-20261122-100000-2"]
+
+
+def test_doctor_repair_removes_phantom_runs(tmp_repo: TmpRepo) -> None:
+    make_project(tmp_repo, {"default": "set:90"}, guard=False)
+    head = tmp_repo.git("rev-parse", "HEAD")
+    # what older versions left when a run failed before its first record
+    tmp_repo.git("update-ref", "refs/improve/runs/ghost/base", head)
+    tmp_repo.git("update-ref", "refs/heads/improve/ghost", head)
+    assert tmp_repo.cli("run", "-n", "1", "--run", "real").returncode == 0
+    res = tmp_repo.cli("doctor")
+    assert res.returncode == 1 and "ghost" in res.stdout and "real" not in res.stdout
+    res = tmp_repo.cli("doctor", "--repair")
+    assert "[fixed] runs" in res.stdout, res.stdout
+    assert _runs(tmp_repo) == ["real"]
+    assert tmp_repo.git("rev-parse", "--verify", "-q", "improve/ghost", check=False) == ""
+    assert "[ok ] runs: no phantom runs" in tmp_repo.cli("doctor").stdout
