@@ -69,10 +69,17 @@ def test_tsv_is_exactly_autoresearch(tmp_repo: TmpRepo) -> None:
     assert res.returncode == 0, res.stderr
     assert res.stdout == (
         "# metric_direction: lower_is_better\n"
+        "iteration\ttimestamp\tcommit\tmetric\tdelta\tguard\tguard-metric\tstatus\tdescription\n"
+        f"0\t2026-01-02T00:00:00Z\t{base[:7]}\t120.0\t0.0\t-\t-\tbaseline\tbaseline\n"
+        f"1\t2026-01-02T00:00:01Z\t{keep[:7]}\t110.5\t-9.5\tpass\t-\tkeep\tcache the parse\n"
+        f"2\t2026-01-02T00:00:02Z\t{gf[:7]}\t100.0\t-10.5\tfail\t-\tdiscard\t[guard-fail] drop the lock\n"
+    )
+    assert tmp_repo.cli("log", "--format", "tsv7").stdout == (
+        "# metric_direction: lower_is_better\n"
         "iteration\tcommit\tmetric\tdelta\tguard\tstatus\tdescription\n"
-        f"0\t{base[:7]}\t120\t0\t-\tbaseline\tbaseline\n"
+        f"0\t{base[:7]}\t120.0\t0.0\t-\tbaseline\tbaseline\n"
         f"1\t{keep[:7]}\t110.5\t-9.5\tpass\tkeep\tcache the parse\n"
-        f"2\t{gf[:7]}\t100\t-10.5\tfail\tdiscard\t[guard-fail] drop the lock\n"
+        f"2\t{gf[:7]}\t100.0\t-10.5\tfail\tdiscard\t[guard-fail] drop the lock\n"
     )
     karpathy = tmp_repo.cli("log", "--format", "karpathy").stdout
     assert karpathy == (
@@ -98,7 +105,7 @@ def test_corrupt_note_line_is_shown_raw_and_skipped(tmp_repo: TmpRepo) -> None:
     res = tmp_repo.cli("log", "--format", "tsv")
     assert res.returncode == 0
     assert "{not json at all" in res.stderr and keep[:10] in res.stderr
-    assert f"1\t{keep[:7]}\t110.5" in res.stdout
+    assert f"{keep[:7]}\t110.5" in res.stdout
     rows = [
         json.loads(line) for line in tmp_repo.cli("log", "--format", "jsonl").stdout.splitlines()
     ]
@@ -135,7 +142,7 @@ def test_warm_log_uses_cache_and_imports_no_pygit2(tmp_repo: TmpRepo) -> None:
     tmp_repo.git(
         "notes", "--ref=improve", "add", "-m", make_line("create", {"status": "pending"}), c
     )
-    assert c[:7] in tmp_repo.cli("log", "--format", "tsv").stdout
+    assert c in tmp_repo.cli("log", "--format", "jsonl").stdout  # (pending: not in the TSV)
 
 
 def _materialize(name: str, repo: TmpRepo, a: str, b: str, dest: Path) -> Path:
@@ -197,7 +204,7 @@ def test_import_round_trips_our_own_tsv(tmp_repo: TmpRepo, tmp_path: Path) -> No
     ("content", "needle"),
     [
         ("commit\tstatus\n", "a metric column"),
-        ("iteration\tcommit\tmetric\n0\tabc1234\t1\n", "lacks status"),
+        ("iteration\tcommit\tmetric\n0\tabc1234\t1\n", "no header row with a status column"),
         (
             "commit\tval_bpb\tmemory_gb\tstatus\tdescription\nabc1234\t0.9\t1\tkeep\tok\nabc1235\tlots\t1\tkeep\tbad\n",
             ":3: column 'val_bpb' holds 'lots'",
@@ -207,12 +214,8 @@ def test_import_round_trips_our_own_tsv(tmp_repo: TmpRepo, tmp_path: Path) -> No
             ":3: 2 columns where the header has 5",
         ),
         (
-            "commit\tval_bpb\tmemory_gb\tstatus\tdescription\nabc1234\t0.9\t1\tmaybe\tok\n",
-            "unknown status 'maybe'",
-        ),
-        (
-            "commit\tval_bpb\tmemory_gb\tstatus\tdescription\nxyz\t0.9\t1\tkeep\tok\n",
-            "'xyz' is not a commit id",
+            "commit\tval_bpb\tmemory_gb\tstatus\tdescription\nabc1234\t0.9\t1\tkeep\tok\nnot a commit\t0.9\t1\tkeep\tok\n",
+            ":3: 'not a commit' is not a commit id",
         ),
         (
             '{"type":"config","bestDirection":"lower"}\n{"commit":"abc1234","metric":1,"status":"keep"}\nnot json\n',
@@ -231,3 +234,14 @@ def test_bad_import_reports_line_and_imports_nothing(
     assert res.returncode == 1
     assert needle in res.stderr
     assert tmp_repo.git("for-each-ref") == tmp_repo.git("for-each-ref", "refs/heads/")
+
+
+def test_unknown_status_is_kept_verbatim(tmp_repo: TmpRepo, tmp_path: Path) -> None:
+    tmp_repo.commit("a")
+    path = tmp_path / "results.tsv"
+    path.write_text("commit\tval_bpb\tmemory_gb\tstatus\tdescription\nabc1234\t0.9\t1\tmaybe\tok\n")
+    res = tmp_repo.cli("import", str(path))
+    assert res.returncode == 0, res.stderr
+    rows = [json.loads(x) for x in tmp_repo.cli("log", "--format", "jsonl").stdout.splitlines()]
+    assert rows[0]["status"] == "maybe" and rows[0]["source"]["status"] == "maybe"
+    assert "\tmaybe\tok\n" in tmp_repo.cli("log", "--format", "tsv").stdout

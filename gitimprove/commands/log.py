@@ -14,17 +14,19 @@ from gitimprove.util import gitdir
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["table", "tsv", "karpathy", "jsonl"]),
+    type=click.Choice(["table", "tsv", "tsv8", "tsv7", "tsv6", "karpathy", "jsonl"]),
     default="table",
     show_default=True,
-    help="tsv: autoresearch's results TSV; karpathy: Karpathy's results.tsv; jsonl: every field.",
+    help="tsv: the autoresearch plugin's results TSV (its current 9 columns); tsv8, tsv7, tsv6: "
+    "its older layouts; karpathy: Karpathy's results.tsv; jsonl: every field.",
 )
 @click.option("--no-cache", is_flag=True, help="Rebuild from the notes instead of the cache.")
 def command(run_name: str | None, round_: int | None, fmt: str, no_cache: bool) -> None:
     """Show the results of every experiment, rebuilt from the notes (archived ones too).
 
-    The TSV is exactly autoresearch's 7 columns; our finer status goes in brackets at the
-    start of the description.
+    The TSV is byte for byte what the autoresearch plugin writes for the same rows (9 columns;
+    `--format tsv7` and the like for its older eras); our finer status goes in brackets at the start of the
+    description, and rows not yet measured are left out.
     """
     loc = gitdir.discover()
     if loc is None:
@@ -35,8 +37,8 @@ def command(run_name: str | None, round_: int | None, fmt: str, no_cache: bool) 
     for commit, line in views.raw_lines(rows):
         output.warn(f"unreadable line in the note on {commit[:10]}, skipped: {line}")
     direction = views.direction_of(rows)
-    if fmt == "tsv":
-        output.write(views.render_tsv(rows, direction))
+    if fmt.startswith("tsv"):
+        output.write(views.render_tsv(rows, direction, fmt))
     elif fmt == "karpathy":
         output.write(views.render_karpathy(rows, views.metric_name_of(rows)))
     elif fmt == "jsonl":

@@ -17,10 +17,12 @@ __all__ = [
     "KEEPS",
     "Experiment",
     "all_experiments",
+    "all_import_records",
     "from_note",
     "get",
     "record",
     "record_many",
+    "records_of_note",
     "run_experiments",
 ]
 
@@ -43,20 +45,59 @@ def record_many(
     )
 
 
-def from_note(commit: str, data: bytes) -> Experiment:
+def _split(data: bytes) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]], list[str]]:
+    """A note's lines: the loop's own record, imported rows by `import_id`, unreadable lines.
+
+    Imported rows are records of their own even when they share a commit (pi logs every
+    discard on the commit it started from), so they are never folded into one another."""
     parsed = parse_note(data.decode("utf-8", errors="replace"))
-    return Experiment.parse(commit, fold(parsed.lines), parsed.raw)
+    own: list[dict[str, Any]] = []
+    imported: dict[str, list[dict[str, Any]]] = {}
+    for line in parsed.lines:
+        iid = line.get("import_id")
+        if isinstance(iid, str):
+            imported.setdefault(iid, []).append(line)
+        else:
+            own.append(line)
+    return own, imported, parsed.raw
+
+
+def from_note(commit: str, data: bytes) -> Experiment:
+    own, _, raw = _split(data)
+    return Experiment.parse(commit, fold(own), raw)
+
+
+def records_of_note(commit: str, data: bytes) -> tuple[Experiment | None, list[Experiment]]:
+    """The loop's record on `commit` (None when the note holds only imported rows) and every
+    imported row on it, each folded on its own."""
+    own, imported, raw = _split(data)
+    exp = Experiment.parse(commit, fold(own), raw) if own or raw else None
+    return exp, [Experiment.parse(commit, fold(lines)) for lines in imported.values()]
 
 
 def get(repo: Repo, commit: str) -> Experiment | None:
     data = notes.read_note(repo, commit)
     if not data:
         return None
-    return from_note(commit, data)
+    exp, _ = records_of_note(commit, data)
+    return exp
 
 
 def all_experiments(repo: Repo, tip: str | None = None) -> list[Experiment]:
-    return [from_note(commit, data) for commit, data in notes.iter_notes(repo, tip)]
+    """The loop's records (imported rows are not experiments of any run of ours)."""
+    out = []
+    for commit, data in notes.iter_notes(repo, tip):
+        exp, _ = records_of_note(commit, data)
+        if exp is not None:
+            out.append(exp)
+    return out
+
+
+def all_import_records(repo: Repo, tip: str | None = None) -> list[Experiment]:
+    out: list[Experiment] = []
+    for commit, data in notes.iter_notes(repo, tip):
+        out.extend(records_of_note(commit, data)[1])
+    return out
 
 
 def run_experiments(repo: Repo, run: str) -> list[Experiment]:

@@ -18,26 +18,10 @@ from gitimprove.state.records import KEPT
 from gitimprove.util import gitdir
 from gitimprove.util.files import atomic_write
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 
 Row = dict[str, Any]  # the cache's form of one experiment: {"commit": …, **folded fields}
 
-# autoresearch's status words; our finer status goes in brackets in the description.
-_TSV_STATUS = {
-    "baseline": "baseline",
-    "keep": "keep",
-    "keep-reworked": "keep (reworked)",
-    "discard": "discard",
-    "crash": "crash",
-    "no-op": "no-op",
-    "metric-error": "metric-error",
-    "guard-fail": "discard",
-    "timeout": "crash",
-    "sealed": "discard",
-    "out-of-scope": "discard",
-    "duplicate": "discard",
-    "pending": "pending",
-}
 _KARPATHY_STATUS = {
     "baseline": "keep",
     "keep": "keep",
@@ -106,11 +90,16 @@ def latest_run_tail(loc: gitdir.Location, n: int = 10) -> tuple[str | None, list
 
 
 def _build_rows(loc: gitdir.Location, notes_tip: str | None, memory_tip: str | None) -> list[Row]:
+    from gitimprove.git import notes
     from gitimprove.git.repo import open_repo
     from gitimprove.state import experiments, imports
 
     repo = open_repo(loc.work_tree or loc.git_dir, need_work_tree=False)
-    exps = experiments.all_experiments(repo, notes_tip) if notes_tip else []
+    exps: list[Experiment] = []
+    if notes_tip:  # the loop's record on each commit, and every row imported onto it
+        for commit, data in notes.iter_notes(repo, notes_tip):
+            exp, imported = experiments.records_of_note(commit, data)
+            exps.extend([exp, *imported] if exp is not None else imported)
     if memory_tip:
         exps.extend(Experiment.from_row(r) for r in imports.imported_rows(repo, memory_tip))
     return [e.to_row() for e in order(exps)]
@@ -123,6 +112,9 @@ def order(exps: Iterable[Experiment]) -> list[Experiment]:
         groups.setdefault(e.run or "", []).append(e)
 
     def in_group(e: Experiment) -> tuple[int, int, int, str]:
+        source = e.state.get("source")
+        if isinstance(source, dict) and isinstance(source.get("row"), int):
+            return (0, source["row"], 0, "")  # an imported row: its place in the file
         it = e.iteration
         return (0 if it is not None else 1, it or 0, e.candidate, e.ts)
 
@@ -210,28 +202,12 @@ def _iteration(row: Experiment) -> str:
     return "-" if row.iteration is None else str(row.iteration)
 
 
-def render_tsv(rows: Sequence[Experiment], direction: str) -> str:
-    lines = [
-        f"# metric_direction: {'lower' if direction == 'lower' else 'higher'}_is_better",
-        "iteration\tcommit\tmetric\tdelta\tguard\tstatus\tdescription",
-    ]
-    for row, delta in zip(rows, _deltas(rows, direction), strict=True):
-        status = row.status or "pending"
-        mapped = _TSV_STATUS.get(status, status)
-        lines.append(
-            "\t".join(
-                [
-                    _iteration(row),
-                    row.commit[:7],
-                    _num(row.value),
-                    "-" if delta is None else _num(delta),
-                    _guard_word(row),
-                    mapped,
-                    _description(row, mapped),
-                ]
-            )
-        )
-    return "\n".join(lines) + "\n"
+def render_tsv(rows: Sequence[Experiment], direction: str, layout: str = "tsv") -> str:
+    """The autoresearch plugin's TSV: `tsv` its current 9 columns, `tsv8`/`tsv7`/`tsv6` its
+    older eras."""
+    from gitimprove.state import tsv_export
+
+    return tsv_export.render([r.to_row() for r in rows], direction, layout)
 
 
 def render_karpathy(rows: Sequence[Experiment], name: str) -> str:

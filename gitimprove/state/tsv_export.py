@@ -1,0 +1,199 @@
+"""The autoresearch plugin's results TSV, byte for byte as the plugin writes the same rows.
+
+Every era of the plugin: `tsv` is its current 9-column layout, `tsv8`, `tsv7` and `tsv6` the
+older ones (without `timestamp`; without `guard-metric`; without `guard`):
+
+    # metric_direction: lower_is_better
+    iteration  timestamp  commit  metric  delta  guard  guard-metric  status  description
+
+Numbers are written as the plugin writes them: never in scientific notation, a float keeps
+its decimal point (`89.0`), an integer stays an integer (`48200`); `delta` is the change
+from the previous best kept value of the run, signed (`+1.9`, `-0.6`), computed in decimal
+so that 87.1 - 85.2 is `+1.9`, and `0.0` for a baseline. A crash is `0.0 0.0` and a row
+with no measurement `- -`, as in the plugin's own examples. Statuses are the plugin's words;
+gitimprove's finer status goes in brackets at the start of the description. Rows not yet
+measured (`pending`) are left out: the plugin has no such status.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+from typing import Any
+
+Row = dict[str, Any]
+
+LAYOUTS = {
+    "tsv": (
+        "iteration",
+        "timestamp",
+        "commit",
+        "metric",
+        "delta",
+        "guard",
+        "guard-metric",
+        "status",
+        "description",
+    ),
+    "tsv8": (
+        "iteration",
+        "commit",
+        "metric",
+        "delta",
+        "guard",
+        "guard-metric",
+        "status",
+        "description",
+    ),
+    "tsv7": ("iteration", "commit", "metric", "delta", "guard", "status", "description"),
+    "tsv6": ("iteration", "commit", "metric", "delta", "status", "description"),
+}
+
+# autoresearch's status words; our finer status goes in brackets in the description.
+STATUS_WORD = {
+    "baseline": "baseline",
+    "keep": "keep",
+    "keep-reworked": "keep (reworked)",
+    "discard": "discard",
+    "crash": "crash",
+    "no-op": "no-op",
+    "metric-error": "metric-error",
+    "guard-fail": "discard",
+    "timeout": "crash",
+    "sealed": "discard",
+    "out-of-scope": "discard",
+    "duplicate": "discard",
+}
+_KEPT = frozenset({"baseline", "keep", "keep-reworked"})
+_CRASHED = frozenset({"crash", "timeout"})
+
+
+def _value(row: Row) -> int | float | None:
+    metric = row.get("metric")
+    if isinstance(metric, Mapping):
+        v = metric.get("value")
+        if isinstance(v, int | float) and not isinstance(v, bool):
+            return v
+    return None
+
+
+def number(value: int | float | Decimal) -> str:
+    """A number as the plugin writes it: positional, floats keep a decimal point."""
+    if isinstance(value, int):
+        return str(value)
+    d = value if isinstance(value, Decimal) else Decimal(repr(float(value)))
+    text = format(d, "f")
+    if isinstance(value, float) and "." not in text:
+        text += ".0"
+    return text
+
+
+def signed(delta: Decimal) -> str:
+    if delta == 0:
+        return "0.0"
+    text = format(delta, "f")
+    return text if text.startswith("-") else "+" + text
+
+
+def _decimal(value: int | float) -> Decimal:
+    return Decimal(value) if isinstance(value, int) else Decimal(repr(float(value)))
+
+
+def deltas(rows: Sequence[Row], direction: str) -> list[Decimal | None]:
+    """Each row's metric minus the best kept value before it in its run."""
+    best: dict[str, Decimal] = {}
+    out: list[Decimal | None] = []
+    for row in rows:
+        group = str(row.get("run") or "")
+        value = _value(row)
+        prev = best.get(group)
+        if value is None:
+            out.append(None)
+            continue
+        v = _decimal(value)
+        out.append(Decimal(0) if prev is None else v - prev)
+        if row.get("status") in _KEPT and (
+            prev is None or (v < prev if direction == "lower" else v > prev)
+        ):
+            best[group] = v
+    return out
+
+
+def _clean(text: Any) -> str:
+    return " ".join(str(text or "").split())
+
+
+def _timestamp(row: Row) -> str:
+    stamp = row.get("timestamp")
+    if isinstance(stamp, str) and stamp.strip():
+        return _clean(stamp)
+    for key in ("started", "ts"):
+        t = row.get(key)
+        if isinstance(t, str) and re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", t):
+            return t[:19] + "Z"
+    return "-"
+
+
+def _commit(row: Row) -> str:
+    commit = str(row.get("commit") or "")
+    if commit:
+        return commit[:7]
+    source = row.get("source")
+    if isinstance(source, Mapping) and isinstance(source.get("commit"), str):
+        return _clean(source["commit"]) or "-"
+    return "-"
+
+
+def _iteration(row: Row) -> str:
+    it = row.get("iteration")
+    if isinstance(it, int) and not isinstance(it, bool):
+        return str(it)
+    label = _clean(row.get("label"))
+    return label or "-"
+
+
+def _guard(row: Row) -> tuple[str, str]:
+    guard = row.get("guard")
+    if not isinstance(guard, Mapping):
+        return "-", "-"
+    word = {"pass": "pass", "fail": "fail"}.get(str(guard.get("status")), "-")
+    gm = guard.get("metric")
+    shown = number(gm) if isinstance(gm, int | float) and not isinstance(gm, bool) else "-"
+    return word, shown
+
+
+def status_and_description(row: Row) -> tuple[str, str]:
+    status = str(row.get("status") or "pending")
+    word = STATUS_WORD.get(status, _clean(status))
+    text = _clean(row.get("description"))
+    if status in STATUS_WORD and status not in (word, "keep-reworked"):
+        text = f"[{status}] {text}".rstrip()
+    return word, text
+
+
+def render(rows: Sequence[Row], direction: str, layout: str = "tsv") -> str:
+    columns = LAYOUTS[layout]
+    rows = [r for r in rows if (r.get("status") or "pending") != "pending"]
+    lines = [
+        f"# metric_direction: {'lower' if direction == 'lower' else 'higher'}_is_better",
+        "\t".join(columns),
+    ]
+    for row, delta in zip(rows, deltas(rows, direction), strict=True):
+        value = _value(row)
+        crashed = row.get("status") in _CRASHED
+        word, description = status_and_description(row)
+        guard, guard_metric = _guard(row)
+        cells = {
+            "iteration": _iteration(row),
+            "timestamp": _timestamp(row),
+            "commit": _commit(row),
+            "metric": number(value) if value is not None else ("0.0" if crashed else "-"),
+            "delta": signed(delta) if delta is not None else ("0.0" if crashed else "-"),
+            "guard": guard,
+            "guard-metric": guard_metric,
+            "status": word,
+            "description": description,
+        }
+        lines.append("\t".join(cells[c] for c in columns))
+    return "\n".join(lines) + "\n"

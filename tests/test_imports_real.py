@@ -1,0 +1,352 @@
+"""`git improve import` on real result files (tests/fixtures/imports, see its README)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from gitimprove.state.import_formats import map_status
+from gitimprove.state.imports import import_file
+from tests.conftest import TmpRepo, fast_commits
+
+FIXTURES = Path(__file__).parent / "fixtures" / "imports"
+
+
+# (file, --metric-column, rows, statuses, runs: rows per run, why)
+CASES = [
+    (
+        "autoresearch-plugin/v1-example.tsv",
+        None,
+        6,
+        {"baseline": 1, "keep": 3, "discard": 1, "crash": 1},
+        [6],
+        "plugin v1 (6 columns): two reverted rows carry `-` as their commit, one `d4e5f6g` is no hex id",
+    ),
+    (
+        "autoresearch-plugin/v2-guard-example.tsv",
+        None,
+        7,
+        {"baseline": 1, "keep": 3, "discard": 2, "crash": 1},
+        [7],
+        "plugin v2 (`guard` column): a guard-failed discard stays `discard` with guard fail",
+    ),
+    (
+        "autoresearch-plugin/v3-log-iteration.tsv",
+        None,
+        6,
+        {"keep": 1, "discard": 1, "crash": 1, "no-op": 1, "hook-blocked": 1, "metric-error": 1},
+        [6],
+        "every status of the 7-column era, `hook-blocked` kept verbatim",
+    ),
+    (
+        "autoresearch-plugin/v4-guard-metric-example.tsv",
+        None,
+        7,
+        {"baseline": 1, "keep": 3, "discard": 2, "crash": 1},
+        [7],
+        "plugin v4 (`guard-metric` column)",
+    ),
+    (
+        "autoresearch-plugin/v4-metric-valued-guard-example.tsv",
+        None,
+        4,
+        {"baseline": 1, "keep": 2, "discard": 1},
+        [4],
+        "metric-valued guard: guard-metric numbers kept",
+    ),
+    (
+        "autoresearch-plugin/v4-log-iteration.tsv",
+        None,
+        6,
+        {"keep": 1, "discard": 1, "crash": 1, "no-op": 1, "hook-blocked": 1, "metric-error": 1},
+        [6],
+        "every status of the 8-column era",
+    ),
+    (
+        "karpathy/program-example.tsv",
+        None,
+        4,
+        {"keep": 2, "discard": 1, "crash": 1},
+        [4],
+        "Karpathy's example: crash logged as 0.000000, commit `d4e5f6g`",
+    ),
+    (
+        "geche/autoresearch-results.tsv",
+        None,
+        8,
+        {"baseline": 1, "keep": 5, "discard": 2},
+        [8],
+        "columns in another order (status before guard), baseline commit `-`",
+    ),
+    (
+        "opencli/autoresearch-results.tsv",
+        None,
+        5,
+        {"baseline": 1, "keep": 2, "no-op": 2},
+        [5],
+        "four extra `#` lines (goal, scope, verify, guard) are skipped; `+0` deltas",
+    ),
+    (
+        "nudge/autoresearch-results.tsv",
+        None,
+        113,
+        {"baseline": 5, "discard": 42, "keep": 66},
+        [113],
+        "no commit column, `result` instead of status, labels like `7b` and `motion_baseline`",
+    ),
+    (
+        "parameter-golf/autoresearch-results.tsv",
+        "val_bpb",
+        65,
+        {"baseline": 1, "discard": 39, "keep": 24, "FINAL": 1},
+        [65],
+        "two numeric columns (metric named by --metric-column), `FAILED` metric, `reverted_worse`, `KEPT`",
+    ),
+    (
+        "parameter-golf/results-snapshot-2.tsv",
+        None,
+        59,
+        {"keep": 31, "discard": 26, "crash": 2},
+        [59],
+        "Karpathy fork: extra numeric and text columns, `nocommit`, one commit on two rows",
+    ),
+    (
+        "parameter-golf/wavelet-results.tsv",
+        None,
+        11,
+        {"keep": 4, "crash": 3, "discard": 4},
+        [11],
+        "Karpathy fork with extra numeric columns and crashes at 0.000000",
+    ),
+    (
+        "parameter-golf/5l-mlp4x-results.tsv",
+        None,
+        15,
+        {"discard": 12, "keep": 3},
+        [15],
+        "Karpathy fork with three extra numeric columns",
+    ),
+    (
+        "liquid/autoresearch.jsonl",
+        None,
+        29,
+        {"keep": 10, "discard": 16, "crash": 3},
+        [29],
+        "pi: 29 rows on 12 commits, crashes logged with metric 0",
+    ),
+    (
+        "parameter-golf/autoresearch.jsonl",
+        None,
+        10,
+        {"keep": 10},
+        [1, 2, 1, 6],
+        "pi: six config lines make four segments (a config before any result starts none)",
+    ),
+    (
+        "trekoon/autoresearch.jsonl",
+        None,
+        43,
+        {"keep": 40, "crash": 1, "discard": 2},
+        [9, 34],
+        "pi: two segments, asi on every row, commit `failed`",
+    ),
+]
+
+
+def _rows(repo: TmpRepo) -> list[dict]:  # type: ignore[type-arg]
+    res = repo.cli("log", "--format", "jsonl")
+    assert res.returncode == 0, res.stderr
+    return [json.loads(line) for line in res.stdout.splitlines()]
+
+
+@pytest.mark.parametrize(("name", "column", "count", "statuses", "runs", "why"), CASES)
+def test_every_real_file_imports_whole_and_idempotently(
+    tmp_repo: TmpRepo,
+    name: str,
+    column: str | None,
+    count: int,
+    statuses: dict[str, int],
+    runs: list[int],
+    why: str,
+) -> None:
+    tmp_repo.commit("initial")
+    repo = tmp_repo.open()
+    report = import_file(repo, FIXTURES / name, metric_column=column)
+    assert report.rows == count, why
+    assert report.as_notes + report.kept_aside == count
+    rows = _rows(tmp_repo)
+    assert len(rows) == count, why
+    assert dict(Counter(r["status"] for r in rows)) == statuses, why
+    assert list(Counter(r["run"] for r in rows).values()) == runs, why
+    assert all(r["source"]["file"] == Path(name).name for r in rows)
+    assert [r["source"]["row"] for r in rows] == list(range(count))  # file order, every row
+    memory = tmp_repo.git("rev-parse", "improve/memory")
+    again = import_file(repo, FIXTURES / name, metric_column=column)
+    assert (again.as_notes, again.kept_aside, again.already) == (0, 0, count)
+    assert tmp_repo.git("rev-parse", "improve/memory") == memory
+    assert len(_rows(tmp_repo)) == count
+
+
+def test_plugin_statuses_are_mapped_and_kept_verbatim(tmp_repo: TmpRepo) -> None:
+    tmp_repo.commit("initial")
+    import_file(
+        tmp_repo.open(),
+        FIXTURES / "parameter-golf/autoresearch-results.tsv",
+        metric_column="val_bpb",
+    )
+    rows = _rows(tmp_repo)
+    by_label = {r["label"]: r for r in rows}
+    assert by_label["exp1_12layers"]["status"] == "discard"
+    assert by_label["exp1_12layers"]["source"]["status"] == "reverted_worse"
+    assert by_label["exp3_warmdown200"]["source"]["status"] == "KEPT"
+    assert by_label["final_600s"]["status"] == "FINAL"  # unknown: kept verbatim
+    failed = by_label["exp14_dim576"]  # `FAILED` in the metric column: no value, not garbage
+    assert failed["metric"]["value"] is None and failed["status"] == "discard"
+    assert by_label["exp1_12layers"]["metrics"] == {"compressed_bytes": 11401231}
+    assert by_label["exp1_12layers"]["timestamp"] == "2026-03-19T00:59:39-04:00"
+
+
+def test_ambiguous_metric_lists_numeric_columns(tmp_repo: TmpRepo) -> None:
+    tmp_repo.commit("initial")
+    res = tmp_repo.cli("import", str(FIXTURES / "parameter-golf/autoresearch-results.tsv"))
+    assert res.returncode == 1
+    assert "val_bpb, compressed_bytes" in res.stderr and "--metric-column" in res.stderr
+    ok = tmp_repo.cli(
+        "import",
+        "--metric-column",
+        "compressed_bytes",
+        str(FIXTURES / "parameter-golf/autoresearch-results.tsv"),
+    )
+    assert ok.returncode == 0, ok.stderr
+    assert _rows(tmp_repo)[0]["metric"] == {
+        "name": "compressed_bytes",
+        "value": 9481027,
+        "samples": [9481027],
+    }
+    missing = tmp_repo.cli(
+        "import", "--metric-column", "nope", str(FIXTURES / "geche/autoresearch-results.tsv")
+    )
+    assert missing.returncode == 1 and "no column named 'nope'" in missing.stderr
+
+
+def test_commit_less_rows_and_crash_values(tmp_repo: TmpRepo) -> None:
+    tmp_repo.commit("initial")
+    import_file(tmp_repo.open(), FIXTURES / "autoresearch-plugin/v2-guard-example.tsv")
+    rows = _rows(tmp_repo)
+    reverted = [r for r in rows if r["commit"] == "" and "commit" not in r["source"]]
+    assert [r["iteration"] for r in reverted] == [2, 3, 4]  # `-`: commit-less, not an error
+    assert rows[6]["commit"] == "" and rows[6]["source"]["commit"] == "d4e5f6g"
+    crash = rows[3]
+    assert crash["status"] == "crash" and crash["metric"]["value"] is None  # 0.0 is no result
+    assert rows[4]["guard"] == {"status": "fail"} and rows[4]["status"] == "discard"
+    assert rows[1]["commit"] == "b2c3d4e" and rows[1]["gone"] is True
+
+
+def test_rows_sharing_a_commit_stay_separate_records(tmp_repo: TmpRepo, tmp_path: Path) -> None:
+    """pi logs every discard on the commit it started from: 29 rows on 12 commits."""
+    tmp_repo.commit("initial")
+    text = (FIXTURES / "liquid/autoresearch.jsonl").read_text()
+    upstream = list(dict.fromkeys(re.findall(r'"commit":"([0-9a-f]{7})"', text)))
+    ours = fast_commits(tmp_repo, len(upstream), "pi")
+    for old, new in zip(upstream, ours, strict=True):
+        text = text.replace(f'"commit":"{old}"', f'"commit":"{new[:7]}"')
+    path = tmp_path / "autoresearch.jsonl"
+    path.write_text(text)
+    report = import_file(tmp_repo.open(), path)
+    assert (report.rows, report.as_notes, report.kept_aside) == (29, 29, 0)
+    rows = _rows(tmp_repo)
+    assert len(rows) == 29
+    first = rows[0]
+    assert (first["status"], first["metric"]["value"], first["commit"]) == ("keep", 3818, ours[0])
+    assert [r["metric"]["value"] for r in rows[:12] if r["commit"] == ours[0]][-1] == 4150
+    assert rows[4]["status"] == "crash" and rows[4]["metric"]["value"] is None
+    assert "metrics" not in rows[4]  # its secondary metrics were zeros too
+    # the loop never sees imported rows as its own experiments
+    from gitimprove.state import experiments
+
+    assert experiments.all_experiments(tmp_repo.open()) == []
+    again = import_file(tmp_repo.open(), path)
+    assert again.already == 29 and len(_rows(tmp_repo)) == 29
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "before", "after"),
+    [
+        ("parameter-golf/results-snapshot-1.tsv", "parameter-golf/results-snapshot-2.tsv", 44, 59),
+        ("liquid/autoresearch-snapshot-13.jsonl", "liquid/autoresearch.jsonl", 12, 29),
+    ],
+)
+def test_snapshots_of_a_growing_file_land_in_one_run(
+    tmp_repo: TmpRepo, tmp_path: Path, first: str, second: str, before: int, after: int
+) -> None:
+    tmp_repo.commit("initial")
+    target = tmp_path / ("results.tsv" if first.endswith(".tsv") else "autoresearch.jsonl")
+    shutil.copy(FIXTURES / first, target)
+    one = import_file(tmp_repo.open(), target)
+    shutil.copy(FIXTURES / second, target)
+    two = import_file(tmp_repo.open(), target)
+    assert (one.rows, two.already, two.kept_aside + two.as_notes) == (
+        before,
+        before,
+        after - before,
+    )
+    assert one.runs == two.runs
+    rows = _rows(tmp_repo)
+    assert len(rows) == after and {r["run"] for r in rows} == set(one.runs)
+
+
+PI_HOOKS = """\
+{"type":"config","name":"speed","metricName":"total_ms","metricUnit":"ms","bestDirection":"lower"}
+{"run":1,"commit":"{A}","metric":1620,"metrics":{},"status":"keep","description":"baseline","timestamp":1777278226000,"segment":0,"confidence":null}
+{"type":"hook","stage":"before","exit_code":0,"duration_ms":41,"stdout_bytes":0,"timed_out":false}
+{"run":2,"commit":"pending","metric":1500,"metrics":{},"status":"discard","description":"parallel","timestamp":1777278284000,"segment":0,"confidence":1.4,"asi":{"hypothesis":"workers help","next_action_hint":"try 4"}}
+{"type":"hook","stage":"after","exit_code":1,"duration_ms":12,"stdout_bytes":30,"timed_out":false}
+{"run":3,"commit":"{A}","metric":0,"metrics":{"size_kib":0},"status":"crash","description":"oom","timestamp":1777278300000,"segment":0}
+{"run":4,"commit":"{A}","metric":1700,"metrics":{},"status":"checks_failed","description":"skip setup","timestamp":1777278400000,"segment":0}
+{"type":"config","name":"speed","metricName":"total_ms","metricUnit":"ms","bestDirection":"lower"}
+{"run":1,"commit":"{A}","metric":1490,"metrics":{},"status":"keep","description":"new baseline","timestamp":1777279000000,"segment":1}
+"""
+
+
+def test_pi_hook_lines_pending_commits_segments_and_asi(tmp_repo: TmpRepo, tmp_path: Path) -> None:
+    """Lines shaped exactly as pi's hooks.ts (hookLogEntry) and index.ts write them."""
+    a = tmp_repo.commit("a", {"f": "1"})
+    path = tmp_path / "autoresearch.jsonl"
+    path.write_text(PI_HOOKS.replace("{A}", a[:7]))
+    report = import_file(tmp_repo.open(), path)
+    assert (report.rows, report.skipped, report.as_notes, report.kept_aside) == (5, 2, 4, 1)
+    rows = _rows(tmp_repo)
+    assert [r["status"] for r in rows] == ["keep", "discard", "crash", "guard-fail", "keep"]
+    assert rows[1]["commit"] == "" and rows[1]["source"]["commit"] == "pending"
+    assert rows[1]["asi"] == {"hypothesis": "workers help", "next_action_hint": "try 4"}
+    assert rows[1]["hypothesis"] == "workers help"
+    assert rows[2]["metric"]["value"] is None and "metrics" not in rows[2]
+    assert rows[0]["started"] == "2026-04-27T08:23:46Z"
+    assert len({r["run"] for r in rows[:4]}) == 1 and rows[4]["run"] == rows[0]["run"] + "-2"
+    assert rows[4]["iteration"] == 1 and rows[0]["iteration"] == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "mapped"),
+    [
+        ("keep", "keep"),
+        ("KEPT", "keep"),
+        ("keep (reworked)", "keep-reworked"),
+        ("reverted_worse", "discard"),
+        ("discard", "discard"),
+        ("checks_failed", "guard-fail"),
+        ("crash", "crash"),
+        ("no-op", "no-op"),
+        ("metric-error", "metric-error"),
+        ("hook-blocked", "hook-blocked"),
+        ("FINAL", "FINAL"),
+        ("llm_error", "llm_error"),
+    ],
+)
+def test_status_words_of_every_era(text: str, mapped: str) -> None:
+    assert map_status(text) == mapped
