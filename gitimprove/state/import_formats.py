@@ -44,15 +44,9 @@ _STATUS_EXACT = {
 }
 # The first word of a longer status (`reverted_worse`, `KEPT`, `crash (oom)`).
 _STATUS_WORD = {
-    "keep": "keep",
-    "kept": "keep",
-    "discard": "discard",
-    "discarded": "discard",
-    "revert": "discard",
-    "reverted": "discard",
-    "rejected": "discard",
-    "crash": "crash",
-    "crashed": "crash",
+    **{w: "keep" for w in ("keep", "kept")},
+    **{w: "discard" for w in ("discard", "discarded", "revert", "reverted", "rejected")},
+    **{w: "crash" for w in ("crash", "crashed")},
     "baseline": "baseline",
     "timeout": "timeout",
 }

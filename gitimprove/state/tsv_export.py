@@ -90,9 +90,12 @@ def number(value: int | float | Decimal) -> str:
 
 
 def signed(delta: Decimal) -> str:
+    """`+1.9`, `-0.0001`, `-59` (both values integers), `0.0` for no change."""
     if delta == 0:
         return "0.0"
-    text = format(delta, "f")
+    text = format(delta.normalize(), "f")
+    if delta.as_tuple().exponent != 0 and "." not in text:  # type: ignore[operator]
+        text += ".0"
     return text if text.startswith("-") else "+" + text
 
 
@@ -128,7 +131,8 @@ def _timestamp(row: Row) -> str:
     stamp = row.get("timestamp")
     if isinstance(stamp, str) and stamp.strip():
         return _clean(stamp)
-    for key in ("started", "ts"):
+    # an imported row without a time of its own has none (`ts` is when it was imported)
+    for key in ("started",) if "source" in row else ("started", "ts"):
         t = row.get(key)
         if isinstance(t, str) and re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", t):
             return t[:19] + "Z"
