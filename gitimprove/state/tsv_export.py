@@ -94,7 +94,7 @@ def signed(delta: Decimal) -> str:
     if delta == 0:
         return "0.0"
     text = format(delta.normalize(), "f")
-    if delta.as_tuple().exponent != 0 and "." not in text:  # type: ignore[operator]
+    if delta.as_tuple().exponent != 0 and "." not in text:
         text += ".0"
     return text if text.startswith("-") else "+" + text
 
