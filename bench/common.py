@@ -12,7 +12,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-ENV = {**os.environ, "PYTHONPATH": str(ROOT), "GIT_CONFIG_NOSYSTEM": "1"}
+ENV = {
+    **os.environ,
+    "PYTHONPATH": str(ROOT),
+    "GIT_CONFIG_NOSYSTEM": "1",
+    # the shell-form hooks find git-improve on PATH, as they do for an installed gitimprove
+    "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
+}
 METRIC = "import pathlib\nprint('METRIC n=' + pathlib.Path('src/n.txt').read_text().strip())\n"
 
 

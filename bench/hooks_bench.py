@@ -78,11 +78,15 @@ def main() -> int:
             }
         )
 
-        from gitimprove.hooks.install import command_for
+        from gitimprove.hooks.install import command_for, shell_command_for
 
-        # exactly the command `hooks install --claude` writes into the settings
+        # exactly the commands `hooks install --claude` writes: the shell form of the
+        # project's settings.json (git-improve found on PATH at run time) and the exec form
+        # of settings.local.json / user scope (this machine's interpreter)
         failure_cmd = ["/bin/sh", "-c", command_for("PostToolUseFailure", py)]
         failure = timed(failure_cmd, repo, a.repeat * 3, stdin=fail_payload)
+        shell_cmd = ["/bin/sh", "-c", shell_command_for("PostToolUseFailure")]
+        failure_shell = timed(shell_cmd, repo, a.repeat * 3, stdin=fail_payload)
         py_pass = timed(["/bin/sh", "-c", f"{py} -c pass"], repo, a.repeat * 3)
         git_log = timed(["git", "log", "-20"], repo, a.repeat)
         pygit2 = timed([py, "-c", "import pygit2"], repo, a.repeat)
@@ -91,8 +95,15 @@ def main() -> int:
         )
         rows = [
             (
-                "hook PostToolUseFailure (as installed, via sh)",
+                "hook PostToolUseFailure (exec form, via sh)",
                 failure,
+                py_pass,
+                3.0,
+                "python -c pass (via sh)",
+            ),
+            (
+                "hook PostToolUseFailure (shell form: git improve)",
+                failure_shell,
                 py_pass,
                 3.0,
                 "python -c pass (via sh)",

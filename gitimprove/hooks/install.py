@@ -1,8 +1,12 @@
-"""Installing gitimprove's hooks into Claude Code settings (and, later, git).
+"""Installing gitimprove's hooks into Claude Code settings and git.
 
-Entries go into the settings file of the chosen scope in exec form: an absolute interpreter
-path running `-m gitimprove hook <Event>`. Every other setting and hook is preserved;
-installing twice changes nothing; uninstall removes only entries that run gitimprove.
+The project's `.claude/settings.json` is a file teams commit, so its entries are in shell
+form, resolved at run time: `git improve hook <Event>` through PATH, and one line on stderr
+(exit 0) where gitimprove is not installed. An absolute interpreter path (this machine's
+`python -c … <Event>`, which skips git and click) goes only to `.claude/settings.local.json`
+(not committed) or the user's `~/.claude/settings.json`. Every other setting and hook is
+preserved; installing twice changes nothing; uninstall removes only entries that run
+gitimprove, in either form.
 """
 
 from __future__ import annotations
@@ -46,8 +50,26 @@ def settings_path(scope: str, work_tree: Path | None) -> Path:
     return work_tree / ".claude" / name
 
 
+SHELL_MARK = "git improve hook "
+
+
 def command_for(event: str, python: str | None = None) -> str:
+    """This machine's interpreter, absolute (settings.local.json and user scope)."""
     return f'{shlex.quote(python or sys.executable)} -c "{ENTRY}" {event}'
+
+
+def shell_command_for(event: str) -> str:
+    """Resolved at run time, for a settings file that travels with the repository: where
+    gitimprove is not installed it says so in one line and lets the session go on."""
+    return (
+        f"command -v git-improve >/dev/null 2>&1 && exec {SHELL_MARK}{event} || "
+        f"echo 'gitimprove hook {event} skipped: git-improve is not on PATH "
+        "(pip install gitimprove)' >&2"
+    )
+
+
+def command_in_scope(scope: str, event: str, python: str | None = None) -> str:
+    return shell_command_for(event) if scope == "project" else command_for(event, python)
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -67,7 +89,7 @@ def _load(path: Path) -> dict[str, Any]:
 
 def _ours(hook: Any) -> bool:
     command = str(hook.get("command", "")) if isinstance(hook, dict) else ""
-    return MARK in command or "gitimprove.hooks.entry" in command
+    return MARK in command or SHELL_MARK in command or "gitimprove.hooks.entry" in command
 
 
 def _strip(settings: dict[str, Any]) -> dict[str, Any]:
@@ -105,7 +127,10 @@ def install_claude(
     settings = _strip(json.loads(json.dumps(before)))
     hooks = settings.setdefault("hooks", {})
     for event, extra in CLAUDE_HOOKS.items():
-        entry: dict[str, Any] = {"type": "command", "command": command_for(event, python)}
+        entry: dict[str, Any] = {
+            "type": "command",
+            "command": command_in_scope(scope, event, python),
+        }
         entry.update({k: v for k, v in extra.items() if k != "matcher"})
         group: dict[str, Any] = {"hooks": [entry]}
         if "matcher" in extra:
