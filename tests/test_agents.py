@@ -27,7 +27,45 @@ CLAUDE_RESULT = {
         "cache_creation_input_tokens": 3000,
         "cache_read_input_tokens": 20000,
         "output_tokens": 900,
+        "server_tool_use": {"web_search_requests": 0},
+        "service_tier": "standard",
     },
+    # per model, subagents included (the main loop's `usage` leaves the haiku subagent out)
+    "modelUsage": {
+        "claude-sonnet-4-5-20250929": {
+            "inputTokens": 12,
+            "outputTokens": 900,
+            "cacheReadInputTokens": 20000,
+            "cacheCreationInputTokens": 3000,
+            "webSearchRequests": 0,
+            "costUSD": 0.11,
+            "contextWindow": 200000,
+        },
+        "claude-haiku-4-5-20251001": {
+            "inputTokens": 400,
+            "outputTokens": 60,
+            "cacheReadInputTokens": 1000,
+            "cacheCreationInputTokens": 0,
+            "webSearchRequests": 0,
+            "costUSD": 0.0134,
+            "contextWindow": 200000,
+        },
+    },
+    "permission_denials": [],
+    "uuid": "1c2d",
+}
+# what Claude Code prints when --max-turns runs out (an error result, exit status 1)
+CLAUDE_MAX_TURNS = {
+    "type": "result",
+    "subtype": "error_max_turns",
+    "is_error": True,
+    "duration_ms": 300000,
+    "num_turns": 31,
+    "session_id": "3f0d",
+    "total_cost_usd": 0.5,
+    "usage": {"input_tokens": 40, "output_tokens": 5000},
+    "modelUsage": {"claude-sonnet-4-5-20250929": {"inputTokens": 40, "outputTokens": 5000}},
+    "permission_denials": [],
 }
 CODEX_EVENTS = [
     {"type": "thread.started", "thread_id": "th_1"},
@@ -66,26 +104,97 @@ def test_claude_output_parsing() -> None:
     out = AgentResult(0, 1.0)
     claude.parse_output(json.dumps(CLAUDE_RESULT), out)
     assert out.cost_usd == 0.1234 and out.turns == 7
-    assert out.tokens == {"input": 23012, "output": 900}
+    assert out.tokens == {
+        "input": 24412,
+        "output": 960,
+        "cache_read": 21000,
+        "cache_creation": 3000,
+    }
     assert out.description == "cache the tokenizer" and out.approach == "optimization"
+    # an older result with no modelUsage: the main loop's usage
+    old = AgentResult(0, 1.0)
+    claude.parse_output(
+        json.dumps({k: v for k, v in CLAUDE_RESULT.items() if k != "modelUsage"}), old
+    )
+    assert old.tokens == {
+        "input": 23012,
+        "output": 900,
+        "cache_read": 20000,
+        "cache_creation": 3000,
+    }
+
+
+def test_claude_max_turns_is_a_finished_attempt() -> None:
+    out = AgentResult(1, 1.0)
+    claude.parse_output(json.dumps(CLAUDE_MAX_TURNS), out)
+    assert (out.exit_code, out.stop_reason, out.turns) == (0, "max_turns", 31)
+    assert out.record("claude")["stop_reason"] == "max_turns"
+    failed = AgentResult(0, 1.0)
+    claude.parse_output(
+        json.dumps({**CLAUDE_MAX_TURNS, "subtype": "error_during_execution"}), failed
+    )
+    assert failed.exit_code == 1 and failed.stop_reason is None
+
+
+@pytest.mark.parametrize(
+    "stdout",
+    [
+        json.dumps(CLAUDE_RESULT, indent=2),  # pretty-printed
+        json.dumps(
+            [
+                {"type": "system", "subtype": "init", "session_id": "3f0c"},
+                {"type": "assistant"},
+                CLAUDE_RESULT,
+            ]
+        ),  # --verbose: every message, the result last
+        "warning: something on stdout first\n" + json.dumps(CLAUDE_RESULT),
+    ],
+)
+def test_claude_output_in_any_shape(stdout: str) -> None:
+    out = AgentResult(0, 1.0)
+    claude.parse_output(stdout, out)
+    assert out.cost_usd == 0.1234 and out.description == "cache the tokenizer"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Done.\n```json\n{\n  "description": "cache the tokenizer",\n  "approach": "optimization"\n}\n```\n',
+        'Done. {"description": "cache the tokenizer", "approach": "optimization"} That is all.',
+        '{"description": "an older idea"}\nthen\n{\n "description": "cache the tokenizer",\n "metrics": {"x": 1},\n "approach": "optimization"\n}',
+    ],
+)
+def test_reports_in_any_json_layout(text: str) -> None:
+    out = AgentResult(0, 1.0)
+    claude.parse_output(json.dumps({**CLAUDE_RESULT, "result": text}), out)
+    assert (out.description, out.approach) == ("cache the tokenizer", "optimization")
 
 
 def test_claude_argv_denies_sealed_paths_and_keeps_sessions_out() -> None:
-    task = AgentTask(Path("/p"), "r", 1, sealed=("bench.py",))
+    task = AgentTask(Path("/p"), "r", 1, sealed=("bench.py", "tests/**"), commands=("pytest  -q",))
     argv = claude.build_argv("claude", task)
     assert argv[:4] == ["claude", "-p", "--output-format", "json"]
     assert "--no-session-persistence" in argv and "acceptEdits" in argv
-    assert "Edit(bench.py)" in argv and "Write(bench.py)" in argv
+    # Edit rules cover every file-editing tool; Claude Code has no Write(...) rule
+    assert "Edit(bench.py)" in argv and "Edit(tests/**)" in argv
+    assert not [a for a in argv if a.startswith("Write(")]
+    allowed = argv[argv.index("--allowedTools") + 1 : argv.index("--disallowedTools")]
+    assert allowed == ["Bash(pytest -q:*)"]  # the agent can run the guard it must fix
+    assert "Bash(git commit:*)" in argv[argv.index("--disallowedTools") :]
+    assert "--allowedTools" not in claude.build_argv("claude", AgentTask(Path("/p"), "r", 1))
 
 
 def test_codex_event_parsing() -> None:
     out = AgentResult(0, 1.0)
     codex.parse_events("\n".join(json.dumps(e) for e in CODEX_EVENTS), out)
-    assert out.tokens == {"input": 24763, "output": 122} and out.turns == 1
+    assert out.tokens == {"input": 24763, "output": 122, "cache_read": 24448} and out.turns == 1
     assert out.description == "vectorize the loop"
     failed = AgentResult(0, 1.0)
     codex.parse_events(json.dumps({"type": "turn.failed", "error": {"message": "x"}}), failed)
     assert failed.exit_code == 1
+    errored = AgentResult(0, 1.0)
+    codex.parse_events(json.dumps({"type": "error", "message": "usage limit"}), errored)
+    assert errored.exit_code == 1
 
 
 def test_aider_output_parsing() -> None:
@@ -138,3 +247,28 @@ def test_missing_executables_are_clear_errors(
         make("command", "").check()
     with pytest.raises(GitImproveError, match="unknown placeholder"):
         make("command", "run {prompt}").check()
+
+
+def test_claude_out_of_turns_keeps_its_edits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fake `claude` that edits, prints the error_max_turns result and exits 1, as the
+    real one does: the attempt is finished (exit 0, stop_reason), so the loop measures it."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    prompt = tmp_path / "program.md"
+    prompt.write_text("make it faster")
+    _fake(
+        bin_dir,
+        "claude",
+        "import sys, pathlib\nsys.stdin.read()\npathlib.Path('f.txt').write_text('edited')\n"
+        f"print({json.dumps(json.dumps(CLAUDE_MAX_TURNS))})\nsys.exit(1)\n",
+    )
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    agent = make("claude")
+    agent.check()
+    result = agent.run(AgentTask(prompt, "r", 1), work, 30)
+    assert (result.exit_code, result.stop_reason) == (0, "max_turns")
+    assert (work / "f.txt").read_text() == "edited"

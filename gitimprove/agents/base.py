@@ -35,6 +35,7 @@ class AgentTask:
     rework_tail: str | None = None  # the failing guard output, when asked to rework
     sealed: tuple[str, ...] = ()
     mutable: tuple[str, ...] = ()
+    commands: tuple[str, ...] = ()  # shell commands the agent may run unasked (the guard's)
 
 
 @dataclass
@@ -50,6 +51,7 @@ class AgentResult:
     tokens: dict[str, int] = field(default_factory=dict)
     turns: int | None = None
     tail: str = ""
+    stop_reason: str | None = None  # why a finished agent stopped, when not on its own
 
     def record(self, name: str, rework: int = 0) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -66,6 +68,8 @@ class AgentResult:
             out["turns"] = self.turns
         if self.timed_out:
             out["timed_out"] = True
+        if self.stop_reason:
+            out["stop_reason"] = self.stop_reason
         return out
 
 
@@ -106,17 +110,33 @@ def require_executable(name: str, install_hint: str) -> str:
     return path
 
 
-def last_json_object(text: str) -> dict[str, Any] | None:
-    for line in reversed(text.strip().splitlines()):
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
+def json_values(text: str, limit: int = 200_000) -> list[Any]:
+    """Every top-level JSON object or array in `text`, in order: one per line, pretty-printed
+    over many lines, inside a ```json fence or after prose."""
+    text = text[-limit:]
+    decoder = json.JSONDecoder()
+    out: list[Any] = []
+    i = 0
+    while True:
+        starts = [p for p in (text.find("{", i), text.find("[", i)) if p >= 0]
+        if not starts:
+            return out
+        i = min(starts)
         try:
-            obj = json.loads(line)
+            value, end = decoder.raw_decode(text, i)
         except ValueError:
+            i += 1
             continue
-        if isinstance(obj, dict):
-            return obj
+        if isinstance(value, dict | list):
+            out.append(value)
+        i = end
+
+
+def last_json_object(text: str) -> dict[str, Any] | None:
+    """The last JSON object in `text`, whatever its layout (a report an agent printed)."""
+    for value in reversed(json_values(text)):
+        if isinstance(value, dict):
+            return value
     return None
 
 

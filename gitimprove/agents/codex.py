@@ -1,4 +1,10 @@
-"""OpenAI Codex CLI: `codex exec --json` in workspace-write mode; tokens from turn.completed."""
+"""OpenAI Codex CLI: `codex exec --json` in workspace-write mode (the program on stdin, `-`).
+
+Events (one JSON object a line): `thread.started`, `turn.started`, `item.started|updated|
+completed` (an `agent_message` item carries the agent's text), `turn.completed` with
+`usage: {input_tokens, cached_input_tokens, output_tokens}` (cached tokens are part of the
+input), `turn.failed` and a top-level `error`.
+"""
 
 from __future__ import annotations
 
@@ -29,7 +35,7 @@ def build_argv(executable: str, workdir: Path) -> list[str]:
 
 
 def parse_events(stdout: str, out: AgentResult) -> None:
-    tokens = {"input": 0, "output": 0}
+    tokens = {"input": 0, "output": 0, "cache_read": 0}
     turns = 0
     last_message = None
     for line in stdout.splitlines():
@@ -45,7 +51,8 @@ def parse_events(stdout: str, out: AgentResult) -> None:
             usage = event.get("usage") or {}
             tokens["input"] += int(usage.get("input_tokens", 0) or 0)
             tokens["output"] += int(usage.get("output_tokens", 0) or 0)
-        elif kind == "turn.failed" and out.exit_code == 0:
+            tokens["cache_read"] += int(usage.get("cached_input_tokens", 0) or 0)
+        elif kind in ("turn.failed", "error") and out.exit_code == 0:
             out.exit_code = 1
         elif kind == "item.completed":
             item = event.get("item") or {}

@@ -141,6 +141,7 @@ def call_agent(
         rework_tail=rework_tail,
         sealed=tuple(ctx.sealed),
         mutable=tuple(ctx.mutable),
+        commands=(ctx.cfg.guard_command,),  # a rework must be able to run the failing tests
     )
     with ctx.shared.agent_slots:  # the slot is held only while an agent works
         if rework == 0 and spec.tournament and not ctx.can_launch():
