@@ -85,8 +85,13 @@ def test_one_run_produces_every_status(tmp_repo: TmpRepo) -> None:
     assert user_state(tmp_repo) == before
     assert not [p for p in (tmp_repo.path / ".git" / "improve" / "work").iterdir()]
     tsv = tmp_repo.cli("log", "--run", "r1", "--format", "tsv").stdout.splitlines()
-    assert tsv[1] == "iteration\tcommit\tmetric\tdelta\tguard\tstatus\tdescription"
-    assert tsv[3].split("\t")[5] == "keep"
+    assert tsv[1] == (
+        "iteration\ttimestamp\tcommit\tmetric\tdelta\tguard\tguard-metric\tstatus\tdescription"
+    )
+    assert tsv[3].split("\t")[7] == "keep"
+    tsv7 = tmp_repo.cli("log", "--run", "r1", "--format", "tsv7").stdout.splitlines()
+    assert tsv7[1] == "iteration\tcommit\tmetric\tdelta\tguard\tstatus\tdescription"
+    assert tsv7[3].split("\t")[5] == "keep"
 
 
 MISBEHAVING = {

@@ -136,6 +136,7 @@ def test_no_signal_from_a_gitimprove_child_session(tmp_path: Path) -> None:
 
 def test_keyword_detectors(tmp_path: Path) -> None:
     lines = [
+        {"type": "user", "message": {"content": "Set up the project."}},  # a task, then
         {"type": "user", "message": {"content": "No, use pnpm not npm here."}},
         {
             "type": "user",

@@ -21,112 +21,28 @@ import re
 from dataclasses import asdict, dataclass, field
 
 from gitimprove.memory.capture import make_signal
+from gitimprove.memory.mining_words import (
+    CHILD_MARKER,
+    CLI_NAMES,
+    CONVENTION,
+    EDIT_TOOLS,
+    EMPTY_SEARCH,
+    INTERRUPT,
+    POSITIVE,
+    QUESTION_HINTS,
+    REJECTION,
+    SEARCH_TOOLS,
+    _kw,
+    correction_sentence,
+    is_correction,
+    user_speech,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-CORRECTION = [
-    "no,",
-    "nope",
-    "wrong",
-    "incorrect",
-    "that's not right",
-    "not quite",
-    "actually",
-    "instead",
-    "rather",
-    "should be",
-    "supposed to be",
-    "meant to",
-    "i meant",
-    "don't use",
-    "stop using",
-    "switch to",
-    "prefer",
-    "we don't do that",
-    "that's outdated",
-    "that changed",
-    "not anymore",
-    "deprecated",
-]
-CONVENTION = [
-    "always use",
-    "never use",
-    "we prefer",
-    "our convention",
-    "our standard",
-    "the convention is",
-    "the pattern is",
-    "in this project",
-    "in this repo",
-    "in this codebase",
-    "around here",
-    "on this team",
-    "naming convention",
-    "file structure",
-    "folder structure",
-    "goes in",
-    "we keep",
-    "we follow",
-    "we stick to",
-    "house rule",
-    "code style",
-    "our approach",
-]
-POSITIVE = [
-    "perfect",
-    "exactly",
-    "that's it",
-    "nailed it",
-    "spot on",
-    "love it",
-    "great",
-    "nice",
-    "looks good",
-    "that works",
-    "that's correct",
-    "yes that's right",
-    "good approach",
-    "awesome",
-    "brilliant",
-    "excellent",
-    "well done",
-    "much better",
-]
-QUESTION_HINTS = [
-    "which command",
-    "what command",
-    "how do i run",
-    "how do you run",
-    "how should i",
-    "how do you want",
-    "which package manager",
-    "do you use",
-    "should i use",
-    "where is",
-    "where are",
-    "what is the command",
-    "how do i test",
-    "how do i build",
-    "which test",
-    "what's the command",
-]
-REJECTION = "The user doesn't want to proceed with this tool use"
-INTERRUPT = "[Request interrupted by user"
-EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit"}
-SEARCH_TOOLS = {"Glob", "Grep"}
-EMPTY_SEARCH = ("no files found", "no matches found", "found 0 files", "no results")
-CHILD_MARKER = "<!-- gitimprove:program -->"  # loop/program.py PROGRAM_MARKER
 
-
-def _kw(words: list[str]) -> re.Pattern[str]:
-    return re.compile(
-        r"(?<![\w])(?:" + "|".join(re.escape(w) for w in words) + r")(?![\w])", re.IGNORECASE
-    )
-
-
-_CORR = _kw(CORRECTION)
 _CONV = _kw(CONVENTION)
 _POS = _kw(POSITIVE)
 _WORKFLOW = re.compile(
@@ -135,35 +51,6 @@ _WORKFLOW = re.compile(
 )
 _RUN_CMD = re.compile(r"\b(?:run|use|try|execute|with)\s+`([^`\n]{2,120})`", re.IGNORECASE)
 _CMD = re.compile(r"`([^`\n]{3,120})`")
-CLI_NAMES = (
-    "make",
-    "npm",
-    "npx",
-    "pnpm",
-    "yarn",
-    "bun",
-    "pytest",
-    "python",
-    "python3",
-    "uv",
-    "pip",
-    "cargo",
-    "go",
-    "mix",
-    "git",
-    "docker",
-    "bundle",
-    "rake",
-    "just",
-    "tox",
-    "nox",
-    "ruff",
-    "mypy",
-    "gradle",
-    "mvn",
-    "dotnet",
-    "bd",
-)
 _SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?\n]|$)")
 
 
@@ -269,11 +156,17 @@ class Miner:
         kind = obj.get("type")
         msg = obj.get("message") if isinstance(obj.get("message"), dict) else {}
         content = msg.get("content") if msg else None
-        if kind == "user" and not obj.get("isMeta"):
+        if kind == "user":
             if isinstance(content, list):
                 for b in content:
                     if isinstance(b, dict) and b.get("type") == "tool_result":
                         self.tool_result(b)
+            # text the user did not write: a subagent's prompt (written by the agent),
+            # a compaction summary, meta lines Claude Code adds
+            if obj.get("isSidechain") or obj.get("isCompactSummary") or obj.get("isMeta"):
+                return
+            if obj.get("isVisibleInTranscriptOnly"):
+                return
             for text in _text_of(content):
                 self.prompt(text)
         elif kind == "assistant" and isinstance(content, list):
@@ -286,15 +179,16 @@ class Miner:
                     self.assistant_text(b["text"])
 
     def prompt(self, text: str) -> None:
-        t = text.strip()
-        if not t or t.startswith(("<command-", "<local-command", "Caveat:", "<system-reminder")):
-            return
-        if self.s.child is None:
-            self.s.child = CHILD_MARKER in t
-        if t.startswith(INTERRUPT):
+        if self.s.child is None and text.strip():
+            self.s.child = CHILD_MARKER in text
+        if text.strip().startswith(INTERRUPT):
             self.s.awaiting_redirect = True
             return
+        t = user_speech(text)
+        if not t:
+            return
         self.s.turn += 1
+        acted = self.s.turn > 1 or self.s.tools_since_prompt > 0
         head = t[:1500]
         if self.s.awaiting_redirect:
             self._emit(
@@ -306,7 +200,7 @@ class Miner:
             )
             self.s.awaiting_redirect = False
         else:
-            wf = _WORKFLOW.search(head)
+            wf = _WORKFLOW.search(head) if acted else None  # the first prompt is a task
             if wf:
                 self._emit(
                     "correction",
@@ -315,10 +209,10 @@ class Miner:
                     confidence=3,
                     tags=("workflow",),
                 )
-            elif _CORR.search(head):
+            elif acted and is_correction(head):  # the first prompt is a task, not a correction
                 self._emit(
                     "correction",
-                    _sentence_with(head, _CORR),
+                    correction_sentence(head),
                     context=f"User said: {head[:200]}",
                     confidence=2,
                 )

@@ -79,8 +79,10 @@ def _known_texts(repo: Repo) -> list[str]:
 
 def _scope(g: signals.Group) -> str:
     content = str(g.first.get("content", ""))
+    source = g.first.get("source") if isinstance(g.first.get("source"), dict) else {}
     project_specific = (
-        "/" in content
+        bool(source and source.get("file"))  # about a file of this project
+        or "/" in content
         or "`" in content
         or any(w in content.lower() for w in ("this project", "this repo", "in this codebase"))
     )

@@ -173,18 +173,38 @@ def similar(a: str, b: str, threshold: float = 0.7) -> bool:
     return len(ta & tb) / len(ta | tb) >= threshold
 
 
+_CODE = re.compile(r"`([^`\n]+)`")
+_PATHISH = re.compile(r"[\w.-]*[/.][\w./-]*\w")
+
+
+def subject(sig: dict[str, Any]) -> tuple[str, frozenset[str], frozenset[str]]:
+    """What a signal is about: its file, the commands and paths it names, its tool tags.
+    Signals about different subjects are never one candidate, however alike their words
+    ("parse.py was edited 3 times" is not "views.py was edited 3 times")."""
+    source = sig.get("source") if isinstance(sig.get("source"), dict) else {}
+    assert isinstance(source, dict)
+    content = str(sig.get("content") or "")
+    named = set(_CODE.findall(content))
+    named |= {m for m in _PATHISH.findall(content) if not m.replace(".", "").isdigit()}
+    tags = frozenset(str(t) for t in sig.get("tags") or ())
+    return str(source.get("file") or ""), frozenset(named), tags
+
+
 def groups(
     signals: Sequence[dict[str, Any]], *, ttl_days: int = 14, now: _dt.datetime | None = None
 ) -> list[Group]:
-    """Group near-duplicates (same type, similar content) among signals still in view."""
+    """Group near-duplicates (same type and subject, similar content) among signals still in
+    view."""
     moment = now or _dt.datetime.now(_dt.UTC)
     out: list[Group] = []
     for sig in signals:
         if not _fresh(sig, ttl_days, moment):
             continue
         for g in out:
-            if g.first.get("type") == sig.get("type") and similar(
-                str(g.first.get("content")), str(sig.get("content"))
+            if (
+                g.first.get("type") == sig.get("type")
+                and subject(g.first) == subject(sig)
+                and similar(str(g.first.get("content")), str(sig.get("content")))
             ):
                 g.signals.append(sig)
                 break
