@@ -24,13 +24,31 @@ def _interactive() -> bool:
     help="project / global CLAUDE.md, or an improvement proposal.",
 )
 @click.option("--dismiss", "dismiss_id", help="Dismiss candidate ID.")
+@click.option("--dismiss-all", is_flag=True, help="Dismiss every candidate (the escape hatch).")
 def command(
-    list_only: bool, as_json: bool, apply_id: str | None, target: str | None, dismiss_id: str | None
+    list_only: bool,
+    as_json: bool,
+    apply_id: str | None,
+    target: str | None,
+    dismiss_id: str | None,
+    dismiss_all: bool,
 ) -> None:
     """Review captured signals one at a time, oldest first: add to project CLAUDE.md, to
     global CLAUDE.md, as an improvement proposal, or skip. Each answer is written at once
-    (CLAUDE.md is backed up first); stop any time and the rest stay for next time."""
+    (CLAUDE.md is backed up first); stop any time and the rest stay for next time.
+
+    Scripts and the Claude Code plugin's /reflect use it without a terminal: `--list --json`
+    (one candidate a line, oldest first), `--apply ID --to TARGET`, `--dismiss ID`,
+    `--dismiss-all`."""
     repo = open_repo(need_work_tree=False)
+    if dismiss_all:
+        cands, _ = reflect.candidates(repo)
+        for c in cands:
+            reflect.dismiss(repo, c.id)
+        output.emit_json({"dismissed": len(cands)}) if as_json else output.echo(
+            f"dismissed {len(cands)}"
+        )
+        return
     if apply_id:
         if not target:
             raise click.UsageError("--apply needs --to project|global|proposal")

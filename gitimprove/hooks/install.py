@@ -119,13 +119,10 @@ def _strip(settings: dict[str, Any]) -> dict[str, Any]:
     return settings
 
 
-def install_claude(
-    scope: str, work_tree: Path | None, python: str | None = None
-) -> tuple[Path, bool]:
-    path = settings_path(scope, work_tree)
-    before = _load(path)
-    settings = _strip(json.loads(json.dumps(before)))
-    hooks = settings.setdefault("hooks", {})
+def hooks_config(scope: str = "project", python: str | None = None) -> dict[str, Any]:
+    """The `hooks` object for a settings file of `scope` (and, in shell form, the plugin's
+    hooks/hooks.json): one group per event, in Claude Code's settings schema."""
+    hooks: dict[str, Any] = {}
     for event, extra in CLAUDE_HOOKS.items():
         entry: dict[str, Any] = {
             "type": "command",
@@ -135,7 +132,19 @@ def install_claude(
         group: dict[str, Any] = {"hooks": [entry]}
         if "matcher" in extra:
             group = {"matcher": extra["matcher"], **group}
-        hooks.setdefault(event, []).append(group)
+        hooks[event] = [group]
+    return hooks
+
+
+def install_claude(
+    scope: str, work_tree: Path | None, python: str | None = None
+) -> tuple[Path, bool]:
+    path = settings_path(scope, work_tree)
+    before = _load(path)
+    settings = _strip(json.loads(json.dumps(before)))
+    hooks = settings.setdefault("hooks", {})
+    for event, groups in hooks_config(scope, python).items():
+        hooks.setdefault(event, []).extend(groups)
     changed = settings != before
     if changed:
         atomic_write(path, json.dumps(settings, indent=2) + "\n")
