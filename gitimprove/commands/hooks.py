@@ -21,7 +21,9 @@ def _options(f: Callable[..., None]) -> Callable[..., None]:
         type=click.Choice(install.SCOPES),
         default="project",
         show_default=True,
-        help="Claude Code settings: project (.claude/settings.json), local (.claude/settings.local.json) or user (~/.claude/settings.json).",
+        help="Claude Code settings: project (.claude/settings.json, committed: shell form "
+        "`git improve hook <Event>` resolved through PATH), local (.claude/settings.local.json) "
+        "or user (~/.claude/settings.json): this machine's interpreter, absolute.",
     )(f)
     f = click.option("--claude", "claude", is_flag=True, help="Claude Code hooks.")(f)
     return click.option(
