@@ -350,3 +350,33 @@ def test_pi_hook_lines_pending_commits_segments_and_asi(tmp_repo: TmpRepo, tmp_p
 )
 def test_status_words_of_every_era(text: str, mapped: str) -> None:
     assert map_status(text) == mapped
+
+
+IMPORTER = """
+import sys
+from pathlib import Path
+from gitimprove.git.repo import open_repo
+from gitimprove.state.imports import import_file
+import_file(open_repo(sys.argv[1]), Path(sys.argv[2]))
+"""
+
+
+def test_concurrent_imports_of_one_file_keep_each_row_once(
+    tmp_repo: TmpRepo, tmp_path: Path
+) -> None:
+    """Four processes import the same pi log (rows on real commits and commit-less rows) at
+    once: every write is compare-and-swap, and a row two importers both kept shows once."""
+    import subprocess
+    import sys
+
+    a = tmp_repo.commit("a", {"f": "1"})
+    path = tmp_path / "autoresearch.jsonl"
+    path.write_text(PI_HOOKS.replace("{A}", a[:7]))
+    procs = [
+        subprocess.Popen([sys.executable, "-c", IMPORTER, str(tmp_repo.path), str(path)])
+        for _ in range(4)
+    ]
+    assert [p.wait(timeout=300) for p in procs] == [0] * 4
+    rows = _rows(tmp_repo)
+    assert len(rows) == 5 and len({r["import_id"] for r in rows}) == 5
+    assert import_file(tmp_repo.open(), path).already == 5

@@ -119,6 +119,7 @@ def imported_rows(repo: Any, tip: str | None = None) -> Iterator[dict[str, Any]]
     """Rows kept under imports/ on the memory branch (no commit, or their commit is gone)."""
     from gitimprove.git import memory
 
+    seen: set[str] = set()  # two imports racing may both have kept a row: show it once
     for _, data in memory.iter_entries(repo, "imports/", tip=tip):
         for line in data.decode("utf-8", errors="replace").splitlines():
             if not line.strip():
@@ -128,6 +129,11 @@ def imported_rows(repo: Any, tip: str | None = None) -> Iterator[dict[str, Any]]
             except ValueError:
                 continue
             if isinstance(obj, dict) and obj.get("v", 1) <= 1:
+                iid = obj.get("import_id")
+                if isinstance(iid, str):
+                    if iid in seen:
+                        continue
+                    seen.add(iid)
                 obj.pop("v", None)
                 if obj.get("commit"):
                     obj["gone"] = True
