@@ -110,3 +110,9 @@ def test_real_transcripts_lose_nothing() -> None:
                 blocks += 1
                 assert redact(text) == text, f"{path.name}: {text[:120]!r}"
     assert blocks > 700
+
+
+def test_a_source_location_is_no_credential() -> None:
+    trace = "(phoenix 1.8.3) lib/phoenix/token.ex:266: Phoenix.Token.get_endpoint_key_base/1"
+    assert redact(trace) == trace
+    assert redact("password: 1234:5678") == "password: [REDACTED:credential]"

@@ -93,6 +93,8 @@ def _assign_sub(m: re.Match[str]) -> str:
         "xxxx",
     ):
         return m.group(0)
+    if re.fullmatch(r"\d+(?::\d+)*:?", value) and re.search(r"\.[A-Za-z]{1,6}$", key):
+        return m.group(0)  # a source location in a stack trace: `lib/phoenix/token.ex:266:`
     if not any(c.isalnum() for c in value) or _REFERENCE.match(value):
         return m.group(0)  # a placeholder (`:...`), a reference (`env.API_KEY`, `$TOKEN`), a count
     env_style = key.isupper() and "=" in sep
