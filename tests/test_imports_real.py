@@ -380,3 +380,15 @@ def test_concurrent_imports_of_one_file_keep_each_row_once(
     rows = _rows(tmp_repo)
     assert len(rows) == 5 and len({r["import_id"] for r in rows}) == 5
     assert import_file(tmp_repo.open(), path).already == 5
+
+
+def test_show_lists_the_rows_imported_onto_a_commit(tmp_repo: TmpRepo, tmp_path: Path) -> None:
+    a = tmp_repo.commit("a", {"f": "1"})
+    path = tmp_path / "autoresearch.jsonl"
+    path.write_text(PI_HOOKS.replace("{A}", a[:7]))
+    import_file(tmp_repo.open(), path)
+    shown = tmp_repo.cli("show", a)
+    assert shown.returncode == 0, shown.stderr
+    assert "imported from autoresearch.jsonl:2: keep 1620 baseline" in shown.stdout
+    assert "imported from autoresearch.jsonl:6: crash - oom" in shown.stdout
+    assert "no experiment record" not in shown.stdout

@@ -29,8 +29,18 @@ def command(commit: str, as_json: bool) -> None:
     output.echo("")
     output.write(history.diff_stat(repo, info.id))
     output.echo("")
+    imported = experiments.imported_on(repo, info.id)
+    for row in imported:
+        source = row.state.get("source") if isinstance(row.state.get("source"), dict) else {}
+        assert isinstance(source, dict)
+        value = "-" if row.value is None else f"{row.value:g}"
+        output.echo(
+            f"imported from {source.get('file', '?')}:{source.get('line', '?')}: "
+            f"{row.status} {value} {row.description}".rstrip()
+        )
     if exp is None:
-        output.echo("no experiment record on this commit")
+        if not imported:
+            output.echo("no experiment record on this commit")
         return
     for key in sorted(exp.state):
         value = exp.state[key]

@@ -20,6 +20,7 @@ __all__ = [
     "all_import_records",
     "from_note",
     "get",
+    "imported_on",
     "record",
     "record_many",
     "records_of_note",
@@ -91,6 +92,12 @@ def all_experiments(repo: Repo, tip: str | None = None) -> list[Experiment]:
         if exp is not None:
             out.append(exp)
     return out
+
+
+def imported_on(repo: Repo, commit: str) -> list[Experiment]:
+    """The rows imported onto `commit` (results files name it), each a record of its own."""
+    data = notes.read_note(repo, commit)
+    return records_of_note(commit, data)[1] if data else []
 
 
 def all_import_records(repo: Repo, tip: str | None = None) -> list[Experiment]:
