@@ -3,7 +3,11 @@ time, refuses what it cannot honour, and `doctor --repair` removes phantoms of o
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -164,3 +168,132 @@ def test_doctor_repair_removes_phantom_runs(tmp_repo: TmpRepo) -> None:
     assert _runs(tmp_repo) == ["real"]
     assert tmp_repo.git("rev-parse", "--verify", "-q", "improve/ghost", check=False) == ""
     assert "[ok ] runs: no phantom runs" in tmp_repo.cli("doctor").stdout
+
+
+WAITING_BENCH = """import os, pathlib, time
+flag = os.environ.get("SLOW_METRIC_FLAG")
+if flag and pathlib.Path(flag).exists():
+    pathlib.Path(flag + ".running").write_text(str(os.getpid()))
+while flag and pathlib.Path(flag).exists():
+    time.sleep(0.05)
+print("METRIC score=" + pathlib.Path("src/value.txt").read_text().strip())
+"""
+
+
+def _slow_calibration(repo: TmpRepo, flag: Path, plan: dict[str, str] | None = None) -> None:
+    """The metric waits while `flag` exists, so the run is caught measuring its baseline,
+    before it has any ref."""
+    make_project(repo, plan or {"default": "set:90"}, guard=False)
+    repo.commit("a metric that waits for a flag", {"bench.py": WAITING_BENCH})
+    flag.write_text("hang")
+
+
+def _start(repo: TmpRepo, *args: str, env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "gitimprove", "run", *args],
+        cwd=repo.path,
+        env={**os.environ, **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _wait(path: Path) -> None:
+    deadline = time.monotonic() + 60
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.05)
+
+
+def test_stop_and_a_second_run_reach_a_run_measuring_its_baseline(
+    tmp_repo: TmpRepo, tmp_path: Path
+) -> None:
+    flag = tmp_path / "hang"
+    _slow_calibration(tmp_repo, flag)
+    env = {"SLOW_METRIC_FLAG": str(flag)}
+    p = _start(tmp_repo, "--run", "busy", "-n", "3", env=env)
+    try:
+        _wait(Path(str(flag) + ".running"))
+        assert improve_refs(tmp_repo) == []  # not a run yet: nothing recorded
+        # the same run again is refused with a message, not a crash
+        again = tmp_repo.cli("run", "--run", "busy", "-n", "1")
+        assert again.returncode == 1 and "already running" in again.stderr
+        # a plain run does not collide with it either: it is not resumable (no record yet)
+        # and a new name would be made; `stop` reaches the calibrating run
+        res = tmp_repo.cli("stop")
+        assert res.returncode == 0, res.stderr
+        assert "run busy will stop" in res.stdout
+        flag.unlink()
+        out, err = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 0, err
+    assert "stop requested" in out
+    assert [r["status"] for r in run_rows(tmp_repo, "busy")] == ["baseline"]
+
+
+def test_stop_prefers_the_live_run_over_a_phantom(tmp_repo: TmpRepo, tmp_path: Path) -> None:
+    flag = tmp_path / "hang"
+    _slow_calibration(tmp_repo, flag, {"1": "set:90", "default": "set:80"})
+    flag.unlink()
+    assert tmp_repo.cli("run", "--run", "real", "-n", "1").returncode == 0
+    head = tmp_repo.git("rev-parse", "HEAD")
+    tmp_repo.git("update-ref", "refs/improve/runs/ghost/base", head)
+    tmp_repo.git("update-ref", "refs/heads/improve/ghost", head)
+    flag.write_text("hang")
+    p = _start(
+        tmp_repo, "--run", "real", "--resume", "-n", "2", env={"SLOW_METRIC_FLAG": str(flag)}
+    )
+    try:
+        _wait(Path(str(flag) + ".running"))
+        res = tmp_repo.cli("stop")
+        assert res.returncode == 0 and "run real will stop" in res.stdout, res.stdout
+        flag.unlink()
+        p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    # and a plain run ignores the phantom: it starts a run of its own
+    res = tmp_repo.cli("run", "-n", "1")
+    assert res.returncode == 0 and "starting run" in res.stdout, res.stdout + res.stderr
+
+
+def test_resume_keeps_option_keys_it_does_not_know(tmp_repo: TmpRepo) -> None:
+    make_project(tmp_repo, {"default": "set:90"}, guard=False)
+    assert tmp_repo.cli("run", "--run", "h", "-n", "1").returncode == 0
+    base = run_rows(tmp_repo, "h")[0]
+    from gitimprove.state import experiments
+
+    options = {**base["options"], "zz_future": "keep"}
+    experiments.record(tmp_repo.open(), base["commit"], {"options": options}, op="update")
+    assert tmp_repo.cli("run", "--resume", "--run", "h", "-n", "1").returncode == 0
+    kept = run_rows(tmp_repo, "h")[0]["options"]
+    assert kept["zz_future"] == "keep" and kept["iterations"] == 2
+
+
+def test_a_branch_named_improve_is_refused_before_measuring(
+    tmp_repo: TmpRepo, tmp_path: Path
+) -> None:
+    markers = tmp_path / "m"
+    markers.mkdir()
+    make_project(tmp_repo, {"default": "set:90", "markers": str(markers)}, guard=False)
+    tmp_repo.git("branch", "improve")
+    res = tmp_repo.cli("run", "-n", "1")
+    assert res.returncode == 1 and "a branch named `improve` exists" in res.stderr
+    assert tmp_repo.git("notes", "--ref=improve", "list", check=False) == ""
+    tmp_repo.git("branch", "-D", "improve")
+    tmp_repo.git("branch", "improve/mine")
+    res = tmp_repo.cli("run", "--run", "mine", "-n", "1")
+    assert res.returncode == 1 and "improve/mine already exists" in res.stderr
+    assert not (markers / "calls.log").exists()
+
+
+def test_an_uncommitted_config_change_is_named(tmp_repo: TmpRepo) -> None:
+    make_project(tmp_repo, {"default": "set:90"}, guard=False)
+    cfg = tmp_repo.path / ".gitimprove.toml"
+    cfg.write_text(cfg.read_text().replace("iterations = 20", "iterations = 2"))
+    res = tmp_repo.cli("run", "-n", "1")
+    assert res.returncode == 0, res.stderr
+    assert "differs from the one committed" in res.stderr

@@ -5,7 +5,7 @@ import click
 from gitimprove import output
 from gitimprove.git.repo import open_repo
 from gitimprove.hooks import install
-from gitimprove.loop import runs
+from gitimprove.loop.repair import check_phantoms
 from gitimprove.state.doctor import run_checks
 
 
@@ -23,7 +23,7 @@ def command(repair: bool, as_json: bool) -> int:
     findings = run_checks(
         repo,
         repair=repair,
-        extra=[lambda r, fix: install.check_shims(r.work_tree, fix), runs.check_phantoms],
+        extra=[lambda r, fix: install.check_shims(r.work_tree, fix), check_phantoms],
     )
     for f in findings:
         if as_json:

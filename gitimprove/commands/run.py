@@ -14,14 +14,17 @@ def render(event: Event) -> None:
     if kind == "start":
         if event["resumed"]:
             goal = f"; goal: {event['goal']}" if event.get("goal") else ""
+            which = "the finished run" if event.get("reopened") else "the unfinished run"
             output.echo(
-                f"resuming the unfinished run {event['run']} (base {event['base'][:10]}, agent {event['agent']}, up to iteration {event['iterations']}{goal})"
+                f"resuming {which} {event['run']} (base {event['base'][:10]}, agent {event['agent']}, up to iteration {event['iterations']}{goal})"
             )
         else:
             output.echo(
                 f"starting run {event['run']} from {event['base'][:10]} with agent {event['agent']} ({event['iterations']} iterations)"
             )
 
+    elif kind == "warning":
+        output.warn(str(event.get("message")))
     elif kind == "noise":
         guard = event.get("guard") or {}
         if guard.get("status") == "pass":

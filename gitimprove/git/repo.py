@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -204,15 +205,23 @@ def cas_loop(
     keeps writers on other clones (sync) and plain git commands from losing records."""
     delay = 0.001
     deadline = time.monotonic() + seconds
+    last = ""
     with _maybe_lock(repo, lock):
         for _ in range(tries):
             try:
                 return attempt()
-            except RefMoved:
+            except RefMoved as exc:
+                last = str(exc)
                 if time.monotonic() > deadline:
                     break
                 time.sleep(delay * (0.5 + random.random()))
                 delay = min(delay * 1.6, 0.2)
+    stale = re.search(r"Unable to create '([^']+\.lock)': File exists", last)
+    if stale:
+        raise ConflictError(
+            f"could not update {what}: the lock file {stale.group(1)} has been there for {seconds:.0f}s",
+            hint="if no git command is running in this repository, remove that file and try again",
+        )
     raise ConflictError(
         f"could not update {what}: other writers kept moving it",
         hint="try again; if it persists, run `git improve doctor`",

@@ -24,8 +24,8 @@ from gitimprove.git.workspace import agent_workspace, checkout, hash_workspace, 
 from gitimprove.loop import program, scope
 from gitimprove.loop.context import Event, MetricFailed, RunContext
 from gitimprove.loop.history import History
-from gitimprove.loop.ledger import Note, record
-from gitimprove.loop.measure import harness, metric_block
+from gitimprove.loop.ledger import note_agent, record, start_note
+from gitimprove.loop.measure import metric_block
 from gitimprove.state.record import CRASHES
 from gitimprove.util.clock import utc_now
 
@@ -220,6 +220,41 @@ def measure_first(
         return Verdict(status, f"{status}: the metric {exc.run.error}", exc.run.tail[-1500:])
 
 
+@dataclass(frozen=True)
+class Guarded:
+    result: dict[str, Any]  # the guard block of the note
+    verdict: Verdict | None = None  # guard-fail: no rework left
+    rework: bool = False  # failed, and the agent gets another try with `tail`
+    tail: str = ""
+
+
+def guard_stage(
+    ctx: RunContext,
+    spec: AttemptSpec,
+    commit: str,
+    measured: Measured,
+    rework: int,
+    trail: list[dict[str, Any]],
+) -> Guarded:
+    """The guard in the candidate's measurement checkout. On failure the agent reworks in the
+    same workspace (the failed commit stays on the archive chain) up to `guard.rework` times."""
+    guard = ctx.guard(measured.path)
+    trail.append({k: v for k, v in guard.items() if k != "tail"})
+    block = {**guard, "history": list(trail)} if rework or guard["status"] == "fail" else guard
+    if guard["status"] != "fail":
+        return Guarded(block)
+    if rework < int(ctx.cfg.get("guard", "rework")):
+        with ctx.shared.lock:
+            archive.append(
+                ctx.repo,
+                [commit],
+                f"gitimprove: {ctx.name} iteration {spec.iteration} guard failed; reworking",
+            )
+        return Guarded(block, rework=True, tail=str(guard.get("tail", "")))
+    reason = f"guard failed (exit {guard.get('exit_code')}) after {rework} rework(s)"
+    return Guarded(block, verdict=Verdict("guard-fail", reason))
+
+
 def decide(
     ctx: RunContext, spec: AttemptSpec, measured: Measured, rework: int
 ) -> Decided | Verdict:
@@ -274,46 +309,13 @@ def decide(
 # --- the attempt, start to finish --------------------------------------------------------------
 
 
-def start_note(ctx: RunContext, spec: AttemptSpec) -> Note:
-    note: Note = {
-        "run": ctx.name,
-        "iteration": spec.iteration,
-        "candidate": spec.candidate,
-        "parent": spec.incumbent,
-        "escalation": spec.level,
-        "started": utc_now(),
-        "harness": {**harness(ctx.cfg), "sealed_tree": ctx.sealed_tree},
-    }
-    if spec.tournament:
-        note.update(family=spec.family, round=spec.iteration, stage="evaluated")
-    return note
-
-
-def note_agent(
-    note: Note,
-    spec: AttemptSpec,
-    ctx: RunContext,
-    result: agents.AgentResult,
-    rework: int,
-    cost: float,
-) -> None:
-    rec = result.record(ctx.agent.name, rework)
-    if cost:
-        rec["cost_usd"] = round(cost, 6)
-    note["agent"] = rec
-    for key in ("description", "hypothesis", "approach"):
-        value = getattr(result, key)
-        if value:
-            note[key] = value
-    if spec.tournament and result.approach and result.approach != spec.family:
-        note["family_ignored"] = True
-
-
 def run_attempt(ctx: RunContext, spec: AttemptSpec) -> Event | None:
     """One candidate, start to finish; None when the budget left cannot cover launching it."""
     note = start_note(ctx, spec)
-    guard_history: list[dict[str, Any]] = []
-    rework, rework_tail, cost = 0, None, 0.0
+    guard_trail: list[dict[str, Any]] = []  # every guard run of this attempt
+    rework: int = 0
+    rework_tail: str | None = None
+    cost = 0.0
     try:
         with prepare_workspace(ctx, spec) as ws:
             while True:
@@ -342,26 +344,14 @@ def run_attempt(ctx: RunContext, spec: AttemptSpec) -> Event | None:
                             metric_tail=measured.metric_tail,
                         )
                         return record(ctx, commit, note, keep=False)
-                    guard = ctx.guard(measured.path)
-                    guard_history.append({k: v for k, v in guard.items() if k != "tail"})
-                    if guard["status"] == "fail":
-                        if rework < int(ctx.cfg.get("guard", "rework")):
-                            rework += 1
-                            rework_tail = str(guard.get("tail", ""))
-                            with ctx.shared.lock:
-                                archive.append(
-                                    ctx.repo,
-                                    [commit],
-                                    f"gitimprove: {ctx.name} iteration {spec.iteration} guard failed; reworking",
-                                )
-                            continue
-                        note.update(
-                            status="guard-fail",
-                            guard={**guard, "history": guard_history},
-                            reason=f"guard failed (exit {guard.get('exit_code')}) after {rework} rework(s)",
-                        )
+                    guarded = guard_stage(ctx, spec, commit, measured, rework, guard_trail)
+                    if guarded.rework:
+                        rework, rework_tail = rework + 1, guarded.tail
+                        continue
+                    note["guard"] = guarded.result
+                    if guarded.verdict is not None:
+                        note.update(status=guarded.verdict.status, reason=guarded.verdict.reason)
                         return record(ctx, commit, note, keep=False)
-                    note["guard"] = {**guard, "history": guard_history} if rework else guard
                     decided = decide(ctx, spec, measured, rework)
                     if isinstance(decided, Verdict):
                         note.update(status=decided.status, reason=decided.reason)

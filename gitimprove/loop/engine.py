@@ -14,11 +14,12 @@ an attempt without a note is re-run under the same iteration number.
 from __future__ import annotations
 
 from gitimprove import agents
+from gitimprove.config import CONFIG_FILE
 from gitimprove.errors import GitImproveError
 from gitimprove.git import refs, trees
 from gitimprove.git.repo import Repo
-from gitimprove.git.workspace import remove_workspace, work_root
-from gitimprove.loop import control, runs, scope
+from gitimprove.git.workspace import remove_workspace, stale_workspaces, work_root
+from gitimprove.loop import baseline, control, runs, scope
 from gitimprove.loop.attempt import AttemptSpec, run_attempt
 from gitimprove.loop.context import Emit, Event, RoundBudget, RunContext, Shared
 from gitimprove.loop.decide import AdaptiveRule
@@ -86,12 +87,32 @@ def build_context(
 
 
 def remove_stale(repo: Repo, name: str) -> None:
-    """Workspaces and programs an interrupted process of this run left behind."""
+    """Workspaces and programs an interrupted process left behind: this run's, and any other
+    whose process is gone (a run killed while it measured its baseline)."""
     for stale in sorted(work_root(repo).glob(f"{name}-*")):
         if stale.is_dir():
             remove_workspace(stale)
         elif stale.name.endswith(".prompt.md"):
             stale.unlink(missing_ok=True)
+    for stale in stale_workspaces(repo):
+        remove_workspace(stale)
+
+
+def _uncommitted_config(repo: Repo, base: str) -> str | None:
+    """A warning when the work tree's .gitimprove.toml differs from the one the run reads."""
+    if repo.work_tree is None:
+        return None
+    try:
+        here = (repo.work_tree / CONFIG_FILE).read_bytes()
+    except OSError:
+        return None
+    committed = trees.read_path(repo, repo.commit(base).tree, CONFIG_FILE)
+    if committed is None or committed == here:
+        return None
+    return (
+        f"{CONFIG_FILE} in your work tree differs from the one committed at {base[:10]}; "
+        "the run uses the committed one (commit your changes to use them)"
+    )
 
 
 class Engine:
@@ -103,59 +124,77 @@ class Engine:
         self.emit = emit
 
     def run(self) -> RunSummary:
-        repo = self.repo
-        name, base, resuming = runs.choose(repo, self.opts)
-        with repo.lock(f"run-{name}", timeout=1):
-            if not resuming:
-                base = runs.head(repo)
-            # Validate everything before any ref is written: a run that cannot start leaves
-            # nothing behind (config and agent here, the guard and the metric below).
-            ctx = build_context(repo, name, base, self.opts, self.emit, resuming=resuming)
-            remove_stale(repo, name)
-            self.emit(
-                {
-                    "event": "start",
-                    "run": name,
-                    "base": base,
-                    "resumed": resuming,
-                    "agent": self.opts.agent or str(ctx.cfg.get("agent", "name")),
-                    "iterations": ctx.iterations,
-                    "goal": self.opts.goal,
-                }
-            )
+        from filelock import Timeout
+
+        for _ in range(5):
+            choice = runs.choose(self.repo, self.opts)
             try:
+                with self.repo.lock(f"run-{choice.name}", timeout=0):
+                    return self._run(choice)
+            except Timeout:
+                if not choice.automatic:  # a name made up here is simply made up again
+                    raise GitImproveError(
+                        f"run {choice.name!r} is already running in another process",
+                        hint=f"wait for it to finish, or stop it: git improve stop --run {choice.name}",
+                    ) from None
+        raise GitImproveError("could not find a free run name", hint="pass --run NAME")
+
+    def _run(self, choice: runs.Choice) -> RunSummary:
+        repo, name = self.repo, choice.name
+        base = choice.base or runs.head(repo)
+        # Validate everything before any ref is written: a run that cannot start leaves
+        # nothing behind (config and agent here, the guard and the metric below).
+        try:
+            ctx = build_context(repo, name, base, self.opts, self.emit, resuming=choice.resuming)
+        except GitImproveError as exc:
+            if choice.resuming:
+                exc.message = f"cannot resume run {name!r}: {exc.message}"
+            raise
+        remove_stale(repo, name)
+        self.emit(
+            {
+                "event": "start",
+                "run": name,
+                "base": base,
+                "resumed": choice.resuming,
+                "reopened": choice.reopen,
+                "agent": self.opts.agent or str(ctx.cfg.get("agent", "name")),
+                "iterations": ctx.iterations,
+                "goal": self.opts.goal,
+            }
+        )
+        uncommitted = _uncommitted_config(repo, base)
+        if uncommitted:
+            self.emit({"event": "warning", "run": name, "message": uncommitted})
+        try:
+            history = History.read(repo, name)
+            if history.baseline is None:
+                guard = baseline.check_guard(ctx)
+                cal = baseline.calibrate(ctx)
+                baseline.record_baseline(ctx, cal, guard, new_run=not choice.resuming)
                 history = History.read(repo, name)
-                if history.baseline is None:
-                    guard = runs.check_guard(ctx)
-                    cal = runs.calibrate(ctx)
-                    if not resuming:
-                        runs.start(repo, name, base)
+            else:
+                if choice.reopen:
                     runs.reopen(repo, name)
-                    runs.record_baseline(ctx, cal, guard)
-                    history = History.read(repo, name)
-                else:
-                    runs.reopen(repo, name)
-                    runs.update_options(ctx, history)
-                    rebuild_rule(ctx.rule, history)
-                reason = self.loop(ctx, history)
-            finally:
-                ctx.shared.close()
-            runs.mark_stopped(repo, name, base, reason)
-            summary = runs.summarize(
-                name, base, History.read(repo, name), reason, ctx.cfg.direction
-            )
-            self.emit(
-                {
-                    "event": "stop",
-                    "run": name,
-                    "reason": reason,
-                    "best": summary.best,
-                    "baseline": summary.baseline,
-                    "attempts": summary.attempts,
-                    "keeps": summary.keeps,
-                }
-            )
-            return summary
+                runs.update_options(ctx, history)
+                rebuild_rule(ctx.rule, history)
+            reason = self.loop(ctx, history)
+        finally:
+            ctx.shared.close()
+        runs.mark_stopped(repo, name, base, reason)
+        summary = runs.summarize(name, base, History.read(repo, name), reason, ctx.cfg.direction)
+        self.emit(
+            {
+                "event": "stop",
+                "run": name,
+                "reason": reason,
+                "best": summary.best,
+                "baseline": summary.baseline,
+                "attempts": summary.attempts,
+                "keeps": summary.keeps,
+            }
+        )
+        return summary
 
     def loop(self, ctx: RunContext, history: History) -> str:
         """Round after round until a stop condition holds; returns the stop reason."""

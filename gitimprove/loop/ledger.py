@@ -7,27 +7,41 @@ final lines with the move to its winner. Both are compare-and-swap with retries 
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from gitimprove.git import archive, notes, refs
 from gitimprove.git.repo import cas_loop, update_refs
 from gitimprove.loop.context import Event, RunContext
+from gitimprove.loop.measure import harness
 from gitimprove.state.record import Experiment
 from gitimprove.state.records import make_line
 from gitimprove.util.clock import utc_now
 from gitimprove.util.failpoint import failpoint
 
+if TYPE_CHECKING:
+    from gitimprove.agents import AgentResult
+    from gitimprove.loop.attempt import AttemptSpec
+
 Note = dict[str, Any]  # the fields of the note being written (DESIGN §4)
 
 
-def record(ctx: RunContext, commit: str, note: Note, *, keep: bool) -> Event:
-    """Note, archive link and (for a keep) the branch move: one transaction, all or nothing."""
+def record(
+    ctx: RunContext,
+    commit: str,
+    note: Note,
+    *,
+    keep: bool,
+    also: Sequence[tuple[str, str | None, str | None]] = (),
+) -> Event:
+    """Note, archive link and (for a keep) the branch move: one transaction, all or nothing.
+    `also` adds ref moves to the same transaction (a new run's markers, with its baseline)."""
     repo = ctx.repo
     note["finished"] = utc_now()
     view = Experiment(commit, note)
     if view.family_ignored:
         note["reason"] = (
-            f"{view.reason} (asked for a {view.family} change; the agent reported {view.approach})"
+            f"{view.reason} (asked for a change of the {view.family} family; the agent reported {view.approach})"
         )
     line = make_line("create", note)
     iteration = view.iteration
@@ -48,7 +62,7 @@ def record(ctx: RunContext, commit: str, note: Note, *, keep: bool) -> Event:
         updates = [(refs.NOTES, new_notes, notes_tip), (refs.ARCHIVE, new_arch, arch_tip)]
         if keep:
             updates.append((refs.run_branch(ctx.name), commit, view.parent))
-        update_refs(repo, updates, f"gitimprove: {ctx.name} iteration {iteration}")
+        update_refs(repo, [*updates, *also], f"gitimprove: {ctx.name} iteration {iteration}")
 
     with ctx.shared.lock:
         cas_loop(repo, attempt, what="the run's records", lock="notes")
@@ -96,3 +110,39 @@ def commit_round(
             cas_loop(ctx.repo, attempt, what="the round's records", lock="notes")
         if winner is not None:
             ctx.rule.window, ctx.rule.last_base = [], None
+
+
+def start_note(ctx: RunContext, spec: AttemptSpec) -> Note:
+    """The note of an attempt as it starts: where it stands in the run and what measures it."""
+    note: Note = {
+        "run": ctx.name,
+        "iteration": spec.iteration,
+        "candidate": spec.candidate,
+        "parent": spec.incumbent,
+        "escalation": spec.level,
+        "started": utc_now(),
+        "harness": {**harness(ctx.cfg), "sealed_tree": ctx.sealed_tree},
+    }
+    if spec.tournament:
+        note.update(family=spec.family, round=spec.iteration, stage="evaluated")
+    return note
+
+
+def note_agent(
+    note: Note,
+    spec: AttemptSpec,
+    ctx: RunContext,
+    result: AgentResult,
+    rework: int,
+    cost: float,
+) -> None:
+    rec = result.record(ctx.agent.name, rework)
+    if cost:
+        rec["cost_usd"] = round(cost, 6)
+    note["agent"] = rec
+    for key in ("description", "hypothesis", "approach"):
+        value = getattr(result, key)
+        if value:
+            note[key] = value
+    if spec.tournament and result.approach and result.approach != spec.family:
+        note["family_ignored"] = True

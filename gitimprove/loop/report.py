@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from gitimprove.errors import GitImproveError
 from gitimprove.git.repo import Repo
-from gitimprove.loop.runs import list_runs
+from gitimprove.loop.runs import latest_run, list_runs
 from gitimprove.state import experiments
 from gitimprove.state.record import Experiment
 
@@ -41,12 +41,7 @@ def run_report(repo: Repo, run: str | None = None) -> RunReport:
     if not runs:
         raise GitImproveError("no run yet", hint="start one with `git improve run`")
     if run is None:
-        latest: dict[str, str] = {}
-        for exp in experiments.all_experiments(repo):
-            name = exp.run
-            if name is not None and name in runs:
-                latest[name] = max(latest.get(name, ""), exp.ts)
-        run = max(latest, key=lambda k: latest[k]) if latest else sorted(runs)[-1]
+        run = latest_run(repo) or sorted(runs)[-1]
     if run not in runs:
         raise GitImproveError(f"there is no run {run!r}", hint="runs: " + ", ".join(sorted(runs)))
     rows = experiments.run_experiments(repo, run)

@@ -10,7 +10,8 @@ hooks can use it without importing pygit2.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from gitimprove.state.records import KEPT
@@ -136,38 +137,40 @@ class AgentRun:
         )
 
 
+@dataclass(frozen=True, slots=True, eq=False)
 class Experiment:
-    """One experiment's folded state, typed. `state` holds every folded field as stored.
+    """One experiment's folded state, typed and immutable. `state` holds every folded field
+    as stored (read-only), unknown ones included.
 
-    Construction is free (views build ten thousand of these per `log`); each typed attribute
+    Construction is cheap (views build ten thousand of these per `log`); each typed attribute
     is parsed from `state` when it is read, so a field that is absent or of the wrong type
     reads as its default rather than raising.
     """
 
-    __slots__ = ("commit", "raw", "state")
+    commit: str
+    state: Mapping[str, Any] = field(default_factory=dict)
+    raw: tuple[str, ...] = ()
 
-    def __init__(
-        self, commit: str, state: Mapping[str, Any] | None = None, raw: Iterable[str] = ()
-    ):
-        self.commit = commit
-        self.state: Mapping[str, Any] = state if state is not None else {}
-        self.raw: tuple[str, ...] = tuple(raw)
+    def __post_init__(self) -> None:
+        if not isinstance(self.state, MappingProxyType):
+            object.__setattr__(self, "state", MappingProxyType(self.state))
+        if not isinstance(self.raw, tuple):
+            object.__setattr__(self, "raw", tuple(self.raw))
 
     def __repr__(self) -> str:
         return f"Experiment({self.commit[:10]}, {self.status}, iteration {self.iteration})"
 
     @classmethod
     def parse(cls, commit: str, state: Mapping[str, Any], raw: Iterable[str] = ()) -> Experiment:
-        return cls(commit, state, raw)
+        return cls(commit, state, tuple(raw))
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Experiment:
         """From a view row (`{"commit": …, **state}`, plus `raw` when a line was unreadable)."""
         state = {k: v for k, v in row.items() if k not in ("commit", "raw")}
         raw = row.get("raw")
-        return cls(
-            str(row.get("commit") or ""), state, raw if isinstance(raw, list | tuple) else ()
-        )
+        lines = tuple(str(x) for x in raw) if isinstance(raw, list | tuple) else ()
+        return cls(str(row.get("commit") or ""), state, lines)
 
     def to_row(self) -> dict[str, Any]:
         """Every stored field, unknown ones included: what `log --format jsonl` prints."""

@@ -18,7 +18,7 @@ candidate = os.environ.get("GITIMPROVE_CANDIDATE", "0")
 action = plan.get(f"{iteration}.{candidate}") or plan.get(iteration) or plan.get("default", "noop")
 prompt = pathlib.Path(os.environ["GITIMPROVE_PROMPT_FILE"]).read_text()
 reworking = "## Rework" in prompt
-markers = pathlib.Path(plan.get("markers", "/nonexistent"))
+markers = pathlib.Path(plan["markers"]) if plan.get("markers") else None
 value = pathlib.Path("src/value.txt")
 kind, _, arg = action.partition(":")
 
@@ -27,7 +27,7 @@ def git(*args):
     subprocess.run(["git", *args], check=False, capture_output=True)
 
 
-if markers.is_dir():
+if markers is not None and markers.is_dir():
     (markers / f"agent-{iteration}.{candidate}").write_text(str(os.getpid()))
     (markers / f"prompt-{iteration}.{candidate}.md").write_text(prompt)
     with open(markers / "calls.log", "a") as log:

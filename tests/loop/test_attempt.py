@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from gitimprove.git import refs, trees
-from gitimprove.loop import runs
+from gitimprove.loop import baseline, runs
 from gitimprove.loop.attempt import (
     AttemptSpec,
     Decided,
@@ -43,9 +43,8 @@ def started(tmp_repo: TmpRepo, plan: dict[str, str], *, guard: bool = False) -> 
     opts = runs.RunOptions(run="stages")
     base = runs.head(repo)
     ctx = build_context(repo, "stages", base, opts, events.append)
-    cal = runs.calibrate(ctx)
-    runs.start(repo, "stages", base)
-    runs.record_baseline(ctx, cal, runs.check_guard(ctx))
+    cal = baseline.calibrate(ctx)
+    baseline.record_baseline(ctx, cal, baseline.check_guard(ctx), new_run=True)
     assert [e["event"] for e in events] == ["noise"]
     return ctx
 

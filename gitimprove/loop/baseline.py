@@ -1,0 +1,109 @@
+"""A run's baseline: the guard once on unchanged code, the noise learned from repeated runs,
+and the run's first record (DESIGN §7, NOISE.md calibration)."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+from gitimprove.errors import GitImproveError
+from gitimprove.loop import runs
+from gitimprove.loop.context import MetricFailed, RunContext
+from gitimprove.loop.ledger import record
+from gitimprove.loop.measure import harness, metric_block
+from gitimprove.util.clock import utc_now
+
+
+@dataclass(frozen=True)
+class Calibration:
+    samples: list[float]
+    message: str  # the noise floor, in words
+    started: str
+
+
+def check_guard(ctx: RunContext) -> dict[str, Any]:
+    """Run the guard once on the run's base: a guard that fails on unchanged code (or does not
+    exist) would fail every candidate, so the run does not start."""
+    if not ctx.cfg.guard_command.strip():
+        return {"status": "skipped"}
+    result = ctx.guard(ctx.incumbent_path(ctx.base), keep_tail=True)
+    if result["status"] != "pass":
+        code = result.get("exit_code")
+        why = "timed out" if code is None else f"exited with {code}"
+        raise GitImproveError(
+            f"the guard fails on the run's base {ctx.base[:10]} ({why}), so it would fail every candidate:\n"
+            + str(result.get("tail") or "(no output)"),
+            hint="fix [guard] command so it passes on the unchanged code, then run again",
+        )
+    return result
+
+
+def calibrate(ctx: RunContext) -> Calibration:
+    """Repeated runs of the unchanged base teach the rule the noise; nothing is written."""
+    path = ctx.incumbent_path(ctx.base)
+    started = utc_now()
+    try:
+        raw = ctx.rule.calibrate(lambda: ctx.metric(path))
+    except MetricFailed as exc:
+        raise GitImproveError(
+            f"the metric fails on the run's base {ctx.base[:10]}: {exc.run.error}\n{exc.run.tail}",
+            hint="fix [metric] command so it prints a number on the unchanged code",
+        ) from None
+    pct = ctx.rule.noise_pct()
+    sigma, _ = ctx.rule.sigma()
+    if sigma == 0:
+        floor = "noise: none (the metric repeated exactly); each candidate is decided after one run"
+    elif pct is not None:
+        floor = f"noise ≈ {pct:.2g}% per run; improvements of about {1.1 * pct:.2g}% and larger can be confirmed"
+    else:
+        floor = f"noise ≈ {sigma:.3g} per run (metric units)"
+    return Calibration(raw, floor, started)
+
+
+def record_baseline(
+    ctx: RunContext, cal: Calibration, guard: dict[str, Any], *, new_run: bool
+) -> None:
+    """The run's first record. The baseline is a commit of its own (the base's tree, the base
+    as parent), so a second run from the same base, or init's baseline, keeps its own record.
+    A new run's markers land in the same transaction: a run exists once it has a record."""
+    raw = cal.samples
+    note = {
+        "run": ctx.name,
+        "iteration": 0,
+        "candidate": 0,
+        "status": "baseline",
+        "description": "baseline",
+        "reason": f"baseline: median of {len(raw)} runs; {cal.message}",
+        "metric": metric_block(ctx.cfg, raw),
+        "tree": ctx.base_tree,
+        "harness": {**harness(ctx.cfg), "sealed_tree": ctx.sealed_tree},
+        "options": runs.options_record(ctx.opts, ctx.iterations),
+        "started": cal.started,
+        "finished": utc_now(),
+    }
+    if guard.get("status") != "skipped":
+        note["guard"] = {k: v for k, v in guard.items() if k != "tail"}
+    with ctx.shared.lock:
+        baseline = ctx.repo.create_commit(
+            ctx.repo.raw[ctx.base_tree].id,
+            f"experiment(baseline): run {ctx.name}\n\nRun: {ctx.name}\nIteration: 0\n",
+            [ctx.base],
+        )
+    record(
+        ctx,
+        baseline,
+        note,
+        keep=False,
+        also=runs.start_refs(ctx.name, ctx.base) if new_run else (),
+    )
+    ctx.emit(
+        {
+            "event": "noise",
+            "run": ctx.name,
+            "baseline": statistics.median(raw),
+            "samples": raw,
+            "message": cal.message,
+            "guard": guard,
+        }
+    )
