@@ -25,7 +25,7 @@ def check_run_name(run: str) -> str:
     if not _RUN_NAME.match(run) or run.endswith(".lock") or ".." in run:
         raise GitImproveError(
             f"{run!r} is not a usable run name",
-            hint="use letters, digits, '.', '_' or '-', starting with a letter or digit",
+            hint="use up to 64 letters, digits, '.', '_' or '-', starting with a letter or digit",
         )
     if run in RESERVED_RUNS:
         raise GitImproveError(f"{run!r} is reserved", hint="choose another run name")
