@@ -64,7 +64,9 @@ def report(rows: Sequence[tuple[str, float, float, float, str]], width: int = 40
     return over
 
 
-def loop_project(repo: Path, agent_code: str, loop_config: str = "") -> None:
+def loop_project(
+    repo: Path, agent_code: str, loop_config: str = "", agent_config: str = ""
+) -> None:
     """A committed repository whose metric prints src/n.txt and whose agent is `agent_code`."""
     py = sys.executable
     (repo / "src").mkdir(parents=True)
@@ -75,7 +77,7 @@ def loop_project(repo: Path, agent_code: str, loop_config: str = "") -> None:
         f'[metric]\ncommand = "{py} metric.py"\ndirection = "higher"\n'
         f'[scope]\nmutable = ["src/**"]\nsealed = ["metric.py", "agent.py"]\n'
         f"{loop_config}"
-        f'[agent]\nname = "command"\ncommand = "{py} {repo / "agent.py"}"\n'
+        f'[agent]\nname = "command"\ncommand = "{py} {repo / "agent.py"}"\n{agent_config}'
     )
     for args in (
         ["init", "-q"],

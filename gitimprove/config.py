@@ -212,6 +212,7 @@ SCHEMA: dict[str, dict[str, tuple[Check, object]]] = {
         "name": (_choice("claude", "codex", "aider", "command", "scripted"), "claude"),
         "command": (_str, ""),
         "timeout": (_duration, 1800.0),
+        "sandbox": (_choice("auto", "bwrap", "none"), "auto"),
     },
     "memory": {
         "max_lines": (_int(20, 100000), 200),
@@ -420,6 +421,8 @@ def render_new(
     a = tomlkit.table()
     a.add("name", agent)
     a["name"].comment("claude | codex | aider | command | scripted")
+    a.add("sandbox", "auto")
+    a["sandbox"].comment("auto | bwrap | none: run agents in bubblewrap (docs/integrity.md)")
     doc.add("agent", a)
     text = tomlkit.dumps(doc)
     validate(tomllib.loads(text))  # what we write must load

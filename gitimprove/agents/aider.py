@@ -55,6 +55,7 @@ def build_argv(executable: str, task: AgentTask) -> list[str]:
 class AiderAgent(ExecutableAgent):
     name = "aider"
     default_executable = "aider"
+    state = ("~/.aider", "~/.aider.chat.history.md", "~/.aider.input.history")
     install_hint = "pip install aider-chat, or choose another agent"
     program_on_stdin = False  # aider reads it from --message-file
 

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from gitimprove.errors import GitImproveError
 from gitimprove.util import proc
+
+if TYPE_CHECKING:
+    from gitimprove.agents.sandbox import Sandbox
 
 FAMILIES = (
     "architecture",
@@ -36,6 +39,8 @@ class AgentTask:
     sealed: tuple[str, ...] = ()
     mutable: tuple[str, ...] = ()
     commands: tuple[str, ...] = ()  # shell commands the agent may run unasked (the guard's)
+    token: dict[str, str] = field(default_factory=dict)  # the attempt's process token (env)
+    sandbox: Sandbox | None = None  # how the agent's processes are started
 
 
 @dataclass
@@ -100,6 +105,7 @@ def child_env(
         env["GITIMPROVE_FAMILY"] = task.family
     if extra:
         env.update(extra)
+    env.update(task.token)
     return env
 
 
@@ -161,7 +167,20 @@ def run_process(
     *,
     shell: bool = False,
     input: str | None = None,
+    state: Sequence[str] = (),
 ) -> tuple[proc.Result, AgentResult]:
+    """Run the agent's command in the workspace (in the sandbox, when one is in force).
+
+    `state` names the files and folders of the user's home the agent must be able to write
+    (its own settings and session files); everything else is read-only in the sandbox."""
+    if task.sandbox is not None:
+        argv, shell = task.sandbox.wrap(
+            argv,
+            shell=shell,
+            workdir=workdir,
+            readable=[task.prompt_file],
+            writable=[Path(p).expanduser() for p in state],
+        )
     res = proc.run(
         argv, cwd=workdir, timeout=timeout, shell=shell, env=child_env(task, workdir), input=input
     )
@@ -181,6 +200,7 @@ class ExecutableAgent:
     default_executable = ""
     install_hint = ""
     program_on_stdin = True
+    state: tuple[str, ...] = ()  # home files the agent writes (writable in the sandbox)
 
     def __init__(self, command: str = "") -> None:
         import shlex
@@ -199,6 +219,8 @@ class ExecutableAgent:
 
     def run(self, task: AgentTask, workdir: Path, timeout: float) -> AgentResult:
         program = task.prompt_file.read_text(encoding="utf-8") if self.program_on_stdin else None
-        res, out = run_process(self.argv(task, workdir), task, workdir, timeout, input=program)
+        res, out = run_process(
+            self.argv(task, workdir), task, workdir, timeout, input=program, state=self.state
+        )
         self.parse(res.stdout, out)
         return out

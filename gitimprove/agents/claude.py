@@ -126,6 +126,7 @@ def parse_output(stdout: str, out: AgentResult) -> None:
 class ClaudeAgent(ExecutableAgent):
     name = "claude"
     default_executable = "claude"
+    state = ("~/.claude", "~/.claude.json", "~/.config/claude")
     install_hint = (
         "install Claude Code (npm install -g @anthropic-ai/claude-code) or choose another agent"
     )

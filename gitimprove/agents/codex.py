@@ -69,6 +69,7 @@ def parse_events(stdout: str, out: AgentResult) -> None:
 class CodexAgent(ExecutableAgent):
     name = "codex"
     default_executable = "codex"
+    state = ("~/.codex",)
     install_hint = "install the Codex CLI (npm install -g @openai/codex) or choose another agent"
 
     def argv(self, task: AgentTask, workdir: Path) -> list[str]:

@@ -22,7 +22,10 @@ def render(event: Event) -> None:
             output.echo(
                 f"starting run {event['run']} from {event['base'][:10]} with agent {event['agent']} ({event['iterations']} iterations)"
             )
-
+        if event.get("sandbox_message"):
+            output.echo(str(event["sandbox_message"]))
+        if event.get("killed"):
+            output.echo(f"killed {len(event['killed'])} process(es) an interrupted run left behind")
     elif kind == "warning":
         output.warn(str(event.get("message")))
     elif kind == "noise":

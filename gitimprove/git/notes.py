@@ -117,6 +117,24 @@ def build_commit(
     return repo.create_commit(new_tree, message + "\n", [tip] if tip else []), written
 
 
+def revert_notes(
+    repo: Repo, tip: str, old: str | None, commits: Sequence[str], message: str
+) -> str:
+    """A new notes commit on `tip` in which the notes of `commits` are as they were at `old`:
+    a forged note removed, a rewritten one restored. Other notes are untouched."""
+    tree, old_tree = _notes_tree(repo, tip), _notes_tree(repo, old)
+    changes: dict[str, pygit2.Oid | None] = {}
+    for commit in commits:
+        path, _ = _locate(repo, tree, commit)
+        if path is not None:
+            changes[path] = None
+        _, data = _locate(repo, old_tree, commit)
+        if data:
+            changes[f"{commit[:2]}/{commit[2:]}"] = repo.write_blob(data)
+    new_tree = put_paths(repo, tree, changes)
+    return repo.create_commit(new_tree, message + "\n", [tip])
+
+
 def append_lines(
     repo: Repo,
     lines_by_commit: Mapping[str, Sequence[str]],

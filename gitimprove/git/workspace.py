@@ -1,122 +1,39 @@
-"""Measurement checkouts: a commit's tree written out under `<git-common-dir>/improve/work/`.
+"""Agent workspaces: a throwaway clone per attempt, and the tree hashed from its files.
 
-The files are written from the object database directly, so no index, no worktree admin
-entry and no ref of the user's repository is involved; the folder goes away when the context
-exits, also on error. A `<name>.pid` file beside it lets `doctor` find ones left by a killed
-process.
+The clone borrows the repository's objects (`git clone --shared`) and has no remote, so
+whatever the agent's own git does stays in it. Its path has a random suffix: a resumed attempt
+never reuses a folder a survivor of the old run might still hold open. `hash_workspace` reads
+the files with a git directory of its own, so a deleted `.git`, a corrupt config or a
+rewritten index in the clone changes nothing about what is hashed.
 """
 
 from __future__ import annotations
 
 import os
 import secrets
-import shutil
+import tempfile
+import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pygit2
 
+from gitimprove.errors import GitImproveError
+from gitimprove.git.checkout import EXEC, LINK, remove_workspace, work_root
 from gitimprove.git.repo import Repo
+from gitimprove.util import proc
 
-LINK = pygit2.enums.FileMode.LINK
-EXEC = pygit2.enums.FileMode.BLOB_EXECUTABLE
-
-
-def work_root(repo: Repo) -> Path:
-    root = repo.improve_dir / "work"
-    root.mkdir(parents=True, exist_ok=True)
-    return root
-
-
-def materialize(repo: Repo, tree: pygit2.Tree, dest: Path) -> None:
-    dest.mkdir(parents=True, exist_ok=True)
-    for entry in tree:
-        path = dest / (entry.name or "")
-        if entry.type_str == "tree":
-            sub = repo.raw[entry.id]
-            assert isinstance(sub, pygit2.Tree)
-            materialize(repo, sub, path)
-        elif entry.type_str == "blob":
-            blob = repo.raw[entry.id]
-            assert isinstance(blob, pygit2.Blob)
-            if entry.filemode == LINK:
-                os.symlink(blob.data.decode("utf-8", errors="surrogateescape"), path)
-            else:
-                path.write_bytes(blob.data)
-                if entry.filemode == EXEC:
-                    path.chmod(0o755)
-        else:  # a submodule: an empty folder, as a fresh clone has
-            path.mkdir(exist_ok=True)
-
-
-@contextmanager
-def checkout(repo: Repo, commit: str, purpose: str = "measure") -> Iterator[Path]:
-    obj = repo.raw[commit]
-    assert isinstance(obj, pygit2.Commit)
-    root = work_root(repo)
-    name = f"{purpose}-{commit[:8]}-{secrets.token_hex(3)}"
-    path = root / name
-    pid_file = root / f"{name}.pid"
-    pid_file.write_text(f"{os.getpid()}\n", encoding="utf-8")
-    try:
-        materialize(repo, obj.tree, path)
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-        try:
-            pid_file.unlink()
-        except FileNotFoundError:
-            pass
-
-
-def stale_workspaces(repo: Repo) -> list[Path]:
-    """Workspaces whose owning process is gone."""
-    root = repo.common_dir / "improve" / "work"
-    if not root.is_dir():
-        return []
-    stale = []
-    for entry in sorted(root.iterdir()):
-        if entry.suffix == ".pid" or not entry.is_dir():
-            continue
-        pid_file = root / f"{entry.name}.pid"
-        alive = False
-        try:
-            pid = int(pid_file.read_text(encoding="utf-8").strip())
-            os.kill(pid, 0)
-            alive = True
-        except (OSError, ValueError):
-            alive = False
-        if not alive:
-            stale.append(entry)
-    return stale
-
-
-def remove_workspace(path: Path) -> None:
-    shutil.rmtree(path, ignore_errors=True)
-    pid_file = path.parent / f"{path.name}.pid"
-    try:
-        pid_file.unlink()
-    except FileNotFoundError:
-        pass
-
-
-# --- agent workspaces -------------------------------------------------------------------------
+__all__ = ["Hashed", "agent_workspace", "hash_workspace", "refused_name"]
 
 
 @contextmanager
 def agent_workspace(repo: Repo, commit: str, name: str) -> Iterator[Path]:
-    """A throwaway local clone at `commit` that borrows the repository's objects.
-
-    Whatever the agent runs there (commit, stash, reset, notes, gc) stays in the clone."""
-    from gitimprove.errors import GitImproveError
-    from gitimprove.util import proc
-
+    """A throwaway local clone at `commit` with no remote, under `<name>-<random>`."""
     root = work_root(repo)
-    path = root / name
-    pid_file = root / f"{name}.pid"
-    if path.exists():
-        remove_workspace(path)
+    path = root / f"{name}-{secrets.token_hex(4)}"
+    pid_file = root / f"{path.name}.pid"
     pid_file.write_text(f"{os.getpid()}\n", encoding="utf-8")
     try:
         res = proc.git(
@@ -124,6 +41,7 @@ def agent_workspace(repo: Repo, commit: str, name: str) -> Iterator[Path]:
         )
         if not res.ok:
             raise GitImproveError(f"could not create the workspace {path}: {res.stderr.strip()}")
+        _forget_origin(path / ".git" / "config")
         res = proc.git(
             ["-c", "advice.detachedHead=false", "checkout", "-q", "--detach", commit], cwd=path
         )
@@ -136,57 +54,142 @@ def agent_workspace(repo: Repo, commit: str, name: str) -> Iterator[Path]:
         remove_workspace(path)
 
 
-def hash_workspace(repo: Repo, path: Path) -> str:
-    """Hash the workspace's files (not ignored ones) into a tree in the repository.
+def _forget_origin(config: Path) -> None:
+    """Drop the clone's remote (and the branch that tracks it): no way back to the repository.
 
-    The clone's index and refs are never read: the file list comes from a fresh, empty
-    index, and every blob is written from disk into the main object database."""
-    import tempfile
+    The file is the one `git clone` just wrote, so removing its sections by hand is safe."""
+    kept, skip = [], False
+    for line in config.read_text(encoding="utf-8").splitlines(keepends=True):
+        if line.lstrip().startswith("["):
+            skip = line.lstrip().startswith(('[remote "', '[branch "'))
+        if not skip:
+            kept.append(line)
+    config.write_text("".join(kept), encoding="utf-8")
 
-    from gitimprove.errors import GitImproveError
-    from gitimprove.util import proc
 
+# Code points HFS+ ignores in names (git's is_hfs_dotgit), so ".g\u200cit" is ".git" there.
+_HFS_IGNORED = {
+    0x200C,
+    0x200D,
+    0x200E,
+    0x200F,
+    0xFEFF,
+    *range(0x202A, 0x202F),
+    *range(0x206A, 0x2070),
+}
+
+
+def refused_name(component: str) -> bool:
+    """True for a path component git refuses to commit: `.git` in any case or disguise
+    (HFS ignorable characters, NTFS short name `GIT~1`, trailing dots or spaces, a stream
+    suffix), or a backslash."""
+    if "\\" in component:
+        return True
+    name = "".join(c for c in component if ord(c) not in _HFS_IGNORED)
+    name = unicodedata.normalize("NFC", name).casefold().split(":", 1)[0].rstrip(" .")
+    return name in (".git", "git~1")
+
+
+@dataclass(frozen=True)
+class Hashed:
+    """The workspace's tree, and what had to be left out of it (with why)."""
+
+    tree: str
+    refused: list[str] = field(default_factory=list)  # names git refuses, nested repositories
+    escaping: list[str] = field(default_factory=list)  # "link -> target" leaving the workspace
+
+
+def _list_files(path: Path) -> list[bytes]:
+    """Files that are not ignored, listed with a git directory of our own (never the clone's)."""
     with tempfile.TemporaryDirectory() as tmp:
-        env = proc.clean_env({"GIT_INDEX_FILE": os.path.join(tmp, "index")})
+        gitdir = Path(tmp) / "git"
+        for sub in ("objects", "refs"):
+            (gitdir / sub).mkdir(parents=True)
+        (gitdir / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
+        env = proc.clean_env(
+            {
+                "GIT_DIR": str(gitdir),
+                "GIT_WORK_TREE": str(path),
+                "GIT_INDEX_FILE": str(Path(tmp) / "index"),
+            },
+        )
         res = proc.run(
-            [
-                "git",
-                "-c",
-                "core.fsmonitor=false",
-                "-c",
-                "core.hooksPath=/dev/null",
-                "ls-files",
-                "-z",
-                "--others",
-                "--exclude-standard",
-            ],
+            ["git", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
+             "ls-files", "-z", "--others", "--exclude-standard"],
             cwd=path,
             env=env,
             timeout=120,
-        )
+        )  # fmt: skip
     if not res.ok:
         raise GitImproveError(f"could not list the workspace's files: {res.stderr.strip()}")
-    files: dict[str, pygit2.Oid | None] = {}
+    return [p for p in res.raw.split(b"\0") if p]
+
+
+def _escapes(root: Path, full: Path) -> str | None:
+    """Why the link at `full` leaves the workspace, or None when it stays inside."""
+    target = os.readlink(full)
+    if os.path.isabs(target):
+        return "an absolute path"
+    real = Path(os.path.realpath(full))
+    if real != root and root not in real.parents:
+        return "outside the workspace"
+    if (root / ".git") == real or (root / ".git") in real.parents:
+        return "into the workspace's .git"
+    return None
+
+
+def hash_workspace(repo: Repo, path: Path) -> Hashed:
+    """Hash the workspace's files (not ignored ones) into a tree in the repository.
+
+    Never fails because of what the agent did: a name git refuses, a nested repository or a
+    link leaving the workspace is left out of the tree and named in the result."""
+    files: dict[str, pygit2.Oid] = {}
     modes: dict[str, int] = {}
-    for rel in res.stdout.split("\0"):
-        if not rel or rel.endswith("/"):
+    refused: list[str] = []
+    escaping: list[str] = []
+    root = Path(os.path.realpath(path))
+    if path.is_symlink():  # the workspace itself replaced by a link to somewhere else
+        refused.append(f"{path.name} (the workspace folder was replaced by a link)")
+    listed = _list_files(path) if path.is_dir() and not path.is_symlink() else []
+    for raw in listed:
+        if raw.endswith(b"/"):
+            refused.append(f"{raw.decode('utf-8', 'replace')} (a nested repository)")
+            continue
+        try:
+            rel = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            refused.append(f"{raw.decode('utf-8', 'backslashreplace')} (not UTF-8)")
+            continue
+        if any(refused_name(part) for part in rel.split("/")):
+            refused.append(rel)
             continue
         full = path / rel
-        if full.is_symlink():
-            files[rel] = repo.raw.create_blob(
-                os.readlink(full).encode("utf-8", errors="surrogateescape")
-            )
-            modes[rel] = LINK
-        elif full.is_file():
-            files[rel] = repo.raw.create_blob_fromdisk(str(full))
-            modes[rel] = EXEC if os.access(full, os.X_OK) else pygit2.enums.FileMode.BLOB
-    return str(_build_tree(repo, files, modes))
+        try:
+            if full.is_symlink():
+                why = _escapes(root, full)
+                if why is not None:
+                    escaping.append(f"{rel} -> {os.readlink(full)} ({why})")
+                    continue
+                files[rel] = repo.raw.create_blob(
+                    os.readlink(full).encode("utf-8", errors="surrogateescape")
+                )
+                modes[rel] = LINK
+            elif full.is_file():
+                files[rel] = repo.raw.create_blob_fromdisk(str(full))
+                modes[rel] = EXEC if os.access(full, os.X_OK) else pygit2.enums.FileMode.BLOB
+        except OSError as exc:
+            refused.append(f"{rel} (unreadable: {exc.strerror})")
+    return Hashed(str(_build_tree(repo, files, modes, refused)), refused, escaping)
 
 
 def _build_tree(
-    repo: Repo, files: dict[str, pygit2.Oid | None], modes: dict[str, int]
+    repo: Repo,
+    files: dict[str, pygit2.Oid],
+    modes: dict[str, int],
+    refused: list[str],
+    at: str = "",
 ) -> pygit2.Oid:
-    nested: dict[str, dict[str, pygit2.Oid | None]] = {}
+    nested: dict[str, dict[str, pygit2.Oid]] = {}
     nested_modes: dict[str, dict[str, int]] = {}
     builder = repo.raw.TreeBuilder()
     for rel, oid in files.items():
@@ -194,8 +197,17 @@ def _build_tree(
         if sep:
             nested.setdefault(head, {})[rest] = oid
             nested_modes.setdefault(head, {})[rest] = modes[rel]
-        elif oid is not None:
+            continue
+        try:
             builder.insert(head, oid, modes[rel])
+        except (ValueError, pygit2.GitError):
+            refused.append(at + head)
     for name, sub in nested.items():
-        builder.insert(name, _build_tree(repo, sub, nested_modes[name]), pygit2.enums.FileMode.TREE)
+        try:
+            builder.insert(
+                name, _build_tree(repo, sub, nested_modes[name], refused, f"{at}{name}/"),
+                pygit2.enums.FileMode.TREE,
+            )  # fmt: skip
+        except (ValueError, pygit2.GitError):
+            refused.append(at + name + "/")
     return builder.write()

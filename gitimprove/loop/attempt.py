@@ -4,7 +4,9 @@
     → decide → record
 
 Each stage is a small function with typed input and output; `run_attempt` strings them
-together and builds the note as it goes. In a tournament (the spec has a family) the note is
+together and builds the note as it goes; the agent's stages live in `agent_call.py`. A
+measurement or a record that finds something changed behind the harness's back ends the
+attempt as `tampered` (`integrity.py`). In a tournament (the spec has a family) the note is
 written with stage "evaluated" and the round decides later (see `tournament.py`).
 """
 
@@ -12,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import statistics
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,14 +21,41 @@ from typing import Any
 from gitimprove import agents
 from gitimprove.errors import GitImproveError
 from gitimprove.git import archive, trees
-from gitimprove.git.workspace import agent_workspace, checkout, hash_workspace, work_root
-from gitimprove.loop import program, scope
+from gitimprove.git.checkout import Checkout, checkout
+from gitimprove.git.workspace import Hashed
+from gitimprove.loop import scope
+from gitimprove.loop.agent_call import (
+    AgentTampered,
+    Workspace,
+    build_program,
+    call_agent,
+    prepare_workspace,
+    snapshot_tree,
+)
 from gitimprove.loop.context import Event, MetricFailed, RunContext
 from gitimprove.loop.history import History
-from gitimprove.loop.ledger import note_agent, record, start_note
+from gitimprove.loop.integrity import Tampered, log_incident, stop_error
+from gitimprove.loop.ledger import Note, note_agent, record, start_note
 from gitimprove.loop.measure import metric_block
 from gitimprove.state.record import CRASHES
 from gitimprove.util.clock import utc_now
+
+__all__ = [
+    "AttemptSpec",
+    "Decided",
+    "Measured",
+    "Verdict",
+    "Workspace",
+    "build_program",
+    "call_agent",
+    "commit_tree",
+    "decide",
+    "measure_first",
+    "precheck",
+    "prepare_workspace",
+    "run_attempt",
+    "snapshot_tree",
+]
 
 
 @dataclass(frozen=True)
@@ -52,14 +80,6 @@ class AttemptSpec:
 
 
 @dataclass(frozen=True)
-class Workspace:
-    path: Path  # the agent's throwaway clone
-    prompt: Path  # the program file handed to the agent
-    name: str  # "<run>-<iteration>-<candidate>": the prefix of every checkout of this attempt
-    incumbent_tree: str
-
-
-@dataclass(frozen=True)
 class Verdict:
     """An attempt that ends before measurement (or fails it): its status and reason."""
 
@@ -70,7 +90,7 @@ class Verdict:
 
 @dataclass(frozen=True)
 class Measured:
-    path: Path  # the candidate's measurement checkout
+    checkout: Checkout  # the candidate's measurement checkout
     first: float  # its first metric value
 
 
@@ -86,86 +106,12 @@ class Decided:
 # --- stages ----------------------------------------------------------------------------------
 
 
-@contextlib.contextmanager
-def prepare_workspace(ctx: RunContext, spec: AttemptSpec) -> Iterator[Workspace]:
-    """A fresh clone at the incumbent for the agent, removed (with its program) on exit."""
-    name = f"{ctx.name}-{spec.name}"
-    prompt = work_root(ctx.repo) / f"{name}.prompt.md"
-    with ctx.shared.lock:
-        inc_tree = trees.tree_of(ctx.repo, spec.incumbent)
-    try:
-        with agent_workspace(ctx.repo, spec.incumbent, name) as path:
-            yield Workspace(path, prompt, name, inc_tree)
-    finally:
-        prompt.unlink(missing_ok=True)
-
-
-def build_program(ctx: RunContext, spec: AttemptSpec, rework_tail: str | None) -> str:
-    learnings, ideas = program.memory_inputs(ctx.repo)
-    return program.build(
-        goal=ctx.opts.goal,
-        metric_name=ctx.cfg.metric_name,
-        direction=ctx.cfg.direction,
-        metric_command=ctx.cfg.metric_command,
-        mutable=ctx.mutable,
-        sealed=ctx.sealed,
-        rows=spec.history.records,
-        learnings=learnings[-10:],
-        ideas=ideas[-10:],
-        escalation=spec.level,
-        family=spec.family,
-        rework_tail=rework_tail,
-        round_history=spec.round_history,
-    )
-
-
-def call_agent(
-    ctx: RunContext,
-    spec: AttemptSpec,
-    ws: Workspace,
-    rework: int,
-    rework_tail: str | None,
-) -> agents.AgentResult | None:
-    """Write the program and run the agent in the workspace; None when the round's budget
-    cannot cover launching it (checked once a slot is free, before the first call only)."""
-    with ctx.shared.lock:
-        text = build_program(ctx, spec, rework_tail)
-    ws.prompt.write_text(text, encoding="utf-8")
-    task = agents.AgentTask(
-        ws.prompt,
-        ctx.name,
-        spec.iteration,
-        spec.candidate,
-        seed=ctx.opts.seed,
-        family=spec.family,
-        rework_tail=rework_tail,
-        sealed=tuple(ctx.sealed),
-        mutable=tuple(ctx.mutable),
-        commands=(ctx.cfg.guard_command,),  # a rework must be able to run the failing tests
-    )
-    with ctx.shared.agent_slots:  # the slot is held only while an agent works
-        if rework == 0 and spec.tournament and not ctx.can_launch():
-            return None
-        ctx.shared.agent_started()
-        seconds, cost = 0.0, 0.0
-        try:
-            result = ctx.agent.run(task, ws.path, float(ctx.cfg.get("agent", "timeout")))
-            seconds, cost = result.seconds, result.cost_usd or 0.0
-        finally:
-            ctx.shared.agent_finished(seconds, cost, first=rework == 0)
-    return result
-
-
-def snapshot_tree(ctx: RunContext, ws: Workspace) -> str:
-    """The tree of the workspace's files, hashed by the harness (never the clone's index)."""
-    with ctx.shared.lock:
-        return hash_workspace(ctx.repo, ws.path)
-
-
 def precheck(
-    ctx: RunContext, spec: AttemptSpec, ws: Workspace, result: agents.AgentResult, tree: str
+    ctx: RunContext, spec: AttemptSpec, ws: Workspace, result: agents.AgentResult, hashed: Hashed
 ) -> Verdict | None:
-    """Reasons not to measure: the agent failed, changed nothing, broke scope, or repeated."""
+    """Reasons not to measure: the agent failed, left files git cannot commit or links out of
+    the workspace, changed nothing, broke scope, or repeated."""
+    tree = hashed.tree
     if result.timed_out:
         return Verdict(
             "timeout",
@@ -173,6 +119,16 @@ def precheck(
         )
     if result.exit_code not in (0, None):
         return Verdict("crash", f"crash: the agent exited with {result.exit_code}")
+    if hashed.escaping:
+        return Verdict(
+            "out-of-scope",
+            "out-of-scope: symbolic links leave the workspace: " + "; ".join(hashed.escaping[:5]),
+        )
+    if hashed.refused:
+        return Verdict(
+            "out-of-scope",
+            "out-of-scope: files git cannot commit (left out): " + ", ".join(hashed.refused[:5]),
+        )
     if tree == ws.incumbent_tree:
         return Verdict("no-op", "no-op: the agent changed nothing")
     with ctx.shared.lock:
@@ -210,11 +166,12 @@ def commit_tree(ctx: RunContext, spec: AttemptSpec, tree: str, description: str)
 def measure_first(
     ctx: RunContext, commit: str, ws: Workspace, stack: contextlib.ExitStack[Any]
 ) -> Measured | Verdict:
-    """The candidate's first metric run, in a fresh checkout the agent never saw."""
+    """The candidate's first metric run, in a fresh checkout the agent never saw (written
+    now that every process of the agent is gone)."""
     with ctx.shared.lock:
-        path = stack.enter_context(checkout(ctx.repo, commit, f"{ws.name}-measure"))
+        co = stack.enter_context(checkout(ctx.repo, commit, f"{ws.name}-measure"))
     try:
-        return Measured(path, ctx.metric(path))
+        return Measured(co, ctx.metric(co))
     except MetricFailed as exc:
         status = exc.run.status if exc.run.status != "ok" else "metric-error"
         return Verdict(status, f"{status}: the metric {exc.run.error}", exc.run.tail[-1500:])
@@ -238,7 +195,7 @@ def guard_stage(
 ) -> Guarded:
     """The guard in the candidate's measurement checkout. On failure the agent reworks in the
     same workspace (the failed commit stays on the archive chain) up to `guard.rework` times."""
-    guard = ctx.guard(measured.path)
+    guard = ctx.guard(measured.checkout)
     trail.append({k: v for k, v in guard.items() if k != "tail"})
     block = {**guard, "history": list(trail)} if rework or guard["status"] == "fail" else guard
     if guard["status"] != "fail":
@@ -259,15 +216,15 @@ def decide(
     ctx: RunContext, spec: AttemptSpec, measured: Measured, rework: int
 ) -> Decided | Verdict:
     """Candidate against fresh runs of the incumbent, with the adaptive rule (NOISE.md)."""
-    inc_path = ctx.incumbent_path(spec.incumbent)
+    inc = ctx.incumbent_checkout(spec.incumbent)
     pending = [measured.first]
 
     def run_candidate() -> float:
-        return pending.pop() if pending else ctx.metric(measured.path)
+        return pending.pop() if pending else ctx.metric(measured.checkout)
 
     try:
         with ctx.shared.rule_lock:
-            out = ctx.rule.decide(lambda: ctx.metric(inc_path), run_candidate)
+            out = ctx.rule.decide(lambda: ctx.metric(inc), run_candidate)
     except MetricFailed as exc:
         if not pending:
             status = exc.run.status if exc.run.status != "ok" else "metric-error"
@@ -309,6 +266,18 @@ def decide(
 # --- the attempt, start to finish --------------------------------------------------------------
 
 
+def record_tampered(ctx: RunContext, commit: str, note: Note, exc: Tampered) -> Event:
+    """A tampered attempt is recorded, never kept; a change outside the workspace and the
+    checkouts (the user's repository) also stops the run."""
+    ctx.shared.drop_checkout(exc.checkout)
+    note.update(status="tampered", reason=exc.reason, tampered=exc.paths[:50])
+    event = record(ctx, commit, note, keep=False)
+    if exc.stop:
+        log_incident(ctx.repo, ctx.name, exc.what, exc.paths)
+        raise stop_error(ctx.name, exc)
+    return event
+
+
 def run_attempt(ctx: RunContext, spec: AttemptSpec) -> Event | None:
     """One candidate, start to finish; None when the budget left cannot cover launching it."""
     note = start_note(ctx, spec)
@@ -321,50 +290,78 @@ def run_attempt(ctx: RunContext, spec: AttemptSpec) -> Event | None:
             while True:
                 if rework == 0:
                     note["started"] = utc_now()
-                result = call_agent(ctx, spec, ws, rework, rework_tail)
+                tampered: Tampered | None = None
+                try:
+                    result = call_agent(ctx, spec, ws, rework, rework_tail)
+                except AgentTampered as exc:
+                    result, tampered = exc.result, exc
                 if result is None:
                     return None
                 cost += result.cost_usd or 0.0
                 note_agent(note, spec, ctx, result, rework, cost)
-                tree = snapshot_tree(ctx, ws)
-                note["tree"] = tree
-                verdict = precheck(ctx, spec, ws, result, tree)
-                commit, note["scope"] = commit_tree(ctx, spec, tree, note.get("description", ""))
+                hashed = snapshot_tree(ctx, ws)
+                note["tree"] = hashed.tree
+                verdict = precheck(ctx, spec, ws, result, hashed)
+                commit, note["scope"] = commit_tree(
+                    ctx, spec, hashed.tree, note.get("description", "")
+                )
+                if tampered is not None:
+                    return record_tampered(ctx, commit, note, tampered)
                 if verdict is not None:
                     note.update(status=verdict.status, reason=verdict.reason)
                     if result.tail and verdict.status in CRASHES:
                         note["agent_tail"] = result.tail[-1500:]
                     return record(ctx, commit, note, keep=False)
-                with contextlib.ExitStack() as stack:
-                    measured = measure_first(ctx, commit, ws, stack)
-                    if isinstance(measured, Verdict):
-                        note.update(
-                            status=measured.status,
-                            reason=measured.reason,
-                            metric_tail=measured.metric_tail,
-                        )
-                        return record(ctx, commit, note, keep=False)
-                    guarded = guard_stage(ctx, spec, commit, measured, rework, guard_trail)
-                    if guarded.rework:
-                        rework, rework_tail = rework + 1, guarded.tail
-                        continue
-                    note["guard"] = guarded.result
-                    if guarded.verdict is not None:
-                        note.update(status=guarded.verdict.status, reason=guarded.verdict.reason)
-                        return record(ctx, commit, note, keep=False)
-                    decided = decide(ctx, spec, measured, rework)
-                    if isinstance(decided, Verdict):
-                        note.update(status=decided.status, reason=decided.reason)
-                        return record(ctx, commit, note, keep=False)
-                    note.update(
-                        status=decided.status,
-                        reason=decided.reason,
-                        metric=decided.metric,
-                        decision=decided.decision,
-                    )
-                    return record(ctx, commit, note, keep=decided.keep)
+                try:
+                    with contextlib.ExitStack() as stack:
+                        done = evaluate(ctx, spec, ws, commit, note, rework, guard_trail, stack)
+                except Tampered as exc:
+                    return record_tampered(ctx, commit, note, exc)
+                if isinstance(done, str):  # the guard failed and the agent may rework
+                    rework += 1
+                    rework_tail = done
+                    continue
+                return done
     except MetricFailed as exc:  # the incumbent stopped measuring
         raise GitImproveError(
             f"the incumbent {spec.incumbent[:10]} no longer measures: {exc.run.error}",
             hint="check the machine, then `git improve run --resume`",
         ) from None
+
+
+def evaluate(
+    ctx: RunContext,
+    spec: AttemptSpec,
+    ws: Workspace,
+    commit: str,
+    note: Note,
+    rework: int,
+    trail: list[dict[str, Any]],
+    stack: contextlib.ExitStack[Any],
+) -> Event | str:
+    """Measure, guard, decide and record a committed candidate; the guard's tail (a str) when
+    the agent should rework it."""
+    measured = measure_first(ctx, commit, ws, stack)
+    if isinstance(measured, Verdict):
+        note.update(
+            status=measured.status, reason=measured.reason, metric_tail=measured.metric_tail
+        )
+        return record(ctx, commit, note, keep=False)
+    guarded = guard_stage(ctx, spec, commit, measured, rework, trail)
+    if guarded.rework:
+        return guarded.tail
+    note["guard"] = guarded.result
+    if guarded.verdict is not None:
+        note.update(status=guarded.verdict.status, reason=guarded.verdict.reason)
+        return record(ctx, commit, note, keep=False)
+    decided = decide(ctx, spec, measured, rework)
+    if isinstance(decided, Verdict):
+        note.update(status=decided.status, reason=decided.reason)
+        return record(ctx, commit, note, keep=False)
+    note.update(
+        status=decided.status,
+        reason=decided.reason,
+        metric=decided.metric,
+        decision=decided.decision,
+    )
+    return record(ctx, commit, note, keep=decided.keep)

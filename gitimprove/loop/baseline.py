@@ -10,6 +10,7 @@ from typing import Any
 from gitimprove.errors import GitImproveError
 from gitimprove.loop import runs
 from gitimprove.loop.context import MetricFailed, RunContext
+from gitimprove.loop.integrity import IntegrityError, Tampered, config_pin
 from gitimprove.loop.ledger import record
 from gitimprove.loop.measure import harness, metric_block
 from gitimprove.util.clock import utc_now
@@ -27,7 +28,10 @@ def check_guard(ctx: RunContext) -> dict[str, Any]:
     exist) would fail every candidate, so the run does not start."""
     if not ctx.cfg.guard_command.strip():
         return {"status": "skipped"}
-    result = ctx.guard(ctx.incumbent_path(ctx.base), keep_tail=True)
+    try:
+        result = ctx.guard(ctx.incumbent_checkout(ctx.base), keep_tail=True)
+    except Tampered as exc:
+        raise _tampered(exc) from None
     if result["status"] != "pass":
         code = result.get("exit_code")
         why = "timed out" if code is None else f"exited with {code}"
@@ -41,15 +45,25 @@ def check_guard(ctx: RunContext) -> dict[str, Any]:
 
 def calibrate(ctx: RunContext) -> Calibration:
     """Repeated runs of the unchanged base teach the rule the noise; nothing is written."""
-    path = ctx.incumbent_path(ctx.base)
+    co = ctx.incumbent_checkout(ctx.base)
     started = utc_now()
+
+    def once() -> float:
+        value = ctx.metric(co)
+        if ctx.extraction is None:  # what the base printed fixes how every run is read
+            ctx.extraction = ctx.shared.last_form or None
+        return value
+
+    ctx.extraction = None
     try:
-        raw = ctx.rule.calibrate(lambda: ctx.metric(path))
+        raw = ctx.rule.calibrate(once)
     except MetricFailed as exc:
         raise GitImproveError(
             f"the metric fails on the run's base {ctx.base[:10]}: {exc.run.error}\n{exc.run.tail}",
             hint="fix [metric] command so it prints a number on the unchanged code",
         ) from None
+    except Tampered as exc:
+        raise _tampered(exc) from None
     pct = ctx.rule.noise_pct()
     sigma, _ = ctx.rule.sigma()
     if sigma == 0:
@@ -59,6 +73,13 @@ def calibrate(ctx: RunContext) -> Calibration:
     else:
         floor = f"noise ≈ {sigma:.3g} per run (metric units)"
     return Calibration(raw, floor, started)
+
+
+def _tampered(exc: Tampered) -> IntegrityError:
+    return IntegrityError(
+        f"the base's measurement checkout changed while it was measured: {exc.reason}",
+        hint="something else is writing under .git/improve/work; stop it and run again",
+    )
 
 
 def record_baseline(
@@ -79,6 +100,8 @@ def record_baseline(
         "tree": ctx.base_tree,
         "harness": {**harness(ctx.cfg), "sealed_tree": ctx.sealed_tree},
         "options": runs.options_record(ctx.opts, ctx.iterations),
+        "config": config_pin(ctx.cfg.overrides),
+        "extraction": ctx.extraction,
         "started": cal.started,
         "finished": utc_now(),
     }

@@ -12,18 +12,19 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitimprove.agents import Agent
+from gitimprove.agents.sandbox import Sandbox
 from gitimprove.config import Config
+from gitimprove.git.checkout import Checkout, checkout
 from gitimprove.git.repo import Repo
-from gitimprove.git.workspace import checkout
 from gitimprove.loop.decide import AdaptiveRule
+from gitimprove.loop.integrity import Tampered
 from gitimprove.loop.metrics import MetricRun, run_metric
-from gitimprove.util import proc
+from gitimprove.util import proc, reaper
 
 if TYPE_CHECKING:
     from gitimprove.loop.runs import RunOptions
@@ -64,8 +65,31 @@ class Shared:
         self.agent_slots = threading.Semaphore(max(1, jobs))
         self.measure_slots = threading.Semaphore(max(1, measure_jobs))
         self.budget = RoundBudget()
+        self.refs: dict[str, str | None] = {}  # the run's refs as the last transaction left them
+        self.last_form = ""  # how the last metric run's value was found (for calibration)
+        self._tokens: set[str] = set()  # tokens of the processes running now
         self._checkouts = contextlib.ExitStack()
-        self._incumbent: tuple[str, Path] | None = None
+        self._incumbent: Checkout | None = None
+
+    def landed(self, moves: dict[str, str | None]) -> None:
+        with self.lock:
+            self.refs.update(moves)
+
+    def live_tokens(self) -> set[str]:
+        with self.lock:
+            return set(self._tokens)
+
+    @contextlib.contextmanager
+    def processes(self, token: reaper.Token) -> Iterator[dict[str, str]]:
+        """The environment for processes carrying `token`; all of them die when this exits."""
+        with self.lock:
+            self._tokens.add(token.value)
+        try:
+            yield token.env()
+        finally:
+            with self.lock:
+                self._tokens.discard(token.value)
+            reaper.sweep(token, self.live_tokens)
 
     def new_round(self, budget: RoundBudget) -> None:
         with self.lock:
@@ -91,16 +115,25 @@ class Shared:
             self.budget.trees[tree] = candidate
             return True
 
-    def incumbent_checkout(self, repo: Repo, commit: str, name: str) -> Path:
-        """The incumbent's measurement checkout, kept while the incumbent stays the same."""
+    def incumbent_checkout(self, repo: Repo, commit: str, name: str) -> Checkout:
+        """The incumbent's measurement checkout, kept while the incumbent stays the same (and
+        verified before each use, see `RunContext.metric`)."""
         with self.lock:
-            if self._incumbent and self._incumbent[0] == commit:
-                return self._incumbent[1]
+            if self._incumbent and self._incumbent.commit == commit:
+                return self._incumbent
             self._checkouts.close()
             self._checkouts = contextlib.ExitStack()
-            path = self._checkouts.enter_context(checkout(repo, commit, name))
-            self._incumbent = (commit, path)
-            return path
+            co = self._checkouts.enter_context(checkout(repo, commit, name))
+            self._incumbent = co
+            return co
+
+    def drop_checkout(self, co: Checkout | None) -> None:
+        """Forget a tampered incumbent checkout; the next use writes a fresh one."""
+        with self.lock:
+            if co is not None and self._incumbent is co:
+                self._checkouts.close()
+                self._checkouts = contextlib.ExitStack()
+                self._incumbent = None
 
     def close(self) -> None:
         with self.lock:
@@ -128,7 +161,12 @@ class RunContext:
     candidates: int
     shared: Shared
     emit: Emit
+    sandbox: Sandbox = field(default_factory=lambda: Sandbox("none"))
+    extraction: str | None = None  # the metric's output form, pinned at calibration
     started: float = field(default_factory=time.monotonic)
+
+    def token(self) -> reaper.Token:
+        return reaper.Token.new(reaper.repo_key(self.repo.common_dir), self.name)
 
     @property
     def max_cost(self) -> float | None:
@@ -172,35 +210,54 @@ class RunContext:
 
     # --- measuring ------------------------------------------------------------------------
 
-    def metric(self, path: Path) -> float:
+    @contextlib.contextmanager
+    def measuring(self, co: Checkout, what: str) -> Iterator[dict[str, str]]:
+        """Around one run in a checkout: verify it before, kill what the run left, verify it
+        after. Raises Tampered (naming the paths) on any difference."""
+        with co.lock:
+            bad = co.verify()
+            if bad:
+                raise Tampered(f"the checkout changed before the {what}", bad, checkout=co)
+            with self.shared.processes(self.token()) as env:
+                yield env
+            bad = co.verify(after_run=True)
+            if bad:
+                raise Tampered(f"files of the commit changed during the {what}", bad, checkout=co)
+
+    def metric(self, co: Checkout) -> float:
         """One metric run in a measurement checkout; raises MetricFailed without a number."""
-        with self.shared.measure_slots:
+        with self.shared.measure_slots, self.measuring(co, "metric run") as env:
             got = run_metric(
                 self.cfg.metric_command,
-                path,
+                co.path,
                 timeout=float(self.cfg.get("metric", "timeout")),
                 spec=str(self.cfg.get("metric", "extract")),
                 name=self.cfg.metric_name,
+                env=env,
+                pinned=self.extraction,
             )
         if got.status != "ok" or got.value is None:
             raise MetricFailed(got)
+        with self.shared.lock:
+            self.shared.last_form = got.form
         return got.value
 
-    def incumbent_path(self, commit: str) -> Path:
+    def incumbent_checkout(self, commit: str) -> Checkout:
         return self.shared.incumbent_checkout(self.repo, commit, f"{self.name}-incumbent")
 
-    def guard(self, path: Path, *, keep_tail: bool = False) -> dict[str, Any]:
+    def guard(self, co: Checkout, *, keep_tail: bool = False) -> dict[str, Any]:
         """The guard's result as the note stores it: status, exit code, the tail on failure
         (always, with keep_tail)."""
         if not self.cfg.guard_command.strip():
             return {"status": "skipped"}
-        res = proc.run(
-            self.cfg.guard_command,
-            cwd=path,
-            shell=True,
-            timeout=float(self.cfg.get("guard", "timeout")),
-            env=proc.clean_env({"GITIMPROVE_CHILD": "1"}),
-        )
+        with self.measuring(co, "guard run") as env:
+            res = proc.run(
+                self.cfg.guard_command,
+                cwd=co.path,
+                shell=True,
+                timeout=float(self.cfg.get("guard", "timeout")),
+                env=proc.clean_env({"GITIMPROVE_CHILD": "1", **env}),
+            )
         out: dict[str, Any] = {
             "status": "pass" if res.ok else "fail",
             "exit_code": None if res.timed_out else res.returncode,

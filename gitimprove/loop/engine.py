@@ -13,19 +13,27 @@ an attempt without a note is re-run under the same iteration number.
 
 from __future__ import annotations
 
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+
 from gitimprove import agents
+from gitimprove.agents import sandbox
 from gitimprove.config import CONFIG_FILE
 from gitimprove.errors import GitImproveError
 from gitimprove.git import refs, trees
+from gitimprove.git.checkout import remove_workspace, stale_workspaces, work_root
 from gitimprove.git.repo import Repo
-from gitimprove.git.workspace import remove_workspace, stale_workspaces, work_root
 from gitimprove.loop import baseline, control, runs, scope
 from gitimprove.loop.attempt import AttemptSpec, run_attempt
 from gitimprove.loop.context import Emit, Event, RoundBudget, RunContext, Shared
 from gitimprove.loop.decide import AdaptiveRule
 from gitimprove.loop.history import History, rebuild_rule
+from gitimprove.loop.integrity import check_config_pin, run_refs
 from gitimprove.loop.runs import RunOptions, RunSummary
 from gitimprove.loop.tournament import run_round
+from gitimprove.util import reaper
 
 __all__ = ["Engine", "Event", "RunOptions", "RunSummary", "build_context"]
 
@@ -35,8 +43,11 @@ def build_context(
 ) -> RunContext:
     """Everything the stages need, read once from the run's base and the options; checks the
     configuration and the agent, and writes nothing."""
-    cfg = runs.config_at(repo, base, repo.config_items("improve."))
+    overrides = repo.config_items("improve.")
     history = History.read(repo, name)
+    if history.baseline is not None:  # a resumed run keeps the configuration it started with
+        check_config_pin(history.baseline.state.get("config"), overrides, name)
+    cfg = runs.config_at(repo, base, overrides)
     if resuming:
         runs.check_resume(opts, name, history)
     more = opts.iterations if resuming else None  # on resume, -n means that many more rounds
@@ -62,6 +73,13 @@ def build_context(
         )
     sealed = list(cfg.get("scope", "sealed"))
     base_tree = trees.tree_of(repo, base)
+    assert repo.work_tree is not None
+    box = sandbox.choose(
+        str(cfg.get("agent", "sandbox")), [repo.work_tree, repo.git_dir, repo.common_dir]
+    )
+    extraction = history.baseline.state.get("extraction") if history.baseline else None
+    shared = Shared(opts.jobs or int(cfg.get("loop", "jobs")), opts.measure_jobs)
+    shared.refs = run_refs(repo, name)
     return RunContext(
         repo=repo,
         name=name,
@@ -81,14 +99,18 @@ def build_context(
         if more is not None
         else (opts.iterations or int(cfg.get("loop", "iterations"))),
         candidates=candidates,
-        shared=Shared(opts.jobs or int(cfg.get("loop", "jobs")), opts.measure_jobs),
+        shared=shared,
         emit=emit,
+        sandbox=box,
+        extraction=extraction if isinstance(extraction, str) else None,
     )
 
 
-def remove_stale(repo: Repo, name: str) -> None:
-    """Workspaces and programs an interrupted process left behind: this run's, and any other
-    whose process is gone (a run killed while it measured its baseline)."""
+def remove_stale(repo: Repo, name: str) -> list[int]:
+    """What an interrupted process left behind: first the processes of this run (found by
+    their token), then its workspaces and programs, and any other whose process is gone (a run
+    killed while it measured its baseline). Returns the pids killed."""
+    killed = reaper.kill_survivors(reaper.repo_key(repo.common_dir), name)
     for stale in sorted(work_root(repo).glob(f"{name}-*")):
         if stale.is_dir():
             remove_workspace(stale)
@@ -96,6 +118,26 @@ def remove_stale(repo: Repo, name: str) -> None:
             stale.unlink(missing_ok=True)
     for stale in stale_workspaces(repo):
         remove_workspace(stale)
+    return killed
+
+
+@contextlib.contextmanager
+def contained() -> Iterator[None]:
+    """The harness as the reaper of its agents' orphans, with SIGTERM handled like Ctrl-C so
+    every process is killed on the way out."""
+    reaper.become_subreaper()
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+
+        def interrupted(signum: int, frame: object) -> None:
+            raise KeyboardInterrupt
+
+        previous = signal.signal(signal.SIGTERM, interrupted)
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _uncommitted_config(repo: Repo, base: str) -> str | None:
@@ -129,8 +171,12 @@ class Engine:
         for _ in range(5):
             choice = runs.choose(self.repo, self.opts)
             try:
-                with self.repo.lock(f"run-{choice.name}", timeout=0):
-                    return self._run(choice)
+                with self.repo.lock(f"run-{choice.name}", timeout=0), contained():
+                    try:
+                        return self._run(choice)
+                    finally:
+                        key = reaper.repo_key(self.repo.common_dir)
+                        reaper.sweep_harness(key, choice.name)
             except Timeout:
                 if not choice.automatic:  # a name made up here is simply made up again
                     raise GitImproveError(
@@ -150,7 +196,7 @@ class Engine:
             if choice.resuming:
                 exc.message = f"cannot resume run {name!r}: {exc.message}"
             raise
-        remove_stale(repo, name)
+        killed = remove_stale(repo, name)  # survivors of a kill -9 die before anything is reused
         self.emit(
             {
                 "event": "start",
@@ -161,6 +207,9 @@ class Engine:
                 "agent": self.opts.agent or str(ctx.cfg.get("agent", "name")),
                 "iterations": ctx.iterations,
                 "goal": self.opts.goal,
+                "sandbox": ctx.sandbox.mode,
+                "sandbox_message": ctx.sandbox.message,
+                "killed": killed,
             }
         )
         uncommitted = _uncommitted_config(repo, base)
@@ -177,6 +226,7 @@ class Engine:
                 if choice.reopen:
                     runs.reopen(repo, name)
                 runs.update_options(ctx, history)
+                ctx.shared.landed(run_refs(repo, name))  # the options just recorded
                 rebuild_rule(ctx.rule, history)
             reason = self.loop(ctx, history)
         finally:

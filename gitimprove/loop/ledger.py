@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from gitimprove.git import archive, notes, refs
 from gitimprove.git.repo import cas_loop, update_refs
 from gitimprove.loop.context import Event, RunContext
+from gitimprove.loop.integrity import IntegrityError, RefCheck, check_run_refs, log_incident
 from gitimprove.loop.measure import harness
 from gitimprove.state.record import Experiment
 from gitimprove.state.records import make_line
@@ -26,6 +27,36 @@ if TYPE_CHECKING:
 Note = dict[str, Any]  # the fields of the note being written (DESIGN §4)
 
 
+def check_refs(ctx: RunContext) -> RefCheck:
+    """Before each decision: the run's refs must be where the harness left them."""
+    with ctx.shared.lock:
+        return check_run_refs(ctx.repo, ctx.name, ctx.shared.refs)
+
+
+def notes_base(ctx: RunContext, tip: str | None, check: RefCheck) -> str | None:
+    """Where the next notes commit goes: on the tip, with forged notes of the run put back."""
+    if tip is None or not check.forged:
+        return tip
+    return notes.revert_notes(
+        ctx.repo,
+        tip,
+        ctx.shared.refs.get(refs.NOTES),
+        check.forged,
+        f"gitimprove: {ctx.name}: remove notes written outside the harness",
+    )
+
+
+def refs_stop(ctx: RunContext, problems: list[str]) -> IntegrityError:
+    what = "the run's refs moved outside the harness"
+    log_incident(ctx.repo, ctx.name, what, problems)
+    return IntegrityError(
+        f"run {ctx.name} stopped: {what}: " + "; ".join(problems),
+        hint="an agent (or another program) wrote to the repository; `git improve doctor` "
+        "lists what changed; the run branch and the run's notes were put back where the run "
+        "left them",
+    )
+
+
 def record(
     ctx: RunContext,
     commit: str,
@@ -35,8 +66,21 @@ def record(
     also: Sequence[tuple[str, str | None, str | None]] = (),
 ) -> Event:
     """Note, archive link and (for a keep) the branch move: one transaction, all or nothing.
-    `also` adds ref moves to the same transaction (a new run's markers, with its baseline)."""
+    `also` adds ref moves to the same transaction (a new run's markers, with its baseline).
+
+    When the run's refs moved behind the harness's back, the attempt is recorded as
+    `tampered`, the run branch is put back, and the run stops (IntegrityError)."""
     repo = ctx.repo
+    branch = refs.run_branch(ctx.name)
+    check = check_refs(ctx)
+    problems = check.problems
+    if problems:
+        keep = False
+        note.update(
+            status="tampered",
+            reason="tampered: the run's refs moved outside the harness: " + "; ".join(problems),
+            tampered=problems,
+        )
     note["finished"] = utc_now()
     view = Experiment(commit, note)
     if view.family_ignored:
@@ -50,7 +94,10 @@ def record(
         notes_tip = repo.ref_target(refs.NOTES)
         arch_tip = repo.ref_target(refs.ARCHIVE)
         new_notes, _ = notes.build_commit(
-            repo, notes_tip, {commit: [line]}, f"gitimprove: {ctx.name} iteration {iteration}"
+            repo,
+            notes_base(ctx, notes_tip, check),
+            {commit: [line]},
+            f"gitimprove: {ctx.name} iteration {iteration}",
         )
         assert new_notes is not None
         new_arch = archive.archive_commit(
@@ -60,12 +107,23 @@ def record(
             f"gitimprove: {ctx.name} iteration {iteration}: {view.status}",
         )
         updates = [(refs.NOTES, new_notes, notes_tip), (refs.ARCHIVE, new_arch, arch_tip)]
+        tip, expected = repo.ref_target(branch), ctx.shared.refs.get(branch)
         if keep:
-            updates.append((refs.run_branch(ctx.name), commit, view.parent))
+            updates.append((branch, commit, view.parent))
+        elif tip != expected and expected is not None:
+            updates.append((branch, expected, tip))  # put the run branch back
         update_refs(repo, [*updates, *also], f"gitimprove: {ctx.name} iteration {iteration}")
+        landed.update({refs.NOTES: new_notes, refs.ARCHIVE: new_arch})
+        landed.update({name: new for name, new, _ in also})
+        if keep:
+            landed[branch] = commit
 
+    landed: dict[str, str | None] = {}
     with ctx.shared.lock:
         cas_loop(repo, attempt, what="the run's records", lock="notes")
+        ctx.shared.landed(landed)
+    if problems:
+        raise refs_stop(ctx, problems)
     done = Experiment(commit, note)
     failpoint("after-log", f"{done.iteration}.{done.candidate}")
     return {
@@ -91,25 +149,46 @@ def commit_round(
     winner: Experiment | None,
 ) -> None:
     """Every candidate's final line and the fast-forward of improve/<run> to the winner."""
-    lines = {commit: [make_line("update", upd)] for commit, upd in updates.items()}
     branch = refs.run_branch(ctx.name)
+    check = check_refs(ctx)
+    problems = check.problems
+    if problems:
+        winner = None
+        for upd in updates.values():
+            upd.update(
+                status="tampered",
+                reason="tampered: the run's refs moved outside the harness: " + "; ".join(problems),
+                winner=None,
+            )
+    lines = {commit: [make_line("update", upd)] for commit, upd in updates.items()}
 
     def attempt() -> None:
         notes_tip = ctx.repo.ref_target(refs.NOTES)
         new_notes, _ = notes.build_commit(
-            ctx.repo, notes_tip, lines, f"gitimprove: {ctx.name} round {iteration}"
+            ctx.repo,
+            notes_base(ctx, notes_tip, check),
+            lines,
+            f"gitimprove: {ctx.name} round {iteration}",
         )
         assert new_notes is not None
         moves = [(refs.NOTES, new_notes, notes_tip)]
+        tip = ctx.repo.ref_target(branch)
         if winner is not None:
             moves.append((branch, winner.commit, incumbent))
+        elif problems and tip != incumbent:
+            moves.append((branch, incumbent, tip))  # put the run branch back
         update_refs(ctx.repo, moves, f"gitimprove: {ctx.name} round {iteration}")
+        landed.update({refs.NOTES: new_notes, branch: winner.commit if winner else incumbent})
 
+    landed: dict[str, str | None] = {}
     with ctx.shared.lock:
         if lines:
             cas_loop(ctx.repo, attempt, what="the round's records", lock="notes")
+            ctx.shared.landed(landed)
         if winner is not None:
             ctx.rule.window, ctx.rule.last_base = [], None
+    if problems:
+        raise refs_stop(ctx, problems)
 
 
 def start_note(ctx: RunContext, spec: AttemptSpec) -> Note:

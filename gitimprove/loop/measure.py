@@ -20,8 +20,8 @@ from typing import Any
 from gitimprove.config import Config
 from gitimprove.errors import GitImproveError, MetricError
 from gitimprove.git import history
+from gitimprove.git.checkout import checkout
 from gitimprove.git.repo import Repo
-from gitimprove.git.workspace import checkout
 from gitimprove.loop.decide import decide_fixed
 from gitimprove.loop.metrics import MetricRun, run_metric
 from gitimprove.loop.stats import spread
@@ -136,7 +136,8 @@ def measure_baseline(
 ) -> Baseline:
     """Run the metric `runs` times on `commit`; raise MetricError with the output if it fails."""
     arm = ArmRuns()
-    with checkout(repo, commit, "baseline") as path:
+    with checkout(repo, commit, "baseline") as co:
+        path = co.path
         for i in range(runs):
             _run_once(cfg, path, arm)
             if arm.failure is not None:
@@ -269,9 +270,10 @@ def _measure_one(
     incumbent = known[parent]
     cand, inc = ArmRuns(), ArmRuns()
     with (
-        checkout(repo, commit, "measure") as cand_path,
-        checkout(repo, parent, "incumbent") as inc_path,
+        checkout(repo, commit, "measure") as cand_co,
+        checkout(repo, parent, "incumbent") as inc_co,
     ):
+        cand_path, inc_path = cand_co.path, inc_co.path
         for i in range(runs):
             _run_once(cfg, cand_path, cand)
             if cand.failure is not None:
@@ -347,9 +349,9 @@ def guard_baseline(repo: Repo, cfg: Config, commit: str) -> dict[str, Any]:
     does not exist) there would fail every experiment, so this raises with its output."""
     if not cfg.guard_command.strip():
         return {"status": "skipped"}
-    with checkout(repo, commit, "guard") as path:
+    with checkout(repo, commit, "guard") as co:
         res = proc.run(
-            cfg.guard_command, cwd=path, shell=True, timeout=float(cfg.get("guard", "timeout"))
+            cfg.guard_command, cwd=co.path, shell=True, timeout=float(cfg.get("guard", "timeout"))
         )
     if not res.ok:
         why = "timed out" if res.timed_out else f"exited with {res.returncode}"

@@ -33,6 +33,37 @@ class Extracted:
     value: float
     name: str | None
     secondary: Mapping[str, float] = field(default_factory=dict)
+    form: str = ""  # how it was found: "metric:<name>", "json-last:<key>", "number", or the rule
+
+
+def _describe(form: str) -> str:
+    kind, _, arg = form.partition(":")
+    if kind == "metric":
+        return f"a `METRIC {arg}=<number>` line"
+    if kind == "json-last":
+        return f"a JSON last line with the key {arg!r}"
+    if kind == "number":
+        return "a last number (no METRIC line, no JSON last line)"
+    return form
+
+
+def extract_pinned(output: str, form: str, name: str | None = None) -> Extracted:
+    """Extract as the run's baseline did (`form`, recorded at calibration), or fail: output in
+    another format is a metric error, never a number read some other way."""
+    if form in ("", "auto"):
+        return extract(output, "auto", name)
+    kind, _, arg = form.partition(":")
+    if kind in ("regex", "json", "line"):
+        return extract(output, form, name)
+    by_name = kind == "metric" or (kind == "json-last" and arg not in JSON_KEYS)
+    got = extract(output, "auto", arg if by_name else name)
+    if got.form != form:
+        raise MetricError(
+            f"the output changed format: the baseline printed {_describe(form)}, "
+            f"this run printed {_describe(got.form)}",
+            output,
+        )
+    return got
 
 
 def _finite(text: str | float, where: str, output: str) -> float:
@@ -82,7 +113,7 @@ def extract(output: str, spec: str = "auto", name: str | None = None) -> Extract
                 raise MetricError(f"the pattern {arg!r} matched nothing in the output", output)
             last = matches[-1]
             text = last.group(1) if last.groups() else last.group(0)
-            return Extracted(_finite(text, f"regex {arg!r}", output), name)
+            return Extracted(_finite(text, f"regex {arg!r}", output), name, form=spec)
         if kind == "json":
             for line in reversed(output.strip().splitlines()):
                 try:
@@ -93,14 +124,14 @@ def extract(output: str, spec: str = "auto", name: str | None = None) -> Extract
                 if found is not None:
                     if not _is_number(found):
                         raise MetricError(f"JSON key {arg!r} holds {found!r}, not a number", output)
-                    return Extracted(_finite(found, f"JSON key {arg!r}", output), arg)
+                    return Extracted(_finite(found, f"JSON key {arg!r}", output), arg, form=spec)
             raise MetricError(f"no JSON line of the output has the key {arg!r}", output)
         if kind == "line":
             pattern = re.compile(rf"^\s*{re.escape(arg)}\s*[:=]\s*(\S+)", re.MULTILINE)
             found_lines = pattern.findall(output)
             if not found_lines:
                 raise MetricError(f"no line of the output reads `{arg}: <number>`", output)
-            return Extracted(_finite(found_lines[-1], f"line {arg!r}", output), arg)
+            return Extracted(_finite(found_lines[-1], f"line {arg!r}", output), arg, form=spec)
         raise MetricError(f"unknown extract rule {spec!r}", output)
 
     # auto: METRIC lines first.
@@ -118,7 +149,12 @@ def extract(output: str, spec: str = "auto", name: str | None = None) -> Extract
                 continue
         chosen = name if name and name in metric_lines else next(iter(metric_lines))
         value = _finite(metric_lines[chosen], f"METRIC {chosen}", output)
-        return Extracted(value, chosen, {k: v for k, v in secondary.items() if k != chosen})
+        return Extracted(
+            value,
+            chosen,
+            {k: v for k, v in secondary.items() if k != chosen},
+            f"metric:{chosen}",
+        )
 
     obj = _last_json(output)
     if isinstance(obj, Mapping):
@@ -137,15 +173,16 @@ def extract(output: str, spec: str = "auto", name: str | None = None) -> Extract
                     _finite(obj[key], f"JSON key {key!r}", output),
                     key if key != "primary" else name,
                     secondary,
+                    f"json-last:{key}",
                 )
     elif _is_number(obj):
         assert isinstance(obj, int | float | str)
-        return Extracted(_finite(obj, "the JSON last line", output), name)
+        return Extracted(_finite(obj, "the JSON last line", output), name, form="number")
 
     numbers = _NUMBER_RE.findall(output)
     if not numbers:
         raise MetricError("the metric command printed no number", output)
-    return Extracted(_finite(numbers[-1], "the last number printed", output), name)
+    return Extracted(_finite(numbers[-1], "the last number printed", output), name, form="number")
 
 
 @dataclass(frozen=True)
@@ -158,6 +195,7 @@ class MetricRun:
     error: str | None = None
     secondary: Mapping[str, float] = field(default_factory=dict)
     name: str | None = None
+    form: str = ""
 
 
 def run_metric(
@@ -168,8 +206,11 @@ def run_metric(
     spec: str = "auto",
     name: str | None = None,
     env: Mapping[str, str] | None = None,
+    pinned: str | None = None,
 ) -> MetricRun:
-    """Run the metric command once in `cwd`; its whole process group dies at the timeout."""
+    """Run the metric command once in `cwd`; its whole process group dies at the timeout.
+
+    With `pinned` (the form the run's baseline printed) the output must keep that form."""
     result = proc.run(command, cwd=cwd, timeout=timeout, shell=True, env=proc.clean_env(env))
     tail = result.tail(2000)
     if result.timed_out:
@@ -186,7 +227,13 @@ def run_metric(
             f"exited with {result.returncode}",
         )
     try:
-        got = extract(result.stdout, spec, name)
+        got = (
+            extract_pinned(result.stdout, pinned, name)
+            if pinned
+            else extract(result.stdout, spec, name)
+        )
     except MetricError as exc:
         return MetricRun("metric-error", None, 0, result.seconds, tail, exc.message)
-    return MetricRun("ok", got.value, 0, result.seconds, tail, None, got.secondary, got.name)
+    return MetricRun(
+        "ok", got.value, 0, result.seconds, tail, None, got.secondary, got.name, got.form
+    )

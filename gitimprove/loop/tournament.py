@@ -9,12 +9,13 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from gitimprove import agents
-from gitimprove.git.workspace import checkout
+from gitimprove.git.checkout import checkout
 from gitimprove.loop import ledger
 from gitimprove.loop.attempt import AttemptSpec, run_attempt
 from gitimprove.loop.context import Event, MetricFailed, RoundBudget, RunContext
 from gitimprove.loop.decide import AdaptiveRule
 from gitimprove.loop.history import History, group_rounds
+from gitimprove.loop.integrity import Tampered
 from gitimprove.state.experiments import Experiment
 
 
@@ -69,7 +70,6 @@ def run_round(
     fams = families(history.without_round(iteration), iteration, ctx.candidates)
     text = round_history(history)
     ctx.shared.new_round(round_budget(history, iteration))
-    ctx.incumbent_path(incumbent)
     todo = [c for c in range(ctx.candidates) if c not in finished]
     with ThreadPoolExecutor(max_workers=max(1, len(todo))) as pool:
         futures = [
@@ -101,15 +101,18 @@ def confirm(ctx: RunContext, winner: str, incumbent: str) -> tuple[bool, str, di
         window=0,
     )
     rule.diffs.extend(ctx.rule.diffs)
-    inc_path = ctx.incumbent_path(incumbent)
+    inc = ctx.incumbent_checkout(incumbent)
     with contextlib.ExitStack() as stack:
         with ctx.shared.lock:
-            wpath = stack.enter_context(checkout(ctx.repo, winner, f"{ctx.name}-confirm"))
+            wco = stack.enter_context(checkout(ctx.repo, winner, f"{ctx.name}-confirm"))
         try:
             with ctx.shared.rule_lock:
-                out = rule.decide(lambda: ctx.metric(inc_path), lambda: ctx.metric(wpath))
+                out = rule.decide(lambda: ctx.metric(inc), lambda: ctx.metric(wco))
         except MetricFailed as exc:
             return False, f"the confirmation run failed: {exc.run.error}", {}
+        except Tampered as exc:
+            ctx.shared.drop_checkout(exc.checkout)
+            return False, exc.reason, {"tampered": exc.paths[:50]}
     record = {
         "runs": out.runs,
         "keep": out.keep,

@@ -12,9 +12,10 @@ from filelock import FileLock, Timeout
 from gitimprove import config
 from gitimprove.errors import GitImproveError
 from gitimprove.git import memory, notes, refs
+from gitimprove.git.checkout import remove_workspace, stale_workspaces
 from gitimprove.git.repo import Repo
-from gitimprove.git.workspace import remove_workspace, stale_workspaces
 from gitimprove.memory import signals, spool
+from gitimprove.state import integrity
 from gitimprove.state.findings import Finding
 from gitimprove.state.records import parse_note
 
@@ -157,6 +158,8 @@ def run_checks(repo: Repo, *, repair: bool = False, extra: Sequence[Check] = ())
         out.append(Finding("spool", True, "no captured entries waiting"))
     for check in extra:
         out.extend(check(repo, repair))
+    # processes of interrupted runs (before their workspaces go), incidents, run branches
+    out.extend(integrity.checks(repo, repair))
     # stale workspaces
     stale = stale_workspaces(repo)
     if stale:

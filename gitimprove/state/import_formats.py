@@ -56,6 +56,7 @@ FINE = (
     "sealed",
     "out-of-scope",
     "duplicate",
+    "tampered",
     "no-op",
     "metric-error",
     "pending",

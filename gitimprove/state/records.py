@@ -31,6 +31,7 @@ STATUSES = (
     "sealed",
     "out-of-scope",
     "duplicate",
+    "tampered",
     "pending",
 )
 KEPT = frozenset({"baseline", "keep", "keep-reworked"})

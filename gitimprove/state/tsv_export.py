@@ -64,6 +64,7 @@ STATUS_WORD = {
     "sealed": "discard",
     "out-of-scope": "discard",
     "duplicate": "discard",
+    "tampered": "discard",
 }
 _KEPT = frozenset({"baseline", "keep", "keep-reworked"})
 _CRASHED = frozenset({"crash", "timeout"})

@@ -6,8 +6,10 @@ import os
 import signal
 import subprocess
 import tempfile
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 TAIL_CHARS = 4000
@@ -24,6 +26,23 @@ _GIT_LOCATION_VARS = (
 )
 
 
+# The children some `run` call is waiting for, so `util/reaper.py` can tell an orphan that
+# was reparented to us (kill it) from a child another thread owns (leave it).
+_registry = threading.RLock()
+_live: set[int] = set()
+
+
+@contextmanager
+def registry_lock() -> Iterator[None]:
+    with _registry:
+        yield
+
+
+def live_children() -> set[int]:
+    with _registry:
+        return set(_live)
+
+
 @dataclass(frozen=True)
 class Result:
     argv: Sequence[str] | str
@@ -32,6 +51,7 @@ class Result:
     stderr: str
     seconds: float
     timed_out: bool = False
+    raw: bytes = b""  # stdout as the command wrote it (file names that are not UTF-8)
 
     @property
     def ok(self) -> bool:
@@ -67,16 +87,18 @@ def run(
     the descriptors open cannot make us wait for it."""
     start = time.monotonic()
     with tempfile.TemporaryFile() as out_f, tempfile.TemporaryFile() as err_f:
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=dict(env) if env is not None else clean_env(),
-            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-            stdout=out_f,
-            stderr=err_f,
-            shell=shell,
-            start_new_session=True,
-        )
+        with _registry:
+            proc = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=dict(env) if env is not None else clean_env(),
+                stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                stdout=out_f,
+                stderr=err_f,
+                shell=shell,
+                start_new_session=True,
+            )
+            _live.add(proc.pid)
         timed_out = False
         try:
             if input is not None:
@@ -95,13 +117,17 @@ def run(
             kill_group(proc.pid)
             proc.wait()
             raise
+        finally:
+            with _registry:
+                _live.discard(proc.pid)
         # Children that outlived the leader in its group die with it.
         kill_group(proc.pid)
         out_f.seek(0)
         err_f.seek(0)
-        out = out_f.read().decode("utf-8", errors="replace")
+        raw = out_f.read()
+        out = raw.decode("utf-8", errors="replace")
         err = err_f.read().decode("utf-8", errors="replace")
-    return Result(argv, proc.returncode, out, err, time.monotonic() - start, timed_out)
+    return Result(argv, proc.returncode, out, err, time.monotonic() - start, timed_out, raw)
 
 
 def kill_group(pgid: int) -> None:
@@ -132,16 +158,18 @@ def spawn_detached(
     """Start a process that outlives us (own session, no inherited pipes); return its pid."""
     log = open(log_path, "ab") if log_path else open(os.devnull, "wb")  # noqa: SIM115
     try:
-        proc = subprocess.Popen(
-            list(argv),
-            cwd=cwd,
-            env=dict(env) if env is not None else clean_env(),
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            start_new_session=True,
-            close_fds=True,
-        )
+        with _registry:  # meant to outlive us: never an orphan for the reaper to kill
+            proc = subprocess.Popen(
+                list(argv),
+                cwd=cwd,
+                env=dict(env) if env is not None else clean_env(),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                start_new_session=True,
+                close_fds=True,
+            )
+            _live.add(proc.pid)
     finally:
         log.close()
     return proc.pid

@@ -63,6 +63,8 @@ def test_stages_one_by_one_to_a_keep(tmp_repo: TmpRepo) -> None:
         # the workspace is a clone of the incumbent under the run's work folder
         assert (ws.path / "src" / "value.txt").read_text() == "100\n"
         assert ws.name == "stages-1-0" and ws.path.parent.name == "work"
+        assert ws.path.name.startswith("stages-1-0-")  # a fresh, random path every time
+        assert tmp_repo.git("-C", str(ws.path), "remote") == ""  # no way back to the repository
         assert ws.incumbent_tree == trees.tree_of(ctx.repo, spec.incumbent)
 
         result = call_agent(ctx, spec, ws, rework=0, rework_tail=None)
@@ -70,11 +72,11 @@ def test_stages_one_by_one_to_a_keep(tmp_repo: TmpRepo) -> None:
         assert "ONE focused change" in ws.prompt.read_text()  # the program it was given
         assert (ws.path / "src" / "value.txt").read_text() == "90\n"
 
-        tree = snapshot_tree(ctx, ws)
-        assert tree != ws.incumbent_tree
-        assert precheck(ctx, spec, ws, result, tree) is None
+        hashed = snapshot_tree(ctx, ws)
+        assert hashed.tree != ws.incumbent_tree and not hashed.refused and not hashed.escaping
+        assert precheck(ctx, spec, ws, result, hashed) is None
 
-        commit, scope_name = commit_tree(ctx, spec, tree, "lower the value")
+        commit, scope_name = commit_tree(ctx, spec, hashed.tree, "lower the value")
         assert scope_name == "src"
         message = ctx.repo.commit(commit).message
         assert message.startswith("experiment(src): lower the value")
@@ -83,9 +85,12 @@ def test_stages_one_by_one_to_a_keep(tmp_repo: TmpRepo) -> None:
         with contextlib.ExitStack() as stack:
             measured = measure_first(ctx, commit, ws, stack)
             assert isinstance(measured, Measured) and measured.first == 90.0
-            # the measurement checkout is not the agent's workspace
-            assert measured.path != ws.path and measured.path.name.startswith("stages-1-0-measure")
-            assert ctx.guard(measured.path) == {"status": "skipped"}
+            # the measurement checkout is not the agent's workspace, and its name is random
+            co = measured.checkout
+            assert co.path != ws.path and co.path.parent == ws.path.parent
+            assert "stages" not in co.path.name and co.commit == commit
+            assert ctx.guard(co) == {"status": "skipped"}
+            assert co.verify() == []
             decided = decide(ctx, spec, measured, rework=0)
         assert isinstance(decided, Decided)
         assert decided.status == "keep" and decided.keep
@@ -145,9 +150,9 @@ def test_metric_without_a_number_is_a_verdict_not_a_crash(tmp_repo: TmpRepo) -> 
     with prepare_workspace(ctx, spec) as ws:
         result = call_agent(ctx, spec, ws, rework=0, rework_tail=None)
         assert result is not None
-        tree = snapshot_tree(ctx, ws)
-        assert precheck(ctx, spec, ws, result, tree) is None
-        commit, _ = commit_tree(ctx, spec, tree, "text")
+        hashed = snapshot_tree(ctx, ws)
+        assert precheck(ctx, spec, ws, result, hashed) is None
+        commit, _ = commit_tree(ctx, spec, hashed.tree, "text")
         with contextlib.ExitStack() as stack:
             measured = measure_first(ctx, commit, ws, stack)
     assert isinstance(measured, Verdict) and measured.status == "metric-error"

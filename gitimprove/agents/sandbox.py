@@ -1,0 +1,179 @@
+"""The agent's OS sandbox (`[agent] sandbox`): bubblewrap where it is available.
+
+With `bwrap` the agent sees the file system read-only, a private `/tmp`, its own workspace
+read-write, and nothing of the user's repository: the work tree and the git directory are
+hidden under empty tmpfs mounts, and only the object directories the workspace's clone borrows
+from (`git clone --shared` alternates) come back, read-only, so the agent's own git still
+works. The agent runs in its own pid namespace that dies with the harness
+(`--unshare-pid --die-with-parent`); the network is shared. See docs/integrity.md.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitimprove.errors import ConfigError
+from gitimprove.util import proc
+
+MODES = ("auto", "bwrap", "none")
+
+NOT_PROTECTED = (
+    "without a sandbox the agent runs with your permissions: it can read and write your "
+    "repository, its .git, your home folder and anything else you can; the loop still detects "
+    "changes to your refs, .git/config, hooks and work tree (the run stops), never measures a "
+    "file it did not commit, and kills every process it left, but it cannot prevent the writes"
+)
+
+_probe: dict[str, bool] = {}
+
+
+def bwrap_usable(path: str | None = None) -> bool:
+    """Whether bubblewrap is installed and can create its namespaces here (cached)."""
+    exe = path or shutil.which("bwrap")
+    if exe is None:
+        return False
+    if exe not in _probe:
+        res = proc.run(
+            [
+                exe,
+                "--ro-bind",
+                "/",
+                "/",
+                "--dev",
+                "/dev",
+                "--proc",
+                "/proc",
+                "--unshare-pid",
+                "--die-with-parent",
+                "true",
+            ],
+            timeout=20,
+        )
+        _probe[exe] = res.ok
+    return _probe[exe]
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """How agent processes are started: `mode` is "bwrap" or "none"."""
+
+    mode: str
+    exe: str = ""
+    hide: tuple[Path, ...] = ()  # the user's work tree and git directories
+    message: str = ""
+
+    @property
+    def active(self) -> bool:
+        return self.mode == "bwrap"
+
+    def _hidden(self, path: Path) -> bool:
+        return any(h == path or h in path.parents for h in self.hide)
+
+    def wrap(
+        self,
+        argv: Sequence[str] | str,
+        *,
+        shell: bool,
+        workdir: Path,
+        readable: Sequence[Path] = (),
+        writable: Sequence[Path] = (),
+    ) -> tuple[list[str] | str, bool]:
+        """(argv, shell) for `proc.run`: the command inside the sandbox, or unchanged."""
+        if not self.active:
+            return (list(argv) if not isinstance(argv, str) else argv), shell
+        args = [
+            self.exe, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+            "--tmpfs", "/tmp",
+        ]  # fmt: skip
+        tmp, named = Path("/tmp"), command_paths(argv, shell)
+        # A file the agent's command names in /tmp keeps its folder (a plan, a state file);
+        # the repository, even inside that folder, is hidden again just below.
+        for folder in dict.fromkeys(p.parent for p in named if tmp in p.parents):
+            if folder != tmp:
+                args += ["--bind", str(folder), str(folder)]
+        for folder in self.hide:
+            args += ["--tmpfs", str(folder)]
+        seen: set[Path] = set()
+        for path in [*borrowed_objects(workdir), *readable, *named]:
+            # only what a tmpfs above hides needs binding; the rest is visible read-only
+            if self._hidden(path) and path.exists() and path not in seen:
+                seen.add(path)
+                args += ["--ro-bind", str(path), str(path)]
+        args += ["--bind", str(workdir), str(workdir)]
+        for path in writable:
+            if path.exists():
+                args += ["--bind", str(path), str(path)]
+        args += [
+            "--unshare-pid", "--die-with-parent", "--new-session",
+            "--setenv", "TMPDIR", "/tmp", "--chdir", str(workdir), "--",
+        ]  # fmt: skip
+        if shell or isinstance(argv, str):
+            return [*args, "/bin/sh", "-c", str(argv)], False
+        return [*args, *argv], False
+
+
+def choose(mode: str, hide: Sequence[Path]) -> Sandbox:
+    """The sandbox for `[agent] sandbox = mode`; `bwrap` that cannot run is an error."""
+    if mode not in MODES:
+        raise ConfigError(f"agent.sandbox = {mode!r} is not allowed; use one of: auto, bwrap, none")
+    exe = shutil.which("bwrap")
+    if mode != "none" and exe is not None and bwrap_usable(exe):
+        return Sandbox(
+            "bwrap",
+            exe,
+            tuple(dict.fromkeys(p.resolve() for p in hide)),
+            "sandbox: bwrap (agents see a read-only system, a private /tmp and their own "
+            "workspace; your repository is hidden)",
+        )
+    if mode == "bwrap":
+        why = "is not installed" if exe is None else "cannot create its namespaces here"
+        raise ConfigError(
+            f'agent.sandbox = "bwrap" but bubblewrap {why}',
+            hint='install it (apt-get install bubblewrap), or set [agent] sandbox = "none"',
+        )
+    reason = "bubblewrap is not available" if mode == "auto" else 'agent.sandbox = "none"'
+    return Sandbox("none", message=f"sandbox: none ({reason}); {NOT_PROTECTED}")
+
+
+def borrowed_objects(workdir: Path) -> list[Path]:
+    """The object directories a `git clone --shared` workspace reads through its alternates."""
+    out: list[Path] = []
+    todo = [workdir / ".git" / "objects"]
+    while todo:
+        objects = todo.pop()
+        try:
+            lines = (objects / "info" / "alternates").read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            continue
+        for line in lines:
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            path = Path(os.path.normpath(objects / line)).resolve()
+            if path not in out:
+                out.append(path)
+                todo.append(path)
+    return out
+
+
+def command_paths(argv: Sequence[str] | str, shell: bool) -> list[Path]:
+    """Absolute paths named in the agent's command: they stay readable inside the sandbox."""
+    if isinstance(argv, str):
+        try:
+            words = shlex.split(argv)
+        except ValueError:
+            words = argv.split()
+    else:
+        words = list(argv)
+    out = []
+    for word in words:
+        if word.startswith("/") and "\0" not in word:
+            path = Path(word)
+            if path.exists():
+                out.append(path)
+    return out

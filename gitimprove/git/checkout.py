@@ -1,0 +1,197 @@
+"""Measurement checkouts: a commit's tree written out under `<git-common-dir>/improve/work/`,
+and the proof that what is measured is what was committed.
+
+The files are written from the object database directly, so no index, no worktree admin
+entry and no ref of the user's repository is involved; the folder goes away when the context
+exits, also on error. Its name is random and it is created exclusively, so nothing can be put
+in its place beforehand. A `<name>.pid` file beside it lets `doctor` find ones left by a killed
+process.
+
+`Checkout.verify` compares the folder with the snapshot taken when it was written (or after
+its last run): the listing plus every entry's `lstat` (mode, size, mtime, ctime, inode). Between
+runs nothing may change at all; during a run the files of the commit may not change (the
+measured process may add files, such as caches, which the next snapshot then includes). A file
+of the commit that changed is re-hashed to tell "changed" from "rewritten" in the reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+import shutil
+import stat
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pygit2
+
+from gitimprove.git.repo import Repo
+
+LINK = pygit2.enums.FileMode.LINK
+EXEC = pygit2.enums.FileMode.BLOB_EXECUTABLE
+
+Stat = tuple[int, int, int, int, int]  # mode, size, mtime_ns, ctime_ns, inode
+
+
+def work_root(repo: Repo) -> Path:
+    root = repo.improve_dir / "work"
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def materialize(
+    repo: Repo,
+    tree: pygit2.Tree,
+    dest: Path,
+    expected: dict[str, tuple[int, str]],
+    prefix: str = "",
+) -> None:
+    """Write `tree` under `dest`; `expected` gets every file's (mode, blob id)."""
+    dest.mkdir(parents=True, exist_ok=prefix != "")
+    for entry in tree:
+        name = entry.name or ""
+        path = dest / name
+        rel = prefix + name
+        if entry.type_str == "tree":
+            sub = repo.raw[entry.id]
+            assert isinstance(sub, pygit2.Tree)
+            path.mkdir()
+            materialize(repo, sub, path, expected, rel + "/")
+        elif entry.type_str == "blob":
+            blob = repo.raw[entry.id]
+            assert isinstance(blob, pygit2.Blob)
+            if entry.filemode == LINK:
+                os.symlink(blob.data.decode("utf-8", errors="surrogateescape"), path)
+            else:
+                path.write_bytes(blob.data)
+                if entry.filemode == EXEC:
+                    path.chmod(0o755)
+            expected[rel] = (int(entry.filemode), str(entry.id))
+        else:  # a submodule: an empty folder, as a fresh clone has
+            path.mkdir(exist_ok=True)
+
+
+def scan(root: Path) -> dict[str, Stat]:
+    """Every entry under `root` (not following links) with its stat snapshot."""
+    out: dict[str, Stat] = {}
+    todo = [("", str(root))]
+    while todo:
+        prefix, folder = todo.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            rel = prefix + entry.name
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            out[rel] = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+            if stat.S_ISDIR(st.st_mode):
+                todo.append((rel + "/", entry.path))
+    return out
+
+
+def blob_id(path: Path) -> tuple[int, str] | None:
+    """(git mode, blob id) of a file or link on disk, hashed here; None if it is neither."""
+    try:
+        st = path.lstat()
+        if stat.S_ISLNK(st.st_mode):
+            data, mode = os.readlink(path).encode("utf-8", "surrogateescape"), int(LINK)
+        elif stat.S_ISREG(st.st_mode):
+            data = path.read_bytes()
+            mode = int(EXEC) if st.st_mode & 0o111 else int(pygit2.enums.FileMode.BLOB)
+        else:
+            return None
+    except OSError:
+        return None
+    digest = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+    return mode, digest
+
+
+@dataclass
+class Checkout:
+    """A measurement checkout and what it must hold."""
+
+    path: Path
+    commit: str
+    expected: dict[str, tuple[int, str]]
+    snapshot: dict[str, Stat] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def verify(self, *, after_run: bool = False) -> list[str]:
+        """The paths that differ from the last snapshot (empty: all is as it was).
+
+        With `after_run`, new files and changed folders are the run's own output and are taken
+        into the snapshot; a file of the commit that changed never is."""
+        now = scan(self.path)
+        if now == self.snapshot:
+            return []
+        bad = []
+        for rel in sorted(set(now) | set(self.snapshot)):
+            before, after = self.snapshot.get(rel), now.get(rel)
+            if before == after:
+                continue
+            if rel in self.expected:
+                got = blob_id(self.path / rel)
+                what = "changed" if got != self.expected[rel] else "rewritten"
+                bad.append(f"{rel} ({'removed' if after is None else what})")
+            elif not after_run:
+                state = "added" if before is None else "removed" if after is None else "changed"
+                bad.append(f"{rel} ({state})")
+        if not bad:
+            self.snapshot = now
+        return bad
+
+
+@contextmanager
+def checkout(repo: Repo, commit: str, purpose: str = "measure") -> Iterator[Checkout]:
+    """A fresh checkout of `commit` under a random name; removed on exit."""
+    obj = repo.raw[commit]
+    assert isinstance(obj, pygit2.Commit)
+    root = work_root(repo)
+    name = f"m-{secrets.token_hex(8)}"
+    path = root / name
+    pid_file = root / f"{name}.pid"
+    pid_file.write_text(f"{os.getpid()}\n{purpose}\n", encoding="utf-8")
+    try:
+        expected: dict[str, tuple[int, str]] = {}
+        materialize(repo, obj.tree, path, expected)  # mkdir fails if the name exists
+        co = Checkout(path, commit, expected)
+        co.snapshot = scan(path)
+        yield co
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+        pid_file.unlink(missing_ok=True)
+
+
+def stale_workspaces(repo: Repo) -> list[Path]:
+    """Workspaces whose owning process is gone."""
+    root = repo.common_dir / "improve" / "work"
+    if not root.is_dir():
+        return []
+    stale = []
+    for entry in sorted(root.iterdir()):
+        if entry.suffix == ".pid" or not entry.is_dir():
+            continue
+        pid_file = root / f"{entry.name}.pid"
+        alive = False
+        try:
+            pid = int(pid_file.read_text(encoding="utf-8").split()[0])
+            os.kill(pid, 0)
+            alive = True
+        except (OSError, ValueError, IndexError):
+            alive = False
+        if not alive:
+            stale.append(entry)
+    return stale
+
+
+def remove_workspace(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+    (path.parent / f"{path.name}.pid").unlink(missing_ok=True)

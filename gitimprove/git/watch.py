@@ -1,0 +1,159 @@
+"""What the loop watches while an agent works: the user's repository and the run's own refs.
+
+`RepoState` is a snapshot of what an agent must never change in the user's repository: every
+ref that is not the loop's own, HEAD, `.git/config` (and `config.worktree`), the hooks (also a
+`core.hooksPath` folder), `info/` and the object alternates, and the work tree's status with
+the `lstat` of every path the status names. `changes` lists what differs between two.
+
+`forged_notes` tells whether the notes ref, moved by someone other than the harness, now holds
+lines of the run that only the harness may write.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+
+from gitimprove.git import refs
+from gitimprove.git.repo import Repo
+from gitimprove.util import proc
+
+
+def _own(name: str) -> bool:
+    """The loop's own refs (every run's, so concurrent runs never trip each other)."""
+    return name == refs.NOTES or name.startswith((refs.RUN_BRANCH_PREFIX, "refs/improve/"))
+
+
+def _file_state(path: Path) -> str | None:
+    try:
+        st = path.lstat()
+        if os.path.islink(path):
+            return f"link:{os.readlink(path)}"
+        data = path.read_bytes() if path.is_file() else b""
+    except OSError:
+        return None
+    digest = hashlib.sha1(data).hexdigest()
+    return f"{st.st_mode:o}:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}:{digest}"
+
+
+def _tree_states(root: Path, label: str, out: dict[str, str | None]) -> None:
+    if not root.is_dir() or root.is_symlink():
+        out[label] = _file_state(root)
+        return
+    for folder, dirs, files in os.walk(root):
+        dirs.sort()
+        for name in sorted(files):
+            full = Path(folder) / name
+            out[f"{label}/{full.relative_to(root)}"] = _file_state(full)
+
+
+@dataclass(frozen=True)
+class RepoState:
+    refs: dict[str, str]
+    files: dict[str, str | None]
+    status: bytes
+    dirty: dict[str, str | None]
+
+    @classmethod
+    def take(cls, repo: Repo) -> RepoState:
+        found: dict[str, str] = {}
+        for name in repo.raw.references:
+            if _own(name):
+                continue
+            try:
+                ref = repo.raw.references[name]
+            except (KeyError, pygit2.GitError, ValueError):
+                continue
+            found[name] = str(ref.target)
+        files: dict[str, str | None] = {}
+        git_dir, common = repo.git_dir, repo.common_dir
+        for label, path in (
+            ("HEAD", git_dir / "HEAD"),
+            (".git/config", common / "config"),
+            (".git/config.worktree", git_dir / "config.worktree"),
+            (".git/objects/info/alternates", common / "objects" / "info" / "alternates"),
+        ):
+            files[label] = _file_state(path)
+        _tree_states(common / "hooks", ".git/hooks", files)
+        _tree_states(common / "info", ".git/info", files)
+        hooks_path = repo.config_items("core.").get("core.hookspath")
+        if hooks_path and repo.work_tree is not None:
+            where = Path(os.path.expanduser(hooks_path))
+            _tree_states(
+                where if where.is_absolute() else repo.work_tree / where, hooks_path, files
+            )
+        status, dirty = b"", {}
+        if repo.work_tree is not None:
+            res = proc.git(
+                ["--no-optional-locks", "status", "--porcelain", "-z", "--untracked-files=all"],
+                cwd=repo.work_tree,
+            )
+            status = res.raw if res.ok else f"error: {res.stderr}".encode()
+            for item in status.split(b"\0"):
+                if len(item) > 3 and item[2:3] == b" ":
+                    rel = os.fsdecode(item[3:])
+                    dirty[rel] = _file_state(repo.work_tree / rel)
+        return cls(found, files, status, dirty)
+
+    def changes(self, after: RepoState) -> list[str]:
+        """What differs from `self` in `after`, each named the way a person finds it."""
+        out = []
+        for name in sorted(set(self.refs) | set(after.refs)):
+            if self.refs.get(name) != after.refs.get(name):
+                out.append(name)
+        for label in sorted(set(self.files) | set(after.files)):
+            if self.files.get(label) != after.files.get(label):
+                out.append(label)
+        if self.status != after.status or self.dirty != after.dirty:
+            paths = set(self.dirty) | set(after.dirty)
+            named = sorted(p for p in paths if self.dirty.get(p) != after.dirty.get(p))
+            out.append("work tree: " + (", ".join(named[:10]) if named else "status changed"))
+        return out
+
+
+def _lines(repo: Repo, oid: pygit2.Oid) -> set[str]:
+    blob = repo.raw[oid]
+    if not isinstance(blob, pygit2.Blob):
+        return set()
+    return set(blob.data.decode("utf-8", "replace").splitlines())
+
+
+def forged_notes(repo: Repo, old: str | None, new: str | None, run: str) -> list[str]:
+    """Commits whose note changed between `old` and `new` in a way only a forger does: a line
+    of `run` added (only the harness writes those), or any line removed (notes only grow).
+    A note that only moved to another fanout (plain `git notes` rewrites them) is no change."""
+    if new is None:
+        return ["(the notes ref was deleted)"]
+    try:
+        new_tree = repo.commit(new).tree
+        old_tree = repo.commit(old).tree if old else repo.raw[repo.raw.TreeBuilder().write()]
+    except Exception:
+        return ["(the notes ref points at something that is not a commit)"]
+    assert isinstance(old_tree, pygit2.Tree)
+    before: dict[str, set[str]] = {}
+    after: dict[str, set[str]] = {}
+    for delta in old_tree.diff_to_tree(new_tree).deltas:
+        if delta.status != pygit2.enums.DeltaStatus.ADDED:
+            before[delta.old_file.path.replace("/", "")] = _lines(repo, delta.old_file.id)
+        if delta.status != pygit2.enums.DeltaStatus.DELETED:
+            after[delta.new_file.path.replace("/", "")] = _lines(repo, delta.new_file.id)
+    out = []
+    for commit in sorted(set(before) | set(after)):
+        old_lines, new_lines = before.get(commit, set()), after.get(commit)
+        if new_lines is None or not old_lines <= new_lines:
+            out.append(commit)
+            continue
+        for line in new_lines - old_lines:
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(obj, dict) and obj.get("run") == run:
+                out.append(commit)
+                break
+    return out

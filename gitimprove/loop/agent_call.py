@@ -1,0 +1,132 @@
+"""The agent's stage of an attempt: its workspace, its program, the call, the tree it left.
+
+    prepare workspace → agent → snapshot tree
+
+The agent works in a throwaway clone (in the sandbox when one is in force) with a token in
+its environment; when it returns, every process it left is killed (`Shared.processes`), and
+the user's repository is compared with a snapshot taken before the call. The tree is hashed
+from the files by the harness, whatever the agent did to its clone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gitimprove import agents
+from gitimprove.git import trees
+from gitimprove.git.checkout import work_root
+from gitimprove.git.watch import RepoState
+from gitimprove.git.workspace import Hashed, agent_workspace, hash_workspace
+from gitimprove.loop import program
+from gitimprove.loop.context import RunContext
+from gitimprove.loop.integrity import Tampered
+
+if TYPE_CHECKING:
+    from gitimprove.loop.attempt import AttemptSpec
+
+
+@dataclass(frozen=True)
+class Workspace:
+    path: Path  # the agent's throwaway clone
+    prompt: Path  # the program file handed to the agent
+    name: str  # "<run>-<iteration>-<candidate>": the prefix of every checkout of this attempt
+    incumbent_tree: str
+
+
+@contextlib.contextmanager
+def prepare_workspace(ctx: RunContext, spec: AttemptSpec) -> Iterator[Workspace]:
+    """A fresh clone at the incumbent for the agent, removed (with its program) on exit."""
+    name = f"{ctx.name}-{spec.name}"
+    prompt = work_root(ctx.repo) / f"{name}.prompt.md"
+    with ctx.shared.lock:
+        inc_tree = trees.tree_of(ctx.repo, spec.incumbent)
+    try:
+        with agent_workspace(ctx.repo, spec.incumbent, name) as path:
+            yield Workspace(path, prompt, name, inc_tree)
+    finally:
+        prompt.unlink(missing_ok=True)
+
+
+def build_program(ctx: RunContext, spec: AttemptSpec, rework_tail: str | None) -> str:
+    learnings, ideas = program.memory_inputs(ctx.repo)
+    return program.build(
+        goal=ctx.opts.goal,
+        metric_name=ctx.cfg.metric_name,
+        direction=ctx.cfg.direction,
+        metric_command=ctx.cfg.metric_command,
+        mutable=ctx.mutable,
+        sealed=ctx.sealed,
+        rows=spec.history.records,
+        learnings=learnings[-10:],
+        ideas=ideas[-10:],
+        escalation=spec.level,
+        family=spec.family,
+        rework_tail=rework_tail,
+        round_history=spec.round_history,
+    )
+
+
+def call_agent(
+    ctx: RunContext,
+    spec: AttemptSpec,
+    ws: Workspace,
+    rework: int,
+    rework_tail: str | None,
+) -> agents.AgentResult | None:
+    """Write the program and run the agent in the workspace; None when the round's budget
+    cannot cover launching it (checked once a slot is free, before the first call only)."""
+    with ctx.shared.lock:
+        text = build_program(ctx, spec, rework_tail)
+    ws.prompt.write_text(text, encoding="utf-8")
+    token = ctx.token()
+    task = agents.AgentTask(
+        ws.prompt,
+        ctx.name,
+        spec.iteration,
+        spec.candidate,
+        seed=ctx.opts.seed,
+        family=spec.family,
+        rework_tail=rework_tail,
+        sealed=tuple(ctx.sealed),
+        mutable=tuple(ctx.mutable),
+        commands=(ctx.cfg.guard_command,),  # a rework must be able to run the failing tests
+        token=token.env(),
+        sandbox=ctx.sandbox,
+    )
+    with ctx.shared.agent_slots:  # the slot is held only while an agent works
+        if rework == 0 and spec.tournament and not ctx.can_launch():
+            return None
+        with ctx.shared.lock:
+            before = RepoState.take(ctx.repo)
+        ctx.shared.agent_started()
+        seconds, cost = 0.0, 0.0
+        try:
+            with ctx.shared.processes(token):  # every process the agent left dies on exit
+                result = ctx.agent.run(task, ws.path, float(ctx.cfg.get("agent", "timeout")))
+            seconds, cost = result.seconds, result.cost_usd or 0.0
+        finally:
+            ctx.shared.agent_finished(seconds, cost, first=rework == 0)
+        with ctx.shared.lock:
+            changed = before.changes(RepoState.take(ctx.repo))
+    if changed:
+        raise AgentTampered(result, changed)
+    return result
+
+
+class AgentTampered(Tampered):
+    """The user's repository changed while the agent worked: the run stops."""
+
+    def __init__(self, result: agents.AgentResult, paths: list[str]) -> None:
+        super().__init__("your repository changed while the agent worked", paths, stop=True)
+        self.result = result
+
+
+def snapshot_tree(ctx: RunContext, ws: Workspace) -> Hashed:
+    """The tree of the workspace's files, hashed by the harness (never the clone's index or
+    config), with what had to be left out of it."""
+    with ctx.shared.lock:
+        return hash_workspace(ctx.repo, ws.path)

@@ -1,0 +1,140 @@
+"""The loop's defences against what an agent may do (docs/integrity.md).
+
+- `Tampered`: a measurement checkout, the run's refs or the user's repository changed behind
+  the harness's back. The attempt is recorded as `tampered` with the paths and never kept;
+  a change to the user's repository or to the run's refs also stops the run (`IntegrityError`).
+- The run's refs as the harness's last transaction left them (`Shared.refs`), checked before
+  each decision: the run branch must not have moved; the notes ref may only have grown by
+  other writers' records (a concurrent run, a hook, sync), never by lines of this run; the
+  archive may only have grown.
+- The effective configuration (the file at the run's base, plus `improve.*` git config)
+  pinned in the run's baseline record; a resumed run with a different value is refused.
+- An incident log (`state/integrity.py`) that `git improve doctor` shows until `--repair`
+  marks it reviewed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from gitimprove.errors import ConfigError, GitImproveError
+from gitimprove.git import refs
+from gitimprove.git.repo import Repo
+from gitimprove.git.watch import forged_notes
+from gitimprove.state.integrity import log_incident
+
+__all__ = ["IntegrityError", "Tampered", "check_config_pin", "check_run_refs", "log_incident"]
+
+if TYPE_CHECKING:
+    from gitimprove.git.checkout import Checkout
+
+
+class Tampered(Exception):
+    """What was measured or recorded is not what the harness made."""
+
+    def __init__(
+        self, what: str, paths: list[str], *, checkout: Checkout | None = None, stop: bool = False
+    ) -> None:
+        super().__init__(what)
+        self.what = what
+        self.paths = paths
+        self.checkout = checkout
+        self.stop = stop
+
+    @property
+    def reason(self) -> str:
+        shown = ", ".join(self.paths[:8]) + (
+            f" and {len(self.paths) - 8} more" if len(self.paths) > 8 else ""
+        )
+        return f"tampered: {self.what}: {shown}"
+
+
+class IntegrityError(GitImproveError):
+    """The run stopped because something outside the harness changed what it relies on."""
+
+
+def stop_error(run: str, exc: Tampered) -> IntegrityError:
+    return IntegrityError(
+        f"run {run} stopped: {exc.what}: " + ", ".join(exc.paths[:20]),
+        hint="look at what changed (`git improve doctor` lists it), undo what you did not "
+        'intend, then `git improve run --resume`; a sandbox ([agent] sandbox = "bwrap") '
+        "keeps agents out of your repository",
+    )
+
+
+# --- the run's refs ----------------------------------------------------------------------------
+
+
+def run_refs(repo: Repo, run: str) -> dict[str, str | None]:
+    return {
+        refs.run_branch(run): repo.ref_target(refs.run_branch(run)),
+        refs.NOTES: repo.ref_target(refs.NOTES),
+        refs.ARCHIVE: repo.ref_target(refs.ARCHIVE),
+    }
+
+
+@dataclass
+class RefCheck:
+    problems: list[str] = field(default_factory=list)
+    forged: list[str] = field(default_factory=list)  # commits whose notes to put back
+
+
+def check_run_refs(repo: Repo, run: str, expected: dict[str, str | None]) -> RefCheck:
+    """What moved without the harness; adopts the moves other writers may make."""
+    now = run_refs(repo, run)
+    out = RefCheck()
+    problems = out.problems
+    branch = refs.run_branch(run)
+    if now[branch] != expected[branch]:
+        problems.append(f"{branch} moved to {(now[branch] or 'nothing')[:12]}")
+    if now[refs.NOTES] != expected[refs.NOTES]:
+        forged = forged_notes(repo, expected[refs.NOTES], now[refs.NOTES], run)
+        if forged:
+            shown = ", ".join(c[:12] for c in forged[:5])
+            problems.append(
+                f"{refs.NOTES} (notes of run {run} written or removed outside the harness: {shown})"
+            )
+            out.forged = [c for c in forged if not c.startswith("(")]
+        else:
+            expected[refs.NOTES] = now[refs.NOTES]
+    arch_old, arch_new = expected[refs.ARCHIVE], now[refs.ARCHIVE]
+    if arch_new != arch_old:
+        if arch_old is not None and (
+            arch_new is None or not repo.raw.descendant_of(arch_new, arch_old)
+        ):
+            problems.append(f"{refs.ARCHIVE} rewound to {(arch_new or 'nothing')[:12]}")
+        else:
+            expected[refs.ARCHIVE] = arch_new
+    return out
+
+
+# --- the pinned configuration ------------------------------------------------------------------
+
+
+def config_pin(overrides: Mapping[str, str]) -> dict[str, Any]:
+    return {"git": dict(sorted(overrides.items()))}
+
+
+def check_config_pin(
+    saved: Mapping[str, Any] | None, overrides: Mapping[str, str], run: str
+) -> None:
+    """Refuse to resume with an `improve.*` git config other than the run started with."""
+    if not isinstance(saved, Mapping) or not isinstance(saved.get("git"), Mapping):
+        return
+    pinned: Mapping[str, Any] = saved["git"]
+    for key in sorted(set(pinned) | set(overrides)):
+        if pinned.get(key) != overrides.get(key):
+            was, now = pinned.get(key), overrides.get(key)
+            raise ConfigError(
+                f"{key} changed since run {run} started (was {was!r}, now {now!r}); "
+                "a run keeps the configuration it started with",
+                hint=(
+                    f"git config {key} {json.dumps(was)}"
+                    if was is not None
+                    else f"git config --unset {key}"
+                )
+                + ", or start a new run with `git improve run --run <new name>`",
+            )

@@ -1,0 +1,159 @@
+"""What `git improve doctor` checks of evaluation integrity (docs/integrity.md).
+
+- processes a killed run left behind (found by their token), killed by `--repair`;
+- incidents the loop logged when it stopped because something changed the user's repository
+  or the run's refs (`<git-common-dir>/improve/integrity.jsonl`), marked reviewed by `--repair`;
+- run branches holding a commit the harness did not keep, and keep records for commits that
+  are not on their run's branch (a forged note).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from gitimprove.git import refs
+from gitimprove.git.repo import Repo
+from gitimprove.state.experiments import all_experiments
+from gitimprove.state.findings import Finding
+from gitimprove.util import reaper
+from gitimprove.util.clock import utc_now
+
+INCIDENTS = "integrity.jsonl"
+
+
+def log_incident(repo: Repo, run: str, what: str, paths: list[str]) -> None:
+    line = json.dumps({"ts": utc_now(), "run": run, "what": what, "paths": paths}, sort_keys=True)
+    path = repo.improve_dir / INCIDENTS
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(line + "\n")
+
+
+def incidents(repo: Repo) -> list[dict[str, Any]]:
+    try:
+        lines = (repo.improve_dir / INCIDENTS).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict):
+            out.append(obj)
+    return out
+
+
+def _survivors(repo: Repo, repair: bool) -> Finding:
+    key = reaper.repo_key(repo.common_dir)
+    prefix = reaper.run_prefix(key)
+    alive = reaper.alive_with_prefix(prefix)
+    stale = [
+        pid
+        for pid in alive
+        if (t := reaper.token_of(pid)) is not None
+        and (h := reaper.Token(t).harness_pid) is not None
+        and not _alive(h)
+    ]
+    if not stale:
+        return Finding("processes", True, "no process of an interrupted run is alive")
+    f = Finding(
+        "processes",
+        False,
+        f"{len(stale)} process(es) of an interrupted run are still alive (pids "
+        + ", ".join(map(str, stale[:10]))
+        + ")",
+        "git improve doctor --repair kills them (so does `git improve run --resume`)",
+    )
+    if repair:
+        reaper.kill_survivors(key)
+        f.repaired = True
+    return f
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _incidents(repo: Repo, repair: bool) -> Finding:
+    found = incidents(repo)
+    if not found:
+        return Finding("integrity", True, "no run was stopped by a change outside the harness")
+    last = found[-1]
+    f = Finding(
+        "integrity",
+        False,
+        f"{len(found)} run stop(s) because something outside the harness changed what it relies "
+        f"on; last: run {last.get('run')} at {last.get('ts')}: {last.get('what')}: "
+        + ", ".join(str(p) for p in (last.get("paths") or [])[:10]),
+        "check those paths (git status, git for-each-ref, .git/config, .git/hooks), undo what "
+        "you did not intend; then `git improve doctor --repair` marks them reviewed",
+    )
+    if repair:
+        path = repo.improve_dir / INCIDENTS
+        os.replace(path, path.with_suffix(".reviewed.jsonl"))
+        f.repaired = True
+    return f
+
+
+def _run_branches(repo: Repo) -> list[Finding]:
+    runs = repo.markers(refs.RUNS_PREFIX, "run")
+    if not runs:
+        return []
+    keeps: dict[str, set[str]] = {}
+    for e in all_experiments(repo):
+        if e.run and e.is_keep:
+            keeps.setdefault(e.run, set()).add(e.commit)
+    out = []
+    for run, markers in sorted(runs.items()):
+        base, tip = markers.get("base"), repo.ref_target(refs.run_branch(run))
+        on_branch: set[str] = set()
+        unkept = []
+        while tip is not None and tip != base:
+            on_branch.add(tip)
+            if tip not in keeps.get(run, set()):
+                unkept.append(tip)
+            parents = repo.commit(tip).parent_ids
+            tip = str(parents[0]) if parents else None
+        forged = sorted(keeps.get(run, set()) - on_branch)
+        if unkept or forged:
+            what = []
+            if unkept:
+                what.append(
+                    f"improve/{run} holds {len(unkept)} commit(s) the loop did not keep ("
+                    + ", ".join(c[:10] for c in unkept[:5])
+                    + ")"
+                )
+            if forged:
+                what.append(
+                    f"{len(forged)} keep record(s) of run {run} are not on its branch ("
+                    + ", ".join(c[:10] for c in forged[:5])
+                    + ")"
+                )
+            out.append(
+                Finding(
+                    "run branches",
+                    False,
+                    "; ".join(what),
+                    "something other than the loop wrote these refs or notes; inspect with "
+                    f"`git log --first-parent improve/{run}` and `git notes --ref=improve show`",
+                )
+            )
+    if not out:
+        out.append(
+            Finding("run branches", True, f"{len(runs)} run branch(es) hold only kept commits")
+        )
+    return out
+
+
+def checks(repo: Repo, repair: bool) -> list[Finding]:
+    return [_survivors(repo, repair), _incidents(repo, repair), *_run_branches(repo)]

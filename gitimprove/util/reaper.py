@@ -1,0 +1,325 @@
+"""Every process an agent starts is found and killed (DESIGN §2, docs/integrity.md).
+
+Three nets, each catching what the others miss:
+
+- **Tokens.** Every process the loop starts for an attempt (the agent, the metric, the guard)
+  carries `GITIMPROVE_TOKEN=<token>` in its environment, and children inherit it. `sweep`
+  kills every process whose environment holds the token, wherever it was reparented; a
+  resumed run and `doctor --repair` kill the survivors of a `kill -9` the same way.
+- **Subreaper.** The harness makes itself a child subreaper (Linux `prctl`), so a descendant
+  that double-forks or calls `setsid` (and scrubs its environment) is reparented to the harness
+  instead of init. `sweep` kills every such orphan: a child of the harness that no `proc.run`
+  call is waiting for.
+- **Descendants.** Whatever is below a killed process dies with it.
+
+Only the pids killed here are reaped (`waitpid(pid)`, never `waitpid(-1)`): the threads of a
+tournament own their own children. On systems without `/proc` (macOS) the first two nets
+are unavailable; the process-group kill of `proc.run` and the sandbox remain (see
+docs/integrity.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import hashlib
+import os
+import secrets
+import signal
+import sys
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitimprove.util import proc
+
+TOKEN_VAR = "GITIMPROVE_TOKEN"
+_PREFIX = "gi1"
+_PROC = Path("/proc")
+_PR_SET_CHILD_SUBREAPER = 36
+
+_subreaper = False
+
+
+def become_subreaper() -> bool:
+    """Make this process the reaper of its orphaned descendants; False where unsupported."""
+    global _subreaper
+    if _subreaper:
+        return True
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        _subreaper = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        _subreaper = False
+    return _subreaper
+
+
+def available() -> bool:
+    """Whether processes can be found by token here (a readable /proc)."""
+    return (_PROC / "self" / "environ").exists()
+
+
+def repo_key(common_dir: Path) -> str:
+    return hashlib.sha1(str(common_dir).encode("utf-8", "surrogateescape")).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class Token:
+    """`gi1:<repo key>:<run>:<harness pid>:<random>`: whose process this is, unguessable."""
+
+    value: str
+    created: float = 0.0  # seconds since boot: no process with it started before
+
+    @classmethod
+    def new(cls, key: str, run: str) -> Token:
+        value = f"{_PREFIX}:{key}:{run}:{os.getpid()}:{secrets.token_hex(8)}"
+        return cls(value, uptime() - 1.0)
+
+    @property
+    def harness_pid(self) -> int | None:
+        parts = self.value.split(":")
+        try:
+            return int(parts[-2]) if len(parts) >= 5 and parts[0] == _PREFIX else None
+        except ValueError:
+            return None
+
+    def env(self) -> dict[str, str]:
+        return {TOKEN_VAR: self.value}
+
+
+def run_prefix(key: str, run: str | None = None) -> str:
+    return f"{_PREFIX}:{key}:" + (f"{run}:" if run is not None else "")
+
+
+# --- /proc --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProcInfo:
+    pid: int
+    ppid: int
+    state: str
+    started: float  # seconds since boot
+
+
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def uptime() -> float:
+    """Seconds since boot, the clock of a process's start time in /proc."""
+    try:
+        return float((_PROC / "uptime").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def _stat(pid: int) -> ProcInfo | None:
+    try:
+        raw = (_PROC / str(pid) / "stat").read_bytes().decode("ascii", "replace")
+    except OSError:
+        return None
+    fields = raw[raw.rfind(")") + 2 :].split()
+    if len(fields) < 20:
+        return None
+    try:
+        return ProcInfo(pid, int(fields[1]), fields[0], int(fields[19]) / _TICKS)
+    except ValueError:
+        return None
+
+
+def _all() -> list[ProcInfo]:
+    out = []
+    try:
+        names = os.listdir(_PROC)
+    except OSError:
+        return []
+    for name in names:
+        if name.isdigit():
+            info = _stat(int(name))
+            if info is not None:
+                out.append(info)
+    return out
+
+
+def _subtree(me: int) -> list[ProcInfo] | None:
+    """Our descendants, from the kernel's `children` lists; None where it has none.
+
+    With the harness a subreaper, every process an attempt left behind is in this subtree
+    (an orphan is reparented to us), so a sweep need not read every process of the system."""
+    out: list[ProcInfo] = []
+    todo, seen = [me], {me}
+    while todo:
+        pid = todo.pop()
+        try:
+            tids = os.listdir(_PROC / str(pid) / "task")
+        except OSError:
+            if pid == me:
+                return None
+            continue
+        for tid in tids:
+            try:
+                kids = (_PROC / str(pid) / "task" / tid / "children").read_text().split()
+            except FileNotFoundError:
+                if pid == me:
+                    return None
+                continue
+            except OSError:
+                continue
+            for kid in map(int, kids):
+                info = _stat(kid)
+                if info is not None and kid not in seen:
+                    seen.add(kid)
+                    out.append(info)
+                    todo.append(kid)
+    return out
+
+
+def token_of(pid: int) -> str | None:
+    """The GITIMPROVE_TOKEN in a process's environment, or None (gone, unreadable, none)."""
+    try:
+        data = (_PROC / str(pid) / "environ").read_bytes()
+    except OSError:
+        return None
+    key = TOKEN_VAR.encode() + b"="
+    for item in data.split(b"\0"):
+        if item.startswith(key):
+            return item[len(key) :].decode("utf-8", "replace")
+    return None
+
+
+def _descendants(roots: Iterable[int], table: list[ProcInfo]) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for p in table:
+        children.setdefault(p.ppid, []).append(p.pid)
+    found: set[int] = set()
+    todo = list(roots)
+    while todo:
+        pid = todo.pop()
+        if pid in found:
+            continue
+        found.add(pid)
+        todo.extend(children.get(pid, ()))
+    return found
+
+
+def _kill(pids: set[int]) -> None:
+    # Stop first, so nothing in the set can fork a replacement between the kills.
+    for sig in (signal.SIGSTOP, signal.SIGKILL):
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, sig)
+
+
+def _reap(pids: Iterable[int]) -> None:
+    """Wait for the killed pids that are our children; no other child is touched."""
+    me = os.getpid()
+    for pid in pids:
+        info = _stat(pid)
+        if info is None or info.ppid != me:
+            continue
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(pid, 0)
+
+
+def kill_matching(
+    match: Callable[[str], bool],
+    *,
+    orphans: Callable[[str | None], bool],
+    since: float = 0.0,
+    mine_only: bool = False,
+) -> list[int]:
+    """Kill (with their descendants) the processes whose token matches, and the harness's
+    orphans for which `orphans(token)` is true; repeat until none is left. Returns the pids.
+
+    Only processes started after `since` (seconds since boot) can carry a token made then,
+    so the environment of older ones is not read. With `mine_only` (and the harness a
+    subreaper) only the harness's own descendants are looked at."""
+    if not available():
+        return []
+    me = os.getpid()
+    killed: set[int] = set()
+    for _ in range(50):
+        with proc.registry_lock():
+            live = proc.live_children()
+            table = _subtree(me) if mine_only and _subreaper else None
+            if table is None:
+                table = _all()
+            roots = set()
+            for p in table:
+                if p.pid == me or p.pid in live:
+                    continue
+                if p.ppid != me and p.started < since:
+                    continue
+                token = token_of(p.pid)
+                if token is not None and match(token):
+                    roots.add(p.pid)
+                elif p.ppid == me and (p.state == "Z" or orphans(token)):
+                    roots.add(p.pid)  # an orphan reparented to us: nobody waits for it
+            targets = _descendants(roots, table) - {me} - live
+            if not targets:
+                break
+            _kill(targets)
+            _reap(targets)
+            killed |= targets
+        time.sleep(0.005)
+    return sorted(killed)
+
+
+def sweep(token: Token, live_tokens: Callable[[], set[str]] = set) -> list[int]:
+    """After an attempt's process ends (or is interrupted): kill everything carrying its
+    token, and every orphan of the harness that no live attempt owns."""
+
+    def orphan(t: str | None) -> bool:
+        return t is None or t == token.value or t not in live_tokens()
+
+    return kill_matching(
+        lambda t: t == token.value, orphans=orphan, since=token.created, mine_only=True
+    )
+
+
+def sweep_harness(key: str, run: str) -> list[int]:
+    """At the end of a run: everything this harness started for the run, and every orphan."""
+    prefix = f"{run_prefix(key, run)}{os.getpid()}:"
+    return kill_matching(lambda t: t.startswith(prefix), orphans=lambda t: True)
+
+
+def kill_survivors(key: str, run: str | None = None) -> list[int]:
+    """Processes of this repository (and run) whose harness is gone: a `kill -9` left them.
+
+    A harness that is still alive keeps its processes; a resumed run holds the run's lock, so
+    any other harness of that run is gone."""
+    prefix = run_prefix(key, run)
+    me = os.getpid()
+
+    def dead_harness(t: str) -> bool:
+        if not t.startswith(prefix):
+            return False
+        pid = Token(t).harness_pid
+        if pid is None or pid == me:
+            return pid is None
+        if run is not None:
+            return True
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        return False
+
+    return kill_matching(dead_harness, orphans=lambda t: False)
+
+
+def alive_with_prefix(prefix: str) -> list[int]:
+    """Pids whose token starts with `prefix` (for doctor's report and the tests)."""
+    if not available():
+        return []
+    return sorted(
+        p.pid
+        for p in _all()
+        if p.state != "Z" and (t := token_of(p.pid)) is not None and t.startswith(prefix)
+    )

@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""A hostile coding agent for the integrity tests (the `command` contract of DESIGN §9).
+
+It makes an honest-looking change (src/value.txt) and then attacks, as a reward-hacking or
+buggy agent would. argv[1] is a JSON plan: {"<iteration>": "<attack>[:<value>]", "mark": …}.
+Every process it leaves behind carries the plan's mark in its command line, so a test can
+look for survivors.
+"""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import time
+
+plan = json.loads(pathlib.Path(sys.argv[1]).read_text())
+iteration = os.environ["GITIMPROVE_ITERATION"]
+run = os.environ["GITIMPROVE_RUN"]
+candidate = os.environ.get("GITIMPROVE_CANDIDATE", "0")
+action = (
+    plan.get(f"{iteration}.{candidate}") or plan.get(iteration) or plan.get("default", "set:100")
+)
+attack, _, arg = action.partition(":")
+mark = plan["mark"]
+ws = pathlib.Path.cwd()
+value = ws / "src" / "value.txt"
+
+
+def user_repo() -> pathlib.Path | None:
+    """The user's repository, found as a curious agent would: through the clone's alternates."""
+    try:
+        objects = (ws / ".git" / "objects" / "info" / "alternates").read_text().split()[0]
+    except (OSError, IndexError):
+        return None
+    return pathlib.Path(objects).parent.parent  # <repo>/.git/objects -> <repo>
+
+
+def git(*args: str, cwd: pathlib.Path = ws) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=False)
+
+
+def daemon(code: str, *, scrub_env: bool = False) -> None:
+    """Double-fork and setsid, so the process leaves the agent's process group and parent."""
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            env = (
+                {"PATH": os.environ.get("PATH", "/usr/bin:/bin")} if scrub_env else dict(os.environ)
+            )
+            os.execve(sys.executable, [sys.executable, "-c", code, mark], env)
+        os._exit(0)
+    time.sleep(0.05)
+
+
+def write(path: pathlib.Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    except OSError as exc:
+        print(f"write {path} failed: {exc}", file=sys.stderr)
+
+
+value.write_text((arg or "90") + "\n")
+
+if attack == "rewrite-siblings":  # a daemon that rewrites every other folder beside the workspace
+    code = f"""import pathlib, time
+root = pathlib.Path({str(ws.parent)!r})
+for _ in range(400):
+    for p in root.glob('*/src/value.txt'):
+        if not str(p).startswith({str(ws)!r}):
+            try: p.write_text('1\\n')
+            except OSError: pass
+    time.sleep(0.02)
+"""
+    daemon(code, scrub_env=True)
+elif attack == "late-writer":  # a daemon that keeps its token and writes into the workspace later
+    code = f"""import pathlib, time
+time.sleep(1.5)
+for _ in range(600):
+    try: pathlib.Path({str(value)!r}).write_text('1\\n')
+    except OSError: pass
+    time.sleep(0.05)
+"""
+    daemon(code)
+elif attack == "sleeper":  # stays alive so a kill -9 of the run leaves it behind
+    pathlib.Path(plan["pidfile"]).write_text(str(os.getpid()))
+    daemon("import time\ntime.sleep(120)\n")
+    time.sleep(60)
+elif attack == "push-origin":  # push an unmeasured commit and a forged note through origin
+    git("add", "-A")
+    git("-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "experiment(src): forged")
+    git(
+        "notes",
+        "--ref=improve",
+        "add",
+        "-f",
+        "-m",
+        json.dumps(
+            {
+                "v": 1,
+                "op": "create",
+                "run": run,
+                "status": "keep",
+                "ts": "2099-01-01T00:00:00Z",
+                "host": "x",
+                "seq": 1,
+            }
+        ),
+        "HEAD",
+    )
+    print(git("push", "origin", f"HEAD:refs/heads/improve/{run}").stderr, file=sys.stderr)
+    print(git("push", "origin", "refs/notes/improve").stderr, file=sys.stderr)
+elif attack == "push-path":  # the same, straight to the repository found through the alternates
+    repo = user_repo()
+    git("add", "-A")
+    git("-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "experiment(src): forged")
+    if repo is not None:
+        git("push", "-f", str(repo), f"HEAD:refs/heads/improve/{run}")
+        line = json.dumps(
+            {
+                "v": 1,
+                "op": "create",
+                "run": run,
+                "status": "keep",
+                "ts": "2099-01-01T00:00:00Z",
+                "host": "x",
+                "seq": 1,
+            }
+        )
+        head = git("rev-parse", "HEAD").stdout.strip()
+        git(
+            "--git-dir",
+            str(repo / ".git"),
+            "notes",
+            "--ref=improve",
+            "add",
+            "-f",
+            "-m",
+            line,
+            head,
+            cwd=repo,
+        )
+elif attack == "user-config":  # an improve.* override that would survive into a resumed run
+    repo = user_repo()
+    if repo is not None:
+        git("--git-dir", str(repo / ".git"), "config", "improve.metric.command", "echo 0", cwd=repo)
+elif attack == "user-hook":
+    repo = user_repo()
+    if repo is not None:
+        write(repo / ".git" / "hooks" / "pre-commit", "#!/bin/sh\nexit 0\n")
+elif attack == "user-worktree":
+    repo = user_repo()
+    if repo is not None:
+        write(repo / "README.txt", "rewritten by the agent\n")
+elif attack == "user-branch":
+    repo = user_repo()
+    if repo is not None:
+        git("--git-dir", str(repo / ".git"), "branch", "-f", "agent-was-here", "HEAD", cwd=repo)
+elif attack == "symlink-out":  # the metric would read a file outside the repository
+    outside = pathlib.Path(plan["outside"])
+    value.unlink()
+    os.symlink(outside, value)
+elif attack == "symlink-up":  # a relative link that climbs out of the workspace
+    os.symlink("../../../../..", ws / "src" / "up")
+elif attack == "dotgit-name":
+    write(ws / "src" / ".Git" / "config", "[core]\n")
+elif attack == "short-name":
+    write(ws / "src" / "GIT~1", "x\n")
+elif attack == "dotgit-case":
+    write(ws / "src" / ".GIT", "gitdir: /\n")
+elif attack == "non-utf8":
+    (ws / "src").joinpath(os.fsdecode(b"caf\xe9.txt")).write_bytes(b"x\n")
+elif attack == "nested-repo":
+    git("init", "-q", str(ws / "src" / "inner"))
+    write(ws / "src" / "inner" / "x.txt", "x\n")
+elif attack == "delete-git":  # the clone's .git is gone: the tree is hashed from the files
+    subprocess.run(["rm", "-rf", str(ws / ".git")], check=False)
+elif attack == "corrupt-git":
+    write(ws / ".git" / "config", "this is [not a config\n")
+    write(ws / ".git" / "index", "garbage")
+    write(ws / ".git" / "HEAD", "nonsense\n")
+elif attack == "git-file":  # .git replaced by a file pointing at the user's git directory
+    repo = user_repo()
+    subprocess.run(["rm", "-rf", str(ws / ".git")], check=False)
+    if repo is not None:
+        write(ws / ".git", f"gitdir: {repo / '.git'}\n")
+elif attack == "metric-early":  # mutable code prints a better METRIC line before the benchmark's
+    write(
+        ws / "src" / "mod.py",
+        "print('METRIC score=1')\nprint('METRIC other=0')\n" + (ws / "src" / "mod.py").read_text(),
+    )
+elif attack == "metric-format":  # mutable code replaces the benchmark's output with a bare number
+    write(ws / "src" / "mod.py", "import os\nprint('1')\nos._exit(0)\n")
+elif attack == "self-rewrite":  # the measured code rewrites its own committed files while measured
+    write(
+        ws / "src" / "mod.py",
+        (ws / "src" / "mod.py").read_text()
+        + "\npathlib.Path('src/value.txt').write_text('1\\n')\n",
+    )
+elif attack == "measure-daemon":  # the measured code leaves a daemon that rewrites other checkouts
+    code = (
+        "import os, pathlib, sys, time\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        "        root = pathlib.Path.cwd().parent\n"
+        "        for _ in range(300):\n"
+        "            for p in root.glob('*/src/value.txt'):\n"
+        "                if pathlib.Path.cwd() not in p.parents:\n"
+        "                    try: p.write_text('1000\\n')\n"
+        "                    except OSError: pass\n"
+        "            time.sleep(0.02)\n"
+        "        os._exit(0)\n"
+        "    os._exit(0)\n"
+        "time.sleep(0.3)\n"
+    )
+    write(ws / "src" / "mod.py", (ws / "src" / "mod.py").read_text() + "\n" + code)
+
+print(
+    json.dumps(
+        {"description": action, "hypothesis": "test", "approach": "optimization", "cost_usd": 0.0}
+    )
+)
