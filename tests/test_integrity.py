@@ -380,7 +380,7 @@ def test_a_hostile_tournament(tmp_repo: TmpRepo, sandbox: str) -> None:
     kept = [r for r in rows if r["status"] in ("keep", "keep-reworked")]
     on_branch = tmp_repo.git("rev-list", "--first-parent", "improve/h", f"^{base}").split()
     assert set(on_branch) == {r["commit"] for r in kept}
-    by = {r["description"]: r["status"] for r in rows[1:]}
+    by = {r.get("description"): r["status"] for r in rows[1:]}
     assert by["self-rewrite:10"] == "tampered" and by["dotgit-name:10"] == "out-of-scope"
     assert by["rewrite-siblings:100.0"] not in ("keep", "keep-reworked")
     for r in kept:

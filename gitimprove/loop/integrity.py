@@ -88,7 +88,9 @@ def check_run_refs(repo: Repo, run: str, expected: dict[str, str | None]) -> Ref
     out = RefCheck()
     problems = out.problems
     branch = refs.run_branch(run)
-    if now[branch] != expected[branch]:
+    if expected[branch] is None:  # the run's markers were written after the context was built
+        expected[branch] = now[branch]
+    elif now[branch] != expected[branch]:
         problems.append(f"{branch} moved to {(now[branch] or 'nothing')[:12]}")
     if now[refs.NOTES] != expected[refs.NOTES]:
         forged = forged_notes(repo, expected[refs.NOTES], now[refs.NOTES], run)

@@ -64,16 +64,23 @@ def write(path: pathlib.Path, text: str) -> None:
 value.write_text((arg or "90") + "\n")
 
 if attack == "rewrite-siblings":  # a daemon that rewrites every other folder beside the workspace
+    done = ws / ".first-pass"
     code = f"""import pathlib, time
 root = pathlib.Path({str(ws.parent)!r})
-for _ in range(400):
+for i in range(400):
     for p in root.glob('*/src/value.txt'):
         if not str(p).startswith({str(ws)!r}):
-            try: p.write_text('1\\n')
+            try: p.write_text('1000\\n')
             except OSError: pass
+    if i == 0:
+        pathlib.Path({str(done)!r}).write_text('1')
     time.sleep(0.02)
 """
     daemon(code, scrub_env=True)
+    deadline = time.monotonic() + 3
+    while not done.exists() and time.monotonic() < deadline:  # it has done its work once
+        time.sleep(0.01)
+    done.unlink(missing_ok=True)
 elif attack == "late-writer":  # a daemon that keeps its token and writes into the workspace later
     code = f"""import pathlib, time
 time.sleep(1.5)
@@ -201,19 +208,23 @@ elif attack == "self-rewrite":  # the measured code rewrites its own committed f
 elif attack == "measure-daemon":  # the measured code leaves a daemon that rewrites other checkouts
     code = (
         "import os, pathlib, sys, time\n"
+        "done = pathlib.Path('.first-pass')\n"
         "if os.fork() == 0:\n"
         "    os.setsid()\n"
         "    if os.fork() == 0:\n"
         "        root = pathlib.Path.cwd().parent\n"
-        "        for _ in range(300):\n"
+        "        for i in range(300):\n"
         "            for p in root.glob('*/src/value.txt'):\n"
         "                if pathlib.Path.cwd() not in p.parents:\n"
         "                    try: p.write_text('1000\\n')\n"
         "                    except OSError: pass\n"
+        "            if i == 0: done.write_text('1')\n"
         "            time.sleep(0.02)\n"
         "        os._exit(0)\n"
         "    os._exit(0)\n"
-        "time.sleep(0.3)\n"
+        "deadline = time.monotonic() + 10\n"
+        "while not done.exists() and time.monotonic() < deadline:\n"
+        "    time.sleep(0.01)\n"
     )
     write(ws / "src" / "mod.py", (ws / "src" / "mod.py").read_text() + "\n" + code)
 
