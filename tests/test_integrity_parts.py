@@ -396,3 +396,28 @@ def test_putting_forged_notes_back_loses_no_other_writer(tmp_repo: TmpRepo) -> N
     assert set(others) <= set(got)
     assert got[mine].decode().splitlines() == [line]
     tmp_repo.git("fsck", "--no-progress")
+
+
+@needs_proc
+def test_doctor_finds_and_kills_survivors_of_a_killed_run(
+    tmp_repo: TmpRepo, tmp_path: Path
+) -> None:
+    tmp_repo.commit("c", {"a": "1\n"})
+    key = reaper.repo_key((tmp_repo.path / ".git").resolve())
+    token = reaper.Token(f"gi1:{key}:r:999999999:abc")  # its harness is gone
+    pidfile = tmp_path / "pid"
+    code = f"import os, time; open({str(pidfile)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
+    proc.run(
+        ["sh", "-c", f'setsid {sys.executable} -c "{code}" >/dev/null 2>&1 & sleep 0.5'],
+        env=proc.clean_env(token.env()),
+    )
+    pid = wait_pidfile(pidfile)
+    found = tmp_repo.cli("doctor")
+    assert f"1 process(es) of an interrupted run are still alive (pids {pid})" in found.stdout
+    repaired = tmp_repo.cli("doctor", "--repair")
+    assert "processes" in repaired.stdout
+    deadline = time.monotonic() + 5
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not alive(pid)
+    assert "no process of an interrupted run is alive" in tmp_repo.cli("doctor").stdout
