@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gitimprove.memory.redact import redact
+from gitimprove.redaction import redact
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "claude-transcripts"
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from gitimprove.errors import GitImproveError
+from gitimprove.redaction import clip
 from gitimprove.util import proc
 
 if TYPE_CHECKING:
@@ -153,7 +154,7 @@ def apply_report(result: AgentResult, report: Mapping[str, Any] | None) -> None:
     for key in ("description", "hypothesis", "approach", "summary"):
         value = report.get(key)
         if isinstance(value, str) and value.strip():
-            setattr(result, key, " ".join(value.split())[:300])
+            setattr(result, key, clip(" ".join(value.split()), 300))
     cost = report.get("cost_usd")
     if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0:
         result.cost_usd = float(cost)

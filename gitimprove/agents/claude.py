@@ -29,6 +29,7 @@ from gitimprove.agents.base import (
     json_values,
     last_json_object,
 )
+from gitimprove.redaction import clip
 
 DENIED_BASH = ("git commit", "git push", "git notes", "git update-ref")
 
@@ -111,7 +112,7 @@ def parse_output(stdout: str, out: AgentResult) -> None:
         out.turns = obj["num_turns"]
     text = obj.get("result")
     if isinstance(text, str):
-        out.summary = " ".join(text.split())[:300] or None
+        out.summary = clip(" ".join(text.split()), 300) or None
         cost_kept = out.cost_usd
         apply_report(out, last_json_object(text))
         out.cost_usd = cost_kept

@@ -18,6 +18,7 @@ from gitimprove.agents.base import (
     apply_report,
     last_json_object,
 )
+from gitimprove.redaction import clip
 
 
 def build_argv(executable: str, workdir: Path) -> list[str]:
@@ -62,7 +63,7 @@ def parse_events(stdout: str, out: AgentResult) -> None:
         out.turns = turns
         out.tokens = tokens
     if last_message:
-        out.summary = " ".join(last_message.split())[:300]
+        out.summary = clip(" ".join(last_message.split()), 300)
         apply_report(out, last_json_object(last_message))
 
 

@@ -88,15 +88,24 @@ class Repo:
         except (KeyError, pygit2.GitError):
             return pygit2.Signature("gitimprove", "gitimprove@localhost")
 
+    # The two doors through which gitimprove's text becomes git objects: every record (note,
+    # memory entry, imported row) is a blob written here and every commit message passes
+    # here, so each is masked by the one redactor (docs/secrets.md). Nothing else in
+    # gitimprove creates blobs or commits from text; tests/test_secrets_writers.py checks that.
+
     def write_blob(self, data: bytes | str) -> pygit2.Oid:
-        return self.raw.create_blob(data.encode("utf-8") if isinstance(data, str) else data)
+        from gitimprove.redaction import redact_blob
+
+        return self.raw.create_blob(redact_blob(data))
 
     def create_commit(
         self, tree: pygit2.Oid, message: str, parents: Sequence[str | pygit2.Oid]
     ) -> str:
+        from gitimprove.redaction import redact
+
         sig = self.signature()
         oid = self.raw.create_commit(
-            None, sig, sig, message, tree, [pygit2.Oid(hex=str(p)) for p in parents]
+            None, sig, sig, redact(message), tree, [pygit2.Oid(hex=str(p)) for p in parents]
         )
         return str(oid)
 

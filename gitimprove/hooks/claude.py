@@ -32,6 +32,7 @@ def _session(payload: dict[str, Any]) -> str:
 
 def post_tool_use_failure(loc: gitdir.Location, payload: dict[str, Any]) -> Result:
     from gitimprove.memory import capture
+    from gitimprove.redaction import clip
 
     if payload.get("is_interrupt"):
         return 0, None, None
@@ -39,13 +40,13 @@ def post_tool_use_failure(loc: gitdir.Location, payload: dict[str, Any]) -> Resu
     error = payload.get("error")
     if not isinstance(error, str):
         resp = payload.get("tool_response")
-        error = json.dumps(resp)[:2000] if resp is not None else ""
+        error = json.dumps(resp, ensure_ascii=False) if resp is not None else ""
     inp = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
     assert isinstance(inp, dict)
-    summary = str(inp.get("command") or inp.get("file_path") or inp.get("pattern") or "")[:300]
+    summary = clip(str(inp.get("command") or inp.get("file_path") or inp.get("pattern") or ""), 300)
     sig = capture.make_signal(
         type_="failure",
-        content=f"{tool} failed: {error.strip()[:500]}",
+        content=f"{tool} failed: {clip(error.strip(), 500)}",
         context=summary,
         session=_session(payload),
         hook="PostToolUseFailure",

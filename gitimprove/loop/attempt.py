@@ -37,6 +37,7 @@ from gitimprove.loop.history import History
 from gitimprove.loop.integrity import Tampered, log_incident, stop_error
 from gitimprove.loop.ledger import Note, note_agent, record, start_note
 from gitimprove.loop.measure import metric_block
+from gitimprove.redaction import clip
 from gitimprove.state.record import CRASHES
 from gitimprove.util.clock import utc_now
 
@@ -150,7 +151,7 @@ def precheck(
 
 def commit_tree(ctx: RunContext, spec: AttemptSpec, tree: str, description: str) -> tuple[str, str]:
     """The harness's commit of the tree on the incumbent; returns (commit, scope name)."""
-    text = " ".join((description or "attempt").split())[:120]
+    text = clip(" ".join((description or "attempt").split()), 120)
     with ctx.shared.lock:
         changed = trees.changed_paths(ctx.repo, trees.tree_of(ctx.repo, spec.incumbent), tree)
         tops = sorted({p.split("/")[0] if "/" in p else Path(p).stem for p in changed})

@@ -1,7 +1,8 @@
 """Building and spooling signals: the hot path of the capture hooks.
 
-No pygit2 here (DESIGN §13): a hook builds the signal, masks secrets, and spools it; the
-memory branch is written later by `signals.flush`.
+No pygit2 here (DESIGN §13): a hook builds the signal, masks secrets (before any cut), and
+spools it; the memory branch is written later by `signals.flush`, which masks again as every
+blob is written.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import os
 
 from gitimprove.errors import GitImproveError
 from gitimprove.memory import spool
-from gitimprove.memory.redact import redact
+from gitimprove.redaction import clip
 from gitimprove.util.clock import host_id, utc_now
 
 TYPE_CHECKING = False
@@ -86,8 +87,8 @@ def make_signal(
         "status": "captured",
         "confidence": max(1, min(4, int(confidence))),
         "source": {"hook": hook, "turn": turn, "file": file},
-        "content": redact(content.strip())[:2000],
-        "context": redact(context.strip())[:2000],
+        "content": clip(content.strip(), 2000),
+        "context": clip(context.strip(), 2000),
         "category": category or DEFAULT_CATEGORY[type_],
         "tags": [t for t in tags if t],
         "related": [],

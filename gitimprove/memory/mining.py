@@ -37,6 +37,7 @@ from gitimprove.memory.mining_words import (
     is_correction,
     user_speech,
 )
+from gitimprove.redaction import clip, redact
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -189,6 +190,7 @@ class Miner:
             return
         self.s.turn += 1
         acted = self.s.turn > 1 or self.s.tools_since_prompt > 0
+        t = redact(t)  # before any of the cuts below
         head = t[:1500]
         if self.s.awaiting_redirect:
             self._emit(
@@ -247,7 +249,9 @@ class Miner:
         raw = b.get("input")
         inp: dict[str, Any] = raw if isinstance(raw, dict) else {}
         self.s.tools_since_prompt += 1
-        summary = str(inp.get("command") or inp.get("file_path") or inp.get("pattern") or "")[:200]
+        summary = clip(
+            str(inp.get("command") or inp.get("file_path") or inp.get("pattern") or ""), 200
+        )
         if b.get("id"):
             self.s.tool_names[str(b["id"])] = [name, summary]
         if name in EDIT_TOOLS and inp.get("file_path"):
@@ -266,6 +270,7 @@ class Miner:
         name, summary = self.s.tool_names.get(str(b.get("tool_use_id")), ["tool", ""])
         text = _result_text(b)
         if b.get("is_error"):
+            text = clip(text, 4000)  # masked before the cuts below
             if text.startswith(REJECTION):
                 _, sep, reason = text.partition("the user said:")
                 reason = reason.strip()
@@ -312,6 +317,7 @@ class Miner:
         if t.endswith("?"):
             low = t.lower()
             if any(h in low for h in QUESTION_HINTS):
+                t = redact(t)
                 last = [s for s in re.split(r"(?<=[.!?])\s+", t) if s.endswith("?")]
                 self._emit(
                     "discovery",

@@ -58,8 +58,11 @@ class Result:
         return self.returncode == 0 and not self.timed_out
 
     def tail(self, chars: int = TAIL_CHARS) -> str:
+        """The end of the output, secrets masked before the cut (it is often stored)."""
+        from gitimprove.redaction import clip_tail
+
         text = self.stdout + (("\n" + self.stderr) if self.stderr else "")
-        return text[-chars:]
+        return clip_tail(text, chars)
 
 
 def clean_env(extra: Mapping[str, str] | None = None, *, keep_git: bool = False) -> dict[str, str]:

@@ -1,0 +1,144 @@
+"""Secrets never reach git: one redactor for every text that becomes part of a git object.
+
+`gitimprove.git.repo.Repo.write_blob` and `Repo.create_commit` pass everything they store
+through `redact_blob` / `redact` (note lines, memory entries, imported rows, commit messages),
+so a field added later cannot bypass it. Code that shortens captured text first (a tool
+error's first 500 characters, an output's tail) shortens with `clip` / `clip_tail`, which mask
+before they cut, so a secret straddling the cut leaves nothing behind.
+
+The rules are gitleaks' default set, ported as data (`resources/secrets/gitleaks.json`,
+made by `scripts/gen_secret_rules.py`), plus provider formats it lacks (`providers.py`) and
+gitimprove's context rules (`context.py`). A
+secret becomes `[REDACTED:<rule id>:<4 hex digits of its SHA-256>]`, so two mentions of one
+secret stay recognisable without revealing it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gitimprove.redaction import engine
+from gitimprove.redaction.context import MARKER as _MARKER
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from gitimprove.redaction.engine import Rule, RuleSet, Span
+
+# Masking a window this much larger than what is kept catches a secret straddling the cut.
+MARGIN = 16384
+_rules: RuleSet | None = None
+
+
+def ruleset() -> RuleSet:
+    """gitleaks' rules and ours, loaded once per process (compiled only when needed)."""
+    global _rules
+    if _rules is None:
+        from gitimprove.redaction import context, providers
+
+        gitleaks = engine.load_gitleaks()
+        _rules = engine.RuleSet([*gitleaks, *providers.RULES, *context.RULES])
+    return _rules
+
+
+def _marker() -> re.Pattern[str]:
+    return engine.compiled(_MARKER, 0)
+
+
+def marker(kind: str, secret: str) -> str:
+    import hashlib  # only when there is something to mask: it is slow to import
+
+    digest = hashlib.sha256(secret.encode("utf-8", errors="surrogateescape")).hexdigest()
+    return f"[REDACTED:{kind}:{digest[:4]}]"
+
+
+def merge(found: Iterable[Span], text: str) -> list[Span]:
+    """Non-overlapping spans in text order; overlaps join, named by the most specific rule.
+    Spans touching an existing marker are dropped, so redacting twice changes nothing."""
+    from gitimprove.redaction.engine import Span
+
+    guarded = [m.span() for m in _marker().finditer(text)] if "[REDACTED:" in text else []
+    out: list[Span] = []
+    for s in sorted(found, key=lambda s: (s.start, -s.end, s.priority)):
+        if any(s.start < b and a < s.end for a, b in guarded):
+            continue
+        if out and s.start < out[-1].end:
+            last = out[-1]
+            best = last if last.priority <= s.priority else s
+            out[-1] = Span(last.start, max(last.end, s.end), best.kind, best.priority)
+        else:
+            out.append(s)
+    return out
+
+
+def spans(text: str, rules: Iterable[Rule] | None = None) -> list[Span]:
+    if not text:
+        return []
+    return merge(ruleset().spans(text, rules), text)
+
+
+def apply(text: str, found: Iterable[Span]) -> str:
+    parts: list[str] = []
+    pos = 0
+    for s in found:
+        parts += [text[pos : s.start], marker(s.kind, text[s.start : s.end])]
+        pos = s.end
+    if not parts:
+        return text
+    parts.append(text[pos:])
+    return "".join(parts)
+
+
+def redact(text: str) -> str:
+    """`text` with every secret replaced by its marker."""
+    return apply(text, spans(text)) if text else text
+
+
+def _cut_outside_marker(text: str, cut: int, *, keep_head: bool) -> int:
+    """Move a cut that would split a marker to the marker's edge (dropping it)."""
+    start = text.rfind("[REDACTED:", max(0, cut - 64), cut)
+    if start == -1:
+        return cut
+    m = _marker().match(text, start)
+    if m is None or m.end() <= cut:
+        return cut
+    return start if keep_head else m.end()
+
+
+def _window(text: str, limit: int, *, head: bool) -> str:
+    """`text` masked, or only the part of it a cut at `limit` can keep, plus a margin wide
+    enough that a secret straddling the cut is masked whole (and a secret the window's own
+    edge splits stays far from what is kept)."""
+    if len(text) <= limit + MARGIN:
+        return redact(text)
+    masked = redact(text[: limit + MARGIN] if head else text[-(limit + MARGIN) :])
+    if len(masked) < limit + MARGIN // 2:  # masking shrank the margin away: mask it all
+        return redact(text)
+    return masked
+
+
+def clip(text: str, limit: int) -> str:
+    """The first `limit` characters of `text`, masked before the cut."""
+    masked = _window(text, limit, head=True)
+    if len(masked) <= limit:
+        return masked
+    return masked[: _cut_outside_marker(masked, limit, keep_head=True)]
+
+
+def clip_tail(text: str, limit: int) -> str:
+    """The last `limit` characters of `text`, masked before the cut."""
+    masked = _window(text, limit, head=False)
+    if len(masked) <= limit:
+        return masked
+    return masked[_cut_outside_marker(masked, len(masked) - limit, keep_head=False) :]
+
+
+def redact_blob(data: bytes | str) -> bytes:
+    """The bytes of a blob about to be stored, masked (JSON and JSONL stay valid)."""
+    from gitimprove.redaction.documents import redact_document
+
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    text = raw.decode("utf-8", errors="surrogateescape")
+    out = redact_document(text)
+    return raw if out == text else out.encode("utf-8", errors="surrogateescape")

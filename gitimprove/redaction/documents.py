@@ -1,0 +1,115 @@
+"""Masking a whole stored document: a JSON object, JSON lines, or plain text.
+
+Records are JSON, and a secret inside a JSON string may be escaped (`\\n` in a private key,
+`\\"` around an embedded JSON password). So in a JSON document every string literal is
+decoded, masked and written back in place (nothing else in the line changes, and the line
+stays valid JSON); a string under a key is masked with the key as its context, as the text
+`"key": "value"`, so `{"password": "<pw>"}` is caught the way `password=<pw>` is.
+Lines that are not JSON (a corrupt note line, a learning's Markdown) are masked as text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from gitimprove import redaction
+from gitimprove.redaction.context import assignment_is_secret, key_strength, kind_of
+from gitimprove.redaction.engine import CONTEXT, Rule, Span
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_COLON = re.compile(r"\s*:")
+
+
+def _key_spans(key: str, value: str, among: Sequence[Rule]) -> list[Span]:
+    """Spans in `value` found when it is read as the value of `key`."""
+    rules = redaction.ruleset().candidates(key.lower(), among)
+    if not rules:
+        return []
+    encoded = json.dumps(value, ensure_ascii=False)
+    prefix = json.dumps(key, ensure_ascii=False) + ": "
+    if encoded[1:-1] == value:  # no escapes: positions map one to one
+        base = len(prefix) + 1
+        synth = prefix + encoded
+        out = []
+        for s in redaction.ruleset().spans(synth, rules):
+            start, end = max(s.start, base), min(s.end, base + len(value))
+            if start < end:
+                out.append(Span(start - base, end - base, s.kind, s.priority))
+        return out
+    if key_strength(key) and assignment_is_secret(key, value, quoted=True, env_style=False):
+        return [Span(0, len(value), kind_of(key), CONTEXT)]
+    return []
+
+
+def redact_string(value: str, key: str | None, among: Sequence[Rule]) -> str:
+    """A JSON string's value masked (read as the value of `key` when it has one); `among`
+    are the rules whose keywords occur in the whole document."""
+    if not value:
+        return value
+    rs = redaction.ruleset()
+    found = rs.spans(value, rs.candidates(value.lower(), among))
+    if key is not None:
+        found += _key_spans(key, value, among)
+    return redaction.apply(value, redaction.merge(found, value))
+
+
+def redact_json_text(text: str, among: Sequence[Rule] | None = None) -> str:
+    """A valid JSON text with every string literal masked in place."""
+    if among is None:
+        among = redaction.ruleset().candidates(text.lower())
+    out: list[str] = []
+    pos = 0
+    key: str | None = None
+    for m in _STRING.finditer(text):
+        literal = m.group(0)
+        value = json.loads(literal)
+        is_key = _COLON.match(text, m.end()) is not None
+        between = text[pos : m.start()]
+        owner = key if not is_key and key is not None and between.strip() == ":" else None
+        new = redact_string(value, None if is_key else owner, among)
+        key = value if is_key else None
+        out.append(between)
+        out.append(literal if new == value else json.dumps(new, ensure_ascii=False))
+        pos = m.end()
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _is_json(text: str) -> bool:
+    stripped = text.strip()
+    if not stripped or stripped[0] not in '{["':
+        return False
+    try:
+        json.loads(stripped)
+    except ValueError:
+        return False
+    return True
+
+
+def redact_document(text: str) -> str:
+    among = redaction.ruleset().candidates(text.lower()) if text else []
+    if not among:
+        return text
+    if _is_json(text):
+        return redact_json_text(text, among)
+    lines = text.split("\n")
+    if not any(_is_json(line) for line in lines):
+        return redaction.redact(text)
+    out: list[str] = []
+    plain: list[str] = []
+    for line in lines:
+        if _is_json(line):
+            if plain:
+                out.append(redaction.redact("\n".join(plain)))
+                plain = []
+            out.append(redact_json_text(line, among))
+        else:
+            plain.append(line)
+    if plain:
+        out.append(redaction.redact("\n".join(plain)))
+    return "\n".join(out)

@@ -1,0 +1,234 @@
+"""Finding secrets in text: rules as data, a keyword prefilter, and patterns compiled lazily.
+
+A rule (gitleaks' shape) is a regex, the keywords one of which must occur in the text for the
+regex to be worth running, an optional entropy floor for the secret, the capture group that
+holds the secret (else the first non-empty group, else the whole match) and allowlists.
+Loading the ~250 rules is reading one JSON file; only the rules whose keyword occurs in a text
+are compiled, once per process, so a hook that masks a short error message compiles a few.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+
+DATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "resources", "secrets")
+GITLEAKS = os.path.join(DATA, "gitleaks.json")
+# Specific provider formats name the secret best; context rules next; gitleaks' catch-all last.
+SPECIFIC, CONTEXT, GENERIC = 0, 1, 2
+GENERIC_IDS = frozenset({"generic-api-key"})
+
+
+# Plain classes, not dataclasses: importing `dataclasses` costs a hook several milliseconds.
+
+
+class Allow:
+    """Findings this matches are not secrets (gitleaks' allowlist, path-free parts)."""
+
+    __slots__ = ("regexes", "stopwords", "target")
+
+    def __init__(
+        self, target: str = "secret", regexes: tuple[str, ...] = (), stopwords: tuple[str, ...] = ()
+    ) -> None:
+        self.target = target  # secret | match | line
+        self.regexes = regexes
+        self.stopwords = stopwords
+
+
+class Rule:
+    """One rule. `groups` say where the secret is (the first that matched; else the first
+    non-empty group, else the whole match); `check` lets a context rule decide with code
+    what a regex cannot say (`token = next_token` is code, not a credential), and may name the
+    kind of what it found."""
+
+    __slots__ = (
+        "allow",
+        "check",
+        "entropy",
+        "flags",
+        "groups",
+        "id",
+        "keywords",
+        "priority",
+        "regex",
+    )
+
+    def __init__(
+        self,
+        id: str,
+        regex: str,
+        keywords: tuple[str, ...],
+        *,
+        entropy: float = 0.0,
+        groups: tuple[int | str, ...] = (),
+        allow: tuple[Allow, ...] = (),
+        priority: int = SPECIFIC,
+        flags: int = re.ASCII,
+        check: Callable[[str, re.Match[str]], bool | str] | None = None,
+    ) -> None:
+        self.id = id
+        self.regex = regex
+        self.keywords = keywords
+        self.entropy = entropy
+        self.groups = groups
+        self.allow = allow
+        self.priority = priority
+        self.flags = flags
+        self.check = check
+
+    def __repr__(self) -> str:
+        return f"Rule({self.id!r})"
+
+
+class Span:
+    """Where a secret is in a text, and what kind it is."""
+
+    __slots__ = ("end", "kind", "priority", "start")
+
+    def __init__(self, start: int, end: int, kind: str, priority: int) -> None:
+        self.start = start
+        self.end = end
+        self.kind = kind
+        self.priority = priority
+
+    def __repr__(self) -> str:
+        return f"Span({self.start}, {self.end}, {self.kind!r})"
+
+
+_compiled: dict[tuple[str, int], re.Pattern[str]] = {}
+
+
+def compiled(regex: str, flags: int = re.ASCII) -> re.Pattern[str]:
+    key = (regex, flags)
+    found = _compiled.get(key)
+    if found is None:
+        found = _compiled[key] = re.compile(regex, flags)
+    return found
+
+
+def entropy(text: str) -> float:
+    """Shannon entropy in bits per character, as gitleaks computes it."""
+    if not text:
+        return 0.0
+    counts: dict[str, int] = {}
+    for c in text:
+        counts[c] = counts.get(c, 0) + 1
+    n = len(text)
+    return -sum(k / n * math.log2(k / n) for k in counts.values())
+
+
+def _allow(raw: Iterable[dict[str, object]]) -> tuple[Allow, ...]:
+    out = []
+    for a in raw:
+        regexes = a.get("regexes") or []
+        stopwords = a.get("stopwords") or []
+        assert isinstance(regexes, list) and isinstance(stopwords, list)
+        out.append(Allow(str(a.get("target", "secret")), tuple(regexes), tuple(stopwords)))
+    return tuple(out)
+
+
+class RuleSet:
+    """Rules plus a keyword index: `candidates(text)` lists the rules worth running."""
+
+    def __init__(self, rules: Sequence[Rule]) -> None:
+        self.rules = list(rules)
+        self.index: dict[str, list[int]] = {}
+        self.always: list[int] = []
+        for n, rule in enumerate(self.rules):
+            if not rule.keywords:
+                self.always.append(n)
+            for kw in rule.keywords:
+                self.index.setdefault(kw, []).append(n)
+
+    def candidates(self, lower: str, among: Sequence[Rule] | None = None) -> list[Rule]:
+        """The rules one of whose keywords occurs in `lower` (a lower-cased text); `among`
+        narrows the search to rules already found for a text containing this one."""
+        if among is not None:
+            return [r for r in among if not r.keywords or any(k in lower for k in r.keywords)]
+        hit = set(self.always)
+        for kw, ids in self.index.items():
+            if kw in lower:
+                hit.update(ids)
+        return [self.rules[n] for n in sorted(hit)]
+
+    def spans(self, text: str, rules: Iterable[Rule] | None = None) -> list[Span]:
+        if rules is None:
+            rules = self.candidates(text.lower())
+        out: list[Span] = []
+        for rule in rules:
+            out.extend(self._rule_spans(rule, text))
+        return out
+
+    def _rule_spans(self, rule: Rule, text: str) -> Iterable[Span]:
+        for m in compiled(rule.regex, rule.flags).finditer(text):
+            start, end = _secret_span(m, rule.groups)
+            if start >= end:
+                continue
+            secret = text[start:end]
+            if rule.entropy and entropy(secret) <= rule.entropy:
+                continue
+            verdict = rule.check(secret, m) if rule.check is not None else True
+            if not verdict:
+                continue
+            if _allowed(rule.allow, secret, m, text):
+                continue
+            yield Span(start, end, verdict if isinstance(verdict, str) else rule.id, rule.priority)
+
+
+def _secret_span(m: re.Match[str], groups: tuple[int | str, ...]) -> tuple[int, int]:
+    for g in groups or range(1, (m.re.groups or 0) + 1):
+        if m.group(g):
+            return m.span(g)
+    start, end = m.span()
+    # gitleaks trims newlines off a whole-match secret
+    while start < end and m.string[start] == "\n":
+        start += 1
+    while end > start and m.string[end - 1] == "\n":
+        end -= 1
+    return start, end
+
+
+def _allowed(allows: Sequence[Allow], secret: str, m: re.Match[str], text: str) -> bool:
+    for a in allows:
+        if a.stopwords:
+            lower = secret.lower()
+            if any(w in lower for w in a.stopwords):
+                return True
+        if a.regexes:
+            if a.target == "match":
+                target = m.group(0)
+            elif a.target == "line":
+                start = text.rfind("\n", 0, m.start()) + 1
+                stop = text.find("\n", m.end())
+                target = text[start : stop if stop != -1 else len(text)]
+            else:
+                target = secret
+            if any(compiled(r).search(target) for r in a.regexes):
+                return True
+    return False
+
+
+def load_gitleaks(path: str = GITLEAKS) -> list[Rule]:
+    """gitleaks' default rules, ported as data by scripts/gen_secret_rules.py; its global
+    allowlist joins each rule's own (it is part of gitleaks' configuration, not ours)."""
+    with open(path, encoding="utf-8") as fh:
+        data = json.load(fh)
+    glob = _allow(data.get("allow", ()))
+    return [
+        Rule(
+            id=r["id"],
+            regex=r["regex"],
+            keywords=tuple(r["keywords"]),
+            entropy=float(r.get("entropy", 0.0)),
+            groups=(int(r["group"]),) if r.get("group") else (),
+            allow=_allow(r.get("allow", ())) + glob,
+            priority=GENERIC if r["id"] in GENERIC_IDS else SPECIFIC,
+        )
+        for r in data["rules"]
+    ]

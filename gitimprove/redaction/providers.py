@@ -1,0 +1,72 @@
+"""Provider token formats gitleaks' default set lacks, or pins to one exact length or to a
+nearby keyword (a Mailgun key is still a key without the word "mailgun" beside it)."""
+
+from __future__ import annotations
+
+import re
+
+from gitimprove.redaction.engine import Rule
+
+_GITLAB = ("pat", "ptt", "rt", "dt", "cbt", "soat", "ft", "imt", "oas", "agent")
+
+RULES: list[Rule] = [
+    Rule("anthropic-api-key", r"\bsk-ant-(?:api|admin|sid|oat)\d{2}-[\w-]{20,}", ("sk-ant-",)),
+    Rule(
+        "openai-api-key",
+        r"\bsk-(?:proj|svcacct|admin|None)-[\w-]{20,}|\bsk-[A-Za-z0-9]{40,}\b",
+        ("sk-",),
+    ),
+    Rule("github-pat", r"\bgh[pousr]_[A-Za-z0-9]{30,}\b", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
+    Rule("github-fine-grained-pat", r"\bgithub_pat_\w{40,}", ("github_pat_",)),
+    Rule(
+        "gitlab-pat",
+        r"\bgl(?:" + "|".join(_GITLAB) + r")-[\w-]{20,}",
+        tuple(f"gl{p}-" for p in _GITLAB),
+    ),
+    Rule("gcp-api-key", r"\bAIza[\w-]{35}\b", ("aiza",)),
+    Rule("google-oauth-secret", r"\bGOCSPX-[\w-]{28}\b", ("gocspx-",)),
+    Rule("google-oauth-token", r"\bya29\.[\w-]{20,}", ("ya29.",)),
+    Rule("slack-token", r"\bxox[abposer]-[0-9A-Za-z-]{10,}", ("xox",)),
+    Rule("slack-app-token", r"\bxapp-\d-[A-Z0-9]+-\d+-[a-f0-9]+", ("xapp-",)),
+    Rule(
+        "slack-webhook-url",
+        r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[\w/-]{20,}",
+        ("hooks.slack.com",),
+    ),
+    Rule(
+        "stripe-access-token",
+        r"\b(?:sk|rk)_(?:live|test|prod)_[0-9A-Za-z]{16,}",
+        ("_live_", "_test_", "_prod_"),
+    ),
+    Rule("stripe-webhook-secret", r"\bwhsec_[A-Za-z0-9]{24,}", ("whsec_",)),
+    Rule("npm-access-token", r"\bnpm_[A-Za-z0-9]{36}\b", ("npm_",)),
+    Rule("huggingface-access-token", r"\bhf_[A-Za-z0-9]{30,}", ("hf_",)),
+    Rule("twilio-api-key", r"\bSK[0-9a-fA-F]{32}\b", ("sk",)),
+    Rule("sendgrid-api-token", r"\bSG\.[\w-]{16,}\.[\w-]{16,}", ("sg.",)),
+    Rule("jwt", r"\beyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,}", ("eyj",)),
+    Rule(
+        "aws-access-token",
+        r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b",
+        ("akia", "asia", "abia", "acca", "a3t"),
+    ),
+    Rule(
+        "azure-storage-key",
+        r"\bAccountKey=([A-Za-z0-9+/]{86}==)",
+        ("accountkey=",),
+        flags=re.ASCII | re.IGNORECASE,
+    ),
+    Rule("mailchimp-api-key", r"\b[0-9a-f]{32}-us\d{1,2}\b", ("-us",)),
+    Rule("mailgun-private-api-token", r"\bkey-[0-9a-f]{32}\b", ("key-",)),
+    Rule("telegram-bot-api-token", r"\b\d{8,10}:AA[\w-]{33}\b", (":aa",)),
+    Rule(
+        "discord-webhook-url",
+        r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w-]{20,}",
+        ("discord",),
+    ),
+    Rule(
+        "square-access-token",
+        r"\bsq0(?:atp|csp)-[\w-]{22,43}\b|\bEAAA[\w-]{60}\b",
+        ("sq0", "eaaa"),
+    ),
+    Rule("supabase-access-token", r"\bsbp_[a-f0-9]{40}\b", ("sbp_",)),
+]
