@@ -1,118 +1,172 @@
-"""Redaction: a corpus of realistic fake secrets is fully masked; real transcripts lose nothing."""
+"""Redaction: every fake of the corpus is masked whatever the text around it, also when the
+text is cut or stored as JSON; real transcripts and the project's own files lose nothing."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
-from gitimprove.redaction import redact
+from gitimprove.redaction import clip, clip_tail, marker, redact, redact_blob, spans
+from tests.conftest import ROOT
+from tests.secret_corpus import Fake, corpus, windows
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "claude-transcripts"
-
-# Fake secrets in the shapes the providers issue (none of them is real).
-SECRETS = {
-    "anthropic": "sk-ant-api03-Xq3vT8kR2mN5pL9wY4zB7cD1fG6hJ0aS-8uE3iO5tQ2rW7yU1pA4sD6fG9hJ2kL5zX8cV0bN3mQwerty-AA",
-    "openai": "sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcdEFGH",
-    "github": "ghp_1aB2cD3eF4gH5iJ6kL7mN8oP9qR0sT1uV2wX3y",
-    "github-pat": "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012",
-    "aws": "AKIAZ7EXAMPLEQW3RT5Y",
-    "google": "AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q",
-    "slack": "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
-    "stripe": "sk_live_51HxYzAbCdEfGhIjKlMnOpQrStUv",
-    "gitlab": "glpat-AbCdEfGhIjKlMnOpQrSt",
-    "jwt": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkFkYSJ9.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
-    "huggingface": "hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
-}
-CONTEXTS = [
-    "export KEY={s}",
-    "curl -H 'Authorization: Bearer {s}' https://api.example.com",
-    "config = {{'api': '{s}'}}",
-    "Error: invalid credentials {s} rejected",
-]
+FIXTURES = ROOT / "tests" / "fixtures" / "claude-transcripts"
+CORPUS = corpus()
+MARKERS = re.compile(r"\[REDACTED:[a-z0-9-]+:[0-9a-f]{4}\]")
 
 
-@pytest.mark.parametrize("kind", sorted(SECRETS))
-@pytest.mark.parametrize("context", CONTEXTS)
-def test_provider_tokens_are_masked(kind: str, context: str) -> None:
-    secret = SECRETS[kind]
-    out = redact(context.format(s=secret))
-    assert secret not in out
-    assert secret[-12:] not in out
+def leaked(fake: Fake, stored: str) -> list[str]:
+    """Pieces of the secret left in `stored` (markers aside: they name the rule)."""
+    rest = MARKERS.sub("", stored)
+    return [
+        w for w in windows(fake.secret) if w in rest and w not in fake.text.replace(fake.secret, "")
+    ]
+
+
+def test_the_corpus_is_large_and_covers_the_families() -> None:
+    assert len(CORPUS) >= 70
+    assert len({f.family for f in CORPUS}) == len(CORPUS)
+    assert len({f.secret for f in CORPUS}) == len(CORPUS)
+
+
+@pytest.mark.parametrize("fake", CORPUS, ids=[f.family for f in CORPUS])
+def test_every_fake_is_masked_in_its_own_context(fake: Fake) -> None:
+    out = redact(fake.text)
+    assert not leaked(fake, out), out
     assert "[REDACTED:" in out
+    assert redact(out) == out
+
+
+@pytest.mark.parametrize("fake", CORPUS, ids=[f.family for f in CORPUS])
+def test_every_fake_is_masked_inside_stored_json(fake: Fake) -> None:
+    """A record is JSON: escaped newlines and quotes must not hide a secret, and the masked
+    record is still valid JSON with every other field intact."""
+    record = {"v": 1, "content": f"Bash failed: {fake.text}", "nested": {"tail": [fake.text]}}
+    for blob in (
+        json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n",
+        json.dumps(record, sort_keys=True, indent=2),
+    ):
+        out = redact_blob(blob.encode()).decode()
+        assert not leaked(fake, out), out
+        assert json.loads(out)["v"] == 1
+
+
+@pytest.mark.parametrize("fake", CORPUS, ids=[f.family for f in CORPUS])
+def test_a_cut_through_a_secret_leaves_nothing_of_it(fake: Fake) -> None:
+    """Text is shortened before it is stored; masking comes first, so a secret straddling
+    the cut loses no characters to the kept side."""
+    at = fake.text.index(fake.secret) + len(fake.secret) // 2
+    head = "x" * (500 - at) + " "
+    text = head + fake.text + " " + "y" * 600
+    cut = 500 + 1
+    assert not leaked(fake, clip(text, cut)), clip(text, cut)
+    tail = "z" * 600 + " " + fake.text + " " + "w" * (1500 - (len(fake.text) - at))
+    assert not leaked(fake, clip_tail(tail, 1500)), clip_tail(tail, 1500)
+
+
+def test_cuts_never_split_a_marker() -> None:
+    gh = "ghp_" + "k3Jd9QmZ2xW7pL4vB8nR1tY6cF5hG0sA2eU4"
+    mark = marker("github-pat", gh)
+    for n in range(1, 40):
+        head = clip("a" * n + gh + "b" * 100, n + 10)
+        assert head.endswith("a") or head.endswith(mark) or mark in head
+        tail = clip_tail("a" * 100 + gh + "b" * n, n + 10)
+        assert "REDACTED" not in tail or tail.startswith(mark) or mark in tail
+
+
+def test_a_key_gives_a_json_value_its_context() -> None:
+    doc = json.dumps({"user": "bob", "password": "Tr0ub4dor&3x", "DB_PASSWORD": "s3cr3tPw!"})
+    out = json.loads(redact_blob(doc.encode()))
+    assert out["user"] == "bob"
+    assert out["password"].startswith("[REDACTED:password:")
+    assert out["DB_PASSWORD"].startswith("[REDACTED:password:")
+    escaped = json.dumps({"error": json.dumps({"client_secret": "q8Wv2Lk9Zr4Tm1Xs"})})
+    assert "q8Wv2Lk9Zr4Tm1Xs" not in redact_blob(escaped.encode()).decode()
+
+
+def test_a_document_that_is_not_json_is_masked_as_text() -> None:
+    gl = "glpat-" + "Qw3rTy7uIo9pAs2dFg4h"
+    md = f'+++\ncreated = "2026-01-02"\n+++\nNever paste {gl} in a prompt\n'
+    out = redact_blob(md.encode()).decode()
+    assert gl not in out and out.startswith('+++\ncreated = "2026-01-02"\n+++\n')
+    mixed = f'{{"v": 1, "ok": true}}\nnot json {gl}\n{{"v": 1, "t": "{gl}"}}\n'
+    out = redact_blob(mixed.encode()).decode()
+    assert gl not in out
+    assert json.loads(out.splitlines()[2])["t"].startswith("[REDACTED:")
+    assert redact_blob(b"\xff\xfe binary \x00") == b"\xff\xfe binary \x00"
+
+
+TRANSCRIPTS = sorted(FIXTURES.glob("*/*.jsonl"))
 
 
 @pytest.mark.parametrize(
-    ("text", "secret"),
+    "path",
     [
-        ("postgres://admin:S3cr3t-Pa55@db.internal:5432/app", "S3cr3t-Pa55"),
-        ("https://deploy:tok3n_value@git.example.com/repo.git", "tok3n_value"),
-        ("DB_PASSWORD=correct-horse-battery", "correct-horse-battery"),
-        (
-            "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-        ),
-        ('password: "hunter22"', "hunter22"),
-        ("client_secret = 'x9f8e7d6c5b4'", "x9f8e7d6c5b4"),
-        (
-            "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAz1b2\n-----END RSA PRIVATE KEY-----",
-            "MIIEowIBAAKCAQEAz1b2",
-        ),
-        (
-            "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA\n",
-            "b3BlbnNzaC1rZXktdjEAAAA",
-        ),
+        pytest.param(p, marks=pytest.mark.slow) if p.stat().st_size > 1_000_000 else p
+        for p in TRANSCRIPTS
     ],
+    ids=[p.name for p in TRANSCRIPTS],
 )
-def test_credentials_are_masked(text: str, secret: str) -> None:
-    assert secret not in redact(text)
+def test_real_transcripts_lose_nothing(path: Path) -> None:
+    """Every line of the real Claude Code transcripts, stored as the JSON it is (strings
+    decoded, keys as context) and as raw text (escapes and all), passes unchanged: none of
+    them holds a secret. (The two largest run with the slow set: masking is ~1 MB/s.)"""
+    raw = path.read_bytes()
+    assert redact_blob(raw) == raw, path.name
+    lines = raw.decode().splitlines()
+    for line in lines:
+        assert redact(line) == line, f"{path.name}: {line[:120]!r}"
+    assert len(TRANSCRIPTS) == 8 and len(lines) >= 3
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        "pwd = os.getcwd()",
-        "token = next_token",
-        "def login(password): return check(password)",
-        "client_secret: env.AUTH0_CLIENT_SECRET",
-        "TOKEN=$GITHUB_TOKEN",
-        "total_tokens: 19831",
-        "see https://example.com/docs and run `pytest -q`",
-        "git push origin main",
-    ],
-)
-def test_ordinary_code_is_untouched(text: str) -> None:
-    assert redact(text) == text
+# gitleaks' patterns and the public example keys its allowlists name (rules, not text), and
+# the corpus module, which spells out the shape of every fake (a private key JSON field...)
+RULE_DATA = ("gitleaks.toml", "gitleaks.json", "secret_corpus.py")
 
 
-def _texts(obj: dict) -> list[str]:  # type: ignore[type-arg]
-    c = (obj.get("message") or {}).get("content")
-    out = [c] if isinstance(c, str) else []
-    for b in c if isinstance(c, list) else []:
-        if isinstance(b, dict):
-            out += [b[k] for k in ("text", "thinking") if isinstance(b.get(k), str)]
-            if isinstance(b.get("content"), str):
-                out.append(b["content"])
-    return out
+def _own_files() -> list[Path]:
+    tops = ("gitimprove", "docs", "bench", "scripts", "githooks", "tests")
+    files = [ROOT / "README.md", ROOT / "pyproject.toml"]
+    for top in tops:
+        files += [
+            p
+            for p in sorted((ROOT / top).rglob("*"))
+            if p.is_file()
+            and p.suffix in ("", ".py", ".md", ".toml", ".json", ".txt", ".sh", ".1")
+            and "fixtures" not in p.parts
+            and "__pycache__" not in p.parts
+            and p.name not in RULE_DATA
+        ]
+    return files
 
 
-def test_real_transcripts_lose_nothing() -> None:
-    assert FIXTURES.is_dir(), f"{FIXTURES} is missing"
-    blocks = 0
-    for path in sorted(FIXTURES.glob("*/*.jsonl")):
-        for line in path.read_text().splitlines():
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                continue
-            for text in _texts(obj):
-                blocks += 1
-                assert redact(text) == text, f"{path.name}: {text[:120]!r}"
-    assert blocks > 700
+# The only secrets in the project's own files: the fakes written out in these tests.
+TEST_FAKES = {
+    "tests/test_reflect_memory.py": ["abc123secret99"],
+    "tests/test_redact.py": ["Tr0ub4dor&3x", "s3cr3tPw!", "q8Wv2Lk9Zr4Tm1Xs"],
+}
 
 
-def test_a_source_location_is_no_credential() -> None:
-    trace = "(phoenix 1.8.3) lib/phoenix/token.ex:266: Phoenix.Token.get_endpoint_key_base/1"
-    assert redact(trace) == trace
-    assert redact("password: 1234:5678") == "password: [REDACTED:credential]"
+def test_the_projects_own_files_lose_nothing() -> None:
+    """Source, docs, scripts, the vendored gitleaks config: each mask found must be one of
+    the fakes the tests write out on purpose; everything else passes through unchanged."""
+    masks = 0
+    for path in _own_files():
+        rel = path.relative_to(ROOT).as_posix()
+        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+        for s in spans(text):
+            masks += 1
+            found = text[s.start : s.end]
+            allowed = TEST_FAKES.get(rel, []) + _literal_fakes(rel, text)
+            assert any(found in f or f in found for f in allowed), (rel, s.kind, found[:80])
+    assert masks < 40
+
+
+def _literal_fakes(rel: str, text: str) -> list[str]:
+    """Fakes a test spells out as string literals next to the word that makes them one."""
+    if not rel.startswith("tests/"):
+        return []
+    return re.findall(r"\"((?:ghp|glpat|sk|xox[bp])[-_][^\"]+)\"", text)

@@ -6,25 +6,35 @@ from gitimprove import output
 from gitimprove.git.repo import open_repo
 from gitimprove.hooks import install
 from gitimprove.loop.repair import check_phantoms
-from gitimprove.state.doctor import run_checks
+from gitimprove.state.doctor import Check, run_checks
 
 
 @click.command("doctor")
 @click.option("--repair", is_flag=True, help="Fix what can be fixed safely.")
+@click.option(
+    "--secrets",
+    is_flag=True,
+    help="Also search every gitimprove ref (notes, memory, imports, commit messages, history) "
+    "for secrets already stored.",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per check.")
-def command(repair: bool, as_json: bool) -> int:
+def command(repair: bool, secrets: bool, as_json: bool) -> int:
     """Check configuration, stored formats, notes.rewriteRef, locks and workspaces.
 
     Each problem is named with its fix; --repair sets notes.rewriteRef and removes stale
-    workspaces, lock files and runs that never recorded anything. Exits 1 when a problem
-    remains.
+    workspaces, lock files and runs that never recorded anything. With --secrets it also
+    finds secrets stored in gitimprove's records, and --repair masks them in a new notes /
+    memory commit; old versions in the history and commit messages can only go by rewriting
+    history, which it explains and never does. Secrets are shown masked, never in the clear.
+    Exits 1 when a problem remains.
     """
     repo = open_repo(need_work_tree=False)
-    findings = run_checks(
-        repo,
-        repair=repair,
-        extra=[lambda r, fix: install.check_shims(r.work_tree, fix), check_phantoms],
-    )
+    extra: list[Check] = [lambda r, fix: install.check_shims(r.work_tree, fix), check_phantoms]
+    if secrets:
+        from gitimprove.state import secrets as stored
+
+        extra.append(stored.check)
+    findings = run_checks(repo, repair=repair, extra=extra)
     for f in findings:
         if as_json:
             output.emit_json(f.__dict__)

@@ -31,6 +31,7 @@ _REFERENCE = r"""^(?:
         \$\{?[A-Za-z_][\w.]*\}?                     # $TOKEN ${TOKEN}
       | \$\{\{.*\}\}|\{\{.*\}\}|\$\(.*\)            # ${{ secrets.X }}, {{ .Values.x }}, $(cmd)
       | %[A-Za-z_]\w*%|@[A-Za-z_]\w*@               # %TOKEN% @TOKEN@
+      | \{[A-Za-z_][\w.\[\]'"]*(?:![rsa])?(?::[^{}]*)?\}  # a format field: {password}
       | <[^<>]*>|\[[^\[\]]*\]                       # <your-token> [REDACTED]
       | [A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)+  # settings.SECRET_KEY, os.environ
       | \d{1,5}(?:\.\d+)?                           # a count, a port, a size
@@ -47,7 +48,7 @@ MARKER = r"\[REDACTED:[a-z0-9-]+(?::[0-9a-f]{4})?\]"
 
 def is_value(value: str) -> bool:
     """Not a reference, placeholder, type name or earlier marker."""
-    v = value.strip().rstrip(".,:")
+    v = value.strip().rstrip(".,:").removesuffix('\\"').removesuffix("\\'")
     return (
         len(v) >= 4
         and any(c.isalnum() for c in v)
@@ -208,6 +209,8 @@ _VALUE = (
 )
 _QUOTED_OR_BARE = r"""\s*(?:"([^"\n]+)"|'([^'\n]+)'|([^\s'"|;&`]+))"""
 _URL = r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,30}://"
+# the rest of one shell command: not past a newline (nor an escaped one), a pipe or `;`
+_SAME_COMMAND = r"(?:[^\n|;&\\]|\\(?![nr]))*?"
 
 RULES: list[Rule] = [
     Rule(
@@ -222,7 +225,7 @@ RULES: list[Rule] = [
     ),
     Rule(
         "url-password",
-        _URL + r"[^\s:/?#@'\"<>\[\]]{0,128}:([^\s@/?#'\"<>]{1,256})@",
+        _URL + r"[^\s:/?#@'\"<>\[\]]{0,128}:([^\s@/'\"<>]{1,256})@",
         ("://",),
         priority=CONTEXT,
         check=_check_value,
@@ -268,9 +271,9 @@ RULES: list[Rule] = [
     ),
     Rule(
         "netrc-password",
-        r"(?im)^[ \t]*(?:(?:machine[ \t]+\S+|default)"
-        r"(?:\s+(?:login|account|port|protocol)\s+\S+)*\s+password"
-        r"|password(?=[ \t]+\S+[ \t]*$))[ \t\r\n]+(\S+)",
+        r"(?im)(?:\bmachine[ \t]+\S+|^[ \t]*default)"
+        r"(?:\s+(?:login|account|port|protocol)\s+\S+)*\s+password[ \t\r\n]+(\S+)"
+        r"|^[ \t]*password[ \t]+(\S+)[ \t]*$",
         ("machine", "default", "password"),
         priority=CONTEXT,
         check=_check_value,
@@ -285,16 +288,33 @@ RULES: list[Rule] = [
     Rule(
         "cli-password",
         r"(?i)\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump|mongo|"
-        r"mongosh|mongodump|mongorestore)\b[^\n|;&]*?\s-p" + _QUOTED_OR_BARE,
+        r"mongosh|mongodump|mongorestore)\b" + _SAME_COMMAND + r"\s-p" + _QUOTED_OR_BARE,
         ("mysql", "mariadb", "mongo"),
         priority=CONTEXT,
         check=_check_value,
     ),
     Rule(
         "cli-password",
-        r"(?i)\b(?:sshpass\s+-p|redis-cli\b[^\n|;&]*?\s-a|sqlcmd\b[^\n|;&]*?\s-P|"
-        r"docker\s+login\b[^\n|;&]*?\s-p|smbclient\b[^\n|;&]*?\s-U\s*[^\s%]+%)" + _QUOTED_OR_BARE,
+        r"(?i)\b(?:sshpass\s+-p|redis-cli\b"
+        + _SAME_COMMAND
+        + r"\s-a|sqlcmd\b"
+        + _SAME_COMMAND
+        + r"\s-P|"
+        r"docker\s+login\b"
+        + _SAME_COMMAND
+        + r"\s-p|smbclient\b"
+        + _SAME_COMMAND
+        + r"\s-U\s*[^\s%]+%)"
+        + _QUOTED_OR_BARE,
         ("sshpass", "redis-cli", "sqlcmd", "docker", "smbclient"),
+        priority=CONTEXT,
+        check=_check_value,
+    ),
+    Rule(
+        "cli-password",
+        r"(?i)\b(?:curl|wget)\b" + _SAME_COMMAND + r"\s(?:-u|--user|--auth|-a)(?:=|[ \t]*)"
+        r"[\"']?[^\s:'\"]+:([^\s'\"]+)",
+        ("curl", "wget"),
         priority=CONTEXT,
         check=_check_value,
     ),
@@ -311,7 +331,7 @@ RULES: list[Rule] = [
     Rule(
         "credential",
         r"(?i)(?<![\w.-])(?P<kq>\\?[\"']?)(?P<key>" + _KEY + r")(?P=kq)"
-        r"(?P<sep>\s*(?::=|=>|=|:)\s*)\\?" + _VALUE,
+        r"(?P<sep>[ \t]*(?::=|=>|=|:)[ \t]*)\\?" + _VALUE,
         tuple(_words("pass pwd pw secret token key auth cred sig cookie dsn salt")),
         groups=("dq", "sq", "bare"),
         priority=CONTEXT,

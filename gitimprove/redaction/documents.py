@@ -15,7 +15,7 @@ import re
 
 from gitimprove import redaction
 from gitimprove.redaction.context import assignment_is_secret, key_strength, kind_of
-from gitimprove.redaction.engine import CONTEXT, Rule, Span
+from gitimprove.redaction.engine import CONTEXT, Span
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,9 +25,9 @@ _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _COLON = re.compile(r"\s*:")
 
 
-def _key_spans(key: str, value: str, among: Sequence[Rule]) -> list[Span]:
+def _key_spans(key: str, value: str, within: Sequence[str]) -> list[Span]:
     """Spans in `value` found when it is read as the value of `key`."""
-    rules = redaction.ruleset().candidates(key.lower(), among)
+    rules = redaction.ruleset().candidates(key.lower(), within)
     if not rules:
         return []
     encoded = json.dumps(value, ensure_ascii=False)
@@ -46,22 +46,38 @@ def _key_spans(key: str, value: str, among: Sequence[Rule]) -> list[Span]:
     return []
 
 
-def redact_string(value: str, key: str | None, among: Sequence[Rule]) -> str:
-    """A JSON string's value masked (read as the value of `key` when it has one); `among`
-    are the rules whose keywords occur in the whole document."""
+def redact_string(value: str, key: str | None, within: Sequence[str]) -> str:
+    """A JSON string's value masked (read as the value of `key` when it has one); `within`
+    are the keywords that occur in the whole document."""
     if not value:
         return value
     rs = redaction.ruleset()
-    found = rs.spans(value, rs.candidates(value.lower(), among))
+    found = rs.spans(value, rs.candidates(value.lower(), within))
     if key is not None:
-        found += _key_spans(key, value, among)
+        found += _key_spans(key, value, within)
     return redaction.apply(value, redaction.merge(found, value))
 
 
-def redact_json_text(text: str, among: Sequence[Rule] | None = None) -> str:
+_seen: dict[tuple[str, str | None, int], str] = {}
+
+
+def _short(value: str, key: str | None, within: Sequence[str]) -> str:
+    """redact_string, remembered for short strings: keys and small values repeat a lot."""
+    if len(value) > 64:
+        return redact_string(value, key, within)
+    memo = (value, key, len(within))
+    found = _seen.get(memo)
+    if found is None:
+        if len(_seen) > 8192:
+            _seen.clear()
+        found = _seen[memo] = redact_string(value, key, within)
+    return found
+
+
+def redact_json_text(text: str, within: Sequence[str] | None = None) -> str:
     """A valid JSON text with every string literal masked in place."""
-    if among is None:
-        among = redaction.ruleset().candidates(text.lower())
+    if within is None:
+        within = redaction.ruleset().present(text.lower())
     out: list[str] = []
     pos = 0
     key: str | None = None
@@ -71,7 +87,7 @@ def redact_json_text(text: str, among: Sequence[Rule] | None = None) -> str:
         is_key = _COLON.match(text, m.end()) is not None
         between = text[pos : m.start()]
         owner = key if not is_key and key is not None and between.strip() == ":" else None
-        new = redact_string(value, None if is_key else owner, among)
+        new = _short(value, None if is_key else owner, within)
         key = value if is_key else None
         out.append(between)
         out.append(literal if new == value else json.dumps(new, ensure_ascii=False))
@@ -92,11 +108,11 @@ def _is_json(text: str) -> bool:
 
 
 def redact_document(text: str) -> str:
-    among = redaction.ruleset().candidates(text.lower()) if text else []
-    if not among:
+    within = redaction.ruleset().present(text.lower()) if text else []
+    if not within:
         return text
     if _is_json(text):
-        return redact_json_text(text, among)
+        return redact_json_text(text, within)
     lines = text.split("\n")
     if not any(_is_json(line) for line in lines):
         return redaction.redact(text)
@@ -107,7 +123,7 @@ def redact_document(text: str) -> str:
             if plain:
                 out.append(redaction.redact("\n".join(plain)))
                 plain = []
-            out.append(redact_json_text(line, among))
+            out.append(redact_json_text(line, within))
         else:
             plain.append(line)
     if plain:

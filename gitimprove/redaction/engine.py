@@ -145,16 +145,18 @@ class RuleSet:
                 self.always.append(n)
             for kw in rule.keywords:
                 self.index.setdefault(kw, []).append(n)
+        self.keywords = tuple(self.index)
 
-    def candidates(self, lower: str, among: Sequence[Rule] | None = None) -> list[Rule]:
-        """The rules one of whose keywords occurs in `lower` (a lower-cased text); `among`
-        narrows the search to rules already found for a text containing this one."""
-        if among is not None:
-            return [r for r in among if not r.keywords or any(k in lower for k in r.keywords)]
+    def present(self, lower: str, within: Sequence[str] | None = None) -> list[str]:
+        """The keywords that occur in `lower` (a lower-cased text); `within` narrows the
+        search to the keywords of a larger text holding this one."""
+        return list(filter(lower.__contains__, self.keywords if within is None else within))
+
+    def candidates(self, lower: str, within: Sequence[str] | None = None) -> list[Rule]:
+        """The rules worth running on `lower`: those with a keyword in it."""
         hit = set(self.always)
-        for kw, ids in self.index.items():
-            if kw in lower:
-                hit.update(ids)
+        for kw in self.present(lower, within):
+            hit.update(self.index[kw])
         return [self.rules[n] for n in sorted(hit)]
 
     def spans(self, text: str, rules: Iterable[Rule] | None = None) -> list[Span]:

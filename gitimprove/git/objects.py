@@ -1,0 +1,132 @@
+"""Reading every object behind gitimprove's refs, and re-writing a ref's tip through the
+redactor (for `git improve doctor --secrets`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+import pygit2
+
+from gitimprove.git import refs
+from gitimprove.git.repo import Repo, cas_loop, update_refs
+from gitimprove.git.trees import put_paths, walk_blobs
+
+
+def gitimprove_refs(repo: Repo) -> list[str]:
+    """Every ref gitimprove writes and shares (not the remote scratch copies)."""
+    out = []
+    for name in sorted(repo.raw.references):
+        kind = refs.parse(name).kind
+        if kind in ("notes", "memory", "archive", "run-branch", "run-marker", "session"):
+            out.append(name)
+    return out
+
+
+def _user_tips(repo: Repo) -> list[str]:
+    """Tips of the user's own history, whose commits are theirs, not gitimprove's."""
+    out = []
+    for name in repo.raw.references:
+        if name.startswith(("refs/heads/", "refs/tags/", "refs/remotes/")) and not (
+            name.startswith(refs.RUN_BRANCH_PREFIX)
+        ):
+            target = repo.ref_target(name)
+            if target and isinstance(repo.raw.get(target), pygit2.Commit):
+                out.append(target)
+    return out
+
+
+def commits(repo: Repo, tips: Iterable[str], *, hide_user: bool = True) -> Iterator[pygit2.Commit]:
+    """Every commit reachable from `tips`, but not (with `hide_user`) from the user's own
+    branches and tags."""
+    walker: pygit2.Walker | None = None
+    for tip in tips:
+        obj = repo.raw.get(tip)
+        if not isinstance(obj, pygit2.Commit):
+            continue
+        if walker is None:
+            walker = repo.raw.walk(obj.id, pygit2.enums.SortMode.TOPOLOGICAL)
+        else:
+            walker.push(obj.id)
+    if walker is None:
+        return
+    if hide_user:
+        for tip in _user_tips(repo):
+            walker.hide(pygit2.Oid(hex=tip))
+    yield from walker
+
+
+def history_blobs(repo: Repo, ref: str) -> Iterator[tuple[str, str, bytes]]:
+    """(blob id, path, content) of every blob in any commit of `ref`'s history, once each."""
+    tip = repo.ref_target(ref)
+    if tip is None:
+        return
+    seen_trees: set[str] = set()
+    seen_blobs: set[str] = set()
+    for commit in commits(repo, [tip], hide_user=False):
+        stack: list[tuple[pygit2.Tree, str]] = [(commit.tree, "")]
+        while stack:
+            tree, prefix = stack.pop()
+            if str(tree.id) in seen_trees:
+                continue
+            seen_trees.add(str(tree.id))
+            for entry in tree:
+                path = prefix + (entry.name or "")
+                if entry.type_str == "tree":
+                    sub = repo.raw[entry.id]
+                    assert isinstance(sub, pygit2.Tree)
+                    stack.append((sub, path + "/"))
+                elif entry.type_str == "blob" and str(entry.id) not in seen_blobs:
+                    seen_blobs.add(str(entry.id))
+                    blob = repo.raw[entry.id]
+                    assert isinstance(blob, pygit2.Blob)
+                    yield str(entry.id), path, blob.data
+
+
+def tip_blobs(repo: Repo, ref: str) -> Iterator[tuple[str, str, bytes]]:
+    """(blob id, path, content) of every blob in `ref`'s tip tree."""
+    tip = repo.ref_target(ref)
+    if tip is None:
+        return
+    for path, oid in walk_blobs(repo, repo.commit(tip).tree):
+        blob = repo.raw[oid]
+        assert isinstance(blob, pygit2.Blob)
+        yield str(oid), path, blob.data
+
+
+def rewrite_tip(repo: Repo, ref: str, message: str, *, lock: str) -> list[str]:
+    """A new commit on `ref` whose tree holds every blob of the tip written again through
+    `Repo.write_blob` (which masks secrets); compare-and-swap like every write. Returns the
+    paths whose content changed (none: no commit)."""
+
+    def attempt() -> list[str]:
+        tip = repo.ref_target(ref)
+        if tip is None:
+            return []
+        changes: dict[str, pygit2.Oid | None] = {}
+        for oid, path, data in tip_blobs(repo, ref):
+            new = repo.write_blob(data)
+            if str(new) != oid:
+                changes[path] = new
+        if not changes:
+            return []
+        tree = put_paths(repo, repo.commit(tip).tree, changes)
+        new_tip = repo.create_commit(tree, message + "\n", [tip])
+        update_refs(repo, [(ref, new_tip, tip)], message)
+        return sorted(changes)
+
+    return cas_loop(repo, attempt, what=ref, lock=lock)
+
+
+def known_remotes(repo: Repo, ref: str) -> list[str]:
+    """Remotes this clone knows to hold `ref` (a sync scratch copy or a remote-tracking
+    branch of it exists): what was pushed there cannot be taken back by a local repair."""
+    out = set()
+    rest = ref[len("refs/") :]
+    for name in repo.raw.references:
+        if name.startswith(refs.REMOTES_PREFIX) and name.endswith("/" + rest):
+            out.add(name[len(refs.REMOTES_PREFIX) :].split("/", 1)[0])
+        if ref.startswith("refs/heads/") and name.startswith("refs/remotes/"):
+            remote, _, branch = name[len("refs/remotes/") :].partition("/")
+            if branch == ref[len("refs/heads/") :]:
+                out.add(remote)
+    return sorted(out)

@@ -1,0 +1,156 @@
+"""`git improve doctor --secrets`: secrets already stored in gitimprove's records.
+
+Everything written since redaction runs at `Repo.write_blob` / `Repo.create_commit` is
+masked, but records written before (or fetched from a clone running an older gitimprove)
+may hold secrets. This scans every gitimprove ref: the notes and the memory branch (imports
+included) at their tips and through their history, and the messages of every commit
+gitimprove made (experiment attempts, archive, notes and memory commits). `--repair` writes
+the tips again through the redactor, as one new commit per ref (compare-and-swap, like every
+write). What a new commit cannot undo (old versions in the history, commit messages) is
+explained, never rewritten behind the user's back: pushed history lives on in other clones,
+and the only real fix for a leaked credential is to revoke it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gitimprove.git import objects, refs
+from gitimprove.git.repo import Repo
+from gitimprove.redaction import engine, redact, redact_blob
+from gitimprove.redaction.context import MARKER
+from gitimprove.state.findings import Finding
+
+RECORD_REFS = (refs.NOTES, refs.MEMORY)
+DOCS = "docs/secrets.md"
+
+
+@dataclass
+class Leak:
+    place: str  # note | memory | import | commit message
+    where: str  # the annotated commit (notes), the entry path (memory), the commit id
+    markers: list[str]  # what the secrets become once masked (never the secrets)
+
+
+@dataclass
+class SecretsScan:
+    current: list[Leak] = field(default_factory=list)  # a --repair masks these
+    messages: list[Leak] = field(default_factory=list)  # only a history rewrite removes these
+    history: dict[str, int] = field(default_factory=dict)  # ref -> old versions with secrets
+    shared: dict[str, list[str]] = field(default_factory=dict)  # ref -> remotes that have it
+    repaired: dict[str, list[str]] = field(default_factory=dict)  # ref -> paths masked
+
+
+def _new_markers(before: str, after: str) -> list[str]:
+    pattern = engine.compiled(MARKER, 0)
+    old = set(pattern.findall(before))
+    return [m for m in pattern.findall(after) if m not in old]
+
+
+def _leak(ref: str, path: str, data: bytes) -> Leak | None:
+    masked = redact_blob(data)
+    if masked == data:
+        return None
+    markers = _new_markers(data.decode("utf-8", "replace"), masked.decode("utf-8", "replace"))
+    if ref == refs.NOTES:
+        return Leak("note", path.replace("/", ""), markers)
+    return Leak("import" if path.startswith("imports/") else "memory", path, markers)
+
+
+def scan(repo: Repo) -> SecretsScan:
+    out = SecretsScan()
+    for ref in RECORD_REFS:
+        at_tip = set()
+        for oid, path, data in objects.tip_blobs(repo, ref):
+            at_tip.add(oid)
+            leak = _leak(ref, path, data)
+            if leak is not None:
+                out.current.append(leak)
+        old = sum(
+            1
+            for oid, _, data in objects.history_blobs(repo, ref)
+            if oid not in at_tip and redact_blob(data) != data
+        )
+        if old:
+            out.history[ref] = old
+        remotes = objects.known_remotes(repo, ref)
+        if remotes:
+            out.shared[ref] = remotes
+    for commit in objects.commits(
+        repo, [t for r in objects.gitimprove_refs(repo) if (t := repo.ref_target(r))]
+    ):
+        masked = redact(commit.message)
+        if masked != commit.message:
+            out.messages.append(
+                Leak("commit message", str(commit.id), _new_markers(commit.message, masked))
+            )
+    return out
+
+
+def repair(repo: Repo) -> dict[str, list[str]]:
+    """Mask the tips of the notes and the memory branch, one new commit each."""
+    out = {}
+    for ref, lock, what in (
+        (refs.NOTES, "notes", "experiment notes"),
+        (refs.MEMORY, "memory", "memory entries"),
+    ):
+        changed = objects.rewrite_tip(repo, ref, f"gitimprove: mask secrets in {what}", lock=lock)
+        if changed:
+            out[ref] = changed
+    return out
+
+
+def _listed(items: list[str], limit: int = 8) -> str:
+    more = f", and {len(items) - limit} more" if len(items) > limit else ""
+    return ", ".join(items[:limit]) + more
+
+
+def check(repo: Repo, fix: bool) -> list[Finding]:
+    """`doctor --secrets`: records are masked with --repair; old versions and commit
+    messages can only be removed by rewriting history, which is explained."""
+    repaired = repair(repo) if fix else {}
+    found = scan(repo)
+    out: list[Finding] = []
+    revoke = "revoke the credential: anyone with this repository or its remote could read it"
+    if repaired:
+        n = sum(len(v) for v in repaired.values())
+        f = Finding("secrets", False, f"{n} record(s) held a secret; masked in a new commit")
+        f.repaired = True
+        out.append(f)
+    if found.current:
+        where = [f"{x.place} {x.where[:40]} {' '.join(x.markers)}" for x in found.current]
+        out.append(
+            Finding(
+                "secrets",
+                False,
+                f"{len(found.current)} record(s) hold a secret: {_listed(where)}",
+                f"git improve doctor --secrets --repair masks them in a new commit; {revoke}",
+            )
+        )
+    elif not repaired:
+        out.append(Finding("secrets", True, "no secret in the notes or the memory branch"))
+    if found.messages:
+        where = [f"{x.where[:10]} {' '.join(x.markers)}" for x in found.messages]
+        out.append(
+            Finding(
+                "secrets in messages",
+                False,
+                f"{len(found.messages)} commit message(s) gitimprove wrote hold a secret: "
+                + _listed(where),
+                f"{revoke}; a message is part of its commit's id, so only rewriting history "
+                f"removes it ({DOCS})",
+            )
+        )
+    for ref, count in found.history.items():
+        remotes = found.shared.get(ref, [])
+        pushed = f"; pushed to {', '.join(remotes)}" if remotes else ""
+        out.append(
+            Finding(
+                "secrets in history",
+                False,
+                f"{count} old version(s) of records in the history of {ref} hold a secret" + pushed,
+                f"{revoke}; a new commit does not remove old ones: rewriting the history of "
+                f"{ref} does" + (" in every clone" if remotes else "") + f" ({DOCS})",
+            )
+        )
+    return out
