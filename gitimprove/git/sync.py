@@ -139,9 +139,10 @@ def merge_notes(repo: Repo, remote_tip: str, remote: str) -> int:
             lines = ours.get(commit, b"").decode("utf-8", "replace").splitlines()
             seen = set(lines)
             for ln in theirs.get(commit, b"").decode("utf-8", "replace").splitlines():
-                if ln not in seen:
-                    lines.append(ln)
-                    seen.add(ln)
+                # a line another clone stored unmasked is the line we hold masked
+                if ln not in seen and (masked := _masked(ln)) not in seen:
+                    lines.append(masked)
+                    seen.update((ln, masked))
             text = "".join(ln + "\n" for ln in lines if ln.strip())
             files[f"{commit[:2]}/{commit[2:]}"] = repo.write_blob(text)
         tree = put_paths(repo, None, files)
@@ -155,8 +156,25 @@ def merge_notes(repo: Repo, remote_tip: str, remote: str) -> int:
     return cas_loop(repo, attempt, what=refs.NOTES, lock="notes")
 
 
+def _masked(line: str) -> str:
+    from gitimprove.redaction import redact_blob
+
+    return redact_blob(line.encode("utf-8")).decode("utf-8", "replace")
+
+
+def _read(repo: Repo, oid: pygit2.Oid) -> bytes:
+    blob = repo.raw[oid]
+    assert isinstance(blob, pygit2.Blob)
+    return blob.data
+
+
 def merge_memory(repo: Repo, remote_tip: str, remote: str) -> int:
-    """Union of the two trees (entries have unique names); returns entries that came in."""
+    """Union of the two trees (entries have unique names); returns entries that came in.
+
+    Incoming entries are written again through the redactor (a clone running an older
+    gitimprove may have stored them unmasked); a path both sides hold with different content
+    was masked by `doctor --secrets --repair` on one side: both are masked again, so the
+    masked version wins."""
 
     def attempt() -> int:
         local = repo.ref_target(refs.MEMORY)
@@ -173,7 +191,13 @@ def merge_memory(repo: Repo, remote_tip: str, remote: str) -> int:
             )
             return len(new)
         assert local is not None
-        tree = put_paths(repo, repo.commit(local).tree, dict(new))
+        changes: dict[str, pygit2.Oid | None] = {
+            p: repo.write_blob(_read(repo, oid)) for p, oid in new.items()
+        }
+        for p, oid in theirs.items():
+            if p in ours and ours[p] != oid:
+                changes[p] = repo.write_blob(_read(repo, ours[p]))
+        tree = put_paths(repo, repo.commit(local).tree, changes)
         merged = repo.create_commit(
             tree, f"gitimprove: merge memory from {remote}\n", [local, remote_tip]
         )
