@@ -88,15 +88,26 @@ elif kind == "git-games":  # the agent's own git commands must not reach the rep
     )
     git("stash")
     value.write_text(arg + "\n")
+elif kind == "leak":  # leak:<crash|guard|metric>: fail that way, printing secrets to the end
+    leak = pathlib.Path(plan["leak_dir"]) / f"{iteration}.txt"
+    if arg == "crash":
+        print("agent: working on it\n" + leak.read_text(), file=sys.stderr)
+        sys.exit(1)
+    value.write_text(f"{100 + int(iteration)}\n")
+    pathlib.Path(f"src/{arg}-fail").write_text(f"{iteration}\n")  # guard.py / bench.py read it
+    # the agent's own commit in its workspace clone: it must never reach the repository
+    git("add", "-A")
+    git("-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", leak.read_text())
 elif kind == "background":  # a detached process that rewrites the file during measurement
     value.write_text(arg + "\n")
     code = "import time, pathlib\ntime.sleep(0.5)\nfor _ in range(100):\n    time.sleep(0.05)\n    pathlib.Path('src/value.txt').write_text('1\\n')\n"
     subprocess.Popen([sys.executable, "-c", code], start_new_session=True, cwd=os.getcwd())
+report = plan.get("reports", {}).get(iteration, {})
 print(
     json.dumps(
         {
-            "description": f"{action}",
-            "hypothesis": "test",
+            "description": report.get("description", f"{action}"),
+            "hypothesis": report.get("hypothesis", "test"),
             "approach": plan.get("approach", "optimization"),
             "cost_usd": plan.get("cost", 0.01),
         }
