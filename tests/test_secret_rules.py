@@ -181,6 +181,9 @@ def test_context_rules_leave_code_and_prose_alone() -> None:
         "secret_key_base: dev-only-secret-not-for-production-use",
         "key = lambda row: row[0]",
         "SELECT * FROM users WHERE password_hash = ?",
+        "(phoenix 1.8.3) lib/phoenix/token.ex:266: Phoenix.Token.get_endpoint_key_base/1",
+        "Authorization: Basic/Bearer/Token headers",
     ]
     for text in ordinary:
         assert redaction.redact(text) == text, text
+    assert redaction.redact("password: 1234:5678").startswith("password: [REDACTED:password:")

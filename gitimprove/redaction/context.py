@@ -151,6 +151,10 @@ def _check_assignment(secret: str, m: re.Match[str]) -> bool | str:
     quoted = m.group("dq") is not None or m.group("sq") is not None
     if not quoted and m.string[m.end() : m.end() + 1] == "(":
         return False  # a call: `password = get_password()`
+    if compiled(r"\d+(?::\d+)*:?", 0).fullmatch(secret) and compiled(r"\.[A-Za-z]{1,6}$", 0).search(
+        key
+    ):
+        return False  # a source location in a stack trace: `lib/phoenix/token.ex:266:`
     env_style = key.isupper() and sep == "="
     if not assignment_is_secret(key, secret, quoted=quoted, env_style=env_style):
         return False
@@ -189,6 +193,13 @@ def _check_basic(secret: str, m: re.Match[str]) -> bool:
 def _check_private_key(secret: str, m: re.Match[str]) -> bool:
     body = secret[secret.find("-----", 5) :]
     return compiled(r"[A-Za-z0-9+/=]{16}").search(body) is not None
+
+
+def _check_header(secret: str, m: re.Match[str]) -> bool:
+    """An `Authorization:` value: a token has digits, base64 of user:password, or a JWT."""
+    if not is_value(secret):
+        return False
+    return any(c.isdigit() for c in secret) or _check_basic(secret, m) or secret.count(".") == 2
 
 
 def _check_bearer(secret: str, m: re.Match[str]) -> bool:
@@ -253,7 +264,7 @@ RULES: list[Rule] = [
         r"([A-Za-z0-9._~+/=:-]{8,})",
         ("authorization",),
         priority=CONTEXT,
-        check=_check_value,
+        check=_check_header,
     ),
     Rule(
         "bearer-token",
