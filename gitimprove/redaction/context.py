@@ -187,7 +187,8 @@ def _check_basic(secret: str, m: re.Match[str]) -> bool:
         decoded = base64.b64decode(secret + "=" * (-len(secret) % 4), validate=True)
     except (binascii.Error, ValueError):
         return False
-    return b":" in decoded
+    text = decoded.decode("latin-1")
+    return ":" in text and text.isascii() and text.isprintable()
 
 
 def _check_private_key(secret: str, m: re.Match[str]) -> bool:
