@@ -147,6 +147,7 @@ def _own_files() -> list[Path]:
 TEST_FAKES = {
     "tests/test_reflect_memory.py": ["abc123secret99"],
     "tests/test_redact.py": ["Tr0ub4dor&3x", "s3cr3tPw!", "q8Wv2Lk9Zr4Tm1Xs"],
+    "tests/test_secret_rules.py": ["1234:5678"],
 }
 
 
