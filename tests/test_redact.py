@@ -119,7 +119,7 @@ def test_real_transcripts_lose_nothing(path: Path) -> None:
     lines = raw.decode().splitlines()
     for line in lines:
         assert redact(line) == line, f"{path.name}: {line[:120]!r}"
-    assert len(TRANSCRIPTS) == 8 and len(lines) >= 3
+    assert len(TRANSCRIPTS) >= 8 and lines
 
 
 # gitleaks' patterns and the public example keys its allowlists name (rules, not text), and
@@ -147,7 +147,7 @@ def _own_files() -> list[Path]:
 TEST_FAKES = {
     "tests/test_reflect_memory.py": ["abc123secret99"],
     "tests/test_redact.py": ["Tr0ub4dor&3x", "s3cr3tPw!", "q8Wv2Lk9Zr4Tm1Xs"],
-    "tests/test_secret_rules.py": ["1234:5678"],
+    "tests/test_secret_rules.py": ["1234:5678", "Xk3v9Qp2Lm"],
 }
 
 

@@ -183,7 +183,11 @@ def test_context_rules_leave_code_and_prose_alone() -> None:
         "SELECT * FROM users WHERE password_hash = ?",
         "(phoenix 1.8.3) lib/phoenix/token.ex:266: Phoenix.Token.get_endpoint_key_base/1",
         "Authorization: Basic/Bearer/Token headers",
+        'TOKEN="${SPOTTER_REVIEW_TOKEN:-}"',
+        'PORT="${SPOTTER_PORT:-1100}"',
     ]
     for text in ordinary:
         assert redaction.redact(text) == text, text
     assert redaction.redact("password: 1234:5678").startswith("password: [REDACTED:password:")
+    masked = redaction.redact('DB_PASSWORD="${DB_PASSWORD:-Xk3v9Qp2Lm}"')
+    assert "Xk3v9Qp2Lm" not in masked and "[REDACTED:" in masked

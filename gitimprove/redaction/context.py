@@ -49,6 +49,9 @@ MARKER = r"\[REDACTED:[a-z0-9-]+(?::[0-9a-f]{4})?\]"
 def is_value(value: str) -> bool:
     """Not a reference, placeholder, type name or earlier marker."""
     v = value.strip().rstrip(".,:").removesuffix('\\"').removesuffix("\\'")
+    default = compiled(r"\$\{[A-Za-z_]\w*:?[-=?+](.*)\}", 0).fullmatch(v)
+    if default:  # ${TOKEN:-fallback}: only the fallback can be a secret
+        return is_value(default.group(1))
     return (
         len(v) >= 4
         and any(c.isalnum() for c in v)
