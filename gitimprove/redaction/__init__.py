@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from gitimprove.redaction import engine
-from gitimprove.redaction.context import MARKER as _MARKER
+from gitimprove.redaction.engine import MARKER as _MARKER
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

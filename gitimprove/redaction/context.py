@@ -43,7 +43,6 @@ _SAYS_FAKE = _words(
     "xxx xxxx redacted"
 )
 _SAYS_FAKE_PHRASES = ("not-for-production", "not_for_production", "dev-only", "test-only")
-MARKER = r"\[REDACTED:[a-z0-9-]+(?::[0-9a-f]{4})?\]"
 
 
 def is_value(value: str) -> bool:

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(__file__)), "resources", "secrets")
 GITLEAKS = os.path.join(DATA, "gitleaks.json")
+# What a secret becomes (the hash part is optional: markers of older versions had none).
+MARKER = r"\[REDACTED:[a-z0-9-]+(?::[0-9a-f]{4})?\]"
 # Specific provider formats name the secret best; context rules next; gitleaks' catch-all last.
 SPECIFIC, CONTEXT, GENERIC = 0, 1, 2
 GENERIC_IDS = frozenset({"generic-api-key"})

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from gitimprove.git import objects, refs
 from gitimprove.git.repo import Repo
 from gitimprove.redaction import engine, redact, redact_blob
-from gitimprove.redaction.context import MARKER
+from gitimprove.redaction.engine import MARKER
 from gitimprove.state.findings import Finding
 
 RECORD_REFS = (refs.NOTES, refs.MEMORY)
