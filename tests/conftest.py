@@ -125,6 +125,16 @@ def fast_commits(repo: TmpRepo, n: int, branch: str) -> list[str]:
     return repo.git("rev-list", "--reverse", branch).split()
 
 
+def log_rows(repo: TmpRepo) -> list[dict[str, object]]:
+    """What `git improve log --format jsonl` prints, read in-process (no cache)."""
+    from gitimprove.state import views
+    from gitimprove.util import gitdir
+
+    loc = gitdir.discover(str(repo.path))
+    assert loc is not None
+    return [e.to_row() for e in views.load_rows(loc, use_cache=False)]
+
+
 @pytest.fixture
 def tmp_repo(tmp_path: Path) -> TmpRepo:
     path = tmp_path / "repo"

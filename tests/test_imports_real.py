@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from gitimprove.state.import_formats import map_status
-from gitimprove.state.imports import import_file
-from tests.conftest import TmpRepo, fast_commits
+from gitimprove.state.imports import import_file, parse_file, run_name
+from tests.conftest import TmpRepo, fast_commits, log_rows
 
 FIXTURES = Path(__file__).parent / "fixtures" / "imports"
 
 
-# (file, --metric-column, rows, statuses, runs: rows per run, why)
+# (file, --metric-column, rows, statuses, rows per run, direction (how known), why)
 CASES = [
     (
         "autoresearch-plugin/v1-example.tsv",
@@ -25,7 +25,9 @@ CASES = [
         6,
         {"baseline": 1, "keep": 3, "discard": 1, "crash": 1},
         [6],
-        "plugin v1 (6 columns): two reverted rows carry `-` as their commit, one `d4e5f6g` is no hex id",
+        ("higher", "inferred"),
+        "plugin v1 (6 columns), upstream example unchanged: no direction line, the kept rows'"
+        " deltas (+1.9, +1.2, +0.7) say higher; reverted rows carry `-` as their commit",
     ),
     (
         "autoresearch-plugin/v2-guard-example.tsv",
@@ -33,7 +35,8 @@ CASES = [
         7,
         {"baseline": 1, "keep": 3, "discard": 2, "crash": 1},
         [7],
-        "plugin v2 (`guard` column): a guard-failed discard stays `discard` with guard fail",
+        ("higher", "inferred"),
+        "plugin v2 (`guard` column): a guard-failed discard (+1.8, better) does not outvote the keeps",
     ),
     (
         "autoresearch-plugin/v3-log-iteration.tsv",
@@ -41,6 +44,7 @@ CASES = [
         6,
         {"keep": 1, "discard": 1, "crash": 1, "no-op": 1, "hook-blocked": 1, "metric-error": 1},
         [6],
+        ("higher", "file"),
         "every status of the 7-column era, `hook-blocked` kept verbatim",
     ),
     (
@@ -49,6 +53,7 @@ CASES = [
         7,
         {"baseline": 1, "keep": 3, "discard": 2, "crash": 1},
         [7],
+        ("higher", "inferred"),
         "plugin v4 (`guard-metric` column)",
     ),
     (
@@ -57,6 +62,7 @@ CASES = [
         4,
         {"baseline": 1, "keep": 2, "discard": 1},
         [4],
+        ("higher", "inferred"),
         "metric-valued guard: guard-metric numbers kept",
     ),
     (
@@ -65,6 +71,7 @@ CASES = [
         6,
         {"keep": 1, "discard": 1, "crash": 1, "no-op": 1, "hook-blocked": 1, "metric-error": 1},
         [6],
+        ("higher", "file"),
         "every status of the 8-column era",
     ),
     (
@@ -73,7 +80,8 @@ CASES = [
         4,
         {"keep": 2, "discard": 1, "crash": 1},
         [4],
-        "Karpathy's example: crash logged as 0.000000, commit `d4e5f6g`",
+        ("lower", "inferred"),
+        "Karpathy's example: crash logged as 0.000000, commit `d4e5f6g`; the keep lowered val_bpb",
     ),
     (
         "geche/autoresearch-results.tsv",
@@ -81,6 +89,7 @@ CASES = [
         8,
         {"baseline": 1, "keep": 5, "discard": 2},
         [8],
+        ("lower", "inferred"),
         "columns in another order (status before guard), baseline commit `-`",
     ),
     (
@@ -89,6 +98,7 @@ CASES = [
         5,
         {"baseline": 1, "keep": 2, "no-op": 2},
         [5],
+        ("higher", "file"),
         "four extra `#` lines (goal, scope, verify, guard) are skipped; `+0` deltas",
     ),
     (
@@ -97,6 +107,7 @@ CASES = [
         113,
         {"baseline": 5, "discard": 42, "keep": 66},
         [113],
+        ("lower", "inferred"),
         "no commit column, `result` instead of status, labels like `7b` and `motion_baseline`",
     ),
     (
@@ -105,6 +116,7 @@ CASES = [
         65,
         {"baseline": 1, "discard": 39, "keep": 24, "FINAL": 1},
         [65],
+        ("lower", "inferred"),
         "two numeric columns (metric named by --metric-column), `FAILED` metric, `reverted_worse`, `KEPT`",
     ),
     (
@@ -113,6 +125,7 @@ CASES = [
         59,
         {"keep": 31, "discard": 26, "crash": 2},
         [59],
+        ("lower", "inferred"),
         "Karpathy fork: extra numeric and text columns, `nocommit`, one commit on two rows",
     ),
     (
@@ -121,7 +134,8 @@ CASES = [
         11,
         {"keep": 4, "crash": 3, "discard": 4},
         [11],
-        "Karpathy fork with extra numeric columns and crashes at 0.000000",
+        ("lower", "inferred"),
+        "Karpathy fork, crashes at 0.000000; two keeps of three went down, and the kept line did",
     ),
     (
         "parameter-golf/5l-mlp4x-results.tsv",
@@ -129,7 +143,27 @@ CASES = [
         15,
         {"discard": 12, "keep": 3},
         [15],
+        ("lower", "inferred"),
         "Karpathy fork with three extra numeric columns",
+    ),
+    (
+        "agentmem/autoresearch-results.tsv",
+        None,
+        4,
+        {"keep": 3, "discard": 1},
+        [4],
+        ("higher", "inferred"),
+        "`metric_before`/`metric_after` (the metric is the after), `—` is no value, commits"
+        " `baseline` and `reverted`",
+    ),
+    (
+        "dezess/autoresearch-results.tsv",
+        None,
+        62,
+        {"keep": 22, "discard": 39, "pending": 1},
+        [62],
+        ("higher", "inferred"),
+        "no direction line, a text column named `direction`, a last row still `pending`",
     ),
     (
         "liquid/autoresearch.jsonl",
@@ -137,6 +171,7 @@ CASES = [
         29,
         {"keep": 10, "discard": 16, "crash": 3},
         [29],
+        ("lower", "file"),
         "pi: 29 rows on 12 commits, crashes logged with metric 0",
     ),
     (
@@ -145,7 +180,9 @@ CASES = [
         10,
         {"keep": 10},
         [1, 2, 1, 6],
-        "pi: six config lines make four segments (a config before any result starts none)",
+        ("lower", "file"),
+        "pi: six config lines; rows name segments 0, 3, 4, 5 (pi counts every config after"
+        " the first result)",
     ),
     (
         "trekoon/autoresearch.jsonl",
@@ -153,38 +190,61 @@ CASES = [
         43,
         {"keep": 40, "crash": 1, "discard": 2},
         [9, 34],
+        ("lower", "file"),
         "pi: two segments, asi on every row, commit `failed`",
     ),
 ]
 
 
-def _rows(repo: TmpRepo) -> list[dict]:  # type: ignore[type-arg]
-    res = repo.cli("log", "--format", "jsonl")
-    assert res.returncode == 0, res.stderr
-    return [json.loads(line) for line in res.stdout.splitlines()]
-
-
-@pytest.mark.parametrize(("name", "column", "count", "statuses", "runs", "why"), CASES)
-def test_every_real_file_imports_whole_and_idempotently(
-    tmp_repo: TmpRepo,
+@pytest.mark.parametrize(
+    ("name", "column", "count", "statuses", "runs", "direction", "why"), CASES
+)
+def test_every_real_file_parses_whole(
     name: str,
     column: str | None,
     count: int,
     statuses: dict[str, int],
     runs: list[int],
+    direction: tuple[str, str],
     why: str,
 ) -> None:
+    parsed = parse_file(FIXTURES / name, metric_column=column)
+    assert len(parsed.rows) == count, why
+    assert dict(Counter(r.fields["status"] for r in parsed.rows)) == statuses, why
+    assert list(Counter(run_name(parsed, r) for r in parsed.rows).values()) == runs, why
+    assert (parsed.direction, parsed.direction_from) == direction, why
+    assert {r.fields["metric"].get("direction") for r in parsed.rows} == {direction[0]}
+    assert [r.fields["source"]["row"] for r in parsed.rows] == list(range(count))
+    assert len({r.fields["import_id"] for r in parsed.rows}) == count
+
+
+def _rows(repo: TmpRepo) -> list[dict]:  # type: ignore[type-arg]
+    return log_rows(repo)
+
+
+@pytest.mark.parametrize(
+    ("name", "column"),
+    [
+        ("autoresearch-plugin/v2-guard-example.tsv", None),
+        ("parameter-golf/autoresearch-results.tsv", "val_bpb"),
+        ("dezess/autoresearch-results.tsv", None),
+        ("trekoon/autoresearch.jsonl", None),
+    ],
+)
+def test_real_files_import_whole_and_idempotently(
+    tmp_repo: TmpRepo, name: str, column: str | None
+) -> None:
+    """One file per format and era: every row lands once, in file order; a second import
+    adds nothing and writes nothing."""
     tmp_repo.commit("initial")
     repo = tmp_repo.open()
+    count = len(parse_file(FIXTURES / name, metric_column=column).rows)
     report = import_file(repo, FIXTURES / name, metric_column=column)
-    assert report.rows == count, why
-    assert report.as_notes + report.kept_aside == count
+    assert report.as_notes + report.kept_aside == report.rows == count
     rows = _rows(tmp_repo)
-    assert len(rows) == count, why
-    assert dict(Counter(r["status"] for r in rows)) == statuses, why
-    assert list(Counter(r["run"] for r in rows).values()) == runs, why
+    assert len(rows) == count
     assert all(r["source"]["file"] == Path(name).name for r in rows)
-    assert [r["source"]["row"] for r in rows] == list(range(count))  # file order, every row
+    assert [r["source"]["row"] for r in rows if r["run"] == rows[0]["run"]][:3] == [0, 1, 2]
     memory = tmp_repo.git("rev-parse", "improve/memory")
     again = import_file(repo, FIXTURES / name, metric_column=column)
     assert (again.as_notes, again.kept_aside, again.already) == (0, 0, count)
@@ -392,3 +452,30 @@ def test_show_lists_the_rows_imported_onto_a_commit(tmp_repo: TmpRepo, tmp_path:
     assert "imported from autoresearch.jsonl:2: keep 1620 baseline" in shown.stdout
     assert "imported from autoresearch.jsonl:6: crash - oom" in shown.stdout
     assert "no experiment record" not in shown.stdout
+
+
+def test_pi_rows_of_two_sessions_at_once_keep_their_own_segment() -> None:
+    """aver's log: two pi sessions wrote one file at once, so after the config of segment 24
+    (beam_score_pct) rows of segment 23 (tests_green) still arrive. Each row is in the
+    segment it names, with that segment's metric; 29 config lines, 28 segments with rows."""
+    parsed = parse_file(FIXTURES / "aver/autoresearch.jsonl")
+    by_line = {r.line: r for r in parsed.rows}
+    beam, tests_green = by_line[195], by_line[196]
+    assert (beam.segment, tests_green.segment) == (24, 23)
+    assert run_name(parsed, beam) != run_name(parsed, tests_green)
+    assert run_name(parsed, tests_green) == run_name(parsed, by_line[193])
+    assert beam.fields["metric"]["name"] == "beam_score_pct"
+    assert tests_green.fields["metric"] == {
+        "name": "tests_green",
+        "value": 183,
+        "samples": [183],
+        "direction": "higher",
+    }
+    assert len({run_name(parsed, r) for r in parsed.rows}) == 28
+    # segment 1 measures a rate, lower is better: a kept 0 is a value, a crash's 0 is none
+    crash, kept_zero = by_line[118], by_line[122]
+    assert crash.fields["metric"]["value"] is None and crash.fields["status"] == "crash"
+    assert kept_zero.fields["metric"]["value"] == 0 and kept_zero.fields["status"] == "keep"
+    assert kept_zero.fields["metric"]["name"] == "unsupported_claim_rate"
+    assert kept_zero.fields["metric"]["direction"] == "lower"
+    assert crash.fields["metrics"]["tests_green"] == 140  # its non-zero numbers are kept

@@ -32,11 +32,16 @@ READERS = Path(__file__).parent / "fixtures" / "readers"
     ],
 )
 def test_plugin_examples_come_back_byte_for_byte(tmp_repo: TmpRepo, name: str, fmt: str) -> None:
+    """The plugin's examples state no direction; their kept rows' deltas show higher is
+    better, and the plugin's protocol records that in a first line, so it comes back with
+    that line and every other byte as the example has it."""
     tmp_repo.commit("initial")
     import_file(tmp_repo.open(), IMPORTS / name)
     res = tmp_repo.cli("log", "--format", fmt)
     assert res.returncode == 0, res.stderr
-    assert res.stdout == (IMPORTS / name).read_text()
+    example = (IMPORTS / name).read_text()
+    assert not example.startswith("#")  # the upstream example, unchanged
+    assert res.stdout == "# metric_direction: higher_is_better\n" + example
 
 
 def current_era(name: str) -> str:
@@ -44,8 +49,9 @@ def current_era(name: str) -> str:
     metric delta guard guard-metric status description`, as its commands/autoresearch.md
     writes them), with a timestamp per row."""
     lines = (IMPORTS / name).read_text().splitlines()
-    out = [lines[0], "iteration\ttimestamp\t" + lines[1].split("\t", 1)[1]]
-    for i, line in enumerate(lines[2:]):
+    out = ["# metric_direction: higher_is_better"]
+    out.append("iteration\ttimestamp\t" + lines[0].split("\t", 1)[1])
+    for i, line in enumerate(lines[1:]):
         it, rest = line.split("\t", 1)
         out.append(f"{it}\t2026-06-19T11:45:0{i}Z\t{rest}")
     return "\n".join(out) + "\n"

@@ -26,7 +26,9 @@ def command(run_name: str | None, round_: int | None, fmt: str, no_cache: bool) 
 
     The TSV is byte for byte what the autoresearch plugin writes for the same rows (9 columns;
     `--format tsv7` and the like for its older eras); our finer status goes in brackets at the start of the
-    description, and rows not yet measured are left out.
+    description, and rows not yet measured are left out. A results file has one metric and one
+    direction: rows of runs that differ in them are refused (choose one with --run); with no
+    known direction, no direction line is written.
     """
     loc = gitdir.discover()
     if loc is None:
@@ -36,6 +38,8 @@ def command(run_name: str | None, round_: int | None, fmt: str, no_cache: bool) 
     rows = views.select(views.load_rows(loc, use_cache=not no_cache), run=run_name, round_=round_)
     for commit, line in views.raw_lines(rows):
         output.warn(f"unreadable line in the note on {commit[:10]}, skipped: {line}")
+    if fmt.startswith("tsv") or fmt == "karpathy":
+        views.one_metric(rows, fmt)
     direction = views.direction_of(rows)
     if fmt.startswith("tsv"):
         output.write(views.render_tsv(rows, direction, fmt))

@@ -1,9 +1,16 @@
 """pi-autoresearch's `autoresearch.jsonl` (`.auto/log.jsonl`), read as pi itself reads it.
 
-A `config` line starts a new segment once the current one has results (pi's own
-`reconstructJsonlState`), and each segment becomes a run of its own; lines that are no
-result (`{"type":"hook",…}` written by pi's before/after hooks) are skipped; a metric of 0
-is pi's "no measurement" and is dropped; `asi` is kept whole.
+Segments follow pi's `reconstructJsonlState`: a `config` line starts a new segment once the
+file has any result, and it names the segment's metric and direction. Each row carries the
+segment pi was in when it wrote it (`segment`), and that is the row's segment: two sessions
+writing one file at once interleave their rows, each still naming its own. A row without the
+field is in the segment the lines before it reach. Each segment becomes a run of its own, named
+by its number, with the metric name and direction of the config that started it. Lines that
+are no result (`{"type":"hook",…}` written by pi's before/after hooks) are skipped; pi logs
+"0 for crashes", so a 0 on a row not kept is no measurement (`drop_unmeasured_zeros`), while a
+kept 0 is a value (a rate brought down to 0), as pi's own best-of-segment reads it; `asi` is
+kept whole. With no config line at all, the
+direction is what the kept rows show, or unknown.
 """
 
 from __future__ import annotations
@@ -17,25 +24,24 @@ from gitimprove.state.import_formats import (
     ImportRow,
     Parsed,
     commit_cell,
+    drop_unmeasured_zeros,
     file_key,
     finer,
     iso_time,
     map_status,
     row_id,
 )
-
-# --- pi-autoresearch JSONL --------------------------------------------------------------------
+from gitimprove.state.import_infer import Evidence, infer_direction
 
 _PI_KNOWN = {"run", "commit", "metric", "metrics", "status", "description", "timestamp"}
 _PI_KNOWN |= {"segment", "confidence", "asi", "type"}
 
 
 def parse_jsonl(text: str, path: str, name: str) -> Parsed:
-    direction: str | None = None
-    metric_name: str | None = None
+    # segment -> (metric name, direction) of the config line that started it
+    configs: dict[int, tuple[str | None, str]] = {}
     rows: list[ImportRow] = []
     segment = 0
-    seg_rows = 0
     skipped = 0
     first_config = ""
     for lineno, line in enumerate(text.splitlines(), 1):
@@ -52,36 +58,58 @@ def parse_jsonl(text: str, path: str, name: str) -> Parsed:
             )
         if obj.get("type") == "config":
             first_config = first_config or line.strip()
-            if seg_rows:  # pi starts a new segment only once the current one has results
+            if rows:  # pi: a new segment once the file has any result
                 segment += 1
-                seg_rows = 0
             d = obj.get("bestDirection") or obj.get("direction")
             if d not in (None, "lower", "higher"):
                 raise ImportFormatError(f"{path}:{lineno}: direction {d!r} is not lower or higher")
-            direction = d or "lower"
             name_ = obj.get("metricName") or obj.get("metric_name")
-            metric_name = name_ if isinstance(name_, str) else metric_name
+            configs[segment] = (name_ if isinstance(name_, str) else None, d or "lower")
             continue
         if "type" in obj or not ({"run", "metric", "status"} & obj.keys()):
             skipped += 1  # hook lines ({"type":"hook",…}) and anything else that is no result
             continue
-        rows.append(_pi_row(obj, lineno, len(rows), segment, direction, metric_name, path, line))
-        seg_rows += 1
+        own = obj.get("segment")
+        seg = own if isinstance(own, int) and not isinstance(own, bool) and own >= 0 else segment
+        rows.append(_pi_row(obj, lineno, len(rows), seg, path, line))
+    drop_unmeasured_zeros(rows)  # pi logs 0 for a crash
+    direction, direction_from = None, ""
+    for row in rows:
+        known = configs.get(row.segment) or _latest(configs, row.segment)
+        if known is not None:
+            metric_name, direction = known
+            direction_from = "file"
+            row.fields["metric"]["direction"] = direction
+            if metric_name:
+                row.fields["metric"] = {"name": metric_name, **row.fields["metric"]}
+    if not configs:
+        direction = infer_direction(
+            [Evidence(r.fields["status"], r.fields["metric"]["value"]) for r in rows]
+        )
+        direction_from = "inferred" if direction else ""
+        for row in rows:
+            if direction:
+                row.fields["metric"]["direction"] = direction
+                row.fields["source"]["direction"] = "inferred"
     key = file_key(name, first_config, next((json.dumps(r.fields.get("source")) for r in rows), ""))
     for row in rows:
         row.fields["import_id"] = row_id(key, row.fields["source"]["row"], row.fields.pop("_text"))
-    return Parsed("pi-jsonl", key, rows, direction, metric_name, skipped)
+    names = {r.fields["metric"].get("name") for r in rows}
+    metric_name = names.pop() if len(names) == 1 else None
+    return Parsed("pi-jsonl", key, rows, direction, metric_name, skipped, direction_from)
+
+
+def _latest(
+    configs: dict[int, tuple[str | None, str]], segment: int
+) -> tuple[str | None, str] | None:
+    """The config of the nearest segment before `segment` (a row naming a segment whose
+    config line is not in the file)."""
+    earlier = [s for s in configs if s <= segment]
+    return configs[max(earlier)] if earlier else None
 
 
 def _pi_row(
-    obj: dict[str, Any],
-    lineno: int,
-    index: int,
-    segment: int,
-    direction: str | None,
-    metric_name: str | None,
-    path: str,
-    line: str,
+    obj: dict[str, Any], lineno: int, index: int, segment: int, path: str, line: str
 ) -> ImportRow:
     raw_commit = obj.get("commit")
     commit, commit_text = commit_cell(str(raw_commit or ""), lineno, path)
@@ -97,19 +125,16 @@ def _pi_row(
             hint="fix or remove that line; nothing was imported",
         )
     value: int | float | None = value_raw
-    if value is not None and (not math.isfinite(value) or value == 0):
-        value = None  # pi logs 0 when there was no measurement ("0 for crashes")
+    if value is not None and not math.isfinite(value):
+        value = None  # a 0 that means "no measurement" goes in drop_unmeasured_zeros
     description, status = finer(status, " ".join(str(obj.get("description") or "").split()))[::-1]
     metric: dict[str, Any] = {"value": value, "samples": [] if value is None else [value]}
-    if metric_name:
-        metric["name"] = metric_name
-    metric["direction"] = direction or "lower"
     fields: dict[str, Any] = {"status": status, "description": description, "metric": metric}
     run = obj.get("run")
     if isinstance(run, int) and not isinstance(run, bool):
         fields["iteration"] = run
     metrics = obj.get("metrics")
-    if isinstance(metrics, dict) and value is not None:
+    if isinstance(metrics, dict):
         kept = {
             k: v
             for k, v in metrics.items()
@@ -137,4 +162,6 @@ def _pi_row(
         fields["segment"] = segment
     fields["source"] = source
     fields["_text"] = line.strip()
-    return ImportRow(lineno, commit, fields, segment)
+    numbers = list(fields.get("metrics", {}).values())
+    zero = value == 0 and bool(numbers) and all(v == 0 for v in numbers)
+    return ImportRow(lineno, commit, fields, segment, (description,), zero)

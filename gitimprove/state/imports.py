@@ -47,6 +47,8 @@ class ImportReport:
     skipped: int
     runs: tuple[str, ...]
     fmt: str
+    direction: str | None = None
+    direction_from: str = ""  # "file", "inferred", or "" when the file does not tell
 
 
 def run_name(parsed: Parsed, row: ImportRow) -> str:
@@ -103,6 +105,8 @@ def import_file(repo: Any, path: Path, *, metric_column: str | None = None) -> I
         parsed.skipped,
         tuple(runs),
         parsed.fmt,
+        parsed.direction,
+        parsed.direction_from,
     )
 
 
@@ -113,6 +117,35 @@ def _resolve(repo: Any, short: str) -> str | None:
         return None
     full = str(commit.id)
     return full if full.startswith(short) else None
+
+
+def imported_experiments(repo: Any) -> list[Any]:
+    """Every imported row as a record (onto commits, and kept aside), newest version of each
+    row: a row still `pending` in one snapshot of a file and measured in a later one is the
+    measured one."""
+    from gitimprove.state import experiments
+    from gitimprove.state.record import Experiment
+
+    found = [*experiments.all_import_records(repo)]
+    found += [Experiment.from_row(r) for r in imported_rows(repo)]
+    return latest_versions(found)
+
+
+def latest_versions(records: list[Any]) -> list[Any]:
+    """One record per (run, row of the file): the one imported last. Records that are no
+    imported row pass through."""
+    best: dict[tuple[str, int], Any] = {}
+    out: list[Any] = []
+    for rec in records:
+        source = rec.state.get("source")
+        row = source.get("row") if isinstance(source, dict) else None
+        if not isinstance(row, int) or not rec.run:
+            out.append(rec)
+            continue
+        key = (rec.run, row)
+        if key not in best or rec.ts >= best[key].ts:
+            best[key] = rec
+    return out + list(best.values())
 
 
 def imported_rows(repo: Any, tip: str | None = None) -> Iterator[dict[str, Any]]:

@@ -12,7 +12,9 @@ from the previous best kept value of the run, signed (`+1.9`, `-0.6`), computed 
 so that 87.1 - 85.2 is `+1.9`, and `0.0` for a baseline. A crash is `0.0 0.0` and a row
 with no measurement `- -`, as in the plugin's own examples. Statuses are the plugin's words;
 gitimprove's finer status goes in brackets at the start of the description. Rows not yet
-measured (`pending`) are left out: the plugin has no such status.
+measured (`pending`) are left out: the plugin has no such status. The direction line is
+written only when the direction is known (a results file that never said and whose kept rows
+do not show it stays without one), and an imported row keeps the delta its file gave it.
 """
 
 from __future__ import annotations
@@ -104,8 +106,9 @@ def _decimal(value: int | float) -> Decimal:
     return Decimal(value) if isinstance(value, int) else Decimal(repr(float(value)))
 
 
-def deltas(rows: Sequence[Row], direction: str) -> list[Decimal | None]:
-    """Each row's metric minus the best kept value before it in its run."""
+def deltas(rows: Sequence[Row], direction: str | None) -> list[Decimal | None]:
+    """Each row's metric minus the best kept value before it in its run (with no known
+    direction, the value kept last); an imported row keeps the delta its file gave it."""
     best: dict[str, Decimal] = {}
     out: list[Decimal | None] = []
     for row in rows:
@@ -116,12 +119,26 @@ def deltas(rows: Sequence[Row], direction: str) -> list[Decimal | None]:
             out.append(None)
             continue
         v = _decimal(value)
-        out.append(Decimal(0) if prev is None else v - prev)
+        own = _own_delta(row)
+        out.append(own if own is not None else Decimal(0) if prev is None else v - prev)
         if row.get("status") in _KEPT and (
-            prev is None or (v < prev if direction == "lower" else v > prev)
+            prev is None or direction is None or (v < prev if direction == "lower" else v > prev)
         ):
             best[group] = v
     return out
+
+
+def _own_delta(row: Row) -> Decimal | None:
+    """The delta an imported file wrote for this row (`+1.9`), when it is a number."""
+    source = row.get("source")
+    text = source.get("delta") if isinstance(source, Mapping) else None
+    if not isinstance(text, str):
+        return None
+    try:
+        d = Decimal(text.strip())
+    except ArithmeticError:
+        return None
+    return d if d.is_finite() else None
 
 
 def _clean(text: Any) -> str:
@@ -177,13 +194,12 @@ def status_and_description(row: Row) -> tuple[str, str]:
     return word, text
 
 
-def render(rows: Sequence[Row], direction: str, layout: str = "tsv") -> str:
+def render(rows: Sequence[Row], direction: str | None, layout: str = "tsv") -> str:
+    """The rows in `layout`; the direction line only when the direction is known."""
     columns = LAYOUTS[layout]
     rows = [r for r in rows if (r.get("status") or "pending") != "pending"]
-    lines = [
-        f"# metric_direction: {'lower' if direction == 'lower' else 'higher'}_is_better",
-        "\t".join(columns),
-    ]
+    lines = [f"# metric_direction: {direction}_is_better"] if direction else []
+    lines.append("\t".join(columns))
     for row, delta in zip(rows, deltas(rows, direction), strict=True):
         value = _value(row)
         crashed = row.get("status") in _CRASHED

@@ -18,7 +18,7 @@ from gitimprove.state.records import KEPT
 from gitimprove.util import gitdir
 from gitimprove.util.files import atomic_write
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 
 Row = dict[str, Any]  # the cache's form of one experiment: {"commit": …, **folded fields}
 
@@ -96,12 +96,15 @@ def _build_rows(loc: gitdir.Location, notes_tip: str | None, memory_tip: str | N
 
     repo = open_repo(loc.work_tree or loc.git_dir, need_work_tree=False)
     exps: list[Experiment] = []
+    imported: list[Experiment] = []
     if notes_tip:  # the loop's record on each commit, and every row imported onto it
         for commit, data in notes.iter_notes(repo, notes_tip):
-            exp, imported = experiments.records_of_note(commit, data)
-            exps.extend([exp, *imported] if exp is not None else imported)
+            exp, on_commit = experiments.records_of_note(commit, data)
+            exps.extend([exp] if exp is not None else [])
+            imported.extend(on_commit)
     if memory_tip:
-        exps.extend(Experiment.from_row(r) for r in imports.imported_rows(repo, memory_tip))
+        imported.extend(Experiment.from_row(r) for r in imports.imported_rows(repo, memory_tip))
+    exps.extend(imports.latest_versions(imported))
     return [e.to_row() for e in order(exps)]
 
 
@@ -144,11 +147,12 @@ def _num(value: Any) -> str:
     return f"{float(value):.10g}"
 
 
-def direction_of(rows: Sequence[Experiment], default: str = "lower") -> str:
+def direction_of(rows: Sequence[Experiment]) -> str | None:
+    """The direction the rows state (the latest that does); None when none knows it."""
     for row in reversed(rows):
         if row.direction:
             return row.direction
-    return default
+    return None
 
 
 def metric_name_of(rows: Sequence[Experiment], default: str = "metric") -> str:
@@ -158,8 +162,42 @@ def metric_name_of(rows: Sequence[Experiment], default: str = "metric") -> str:
     return default
 
 
-def _deltas(rows: Sequence[Experiment], direction: str) -> list[float | None]:
-    """Each row's metric minus the best kept value before it in its run (signed)."""
+def one_metric(rows: Sequence[Experiment], fmt: str) -> None:
+    """A results file has one metric column (and the plugin's, one direction line): refuse
+    rows of runs that disagree on them, naming the runs. A run that does not know its
+    direction or metric name agrees with any."""
+    with_direction = fmt.startswith("tsv")
+    runs: dict[str, tuple[str | None, str | None]] = {}
+    for row in rows:
+        name = row.run or ""
+        direction, metric = runs.get(name, (None, None))
+        runs[name] = (direction or row.direction, metric or row.metric_name)
+    directions = {d for d, _ in runs.values() if d} if with_direction else set()
+    names = {m for _, m in runs.values() if m}
+    if len(directions) <= 1 and len(names) <= 1:
+        return
+    from gitimprove.errors import GitImproveError
+
+    def shown(run: str) -> str:
+        direction, metric = runs[run]
+        said = [p for p in (metric, f"{direction} is better" if direction else None) if p]
+        return f"{run or '(manual experiments)'}: {', '.join(said) or 'unknown'}"
+
+    kind = (
+        "the autoresearch TSV has one metric and one direction line"
+        if with_direction
+        else ("Karpathy's results.tsv has one metric column")
+    )
+    example = next((r for r in runs if r), "NAME")
+    raise GitImproveError(
+        f"{kind}, and the selected runs differ ({'; '.join(shown(r) for r in runs)})",
+        hint=f"export one run at a time: git improve log --format {fmt} --run {example}",
+    )
+
+
+def _deltas(rows: Sequence[Experiment], direction: str | None) -> list[float | None]:
+    """Each row's metric minus the best kept value before it in its run (signed); with no
+    known direction, minus the value kept last."""
     best: dict[str, float] = {}
     out: list[float | None] = []
     for row in rows:
@@ -173,7 +211,11 @@ def _deltas(rows: Sequence[Experiment], direction: str) -> list[float | None]:
         else:
             out.append(value - prev)
         if value is not None and row.status in KEPT:
-            better = prev is None or (value < prev if direction == "lower" else value > prev)
+            better = (
+                prev is None
+                or direction is None
+                or (value < prev if direction == "lower" else value > prev)
+            )
             if better:
                 best[group] = value
     return out
@@ -202,9 +244,9 @@ def _iteration(row: Experiment) -> str:
     return "-" if row.iteration is None else str(row.iteration)
 
 
-def render_tsv(rows: Sequence[Experiment], direction: str, layout: str = "tsv") -> str:
+def render_tsv(rows: Sequence[Experiment], direction: str | None, layout: str = "tsv") -> str:
     """The autoresearch plugin's TSV: `tsv` its current 9 columns, `tsv8`/`tsv7`/`tsv6` its
-    older eras."""
+    older eras. No direction line when the direction is unknown."""
     from gitimprove.state import tsv_export
 
     return tsv_export.render([r.to_row() for r in rows], direction, layout)
@@ -240,7 +282,9 @@ def render_jsonl(rows: Sequence[Experiment]) -> str:
     )
 
 
-def table_cells(rows: Sequence[Experiment], direction: str) -> tuple[list[str], list[list[str]]]:
+def table_cells(
+    rows: Sequence[Experiment], direction: str | None
+) -> tuple[list[str], list[list[str]]]:
     runs = {r.run or "" for r in rows}
     show_run = len(runs) > 1
     headers = (["run"] if show_run else []) + [
