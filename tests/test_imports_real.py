@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from collections import Counter
@@ -196,9 +195,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("name", "column", "count", "statuses", "runs", "direction", "why"), CASES
-)
+@pytest.mark.parametrize(("name", "column", "count", "statuses", "runs", "direction", "why"), CASES)
 def test_every_real_file_parses_whole(
     name: str,
     column: str | None,

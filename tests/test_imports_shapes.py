@@ -16,9 +16,9 @@ from tests.conftest import TmpRepo, log_rows
 # The shape of Chang-Han-Chen/autoresearch-moe's results.tsv (not redistributable): text
 # columns between `commit` and the metric, a delta column, runs aborted before validation
 # logged as `0.000000 0.000000 0.0 discard`.
-MOE_SHAPE = "\t".join(
-    "commit kind thread val_bpb delta_vs_best memory_gb status hypothesis expected_result "
-    "interpretation agrees_with_hypothesis next_hypothesis description".split()
+MOE_SHAPE = (
+    "commit\tkind\tthread\tval_bpb\tdelta_vs_best\tmemory_gb\tstatus\thypothesis\t"
+    "expected_result\tinterpretation\tagrees_with_hypothesis\tnext_hypothesis\tdescription"
 )
 MOE_ROWS = [
     "a1a1a1a baseline plain 0.9641 0.0000 29.9 keep h e first-run partial n stripped backbone",

@@ -97,7 +97,10 @@ def test_tsv_is_exactly_autoresearch(tmp_repo: TmpRepo) -> None:
     table = tmp_repo.cli("log").stdout
     assert "cache the parse" in table and "guard-fail" in table and "-9.5" in table
     empty = tmp_repo.cli("log", "--run", "nope", "--format", "tsv").stdout
-    assert empty == "iteration\ttimestamp\tcommit\tmetric\tdelta\tguard\tguard-metric\tstatus\tdescription\n"
+    assert (
+        empty
+        == "iteration\ttimestamp\tcommit\tmetric\tdelta\tguard\tguard-metric\tstatus\tdescription\n"
+    )
 
 
 def test_corrupt_note_line_is_shown_raw_and_skipped(tmp_repo: TmpRepo) -> None:
