@@ -223,3 +223,48 @@ def test_export_of_runs_with_different_directions_is_refused(
     assert one.stdout.startswith("# metric_direction: higher_is_better\n")
     assert "step 1" in one.stdout and one.stdout.count("\n") == 4
     assert tmp_repo.cli("log", "--format", "karpathy").returncode == 0  # one metric name
+
+
+def test_status_and_plot_see_imported_runs(tmp_repo: TmpRepo, tmp_path: Path) -> None:
+    """An imported run has no run markers: `status` and `plot` know it by its records, as
+    `log --run` does; with no loop run it is the default; a file that does not say which
+    way is better gets no best."""
+    import importlib.util
+
+    from gitimprove.errors import GitImproveError
+    from gitimprove.loop.report import plot_points, run_report
+
+    tmp_repo.commit("initial")
+    repo = tmp_repo.open()
+    moe = tmp_path / "results.tsv"
+    moe.write_text(moe_file())
+    run = import_file(repo, moe).runs[0]
+    res = tmp_repo.cli("status", "--run", run)
+    assert res.returncode == 0, res.stderr
+    assert f"run {run}: imported" in res.stdout
+    assert "best 0.9512 at f6f6f6f, baseline 0.9641" in res.stdout
+    assert "lower is better" in res.stdout and "5 attempts, 2 kept" in res.stdout
+    report = run_report(repo)
+    assert report.run == run  # the only run: the default
+    points = plot_points(report)
+    assert points.xs == [0, 1, 2, 5]  # the two aborted runs have no value to plot
+    assert points.best_y == [0.9641, 0.9549, 0.9549, 0.9512]
+    out = tmp_path / "run.png"
+    shown = tmp_repo.cli("plot", "-o", str(out), "--run", run)
+    if importlib.util.find_spec("matplotlib") is None:
+        assert shown.returncode == 1 and "plotting needs matplotlib" in shown.stderr
+    else:
+        assert shown.returncode == 0 and out.read_bytes()[:4] == b"\x89PNG"
+    unknown = tmp_path / "u" / "autoresearch-results.tsv"
+    unknown.parent.mkdir()
+    unknown.write_text(
+        "iteration\tcommit\tmetric\tdelta\tstatus\tdescription\n"
+        "0\t-\t10.0\t0.0\tbaseline\tstart\n1\t-\t12.0\t+2.0\tkeep\tup\n2\t-\t9.5\t-2.5\tkeep\tdown\n"
+    )
+    other = run_report(repo, import_file(repo, unknown).runs[0])
+    assert (other.direction, other.best, other.baseline) == (None, None, 10.0)
+    assert other.kept_line == [10.0, 12.0, 9.5] and len(other.attempts) == 2
+    assert plot_points(other).best_x == []
+    with pytest.raises(GitImproveError) as missing:
+        run_report(repo, "nope")
+    assert run in str(missing.value) and other.run in str(missing.value)

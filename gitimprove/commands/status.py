@@ -19,7 +19,9 @@ def command(run_name: str | None, as_json: bool) -> None:
         output.emit_json(
             {
                 "run": rep.run,
+                "imported": rep.imported,
                 "finished": rep.finished,
+                "direction": rep.direction,
                 "baseline": rep.baseline,
                 "best": rep.best,
                 "best_commit": rep.best_commit,
@@ -33,8 +35,13 @@ def command(run_name: str | None, as_json: bool) -> None:
     state = (
         "finished" if rep.finished else "in progress (or interrupted: `git improve run --resume`)"
     )
-    output.echo(f"run {rep.run}: {state}")
-    if rep.baseline is not None and rep.best is not None:
+    output.echo(f"run {rep.run}: {'imported' if rep.imported else state}")
+    if rep.direction is None and rep.baseline is not None:
+        output.echo(
+            f"baseline {rep.baseline:.6g}; the results file does not say whether lower or "
+            "higher is better, so no best is named"
+        )
+    elif rep.baseline is not None and rep.best is not None:
         change = (
             f" ({(rep.best - rep.baseline) / abs(rep.baseline) * 100:+.2f}%)"
             if rep.baseline

@@ -1,4 +1,11 @@
-"""Run reports for `status` and `plot`: the latest run, best vs baseline, the kept line."""
+"""Run reports for `status` and `plot`: the latest run, best vs baseline, the kept line.
+
+A run is known by its markers or by its records: a loop run (its markers here, or only its
+notes, fetched from a teammate), or an imported one (`git improve import`: rows on commits
+and under imports/, no markers). Without --run the report is of the loop run that started
+last, or, when there is none, of the run imported last. An imported file may not say which
+way is better: then the report says so and names no best.
+"""
 
 from __future__ import annotations
 
@@ -19,49 +26,78 @@ class RunReport:
     finished: bool
     base: str
     rows: list[Experiment]
-    direction: str
+    direction: str | None  # None: an imported file that does not say
     baseline: float | None
     best: float | None
     best_commit: str | None
     escalation: int
     cost_usd: float
     kept_line: list[float] = field(default_factory=list)
+    imported: bool = False
+    baseline_row: Experiment | None = None  # an imported Karpathy file's is its first keep
 
     @property
     def attempts(self) -> list[Experiment]:
-        return [r for r in self.rows if not r.is_baseline]
+        return [r for r in self.rows if not r.is_baseline and r is not self.baseline_row]
 
     @property
     def kept(self) -> int:
         return sum(1 for r in self.attempts if r.is_keep)
 
 
+def _imported_runs(repo: Repo) -> dict[str, list[Experiment]]:
+    from gitimprove.state import imports, views
+
+    runs: dict[str, list[Experiment]] = {}
+    for e in views.order(imports.imported_experiments(repo)):
+        runs.setdefault(e.run or "", []).append(e)
+    runs.pop("", None)
+    return runs
+
+
 def run_report(repo: Repo, run: str | None = None) -> RunReport:
-    runs = list_runs(repo)
-    if not runs:
-        raise GitImproveError("no run yet", hint="start one with `git improve run`")
+    markers = list_runs(repo)
+    loop_runs = {e.run for e in experiments.all_experiments(repo) if e.run} | set(markers)
+    imported = _imported_runs(repo)
+    if not loop_runs and not imported:
+        raise GitImproveError(
+            "no run yet",
+            hint="start one with `git improve run`, or bring results in with `git improve import`",
+        )
     if run is None:
-        run = latest_run(repo) or sorted(runs)[-1]
-    if run not in runs:
-        raise GitImproveError(f"there is no run {run!r}", hint="runs: " + ", ".join(sorted(runs)))
-    rows = experiments.run_experiments(repo, run)
-    direction = next((r.direction for r in rows if r.direction), "lower")
-    lower = direction == "lower"
-    base_row = next((r for r in rows if r.is_baseline), None)
+        run = latest_run(repo) or (sorted(loop_runs)[-1] if loop_runs else list(imported)[-1])
+    if run in loop_runs:
+        rows = experiments.run_experiments(repo, run)
+    elif run in imported:
+        rows = imported[run]
+    else:
+        raise GitImproveError(
+            f"there is no run {run!r}", hint="runs: " + ", ".join(sorted(loop_runs | set(imported)))
+        )
+    direction = next((r.direction for r in rows if r.direction), None)
+    if direction is None and run in loop_runs:
+        direction = "lower"  # the loop records its configured direction; this is its default
+    base_row = next((r for r in rows if r.is_baseline), None) or next(
+        (r for r in rows if r.kept and r.value is not None), None
+    )
     baseline = base_row.value if base_row else None
     best, best_commit = baseline, base_row.commit if base_row else None
     line: list[float] = [] if baseline is None else [baseline]
     for r in rows:
         v = r.value
-        if r.is_keep and v is not None:
-            if best is None or (v < best if lower else v > best):
-                best, best_commit = v, r.commit
-            line.append(v)
+        if r is base_row or not r.is_keep or v is None:
+            continue
+        if direction and (best is None or (v < best if direction == "lower" else v > best)):
+            best, best_commit = v, r.commit
+        line.append(v)
+    if direction is None:
+        best, best_commit = None, None  # which way is better is not known
     escalation = next((r.escalation for r in reversed(rows) if not r.is_baseline), 0)
+    marker = markers.get(run, {})
     return RunReport(
         run,
-        "stop" in runs[run],
-        runs[run]["base"],
+        "stop" in marker or run not in markers,
+        marker.get("base", base_row.commit if base_row else ""),
         rows,
         direction,
         baseline,
@@ -70,6 +106,8 @@ def run_report(repo: Repo, run: str | None = None) -> RunReport:
         escalation,
         sum(r.cost_usd for r in rows),
         line,
+        imported=run not in loop_runs,
+        baseline_row=base_row,
     )
 
 
@@ -80,6 +118,37 @@ def sparkline(values: list[float]) -> str:
     if hi == lo:
         return SPARKS[0] * len(values)
     return "".join(SPARKS[int((v - lo) / (hi - lo) * (len(SPARKS) - 1))] for v in values)
+
+
+@dataclass
+class PlotPoints:
+    xs: list[int] = field(default_factory=list)
+    ys: list[float] = field(default_factory=list)
+    kept: list[bool] = field(default_factory=list)
+    best_x: list[int] = field(default_factory=list)  # the best-so-far line (none when the
+    best_y: list[float] = field(default_factory=list)  # direction is unknown)
+
+
+def plot_points(report: RunReport) -> PlotPoints:
+    """Every measured attempt (x: its iteration, or its place for an imported row that has a
+    label instead), and the best-so-far line."""
+    out = PlotPoints()
+    best = None
+    lower = report.direction == "lower"
+    for position, r in enumerate(report.rows):
+        v = r.value
+        if v is None:
+            continue
+        it = r.iteration if r.iteration is not None else position
+        out.xs.append(it)
+        out.ys.append(v)
+        out.kept.append(r.kept)
+        if report.direction and r.kept and (best is None or (v < best if lower else v > best)):
+            best = v
+        if best is not None:
+            out.best_x.append(it)
+            out.best_y.append(best)
+    return out
 
 
 def plot(report: RunReport, path: str) -> None:
@@ -93,31 +162,17 @@ def plot(report: RunReport, path: str) -> None:
             "plotting needs matplotlib",
             hint="pip install 'gitimprove[plot]' (or pip install matplotlib)",
         ) from None
-    xs, ys, colors = [], [], []
-    best_x, best_y = [], []
-    best = None
-    lower = report.direction == "lower"
-    for r in report.rows:
-        v = r.value
-        it = r.iteration
-        if v is None or it is None:
-            continue
-        kept = r.kept
-        xs.append(it)
-        ys.append(v)
-        colors.append("tab:green" if kept else "tab:gray")
-        if kept and (best is None or (v < best if lower else v > best)):
-            best = v
-        if best is not None:
-            best_x.append(it)
-            best_y.append(best)
+    points = plot_points(report)
+    colors = ["tab:green" if k else "tab:gray" for k in points.kept]
     fig, ax = plt.subplots(figsize=(8, 4.5))
-    ax.scatter(xs, ys, c=colors, s=18, label="attempts (green: kept)")
-    ax.step(best_x, best_y, where="post", color="tab:blue", label="best so far")
+    ax.scatter(points.xs, points.ys, c=colors, s=18, label="attempts (green: kept)")
+    if points.best_x:
+        ax.step(points.best_x, points.best_y, where="post", color="tab:blue", label="best so far")
     ax.set_xlabel("iteration")
     metric_name = next((r.metric_name for r in report.rows if r.metric_name), "metric")
-    ax.set_ylabel(f"{metric_name} ({report.direction} is better)")
-    ax.set_title(f"git improve run {report.run}")
+    better = f"{report.direction} is better" if report.direction else "direction unknown"
+    ax.set_ylabel(f"{metric_name} ({better})")
+    ax.set_title(f"{'imported' if report.imported else 'git improve'} run {report.run}")
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=120)
