@@ -34,12 +34,16 @@ def kinds(signals: list[dict]) -> collections.Counter:  # type: ignore[type-arg]
         ("spotter/tool_heavy.jsonl", {("correction", ("interrupt",)): 1}),
         # One interrupt, followed by a redirect.
         ("spotter/subagent.jsonl", {("correction", ("interrupt",)): 1}),
-        # 21 tool errors, of which 4 repeat the same tool back to back (3 Bash, 1 Edit); one
-        # rejected Edit; four interrupts, each followed by a redirect; 7 files edited 3+ times.
+        # 21 tool errors, of which 3 repeat the same command back to back (`git commit -m …`
+        # refused by lefthook, whatever the message; `npx knip`; an Edit of one file) — not
+        # `git rebase --continue` then `git add . && git rebase --continue`; one rejected Edit;
+        # four interrupts, each followed by a redirect; 7 files edited 3+ times; and one
+        # correction: "ok. uh. no. the ci is running on the current commit…".
         (
             "episodic-memory/large-conversation.jsonl",
             {
-                ("failure", ("Bash",)): 3,
+                ("correction", ()): 1,
+                ("failure", ("Bash",)): 2,
                 ("failure", ("Edit",)): 1,
                 ("correction", ("rejection",)): 1,
                 ("correction", ("interrupt",)): 4,

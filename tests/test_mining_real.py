@@ -48,8 +48,8 @@ CASES = [
     (
         "fasthooks/sample_main_transcript.jsonl",
         [
+            # `cat nonexistent.txt` then `python x.py` failed: two commands, not a repeat
             ("command", "", "run `cat nonexistent.txt`"),
-            ("failure", "Bash", "Bash failed repeatedly: Exit code 127"),
         ],
         ["This session is being continued", "Caveat:", "/compact", "Compacted"],
     ),
@@ -204,3 +204,137 @@ def test_grouping_never_merges_different_files_commands_or_tools(tmp_path: Path)
     assert len(signals.groups(tools)) == 2  # different tools
     same = [sig("run `make test` before pushing"), sig("always run `make test` before pushing")]
     assert len(signals.groups(same)) == 1
+
+
+def _turn(*blocks: str, **flags: object) -> str:
+    return _line("user", [{"type": "text", "text": b} for b in blocks], **flags)
+
+
+def _mined(tmp_path: Path, lines: list[str]) -> list[dict[str, object]]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / "session.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return mine(str(path), str(tmp_path / "wm"), "s", "Stop")
+
+
+def test_ide_context_and_other_origins_are_not_the_user(tmp_path: Path) -> None:
+    """Blocks the IDE extensions put before what the user typed (`<ide_opened_file>`,
+    `<ide_selection>` holding the user's code, `<terminal name=…>`), blocks wholly one
+    element of a kind not listed, and lines of another origin (`origin.kind`
+    "task-notification") are not user speech, and do not count as the first prompt."""
+    ide = "<ide_opened_file>The user opened the file /p/src/db.py in the IDE.</ide_opened_file>"
+    lines = [
+        _turn(ide),  # the IDE alone: no turn
+        _turn(ide, "Add a retry to connect(). Use tenacity instead of a hand-written loop."),
+        _tool("Read", "r1", {"file_path": "/p/src/db.py"}),
+        _turn(
+            "<ide_selection>The user selected lines 3 to 9 of /p/src/db.py:\n# NOTE: don't use"
+            " the global pool, always use get_pool()\n# In this project the convention is "
+            "snake_case.\nrun `make migrate` first\n</ide_selection>",
+            "what does this block do?",
+        ),
+        _line(
+            "user",
+            "Background job finished. No, never use the old cache; use redis instead.",
+            origin={"kind": "task-notification"},
+        ),
+        _turn(
+            '<terminal name="build">\nnpm WARN use `npm ci` instead\nerror: wrong node, '
+            "don't use node 16\n</terminal>",
+            "why is the build failing?",
+        ),
+        _turn("<editor_state>No, that's wrong. In this repo we keep X.</editor_state>"),
+        _line("user", "ok, ship it", origin={"kind": "human"}),
+    ]
+    got = _mined(tmp_path, lines)
+    assert [(s["type"], s["content"]) for s in got] == []
+    # what the user typed after an IDE tag in the same text is still the user's
+    more = [*lines, _line("user", f"{ide}No, that's wrong: keep the old loop.")]
+    got = _mined(tmp_path / "again", more)
+    assert [(s["type"], s["content"], s["source"]["turn"]) for s in got] == [
+        ("correction", "No, that's wrong: keep the old loop.", 5)
+    ]
+
+
+FOLLOWUPS = [
+    "Great, now add a --verbose flag. Use click's count option instead of a bool flag, it "
+    "doesn't take a value.",
+    "Next task: add a cache layer with redis instead of the in-memory dict, no TTL needed for now.",
+    "Now write the README section. Actually, don't bother with the badges yet.",
+    "Thanks! Next, port the tests to pytest; the fixtures should be in conftest.py.",
+    "Refactor the parser to use a dict rather than a list, we never need the order.",
+    "Use a lock here, it isn't thread-safe otherwise.",
+]
+CORRECTIONS = [
+    ("No, use pnpm here.", "No, use pnpm here."),
+    ("That's not what I asked for. Keep the list.", "That's not what I asked for."),
+    ("Use pnpm instead, not npm.", "Use pnpm instead, not npm."),  # the agent ran npm
+    ("Don't touch the migrations.", "Don't touch the migrations."),
+    ("It still fails on CI.", "It still fails on CI."),
+    ("You used the wrong fixture, use tmp_repo instead.", "You used the wrong fixture, use"),
+]
+
+
+def test_a_new_task_with_a_negation_is_no_correction(tmp_path: Path) -> None:
+    """After the agent worked, follow-up tasks that contain a weak word and a negation
+    ("instead of a bool flag, it doesn't take a value") are not corrections; messages that
+    refer back to what the agent did are."""
+    lines = [_line("user", "Add a CLI entry point.")]
+    for i, text in enumerate(FOLLOWUPS):
+        lines += [_tool("Bash", f"t{i}", {"command": "npm install"}), _line("user", text)]
+    assert [s for s in _mined(tmp_path, lines) if s["type"] == "correction"] == []
+    for i, (text, start) in enumerate(CORRECTIONS):
+        one = [_line("user", "Add a CLI entry point."), _tool("Bash", "t", {"command": "npm i"})]
+        got = _mined(tmp_path / str(i), [*one, _line("user", text)])
+        assert [(s["type"], str(s["content"])[: len(start)]) for s in got] == [
+            ("correction", start)
+        ], text
+    # "not npm" refers back only when the agent's own actions named npm
+    quiet = [_line("user", "Add a CLI entry point."), _tool("Read", "t", {"file_path": "/p/a"})]
+    assert _mined(tmp_path / "q", [*quiet, _line("user", "Use pnpm instead, not npm.")]) == []
+
+
+def _failing(tid: str, command: str) -> list[str]:
+    return [
+        _tool("Bash", tid, {"command": command}),
+        _line(
+            "user",
+            [{"type": "tool_result", "tool_use_id": tid, "is_error": True, "content": "Exit 1"}],
+        ),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("commands", "repeated"),
+    [
+        (["npm run lint", "npm run test"], []),
+        (["npm run lint", "cargo build --release", "npm run lint"], []),
+        (["npm run lint", "npm run lint"], ["npm run lint"]),
+        (["pytest -q", "pytest -q 2>&1 | tail -20"], ["pytest -q 2>&1 | tail -20"]),
+        (['git commit -m "a"', 'git commit -m "b"'], ['git commit -m "b"']),
+    ],
+)
+def test_failures_repeat_per_command_not_per_tool(
+    tmp_path: Path, commands: list[str], repeated: list[str]
+) -> None:
+    lines = [_line("user", "fix the lint errors and the failing tests")]
+    for i, command in enumerate(commands):
+        lines += _failing(f"b{i}", command)
+    got = [s for s in _mined(tmp_path, lines) if s["type"] == "failure"]
+    assert [s["context"] for s in got] == repeated
+
+
+def test_failures_of_different_commands_are_never_one_candidate() -> None:
+    def failure(command: str) -> dict[str, object]:
+        return {
+            "type": "failure",
+            "content": "Bash failed repeatedly: Exit code 1",
+            "context": command,
+            "tags": ["Bash"],
+            "source": {},
+        }
+
+    apart = [failure("npm run lint"), failure("cargo build --release")]
+    assert len(signals.groups(apart)) == 2
+    together = [failure("npm run lint"), failure("npm run lint 2>&1 | tail -5")]
+    assert len(signals.groups(together)) == 1

@@ -20,7 +20,7 @@ import os
 import re
 from dataclasses import asdict, dataclass, field
 
-from gitimprove.memory.capture import make_signal
+from gitimprove.memory.capture import command_key, make_signal
 from gitimprove.memory.mining_words import (
     CHILD_MARKER,
     CLI_NAMES,
@@ -35,6 +35,7 @@ from gitimprove.memory.mining_words import (
     _kw,
     correction_sentence,
     is_correction,
+    refers_back,
     user_speech,
 )
 from gitimprove.redaction import clip, redact
@@ -62,11 +63,12 @@ class State:
     awaiting_redirect: bool = False
     interrupted_after: str = ""
     tools_since_prompt: int = 0
-    last_failed_tool: str = ""
+    last_failed_tool: str = ""  # the tool and its command (normalized) that failed last
     fail_streak: int = 0
     edit_counts: dict[str, int] = field(default_factory=dict)
     search_streak: int = 0
     tool_names: dict[str, list[Any]] = field(default_factory=dict)
+    actions: list[str] = field(default_factory=list)  # what the agent ran or touched since
     child: bool | None = None
     mined_at: float = 0.0
 
@@ -163,35 +165,51 @@ class Miner:
                     if isinstance(b, dict) and b.get("type") == "tool_result":
                         self.tool_result(b)
             # text the user did not write: a subagent's prompt (written by the agent),
-            # a compaction summary, meta lines Claude Code adds
+            # a compaction summary, meta lines Claude Code adds, and lines of any origin but
+            # a person's (`origin: {"kind": "task-notification"}`)
             if obj.get("isSidechain") or obj.get("isCompactSummary") or obj.get("isMeta"):
                 return
             if obj.get("isVisibleInTranscriptOnly"):
                 return
-            for text in _text_of(content):
-                self.prompt(text)
+            origin = obj.get("origin")
+            if isinstance(origin, dict) and origin.get("kind") not in (None, "human", "user"):
+                return
+            self.user_turn(_text_of(content))
         elif kind == "assistant" and isinstance(content, list):
             for b in content:
                 if not isinstance(b, dict):
                     continue
                 if b.get("type") == "tool_use":
                     self.tool_use(b)
-                elif b.get("type") == "text" and isinstance(b.get("text"), str):
+                elif (
+                    b.get("type") == "text"
+                    and isinstance(b.get("text"), str)
+                    and not obj.get("isSidechain")  # a subagent asks its parent, not the user
+                ):
                     self.assistant_text(b["text"])
 
-    def prompt(self, text: str) -> None:
-        if self.s.child is None and text.strip():
-            self.s.child = CHILD_MARKER in text
-        if text.strip().startswith(INTERRUPT):
-            self.s.awaiting_redirect = True
-            return
-        t = user_speech(text)
-        if not t:
-            return
+    def user_turn(self, texts: list[str]) -> None:
+        """One user message: its blocks (IDE context, reminders, what the user typed) are one
+        turn, and only if the user wrote something in it."""
+        spoken = []
+        for text in texts:
+            if self.s.child is None and text.strip():
+                self.s.child = CHILD_MARKER in text
+            if text.strip().startswith(INTERRUPT):
+                self.s.awaiting_redirect = True
+                continue
+            t = user_speech(text)
+            if t:
+                spoken.append(t)
+        if spoken:
+            self.prompt("\n".join(spoken))
+
+    def prompt(self, t: str) -> None:
         self.s.turn += 1
         acted = self.s.turn > 1 or self.s.tools_since_prompt > 0
         t = redact(t)  # before any of the cuts below
         head = t[:1500]
+        actions = self.s.actions
         if self.s.awaiting_redirect:
             self._emit(
                 "correction",
@@ -203,7 +221,7 @@ class Miner:
             self.s.awaiting_redirect = False
         else:
             wf = _WORKFLOW.search(head) if acted else None  # the first prompt is a task
-            if wf:
+            if wf and refers_back(_sentence_with(head, _WORKFLOW), actions):
                 self._emit(
                     "correction",
                     _sentence_with(head, _WORKFLOW),
@@ -211,10 +229,10 @@ class Miner:
                     confidence=3,
                     tags=("workflow",),
                 )
-            elif acted and is_correction(head):  # the first prompt is a task, not a correction
+            elif acted and is_correction(head, actions):  # a correction refers back
                 self._emit(
                     "correction",
-                    correction_sentence(head),
+                    correction_sentence(head, actions),
                     context=f"User said: {head[:200]}",
                     confidence=2,
                 )
@@ -243,6 +261,7 @@ class Miner:
         self.s.tools_since_prompt = 0
         self.s.edit_counts = {}
         self.s.search_streak = 0
+        self.s.actions = []
 
     def tool_use(self, b: dict[str, Any]) -> None:
         name = str(b.get("name") or "")
@@ -254,6 +273,8 @@ class Miner:
         )
         if b.get("id"):
             self.s.tool_names[str(b["id"])] = [name, summary]
+        if summary:
+            self.s.actions = [*self.s.actions[-19:], summary]
         if name in EDIT_TOOLS and inp.get("file_path"):
             f = str(inp["file_path"])
             self.s.edit_counts[f] = self.s.edit_counts.get(f, 0) + 1
@@ -284,10 +305,11 @@ class Miner:
                 )
                 self.s.interrupted_after = f"{name} {summary}".strip()
                 return
-            if name == self.s.last_failed_tool:
+            key = f"{name} {command_key(summary)}"  # the same command, not just the same tool
+            if key == self.s.last_failed_tool:
                 self.s.fail_streak += 1
             else:
-                self.s.last_failed_tool, self.s.fail_streak = name, 1
+                self.s.last_failed_tool, self.s.fail_streak = key, 1
             if self.s.fail_streak == 2:
                 self._emit(
                     "failure",
@@ -297,7 +319,7 @@ class Miner:
                     tags=(name,),
                 )
             return
-        if name == self.s.last_failed_tool:
+        if f"{name} {command_key(summary)}" == self.s.last_failed_tool:
             self.s.last_failed_tool, self.s.fail_streak = "", 0
         if name in SEARCH_TOOLS:
             if not text.strip() or text.strip().lower().startswith(EMPTY_SEARCH):

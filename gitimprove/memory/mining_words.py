@@ -4,40 +4,41 @@ markers of text in a user turn that the user did not write."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-# A correction says the agent got something wrong: one of these is enough ...
-CORRECTION = [
-    "no,",
-    "nope",
-    "wrong",
-    "incorrect",
-    "that's not right",
-    "that is not right",
-    "that's not what i",
-    "not quite",
-    "i meant",
-    "don't use",
-    "do not use",
-    "stop using",
-    "we don't do that",
-    "that's outdated",
-    "not anymore",
+# A correction refers back to what the agent did: it negates the agent's action ("you didn't
+# …", "that's not …", "it still fails"), rejects it outright ("No, …", "Wrong.", a message that
+# opens with "Don't …"), replaces something the agent's recent actions name ("not npm" after
+# `npm install`), or recalls what the user said ("I said …", "not what I asked"). A new
+# instruction that merely contains a negation ("use X instead of a bool flag, it doesn't take
+# a value"; "no TTL needed"; "Actually, don't bother with the badges yet") or a weak word
+# ("instead", "rather", "actually") is no correction.
+_LEAD = r"^\W*(?:(?:ok|okay|hmm+|um+|uh+|oh|ah|well|wait|sorry|but|so)\b[,.!]?\s+)*"
+BACK_REFERENCES = [
+    # a rejection at the start of a sentence: "No, …", "Nope", "Wrong.", "Stop.", "Undo that"
+    _LEAD + r"(?:no|wrong|incorrect|stop)(?=\s*(?:[,.!;:\u2014-]|$))",
+    _LEAD + r"nope\b",
+    _LEAD + r"(?:undo|revert|roll back|put back)\b",
+    # the agent's action, negated
+    r"\byou\s+(?:did\s*n[o']?t|didn'?t|don'?t|do not|shouldn'?t|should not|should have|"
+    r"should'?ve|were\s*n[o']?t|weren'?t|have\s*n[o']?t|haven'?t|forgot|missed|broke|ignored|"
+    r"skipped|got it wrong)\b",
+    r"\bwhy (?:did|do|are|would) you\b",
+    # what the agent made, judged
+    r"\b(?:that|this|it)(?:'s|\s+is|\s+was)\s+(?:still\s+)?(?:wrong|incorrect|broken|outdated|"
+    r"deprecated|not\s+(?:right|correct|working|what|how|it|fixed|done|good|ok|enough))\b",
+    r"\b(?:that|this|it)\s+(?:isn'?t|wasn'?t)\s+(?:right|correct|working|what|how|it|fixed|done|"
+    r"good|ok|enough)\b",
+    r"\b(?:that|this|it)\s+(?:does|did|do)(?:\s*n'?t|\s+not)\s+(?:work|compile|build|pass|"
+    r"run|fix|help|solve|load|start|match|look right|make sense)",
+    r"\b(?:still|again)\s+(?:fail\w*|broken|wrong|errors?|crash\w*|does\s*n[o']?t work|"
+    r"isn'?t working|not working)\b",
+    r"\bthe wrong\s+(?:file|one|place|function|method|class|approach|way|command|branch|"
+    r"directory|folder|path|version|import|name|test|module|package|tool)\b",
+    r"\bnot (?:what i|like that|that way|quite|anymore)\b",
+    r"\bi (?:said|asked|told you|meant|wanted|already said)\b",
+    r"\b(?:we don'?t do that|that's not right|that's not what)\b",
 ]
-# ... these only with a negation in the same sentence ("not X, use Y instead"): on their own
-# they are how people write ordinary task prompts ("use a dict instead of a list").
-CORRECTION_WEAK = [
-    "actually",
-    "instead",
-    "rather",
-    "should be",
-    "supposed to be",
-    "meant to",
-    "switch to",
-    "prefer",
-    "that changed",
-    "deprecated",
-]
-NEGATION = ["not", "don't", "do not", "doesn't", "didn't", "isn't", "never", "no", "wrong"]
 CONVENTION = [
     "always use",
     "never use",
@@ -165,18 +166,52 @@ INJECTED_PREFIXES = (
 )
 
 
+# What a correction replaces or forbids ("not npm", "instead of grep", "don't use `tox`"): when
+# the agent's own recent actions name it, the sentence refers back to them.
+_REPLACED = re.compile(
+    r"\b(?:not|instead of|rather than|no more|stop using|don'?t use|do not use)\s+"
+    r"(?:the\s+|a\s+|an\s+|using\s+|running\s+)?`?([\w.@/:+-]{2,})",
+    re.IGNORECASE,
+)
+# Tags of blocks Claude Code puts into a user turn. Wrappers make the whole message Claude
+# Code's (a slash command, `!` shell output, a task notification); context blocks are put
+# before what the user typed (a reminder, the file or selection open in the IDE, a terminal).
+WRAPPER_TAGS = tuple(t for t in INJECTED_TAGS if t != "system-reminder")
+CONTEXT_TAGS = (
+    "system-reminder",
+    "ide_opened_file",
+    "ide_opened_files",
+    "ide_closed_file",
+    "ide_selection",
+    "ide_diagnostics",
+    "new-diagnostics",
+    "terminal",
+)
+
+
 def _kw(words: list[str]) -> re.Pattern[str]:
     return re.compile(
         r"(?<![\w])(?:" + "|".join(re.escape(w) for w in words) + r")(?![\w])", re.IGNORECASE
     )
 
 
-_CORR = _kw(CORRECTION)
-_WEAK = _kw(CORRECTION_WEAK)
-_NEG = _kw(NEGATION)
-_INJECTED = re.compile(
-    r"<(" + "|".join(INJECTED_TAGS) + r")(?:\s[^>]*)?>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE
+_BACK = re.compile("|".join(f"(?:{p})" for p in BACK_REFERENCES), re.IGNORECASE)
+_YOU_DID = re.compile(
+    r"\byou(?:'ve|\s+have)?\s+(?:used|added|put|wrote|edited|ran|picked|chose|changed|removed|"
+    r"deleted|made|renamed|moved|installed)\b",
+    re.IGNORECASE,
 )
+_WEAK = _kw(["instead", "rather", "should", "supposed to", "not", "wrong", "revert", "undo"])
+# A message that opens with a negative imperative reacts to what the agent just did.
+_OPENS_NEGATIVE = re.compile(
+    _LEAD + r"(?:please\s+)?(?:don'?t|do not|never|stop)\s+(?!forget\b|worry\b|hesitate\b)",
+    re.IGNORECASE,
+)
+_TAGS = "|".join(re.escape(t) for t in (*WRAPPER_TAGS, *CONTEXT_TAGS))
+_INJECTED = re.compile(r"<(" + _TAGS + r")(?:\s[^>]*)?>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
+# A block that is one element and nothing else (`<ide_selection>…</ide_selection>`,
+# `<terminal name="build">…</terminal>`, or a wrapper of a kind not listed yet).
+_WHOLE_ELEMENT = re.compile(r"\A<([A-Za-z][\w.:-]*)(?:\s[^>]*)?>.*</\1>\Z", re.DOTALL)
 _HOOK_FEEDBACK = re.compile(
     r"^(?:\w+ hook feedback:|\w+(?::\w*)? hook (?:error|blocking error|feedback)|"
     r"\[[^\]\n]*hook[^\]\n]*\])",
@@ -186,30 +221,47 @@ _SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?\n]|$)")
 
 
 def user_speech(text: str) -> str:
-    """What the user wrote in a user turn: Claude Code's injected blocks (reminders, slash
-    command wrappers, task notifications, `!` shell output) and hook feedback taken out."""
+    """What the user wrote in one block of a user turn: Claude Code's injected blocks
+    (reminders, IDE context, slash command wrappers, task notifications, `!` shell output)
+    and hook feedback taken out."""
     t = text.strip()
-    if t.startswith(INJECTED_PREFIXES) or _HOOK_FEEDBACK.match(t):
+    if t.startswith(INJECTED_PREFIXES) or _HOOK_FEEDBACK.match(t) or _WHOLE_ELEMENT.match(t):
         return ""
     opening = _INJECTED.match(t)
-    if opening and opening.group(1).lower() != "system-reminder":
-        return ""  # a message that opens with one is Claude Code's, its trailing lines too
+    if opening and opening.group(1).lower() in WRAPPER_TAGS:
+        return ""  # a message that opens with a wrapper is Claude Code's, its trailing lines too
     return _INJECTED.sub("", t).strip()
 
 
-def is_correction(text: str) -> bool:
-    """A sentence that says the agent got something wrong: a correction word, or a weak one
-    ("instead", "rather", "actually") with a negation beside it."""
-    for m in _SENTENCE.finditer(text):
-        sentence = m.group(0)
-        if _CORR.search(sentence) or (_WEAK.search(sentence) and _NEG.search(sentence)):
-            return True
-    return False
+def _sentences(text: str) -> list[str]:
+    return [s for m in _SENTENCE.finditer(text) if (s := m.group(0).strip())]
 
 
-def correction_sentence(text: str) -> str:
-    for m in _SENTENCE.finditer(text):
-        s = m.group(0).strip()
-        if s and is_correction(s):
-            return s[:300]
-    return text.strip()[:300]
+def _names(actions: Sequence[str]) -> set[str]:
+    return {w.lower() for a in actions for w in re.findall(r"[\w.@/:+-]{2,}", a)}
+
+
+def refers_back(sentence: str, actions: Sequence[str] = ()) -> bool:
+    """Whether a sentence is about what the agent did: a back reference, what the agent did
+    named beside a correction word ("you used npm, use pnpm instead"), or a replacement of
+    something the agent's recent actions name ("use pnpm, not npm" after `npm install`)."""
+    if _BACK.search(sentence) or (_YOU_DID.search(sentence) and _WEAK.search(sentence)):
+        return True
+    names = _names(actions)
+    return any(m.group(1).lower().strip(".,:;") in names for m in _REPLACED.finditer(sentence))
+
+
+def _correcting(text: str, actions: Sequence[str]) -> str | None:
+    sentences = _sentences(text)
+    if sentences and _OPENS_NEGATIVE.search(sentences[0]):
+        return sentences[0]
+    return next((s for s in sentences if refers_back(s, actions)), None)
+
+
+def is_correction(text: str, actions: Sequence[str] = ()) -> bool:
+    """A message that says the agent got something wrong (see BACK_REFERENCES)."""
+    return _correcting(text, actions) is not None
+
+
+def correction_sentence(text: str, actions: Sequence[str] = ()) -> str:
+    return (_correcting(text, actions) or text.strip())[:300]

@@ -23,8 +23,8 @@ from gitimprove.memory import spool
 from gitimprove.memory.capture import CATEGORIES as CATEGORIES
 from gitimprove.memory.capture import STATUSES as STATUSES
 from gitimprove.memory.capture import TYPES as TYPES
+from gitimprove.memory.capture import command_key, path_for
 from gitimprove.memory.capture import make_signal as make_signal
-from gitimprove.memory.capture import path_for
 from gitimprove.memory.capture import spool_signals as spool_signals
 from gitimprove.util.clock import host_id, utc_now
 
@@ -178,14 +178,17 @@ _PATHISH = re.compile(r"[\w.-]*[/.][\w./-]*\w")
 
 
 def subject(sig: dict[str, Any]) -> tuple[str, frozenset[str], frozenset[str]]:
-    """What a signal is about: its file, the commands and paths it names, its tool tags.
-    Signals about different subjects are never one candidate, however alike their words
-    ("parse.py was edited 3 times" is not "views.py was edited 3 times")."""
+    """What a signal is about: its file, the commands and paths it names, its tool tags, and
+    for a failure the command that failed (its context, normalized). Signals about different
+    subjects are never one candidate, however alike their words ("parse.py was edited 3
+    times" is not "views.py was edited 3 times"; `npm run lint` failing is not `cargo build`)."""
     source = sig.get("source") if isinstance(sig.get("source"), dict) else {}
     assert isinstance(source, dict)
     content = str(sig.get("content") or "")
     named = set(_CODE.findall(content))
     named |= {m for m in _PATHISH.findall(content) if not m.replace(".", "").isdigit()}
+    if sig.get("type") == "failure":
+        named.add("command: " + command_key(str(sig.get("context") or "")))
     tags = frozenset(str(t) for t in sig.get("tags") or ())
     return str(source.get("file") or ""), frozenset(named), tags
 
