@@ -92,6 +92,11 @@ CODEX_EVENTS = [
         "usage": {"input_tokens": 24763, "cached_input_tokens": 24448, "output_tokens": 122},
     },
 ]
+# codex-rs/exec emits ThreadEvent::Error for a stream it retries, and keeps running
+CODEX_RECONNECT = {
+    "type": "error",
+    "message": "Reconnecting... 1/5 (stream disconnected before completion: idle timeout)",
+}
 AIDER_OUT = """Aider v0.86.1
 Main model: sonnet with diff edit format
 Applied edit to src/parse.py
@@ -184,6 +189,39 @@ def test_claude_argv_denies_sealed_paths_and_keeps_sessions_out() -> None:
     assert "--allowedTools" not in claude.build_argv("claude", AgentTask(Path("/p"), "r", 1))
 
 
+@pytest.mark.parametrize(
+    ("guard", "rules"),
+    [
+        ("pytest -q && ruff check .", ["Bash(pytest -q:*)", "Bash(ruff check .:*)"]),
+        (
+            "make lint; make test || exit 1",
+            ["Bash(make lint:*)", "Bash(make test:*)", "Bash(exit 1:*)"],
+        ),
+        (
+            "cd web && npm test 2>&1 | tail -20",
+            ["Bash(cd web:*)", "Bash(npm test:*)", "Bash(tail -20:*)"],
+        ),
+        (
+            'pytest -k "a and not b" | tee out',
+            ['Bash(pytest -k "a and not b":*)', "Bash(tee out:*)"],
+        ),
+        (
+            "pytest $(git ls-files 'test_*.py' | head -3)",
+            ["Bash(pytest $(git ls-files 'test_*.py' | head -3):*)"],
+        ),
+        ("python -m pytest -q\nmypy", ["Bash(python -m pytest -q:*)", "Bash(mypy:*)"]),
+    ],
+)
+def test_the_guard_is_allowed_one_simple_command_at_a_time(guard: str, rules: list[str]) -> None:
+    """Claude Code matches each simple command of a compound one against the rules on its
+    own (a prefix rule never matches `a && b`): one rule per simple command, redirections
+    dropped, each once."""
+    task = AgentTask(Path("/p"), "r", 1, commands=(guard, "pytest -q"))
+    argv = claude.build_argv("claude", task)
+    allowed = argv[argv.index("--allowedTools") + 1 : argv.index("--disallowedTools")]
+    assert allowed == list(dict.fromkeys([*rules, "Bash(pytest -q:*)"]))
+
+
 def test_codex_event_parsing() -> None:
     out = AgentResult(0, 1.0)
     codex.parse_events("\n".join(json.dumps(e) for e in CODEX_EVENTS), out)
@@ -192,9 +230,14 @@ def test_codex_event_parsing() -> None:
     failed = AgentResult(0, 1.0)
     codex.parse_events(json.dumps({"type": "turn.failed", "error": {"message": "x"}}), failed)
     assert failed.exit_code == 1
-    errored = AgentResult(0, 1.0)
-    codex.parse_events(json.dumps({"type": "error", "message": "usage limit"}), errored)
-    assert errored.exit_code == 1
+    # codex's `error` event is a problem it goes on from (a retried stream): the turn decides
+    retried = AgentResult(0, 1.0)
+    events = [CODEX_RECONNECT, *CODEX_EVENTS]
+    codex.parse_events("\n".join(json.dumps(e) for e in events), retried)
+    assert (retried.exit_code, retried.description) == (0, "vectorize the loop")
+    gave_up = AgentResult(1, 1.0)  # retries exhausted: errors, then codex exits 1
+    codex.parse_events(json.dumps(CODEX_RECONNECT), gave_up)
+    assert gave_up.exit_code == 1 and gave_up.summary.startswith("Reconnecting... 1/5")
 
 
 def test_aider_output_parsing() -> None:
@@ -234,6 +277,35 @@ def test_adapters_run_real_processes(
     assert result.exit_code == 0, result.tail
     assert (work / "f.txt").read_text() == "x"
     assert result.tokens and result.description
+
+
+@pytest.mark.parametrize(
+    ("events", "exit_status", "expected"),
+    [
+        ([CODEX_RECONNECT, CODEX_RECONNECT, *CODEX_EVENTS], 0, 0),  # retried, then finished
+        ([CODEX_RECONNECT, {"type": "turn.failed", "error": {"message": "stream"}}], 1, 1),
+        ([CODEX_RECONNECT, {"type": "turn.failed", "error": {"message": "stream"}}], 0, 1),
+        ([{"type": "thread.started", "thread_id": "t"}], 1, 1),  # no turn event: the exit
+    ],
+)
+def test_codex_fails_on_a_failed_turn_or_its_exit_status(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    events: list[dict[str, object]],
+    exit_status: int,
+    expected: int,
+) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    prompt = tmp_path / "program.md"
+    prompt.write_text("make it faster\n")
+    lines = "".join(f"print({json.dumps(json.dumps(e))}, flush=True)\n" for e in events)
+    _fake(bin_dir, "codex", "import sys\nsys.stdin.read()\n" + lines + f"sys.exit({exit_status})\n")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    result = make("codex").run(AgentTask(prompt, "r", 1), work, 30)
+    assert result.exit_code == expected, result.tail
 
 
 def test_missing_executables_are_clear_errors(

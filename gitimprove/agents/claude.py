@@ -4,8 +4,12 @@ Checked against Claude Code's CLI reference and its result message:
 - sealed paths are denied with `Edit(<path>)` rules: Edit rules cover every built-in tool that
   edits files (Write, MultiEdit, NotebookEdit); Claude Code has no `Write(...)` rule and warns
   about one at start;
-- `--permission-mode acceptEdits` lets the agent edit, and `--allowedTools Bash(<guard>:*)`
-  lets it run the guard (the tests a rework is asked to fix) without a prompt nobody answers;
+- `--permission-mode acceptEdits` lets the agent edit, and `--allowedTools Bash(<cmd>:*)`
+  lets it run the guard (the tests a rework is asked to fix) without a prompt nobody answers.
+  Claude Code checks each simple command of a compound one (`&&`, `||`, `;`, `|`) against the
+  rules on its own, so a prefix rule never matches a compound command: the guard gets one rule
+  per simple command it is made of (`pytest -q && ruff check .` is `Bash(pytest -q:*)` and
+  `Bash(ruff check .:*)`);
 - tokens come from `modelUsage` (per model, subagents included: inputTokens, outputTokens,
   cacheReadInputTokens, cacheCreationInputTokens), `usage` (the main loop only) when it is
   missing; cost from `total_cost_usd`;
@@ -46,13 +50,91 @@ def build_argv(executable: str, task: AgentTask, max_turns: int = 30) -> list[st
         str(max_turns),
         "--no-session-persistence",
     ]
-    allowed = [f"Bash({' '.join(c.split())}:*)" for c in task.commands if c.strip()]
+    simple = [part for c in task.commands for part in simple_commands(c)]
+    allowed = [f"Bash({part}:*)" for part in dict.fromkeys(simple)]
     if allowed:
         argv += ["--allowedTools", *allowed]
     denied = [f"Edit({path})" for path in task.sealed]
     denied += [f"Bash({c}:*)" for c in DENIED_BASH]
     argv += ["--disallowedTools", *denied]
     return argv
+
+
+def _skip_redirection(command: str, i: int, cur: list[str]) -> int:
+    """At a `>`/`<` outside quotes: drop the redirection (`2>&1`, `> log`, `&>log`, `<in`)
+    from the command, as Claude Code does when it matches a rule; the index after it."""
+    if cur and cur[-1] in "0123456789&" and (len(cur) == 1 or cur[-2].isspace()):
+        cur.pop()
+    n = len(command)
+    while i < n and command[i] in "<>":
+        i += 1
+    if command.startswith("&", i) and i + 1 < n and command[i + 1].isdigit():
+        return i + 2
+    while i < n and command[i] in " \t":
+        i += 1
+    while i < n and not command[i].isspace() and command[i] not in ";&|()":
+        i += 1
+    return i
+
+
+def simple_commands(command: str) -> list[str]:
+    """The simple commands of a shell command line, split where the shell runs one after
+    another (`&&`, `||`, `;`, `|`, `|&`, `&`, a newline) — not inside quotes, `$(…)` or
+    backquotes; redirections (`2>&1`, `> log`) and subshell parentheses dropped, spacing
+    normalized."""
+    parts: list[str] = []
+    cur: list[str] = []
+    quote = ""
+    depth = 0  # inside $( … ) or ` … `
+    i, n = 0, len(command)
+    while i < n:
+        c = command[i]
+        if quote:
+            cur.append(c)
+            if c == "\\" and quote == '"' and i + 1 < n:
+                cur.append(command[i + 1])
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in "'\"":
+            quote = c
+            cur.append(c)
+        elif c == "\\" and i + 1 < n:
+            cur += [c, command[i + 1]]
+            i += 1
+        elif command.startswith("$(", i) or (c == "`" and depth == 0):
+            depth += 1
+            cur.append(command[i : i + 2] if c == "$" else c)
+            i += 1 if c == "$" else 0
+        elif depth and c in ")`":
+            depth -= 1
+            cur.append(c)
+        elif depth:
+            cur.append(c)
+        elif c in "<>" or command.startswith("&>", i):
+            i = _skip_redirection(command, i + (c == "&"), cur)
+            continue
+        elif command.startswith(("&&", "||", "|&"), i):
+            parts.append("".join(cur))
+            cur = []
+            i += 1
+        elif c in ";|&\n":
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(c)
+        i += 1
+    parts.append("".join(cur))
+    out = []
+    for part in parts:
+        text = " ".join(part.split()).lstrip("({ ")
+        while text.endswith((")", "}")) and text.count(text[-1]) > text.count(
+            "(" if text[-1] == ")" else "{"
+        ):
+            text = text[:-1].rstrip()  # the end of a subshell or group, not of a $( … )
+        if text and text not in out:
+            out.append(text)
+    return out
 
 
 def _result_message(stdout: str) -> dict[str, Any] | None:

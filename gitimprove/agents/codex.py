@@ -1,9 +1,13 @@
 """OpenAI Codex CLI: `codex exec --json` in workspace-write mode (the program on stdin, `-`).
 
-Events (one JSON object a line): `thread.started`, `turn.started`, `item.started|updated|
-completed` (an `agent_message` item carries the agent's text), `turn.completed` with
-`usage: {input_tokens, cached_input_tokens, output_tokens}` (cached tokens are part of the
-input), `turn.failed` and a top-level `error`.
+Events (one JSON object a line, as codex-rs/exec's `ThreadEvent`): `thread.started`,
+`turn.started`, `item.started|updated|completed` (an `agent_message` item carries the agent's
+text), `turn.completed` with `usage: {input_tokens, cached_input_tokens, output_tokens}`
+(cached tokens are part of the input), `turn.failed {error: {message}}`, and a top-level
+`error {message}`. Codex emits `error` for problems it goes on from — a dropped stream it
+retries ("Reconnecting... 1/5") — and keeps running; the turn fails only with `turn.failed`.
+So an attempt failed when a turn failed or the process exited non-zero, never for an `error`
+event alone (its message is kept as the summary when the agent said nothing).
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ def parse_events(stdout: str, out: AgentResult) -> None:
     tokens = {"input": 0, "output": 0, "cache_read": 0}
     turns = 0
     last_message = None
+    last_error = None
     for line in stdout.splitlines():
         try:
             event = json.loads(line)
@@ -53,8 +58,14 @@ def parse_events(stdout: str, out: AgentResult) -> None:
             tokens["input"] += int(usage.get("input_tokens", 0) or 0)
             tokens["output"] += int(usage.get("output_tokens", 0) or 0)
             tokens["cache_read"] += int(usage.get("cached_input_tokens", 0) or 0)
-        elif kind in ("turn.failed", "error") and out.exit_code == 0:
-            out.exit_code = 1
+        elif kind == "turn.failed":
+            if out.exit_code == 0:
+                out.exit_code = 1
+            error = event.get("error")
+            if isinstance(error, dict) and isinstance(error.get("message"), str):
+                last_error = error["message"]
+        elif kind == "error" and isinstance(event.get("message"), str):
+            last_error = event["message"]  # retried or not, the turn's end decides
         elif kind == "item.completed":
             item = event.get("item") or {}
             if item.get("type") == "agent_message" and isinstance(item.get("text"), str):
@@ -65,6 +76,8 @@ def parse_events(stdout: str, out: AgentResult) -> None:
     if last_message:
         out.summary = clip(" ".join(last_message.split()), 300)
         apply_report(out, last_json_object(last_message))
+    elif last_error and out.exit_code != 0:
+        out.summary = " ".join(last_error.split())[:300]
 
 
 class CodexAgent(ExecutableAgent):
