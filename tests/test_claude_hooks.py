@@ -335,3 +335,40 @@ def test_install_claude_hooks_preserves_settings(configured: TmpRepo) -> None:
     assert (
         res.returncode == 1 and "not valid JSON" in res.stderr and settings.read_text() == "{broken"
     )
+
+
+def test_local_scope_settings_are_ignored_by_git(tmp_repo: TmpRepo, tmp_path: Path) -> None:
+    """settings.local.json holds this machine's interpreter path: installing into it makes
+    git ignore it (the repository's info/exclude, shared by its worktrees; never a tracked
+    file), once; a repository that ignores it already is left alone; a tracked one is named."""
+    from gitimprove.hooks import install
+
+    tmp_repo.commit("initial", {"README": "x"})
+    res = tmp_repo.cli("hooks", "install", "--claude", "--scope", "local")
+    assert res.returncode == 0, res.stderr
+    assert "git ignores .claude/settings.local.json now" in res.stdout
+    assert tmp_repo.git("status", "--porcelain") == ""
+    exclude = tmp_repo.path / ".git" / "info" / "exclude"
+    assert exclude.read_text().count("/.claude/settings.local.json") == 1
+    again = tmp_repo.cli("hooks", "install", "--claude", "--scope", "local")
+    assert again.returncode == 0 and "git ignores" not in again.stdout
+    assert exclude.read_text().count("/.claude/settings.local.json") == 1
+    # a linked worktree: git reads the common info/exclude, already covering it
+    tmp_repo.git("worktree", "add", "-q", str(tmp_path / "wt"))
+    assert install.ignore_local_settings(tmp_path / "wt") is None
+    # ignored by the project's own .gitignore: nothing added
+    other = TmpRepo(tmp_path / "other")
+    other.path.mkdir()
+    other.git("init", "-q")
+    other.commit("ignore", {".gitignore": ".claude/settings.local.json\n"})
+    before = (other.path / ".git" / "info" / "exclude").read_text()
+    install.install_claude("local", other.path)
+    assert install.ignore_local_settings(other.path) is None
+    assert (other.path / ".git" / "info" / "exclude").read_text() == before
+    # committed by mistake: ignoring cannot help, say how to untrack it
+    tracked = TmpRepo(tmp_path / "tracked")
+    tracked.path.mkdir()
+    tracked.git("init", "-q")
+    tracked.commit("oops", {".claude/settings.local.json": "{}\n"})
+    notice = install.ignore_local_settings(tracked.path)
+    assert notice is not None and "git rm --cached .claude/settings.local.json" in notice

@@ -48,6 +48,10 @@ def install_cmd(git_: bool, claude: bool, scope: str) -> None:
     if claude:
         path, changed = install.install_claude(scope, repo.work_tree)
         output.echo(f"claude: {'installed' if changed else 'already installed'} in {path}")
+        if scope == "local" and repo.work_tree is not None:
+            notice = install.ignore_local_settings(repo.work_tree)
+            if notice:
+                output.echo(notice)
 
 
 @command.command("uninstall")

@@ -4,9 +4,10 @@ The project's `.claude/settings.json` is a file teams commit, so its entries are
 form, resolved at run time: `git improve hook <Event>` through PATH, and one line on stderr
 (exit 0) where gitimprove is not installed. An absolute interpreter path (this machine's
 `python -c … <Event>`, which skips git and click) goes only to `.claude/settings.local.json`
-(not committed) or the user's `~/.claude/settings.json`. Every other setting and hook is
-preserved; installing twice changes nothing; uninstall removes only entries that run
-gitimprove, in either form.
+(not committed: it is added to the repository's `info/exclude` unless git ignores it
+already) or the user's `~/.claude/settings.json`. Every other setting and hook is preserved;
+installing twice changes nothing; uninstall removes only entries that run gitimprove, in
+either form.
 """
 
 from __future__ import annotations
@@ -149,6 +150,37 @@ def install_claude(
     if changed:
         atomic_write(path, json.dumps(settings, indent=2) + "\n")
     return path, changed
+
+
+LOCAL_SETTINGS = ".claude/settings.local.json"
+
+
+def ignore_local_settings(work_tree: Path) -> str | None:
+    """`.claude/settings.local.json` holds this machine's interpreter path, so git must ignore
+    it, as Claude Code does when it creates one: through the repository's own `info/exclude`
+    (never a file the team shares). What was done, or None when it was ignored already."""
+    from gitimprove.util import proc
+
+    if proc.git(["ls-files", "--error-unmatch", LOCAL_SETTINGS], cwd=work_tree).ok:
+        return (
+            f"warning: {LOCAL_SETTINGS} is tracked by git, so teammates get this machine's "
+            f"interpreter path; untrack it: git rm --cached {LOCAL_SETTINGS}"
+        )
+    if proc.git(["check-ignore", "-q", "--no-index", LOCAL_SETTINGS], cwd=work_tree).ok:
+        return None
+    where = proc.git(["rev-parse", "--git-path", "info/exclude"], cwd=work_tree).stdout.strip()
+    exclude = Path(where) if os.path.isabs(where) else work_tree / where
+    try:
+        text = exclude.read_text(encoding="utf-8")
+    except OSError:
+        text = ""
+    if text and not text.endswith("\n"):
+        text += "\n"
+    text += (
+        f"# this machine's Claude Code settings (git improve hooks install)\n/{LOCAL_SETTINGS}\n"
+    )
+    atomic_write(exclude, text)
+    return f"git ignores {LOCAL_SETTINGS} now (added to {exclude})"
 
 
 def uninstall_claude(scope: str, work_tree: Path | None) -> tuple[Path, bool]:
