@@ -135,6 +135,18 @@ def log_rows(repo: TmpRepo) -> list[dict[str, object]]:
     return [e.to_row() for e in views.load_rows(loc, use_cache=False)]
 
 
+def log_tsv(repo: TmpRepo, layout: str = "tsv") -> str:
+    """What `git improve log --format <layout>` prints for a tsv layout, in-process."""
+    from gitimprove.state import views
+    from gitimprove.util import gitdir
+
+    loc = gitdir.discover(str(repo.path))
+    assert loc is not None
+    rows = views.load_rows(loc, use_cache=False)
+    views.one_metric(rows, layout)
+    return views.render_tsv(rows, views.direction_of(rows), layout)
+
+
 @pytest.fixture
 def tmp_repo(tmp_path: Path) -> TmpRepo:
     path = tmp_path / "repo"

@@ -403,6 +403,8 @@ def test_pi_hook_lines_pending_commits_segments_and_asi(tmp_repo: TmpRepo, tmp_p
         ("hook-blocked", "hook-blocked"),
         ("FINAL", "FINAL"),
         ("llm_error", "llm_error"),
+        ("pending", "pending"),  # a row written while its run still measures
+        ("running", "pending"),
     ],
 )
 def test_status_words_of_every_era(text: str, mapped: str) -> None:

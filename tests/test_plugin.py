@@ -4,6 +4,7 @@ marketplace, hooks, skills), and every hook command it declares run with real pa
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -116,15 +117,16 @@ def _frontmatter(text: str) -> dict[str, str]:
     return dict(line.split(": ", 1) for line in head.strip().splitlines())
 
 
+@functools.cache
 def _help(cmd: str) -> str:
-    res = subprocess.run(
-        [sys.executable, "-m", "gitimprove", *cmd.split(), "--help"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert res.returncode == 0, res.stderr
-    return res.stdout
+    """`git improve <cmd> --help`, in-process (the CLI's own click group)."""
+    from click.testing import CliRunner
+
+    from gitimprove.cli import _build_group
+
+    res = CliRunner().invoke(_build_group(), [*cmd.split(), "--help"])
+    assert res.exit_code == 0, res.output
+    return res.output
 
 
 @pytest.mark.parametrize("name", ["improve", "reflect"])

@@ -16,7 +16,7 @@ import pytest
 
 from gitimprove.state.imports import import_file
 from gitimprove.state.records import make_line
-from tests.conftest import TmpRepo
+from tests.conftest import TmpRepo, log_tsv
 
 IMPORTS = Path(__file__).parent / "fixtures" / "imports" / "autoresearch-plugin"
 READERS = Path(__file__).parent / "fixtures" / "readers"
@@ -65,7 +65,7 @@ def test_current_era_comes_back_byte_for_byte(tmp_repo: TmpRepo, tmp_path: Path,
     path = tmp_path / "autoresearch-results.tsv"
     path.write_text(current_era(name))
     import_file(tmp_repo.open(), path)
-    assert tmp_repo.cli("log", "--format", "tsv").stdout == path.read_text()
+    assert log_tsv(tmp_repo) == path.read_text()
     # the same rows, imported from the 8-column era, written in the current layout
     other = tmp_repo.path.parent / "other"
     shutil.copytree(tmp_repo.path, other)
@@ -75,7 +75,7 @@ def test_current_era_comes_back_byte_for_byte(tmp_repo: TmpRepo, tmp_path: Path,
         line if i < 2 else "\t".join([line.split("\t")[0], "-", *line.split("\t")[2:]])
         for i, line in enumerate(current_era(name).splitlines())
     ]
-    assert TmpRepo(other).cli("log", "--format", "tsv").stdout.splitlines() == expected
+    assert log_tsv(TmpRepo(other)).splitlines() == expected
 
 
 def _loop_rows(repo: TmpRepo, values: list[tuple[str, float | int | None, str]]) -> list[str]:

@@ -40,6 +40,8 @@ _STATUS_EXACT = {
     "guard-fail": "guard-fail",
     "timeout": "timeout",
     "pending": "pending",
+    # a row written before its run finished
+    **{w: "pending" for w in ("running", "in progress", "in-progress", "wip", "tbd", "todo")},
 }
 # The first word of a longer status (`reverted_worse`, `KEPT`, `crash (oom)`).
 _STATUS_WORD = {
