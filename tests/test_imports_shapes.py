@@ -69,8 +69,9 @@ def test_several_columns_of_numbers_are_listed_with_the_option(
     assert res.returncode == 1 and "Traceback" not in res.stderr
     assert "could be the metric: score, latency_ms" in res.stderr
     assert "--metric-column score" in res.stderr
-    ok = import_file(tmp_repo.open(), path, metric_column="latency_ms")
-    assert (ok.rows, ok.direction) == (2, "higher")  # the file's keeps rose; said, not guessed
+    ok = tmp_repo.cli("import", "--metric-column", "latency_ms", str(path))
+    assert ok.returncode == 0, ok.stderr
+    assert "2 rows" in ok.stdout and "its kept rows show higher is better" in ok.stdout
 
 
 def test_zeros_that_mean_not_measured_are_no_value() -> None:
@@ -148,8 +149,8 @@ def test_an_unknown_direction_is_never_written(tmp_repo: TmpRepo, tmp_path: Path
         "2\t-\t9.5\t-2.5\tkeep\tthe other\n"
     )
     path.write_text(text)
-    report = import_file(tmp_repo.open(), path)
-    assert (report.direction, report.direction_from) == (None, "")
+    said = tmp_repo.cli("import", str(path))
+    assert said.returncode == 0 and "no direction is recorded" in said.stdout
     res = tmp_repo.cli("log", "--format", "tsv6")
     assert res.returncode == 0, res.stderr
     assert res.stdout == text

@@ -24,8 +24,9 @@ def command(file: Path, metric_column: str | None, as_json: bool) -> None:
     exists become notes on it; rows that name no commit (`-`, `baseline`, `pending`) or whose
     commit is gone are kept on the memory branch under imports/. All appear in
     `git improve log`. Statuses are mapped and kept verbatim; pi's segments become runs of
-    their own. The file is checked whole first, so a bad row imports nothing; importing the
-    same file again (or a later snapshot of it) adds only rows not imported yet.
+    their own. A file that does not state which way is better gets the direction its kept
+    rows show, or none. The file is checked whole first, so a bad row imports nothing;
+    importing the same file again (or a later snapshot of it) adds only rows not imported yet.
     """
     report = import_file(open_repo(need_work_tree=False), file, metric_column=metric_column)
     if as_json:
@@ -37,3 +38,13 @@ def command(file: Path, metric_column: str | None, as_json: bool) -> None:
         f"{report.already} already imported"
         + (f"; runs {', '.join(report.runs)}" if report.runs else "")
     )
+    if report.rows and report.direction_from == "inferred":
+        output.echo(
+            f"the file does not say which way is better; its kept rows show {report.direction} "
+            "is better, recorded as inferred"
+        )
+    elif report.rows and not report.direction:
+        output.echo(
+            "the file does not say which way is better, nor do its kept rows agree on it: "
+            "no direction is recorded"
+        )
