@@ -21,6 +21,7 @@ from gitimprove.git import memory
 from gitimprove.git.repo import Repo
 from gitimprove.memory import render, signals
 from gitimprove.memory.spool import entry_name
+from gitimprove.redaction import clip, redact
 from gitimprove.util.clock import host_id, utc_now
 
 TARGETS = ("project", "global", "proposal")
@@ -178,14 +179,15 @@ def apply(repo: Repo, cid: str, to: str) -> dict[str, Any]:
             signals=c.signal_ids,
             confidence=c.confidence,
         )
-        body += f"# {c.content[:80]}\n\n{c.content}\n\nContext: {c.context}\n"
+        content, context = redact(c.content), redact(c.context)  # mask before any cut
+        body += f"# {clip(content, 80)}\n\n{content}\n\nContext: {context}\n"
         path = entry_name("proposals", "md", now, host_id())
         memory.add_entries(repo, {path: body}, message=f"gitimprove: proposal from {c.id}")
         target = f"improve/memory:{path}"
     else:
         md = claude_md_paths(repo.work_tree)[to]
         backup = _backup(repo, md)
-        _append_claude_md(md, f"- {c.content}")
+        _append_claude_md(md, f"- {redact(c.content)}")
         result["backup"] = str(backup) if backup else None
         target = str(md)
         lrn = (
