@@ -164,10 +164,12 @@ VALUE_BENCH = (
 
 def noisy_bench(path: str = "value.txt", cv: float = 0.01) -> str:
     """A metric: the number in `path` times seeded Gaussian noise of `cv`, seeded per call
-    from a counter file outside the checkout ($NOISE_COUNTER), so runs are reproducible."""
-    return f"""import os, pathlib, random
+    from a counter file outside the checkout (its first argument, else $NOISE_COUNTER), so
+    runs are reproducible. A sandboxed metric sees a folder of /tmp only when its command
+    names a file in it, so the loop's tests pass the counter as the argument."""
+    return f"""import os, pathlib, random, sys
 v = float(pathlib.Path({path!r}).read_text())
-counter = pathlib.Path(os.environ["NOISE_COUNTER"])
+counter = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else os.environ["NOISE_COUNTER"])
 n = int(counter.read_text()) if counter.exists() else 0
 counter.write_text(str(n + 1))
 random.seed(n)

@@ -168,9 +168,13 @@ def test_noisy_metric_keeps_real_gains_only(tmp_repo: TmpRepo, tmp_path: Path) -
     # true effects: -10% (gain), none, +1% (regression), -20% (gain), none
     plan = {"1": "set:90", "2": "set:90.0", "3": "set:90.9", "4": "set:72", "5": "set:72.00"}
     make_project(tmp_repo, plan, guard=False)
-    tmp_repo.commit("noisy bench", {"bench.py": noisy_bench("src/value.txt", 0.03)})
-    env = {"NOISE_COUNTER": str(tmp_path / "counter")}
-    res = tmp_repo.cli("run", "--run", "noisy", "-n", "5", env=env)
+    counter = tmp_path / "counter"
+    counter.write_text("0")  # named in the command: the sandboxed metric may write it
+    config = (tmp_repo.path / ".gitimprove.toml").read_text()
+    config = config.replace(' bench.py"', f' bench.py {counter}"', 1)
+    bench = noisy_bench("src/value.txt", 0.03)
+    tmp_repo.commit("noisy bench", {"bench.py": bench, ".gitimprove.toml": config})
+    res = tmp_repo.cli("run", "--run", "noisy", "-n", "5")
     assert res.returncode == 0, res.stderr
     assert "noise ≈ 3" in res.stdout or "noise ≈ 2" in res.stdout or "noise ≈ 4" in res.stdout
     rows = run_rows(tmp_repo, "noisy")

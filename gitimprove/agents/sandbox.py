@@ -82,8 +82,12 @@ class Sandbox:
         workdir: Path,
         readable: Sequence[Path] = (),
         writable: Sequence[Path] = (),
+        measure: bool = False,
     ) -> tuple[list[str] | str, bool]:
-        """(argv, shell) for `proc.run`: the command inside the sandbox, or unchanged."""
+        """(argv, shell) for `proc.run`: the command inside the sandbox, or unchanged.
+
+        `measure` is for the metric and the guard (the candidate's code): only `workdir` is
+        writable (the home folder too is read-only, caches go to the private /tmp)."""
         if not self.active:
             return (list(argv) if not isinstance(argv, str) else argv), shell
         args = [
@@ -108,6 +112,8 @@ class Sandbox:
         for path in writable:
             if path.exists():
                 args += ["--bind", str(path), str(path)]
+        if measure:
+            args += ["--setenv", "XDG_CACHE_HOME", "/tmp/.cache"]
         args += [
             "--unshare-pid", "--die-with-parent", "--new-session",
             "--setenv", "TMPDIR", "/tmp", "--chdir", str(workdir), "--",

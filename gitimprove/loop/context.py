@@ -21,6 +21,7 @@ from gitimprove.agents.sandbox import Sandbox
 from gitimprove.config import Config
 from gitimprove.git.checkout import Checkout, checkout
 from gitimprove.git.repo import Repo
+from gitimprove.git.watch import RepoState
 from gitimprove.loop.decide import AdaptiveRule
 from gitimprove.loop.integrity import Tampered
 from gitimprove.loop.metrics import MetricRun, run_metric
@@ -31,6 +32,14 @@ if TYPE_CHECKING:
 
 Event = dict[str, Any]
 Emit = Callable[[Event], None]
+
+
+@dataclass(frozen=True)
+class Measuring:
+    """One measurement run's environment (with its token) and what kills its leftovers."""
+
+    env: dict[str, str]
+    reap: Callable[[], object]
 
 
 class MetricFailed(Exception):
@@ -211,30 +220,45 @@ class RunContext:
     # --- measuring ------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def measuring(self, co: Checkout, what: str) -> Iterator[dict[str, str]]:
-        """Around one run in a checkout: verify it before, kill what the run left, verify it
-        after. Raises Tampered (naming the paths) on any difference."""
+    def measuring(self, co: Checkout, what: str) -> Iterator[Measuring]:
+        """Around one run in a checkout: verify it and the user's repository before, kill what
+        the run left (also before its output is read), verify both after. Raises Tampered
+        naming the paths on any difference (stopping the run for the user's repository)."""
         with co.lock:
             bad = co.verify()
             if bad:
                 raise Tampered(f"the checkout changed before the {what}", bad, checkout=co)
-            with self.shared.processes(self.token()) as env:
-                yield env
+            with self.shared.lock:
+                before = RepoState.take(self.repo)
+            token = self.token()
+            with self.shared.processes(token) as env:
+                yield Measuring(env, lambda: reaper.sweep(token, self.shared.live_tokens))
+            with self.shared.lock:
+                changed = before.changes(RepoState.take(self.repo))
+            if changed:
+                raise Tampered(
+                    f"your repository changed during the {what}", changed, checkout=co, stop=True
+                )
             bad = co.verify(after_run=True)
             if bad:
                 raise Tampered(f"files of the commit changed during the {what}", bad, checkout=co)
 
+    def measured_command(self, command: str, co: Checkout) -> tuple[list[str] | str, bool]:
+        """(argv, shell) of a metric or guard command: in the sandbox when one is in force."""
+        return self.sandbox.wrap(command, shell=True, workdir=co.path, measure=True)
+
     def metric(self, co: Checkout) -> float:
         """One metric run in a measurement checkout; raises MetricFailed without a number."""
-        with self.shared.measure_slots, self.measuring(co, "metric run") as env:
+        with self.shared.measure_slots, self.measuring(co, "metric run") as run:
             got = run_metric(
-                self.cfg.metric_command,
+                self.measured_command(self.cfg.metric_command, co),
                 co.path,
                 timeout=float(self.cfg.get("metric", "timeout")),
                 spec=str(self.cfg.get("metric", "extract")),
                 name=self.cfg.metric_name,
-                env=env,
+                env=run.env,
                 pinned=self.extraction,
+                before_read=run.reap,
             )
         if got.status != "ok" or got.value is None:
             raise MetricFailed(got)
@@ -250,13 +274,15 @@ class RunContext:
         (always, with keep_tail)."""
         if not self.cfg.guard_command.strip():
             return {"status": "skipped"}
-        with self.measuring(co, "guard run") as env:
+        with self.measuring(co, "guard run") as run:
+            argv, shell = self.measured_command(self.cfg.guard_command, co)
             res = proc.run(
-                self.cfg.guard_command,
+                argv,
                 cwd=co.path,
-                shell=True,
+                shell=shell,
                 timeout=float(self.cfg.get("guard", "timeout")),
-                env=proc.clean_env({"GITIMPROVE_CHILD": "1", **env}),
+                env=proc.clean_env({"GITIMPROVE_CHILD": "1", **run.env}),
+                before_read=run.reap,
             )
         out: dict[str, Any] = {
             "status": "pass" if res.ok else "fail",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -199,7 +199,7 @@ class MetricRun:
 
 
 def run_metric(
-    command: str,
+    command: str | tuple[list[str] | str, bool],
     cwd: Path,
     *,
     timeout: float,
@@ -207,11 +207,22 @@ def run_metric(
     name: str | None = None,
     env: Mapping[str, str] | None = None,
     pinned: str | None = None,
+    before_read: Callable[[], object] | None = None,
 ) -> MetricRun:
     """Run the metric command once in `cwd`; its whole process group dies at the timeout.
 
-    With `pinned` (the form the run's baseline printed) the output must keep that form."""
-    result = proc.run(command, cwd=cwd, timeout=timeout, shell=True, env=proc.clean_env(env))
+    With `pinned` (the form the run's baseline printed) the output must keep that form.
+    `command` may come wrapped (argv, shell) for the sandbox; `before_read` runs once the
+    command is done and before its output is read."""
+    argv, shell = (command, True) if isinstance(command, str) else command
+    result = proc.run(
+        argv,
+        cwd=cwd,
+        timeout=timeout,
+        shell=shell,
+        env=proc.clean_env(env),
+        before_read=before_read,
+    )
     tail = result.tail(2000)
     if result.timed_out:
         return MetricRun(

@@ -8,7 +8,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -83,11 +83,13 @@ def run(
     env: Mapping[str, str] | None = None,
     input: str | None = None,
     shell: bool = False,
+    before_read: Callable[[], object] | None = None,
 ) -> Result:
     """Run a command in its own process group; on timeout kill the whole group.
 
     Output goes to temporary files rather than pipes, so a detached grandchild that keeps
-    the descriptors open cannot make us wait for it."""
+    the descriptors open cannot make us wait for it. `before_read` runs once the command
+    is done and before its output is read (to kill what it left, which could still write)."""
     start = time.monotonic()
     with tempfile.TemporaryFile() as out_f, tempfile.TemporaryFile() as err_f:
         with _registry:
@@ -125,6 +127,8 @@ def run(
                 _live.discard(proc.pid)
         # Children that outlived the leader in its group die with it.
         kill_group(proc.pid)
+        if before_read is not None:
+            before_read()
         out_f.seek(0)
         err_f.seek(0)
         raw = out_f.read()

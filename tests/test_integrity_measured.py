@@ -1,0 +1,88 @@
+"""The measured code is hostile too: the metric and the guard run the candidate's code.
+
+The agent (tests/agents/hostile_code_agent.py) writes code that attacks when the benchmark
+runs it. In the sandbox nothing it attempts lands: the user's repository and home folder are
+as before, no process of it outlives the measurement, and the forged line never counts.
+Without the sandbox a write to the user's repository during a measurement stops the run,
+naming what changed.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import TmpRepo
+from tests.loop_helpers import run_rows
+from tests.test_integrity import BENCH, MOD, needs_bwrap, survivors, user_state
+
+AGENT = Path(__file__).parent / "agents" / "hostile_code_agent.py"
+
+
+def code_project(repo: TmpRepo, attacks: str, sandbox: str) -> str:
+    mark = f"hostile-{secrets.token_hex(6)}"
+    config = f"""[metric]
+command = "{sys.executable} bench.py"
+timeout = "20s"
+
+[guard]
+command = "{sys.executable} -c 'import sys; sys.path.insert(0, \\"src\\"); import mod; mod.score()'"
+
+[scope]
+mutable = ["src/**"]
+sealed = ["bench.py"]
+
+[agent]
+name = "command"
+command = "{sys.executable} {AGENT} {attacks} {mark}"
+timeout = "8s"
+sandbox = "{sandbox}"
+"""
+    files = {"bench.py": BENCH, "src/mod.py": MOD, "src/value.txt": "100\n"}
+    repo.commit("project", {**files, "README.txt": "readme\n", ".gitimprove.toml": config})
+    return mark
+
+
+@needs_bwrap
+def test_measured_code_in_the_sandbox_reaches_nothing(tmp_repo: TmpRepo) -> None:
+    mark = code_project(tmp_repo, "repo,home,daemon", "bwrap")
+    before = user_state(tmp_repo)
+    res = tmp_repo.cli("run", "--run", "m", "-n", "2")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert user_state(tmp_repo) == before
+    assert mark not in tmp_repo.git("config", "--list")
+    home = Path(os.environ["HOME"])  # the tests' private home
+    assert [p for p in home.rglob("usercustomize.py") if mark in p.read_text()] == []
+    rows = run_rows(tmp_repo, "m")
+    assert [r["status"] for r in rows] == ["baseline", "keep", "no-op"]
+    assert rows[1]["metric"]["value"] == 90  # never the forged 1
+    assert survivors(mark, tmp_repo) == []
+
+
+def test_measured_code_writing_the_repository_stops_the_run(tmp_repo: TmpRepo) -> None:
+    mark = code_project(tmp_repo, "repo", "none")
+    res = tmp_repo.cli("run", "--run", "m", "-n", "2")
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "run m stopped: your repository changed during the metric run" in res.stderr
+    for named in ("hooks/post-checkout", f"refs/heads/{mark}", "README.txt"):
+        assert named in res.stderr
+    rows = run_rows(tmp_repo, "m")
+    assert [r["status"] for r in rows] == ["baseline", "tampered"]
+    assert tmp_repo.git("rev-parse", "improve/m") == tmp_repo.git(
+        "rev-parse", "refs/improve/runs/m/base"
+    )
+
+
+@pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
+def test_a_leftover_of_the_measurement_is_dead_before_its_output_is_read(
+    tmp_repo: TmpRepo, sandbox: str
+) -> None:
+    mark = code_project(tmp_repo, "daemon", sandbox)
+    res = tmp_repo.cli("run", "--run", "m", "-n", "1")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert survivors(mark, tmp_repo) == []
+    assert run_rows(tmp_repo, "m")[1]["status"] in ("keep", "metric-error")
