@@ -226,6 +226,8 @@ def test_hostile_agents_in_the_sandbox(tmp_repo: TmpRepo) -> None:
     ("attack", "named"),
     [
         ("push-path:91", "refs/heads/improve/h"),
+        ("forge-nameless:91", "refs/notes/improve"),
+        ("forge-foreign:91", "refs/notes/improve"),
         pytest.param("user-config:90", ".git/config", marks=pytest.mark.slow),
         pytest.param("user-hook:89", ".git/hooks/pre-commit", marks=pytest.mark.slow),
         pytest.param("user-worktree:88", "README.txt", marks=pytest.mark.slow),
@@ -245,6 +247,9 @@ def test_a_change_to_the_repository_stops_the_run(
     assert named in rows[2]["reason"]
     # the branch is where the harness left it, and the forged note did not make a keep
     assert tmp_repo.git("rev-parse", "improve/h") == rows[1]["commit"]
+    assert rows[1]["metric"]["value"] == 99 and rows[1].get("host") != "x"
+    note = tmp_repo.git("notes", "--ref=improve", "show", rows[1]["commit"]).splitlines()
+    assert [json.loads(line).get("host") for line in note].count("x") == 0, "the forged line stayed"
     assert survivors(plan["mark"], tmp_repo) == []
     doctor = tmp_repo.cli("doctor")
     assert (

@@ -296,6 +296,25 @@ def test_forged_notes_and_refanned_notes(tmp_repo: TmpRepo) -> None:
     assert dict(notes.iter_notes(repo, put_back)) == dict(notes.iter_notes(repo, old))
 
 
+def test_any_line_added_to_a_commit_of_the_run_is_forged(tmp_repo: TmpRepo) -> None:
+    base = tmp_repo.commit("base", {"a.txt": "1\n"})
+    mine = tmp_repo.commit("attempt", {"a.txt": "2\n"})
+    repo = tmp_repo.open()
+    base_line = json.dumps({"v": 1, "op": "create", "run": "r", "status": "baseline"})
+    line = json.dumps({"v": 1, "op": "create", "run": "r", "status": "discard"})
+    notes.append_lines(repo, {base: [base_line], mine: [line]})
+    old = repo.ref_target(refs.NOTES)
+    for forged in [{"status": "keep"}, {"run": "other", "status": "keep"}, {"run": ""}]:
+        notes.append_lines(repo, {mine: [json.dumps({"v": 1, "op": "update", **forged})]})
+        assert forged_notes(repo, old, repo.ref_target(refs.NOTES), "r", base) == [mine]
+        assert notes.revert_notes(repo, repo.ref_target(refs.NOTES) or "", old, [mine], "m")
+        tmp_repo.git("update-ref", refs.NOTES, old or "")
+    # another run may start from the same base: its baseline there is no forgery of run r
+    other = json.dumps({"v": 1, "op": "create", "run": "s", "status": "baseline"})
+    notes.append_lines(repo, {base: [other]})
+    assert forged_notes(repo, old, repo.ref_target(refs.NOTES), "r", base) == []
+
+
 def test_config_pin_names_the_key() -> None:
     pin = {"git": {"improve.metric.command": "python bench.py"}}
     check_config_pin(pin, {"improve.metric.command": "python bench.py"}, "r")

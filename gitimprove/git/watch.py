@@ -123,9 +123,22 @@ def _lines(repo: Repo, oid: pygit2.Oid) -> set[str]:
     return set(blob.data.decode("utf-8", "replace").splitlines())
 
 
-def forged_notes(repo: Repo, old: str | None, new: str | None, run: str) -> list[str]:
-    """Commits whose note changed between `old` and `new` in a way only a forger does: a line
-    of `run` added (only the harness writes those), or any line removed (notes only grow).
+def _run_of(line: str) -> object:
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return None
+    return obj.get("run") if isinstance(obj, dict) else None
+
+
+def forged_notes(
+    repo: Repo, old: str | None, new: str | None, run: str, base: str | None = None
+) -> list[str]:
+    """Commits whose note changed between `old` (the harness's last transaction) and `new` in
+    a way only a forger does: any line removed (notes only grow); on a commit of the run (one
+    whose note holds a line of `run`, other than the run's `base`, which other runs may start
+    from), any line added, whatever its `run` field (the harness wrote every line there, and
+    `old` holds them all); elsewhere, a line of `run` added (only the harness writes those).
     A note that only moved to another fanout (plain `git notes` rewrites them) is no change."""
     if new is None:
         return ["(the notes ref was deleted)"]
@@ -148,12 +161,8 @@ def forged_notes(repo: Repo, old: str | None, new: str | None, run: str) -> list
         if new_lines is None or not old_lines <= new_lines:
             out.append(commit)
             continue
-        for line in new_lines - old_lines:
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(obj, dict) and obj.get("run") == run:
-                out.append(commit)
-                break
+        added = new_lines - old_lines
+        of_run = commit != base and any(_run_of(line) == run for line in old_lines)
+        if added and (of_run or any(_run_of(line) == run for line in added)):
+            out.append(commit)
     return out

@@ -82,7 +82,9 @@ class RefCheck:
     forged: list[str] = field(default_factory=list)  # commits whose notes to put back
 
 
-def check_run_refs(repo: Repo, run: str, expected: dict[str, str | None]) -> RefCheck:
+def check_run_refs(
+    repo: Repo, run: str, expected: dict[str, str | None], base: str | None = None
+) -> RefCheck:
     """What moved without the harness; adopts the moves other writers may make."""
     now = run_refs(repo, run)
     out = RefCheck()
@@ -93,11 +95,12 @@ def check_run_refs(repo: Repo, run: str, expected: dict[str, str | None]) -> Ref
     elif now[branch] != expected[branch]:
         problems.append(f"{branch} moved to {(now[branch] or 'nothing')[:12]}")
     if now[refs.NOTES] != expected[refs.NOTES]:
-        forged = forged_notes(repo, expected[refs.NOTES], now[refs.NOTES], run)
+        forged = forged_notes(repo, expected[refs.NOTES], now[refs.NOTES], run, base)
         if forged:
             shown = ", ".join(c[:12] for c in forged[:5])
             problems.append(
-                f"{refs.NOTES} (notes of run {run} written or removed outside the harness: {shown})"
+                f"{refs.NOTES} (notes of run {run}'s commits written or removed outside the "
+                f"harness: {shown})"
             )
             out.forged = [c for c in forged if not c.startswith("(")]
         else:

@@ -30,7 +30,7 @@ Note = dict[str, Any]  # the fields of the note being written (DESIGN §4)
 def check_refs(ctx: RunContext) -> RefCheck:
     """Before each decision: the run's refs must be where the harness left them."""
     with ctx.shared.lock:
-        return check_run_refs(ctx.repo, ctx.name, ctx.shared.refs)
+        return check_run_refs(ctx.repo, ctx.name, ctx.shared.refs, ctx.base)
 
 
 def notes_base(ctx: RunContext, tip: str | None, check: RefCheck) -> str | None:

@@ -148,6 +148,24 @@ elif attack == "push-path":  # the same, straight to the repository found throug
             head,
             cwd=repo,
         )
+elif attack in ("forge-nameless", "forge-foreign"):  # a record on the run's kept commit
+    repo = user_repo()
+    if repo is not None:
+        fields = {"v": 1, "op": "update", "status": "keep", "metric": {"value": 1}, "host": "x"}
+        if attack == "forge-foreign":
+            fields["run"] = "another-run"
+        kept = git("--git-dir", str(repo / ".git"), "rev-parse", f"improve/{run}", cwd=repo)
+        git(
+            "--git-dir",
+            str(repo / ".git"),
+            "notes",
+            "--ref=improve",
+            "append",
+            "-m",
+            json.dumps(fields),
+            kept.stdout.strip(),
+            cwd=repo,
+        )
 elif attack == "user-config":  # an improve.* override that would survive into a resumed run
     repo = user_repo()
     if repo is not None:
