@@ -15,7 +15,14 @@ import pytest
 from gitimprove.agents.sandbox import Sandbox, bwrap_usable, choose
 from gitimprove.errors import ConfigError, MetricError
 from gitimprove.git import notes, refs
-from gitimprove.git.checkout import checkout
+from gitimprove.git.checkout import (
+    Checkout,
+    NotAsWritten,
+    checkout,
+    materialize,
+    not_as_written,
+    scan,
+)
 from gitimprove.git.watch import RepoState, forged_notes
 from gitimprove.git.workspace import agent_workspace, hash_workspace, refused_name
 from gitimprove.loop.integrity import check_config_pin
@@ -159,6 +166,53 @@ def test_checkout_verification(tmp_repo: TmpRepo) -> None:
         with checkout(repo, head) as c7:  # a new file that would shadow code, between runs
             (c7.path / "src" / "sitecustomize.py").write_text("")
             assert c7.verify() == ["src (changed)", "src/sitecustomize.py (added)"]
+
+
+REWRITER = """import pathlib, sys, time
+root, stop = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+while not stop.exists():
+    for p in root.glob("m-*/src/a.py"):
+        try: p.write_text("A = 666\\n")
+        except OSError: pass
+"""
+
+
+def test_a_checkout_rewritten_while_it_is_written_is_never_measured(
+    tmp_repo: TmpRepo, tmp_path: Path
+) -> None:
+    tmp_repo.commit("c", {"src/a.py": "A = 1\n", "bench.py": "print(1)\n"})
+    repo = tmp_repo.open()
+    head = tmp_repo.git("rev-parse", "HEAD")
+    # the mechanism: a file rewritten before the snapshot is named by its hash
+    expected: dict[str, tuple[int, str]] = {}
+    materialize(repo, repo.commit(head).tree, tmp_path / "co", expected)
+    (tmp_path / "co" / "src" / "a.py").write_text("A = 2\n")
+    (tmp_path / "co" / "src" / "x.py").write_text("")
+    co = Checkout(tmp_path / "co", head, expected, scan(tmp_path / "co"))
+    assert not_as_written(co) == ["src/a.py (changed)", "src/x.py (added)"]
+    # a hostile process rewriting every checkout as fast as it can: a checkout either fails
+    # to be written, or is as committed and the rewrite after it is seen by verify
+    stop = tmp_path / "stop"
+    work = repo.improve_dir / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    rewriter = subprocess.Popen([sys.executable, "-c", REWRITER, str(work), str(stop)])
+    refused = caught = 0
+    try:
+        for _ in range(30):
+            try:
+                with checkout(repo, head) as got:
+                    time.sleep(0.02)
+                    bad = got.verify()
+                    text = (got.path / "src" / "a.py").read_text()
+                    assert bad or text == "A = 1\n", "a rewritten checkout passed as written"
+                    caught += "src/a.py (changed)" in bad
+            except NotAsWritten as exc:
+                assert "src/a.py (changed)" in exc.paths
+                refused += 1
+    finally:
+        stop.write_text("")
+        rewriter.wait(10)
+    assert refused + caught > 0  # the attack was live
 
 
 # --- the tree hashed from the files ------------------------------------------------------------

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pygit2
 
+from gitimprove.errors import GitImproveError
 from gitimprove.git.repo import Repo
 
 LINK = pygit2.enums.FileMode.LINK
@@ -149,25 +150,64 @@ class Checkout:
         return bad
 
 
+class NotAsWritten(GitImproveError):
+    """A checkout differed from the commit right after it was written (something wrote it)."""
+
+    def __init__(self, commit: str, paths: list[str]) -> None:
+        super().__init__(
+            f"the checkout of {commit[:10]} was changed while it was written: "
+            + ", ".join(paths[:10]),
+            hint="another process writes the measurement checkouts; stop it (a sandbox keeps "
+            "agents out of them)",
+        )
+        self.paths = paths
+
+
+def not_as_written(co: Checkout) -> list[str]:
+    """What in a fresh checkout's snapshot is not what was written: a file whose content or
+    mode differs from its blob (hashed from disk now, after the snapshot, so a rewrite between
+    writing and snapshot is seen here and one after it by `verify`), a missing file, a file
+    that is not in the tree."""
+    bad = [
+        f"{rel} (added)"
+        for rel, st in co.snapshot.items()
+        if rel not in co.expected and not stat.S_ISDIR(st[0])  # a folder's files are named
+    ]
+    for rel, want in sorted(co.expected.items()):
+        if rel not in co.snapshot:
+            bad.append(f"{rel} (removed)")
+        elif blob_id(co.path / rel) != want:
+            bad.append(f"{rel} (changed)")
+    return sorted(bad)
+
+
 @contextmanager
 def checkout(repo: Repo, commit: str, purpose: str = "measure") -> Iterator[Checkout]:
-    """A fresh checkout of `commit` under a random name; removed on exit."""
+    """A fresh checkout of `commit` under a random name, proved to hold exactly the commit's
+    files (written anew under another name up to three times, else NotAsWritten); removed on
+    exit."""
     obj = repo.raw[commit]
     assert isinstance(obj, pygit2.Commit)
     root = work_root(repo)
-    name = f"m-{secrets.token_hex(8)}"
-    path = root / name
-    pid_file = root / f"{name}.pid"
-    pid_file.write_text(f"{os.getpid()}\n{purpose}\n", encoding="utf-8")
-    try:
-        expected: dict[str, tuple[int, str]] = {}
-        materialize(repo, obj.tree, path, expected)  # mkdir fails if the name exists
-        co = Checkout(path, commit, expected)
-        co.snapshot = scan(path)
-        yield co
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
-        pid_file.unlink(missing_ok=True)
+    bad: list[str] = []
+    for _ in range(3):
+        name = f"m-{secrets.token_hex(8)}"
+        path = root / name
+        pid_file = root / f"{name}.pid"
+        pid_file.write_text(f"{os.getpid()}\n{purpose}\n", encoding="utf-8")
+        try:
+            expected: dict[str, tuple[int, str]] = {}
+            materialize(repo, obj.tree, path, expected)  # mkdir fails if the name exists
+            co = Checkout(path, commit, expected)
+            co.snapshot = scan(path)
+            bad = not_as_written(co)
+            if not bad:
+                yield co
+                return
+        finally:
+            shutil.rmtree(path, ignore_errors=True)
+            pid_file.unlink(missing_ok=True)
+    raise NotAsWritten(commit, bad)
 
 
 def stale_workspaces(repo: Repo) -> list[Path]:

@@ -21,7 +21,7 @@ from typing import Any
 from gitimprove import agents
 from gitimprove.errors import GitImproveError
 from gitimprove.git import archive, trees
-from gitimprove.git.checkout import Checkout, checkout
+from gitimprove.git.checkout import Checkout
 from gitimprove.git.workspace import Hashed
 from gitimprove.loop import scope
 from gitimprove.loop.agent_call import (
@@ -34,7 +34,7 @@ from gitimprove.loop.agent_call import (
 )
 from gitimprove.loop.context import Event, MetricFailed, RunContext
 from gitimprove.loop.history import History
-from gitimprove.loop.integrity import Tampered, log_incident, stop_error
+from gitimprove.loop.integrity import Tampered, fresh_checkout, log_incident, stop_error
 from gitimprove.loop.ledger import Note, note_agent, record, start_note
 from gitimprove.loop.measure import metric_block
 from gitimprove.redaction import clip
@@ -170,7 +170,7 @@ def measure_first(
     """The candidate's first metric run, in a fresh checkout the agent never saw (written
     now that every process of the agent is gone)."""
     with ctx.shared.lock:
-        co = stack.enter_context(checkout(ctx.repo, commit, f"{ws.name}-measure"))
+        co = fresh_checkout(stack, ctx.repo, commit, f"{ws.name}-measure")
     try:
         return Measured(co, ctx.metric(co))
     except MetricFailed as exc:

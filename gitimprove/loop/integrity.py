@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +55,17 @@ class Tampered(Exception):
 
 class IntegrityError(GitImproveError):
     """The run stopped because something outside the harness changed what it relies on."""
+
+
+def fresh_checkout(stack: ExitStack[Any], repo: Repo, commit: str, name: str) -> Checkout:
+    """A measurement checkout of `commit` entered on `stack`; one that something rewrote while
+    it was written makes the attempt `tampered`."""
+    from gitimprove.git.checkout import NotAsWritten, checkout
+
+    try:
+        return stack.enter_context(checkout(repo, commit, name))
+    except NotAsWritten as exc:
+        raise Tampered("the measurement checkout changed while it was written", exc.paths) from None
 
 
 def stop_error(run: str, exc: Tampered) -> IntegrityError:

@@ -9,13 +9,12 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from gitimprove import agents
-from gitimprove.git.checkout import checkout
 from gitimprove.loop import ledger
 from gitimprove.loop.attempt import AttemptSpec, run_attempt
 from gitimprove.loop.context import Event, MetricFailed, RoundBudget, RunContext
 from gitimprove.loop.decide import AdaptiveRule
 from gitimprove.loop.history import History, group_rounds
-from gitimprove.loop.integrity import Tampered
+from gitimprove.loop.integrity import Tampered, fresh_checkout
 from gitimprove.state.experiments import Experiment
 
 
@@ -104,7 +103,7 @@ def confirm(ctx: RunContext, winner: str, incumbent: str) -> tuple[bool, str, di
     inc = ctx.incumbent_checkout(incumbent)
     with contextlib.ExitStack() as stack:
         with ctx.shared.lock:
-            wco = stack.enter_context(checkout(ctx.repo, winner, f"{ctx.name}-confirm"))
+            wco = fresh_checkout(stack, ctx.repo, winner, f"{ctx.name}-confirm")
         try:
             with ctx.shared.rule_lock:
                 out = rule.decide(lambda: ctx.metric(inc), lambda: ctx.metric(wco))
