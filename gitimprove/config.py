@@ -38,6 +38,24 @@ def parse_duration(value: object, key: str = "duration") -> float:
     return seconds
 
 
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmg]?b?)\s*$", re.IGNORECASE)
+_SIZE_UNITS = {"": 1, "b": 1, "k": 1000, "m": 1000**2, "g": 1000**3}
+
+
+def parse_size(value: object, key: str = "size") -> int:
+    """`100MB`, `500kB`, `2GB` (or a bare number of bytes) -> bytes."""
+    m = _SIZE.match(value) if isinstance(value, str) else None
+    if isinstance(value, int) and not isinstance(value, bool):
+        size = value
+    elif m:
+        size = int(float(m.group(1)) * _SIZE_UNITS[m.group(2).lower().rstrip("b")])
+    else:
+        raise ConfigError(f'{key} = {value!r} is not a size; use e.g. "100MB", "500kB", "2GB"')
+    if size <= 0:
+        raise ConfigError(f"{key} = {value!r} must be larger than zero")
+    return size
+
+
 @dataclass(frozen=True)
 class MinDelta:
     """The smallest gain worth keeping: absolute, or relative when given as a percent."""
@@ -196,6 +214,8 @@ SCHEMA: dict[str, dict[str, tuple[Check, object]]] = {
     "scope": {
         "mutable": (_globs, ["**"]),
         "sealed": (_globs, []),
+        "max_file_size": (parse_size, 100_000_000),  # bytes; "100MB" in the file
+        "max_tree_size": (parse_size, 1_000_000_000),
     },
     "loop": {
         "iterations": (_int(1), 20),

@@ -153,6 +153,7 @@ GOES_ON = [
     ("dotgit-case:96", "out-of-scope"),
     ("non-utf8:96", "out-of-scope"),
     ("nested-repo:96", "out-of-scope"),
+    ("huge:96", "out-of-scope"),
     ("delete-git:95", "keep"),  # hashed from the files whatever became of the clone
     ("corrupt-git:94", "keep"),
     ("git-file:93", "keep"),
@@ -201,6 +202,7 @@ def run_attacks(
     assert "src/.GIT" in by["dotgit-case:96"]["reason"]
     assert "not UTF-8" in by["non-utf8:96"]["reason"]
     assert "src/inner/" in by["nested-repo:96"]["reason"]
+    assert "src/huge.bin (too large: over scope.max_file_size)" in by["huge:96"]["reason"]
     assert "src/value.txt -> " in by["symlink-out"]["reason"]
     assert "src/up -> ../../../../.." in by["symlink-up:97"]["reason"]
     assert by["metric-early:92"]["metric"]["value"] == 92

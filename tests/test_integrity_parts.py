@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from gitimprove.agents.sandbox import Sandbox, bwrap_usable, choose
+from gitimprove.config import parse_size
 from gitimprove.errors import ConfigError, MetricError
 from gitimprove.git import notes, refs
 from gitimprove.git.checkout import (
@@ -258,6 +259,31 @@ def test_hash_ignores_the_clone_and_names_what_it_left_out(tmp_repo: TmpRepo) ->
         listed = tmp_repo.git("ls-tree", "-r", "--name-only", got.tree).split()
         assert listed == [".gitignore", "src/a.py", "src/fine", "src/ok.py"]
     assert hash_workspace(repo, ws).tree == tmp_repo.git("hash-object", "-t", "tree", "/dev/null")
+
+
+def test_hashing_never_reads_more_than_the_caps(tmp_repo: TmpRepo, tmp_path: Path) -> None:
+    repo = tmp_repo.open()
+    ws = tmp_path / "ws"
+    (ws / "src").mkdir(parents=True)
+    with open(ws / "src" / "huge.bin", "wb") as f:  # sparse: 8 GB read whole would not fit
+        f.truncate(8 * 1024**3)
+    (ws / "src" / "a.txt").write_text("a" * 600)
+    (ws / "src" / "b.txt").write_text("b" * 600)
+    (ws / "src" / "c.txt").write_text("c" * 600)
+    got = hash_workspace(repo, ws, max_file=1000, max_tree=1300)
+    assert "src/huge.bin (too large: over scope.max_file_size)" in got.refused
+    over_tree = [r for r in got.refused if r.endswith("(too large: over scope.max_tree_size)")]
+    assert len(over_tree) == 1  # whichever of the three came last
+    kept = {f"src/{e.name}" for e in repo.raw[got.tree] / "src"}  # type: ignore[operator]
+    assert len(kept) == 2 and kept | {over_tree[0].split(" ")[0]} == {
+        "src/a.txt",
+        "src/b.txt",
+        "src/c.txt",
+    }
+    assert parse_size("100MB", "k") == 100_000_000 and parse_size("500kB", "k") == 500_000
+    assert parse_size(2048, "k") == 2048
+    with pytest.raises(ConfigError, match="is not a size"):
+        parse_size("lots", "scope.max_file_size")
 
 
 def test_workspace_has_no_remote_and_a_fresh_path(tmp_repo: TmpRepo) -> None:

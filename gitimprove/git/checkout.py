@@ -50,8 +50,10 @@ def materialize(
     dest: Path,
     expected: dict[str, tuple[int, str]],
     prefix: str = "",
-) -> None:
-    """Write `tree` under `dest`; `expected` gets every file's (mode, blob id)."""
+) -> int:
+    """Write `tree` under `dest`; `expected` gets every file's (mode, blob id). Returns the
+    size of the largest file written."""
+    largest = 0
     dest.mkdir(parents=True, exist_ok=prefix != "")
     for entry in tree:
         name = entry.name or ""
@@ -61,7 +63,7 @@ def materialize(
             sub = repo.raw[entry.id]
             assert isinstance(sub, pygit2.Tree)
             path.mkdir()
-            materialize(repo, sub, path, expected, rel + "/")
+            largest = max(largest, materialize(repo, sub, path, expected, rel + "/"))
         elif entry.type_str == "blob":
             blob = repo.raw[entry.id]
             assert isinstance(blob, pygit2.Blob)
@@ -72,8 +74,10 @@ def materialize(
                 if entry.filemode == EXEC:
                     path.chmod(0o755)
             expected[rel] = (int(entry.filemode), str(entry.id))
+            largest = max(largest, blob.size)
         else:  # a submodule: an empty folder, as a fresh clone has
             path.mkdir(exist_ok=True)
+    return largest
 
 
 def scan(root: Path) -> dict[str, Stat]:
@@ -98,15 +102,19 @@ def scan(root: Path) -> dict[str, Stat]:
     return out
 
 
-def blob_id(path: Path) -> tuple[int, str] | None:
-    """(git mode, blob id) of a file or link on disk, hashed here; None if it is neither."""
+def blob_id(path: Path, limit: int | None = None) -> tuple[int, str] | None:
+    """(git mode, blob id) of a file or link on disk, hashed here; None if it is neither.
+    A file over `limit` bytes is not read: its id is "" (it matches no blob that small)."""
     try:
         st = path.lstat()
         if stat.S_ISLNK(st.st_mode):
             data, mode = os.readlink(path).encode("utf-8", "surrogateescape"), int(LINK)
         elif stat.S_ISREG(st.st_mode):
-            data = path.read_bytes()
             mode = int(EXEC) if st.st_mode & 0o111 else int(pygit2.enums.FileMode.BLOB)
+            with open(path, "rb") as f:
+                data = f.read(limit + 1) if limit is not None else f.read()
+            if limit is not None and len(data) > limit:
+                return mode, ""
         else:
             return None
     except OSError:
@@ -123,6 +131,7 @@ class Checkout:
     commit: str
     expected: dict[str, tuple[int, str]]
     snapshot: dict[str, Stat] = field(default_factory=dict)
+    largest: int | None = None  # the largest file written: nothing larger is ever read
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def verify(self, *, after_run: bool = False) -> list[str]:
@@ -139,7 +148,7 @@ class Checkout:
             if before == after:
                 continue
             if rel in self.expected:
-                got = blob_id(self.path / rel)
+                got = blob_id(self.path / rel, self.largest)
                 what = "changed" if got != self.expected[rel] else "rewritten"
                 bad.append(f"{rel} ({'removed' if after is None else what})")
             elif not after_run:
@@ -176,7 +185,7 @@ def not_as_written(co: Checkout) -> list[str]:
     for rel, want in sorted(co.expected.items()):
         if rel not in co.snapshot:
             bad.append(f"{rel} (removed)")
-        elif blob_id(co.path / rel) != want:
+        elif blob_id(co.path / rel, co.largest) != want:
             bad.append(f"{rel} (changed)")
     return sorted(bad)
 
@@ -197,8 +206,8 @@ def checkout(repo: Repo, commit: str, purpose: str = "measure") -> Iterator[Chec
         pid_file.write_text(f"{os.getpid()}\n{purpose}\n", encoding="utf-8")
         try:
             expected: dict[str, tuple[int, str]] = {}
-            materialize(repo, obj.tree, path, expected)  # mkdir fails if the name exists
-            co = Checkout(path, commit, expected)
+            largest = materialize(repo, obj.tree, path, expected)  # mkdir fails if it exists
+            co = Checkout(path, commit, expected, largest=largest)
             co.snapshot = scan(path)
             bad = not_as_written(co)
             if not bad:

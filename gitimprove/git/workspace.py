@@ -138,11 +138,23 @@ def _escapes(root: Path, full: Path) -> str | None:
     return None
 
 
-def hash_workspace(repo: Repo, path: Path) -> Hashed:
+def _read_capped(full: Path, cap: int) -> bytes | None:
+    """The file's bytes, or None when it holds more than `cap` (never more is read)."""
+    with open(full, "rb") as f:
+        data = f.read(cap + 1)
+    return None if len(data) > cap else data
+
+
+def hash_workspace(
+    repo: Repo, path: Path, *, max_file: int = 100_000_000, max_tree: int = 1_000_000_000
+) -> Hashed:
     """Hash the workspace's files (not ignored ones) into a tree in the repository.
 
-    Never fails because of what the agent did: a name git refuses, a nested repository or a
-    link leaving the workspace is left out of the tree and named in the result."""
+    Never fails because of what the agent did: a name git refuses, a nested repository, a
+    link leaving the workspace, a file over `max_file` bytes or the files past `max_tree`
+    bytes in all are left out of the tree and named in the result (no more than the cap of
+    a file is ever read)."""
+    total = 0
     files: dict[str, pygit2.Oid] = {}
     modes: dict[str, int] = {}
     refused: list[str] = []
@@ -175,7 +187,19 @@ def hash_workspace(repo: Repo, path: Path) -> Hashed:
                 )
                 modes[rel] = LINK
             elif full.is_file():
-                files[rel] = repo.raw.create_blob_fromdisk(str(full))
+                data = _read_capped(full, max_file)
+                over = (
+                    "scope.max_file_size"
+                    if data is None
+                    else "scope.max_tree_size"
+                    if total + len(data) > max_tree
+                    else None
+                )
+                if data is None or over is not None:
+                    refused.append(f"{rel} (too large: over {over})")
+                    continue
+                total += len(data)
+                files[rel] = repo.raw.create_blob(data)
                 modes[rel] = EXEC if os.access(full, os.X_OK) else pygit2.enums.FileMode.BLOB
         except OSError as exc:
             refused.append(f"{rel} (unreadable: {exc.strerror})")

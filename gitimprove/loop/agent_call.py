@@ -129,4 +129,9 @@ def snapshot_tree(ctx: RunContext, ws: Workspace) -> Hashed:
     """The tree of the workspace's files, hashed by the harness (never the clone's index or
     config), with what had to be left out of it."""
     with ctx.shared.lock:
-        return hash_workspace(ctx.repo, ws.path)
+        return hash_workspace(
+            ctx.repo,
+            ws.path,
+            max_file=int(ctx.cfg.get("scope", "max_file_size")),
+            max_tree=int(ctx.cfg.get("scope", "max_tree_size")),
+        )

@@ -128,7 +128,8 @@ def precheck(
     if hashed.refused:
         return Verdict(
             "out-of-scope",
-            "out-of-scope: files git cannot commit (left out): " + ", ".join(hashed.refused[:5]),
+            "out-of-scope: files that cannot be committed (left out): "
+            + ", ".join(hashed.refused[:5]),
         )
     if tree == ws.incumbent_tree:
         return Verdict("no-op", "no-op: the agent changed nothing")

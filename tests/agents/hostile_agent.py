@@ -166,6 +166,9 @@ elif attack in ("forge-nameless", "forge-foreign"):  # a record on the run's kep
             kept.stdout.strip(),
             cwd=repo,
         )
+elif attack == "huge":  # a sparse file of 8 GB: hashing it whole would exhaust memory
+    with open(ws / "src" / "huge.bin", "wb") as f:
+        f.truncate(8 * 1024**3)
 elif attack == "user-config":  # an improve.* override that would survive into a resumed run
     repo = user_repo()
     if repo is not None:
