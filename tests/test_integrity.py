@@ -230,6 +230,7 @@ def test_hostile_agents_in_the_sandbox(tmp_repo: TmpRepo) -> None:
         ("push-path:91", "refs/heads/improve/h"),
         ("forge-nameless:91", "refs/notes/improve"),
         ("forge-foreign:91", "refs/notes/improve"),
+        ("global-config:91", "/hooks-hostile-"),  # a hooksPath and fsmonitor in ~/.gitconfig
         pytest.param("user-config:90", ".git/config", marks=pytest.mark.slow),
         pytest.param("user-hook:89", ".git/hooks/pre-commit", marks=pytest.mark.slow),
         pytest.param("user-worktree:88", "README.txt", marks=pytest.mark.slow),
@@ -242,6 +243,10 @@ def test_a_change_to_the_repository_stops_the_run(
     plan = hostile_project(tmp_repo, {"1": "set:99", "2": attack}, "none")
     res = tmp_repo.cli("run", "--run", "h", "-n", "3", "--json")
     assert res.returncode == 1, res.stderr
+    ran = tmp_repo.path.parent / "global-config-ran"  # written by the hooks it configured
+    assert not ran.exists(), "the harness ran code of ~/.gitconfig: " + (
+        ran.read_text() if ran.exists() else ""
+    )
     assert "stopped" in res.stderr and named in res.stderr, res.stderr
     assert "Traceback" not in res.stderr
     rows = run_rows(tmp_repo, "h")

@@ -191,6 +191,7 @@ def update_refs(
         cwd=repo.git_dir,
         env=proc.clean_env({"GIT_DIR": str(repo.git_dir)}),
         input="\n".join(lines),
+        isolated=True,  # no reference-transaction hook of a hooksPath an agent configured
     )
     if result.returncode != 0:
         err = result.stderr.strip()

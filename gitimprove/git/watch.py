@@ -92,6 +92,7 @@ class RepoState:
             res = proc.git(
                 ["--no-optional-locks", "status", "--porcelain", "-z", "--untracked-files=all"],
                 cwd=repo.work_tree,
+                isolated=True,  # ~/.gitconfig is the agent's to write: nothing of it runs
             )
             status = res.raw if res.ok else f"error: {res.stderr}".encode()
             for item in status.split(b"\0"):

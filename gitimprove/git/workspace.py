@@ -37,13 +37,16 @@ def agent_workspace(repo: Repo, commit: str, name: str) -> Iterator[Path]:
     pid_file.write_text(f"{os.getpid()}\n", encoding="utf-8")
     try:
         res = proc.git(
-            ["clone", "-q", "--shared", "--no-checkout", "--no-tags", str(repo.git_dir), str(path)]
+            ["clone", "-q", "--shared", "--no-checkout", "--no-tags", str(repo.git_dir), str(path)],
+            isolated=True,
         )
         if not res.ok:
             raise GitImproveError(f"could not create the workspace {path}: {res.stderr.strip()}")
         _forget_origin(path / ".git" / "config")
         res = proc.git(
-            ["-c", "advice.detachedHead=false", "checkout", "-q", "--detach", commit], cwd=path
+            ["-c", "advice.detachedHead=false", "checkout", "-q", "--detach", commit],
+            cwd=path,
+            isolated=True,  # no hook, filter or fsmonitor of ~/.gitconfig runs in the harness
         )
         if not res.ok:
             raise GitImproveError(

@@ -151,8 +151,19 @@ def git(
     input: str | None = None,
     env: Mapping[str, str] | None = None,
     timeout: float | None = 120,
+    isolated: bool = False,
 ) -> Result:
+    """`git ARGS`. `isolated` is for the harness's own look at a repository an agent may have
+    touched: no global or system configuration (an agent can write ~/.gitconfig) and no
+    fsmonitor, so nothing the agent configured runs."""
+    if isolated:
+        env = {**(env or clean_env()), **ISOLATED_GIT_ENV}
+        args = [*ISOLATED_GIT_ARGS, *args]
     return run(["git", *args], cwd=cwd, input=input, env=env or clean_env(), timeout=timeout)
+
+
+ISOLATED_GIT_ENV = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+ISOLATED_GIT_ARGS = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=" + os.devnull)
 
 
 def spawn_detached(

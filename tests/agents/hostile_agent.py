@@ -169,6 +169,17 @@ elif attack in ("forge-nameless", "forge-foreign"):  # a record on the run's kep
 elif attack == "huge":  # a sparse file of 8 GB: hashing it whole would exhaust memory
     with open(ws / "src" / "huge.bin", "wb") as f:
         f.truncate(8 * 1024**3)
+elif attack == "global-config":  # code the harness's own git would run: fsmonitor, hooks
+    ran = pathlib.Path(sys.argv[1]).parent / "global-config-ran"
+    hooks = pathlib.Path.home() / f"hooks-{mark}"
+    script = f'#!/bin/sh\necho "$0 $*" >> {ran}\nexit 1\n'
+    write(hooks / "fsmonitor", script)
+    for hook in ("reference-transaction", "post-checkout", "pre-commit"):
+        write(hooks / hook, script.replace("exit 1", "exit 0"))
+    for f in hooks.iterdir():
+        f.chmod(0o755)
+    with open(pathlib.Path.home() / ".gitconfig", "a") as f:
+        f.write(f"[core]\n\tfsmonitor = {hooks / 'fsmonitor'}\n\thooksPath = {hooks}\n")
 elif attack == "user-config":  # an improve.* override that would survive into a resumed run
     repo = user_repo()
     if repo is not None:
