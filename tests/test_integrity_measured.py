@@ -53,6 +53,7 @@ def test_measured_code_in_the_sandbox_reaches_nothing(tmp_repo: TmpRepo) -> None
     before = user_state(tmp_repo)
     res = tmp_repo.cli("run", "--run", "m", "-n", "2")
     assert res.returncode == 0, res.stdout + res.stderr
+    assert "left behind" not in res.stdout  # the sandbox probe's exited helper is no survivor
     assert user_state(tmp_repo) == before
     assert mark not in tmp_repo.git("config", "--list")
     home = Path(os.environ["HOME"])  # the tests' private home

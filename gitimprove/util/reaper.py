@@ -248,7 +248,7 @@ def kill_matching(
             table = _subtree(me) if mine_only and _subreaper else None
             if table is None:
                 table = _all()
-            roots = set()
+            roots, zombies = set(), set()
             for p in table:
                 if p.pid == me or p.pid in live:
                     continue
@@ -257,9 +257,12 @@ def kill_matching(
                 token = token_of(p.pid)
                 if token is not None and match(token):
                     roots.add(p.pid)
-                elif p.ppid == me and (p.state == "Z" or orphans(token)):
+                elif p.ppid == me and p.state == "Z":
+                    zombies.add(p.pid)  # dead already (e.g. the sandbox probe's helper)
+                elif p.ppid == me and orphans(token):
                     roots.add(p.pid)  # an orphan reparented to us: nobody waits for it
             targets = _descendants(roots, table) - {me} - live
+            _reap(zombies - live)  # reaped, never reported as killed
             if not targets:
                 break
             _kill(targets)
