@@ -111,7 +111,9 @@ def call_agent(
         finally:
             ctx.shared.agent_finished(seconds, cost, first=rework == 0)
         with ctx.shared.lock:
-            changed = before.changes(RepoState.take(ctx.repo))
+            after = RepoState.take(ctx.repo)
+            changed = before.changes(after)
+            ctx.shared.repo_state = None if changed else after
     if changed:
         raise AgentTampered(result, changed)
     return result

@@ -76,6 +76,8 @@ class Shared:
         self.budget = RoundBudget()
         self.refs: dict[str, str | None] = {}  # the run's refs as the last transaction left them
         self.last_form = ""  # how the last metric run's value was found (for calibration)
+        # the user's repository as last seen unchanged (after an agent call or a measurement)
+        self.repo_state: RepoState | None = None
         self._tokens: set[str] = set()  # tokens of the processes running now
         self._checkouts = contextlib.ExitStack()
         self._incumbent: Checkout | None = None
@@ -228,13 +230,19 @@ class RunContext:
             bad = co.verify()
             if bad:
                 raise Tampered(f"the checkout changed before the {what}", bad, checkout=co)
-            with self.shared.lock:
-                before = RepoState.take(self.repo)
+            before = None
+            if not self.sandbox.active:  # in the sandbox the user's repository is hidden
+                with self.shared.lock:
+                    before = self.shared.repo_state or RepoState.take(self.repo)
             token = self.token()
             with self.shared.processes(token) as env:
                 yield Measuring(env, lambda: reaper.sweep(token, self.shared.live_tokens))
-            with self.shared.lock:
-                changed = before.changes(RepoState.take(self.repo))
+            changed: list[str] = []
+            if before is not None:
+                with self.shared.lock:
+                    after = RepoState.take(self.repo)
+                    changed = before.changes(after)
+                    self.shared.repo_state = None if changed else after
             if changed:
                 raise Tampered(
                     f"your repository changed during the {what}", changed, checkout=co, stop=True
