@@ -182,8 +182,8 @@ print("METRIC score=" + pathlib.Path("src/value.txt").read_text().strip())
 
 def _slow_calibration(repo: TmpRepo, flag: Path, plan: dict[str, str] | None = None) -> None:
     """The metric waits while `flag` exists, so the run is caught measuring its baseline,
-    before it has any ref."""
-    make_project(repo, plan or {"default": "set:90"}, guard=False)
+    before it has any ref. The flag lives in /tmp, which a sandboxed metric does not share."""
+    make_project(repo, plan or {"default": "set:90"}, guard=False, extra='sandbox = "none"\n')
     repo.commit("a metric that waits for a flag", {"bench.py": WAITING_BENCH})
     flag.write_text("hang")
 
