@@ -81,7 +81,12 @@ token = reaper.Token.new("k", "r")
 proc.run([sys.executable, {str(script)!r}, {str(pidfile)!r}, {env!r}], env=proc.clean_env(token.env()))
 time.sleep(0.3)
 import os
-before = sorted(int(p) for p in os.listdir("/proc") if p.isdigit() and open(f"/proc/{{p}}/stat").read().split(")")[-1].split()[1] == str(os.getpid()))
+def parent(p):
+    try:
+        return open(f"/proc/{{p}}/stat").read().split(")")[-1].split()[1]
+    except OSError:  # the process ended while we looked
+        return None
+before = sorted(int(p) for p in os.listdir("/proc") if p.isdigit() and parent(p) == str(os.getpid()))
 killed = reaper.sweep(token)
 print(len(killed) >= 1, before != [])
 """
