@@ -1,7 +1,9 @@
 """The command line: lazy subcommands and the one error boundary (STYLE.md §3, §4).
 
 Exit codes: 0 success; 1 a GitImproveError (its message names the fix); 2 usage;
-3 an unexpected crash (traceback in `<git-common-dir>/improve/last-error.log`); 130 interrupted.
+3 an unexpected crash (traceback in `<git-common-dir>/improve/last-error.log`); 128 + the
+signal on SIGINT, SIGTERM or SIGHUP (130, 143, 129), after killing every child process and
+removing every workspace.
 """
 
 from __future__ import annotations
@@ -116,6 +118,31 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return entry.main(args[1:])
 
+    from gitimprove.util import proc
+
+    with proc.termination_signals():
+        try:
+            return _main(args)
+        except KeyboardInterrupt as exc:  # a signal while an error was being reported
+            return _interrupted(exc)
+
+
+def _interrupted(exc: BaseException | None) -> int:
+    from gitimprove import output
+    from gitimprove.util import proc
+
+    while exc is not None and not isinstance(exc, KeyboardInterrupt):
+        exc = exc.__cause__ or exc.__context__
+    signum = exc.signum if isinstance(exc, proc.Terminated) else proc.stopping()
+    name = proc.Terminated(signum).name if signum else "SIGINT"
+    try:
+        output.echo(f"interrupted ({name}); child processes stopped, workspaces removed", err=True)
+    except OSError:  # the terminal went away (SIGHUP)
+        pass
+    return 128 + (signum or 2)
+
+
+def _main(args: list[str]) -> int:
     import click
 
     from gitimprove import output
@@ -128,17 +155,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except GitImproveError as exc:
         output.error(str(exc))
         return exc.exit_code
-    except click.exceptions.Abort:
-        output.echo("interrupted", err=True)
-        return 130
+    except click.exceptions.Abort as exc:
+        return _interrupted(exc)
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.ClickException as exc:
         exc.show()
         return 2
-    except KeyboardInterrupt:
-        output.echo("interrupted", err=True)
-        return 130
+    except KeyboardInterrupt as exc:
+        return _interrupted(exc)
     except BrokenPipeError:
         return 0
     except Exception as exc:

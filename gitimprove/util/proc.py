@@ -1,4 +1,10 @@
-"""The one process runner: timeouts, process-group kill, scrubbed GIT_* environment."""
+"""The one process runner: timeouts, process-group kill, scrubbed GIT_* environment.
+
+It also owns what happens on SIGINT, SIGTERM and SIGHUP (`termination_signals`): every
+process group it started is killed at once, every later `run` (in any thread) raises
+`Terminated`, and the main thread unwinds like Ctrl-C, so context managers remove their
+workspaces; the CLI then exits 128 + the signal number (130, 143, 129).
+"""
 
 from __future__ import annotations
 
@@ -11,6 +17,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from types import FrameType
 
 TAIL_CHARS = 4000
 
@@ -65,6 +72,79 @@ class Result:
         return clip_tail(text, chars)
 
 
+class Terminated(KeyboardInterrupt):
+    """A termination signal arrived: unwind (cleaning up) and exit with 128 + `signum`."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"signal {signum}")
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+    @property
+    def name(self) -> str:
+        try:
+            return signal.Signals(self.signum).name
+        except ValueError:
+            return f"signal {self.signum}"
+
+
+# The signal that ended us (None: running). The children to kill are `_live` (each leads
+# its own process group); `_registry` is re-entrant, as the signal handler runs in the main
+# thread, possibly while it holds the lock.
+_stopping: int | None = None
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def stopping() -> int | None:
+    return _stopping
+
+
+def check_stopping() -> None:
+    """Raise `Terminated` when a termination signal has arrived (for threads between steps)."""
+    if _stopping is not None:
+        raise Terminated(_stopping)
+
+
+def stop_children(signum: int) -> None:
+    """Mark the process as stopping and kill every process group it started."""
+    global _stopping
+    with _registry:
+        if _stopping is None:
+            _stopping = signum
+        for pgid in list(_live):
+            kill_group(pgid)
+
+
+def _on_signal(signum: int, frame: FrameType | None) -> None:
+    first = _stopping is None
+    stop_children(signum)
+    if first:  # later signals only kill again: the unwinding must not be cut short
+        raise Terminated(signum)
+
+
+@contextmanager
+def termination_signals() -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP unwind the main thread as `Terminated` (a KeyboardInterrupt)
+    after killing every child's process group; the previous handlers come back after."""
+    global _stopping
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.getsignal(sig) for sig in SIGNALS}
+    for sig in SIGNALS:
+        signal.signal(sig, _on_signal)
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        with _registry:
+            _stopping = None
+
+
 def clean_env(extra: Mapping[str, str] | None = None, *, keep_git: bool = False) -> dict[str, str]:
     env = dict(os.environ)
     if not keep_git:
@@ -90,6 +170,7 @@ def run(
     Output goes to temporary files rather than pipes, so a detached grandchild that keeps
     the descriptors open cannot make us wait for it. `before_read` runs once the command
     is done and before its output is read (to kill what it left, which could still write)."""
+    check_stopping()
     start = time.monotonic()
     with tempfile.TemporaryFile() as out_f, tempfile.TemporaryFile() as err_f:
         with _registry:
@@ -104,6 +185,8 @@ def run(
                 start_new_session=True,
             )
             _live.add(proc.pid)
+            if _stopping is not None:  # a signal came while it started
+                kill_group(proc.pid)
         timed_out = False
         try:
             if input is not None:
@@ -129,6 +212,7 @@ def run(
         kill_group(proc.pid)
         if before_read is not None:
             before_read()
+        check_stopping()  # killed by a termination signal: this thread unwinds too
         out_f.seek(0)
         err_f.seek(0)
         raw = out_f.read()

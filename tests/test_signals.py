@@ -1,0 +1,159 @@
+"""SIGTERM and SIGHUP behave like Ctrl-C in init, measure, run and demo: every child process
+is killed (whole process groups), every workspace is removed, and the exit code is 128 + the
+signal. Each case runs the real CLI in a subprocess with a real slow metric or agent."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import PY, TmpRepo
+from tests.loop_helpers import make_project
+
+SLOW_METRIC = """import os, pathlib, time
+pathlib.Path(os.environ["METRIC_PID"]).write_text(str(os.getpid()))
+time.sleep(120)
+print("METRIC x=1")
+"""
+
+
+def start(cwd: Path, *args: str, env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [PY, "-m", "gitimprove", *args],
+        cwd=cwd,
+        env={**os.environ, **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def wait_for(path: Path, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.05)
+
+
+def survivors(token: str) -> list[int]:
+    """Live processes (zombies are dead) whose environment carries `token`: every process
+    the CLI started inherits it."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as fh:
+                if token.encode() not in fh.read():
+                    continue
+            with open(f"/proc/{entry}/status") as fh:
+                state = fh.read().split("State:", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state not in ("Z", "X"):
+            found.append(int(entry))
+    return found
+
+
+def stop_and_check(
+    p: subprocess.Popen[str], sig: signal.Signals, token: str, work: Path
+) -> tuple[str, str]:
+    p.send_signal(sig)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 128 + sig, (p.returncode, out, err)
+    assert "Traceback" not in err and "internal error" not in err, err
+    assert f"interrupted ({sig.name})" in err
+    deadline = time.monotonic() + 5
+    while survivors(token) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert survivors(token) == [], "a child process outlived the command"
+    left = sorted(p.name for p in work.iterdir()) if work.exists() else []
+    assert left == [], f"left in {work}: {left}"
+    return out, err
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to find survivors")
+def test_sigterm_during_init_kills_the_metric_and_writes_nothing(
+    tmp_repo: TmpRepo, tmp_path: Path
+) -> None:
+    tmp_repo.commit("initial", {"slow.py": SLOW_METRIC})
+    token = uuid.uuid4().hex
+    pid_file = tmp_path / "metric.pid"
+    p = start(
+        tmp_repo.path,
+        "init",
+        "--metric",
+        f"{PY} slow.py",
+        "--yes",
+        env={"METRIC_PID": str(pid_file), "SIGNAL_TOKEN": token},
+    )
+    wait_for(pid_file)
+    stop_and_check(p, signal.SIGTERM, token, tmp_repo.path / ".git" / "improve" / "work")
+    assert not (tmp_repo.path / ".gitimprove.toml").exists()
+    assert tmp_repo.git("for-each-ref", "refs/notes/") == ""
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to find survivors")
+def test_sighup_during_measure(tmp_repo: TmpRepo, tmp_path: Path) -> None:
+    make_project(tmp_repo, {}, guard=False)
+    tmp_repo.commit("experiment(value): lower", {"src/value.txt": "90\n"})
+    flag = tmp_path / "slow"
+    flag.write_text("")
+    token = uuid.uuid4().hex
+    p = start(tmp_repo.path, "measure", env={"SLOW_METRIC_FLAG": str(flag), "SIGNAL_TOKEN": token})
+    wait_for(Path(f"{flag}.running"))
+    stop_and_check(p, signal.SIGHUP, token, tmp_repo.path / ".git" / "improve" / "work")
+    assert tmp_repo.git("notes", "--ref=improve", "list") == ""  # nothing half-measured
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to find survivors")
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_signal_during_a_tournament_stops_every_agent(
+    tmp_repo: TmpRepo, tmp_path: Path, sig: signal.Signals
+) -> None:
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    make_project(tmp_repo, {"default": "sleep", "markers": str(markers)}, guard=False)
+    tmp_repo.git("config", "improve.agent.timeout", "10m")
+    token = uuid.uuid4().hex
+    p = start(
+        tmp_repo.path, "run", "--run", "sig", "-n", "3", "-k", "2", env={"SIGNAL_TOKEN": token}
+    )
+    wait_for(markers / "agent-1.0")
+    wait_for(markers / "agent-1.1")
+    stop_and_check(p, sig, token, tmp_repo.path / ".git" / "improve" / "work")
+    # no attempt was recorded as a crash because its agent was killed under it
+    notes = tmp_repo.git("log", "--notes=improve", "--format=%N", "refs/improve/archive")
+    statuses = [json.loads(ln).get("status") for ln in notes.splitlines() if ln.strip()]
+    assert statuses == ["baseline"]
+    assert "stop" not in tmp_repo.git("for-each-ref", "refs/improve/runs/sig/")  # resumable
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to find survivors")
+def test_sigterm_during_demo(tmp_path: Path) -> None:
+    token = uuid.uuid4().hex
+    p = start(tmp_path, "demo", "d", "-n", "30", env={"SIGNAL_TOKEN": token})
+    work = tmp_path / "d" / ".git" / "improve" / "work"
+    deadline = time.monotonic() + 60
+    while not (work.exists() and any(work.iterdir())):
+        assert time.monotonic() < deadline and p.poll() is None, "the demo never started a round"
+        time.sleep(0.02)
+    stop_and_check(p, signal.SIGTERM, token, work)
+
+
+def test_handlers_come_back_after_main() -> None:
+    from gitimprove import cli
+    from gitimprove.util import proc
+
+    before = {s: signal.getsignal(s) for s in proc.SIGNALS}
+    assert cli.main(["--version"]) == 0
+    assert {s: signal.getsignal(s) for s in proc.SIGNALS} == before
+    assert proc.stopping() is None
