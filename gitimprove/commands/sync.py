@@ -11,9 +11,10 @@ from gitimprove.git.sync import sync
 @click.argument("args", nargs=-1, metavar="[push|pull] [REMOTE]")
 @click.option("--json", "as_json", is_flag=True, help="The report as one JSON object.")
 def command(args: tuple[str, ...], as_json: bool) -> None:
-    """Share experiment notes, the memory branch, the archive and session refs with REMOTE
-    (default: the branch's upstream, else origin), losing no record on either side.
+    """Share experiment notes, the memory branch, the archive, session refs and run markers
+    with REMOTE (default: the branch's upstream, else origin), losing no record on either side.
 
+    Signals captured by hooks are moved from the local spool onto the memory branch first.
     `sync` fetches, merges and pushes; `sync pull` only fetches and merges; `sync push` does
     both and insists on pushing. Nothing is ever force-pushed."""
     mode, rest = "both", list(args)
@@ -25,9 +26,11 @@ def command(args: tuple[str, ...], as_json: bool) -> None:
     if as_json:
         output.emit_json(report.__dict__)
         return
-    came = f"{report.notes_lines_in} note lines, {report.memory_entries_in} memory entries, {report.sessions_in} sessions"
+    came = f"{report.notes_lines_in} note lines, {report.memory_entries_in} memory entries, {report.sessions_in} session markers, {report.runs_in} run markers"
     came += ", the archive" if report.archive_merged else ""
     output.echo(f"from {report.remote}: {came}")
+    for name in report.conflicts:
+        output.warn(f"{name} differs here and on {report.remote}; each side keeps its own")
     if mode != "pull":
         output.echo(
             f"to {report.remote}: "

@@ -1,10 +1,14 @@
-"""`git improve sync`: share notes, memory, archive and sessions through any git remote.
+"""`git improve sync`: share notes, memory, archive, sessions and run markers through any
+git remote.
 
-Fetch is forced, but only onto scratch refs under refs/improve/remotes/<remote>/; everything
-is merged locally (notes: union of lines per note; memory: union of trees; archive: a merge
-commit; sessions: create what is missing), then one non-forced `git push --atomic`. When the
-remote moved meanwhile, fetch and merge again, with jittered backoff. Nothing is forced on
-the remote and no record on either side is lost.
+Entries captured by hooks wait in the local spool; they are moved onto the memory branch
+first, so they travel too. Fetch is forced, but only onto scratch refs under
+refs/improve/remotes/<remote>/; everything is merged locally (notes: union of lines per note;
+memory: union of trees; archive: a merge commit; session and run markers: create what is
+missing), then one non-forced `git push --atomic` that only creates the markers the remote
+lacks. When the remote moved meanwhile, fetch and merge again, with jittered backoff. Nothing
+is forced on the remote and no record on either side is lost; a marker both sides hold with
+different values stays as each side has it and is reported.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from gitimprove.git.trees import empty_tree, put_paths, walk_blobs
 from gitimprove.util import proc
 
 SHARED = (refs.NOTES, refs.MEMORY, refs.ARCHIVE)
+# Create-only refs: a session's start/end, a run's base/stop.
+MARKERS = (refs.SESSIONS_PREFIX, refs.RUNS_PREFIX)
 _REJECTED = (
     "rejected",
     "non-fast-forward",
@@ -40,6 +46,9 @@ class SyncReport:
     memory_entries_in: int = 0
     archive_merged: bool = False
     sessions_in: int = 0
+    runs_in: int = 0
+    flushed: int = 0
+    conflicts: list[str] = field(default_factory=list)
     pushed: list[str] = field(default_factory=list)
     attempts: int = 0
     mode: str = "both"
@@ -77,7 +86,7 @@ def _git(repo: Repo, args: list[str]) -> proc.Result:
 
 def fetch(repo: Repo, remote: str) -> dict[str, str]:
     """Forced fetch of the shared refs onto scratch refs; returns remote ref -> object id."""
-    res = _git(repo, ["ls-remote", remote, *SHARED, "refs/improve/sessions/*"])
+    res = _git(repo, ["ls-remote", remote, *SHARED, *(f"{p}*" for p in MARKERS)])
     if not res.ok:
         raise GitImproveError(
             f"cannot reach the remote {remote!r}: {res.stderr.strip() or 'ls-remote failed'}",
@@ -86,7 +95,7 @@ def fetch(repo: Repo, remote: str) -> dict[str, str]:
     found: dict[str, str] = {}
     for line in res.stdout.splitlines():
         oid, _, name = line.partition("\t")
-        if name in SHARED or name.startswith(refs.SESSIONS_PREFIX):
+        if name in SHARED or name.startswith(MARKERS):
             found[name] = oid
     if found:
         specs = [
@@ -230,23 +239,33 @@ def merge_archive(repo: Repo, remote_tip: str, remote: str) -> bool:
     return cas_loop(repo, attempt, what=refs.ARCHIVE, lock="archive")
 
 
-def merge_sessions(repo: Repo, remote: str, fetched: dict[str, str]) -> int:
-    created = 0
-    for name, oid in fetched.items():
-        if not name.startswith(refs.SESSIONS_PREFIX) or repo.ref_target(name) is not None:
+def merge_markers(repo: Repo, remote: str, fetched: dict[str, str], report: SyncReport) -> None:
+    """Create the session and run markers this side lacks; never move one it has."""
+    for name, oid in sorted(fetched.items()):
+        if not name.startswith(MARKERS):
             continue
-        try:
-            update_refs(repo, [(name, oid, None)], f"gitimprove: session from {remote}")
-            created += 1
-        except RefMoved:
-            pass
-    return created
+        local = repo.ref_target(name)
+        if local is None:
+            try:
+                update_refs(repo, [(name, oid, None)], f"gitimprove: marker from {remote}")
+            except RefMoved:
+                continue
+            if name.startswith(refs.SESSIONS_PREFIX):
+                report.sessions_in += 1
+            else:
+                report.runs_in += 1
+        elif local != oid and name not in report.conflicts:
+            report.conflicts.append(name)
 
 
-def push(repo: Repo, remote: str) -> tuple[bool, list[str], str]:
+def _local_markers(repo: Repo) -> list[str]:
+    return sorted(n for n in repo.raw.references if n.startswith(MARKERS))
+
+
+def push(repo: Repo, remote: str, fetched: dict[str, str]) -> tuple[bool, list[str], str]:
+    """One atomic, non-forced push of the shared refs and of the markers the remote lacks."""
     specs = [f"{name}:{name}" for name in SHARED if repo.ref_target(name)]
-    if any(n.startswith(refs.SESSIONS_PREFIX) for n in repo.raw.references):
-        specs.append("refs/improve/sessions/*:refs/improve/sessions/*")
+    specs += [f"{name}:{name}" for name in _local_markers(repo) if name not in fetched]
     if not specs:
         return True, [], ""
     res = _git(repo, ["push", "--atomic", "--no-verify", "--porcelain", remote, *specs])
@@ -261,6 +280,13 @@ def push(repo: Repo, remote: str) -> tuple[bool, list[str], str]:
     )
 
 
+def _flush_spool(repo: Repo) -> int:
+    """Entries captured by hooks (the local spool) go onto the memory branch before sharing."""
+    from gitimprove.memory.signals import flush
+
+    return flush(repo)
+
+
 def sync(
     repo: Repo, remote: str | None = None, *, mode: str = "both", tries: int = 12
 ) -> SyncReport:
@@ -268,6 +294,7 @@ def sync(
     report = SyncReport(remote, mode=mode)
     delay = 0.1
     with repo.lock("sync", timeout=600):
+        report.flushed = _flush_spool(repo)
         for attempt in range(1, tries + 1):
             report.attempts = attempt
             fetched = fetch(repo, remote)
@@ -277,10 +304,10 @@ def sync(
                 report.memory_entries_in += merge_memory(repo, fetched[refs.MEMORY], remote)
             if refs.ARCHIVE in fetched:
                 report.archive_merged |= merge_archive(repo, fetched[refs.ARCHIVE], remote)
-            report.sessions_in += merge_sessions(repo, remote, fetched)
+            merge_markers(repo, remote, fetched, report)
             if mode == "pull":
                 return report
-            ok, pushed, _ = push(repo, remote)
+            ok, pushed, _ = push(repo, remote, fetched)
             if ok:
                 report.pushed = pushed
                 return report

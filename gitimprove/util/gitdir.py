@@ -61,8 +61,22 @@ def _common_dir(git_dir: str) -> str:
     return os.path.realpath(rel if os.path.isabs(rel) else os.path.join(git_dir, rel))
 
 
+def _is_git_dir(path: str) -> bool:
+    """What git checks before taking a folder as a repository (a bare one, or .git itself):
+    a HEAD file, and objects/ and refs/ (or a commondir file naming where they are)."""
+    if not os.path.isfile(os.path.join(path, "HEAD")):
+        return False
+    if os.path.isfile(os.path.join(path, "commondir")):
+        return True
+    return os.path.isdir(os.path.join(path, "objects")) and os.path.isdir(
+        os.path.join(path, "refs")
+    )
+
+
 def discover(start: str | None = None) -> Location | None:
-    """Find the repository around `start` (default: $GIT_DIR, else the cwd)."""
+    """Find the repository around `start` (default: $GIT_DIR, else the cwd), as git does:
+    at each folder up from it, a `.git` folder or file, else the folder itself when it is a
+    bare repository (or a git directory) — then the work tree is None."""
     env_dir = os.environ.get("GIT_DIR")
     if env_dir and start is None:
         git_dir = os.path.realpath(env_dir)
@@ -92,6 +106,8 @@ def discover(start: str | None = None) -> Location | None:
                 return None
             target = os.path.realpath(target)
             return Location(target, _common_dir(target), folder)
+        if _is_git_dir(folder):
+            return Location(folder, _common_dir(folder), None)
         parent = os.path.dirname(folder)
         if parent == folder:
             return None
