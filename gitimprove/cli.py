@@ -117,6 +117,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from gitimprove.hooks import entry
 
         return entry.main(args[1:])
+    if args and args[0] == "log":  # served without click when it can be (DESIGN §13)
+        from gitimprove.state import logview
+
+        served = logview.serve(args[1:])
+        if served is not None:
+            return served
 
     from gitimprove.util import proc
 

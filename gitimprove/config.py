@@ -1,249 +1,81 @@
 """`.gitimprove.toml`: schema, validation, defaults, and the `improve.*` git config overlay.
 
 Reading uses the standard library's tomllib; writing uses tomlkit so that comments survive.
-Bad configuration is an error naming the key, the value and what is allowed; nothing falls
-back silently (DESIGN §6).
+Every value goes through the one validator (config_values.check); bad configuration is an
+error naming the key (and where it was set: the file or `git config improve.…`), the value
+and what is allowed; nothing falls back silently (DESIGN §6).
 """
 
 from __future__ import annotations
 
-import math
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gitimprove import config_values as cv
+from gitimprove.config_values import MinDelta as MinDelta
+from gitimprove.config_values import check_extract as check_extract
+from gitimprove.config_values import parse_duration as parse_duration
+from gitimprove.config_values import parse_min_delta as parse_min_delta
+from gitimprove.config_values import parse_size as parse_size
 from gitimprove.errors import ConfigError
 
 CONFIG_FILE = ".gitimprove.toml"
-
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
-_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
-
-
-def parse_duration(value: object, key: str = "duration") -> float:
-    """`90s`, `10m`, `8h` (or a bare number of seconds) -> seconds."""
-    if isinstance(value, bool):
-        raise ConfigError(f'{key} = {value!r} is not a duration; use e.g. "90s", "10m", "8h"')
-    if isinstance(value, int | float):
-        seconds = float(value)
-    elif isinstance(value, str) and (m := _DURATION.match(value)):
-        seconds = float(m.group(1)) * _UNITS[m.group(2)]
-    else:
-        raise ConfigError(f'{key} = {value!r} is not a duration; use e.g. "90s", "10m", "8h"')
-    if seconds <= 0:
-        raise ConfigError(f"{key} = {value!r} must be longer than zero")
-    return seconds
-
-
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmg]?b?)\s*$", re.IGNORECASE)
-_SIZE_UNITS = {"": 1, "b": 1, "k": 1000, "m": 1000**2, "g": 1000**3}
-
-
-def parse_size(value: object, key: str = "size") -> int:
-    """`100MB`, `500kB`, `2GB` (or a bare number of bytes) -> bytes."""
-    m = _SIZE.match(value) if isinstance(value, str) else None
-    if isinstance(value, int) and not isinstance(value, bool):
-        size = value
-    elif m:
-        size = int(float(m.group(1)) * _SIZE_UNITS[m.group(2).lower().rstrip("b")])
-    else:
-        raise ConfigError(f'{key} = {value!r} is not a size; use e.g. "100MB", "500kB", "2GB"')
-    if size <= 0:
-        raise ConfigError(f"{key} = {value!r} must be larger than zero")
-    return size
-
-
-@dataclass(frozen=True)
-class MinDelta:
-    """The smallest gain worth keeping: absolute, or relative when given as a percent."""
-
-    value: float = 0.0
-    relative: bool = False
-
-    def __str__(self) -> str:
-        return f"{self.value * 100:g}%" if self.relative else f"{self.value:g}"
-
-
-def parse_min_delta(value: object, key: str = "metric.min_delta") -> MinDelta:
-    if isinstance(value, bool):
-        raise ConfigError(f'{key} = {value!r}: use a number like 0.01 or a percent like "1%"')
-    if isinstance(value, int | float):
-        number, relative = float(value), False
-    elif isinstance(value, str):
-        text = value.strip()
-        relative = text.endswith("%")
-        try:
-            number = float(text.rstrip("%").strip())
-        except ValueError:
-            raise ConfigError(
-                f'{key} = {value!r}: use a number like 0.01 or a percent like "1%"'
-            ) from None
-        if relative:
-            number /= 100.0
-    else:
-        raise ConfigError(f'{key} = {value!r}: use a number like 0.01 or a percent like "1%"')
-    if number < 0 or not math.isfinite(number):
-        raise ConfigError(f"{key} = {value!r} must be a finite number of zero or more")
-    return MinDelta(number, relative)
-
-
-def check_extract(value: str, key: str = "metric.extract") -> str:
-    if value == "auto":
-        return value
-    kind, sep, arg = value.partition(":")
-    if not sep or kind not in ("regex", "json", "line") or not arg:
-        raise ConfigError(
-            f'{key} = {value!r} is not allowed; use "auto", "regex:<pattern>", '
-            '"json:<key>" or "line:<name>"'
-        )
-    if kind == "regex":
-        try:
-            re.compile(arg)
-        except re.error as exc:
-            raise ConfigError(f"{key}: the pattern {arg!r} does not compile ({exc})") from None
-    return value
-
-
-# --- schema -------------------------------------------------------------------------------
-
-Check = Callable[[object, str], object]
-
-
-def _str(value: object, key: str) -> str:
-    if not isinstance(value, str):
-        raise ConfigError(f"{key} = {value!r} must be a string")
-    return value
-
-
-def _nonempty_str(value: object, key: str) -> str:
-    text = _str(value, key)
-    if not text.strip():
-        raise ConfigError(f"{key} must not be empty")
-    return text
-
-
-def _choice(*allowed: str) -> Check:
-    def check(value: object, key: str) -> str:
-        if value not in allowed:
-            raise ConfigError(
-                f"{key} = {value!r} is not allowed; use one of: " + ", ".join(allowed)
-            )
-        return str(value)
-
-    return check
-
-
-def _int(low: int, high: int | None = None) -> Check:
-    def check(value: object, key: str) -> int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{key} = {value!r} must be a whole number")
-        if value < low or (high is not None and value > high):
-            span = f"from {low} to {high}" if high is not None else f"{low} or more"
-            raise ConfigError(f"{key} = {value!r} is out of range; use a whole number {span}")
-        return value
-
-    return check
-
-
-def _float(low: float | None = None, high: float | None = None, *, open_low: bool = False) -> Check:
-    def check(value: object, key: str) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ConfigError(f"{key} = {value!r} must be a number")
-        number = float(value)
-        bad = not math.isfinite(number)
-        if low is not None:
-            bad = bad or (number <= low if open_low else number < low)
-        if high is not None:
-            bad = bad or number > high
-        if bad:
-            lo = "" if low is None else (f"above {low:g}" if open_low else f"at least {low:g}")
-            hi = "" if high is None else f"at most {high:g}"
-            span = " and ".join(s for s in (lo, hi) if s)
-            raise ConfigError(f"{key} = {value!r} is out of range; use a number {span}")
-        return number
-
-    return check
-
-
-def _globs(value: object, key: str) -> list[str]:
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-        raise ConfigError(f'{key} = {value!r} must be a list of path patterns like ["src/**"]')
-    return list(value)
-
-
-def _bool(value: object, key: str) -> bool:
-    if not isinstance(value, bool):
-        raise ConfigError(f"{key} = {value!r} must be true or false")
-    return value
-
-
-def _duration(value: object, key: str) -> float:
-    return parse_duration(value, key)
-
-
-def _extract(value: object, key: str) -> str:
-    return check_extract(_str(value, key), key)
-
-
-def _min_delta(value: object, key: str) -> MinDelta:
-    return parse_min_delta(value, key)
-
+Check = cv.Check
 
 SCHEMA: dict[str, dict[str, tuple[Check, object]]] = {
     "metric": {
-        "command": (_nonempty_str, None),
-        "name": (_nonempty_str, "metric"),
-        "direction": (_choice("lower", "higher"), "lower"),
-        "extract": (_extract, "auto"),
-        "timeout": (_duration, 600.0),
-        "min_delta": (_min_delta, MinDelta()),
-        "confidence": (_float(0.5, 0.9999), 0.95),
-        "max_runs": (_int(1, 1000), 16),
-        "runs": (_int(1, 100), 3),
+        "command": (cv.nonempty_text, None),
+        "name": (cv.nonempty_text, "metric"),
+        "direction": (cv.choice("lower", "higher"), "lower"),
+        "extract": (cv.extract, "auto"),
+        "timeout": (cv.duration, 600.0),
+        "min_delta": (cv.min_delta, MinDelta()),
+        "confidence": (cv.number(0.5, 0.9999), 0.95),
+        "max_runs": (cv.whole(1, 1000), 16),
+        "runs": (cv.whole(1, 100), 3),
     },
     "guard": {
-        "command": (_str, ""),
-        "timeout": (_duration, 600.0),
-        "rework": (_int(0, 20), 2),
+        "command": (cv.text, ""),
+        "timeout": (cv.duration, 600.0),
+        "rework": (cv.whole(0, 20), 2),
     },
     "scope": {
-        "mutable": (_globs, ["**"]),
-        "sealed": (_globs, []),
-        "max_file_size": (parse_size, 100_000_000),  # bytes; "100MB" in the file
-        "max_tree_size": (parse_size, 1_000_000_000),
+        "mutable": (cv.globs, ["**"]),
+        "sealed": (cv.globs, []),
+        "max_file_size": (cv.parse_size, 100_000_000),  # bytes; "100MB" in the file
+        "max_tree_size": (cv.parse_size, 1_000_000_000),
     },
     "loop": {
-        "iterations": (_int(1), 20),
-        "candidates": (_int(1, 64), 1),
-        "jobs": (_int(1, 64), 2),
-        "stuck_after": (_int(1), 5),
-        "plateau_patience": (_int(1), 15),
-        "circuit_breaker": (_int(1), 3),
-        "target": (_float(), None),
-        "max_cost_usd": (_float(0.0, open_low=True), None),
-        "max_time": (_duration, 8 * 3600.0),
+        "iterations": (cv.whole(1), 20),
+        "candidates": (cv.whole(1, 64), 1),
+        "jobs": (cv.whole(1, 64), 2),
+        "stuck_after": (cv.whole(1), 5),
+        "plateau_patience": (cv.whole(1), 15),
+        "circuit_breaker": (cv.whole(1), 3),
+        "target": (cv.number(), None),
+        "max_cost_usd": (cv.number(0.0, open_low=True), None),
+        "max_time": (cv.duration, 8 * 3600.0),
     },
     "agent": {
-        "name": (_choice("claude", "codex", "aider", "command", "scripted"), "claude"),
-        "command": (_str, ""),
-        "timeout": (_duration, 1800.0),
-        "sandbox": (_choice("auto", "bwrap", "none"), "auto"),
+        "name": (cv.choice("claude", "codex", "aider", "command", "scripted"), "claude"),
+        "command": (cv.text, ""),
+        "timeout": (cv.duration, 1800.0),
+        "sandbox": (cv.choice("auto", "bwrap", "none"), "auto"),
     },
     "memory": {
-        "max_lines": (_int(20, 100000), 200),
-        "signal_ttl_days": (_int(1), 14),
+        "max_lines": (cv.whole(20, 100000), 200),
+        "signal_ttl_days": (cv.whole(1, 36500), 14),
     },
     "capture": {
-        "measure_on_commit": (_bool, False),
+        "measure_on_commit": (cv.flag, False),
     },
     "gate": {
-        "command": (_str, ""),
-        "timeout": (_duration, 600.0),
+        "command": (cv.text, ""),
+        "timeout": (cv.duration, 600.0),
     },
 }
 
@@ -278,21 +110,30 @@ class Config:
         return str(self.values["guard"]["command"])
 
 
-def validate(data: Mapping[str, object], *, source: str = CONFIG_FILE) -> Config:
+def validate(
+    data: Mapping[str, object],
+    *,
+    source: str = CONFIG_FILE,
+    origins: Mapping[tuple[str, str], str] | None = None,
+) -> Config:
+    """Check every value with the one validator; `origins` names where a value came from
+    when not from `source` (a `git config improve.…` setting)."""
+    origins = origins or {}
     values: dict[str, dict[str, Any]] = {}
     for section, table in data.items():
         if section not in SCHEMA:
             raise ConfigError(
-                f"{source}: unknown section [{section}]; allowed sections: " + ", ".join(SCHEMA),
+                f"{source}: unknown section [{cv.name(section)}]; allowed sections: "
+                + ", ".join(SCHEMA),
                 hint="check the spelling, or remove the section",
             )
         if not isinstance(table, Mapping):
-            raise ConfigError(f"{source}: [{section}] must be a table, got {table!r}")
+            raise ConfigError(f"{source}: [{section}] must be a table, got {cv.shown(table)}")
         for key in table:
             if key not in SCHEMA[section]:
                 raise ConfigError(
-                    f"{source}: unknown key {section}.{key}; allowed keys in [{section}]: "
-                    + ", ".join(SCHEMA[section]),
+                    f"{source}: unknown key {section}.{cv.name(key)}; allowed keys in "
+                    f"[{section}]: " + ", ".join(SCHEMA[section]),
                     hint="check the spelling, or remove the key",
                 )
     for section, keys in SCHEMA.items():
@@ -301,10 +142,11 @@ def validate(data: Mapping[str, object], *, source: str = CONFIG_FILE) -> Config
         out: dict[str, Any] = {}
         for key, (check, default) in keys.items():
             if key in table:
+                where = origins.get((section, key), source)
                 try:
-                    out[key] = check(table[key], f"{section}.{key}")
+                    out[key] = cv.check(table[key], f"{section}.{key}", check)
                 except ConfigError as exc:
-                    raise ConfigError(f"{source}: {exc.message}", exc.hint) from None
+                    raise ConfigError(f"{where}: {exc.message}", exc.hint) from None
             elif (section, key) in REQUIRED:
                 raise ConfigError(
                     f"{source}: {section}.{key} is required",
@@ -321,14 +163,53 @@ def validate(data: Mapping[str, object], *, source: str = CONFIG_FILE) -> Config
     return Config(values)
 
 
-def parse_text(text: str, *, source: str = CONFIG_FILE) -> Config:
+_DEEP_LINE = re.compile(r"[\[{]{16}")
+_LONG_NUMBER = re.compile(r"\d{4000}")
+
+
+def _culprit(text: str, pattern: re.Pattern[str]) -> str:
+    """`line N (key)` of the first line matching `pattern`: tomllib's own errors for these
+    (RecursionError, a ValueError from int()) name no line."""
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if pattern.search(line):
+            key = line.split("=", 1)[0].strip() if "=" in line else ""
+            return f"line {lineno} ({cv.name(key, 40)})" if key else f"line {lineno}"
+    return "a value"
+
+
+def _parse_toml(text: str, source: str = CONFIG_FILE) -> dict[str, Any]:
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(
             f"{source} is not valid TOML: {exc}", hint="fix the syntax at the line named"
         ) from None
-    return validate(data, source=source)
+    except RecursionError:
+        raise ConfigError(
+            f"{source}: {_culprit(text, _DEEP_LINE)} nests arrays or tables too deeply to read",
+            hint="values nest at most a few levels; fix that line",
+        ) from None
+    except (ValueError, OverflowError):  # an integer of thousands of digits
+        raise ConfigError(
+            f"{source}: {_culprit(text, _LONG_NUMBER)} holds a number too large to read",
+            hint="fix that value",
+        ) from None
+
+
+def parse_text(text: str, *, source: str = CONFIG_FILE) -> Config:
+    return validate(_parse_toml(text, source), source=source)
+
+
+def decode(data: bytes, source: str = CONFIG_FILE) -> str:
+    """The text of a config file; not UTF-8 is an error naming where it goes wrong."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ConfigError(
+            f"{source} is not UTF-8 text (byte {data[exc.start]:#04x} on line {line})",
+            hint="save the file as UTF-8",
+        ) from None
 
 
 def _coerce_override(raw: str) -> object:
@@ -347,9 +228,13 @@ def _coerce_override(raw: str) -> object:
         return raw
 
 
-def apply_overrides(data: dict[str, Any], overrides: Mapping[str, str]) -> dict[str, Any]:
-    """Overlay git config `improve.<section>.<key>` (dashes for underscores) onto the file."""
+def apply_overrides(
+    data: dict[str, Any], overrides: Mapping[str, str]
+) -> tuple[dict[str, Any], dict[tuple[str, str], str]]:
+    """Overlay git config `improve.<section>.<key>` (dashes for underscores) onto the file;
+    also returns where each overridden value came from."""
     merged = {k: dict(v) if isinstance(v, Mapping) else v for k, v in data.items()}
+    origins: dict[tuple[str, str], str] = {}
     for name, raw in overrides.items():
         parts = name.split(".")
         if len(parts) != 3 or parts[0] != "improve":
@@ -357,42 +242,48 @@ def apply_overrides(data: dict[str, Any], overrides: Mapping[str, str]) -> dict[
         section, key = parts[1], parts[2].replace("-", "_")
         if section not in SCHEMA or key not in SCHEMA[section]:
             raise ConfigError(
-                f"git config {name}: unknown setting; improve.<section>.<key> takes the keys "
-                "of .gitimprove.toml, e.g. improve.agent.name",
-                hint=f"remove it with `git config --unset {name}`",
+                f"git config {cv.name(name)}: unknown setting; improve.<section>.<key> takes "
+                "the keys of .gitimprove.toml, e.g. improve.agent.name",
+                hint=f"remove it with `git config --unset {cv.name(name)}`",
             )
         table = merged.setdefault(section, {})
+        if not isinstance(table, dict):
+            table = merged[section] = {}
         table[key] = _coerce_override(raw) if key not in ("command", "name") else raw
-    return merged
+        origins[(section, key)] = f"git config {cv.name(name)}"
+    return merged, origins
 
 
 def load(work_tree: Path, overrides: Mapping[str, str] | None = None) -> Config:
     """Read `.gitimprove.toml` at the top of `work_tree`, overlay git config, validate."""
     path = work_tree / CONFIG_FILE
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except FileNotFoundError:
         raise ConfigError(
             f"no {CONFIG_FILE} in {work_tree}",
             hint='run `git improve init --metric "<command that prints a number>"`',
         ) from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{CONFIG_FILE} is not UTF-8 text") from None
-    return load_text(text, overrides, path=path)
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+    return load_text(decode(data), overrides, path=path)
+
+
+def load_bytes(
+    data: bytes, overrides: Mapping[str, str] | None = None, *, path: Path | None = None
+) -> Config:
+    """A config file's bytes (e.g. the blob committed at a run's base), validated."""
+    return load_text(decode(data), overrides, path=path)
 
 
 def load_text(
     text: str, overrides: Mapping[str, str] | None = None, *, path: Path | None = None
 ) -> Config:
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(
-            f"{CONFIG_FILE} is not valid TOML: {exc}", hint="fix the syntax at the line named"
-        ) from None
+    data = _parse_toml(text)
+    origins: dict[tuple[str, str], str] = {}
     if overrides:
-        data = apply_overrides(data, overrides)
-    cfg = validate(data)
+        data, origins = apply_overrides(data, overrides)
+    cfg = validate(data, origins=origins)
     return Config(cfg.values, path, dict(overrides or {}))
 
 
@@ -445,5 +336,5 @@ def render_new(
     a["sandbox"].comment("auto | bwrap | none: run agents in bubblewrap (docs/integrity.md)")
     doc.add("agent", a)
     text = tomlkit.dumps(doc)
-    validate(tomllib.loads(text))  # what we write must load
+    validate(_parse_toml(text))  # what we write must load
     return text

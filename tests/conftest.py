@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -14,11 +15,8 @@ PY = sys.executable
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(autouse=True)
-def hermetic(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[None]:
-    home = tmp_path_factory.mktemp("home")
+def apply_hermetic(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
+    """A private HOME, fixed identities and dates, and this checkout's code in children."""
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
@@ -42,6 +40,28 @@ def hermetic(
     (home / ".gitconfig").write_text(
         "[init]\n\tdefaultBranch = main\n[user]\n\tname = Ada Tester\n\temail = ada@example.com\n"
     )
+
+
+def build_once(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
+    """Build a scenario once (for a module-scoped fixture), under the same hermetic settings
+    as a test; each test then works on its own copy (`copy_scenario`)."""
+    root = factory.mktemp(name)
+    with pytest.MonkeyPatch.context() as mp:
+        apply_hermetic(mp, factory.mktemp("home"))
+        build(root)
+    return root
+
+
+def copy_scenario(root: Path, dest: Path) -> Path:
+    shutil.copytree(root, dest, symlinks=True)
+    return dest
+
+
+@pytest.fixture(autouse=True)
+def hermetic(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    apply_hermetic(monkeypatch, tmp_path_factory.mktemp("home"))
     yield
 
 
@@ -67,6 +87,26 @@ def cli(
         env={**os.environ, **(env or {})},
         timeout=300,
     )
+
+
+def main_in_process(
+    cwd: Path,
+    args: list[str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    stdin: bytes = b"",
+) -> tuple[int, str, str]:
+    """`git improve ARGS` through `cli.main` in this process (the same error boundary as the
+    real command, without an interpreter start): (exit code, stdout, stderr)."""
+    import io
+
+    from gitimprove import cli as cli_module
+
+    monkeypatch.chdir(cwd)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
+    code = cli_module.main(args)
+    out = capsys.readouterr()
+    return code, out.out, out.err
 
 
 class TmpRepo:

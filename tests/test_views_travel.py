@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import PY, TmpRepo, git
+from tests.conftest import PY, TmpRepo, build_once, copy_scenario, git
 from tests.loop_helpers import make_project
 
 
@@ -25,21 +25,32 @@ def wait_until(check, seconds: float = 60) -> None:  # type: ignore[no-untyped-d
         time.sleep(0.1)
 
 
-@pytest.fixture
-def shared(tmp_path: Path) -> tuple[TmpRepo, Path]:
-    """A clone that ran a real two-round tournament, and the bare remote it synced to."""
-    bare = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", str(bare))
-    a = TmpRepo(tmp_path / "a")
-    git(tmp_path, "clone", "-q", str(bare), str(a.path))
-    make_project(a, {"1.0": "set:90", "1.1": "set:95", "2.0": "set:97", "2.1": "noop"}, guard=False)
+def _tournament(root: Path) -> None:
+    bare = root / "remote.git"
+    git(root, "init", "-q", "--bare", str(bare))
+    a = TmpRepo(root / "a")
+    git(root, "clone", "-q", str(bare), str(a.path))
+    make_project(a, {"1.0": "set:90", "1.1": "set:95"}, guard=False)
     a.git("push", "-q", "origin", "HEAD:main")
     git(bare, "symbolic-ref", "HEAD", "refs/heads/main")
-    res = a.cli("run", "--run", "t", "-n", "2", "-k", "2")
+    res = a.cli("run", "--run", "t", "-n", "1", "-k", "2")
     assert res.returncode == 0, res.stderr
     res = a.cli("sync", "--json")
     assert res.returncode == 0, res.stderr
     assert "refs/improve/runs/t/base" in json.loads(res.stdout)["pushed"]
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_once(tmp_path_factory, "tournament", _tournament)
+
+
+@pytest.fixture
+def shared(pristine: Path, tmp_path: Path) -> tuple[TmpRepo, Path]:
+    """A clone that ran a real tournament round, and the bare remote it synced to."""
+    root = copy_scenario(pristine, tmp_path / "s")
+    a, bare = TmpRepo(root / "a"), root / "remote.git"
+    a.git("remote", "set-url", "origin", str(bare))
     return a, bare
 
 
@@ -122,7 +133,8 @@ def test_spooled_signals_travel_with_sync_and_the_pre_push_sync(
 
     capture(a, "the pre-push sync carries this")
     assert list((a.path / ".git" / "improve" / "spool").iterdir())
-    a.commit("another commit", {"x.txt": "x"})
+    new_head = a.commit("another commit", {"x.txt": "x"})
+    a.git("update-ref", "refs/improve/runs/later/base", new_head)  # a run started since
     push = subprocess.run(
         ["git", "push", "-q", "origin", "HEAD:main"], cwd=a.path, capture_output=True, text=True
     )
@@ -138,6 +150,7 @@ def test_spooled_signals_travel_with_sync_and_the_pre_push_sync(
         return res.stdout
 
     wait_until(lambda: "pre-push sync carries this" in remote_signals())
+    wait_until(lambda: "runs/later/base" in git(bare, "for-each-ref", "refs/improve/runs/"))
     b = TmpRepo(tmp_path / "b")
     git(tmp_path, "clone", "-q", str(bare), str(b.path))
     capture(b, "plain sync carries this")

@@ -8,6 +8,7 @@ import click
 from gitimprove import output
 from gitimprove.git import memory
 from gitimprove.git.repo import open_repo
+from gitimprove.memory import entries
 from gitimprove.util.clock import utc_now
 
 
@@ -36,9 +37,9 @@ def add(text: tuple[str, ...]) -> None:
 @command.command("list")
 def list_() -> None:
     """List the ideas."""
-    for _, data in memory.iter_entries(open_repo(need_work_tree=False), "ideas/"):
-        try:
-            idea = json.loads(data)
-        except ValueError:
-            continue
-        output.echo(f"{idea.get('id')}  {idea.get('status', 'pending'):<9} {idea.get('text')}")
+    repo = open_repo(need_work_tree=False)
+    bad: list[entries.BadEntry] = []
+    for idea in entries.ideas(repo, bad=bad):
+        output.echo(f"{idea.get('id')}  {idea.get('status') or 'pending':<9} {idea['text']}")
+    for entry in entries.not_quarantined(repo, bad):
+        output.warn(f"unreadable entry, skipped: {entry}")

@@ -2,9 +2,8 @@ from __future__ import annotations
 
 import click
 
-from gitimprove import output
 from gitimprove.errors import NotARepositoryError
-from gitimprove.state import views
+from gitimprove.state import logview
 from gitimprove.util import gitdir
 
 
@@ -14,7 +13,7 @@ from gitimprove.util import gitdir
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["table", "tsv", "tsv8", "tsv7", "tsv6", "karpathy", "jsonl"]),
+    type=click.Choice(list(logview.FORMATS)),
     default="table",
     show_default=True,
     help="tsv: the autoresearch plugin's results TSV (its current 9 columns); tsv8, tsv7, tsv6: "
@@ -35,27 +34,5 @@ def command(run_name: str | None, round_: int | None, fmt: str, no_cache: bool) 
         raise NotARepositoryError(
             "not inside a git repository", hint="run this inside a repository"
         )
-    rows = views.select(views.load_rows(loc, use_cache=not no_cache), run=run_name, round_=round_)
-    for commit, line in views.raw_lines(rows):
-        output.warn(f"unreadable line in the note on {commit[:10]}, skipped: {line}")
-    if fmt.startswith("tsv") or fmt == "karpathy":
-        views.one_metric(rows, fmt)
-    direction = views.direction_of(rows)
-    if fmt.startswith("tsv"):
-        output.write(views.render_tsv(rows, direction, fmt))
-    elif fmt == "karpathy":
-        output.write(views.render_karpathy(rows, views.metric_name_of(rows)))
-    elif fmt == "jsonl":
-        output.write(views.render_jsonl(rows))
-    elif round_ is not None:
-        runs = sorted({r.run or "" for r in rows})
-        if not runs:
-            output.echo(f"no round {round_} recorded")
-        for run in runs:
-            output.write(views.render_round([r for r in rows if (r.run or "") == run]))
-    else:
-        if not rows:
-            output.echo("no experiments recorded yet; start with `git improve init`")
-            return
-        headers, cells = views.table_cells(rows, direction)
-        output.write(output.table(headers, cells))
+    out, err = logview.produce(loc, logview.Request(fmt, run_name, round_, no_cache))
+    logview.write(out, err)

@@ -7,7 +7,7 @@ import click
 from gitimprove import config, output
 from gitimprove.errors import ConfigError
 from gitimprove.git.repo import open_repo
-from gitimprove.memory import render, signals
+from gitimprove.memory import entries, render, signals
 from gitimprove.util.files import atomic_write
 
 
@@ -34,7 +34,10 @@ def command(path: Path | None) -> None:
             )
         except ConfigError:
             pass
-    text = render.render(repo, max_lines=max_lines, ttl_days=ttl)
+    bad: list[entries.BadEntry] = []
+    text = render.render(repo, max_lines=max_lines, ttl_days=ttl, bad=bad)
+    for entry in bad:
+        output.warn(f"unreadable memory entry, skipped (kept as is): {entry}")
     if path is None:
         output.write(text)
     else:

@@ -6,7 +6,7 @@ import click
 
 from gitimprove import output
 from gitimprove.git.repo import open_repo
-from gitimprove.memory import reflect
+from gitimprove.memory import entries, reflect
 
 
 def _interactive() -> bool:
@@ -61,7 +61,10 @@ def command(
         result = reflect.dismiss(repo, dismiss_id)
         output.emit_json(result) if as_json else output.echo(f"dismissed {result['id']}")
         return
-    cands, dropped = reflect.candidates(repo)
+    bad: list[entries.BadEntry] = []
+    cands, dropped = reflect.candidates(repo, bad=bad)
+    for entry in entries.not_quarantined(repo, bad):
+        output.warn(f"unreadable memory entry, skipped: {entry}")
     if list_only or not _interactive():
         for c in cands:
             if as_json:

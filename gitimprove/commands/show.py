@@ -50,8 +50,8 @@ def command(commit: str, as_json: bool) -> None:
             else str(value)
         )
         output.echo(f"{key}: {text}")
-    for line in exp.raw:
-        output.echo(f"unreadable line (kept as is): {line}")
+    for line in exp.raw:  # `<why>: <preview>`, from the tolerant reader
+        output.echo(f"unreadable line (kept as is, see `git improve doctor`): {line}")
     if exp.round is not None:
         siblings = [
             e

@@ -6,7 +6,7 @@ import click
 
 from gitimprove import output
 from gitimprove.git.repo import open_repo
-from gitimprove.memory import signals
+from gitimprove.memory import entries, signals
 
 
 @click.group("signal")
@@ -56,7 +56,8 @@ def list_(show_all: bool, as_json: bool) -> None:
     """List signals, oldest first."""
     repo = open_repo(need_work_tree=False)
     signals.flush(repo)
-    sigs = signals.all_signals(repo)
+    bad: list[entries.BadEntry] = []
+    sigs = signals.all_signals(repo, bad=bad)
     if not show_all:
         keep = {s["id"] for g in signals.groups(sigs) for s in g.signals}
         sigs = [s for s in sigs if s["id"] in keep and s.get("status") == "captured"]
@@ -65,5 +66,7 @@ def list_(show_all: bool, as_json: bool) -> None:
             output.emit_json(s)
         else:
             output.echo(
-                f"{s['id']}  {s.get('status'):<9} {s.get('type'):<16} {str(s.get('content'))[:90]}"
+                f"{s['id']}  {s.get('status')!s:<9} {s.get('type')!s:<16} {str(s.get('content'))[:90]}"
             )
+    for entry in entries.not_quarantined(repo, bad):
+        output.warn(f"unreadable memory entry, skipped (kept as is): {entry}")

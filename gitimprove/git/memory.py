@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Iterator, Mapping
+from typing import Any
 
 import pygit2
 
@@ -16,6 +17,7 @@ from gitimprove.errors import GitImproveError
 from gitimprove.git import refs
 from gitimprove.git.repo import Repo, cas_loop, update_refs
 from gitimprove.git.trees import put_paths, read_path, walk_blobs
+from gitimprove.util import reader
 from gitimprove.util.clock import host_id, utc_now
 
 LAYOUT = 1
@@ -46,19 +48,24 @@ def check_format(repo: Repo, tip: str | None = None) -> None:
     raw = read_path(repo, tree, "FORMAT")
     if raw is None:
         return
-    try:
-        fmt = json.loads(raw)
-        min_reader = int(fmt.get("min_reader", 1))
-    except (ValueError, AttributeError, TypeError):
+    fmt = read_format(raw)
+    if fmt is None:
         raise GitImproveError(
             "the memory branch's FORMAT file is unreadable",
             hint="run `git improve doctor` to see what is wrong",
-        ) from None
+        )
+    min_reader = fmt.get("min_reader") or 1
     if min_reader > LAYOUT:
         raise GitImproveError(
             f"the memory branch needs a newer gitimprove (layout reader {min_reader})",
             hint="upgrade gitimprove: pip install -U gitimprove",
         )
+
+
+def read_format(raw: bytes) -> dict[str, Any] | None:
+    """The FORMAT object, through the tolerant reader; None when it cannot be read."""
+    fmt = reader.load_object(raw, {"layout": "int?", "min_reader": "int?"}, version=None)
+    return None if isinstance(fmt, reader.Unreadable) else fmt
 
 
 def add_entries(

@@ -125,11 +125,15 @@ class Repo:
         return out
 
     def config_items(self, prefix: str) -> dict[str, str]:
+        """git config entries under `prefix`. Bytes that are not UTF-8 are kept (as lone
+        surrogates) for the config validator to name, never decoded into a crash."""
         out: dict[str, str] = {}
         try:
             for entry in self.raw.config:
-                if entry.name.startswith(prefix):
-                    out[entry.name] = entry.value or ""
+                name = (entry.raw_name or b"").decode("utf-8", errors="surrogateescape")
+                if name.startswith(prefix):
+                    raw = entry.raw_value or b""
+                    out[name] = raw.decode("utf-8", errors="surrogateescape")
         except pygit2.GitError:
             pass
         return out

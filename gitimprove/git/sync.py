@@ -81,7 +81,9 @@ def _git(repo: Repo, args: list[str]) -> proc.Result:
     env = proc.clean_env(
         {"GIT_DIR": str(repo.git_dir), "GITIMPROVE_CHILD": "1", "GIT_TERMINAL_PROMPT": "0"}
     )
-    return proc.git(args, cwd=repo.git_dir, env=env, timeout=300)
+    # from the work tree, as the user's own git runs: a remote given as a relative path
+    # (`git remote add origin ../shared.git`) resolves the same way
+    return proc.git(args, cwd=repo.work_tree or repo.git_dir, env=env, timeout=300)
 
 
 def fetch(repo: Repo, remote: str) -> dict[str, str]:

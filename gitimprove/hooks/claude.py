@@ -186,8 +186,7 @@ def context(loc: gitdir.Location, repo: Any, payload: dict[str, Any]) -> str:
     """What a session starts with: recent history, MEMORY.md, the latest run, pending ideas,
     and after a compaction this session's signals; under 10,000 characters."""
     from gitimprove import config
-    from gitimprove.git import memory
-    from gitimprove.memory import render, signals
+    from gitimprove.memory import entries, render, signals
     from gitimprove.state import views
     from gitimprove.util import proc
 
@@ -201,14 +200,11 @@ def context(loc: gitdir.Location, repo: Any, payload: dict[str, Any]) -> str:
             f"## Latest improvement run {latest} (last 10 rows)\n"
             + views.render_tsv(last, views.direction_of(last)).strip()
         )
-    ideas = []
-    for _, data in memory.iter_entries(repo, "ideas/"):
-        try:
-            idea = json.loads(data)
-        except ValueError:
-            continue
-        if isinstance(idea, dict) and idea.get("status", "pending") == "pending":
-            ideas.append(f"- {idea.get('text')}")
+    ideas = [
+        f"- {idea['text']}"
+        for idea in entries.ideas(repo)
+        if (idea.get("status") or "pending") == "pending"
+    ]
     if ideas:
         parts.append("## Pending ideas (git improve idea)\n" + "\n".join(ideas[-10:]))
     if payload.get("source") == "compact":

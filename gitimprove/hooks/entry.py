@@ -21,6 +21,7 @@ HANDLERS: dict[str, str] = {
     "session-summary": "gitimprove.hooks.claude:session_summary",
     "pre-push": "gitimprove.hooks.pre_push:handle",
 }
+MAX_PAYLOAD = 64 << 20  # a hook's stdin beyond this is not read
 CLAUDE_EVENTS = frozenset(
     {"SessionStart", "PostToolUseFailure", "PreCompact", "Stop", "TaskCompleted", "SessionEnd"}
 )
@@ -84,25 +85,33 @@ def run_claude(event: str) -> int:
     """A Claude Code hook: one JSON object in on stdin, at most one JSON object out."""
     loc = None
     try:
-        raw = sys.stdin.buffer.read() if not sys.stdin.isatty() else b""
-        try:
-            import json
+        raw = sys.stdin.buffer.read(MAX_PAYLOAD + 1) if not sys.stdin.isatty() else b""
+        from gitimprove.util import reader
 
-            payload = json.loads(raw) if raw.strip() else None
-        except ValueError:
-            payload = None
+        payload = (
+            reader.loads(raw, max_bytes=MAX_PAYLOAD, max_depth=64, repair_text=True)
+            if raw.strip()
+            else None
+        )
         cwd = payload.get("cwd") if isinstance(payload, dict) else None
-        loc = gitdir.discover(cwd if isinstance(cwd, str) and os.path.isdir(cwd) else None)
+        usable = isinstance(cwd, str) and "\0" not in cwd and os.path.isdir(cwd)
+        loc = gitdir.discover(cwd if usable else None)
         if loc is None or loc.config_path is None or not os.path.isfile(loc.config_path):
             return 0
         if not isinstance(payload, dict):
-            what = "an empty stdin" if not raw.strip() else "stdin that is not a JSON object"
+            what = (
+                "an empty stdin"
+                if not raw.strip()
+                else f"stdin that is not a JSON object ({getattr(payload, 'reason', 'not an object')})"
+            )
             log_line(loc, f"{event}: got {what}; nothing done")
             return 0
         from gitimprove.hooks import claude
 
         code, out, message = claude.HANDLERS[event](loc, payload)
         if out is not None:
+            import json
+
             sys.stdout.write(json.dumps(out) + "\n")
             sys.stdout.flush()
         if code == 2 and message:

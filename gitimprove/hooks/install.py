@@ -76,13 +76,14 @@ def command_in_scope(scope: str, event: str, python: str | None = None) -> str:
 def _load(path: Path) -> dict[str, Any]:
     if not path.exists():
         return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8") or "{}")
-    except ValueError as exc:
+    from gitimprove.util import reader
+
+    data = reader.loads(path.read_bytes() or b"{}", max_bytes=16 << 20, max_depth=64)
+    if isinstance(data, reader.Unreadable):
         raise GitImproveError(
-            f"{path} is not valid JSON ({exc}); nothing was changed",
+            f"{path} cannot be read: {data.reason}; nothing was changed",
             hint="fix the file, then run the command again",
-        ) from None
+        )
     if not isinstance(data, dict):
         raise GitImproveError(f"{path} does not hold a JSON object; nothing was changed")
     return data

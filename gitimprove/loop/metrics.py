@@ -8,7 +8,6 @@ no number are a `MetricError`, never a guess.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -17,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from gitimprove.errors import MetricError
-from gitimprove.util import proc
+from gitimprove.util import proc, reader
 
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf(?:inity)?)"
 _NUMBER_RE = re.compile(
@@ -69,7 +68,7 @@ def extract_pinned(output: str, form: str, name: str | None = None) -> Extracted
 def _finite(text: str | float, where: str, output: str) -> float:
     try:
         value = float(text)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise MetricError(f"{where}: {text!r} is not a number", output) from None
     if not math.isfinite(value):
         raise MetricError(f"{where}: the metric is {text!r}, which is not a finite number", output)
@@ -85,15 +84,16 @@ def _json_lookup(obj: Any, key: str) -> Any:
     return obj
 
 
+def _json(line: str) -> Any:
+    """A JSON value printed by the metric, through the tolerant reader; None if unreadable."""
+    value = reader.loads(line.strip(), finite=False)
+    return None if isinstance(value, reader.Unreadable) else value
+
+
 def _last_json(output: str) -> Any:
     for line in reversed(output.strip().splitlines()):
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            return json.loads(line)
-        except ValueError:
-            return None
+        if line.strip():
+            return _json(line)
     return None
 
 
@@ -116,9 +116,8 @@ def extract(output: str, spec: str = "auto", name: str | None = None) -> Extract
             return Extracted(_finite(text, f"regex {arg!r}", output), name, form=spec)
         if kind == "json":
             for line in reversed(output.strip().splitlines()):
-                try:
-                    obj = json.loads(line)
-                except ValueError:
+                obj = _json(line)
+                if obj is None:
                     continue
                 found = _json_lookup(obj, arg)
                 if found is not None:

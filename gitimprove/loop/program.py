@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -110,18 +108,14 @@ def build(
 
 
 def memory_inputs(repo: Repo) -> tuple[list[str], list[str]]:
-    """(approved learnings, the team's ideas) from the memory branch, oldest first."""
-    from gitimprove.git import memory
+    """(approved learnings, the team's ideas) from the memory branch, oldest first; entries
+    that cannot be read are skipped (the tolerant reader; `doctor` counts them)."""
+    from gitimprove.memory import entries
 
     learnings = [
-        data.decode("utf-8", errors="replace").strip().splitlines()[-1]
-        for _, data in memory.iter_entries(repo, "learnings/")
-        if data.strip()
+        str(lrn["body"]).splitlines()[-1]
+        for lrn in entries.markdown(repo, "learnings")
+        if str(lrn["body"]).strip()
     ]
-    ideas = []
-    for _, data in memory.iter_entries(repo, "ideas/"):
-        with contextlib.suppress(ValueError):
-            idea = json.loads(data)
-            if isinstance(idea, dict) and idea.get("text"):
-                ideas.append(str(idea["text"]))
+    ideas = [str(idea["text"]) for idea in entries.ideas(repo)]
     return learnings, ideas

@@ -119,7 +119,7 @@ def config_at(repo: Repo, commit: str, overrides: dict[str, str]) -> Config:
             f"{config_mod.CONFIG_FILE} is not committed at {commit[:10]}; a run reads its configuration from its base commit",
             hint="commit .gitimprove.toml (git add .gitimprove.toml && git commit), then run again",
         )
-    return config_mod.load_text(data.decode("utf-8"), overrides)
+    return config_mod.load_bytes(data, overrides)
 
 
 # --- which run ---------------------------------------------------------------------------------

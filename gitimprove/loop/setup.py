@@ -73,7 +73,7 @@ def init_project(
         )
     overrides = repo.config_items("improve.")
     if exists and (opts.metric is None or not opts.force):
-        text = cfg_path.read_text(encoding="utf-8")
+        text = config.decode(cfg_path.read_bytes())
         created = False
     else:
         if not opts.metric:

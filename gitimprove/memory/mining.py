@@ -6,6 +6,11 @@ of blocks, and a partial last line is left for the next pass. A per-session wate
 offset of the last complete line, plus the little state the detectors carry across passes)
 makes mining the same transcript twice add nothing.
 
+Transcripts are read in chunks of CHUNK bytes, so a line of a gigabyte is never held whole:
+a line longer than MAX_LINE is skipped (also across passes, while it is still being
+written), one pass mines at most MAX_PASS bytes, and a line that cannot be parsed, or that
+a detector cannot handle, is skipped — the watermark always moves past it.
+
 Detectors (seed 003's capture table, plus two of our own): user corrections and convention
 statements (keyword lists), positive reinforcement after multi-step work, repeated tool
 failures, the same file edited 3+ times, shared commands, search thrashing, questions that
@@ -15,11 +20,13 @@ CLAUDE.md could have answered, tool rejections (with the user's reason when give
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 from dataclasses import asdict, dataclass, field
 
+from gitimprove.memory import transcript
 from gitimprove.memory.capture import command_key, make_signal
 from gitimprove.memory.mining_words import (
     CHILD_MARKER,
@@ -38,7 +45,10 @@ from gitimprove.memory.mining_words import (
     refers_back,
     user_speech,
 )
+from gitimprove.memory.transcript import MAX_LINE as MAX_LINE
+from gitimprove.memory.transcript import MAX_PASS as MAX_PASS
 from gitimprove.redaction import clip, redact
+from gitimprove.util import reader
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -71,24 +81,40 @@ class State:
     actions: list[str] = field(default_factory=list)  # what the agent ran or touched since
     child: bool | None = None
     mined_at: float = 0.0
+    skipping: bool = False  # inside a line longer than MAX_LINE: skip to its end
 
     @classmethod
     def load(cls, path: str) -> State:
         try:
-            with open(path, encoding="utf-8") as fh:
-                data = json.load(fh)
-            known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-            return cls(**known)
-        except (OSError, ValueError, TypeError):
+            with open(path, "rb") as fh:
+                data = reader.loads(fh.read(), max_bytes=16 << 20, max_depth=8)
+        except OSError:
             return cls()
+        if not isinstance(data, dict):
+            return cls()
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        defaults = cls()
+        for name, value in list(known.items()):
+            if type(value) is not type(getattr(defaults, name)) and not (
+                name == "child" and isinstance(value, bool)
+            ):
+                del known[name]  # a field of the wrong type falls back to its default
+        state = cls(**known)
+        state.offset = max(0, state.offset)
+        return state
 
     def save(self, path: str) -> None:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         tmp = f"{path}.{os.getpid()}.tmp"
         self.tool_names = dict(list(self.tool_names.items())[-200:])
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(asdict(self), fh)
-        os.replace(tmp, path)
+        try:
+            with open(tmp, "w", encoding="utf-8") as fh:
+                json.dump(asdict(self), fh)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
 
 
 def watermark_path(improve_dir: str, session: str) -> str:
@@ -349,6 +375,9 @@ class Miner:
                 )
 
 
+MAX_DEPTH = 64
+
+
 def mine(
     path: str,
     improve_dir: str,
@@ -357,7 +386,8 @@ def mine(
     *,
     last_assistant_message: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Signals from the part of the transcript not mined yet; advances the watermark."""
+    """Signals from the part of the transcript not mined yet; advances the watermark past
+    every complete line, read or not."""
     wm = watermark_path(improve_dir, session)
     state = State.load(wm)
     try:
@@ -366,21 +396,22 @@ def mine(
         return []
     if size < state.offset:  # the file was replaced: start over
         state = State()
+    miner = Miner(state, session, hook)
     with open(path, "rb") as fh:
         fh.seek(state.offset)
-        chunk = fh.read()
-    end = chunk.rfind(b"\n")
-    miner = Miner(state, session, hook)
-    if end >= 0:
-        for raw in chunk[: end + 1].splitlines():
-            try:
-                obj = json.loads(raw)
-            except ValueError:
-                continue
+        for raw, offset in transcript.complete_lines(fh, state):
+            obj = (
+                reader.loads(raw.strip(), max_bytes=transcript.MAX_LINE, max_depth=MAX_DEPTH)
+                if raw.strip()
+                else None
+            )
             if isinstance(obj, dict):
-                miner.line(obj)
-        state.offset += end + 1
-    if last_assistant_message:
+                try:
+                    miner.line(obj)
+                except Exception:  # a line the detectors cannot handle is skipped
+                    pass
+            state.offset = offset
+    if isinstance(last_assistant_message, str) and last_assistant_message:
         miner.assistant_text(last_assistant_message)
     import time
 

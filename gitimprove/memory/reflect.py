@@ -19,7 +19,7 @@ from typing import Any
 from gitimprove.errors import GitImproveError
 from gitimprove.git import memory
 from gitimprove.git.repo import Repo
-from gitimprove.memory import render, signals
+from gitimprove.memory import entries, render, signals
 from gitimprove.memory.spool import entry_name
 from gitimprove.redaction import clip, redact
 from gitimprove.util.clock import host_id, utc_now
@@ -73,8 +73,8 @@ def _known_texts(repo: Repo) -> list[str]:
             pass
     for lrn in render.learnings(repo):
         texts.append(str(lrn.get("body", "")))
-    for _, data in memory.iter_entries(repo, "proposals/"):
-        texts += [ln for ln in data.decode("utf-8", errors="replace").splitlines() if ln.strip()]
+    for proposal in entries.markdown(repo, "proposals"):
+        texts += [ln for ln in str(proposal.get("body", "")).splitlines() if ln.strip()]
     return texts
 
 
@@ -92,13 +92,16 @@ def _scope(g: signals.Group) -> str:
     )
 
 
-def candidates(repo: Repo, *, ttl_days: int = 14) -> tuple[list[Candidate], int]:
-    """Candidates oldest first, and how many were dropped as already known."""
+def candidates(
+    repo: Repo, *, ttl_days: int = 14, bad: list[entries.BadEntry] | None = None
+) -> tuple[list[Candidate], int]:
+    """Candidates oldest first, and how many were dropped as already known (signals that
+    cannot be read go to `bad`)."""
     signals.flush(repo)
     known = _known_texts(repo)
     out = []
     dropped = 0
-    for g in signals.groups(signals.all_signals(repo), ttl_days=ttl_days):
+    for g in signals.groups(signals.all_signals(repo, bad=bad), ttl_days=ttl_days):
         if g.status != "captured" or g.first.get("type") == "summary":
             continue
         content = str(g.first.get("content", ""))

@@ -3,36 +3,28 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from gitimprove.git import memory
 from gitimprove.git.repo import Repo
-from gitimprove.memory import sessions, signals
+from gitimprove.memory import entries, sessions, signals
 
 
-def learnings(repo: Repo) -> list[dict[str, Any]]:
+def learnings(repo: Repo, *, bad: list[entries.BadEntry] | None = None) -> list[dict[str, Any]]:
     """Approved learnings: TOML-ish front matter (key = "value" lines) and a body."""
-    out = []
-    for path, data in memory.iter_entries(repo, "learnings/"):
-        text = data.decode("utf-8", errors="replace")
-        meta: dict[str, Any] = {"path": path}
-        body = text
-        if text.startswith("+++"):
-            head, _, body = text[3:].partition("+++")
-            for line in head.splitlines():
-                key, sep, value = line.partition("=")
-                if sep:
-                    try:
-                        meta[key.strip()] = json.loads(value.strip())
-                    except ValueError:
-                        meta[key.strip()] = value.strip().strip('"')
-        meta["body"] = body.strip()
-        out.append(meta)
+    out = entries.markdown(repo, "learnings", bad=bad)
     return sorted(out, key=lambda m: str(m.get("created", "")), reverse=True)
 
 
-def render(repo: Repo, *, max_lines: int = 200, ttl_days: int = 14) -> str:
+def render(
+    repo: Repo,
+    *,
+    max_lines: int = 200,
+    ttl_days: int = 14,
+    bad: list[entries.BadEntry] | None = None,
+) -> str:
+    """MEMORY.md; entries that cannot be read are skipped, counted in a last line, and
+    listed in `bad` for the caller to show."""
+    skipped: list[entries.BadEntry] = []
     keep = max(20, int(max_lines * 0.9))
     lines = [
         "# MEMORY",
@@ -40,7 +32,7 @@ def render(repo: Repo, *, max_lines: int = 200, ttl_days: int = 14) -> str:
         "Rebuilt by `git improve memory` from the improve/memory branch; edit through `git improve reflect`.",
         "",
     ]
-    learned = learnings(repo)
+    learned = learnings(repo, bad=skipped)
     lines.append("## Learnings")
     if learned:
         for lrn in learned:
@@ -51,7 +43,7 @@ def render(repo: Repo, *, max_lines: int = 200, ttl_days: int = 14) -> str:
     else:
         lines.append("- (none approved yet; run `git improve reflect`)")
     lines += ["", "## Recent sessions"]
-    summ = sessions.summaries(repo)
+    summ = sessions.summaries(repo, bad=skipped)
     if summ:
         for s in summ:
             types = (
@@ -68,7 +60,7 @@ def render(repo: Repo, *, max_lines: int = 200, ttl_days: int = 14) -> str:
         lines.append("- (none yet)")
     pending = [
         g
-        for g in signals.groups(signals.all_signals(repo), ttl_days=ttl_days)
+        for g in signals.groups(signals.all_signals(repo, bad=skipped), ttl_days=ttl_days)
         if g.status == "captured"
     ]
     lines += ["", "## Captured, not yet reviewed"]
@@ -79,6 +71,14 @@ def render(repo: Repo, *, max_lines: int = 200, ttl_days: int = 14) -> str:
             )
     else:
         lines.append("- (nothing pending)")
+    skipped = entries.not_quarantined(repo, skipped)
+    if bad is not None:
+        bad.extend(skipped)
+    if skipped:
+        lines += [
+            "",
+            f"({len(skipped)} memory entries could not be read; see `git improve doctor`)",
+        ]
     if len(lines) > max_lines:
         lines = [
             *lines[: keep - 1],

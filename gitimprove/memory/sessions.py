@@ -14,6 +14,7 @@ from typing import Any
 from gitimprove.git import memory
 from gitimprove.git import sessions as refs_sessions
 from gitimprove.git.repo import Repo
+from gitimprove.memory import entries
 from gitimprove.util import proc
 from gitimprove.util.clock import utc_now
 
@@ -105,15 +106,9 @@ def write_summary(repo: Repo, summary: dict[str, Any]) -> None:
     )
 
 
-def summaries(repo: Repo) -> list[dict[str, Any]]:
-    out = []
-    for _, data in memory.iter_entries(repo, "sessions/"):
-        try:
-            obj = json.loads(data)
-        except ValueError:
-            continue
-        if isinstance(obj, dict) and obj.get("v", 1) <= 1:
-            out.append(obj)
+def summaries(repo: Repo, *, bad: list[entries.BadEntry] | None = None) -> list[dict[str, Any]]:
+    """Readable session summaries, newest first (unreadable ones go to `bad`)."""
+    out = [obj for _, obj in entries.read(repo, "sessions", bad=bad)]
     return sorted(out, key=lambda s: str(s.get("ended")), reverse=True)
 
 

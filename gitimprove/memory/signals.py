@@ -19,7 +19,7 @@ from typing import Any
 
 from gitimprove.git import memory
 from gitimprove.git.repo import Repo
-from gitimprove.memory import spool
+from gitimprove.memory import entries, spool
 from gitimprove.memory.capture import CATEGORIES as CATEGORIES
 from gitimprove.memory.capture import STATUSES as STATUSES
 from gitimprove.memory.capture import TYPES as TYPES
@@ -110,36 +110,23 @@ class Group:
         return str(self.first.get("status", "captured"))
 
 
-def _parse(data: bytes) -> dict[str, Any] | None:
-    try:
-        obj = json.loads(data)
-    except ValueError:
-        return None
-    if not isinstance(obj, dict) or not isinstance(obj.get("v", 1), int) or obj.get("v", 1) > 1:
-        return None
-    return obj
-
-
-def all_signals(repo: Repo, *, include_spool: bool = True) -> list[dict[str, Any]]:
-    """Every signal with its folded status (events applied), oldest first."""
+def all_signals(
+    repo: Repo, *, include_spool: bool = True, bad: list[entries.BadEntry] | None = None
+) -> list[dict[str, Any]]:
+    """Every readable signal with its folded status (events applied), oldest first; the
+    entries that cannot be read go to `bad`."""
     sigs: dict[str, dict[str, Any]] = {}
-    entries = list(memory.iter_entries(repo, "signals/"))
+    spooled = []
     if include_spool:
-        entries += [
+        spooled = [
             (p, d)
             for p, d in spool.read_pending(str(repo.common_dir / "improve"))
             if p.startswith("signals/")
         ]
-    for path, data in entries:
-        obj = _parse(data)
-        if obj and obj.get("id"):
-            obj["path"] = path
-            sigs[str(obj["id"])] = obj
-    events = []
-    for _, data in memory.iter_entries(repo, "events/"):
-        ev = _parse(data)
-        if ev:
-            events.append(ev)
+    for path, obj in entries.read(repo, "signals", extra=spooled, bad=bad):
+        obj["path"] = path
+        sigs[str(obj["id"])] = obj
+    events = [ev for _, ev in entries.read(repo, "events", bad=bad)]
     for ev in sorted(events, key=lambda e: str(e.get("ts"))):
         for target in ev.get("targets") or []:
             if target in sigs and ev.get("status") in STATUSES:

@@ -12,6 +12,8 @@ import json
 import os
 import time
 
+from gitimprove.util.reader import scrub
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     pass
@@ -30,16 +32,27 @@ def entry_name(kind: str, ext: str, stamp: str, host: str) -> str:
 
 
 def put(improve_dir: str, path: str, data: dict[str, object]) -> str:
-    """Spool one entry destined for `path` on the memory branch; returns the path."""
+    """Spool one entry destined for `path` on the memory branch; returns the path.
+
+    The entry is whole or absent: text that is not valid Unicode (a lone surrogate from a
+    payload) becomes U+FFFD rather than failing the write, and a temp file never stays."""
     folder = spool_dir(improve_dir)
     os.makedirs(folder, exist_ok=True)
     name = path.replace("/", SEP)
+    text = scrub(json.dumps(data, sort_keys=True, ensure_ascii=False)) + "\n"
     tmp = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(data, sort_keys=True, ensure_ascii=False) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, os.path.join(folder, name))
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, os.path.join(folder, name))
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
     return path
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from collections.abc import Callable, Sequence
 
@@ -14,12 +13,14 @@ from gitimprove.errors import GitImproveError
 from gitimprove.git import memory, notes, refs
 from gitimprove.git.checkout import remove_workspace, stale_workspaces
 from gitimprove.git.repo import Repo
-from gitimprove.memory import signals, spool
+from gitimprove.memory import entries, signals, spool
 from gitimprove.state import integrity
 from gitimprove.state.findings import Finding
 from gitimprove.state.records import parse_note
 
 __all__ = ["Check", "Finding", "run_checks"]
+
+SHOWN = 10  # problems named one by one; the rest are counted
 
 
 # A check that lives above this layer (e.g. the git hook shims), passed in by the command.
@@ -29,15 +30,8 @@ Check = Callable[[Repo, bool], list[Finding]]
 def run_checks(repo: Repo, *, repair: bool = False, extra: Sequence[Check] = ()) -> list[Finding]:
     out: list[Finding] = []
     # configuration
-    if repo.work_tree is None:
-        out.append(
-            Finding(
-                "config",
-                False,
-                "bare repository: no .gitimprove.toml to check",
-                "use a clone with a work tree",
-            )
-        )
+    if repo.work_tree is None:  # a shared remote: records only, nothing to configure
+        out.append(Finding("config", True, "bare repository: no .gitimprove.toml to check"))
     else:
         try:
             config.load(repo.work_tree, repo.config_items("improve."))
@@ -51,6 +45,10 @@ def run_checks(repo: Repo, *, repair: bool = False, extra: Sequence[Check] = ())
         values = []
     if refs.NOTES in values:
         out.append(Finding("notes.rewriteRef", True, "set: amend and rebase keep experiment notes"))
+    elif repo.work_tree is None:
+        out.append(
+            Finding("notes.rewriteRef", True, "not needed: nothing is amended in a bare repository")
+        )
     else:
         f = Finding(
             "notes.rewriteRef",
@@ -64,52 +62,8 @@ def run_checks(repo: Repo, *, repair: bool = False, extra: Sequence[Check] = ())
                 repo.raw.config["notes.rewriteRef"] = refs.NOTES
             f.repaired = True
         out.append(f)
-    # notes readable
-    total = bad = 0
-    for commit, data in notes.iter_notes(repo):
-        total += 1
-        parsed = parse_note(data.decode("utf-8", errors="replace"))
-        if parsed.raw:
-            bad += 1
-            out.append(
-                Finding(
-                    "notes",
-                    False,
-                    f"the note on {commit[:10]} has {len(parsed.raw)} unreadable line(s); they are shown raw and skipped",
-                    f"inspect with `git notes --ref=improve show {commit[:10]}`; newer-version lines need a newer gitimprove",
-                )
-            )
-    if not bad:
-        out.append(Finding("notes", True, f"{total} experiment notes, all readable"))
-    # memory FORMAT
-    raw = memory.read_entry(repo, "FORMAT")
-    if repo.ref_target(refs.MEMORY) is None:
-        out.append(Finding("memory", True, "no memory branch yet"))
-    elif raw is None:
-        out.append(
-            Finding(
-                "memory",
-                False,
-                "the memory branch has no FORMAT file",
-                "it is added by the next memory write",
-            )
-        )
-    else:
-        try:
-            fmt = json.loads(raw)
-            ok = int(fmt.get("min_reader", 1)) <= memory.LAYOUT
-        except (ValueError, AttributeError, TypeError):
-            ok = False
-        out.append(
-            Finding("memory", True, f"memory branch layout {fmt.get('layout')}")
-            if ok
-            else Finding(
-                "memory",
-                False,
-                "the memory branch FORMAT is unreadable or newer than this gitimprove",
-                "upgrade gitimprove",
-            )
-        )
+    out += _notes(repo)
+    out += _memory(repo, repair)
     # stale locks
     lock_dir = repo.common_dir / "improve" / "locks"
     stale_locks = []
@@ -177,4 +131,85 @@ def run_checks(repo: Repo, *, repair: bool = False, extra: Sequence[Check] = ())
         out.append(f)
     else:
         out.append(Finding("workspaces", True, "no stale workspaces"))
+    return out
+
+
+def _notes(repo: Repo) -> list[Finding]:
+    """Note lines the tolerant reader cannot read: shown raw, skipped, never rewritten."""
+    total = 0
+    bad: list[tuple[str, list[str]]] = []
+    for commit, data in notes.iter_notes(repo):
+        total += 1
+        parsed = parse_note(data.decode("utf-8", errors="replace"))
+        if parsed.raw:
+            bad.append((commit, parsed.problems))
+    if not bad:
+        return [Finding("notes", True, f"{total} experiment notes, all readable")]
+    out = [
+        Finding(
+            "notes",
+            False,
+            f"the note on {commit[:10]} has {len(why)} unreadable line(s) ({'; '.join(sorted(set(why)))[:200]}); they are shown raw and skipped",
+            f"inspect with `git notes --ref=improve show {commit[:10]}`; newer-version lines need a newer gitimprove",
+        )
+        for commit, why in bad[:SHOWN]
+    ]
+    if len(bad) > SHOWN:
+        out.append(
+            Finding(
+                "notes",
+                False,
+                f"{len(bad) - SHOWN} more notes have unreadable lines",
+                "see `git improve log` for each one",
+            )
+        )
+    return out
+
+
+def _memory(repo: Repo, repair: bool) -> list[Finding]:
+    """The FORMAT file, and entries the tolerant reader cannot read (quarantined on repair)."""
+    if repo.ref_target(refs.MEMORY) is None:
+        return [Finding("memory", True, "no memory branch yet")]
+    out = []
+    raw = memory.read_entry(repo, "FORMAT")
+    fmt = memory.read_format(raw) if raw is not None else None
+    if raw is None:
+        out.append(
+            Finding(
+                "memory",
+                False,
+                "the memory branch has no FORMAT file",
+                "it is added by the next memory write",
+            )
+        )
+    elif fmt is None or (fmt.get("min_reader") or 1) > memory.LAYOUT:
+        out.append(
+            Finding(
+                "memory",
+                False,
+                "the memory branch FORMAT is unreadable or newer than this gitimprove",
+                "upgrade gitimprove",
+            )
+        )
+    else:
+        out.append(Finding("memory", True, f"memory branch layout {fmt.get('layout')}"))
+    every = entries.every_bad_entry(repo)
+    bad = entries.not_quarantined(repo, every)
+    if not bad:
+        held = f"; {len(every)} unreadable ones quarantined" if every else ""
+        out.append(Finding("memory entries", True, f"every memory entry is readable{held}"))
+        return out
+    named = "; ".join(f"{b.path} ({b.reason})" for b in bad[:SHOWN]) + (
+        f"; and {len(bad) - SHOWN} more" if len(bad) > SHOWN else ""
+    )
+    f = Finding(
+        "memory entries",
+        False,
+        f"{len(bad)} memory entries cannot be read and are skipped: {named}",
+        "git improve doctor --repair quarantines them (an events/ entry; nothing is deleted)",
+    )
+    if repair:
+        entries.quarantine(repo, bad)
+        f.repaired = True
+    out.append(f)
     return out

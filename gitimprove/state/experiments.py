@@ -10,7 +10,7 @@ from typing import Any
 from gitimprove.git import notes
 from gitimprove.git.repo import Repo
 from gitimprove.state.record import CRASHES, KEEPS, Experiment
-from gitimprove.state.records import fold, make_line, parse_note
+from gitimprove.state.records import fold, make_line, split_note
 
 __all__ = [
     "CRASHES",
@@ -47,20 +47,8 @@ def record_many(
 
 
 def _split(data: bytes) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]], list[str]]:
-    """A note's lines: the loop's own record, imported rows by `import_id`, unreadable lines.
-
-    Imported rows are records of their own even when they share a commit (pi logs every
-    discard on the commit it started from), so they are never folded into one another."""
-    parsed = parse_note(data.decode("utf-8", errors="replace"))
-    own: list[dict[str, Any]] = []
-    imported: dict[str, list[dict[str, Any]]] = {}
-    for line in parsed.lines:
-        iid = line.get("import_id")
-        if isinstance(iid, str):
-            imported.setdefault(iid, []).append(line)
-        else:
-            own.append(line)
-    return own, imported, parsed.raw
+    """A note's lines: own, imported by `import_id`, unreadable (records.split_note)."""
+    return split_note(data)
 
 
 def from_note(commit: str, data: bytes) -> Experiment:

@@ -114,15 +114,37 @@ def finer(status: str, description: str) -> tuple[str, str]:
     return status, description
 
 
+class OutOfRange(ValueError):
+    """A cell written as a number that no record can hold (1e999, 400 digits)."""
+
+
 def number(text: str) -> int | float | None:
-    """A cell as a number (ints stay ints); None for a cell naming no value; raises ValueError."""
+    """A cell as a number (ints stay ints); None for a cell naming no value; raises ValueError
+    (OutOfRange for a number in ASCII digits that no record can hold: never a silent "no
+    value"). Digits are ASCII: float() would also read Arabic-Indic ones."""
     t = text.strip().lstrip("~\u2248")  # `~0.51`: an approximate value is still a value
     if t.lower() in _NO_VALUE:
         return None
-    if re.fullmatch(r"[+-]?\d+", t):
+    if not t.isascii():
+        raise ValueError(f"{t[:40]!r} is not written in ASCII digits")
+    if re.fullmatch(r"[+-]?[0-9]+", t):
+        if len(t.lstrip("+-")) > 18:
+            raise OutOfRange(f"{t[:20]}… has too many digits")
         return int(t)
     value = float(t)
-    return value if math.isfinite(value) else None
+    if not math.isfinite(value) or abs(value) > 1e300:
+        raise OutOfRange(f"{t[:40]} is not a finite number")
+    return value
+
+
+def checked_number(text: str, lineno: int, column: str, path: str) -> int | float | None:
+    """`number`, with a number out of range an error naming the line and the column."""
+    try:
+        return number(text)
+    except OutOfRange as exc:
+        raise ImportFormatError(
+            f"{path}:{lineno}: column {column!r}: {exc}", hint=NOTHING_IMPORTED
+        ) from None
 
 
 def _is_number_cell(text: str) -> bool:

@@ -32,6 +32,7 @@ from gitimprove.state.import_formats import (
     row_id,
 )
 from gitimprove.state.import_infer import Evidence, infer_direction
+from gitimprove.util import reader
 
 _PI_KNOWN = {"run", "commit", "metric", "metrics", "status", "description", "timestamp"}
 _PI_KNOWN |= {"segment", "confidence", "asi", "type"}
@@ -47,13 +48,10 @@ def parse_jsonl(text: str, path: str, name: str) -> Parsed:
     for lineno, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except ValueError:
-            obj = None
-        if not isinstance(obj, dict):
+        obj = reader.load_object(line, version=None)  # the tolerant reader's limits
+        if isinstance(obj, reader.Unreadable):
             raise ImportFormatError(
-                f"{path}:{lineno}: not a JSON object",
+                f"{path}:{lineno}: not a JSON object that can be read ({obj.reason})",
                 hint="fix or remove that line; nothing was imported",
             )
         if obj.get("type") == "config":
@@ -132,6 +130,11 @@ def _pi_row(
     fields: dict[str, Any] = {"status": status, "description": description, "metric": metric}
     run = obj.get("run")
     if isinstance(run, int) and not isinstance(run, bool):
+        if not 0 <= run <= 1_000_000_000:
+            raise ImportFormatError(
+                f"{path}:{lineno}: run {run} is not an iteration number (0 or more)",
+                hint="fix or remove that line; nothing was imported",
+            )
         fields["iteration"] = run
     metrics = obj.get("metrics")
     if isinstance(metrics, dict):
@@ -144,7 +147,13 @@ def _pi_row(
             fields["metrics"] = kept
     ts = obj.get("timestamp")
     if isinstance(ts, int | float) and not isinstance(ts, bool) and ts > 0:
-        fields["started"] = iso_time(ts / 1000.0 if ts > 1e11 else float(ts))
+        try:
+            fields["started"] = iso_time(ts / 1000.0 if ts > 1e11 else float(ts))
+        except (OverflowError, ValueError, OSError):
+            raise ImportFormatError(
+                f"{path}:{lineno}: timestamp {str(ts)[:40]} is not a time",
+                hint="fix or remove that line; nothing was imported",
+            ) from None
     if isinstance(obj.get("confidence"), int | float):
         fields["confidence"] = obj["confidence"]
     asi = obj.get("asi")

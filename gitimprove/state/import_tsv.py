@@ -22,6 +22,7 @@ from gitimprove.state.import_formats import (
     NOTHING_IMPORTED,
     ImportRow,
     Parsed,
+    checked_number,
     commit_cell,
     drop_unmeasured_zeros,
     file_key,
@@ -281,7 +282,9 @@ def _tsv_row(
     if "commit" in roles:
         commit, commit_text = commit_cell(rec[roles["commit"]], lineno, path)
     try:
-        value = number(rec[metric_col])
+        value = checked_number(rec[metric_col], lineno, metric_col, path)
+    except ImportFormatError:
+        raise
     except ValueError:
         raise ImportFormatError(
             f"{path}:{lineno}: column {metric_col!r} holds {rec[metric_col]!r}, not a number",
@@ -304,8 +307,13 @@ def _tsv_row(
     label = rec[roles["label"]].strip() if "label" in roles else ""
     if it_col is not None:
         it = rec[it_col].strip()
-        if re.fullmatch(r"\d+", it):
+        if re.fullmatch(r"[0-9]{1,9}", it):
             fields["iteration"] = int(it)
+        elif any(c.isdigit() and not c.isascii() for c in it):
+            raise ImportFormatError(
+                f"{path}:{lineno}: iteration {it[:40]!r} is not written in ASCII digits",
+                hint=NOTHING_IMPORTED,
+            )
         elif it:
             label = it
     else:
@@ -321,7 +329,9 @@ def _tsv_row(
         if col in used:
             continue
         try:
-            v = number(rec[col])
+            v = checked_number(rec[col], lineno, col, path)
+        except ImportFormatError:
+            raise
         except ValueError:
             v = None
             if rec[col].strip():
@@ -344,7 +354,9 @@ def _tsv_row(
     for col in ("guard-metric", "guard_metric"):
         if col in rec:
             try:
-                gm = number(rec[col])
+                gm = checked_number(rec[col], lineno, col, path)
+            except ImportFormatError:
+                raise
             except ValueError:
                 gm = None
             if gm is not None:

@@ -149,25 +149,10 @@ def latest_versions(records: list[Any]) -> list[Any]:
 
 
 def imported_rows(repo: Any, tip: str | None = None) -> Iterator[dict[str, Any]]:
-    """Rows kept under imports/ on the memory branch (no commit, or their commit is gone)."""
+    """Rows kept under imports/ on the memory branch (no commit, or their commit is gone),
+    read by the tolerant reader: a row that cannot be read is skipped and counted by
+    `doctor`."""
     from gitimprove.git import memory
+    from gitimprove.state.records import imported_rows_of
 
-    seen: set[str] = set()  # two imports racing may both have kept a row: show it once
-    for _, data in memory.iter_entries(repo, "imports/", tip=tip):
-        for line in data.decode("utf-8", errors="replace").splitlines():
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(obj, dict) and obj.get("v", 1) <= 1:
-                iid = obj.get("import_id")
-                if isinstance(iid, str):
-                    if iid in seen:
-                        continue
-                    seen.add(iid)
-                obj.pop("v", None)
-                if obj.get("commit"):
-                    obj["gone"] = True
-                yield obj
+    yield from imported_rows_of(data for _, data in memory.iter_entries(repo, "imports/", tip=tip))

@@ -174,7 +174,8 @@ class Experiment:
 
     def to_row(self) -> dict[str, Any]:
         """Every stored field, unknown ones included: what `log --format jsonl` prints."""
-        row: dict[str, Any] = {"commit": self.commit, **self.state}
+        row: dict[str, Any] = {**self.state, "commit": self.commit}  # a line cannot claim these
+        row.pop("raw", None)
         if self.raw:
             row["raw"] = list(self.raw)
         return row

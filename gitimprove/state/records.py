@@ -1,8 +1,11 @@
 """Experiment note lines (DESIGN §4): one compact JSON object per line; state is the fold.
 
 Pure functions, no git: `make_line` formats, `parse_note` splits a note into readable lines
-and raw ones (corrupt, or of a newer version), and `fold` merges lines sorted by
-(ts, host, seq) with later fields winning.
+and raw ones, and `fold` merges lines sorted by (ts, host, seq) with later fields winning.
+Lines are read by the one tolerant reader (util/reader.py) against `LINE_SCHEMA`: a line
+that is corrupt, too large, nested too deep, of a newer version, or whose known fields have
+the wrong type (`"iteration": "x"`, a `metric` that is a list) is kept raw — shown, counted
+by `doctor`, never folded and never rewritten. Unknown fields are kept.
 """
 
 from __future__ import annotations
@@ -10,10 +13,11 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gitimprove.util import reader
 from gitimprove.util.clock import host_id, utc_now
 
 VERSION = 1
@@ -48,11 +52,14 @@ def _next_seq() -> int:
 
 
 def _clean(value: Any) -> Any:
-    """JSON cannot hold NaN or infinity; a record never stores them."""
+    """JSON cannot hold NaN or infinity, and a note is UTF-8: a record never stores them, nor
+    a lone surrogate (it becomes U+FFFD)."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
+    if isinstance(value, str):
+        return reader.scrub(value)
     if isinstance(value, Mapping):
-        return {str(k): _clean(v) for k, v in value.items()}
+        return {reader.scrub(str(k)): _clean(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_clean(v) for v in value]
     return value
@@ -70,10 +77,92 @@ def make_line(op: str, fields: Mapping[str, Any], *, ts: str | None = None) -> s
     )
 
 
+_SAMPLES = ["num"]
+# The fields readers rely on, with their types; every one may be absent or null.
+LINE_SCHEMA: reader.Schema = {
+    "op": "str?",
+    "ts": "str?",
+    "host": "str?",
+    "seq": "int?",
+    "run": "str?",
+    "iteration": "int?",
+    "candidate": "int?",
+    "parent": "str?",
+    "status": "str?",
+    "reason": "str?",
+    "description": "str?",
+    "hypothesis": "str?",
+    "approach": "str?",
+    "scope": "str?",
+    "family": "str?",
+    "metric": {
+        "name": "str?",
+        "direction": "str?",
+        "value": "num?",
+        "samples": _SAMPLES,
+        "incumbent_samples": _SAMPLES,
+        "delta": "num?",
+        "delta_pct": "num?",
+        "confidence": "num?",
+    },
+    "metrics": "dict?",
+    "guard": {"status": "str?", "exit_code": "int?", "tail": "str?"},
+    "agent": {
+        "name": "str?",
+        "exit_code": "int?",
+        "seconds": "num?",
+        "cost_usd": "num?",
+        "tokens": "dict?",
+        "turns": "int?",
+        "rework": "int?",
+    },
+    "harness": "dict?",
+    "decision": {"window_used": "int?"},
+    "options": {
+        "iterations": "int?",
+        "goal": "str?",
+        "seed": "int?",
+        "target": "num?",
+        "max_cost": "num?",
+        "explore": "bool?",
+        "strict_ab": "bool?",
+        "agent": "str?",
+        "agent_command": "str?",
+        "candidates": "int?",
+        "jobs": "int?",
+        "measure_jobs": "int?",
+    },
+    "escalation": "int?",
+    "started": "str?",
+    "finished": "str?",
+    "tree": "str?",
+    "round": "int?",
+    "rank": "int?",
+    "winner": "str?",
+    "stage": "str?",
+    "import_id": "str?",
+    "segment": "int?",
+    # names the views give a row: a line may not claim them
+    "commit": "str?",
+    "raw": ["str"],
+    "gone": "bool?",
+}
+
+
 @dataclass
 class ParsedNote:
     lines: list[dict[str, Any]] = field(default_factory=list)
-    raw: list[str] = field(default_factory=list)  # corrupt, or newer than we understand
+    raw: list[str] = field(default_factory=list)  # previews of the lines that cannot be read
+    problems: list[str] = field(default_factory=list)  # why, one per raw line
+
+    def shown_raw(self) -> list[str]:
+        """Each unreadable line as it is shown: `<why>: <preview>`."""
+        return [f"{why}: {line}" for line, why in zip(self.raw, self.problems, strict=False)]
+
+
+def read_line(line: str | bytes) -> dict[str, Any] | reader.Unreadable:
+    """One note line (or imported row) through the tolerant reader."""
+    return reader.load_object(line, LINE_SCHEMA, version=VERSION)
 
 
 def parse_note(text: str) -> ParsedNote:
@@ -82,25 +171,64 @@ def parse_note(text: str) -> ParsedNote:
         stripped = line.strip()
         if not stripped:
             continue
-        try:
-            obj = json.loads(stripped)
-        except ValueError:
-            out.raw.append(stripped)
-            continue
-        if not isinstance(obj, dict):
-            out.raw.append(stripped)
-            continue
-        version = obj.get("v", 1)
-        if not isinstance(version, int) or version > VERSION:
-            out.raw.append(stripped)
+        obj = read_line(stripped)
+        if isinstance(obj, reader.Unreadable):
+            out.raw.append(obj.preview)
+            out.problems.append(obj.reason)
             continue
         out.lines.append(obj)
     return out
 
 
+def split_note(
+    data: bytes,
+) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]], list[str]]:
+    """A note's lines: the loop's own record, imported rows by `import_id`, and the lines
+    that cannot be read (each shown as `<why>: <preview>`).
+
+    Imported rows are records of their own even when they share a commit (pi logs every
+    discard on the commit it started from), so they are never folded into one another."""
+    parsed = parse_note(data.decode("utf-8", errors="replace"))
+    own: list[dict[str, Any]] = []
+    imported: dict[str, list[dict[str, Any]]] = {}
+    for line in parsed.lines:
+        iid = line.get("import_id")
+        if isinstance(iid, str):
+            imported.setdefault(iid, []).append(line)
+        else:
+            own.append(line)
+    return own, imported, parsed.shown_raw()
+
+
+def imported_rows_of(blobs: Iterable[bytes]) -> Iterator[dict[str, Any]]:
+    """The readable rows of the memory branch's imports/ entries (rows that name no commit, or
+    whose commit is gone), each once; rows that cannot be read are left to `doctor`."""
+    seen: set[str] = set()  # two imports racing may both have kept a row: show it once
+    for data in blobs:
+        for line in data.splitlines():
+            if not line.strip():
+                continue
+            obj = read_line(line)
+            if isinstance(obj, reader.Unreadable):
+                continue
+            iid = obj.get("import_id")
+            if isinstance(iid, str):
+                if iid in seen:
+                    continue
+                seen.add(iid)
+            obj.pop("v", None)
+            if obj.get("commit"):
+                obj["gone"] = True
+            yield obj
+
+
 def _order(line: Mapping[str, Any]) -> tuple[str, str, int]:
-    seq = line.get("seq", 0)
-    return (str(line.get("ts", "")), str(line.get("host", "")), seq if isinstance(seq, int) else 0)
+    seq = line.get("seq")
+    return (
+        str(line.get("ts") or ""),
+        str(line.get("host") or ""),
+        seq if isinstance(seq, int) else 0,
+    )
 
 
 _BOOKKEEPING = frozenset({"op", "seq", "v"})
@@ -110,13 +238,14 @@ def fold(lines: list[dict[str, Any]]) -> dict[str, Any]:
     """The state of one experiment: every line in (ts, host, seq) order, later fields win.
 
     `ts` of the result is the first line's (when it was recorded); `updated` the last's."""
+    if not lines:
+        return {}
+    ordered = sorted(lines, key=_order) if len(lines) > 1 else lines
     state: dict[str, Any] = {}
-    ordered = sorted(lines, key=_order)
     for line in ordered:
-        for key, value in line.items():
-            if key not in _BOOKKEEPING:
-                state[key] = value
-    if ordered:
-        state["ts"] = ordered[0].get("ts")
-        state["updated"] = ordered[-1].get("ts")
+        state.update(line)
+    for key in _BOOKKEEPING:
+        state.pop(key, None)
+    state["ts"] = ordered[0].get("ts")
+    state["updated"] = ordered[-1].get("ts")
     return state

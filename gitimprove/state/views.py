@@ -32,12 +32,15 @@ _KARPATHY_STATUS = {
 }
 
 
-def load_rows(loc: gitdir.Location, *, use_cache: bool = True) -> list[Experiment]:
-    """Every experiment (notes, then imports), folded, in display order."""
-    return [Experiment.from_row(r) for r in _cached_rows(loc, use_cache=use_cache)]
+def load_rows(
+    loc: gitdir.Location, *, use_cache: bool = True, store: bool = True
+) -> list[Experiment]:
+    """Every experiment (notes, then imports), folded, in display order; `store` keeps the
+    rows in the rows cache for the next reader."""
+    return [Experiment.from_row(r) for r in _cached_rows(loc, use_cache=use_cache, store=store)]
 
 
-def _cached_rows(loc: gitdir.Location, *, use_cache: bool = True) -> list[Row]:
+def _cached_rows(loc: gitdir.Location, *, use_cache: bool = True, store: bool = True) -> list[Row]:
     notes_tip = gitdir.read_ref(loc, refs.NOTES) or ""
     memory_tip = gitdir.read_ref(loc, refs.MEMORY) or ""
     cache_file = Path(loc.improve_dir) / "cache" / "log.json"
@@ -48,22 +51,30 @@ def _cached_rows(loc: gitdir.Location, *, use_cache: bool = True) -> list[Row]:
                 cached.get("version") == CACHE_VERSION
                 and cached.get("notes") == notes_tip
                 and cached.get("memory") == memory_tip
+                and isinstance(cached.get("rows"), list)
             ):
                 rows: list[Row] = cached["rows"]
                 return rows
-        except (OSError, ValueError, AttributeError, KeyError):
+        except (OSError, ValueError, AttributeError, KeyError, RecursionError):
             pass
     rows = _build_rows(loc, notes_tip or None, memory_tip or None)
-    try:
-        atomic_write(
-            cache_file,
-            json.dumps(
-                {"version": CACHE_VERSION, "notes": notes_tip, "memory": memory_tip, "rows": rows},
-                separators=(",", ":"),
-            ),
-        )
-    except OSError:
-        pass
+    if store:
+        try:
+            atomic_write(
+                cache_file,
+                json.dumps(
+                    {
+                        "version": CACHE_VERSION,
+                        "notes": notes_tip,
+                        "memory": memory_tip,
+                        "rows": rows,
+                    },
+                    separators=(",", ":"),
+                ),
+                durable=False,
+            )
+        except OSError:
+            pass
     return rows
 
 
@@ -76,35 +87,72 @@ def latest_run_tail(loc: gitdir.Location, n: int = 10) -> tuple[str | None, list
         cached = json.loads(path.read_bytes())
         if cached.get("key") == key:
             return cached["run"], [Experiment.from_row(r) for r in cached["rows"]]
-    except (OSError, ValueError, AttributeError, KeyError, TypeError):
+    except (OSError, ValueError, AttributeError, KeyError, TypeError, RecursionError):
         pass
     rows = load_rows(loc)
     runs = [r.run for r in rows if r.run]
     run = runs[-1] if runs else None
     tail = [r for r in rows if r.run == run][-n:] if run else []
     try:
-        atomic_write(path, json.dumps({"key": key, "run": run, "rows": [r.to_row() for r in tail]}))
+        atomic_write(
+            path,
+            json.dumps({"key": key, "run": run, "rows": [r.to_row() for r in tail]}),
+            durable=False,
+        )
     except OSError:
         pass
     return run, tail
 
 
-def _build_rows(loc: gitdir.Location, notes_tip: str | None, memory_tip: str | None) -> list[Row]:
-    from gitimprove.git import notes
-    from gitimprove.git.repo import open_repo
-    from gitimprove.state import experiments, imports
+def _blobs_by_git(
+    loc: gitdir.Location, notes_tip: str | None, memory_tip: str | None
+) -> tuple[list[tuple[str, bytes]], list[bytes]] | None:
+    """(commit, note) pairs and imports/ entries read by two git processes (no pygit2 to
+    import: a cold `log`), or None when git cannot answer."""
+    from gitimprove.git import catfile
 
-    repo = open_repo(loc.work_tree or loc.git_dir, need_work_tree=False)
+    notes = catfile.tree_blobs(loc, notes_tip) if notes_tip else []
+    imported = catfile.tree_blobs(loc, memory_tip, "imports/") if memory_tip else []
+    if notes is None or imported is None:
+        return None
+    named = [(p.replace("/", ""), oid) for p, oid in notes]
+    named = [(c, oid) for c, oid in named if len(c) == 40 and not c.strip(_HEX)]
+    data = catfile.read_blobs(loc, [oid for _, oid in named] + [oid for _, oid in imported])
+    if data is None:
+        return None
+    return [(c, d) for (c, _), d in zip(named, data, strict=False)], data[len(named) :]
+
+
+_HEX = "0123456789abcdef"
+
+
+def _build_rows(loc: gitdir.Location, notes_tip: str | None, memory_tip: str | None) -> list[Row]:
+    from gitimprove.state import records
+
+    found = _blobs_by_git(loc, notes_tip, memory_tip)
+    if found is None:  # git could not answer: read with pygit2
+        from gitimprove.git import memory, notes
+        from gitimprove.git.repo import open_repo
+
+        repo = open_repo(loc.work_tree or loc.git_dir, need_work_tree=False)
+        found = (
+            list(notes.iter_notes(repo, notes_tip)) if notes_tip else [],
+            [d for _, d in memory.iter_entries(repo, "imports/", tip=memory_tip)]
+            if memory_tip
+            else [],
+        )
+    note_blobs, import_blobs = found
     exps: list[Experiment] = []
     imported: list[Experiment] = []
-    if notes_tip:  # the loop's record on each commit, and every row imported onto it
-        for commit, data in notes.iter_notes(repo, notes_tip):
-            exp, on_commit = experiments.records_of_note(commit, data)
-            exps.extend([exp] if exp is not None else [])
-            imported.extend(on_commit)
-    if memory_tip:
-        imported.extend(Experiment.from_row(r) for r in imports.imported_rows(repo, memory_tip))
-    exps.extend(imports.latest_versions(imported))
+    for commit, data in note_blobs:  # the loop's record on each commit, and rows imported onto it
+        own, on_commit, raw = records.split_note(data)
+        if own or raw:
+            exps.append(Experiment(commit, records.fold(own), tuple(raw)))
+        imported.extend(Experiment(commit, records.fold(lines)) for lines in on_commit.values())
+    imported.extend(Experiment.from_row(r) for r in records.imported_rows_of(import_blobs))
+    from gitimprove.state.imports import latest_versions
+
+    exps.extend(latest_versions(imported))
     return [e.to_row() for e in order(exps)]
 
 

@@ -7,8 +7,9 @@ import tempfile
 from pathlib import Path
 
 
-def atomic_write(path: str | os.PathLike[str], data: str | bytes) -> None:
-    """Write to a temp file in the same folder, fsync, then os.replace."""
+def atomic_write(path: str | os.PathLike[str], data: str | bytes, *, durable: bool = True) -> None:
+    """Write to a temp file in the same folder, fsync (unless not `durable`: a cache), then
+    os.replace."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
@@ -16,7 +17,8 @@ def atomic_write(path: str | os.PathLike[str], data: str | bytes) -> None:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data.encode("utf-8") if isinstance(data, str) else data)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         os.replace(tmp, target)
     except BaseException:
         try:

@@ -1,0 +1,195 @@
+"""`git improve log`, rendered once per notes tip and served from a cache without click.
+
+The CLI hands `log` arguments here before importing click (DESIGN §13: a warm `log` within
+1x `git log --notes=improve`, a cold one within 4x). The rendered output of each format (and
+`--run`/`--round` selection) is kept in `<git-common-dir>/improve/cache/view-*`, keyed by
+the notes and memory tips and the gitimprove version, written atomically; it is never the
+source of truth, and `--no-cache` ignores it. A cold render reads the notes with two git
+processes (no pygit2). Anything this path does not understand goes to the click command,
+which renders through `produce` too, so both give the same bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from gitimprove.util import gitdir
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from gitimprove.state.record import Experiment
+
+FORMATS = ("table", "tsv", "tsv8", "tsv7", "tsv6", "karpathy", "jsonl")
+VIEW_VERSION = "2"
+
+
+class Request:
+    __slots__ = ("fmt", "no_cache", "round_", "run")
+
+    def __init__(
+        self,
+        fmt: str = "table",
+        run: str | None = None,
+        round_: int | None = None,
+        no_cache: bool = False,
+    ) -> None:
+        self.fmt, self.run, self.round_, self.no_cache = fmt, run, round_, no_cache
+
+
+def parse_args(args: Sequence[str]) -> Request | None:
+    """The request in `log` arguments, or None for anything else (help, a typo, …)."""
+    req = Request()
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        name, eq, value = arg.partition("=")
+        if arg == "--no-cache":
+            req.no_cache = True
+            i += 1
+            continue
+        if name not in ("--format", "--run", "--round"):
+            return None
+        if not eq:
+            if i + 1 >= len(args):
+                return None
+            value = args[i + 1]
+            i += 1
+        i += 1
+        if name == "--format":
+            if value not in FORMATS:
+                return None
+            req.fmt = value
+        elif name == "--run":
+            req.run = value
+        else:
+            digits = value[1:] if value.startswith("-") else value
+            if not (digits.isascii() and digits.isdigit()) or len(digits) > 9:
+                return None
+            req.round_ = int(value)
+    return req
+
+
+def _cache_file(loc: gitdir.Location, req: Request) -> str:
+    name = req.fmt
+    if req.run is not None:
+        import hashlib
+
+        name += "-run-" + hashlib.sha1(req.run.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    if req.round_ is not None:
+        name += f"-round-{req.round_}"
+    return os.path.join(loc.improve_dir, "cache", f"view-{name}")
+
+
+def _key(loc: gitdir.Location) -> bytes:
+    from gitimprove import __version__
+    from gitimprove.git import refs
+
+    notes = gitdir.read_ref(loc, refs.NOTES) or "-"
+    memory = gitdir.read_ref(loc, refs.MEMORY) or "-"
+    return f"gitimprove-view {VIEW_VERSION} {__version__} {notes} {memory}".encode()
+
+
+def _cached(path: str, key: bytes) -> tuple[bytes, bytes] | None:
+    """(stdout, stderr) from the cache file when its key matches."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    head, nl, rest = data.partition(b"\n")
+    key_part, _, err_len = head.rpartition(b" ")
+    if not nl or key_part != key or not err_len.isdigit():
+        return None
+    n = int(err_len)
+    return rest[n:], rest[:n]
+
+
+def render(rows: Sequence[Experiment], req: Request) -> tuple[str, str]:
+    """(stdout, stderr) of `log` over `rows` (already selected)."""
+    from gitimprove import output
+    from gitimprove.state import views
+
+    err = "".join(
+        f"warning: unreadable line in the note on {commit[:10]}, skipped (kept as is): {line}\n"
+        for commit, line in views.raw_lines(rows)
+    )
+    if req.fmt.startswith("tsv") or req.fmt == "karpathy":
+        views.one_metric(rows, req.fmt)  # refuses runs of different direction or metric
+    direction = views.direction_of(rows)
+    if req.fmt.startswith("tsv"):
+        return views.render_tsv(rows, direction, req.fmt), err
+    if req.fmt == "karpathy":
+        return views.render_karpathy(rows, views.metric_name_of(rows)), err
+    if req.fmt == "jsonl":
+        return views.render_jsonl(rows), err
+    if req.round_ is not None:
+        runs = sorted({r.run or "" for r in rows})
+        if not runs:
+            return f"no round {req.round_} recorded\n", err
+        parts = [views.render_round([r for r in rows if (r.run or "") == run]) for run in runs]
+        return "".join(parts), err
+    if not rows:
+        return "no experiments recorded yet; start with `git improve init`\n", err
+    headers, cells = views.table_cells(rows, direction)
+    return output.table(headers, cells), err
+
+
+def produce(loc: gitdir.Location, req: Request) -> tuple[bytes, bytes]:
+    """(stdout, stderr) of `log` as UTF-8: from the cache, else rendered and cached."""
+    path = _cache_file(loc, req)
+    key = _key(loc)
+    if not req.no_cache:
+        hit = _cached(path, key)
+        if hit is not None:
+            return hit
+    from gitimprove.state import views
+
+    rows = views.select(
+        views.load_rows(loc, use_cache=not req.no_cache, store=False),
+        run=req.run,
+        round_=req.round_,
+    )
+    out_text, err_text = render(rows, req)
+    out, err = out_text.encode("utf-8"), err_text.encode("utf-8")
+    try:
+        from gitimprove.util.files import atomic_write
+
+        atomic_write(path, key + b" %d\n" % len(err) + err + out, durable=False)
+    except OSError:
+        pass
+    return out, err
+
+
+def write(out: bytes, err: bytes) -> None:
+    if err:
+        sys.stderr.flush()
+        sys.stderr.buffer.write(err)
+        sys.stderr.buffer.flush()
+    sys.stdout.flush()
+    sys.stdout.buffer.write(out)
+    sys.stdout.buffer.flush()
+
+
+def serve(args: Sequence[str]) -> int | None:
+    """Answer `git improve log ARGS` without click; None hands it to the click command."""
+    req = parse_args(args)
+    if req is None:
+        return None
+    loc = gitdir.discover()
+    if loc is None:
+        return None
+    try:
+        out, err = produce(loc, req)
+    except KeyboardInterrupt:
+        return 130
+    except Exception:  # the click command reports it through the error boundary
+        return None
+    try:
+        write(out, err)
+    except BrokenPipeError:  # `git improve log | head`
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    return 0
