@@ -106,3 +106,10 @@ def test_every_line_gitimprove_writes_is_readable() -> None:
     got = read_line(line)
     assert isinstance(got, dict) and got["description"] == "bad \ufffd text" and got["big"] is None
     assert json.loads(line)["v"] == 1 and set(LINE_SCHEMA) >= {"metric", "guard", "agent"}
+
+
+def test_an_agents_report_after_output_nested_past_reading() -> None:
+    from gitimprove.agents.base import last_json_object
+
+    for noise in ("[" * 5000, "[ " * 5000, '{"a":' * 3000, "[" * 3000 + "x" + "]" * 10):
+        assert last_json_object(noise + '\n{"description": "ok"}\n') == {"description": "ok"}

@@ -134,6 +134,11 @@ def json_values(text: str, limit: int = 200_000) -> list[Any]:
         except ValueError:
             i += 1
             continue
+        except RecursionError:  # nested past what JSON can be read to: skip the nest
+            i += 1
+            while i < len(text) and text[i] in "[ \t\r\n":
+                i += 1
+            continue
         if isinstance(value, dict | list):
             out.append(value)
         i = end

@@ -47,7 +47,7 @@ def parse_events(stdout: str, out: AgentResult) -> None:
     for line in stdout.splitlines():
         try:
             event = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past reading
             continue
         if not isinstance(event, dict):
             continue
