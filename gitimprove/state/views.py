@@ -37,10 +37,6 @@ def load_rows(
 ) -> list[Experiment]:
     """Every experiment (notes, then imports), folded, in display order; `store` keeps the
     rows in the rows cache for the next reader."""
-    return [Experiment.from_row(r) for r in _cached_rows(loc, use_cache=use_cache, store=store)]
-
-
-def _cached_rows(loc: gitdir.Location, *, use_cache: bool = True, store: bool = True) -> list[Row]:
     notes_tip = gitdir.read_ref(loc, refs.NOTES) or ""
     memory_tip = gitdir.read_ref(loc, refs.MEMORY) or ""
     cache_file = Path(loc.improve_dir) / "cache" / "log.json"
@@ -53,12 +49,12 @@ def _cached_rows(loc: gitdir.Location, *, use_cache: bool = True, store: bool = 
                 and cached.get("memory") == memory_tip
                 and isinstance(cached.get("rows"), list)
             ):
-                rows: list[Row] = cached["rows"]
-                return rows
-        except (OSError, ValueError, AttributeError, KeyError, RecursionError):
+                return [Experiment.from_row(r) for r in cached["rows"]]
+        except (OSError, ValueError, AttributeError, KeyError, TypeError, RecursionError):
             pass
-    rows = _build_rows(loc, notes_tip or None, memory_tip or None)
+    exps = _build(loc, notes_tip or None, memory_tip or None)
     if store:
+        rows = [e.to_row() for e in exps]
         try:
             atomic_write(
                 cache_file,
@@ -75,7 +71,7 @@ def _cached_rows(loc: gitdir.Location, *, use_cache: bool = True, store: bool = 
             )
         except OSError:
             pass
-    return rows
+    return exps
 
 
 def latest_run_tail(loc: gitdir.Location, n: int = 10) -> tuple[str | None, list[Experiment]]:
@@ -126,7 +122,9 @@ def _blobs_by_git(
 _HEX = "0123456789abcdef"
 
 
-def _build_rows(loc: gitdir.Location, notes_tip: str | None, memory_tip: str | None) -> list[Row]:
+def _build(
+    loc: gitdir.Location, notes_tip: str | None, memory_tip: str | None
+) -> list[Experiment]:
     from gitimprove.state import records
 
     found = _blobs_by_git(loc, notes_tip, memory_tip)
@@ -153,7 +151,7 @@ def _build_rows(loc: gitdir.Location, notes_tip: str | None, memory_tip: str | N
     from gitimprove.state.imports import latest_versions
 
     exps.extend(latest_versions(imported))
-    return [e.to_row() for e in order(exps)]
+    return order(exps)
 
 
 def order(exps: Iterable[Experiment]) -> list[Experiment]:

@@ -309,6 +309,7 @@ def compiled(schema: Schema) -> ObjectCheck:
     kinds = {key: f[0] for key, f in fields.items()}
     optional = {key for key, f in fields.items() if f[1]}
     numbers = {key for key, f in fields.items() if f[0] == "list" and f[3] and f[3][0] == "num"}
+    nested = {key: f[2] for key, f in fields.items() if f[0] == "object" and f[2] is not None}
     big_int = BIG_INT
 
     def check_object(obj: Mapping[str, Any], prefix: str) -> str | None:
@@ -327,6 +328,11 @@ def compiled(schema: Schema) -> ObjectCheck:
                 if t is int and -big_int <= value <= big_int:
                     continue
             elif kind == "list" and t is list and key in numbers and _all_numbers(value):
+                continue
+            elif kind == "object" and t is dict:
+                why = nested[key](value, f"{prefix}{key}.")
+                if why:
+                    return why
                 continue
             if value is None and key in optional:
                 continue
