@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from gitimprove.state import experiments
 from tests.conftest import PY, TmpRepo, build_once, copy_scenario, git
 from tests.loop_helpers import make_project
 
@@ -135,6 +136,7 @@ def test_spooled_signals_travel_with_sync_and_the_pre_push_sync(
     assert list((a.path / ".git" / "improve" / "spool").iterdir())
     new_head = a.commit("another commit", {"x.txt": "x"})
     a.git("update-ref", "refs/improve/runs/later/base", new_head)  # a run started since
+    experiments.record(a.open(), new_head, {"run": "later", "iteration": 0, "status": "baseline"})
     push = subprocess.run(
         ["git", "push", "-q", "origin", "HEAD:main"], cwd=a.path, capture_output=True, text=True
     )
@@ -179,6 +181,26 @@ def test_a_marker_that_differs_is_kept_on_both_sides_and_reported(
     assert b.git("rev-parse", "refs/improve/runs/t/base") == other
     assert git(bare, "rev-parse", "refs/improve/runs/t/base") == remote_base
     assert b.git("rev-parse", "refs/improve/runs/t/stop")  # the missing one came in
+
+
+def test_phantom_run_markers_neither_travel_nor_come_back(
+    shared: tuple[TmpRepo, Path], tmp_path: Path
+) -> None:
+    """Markers of a run that never recorded anything (older versions left them when a run
+    failed before it started) are not pushed, and not taken in, so `doctor --repair`
+    removing them holds across syncs."""
+    a, bare = shared
+    head = a.git("rev-parse", "HEAD")
+    a.git("update-ref", "refs/improve/runs/ghost/base", head)
+    assert a.cli("sync").returncode == 0
+    assert "ghost" not in git(bare, "for-each-ref", "refs/improve/runs/")
+    git(bare, "update-ref", "refs/improve/runs/ghost2/base", head)  # pushed by an old version
+    b = TmpRepo(tmp_path / "b")
+    git(tmp_path, "clone", "-q", str(bare), str(b.path))
+    assert b.cli("sync").returncode == 0
+    markers = b.git("for-each-ref", "--format=%(refname)", "refs/improve/runs/")
+    assert "ghost" not in markers and "refs/improve/runs/t/base" in markers
+    assert "[ok ] runs: no phantom runs" in b.cli("doctor").stdout
 
 
 SYNCER = """

@@ -241,10 +241,36 @@ def merge_archive(repo: Repo, remote_tip: str, remote: str) -> bool:
     return cas_loop(repo, attempt, what=refs.ARCHIVE, lock="archive")
 
 
-def merge_markers(repo: Repo, remote: str, fetched: dict[str, str], report: SyncReport) -> None:
-    """Create the session and run markers this side lacks; never move one it has."""
+_RUN_FIELD = re.compile(rb'"run"\s*:\s*"([^"\\]{1,200})"')
+
+
+def recorded_runs(repo: Repo) -> set[str]:
+    """The runs some note line records. A run with markers but no record is a phantom (left
+    by a run that failed before it started, in older versions): its markers are neither
+    pushed nor taken in, so `doctor --repair` removing them is not undone by the next sync."""
+    out: set[str] = set()
+    for _, data in notes.iter_notes(repo):
+        out.update(m.decode("utf-8", "replace") for m in _RUN_FIELD.findall(data))
+    return out
+
+
+def _shared_marker(name: str, runs: set[str]) -> bool:
+    parsed = refs.parse(name)
+    return parsed.kind != "run-marker" or parsed.run in runs
+
+
+def merge_markers(
+    repo: Repo,
+    remote: str,
+    fetched: dict[str, str],
+    report: SyncReport,
+    runs: set[str] | None = None,
+) -> None:
+    """Create the session and run markers this side lacks (not a phantom run's); never move
+    one it has."""
+    runs = recorded_runs(repo) if runs is None else runs
     for name, oid in sorted(fetched.items()):
-        if not name.startswith(MARKERS):
+        if not name.startswith(MARKERS) or not _shared_marker(name, runs):
             continue
         local = repo.ref_target(name)
         if local is None:
@@ -264,10 +290,18 @@ def _local_markers(repo: Repo) -> list[str]:
     return sorted(n for n in repo.raw.references if n.startswith(MARKERS))
 
 
-def push(repo: Repo, remote: str, fetched: dict[str, str]) -> tuple[bool, list[str], str]:
-    """One atomic, non-forced push of the shared refs and of the markers the remote lacks."""
+def push(
+    repo: Repo, remote: str, fetched: dict[str, str], runs: set[str] | None = None
+) -> tuple[bool, list[str], str]:
+    """One atomic, non-forced push of the shared refs and of the markers the remote lacks
+    (not a phantom run's)."""
+    runs = recorded_runs(repo) if runs is None else runs
     specs = [f"{name}:{name}" for name in SHARED if repo.ref_target(name)]
-    specs += [f"{name}:{name}" for name in _local_markers(repo) if name not in fetched]
+    specs += [
+        f"{name}:{name}"
+        for name in _local_markers(repo)
+        if name not in fetched and _shared_marker(name, runs)
+    ]
     if not specs:
         return True, [], ""
     res = _git(repo, ["push", "--atomic", "--no-verify", "--porcelain", remote, *specs])
@@ -306,10 +340,11 @@ def sync(
                 report.memory_entries_in += merge_memory(repo, fetched[refs.MEMORY], remote)
             if refs.ARCHIVE in fetched:
                 report.archive_merged |= merge_archive(repo, fetched[refs.ARCHIVE], remote)
-            merge_markers(repo, remote, fetched, report)
+            runs = recorded_runs(repo)  # after the notes came in
+            merge_markers(repo, remote, fetched, report, runs)
             if mode == "pull":
                 return report
-            ok, pushed, _ = push(repo, remote, fetched)
+            ok, pushed, _ = push(repo, remote, fetched, runs)
             if ok:
                 report.pushed = pushed
                 return report
