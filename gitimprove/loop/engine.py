@@ -14,8 +14,6 @@ an attempt without a note is re-run under the same iteration number.
 from __future__ import annotations
 
 import contextlib
-import signal
-import threading
 from collections.abc import Iterator
 
 from gitimprove import agents
@@ -33,7 +31,7 @@ from gitimprove.loop.history import History, rebuild_rule
 from gitimprove.loop.integrity import check_config_pin, run_refs
 from gitimprove.loop.runs import RunOptions, RunSummary
 from gitimprove.loop.tournament import run_round
-from gitimprove.util import reaper
+from gitimprove.util import proc, reaper
 
 __all__ = ["Engine", "Event", "RunOptions", "RunSummary", "build_context"]
 
@@ -123,21 +121,12 @@ def remove_stale(repo: Repo, name: str) -> list[int]:
 
 @contextlib.contextmanager
 def contained() -> Iterator[None]:
-    """The harness as the reaper of its agents' orphans, with SIGTERM handled like Ctrl-C so
-    every process is killed on the way out."""
+    """The harness as the reaper of its agents' orphans, with SIGINT, SIGTERM and SIGHUP
+    handled like Ctrl-C (`proc.termination_signals`: every child's process group killed at
+    once, every thread unwinding) so every process is killed on the way out."""
     reaper.become_subreaper()
-    previous = None
-    if threading.current_thread() is threading.main_thread():
-
-        def interrupted(signum: int, frame: object) -> None:
-            raise KeyboardInterrupt
-
-        previous = signal.signal(signal.SIGTERM, interrupted)
-    try:
+    with proc.termination_signals():
         yield
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
 
 
 def _uncommitted_config(repo: Repo, base: str) -> str | None:

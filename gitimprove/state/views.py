@@ -122,9 +122,7 @@ def _blobs_by_git(
 _HEX = "0123456789abcdef"
 
 
-def _build(
-    loc: gitdir.Location, notes_tip: str | None, memory_tip: str | None
-) -> list[Experiment]:
+def _build(loc: gitdir.Location, notes_tip: str | None, memory_tip: str | None) -> list[Experiment]:
     from gitimprove.state import records
 
     found = _blobs_by_git(loc, notes_tip, memory_tip)

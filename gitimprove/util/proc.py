@@ -125,20 +125,26 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
         raise Terminated(signum)
 
 
+_depth = 0  # nested `termination_signals` blocks: only the outermost installs and resets
+
+
 @contextmanager
 def termination_signals() -> Iterator[None]:
     """SIGINT, SIGTERM and SIGHUP unwind the main thread as `Terminated` (a KeyboardInterrupt)
-    after killing every child's process group; the previous handlers come back after."""
-    global _stopping
-    if threading.current_thread() is not threading.main_thread():
+    after killing every child's process group; the previous handlers come back after.
+    Re-entrant: an inner block (the loop's, inside the CLI's) changes nothing."""
+    global _stopping, _depth
+    if threading.current_thread() is not threading.main_thread() or _depth:
         yield
         return
     previous = {sig: signal.getsignal(sig) for sig in SIGNALS}
     for sig in SIGNALS:
         signal.signal(sig, _on_signal)
+    _depth += 1
     try:
         yield
     finally:
+        _depth -= 1
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         with _registry:
