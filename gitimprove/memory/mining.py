@@ -20,11 +20,8 @@ CLAUDE.md could have answered, tool rejections (with the user's reason when give
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import re
-from dataclasses import asdict, dataclass, field
 
 from gitimprove.memory import transcript
 from gitimprove.memory.capture import command_key, make_signal
@@ -47,6 +44,8 @@ from gitimprove.memory.mining_words import (
 )
 from gitimprove.memory.transcript import MAX_LINE as MAX_LINE
 from gitimprove.memory.transcript import MAX_PASS as MAX_PASS
+from gitimprove.memory.transcript import State as State
+from gitimprove.memory.transcript import watermark_path as watermark_path
 from gitimprove.redaction import clip, redact
 from gitimprove.util import reader
 
@@ -64,62 +63,6 @@ _WORKFLOW = re.compile(
 _RUN_CMD = re.compile(r"\b(?:run|use|try|execute|with)\s+`([^`\n]{2,120})`", re.IGNORECASE)
 _CMD = re.compile(r"`([^`\n]{3,120})`")
 _SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?\n]|$)")
-
-
-@dataclass
-class State:
-    offset: int = 0
-    turn: int = 0
-    awaiting_redirect: bool = False
-    interrupted_after: str = ""
-    tools_since_prompt: int = 0
-    last_failed_tool: str = ""  # the tool and its command (normalized) that failed last
-    fail_streak: int = 0
-    edit_counts: dict[str, int] = field(default_factory=dict)
-    search_streak: int = 0
-    tool_names: dict[str, list[Any]] = field(default_factory=dict)
-    actions: list[str] = field(default_factory=list)  # what the agent ran or touched since
-    child: bool | None = None
-    mined_at: float = 0.0
-    skipping: bool = False  # inside a line longer than MAX_LINE: skip to its end
-
-    @classmethod
-    def load(cls, path: str) -> State:
-        try:
-            with open(path, "rb") as fh:
-                data = reader.loads(fh.read(), max_bytes=16 << 20, max_depth=8)
-        except OSError:
-            return cls()
-        if not isinstance(data, dict):
-            return cls()
-        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        defaults = cls()
-        for name, value in list(known.items()):
-            if type(value) is not type(getattr(defaults, name)) and not (
-                name == "child" and isinstance(value, bool)
-            ):
-                del known[name]  # a field of the wrong type falls back to its default
-        state = cls(**known)
-        state.offset = max(0, state.offset)
-        return state
-
-    def save(self, path: str) -> None:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        self.tool_names = dict(list(self.tool_names.items())[-200:])
-        try:
-            with open(tmp, "w", encoding="utf-8") as fh:
-                json.dump(asdict(self), fh)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-
-
-def watermark_path(improve_dir: str, session: str) -> str:
-    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", session)[:100] or "unknown"
-    return os.path.join(improve_dir, "watermarks", f"{safe}.json")
 
 
 def _sentence_with(text: str, pattern: re.Pattern[str]) -> str:
