@@ -39,7 +39,7 @@ def leaky(tmp_repo: TmpRepo) -> TmpRepo:
     raw_commit(repo, refs.NOTES, {f"{head[:2]}/{head[2:]}": line + "\n"}, "notes")
     entries = {
         "FORMAT": memory.FORMAT_TEXT,
-        "signals/2026/01/a.json": json.dumps({"content": FAKES[1].text}),
+        "signals/2026/01/a.json": json.dumps({"id": "SIG-a", "content": FAKES[1].text}),
         "learnings/2026/01/b.md": f"+++\ncategory = 'x'\n+++\n{FAKES[2].text}\n",
         "imports/0123456789abcdef.jsonl": json.dumps({"commit": "dead", "d": FAKES[3].text}),
         "ideas/2026/01/c.json": json.dumps({"text": "nothing secret here"}),

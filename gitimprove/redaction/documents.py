@@ -102,7 +102,7 @@ def _is_json(text: str) -> bool:
         return False
     try:
         json.loads(stripped)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested past reading: masked as plain text
         return False
     return True
 
