@@ -93,7 +93,8 @@ def test_kill_during_agent(tmp_repo: TmpRepo, tmp_path: Path, reference) -> None
 @pytest.mark.slow
 def test_kill_during_metric(tmp_repo: TmpRepo, tmp_path: Path, reference) -> None:  # type: ignore[no-untyped-def]
     flag = tmp_path / "slow-metric"
-    make_project(tmp_repo, {**PLAN, "slow": 0}, guard=False)
+    # the metric signals through a file outside its checkout: no sandbox for the measurement
+    make_project(tmp_repo, {**PLAN, "slow": 0}, guard=False, extra='sandbox = "none"\n')
     p = start_run(tmp_repo, {"SLOW_METRIC_FLAG": str(flag)})
     # let the baseline and iteration 1 finish, then make the next metric run hang
     deadline = time.monotonic() + 60
