@@ -161,7 +161,8 @@ GOES_ON = [
     ("metric-format:50", "metric-error"),
     ("self-rewrite:50", "tampered"),
     ("plain:92.5", "discard"),  # (writes the incumbent's checkout the next attack goes for)
-    ("measure-daemon:92.0", "tampered"),
+    # in the sandbox the daemon dies with the benchmark's pid namespace: measured honestly
+    ("measure-daemon:92.0", "tampered|discard"),
 ]
 # Attacks on the user's repository: blocked by the sandbox, so its run goes on.
 ON_THE_REPOSITORY = [
@@ -207,8 +208,11 @@ def run_attacks(
     assert "src/up -> ../../../../.." in by["symlink-up:97"]["reason"]
     assert by["metric-early:92"]["metric"]["value"] == 92
     assert "src/value.txt" in by["self-rewrite:50"]["reason"]
-    assert "src/value.txt" in by["measure-daemon:92.0"]["reason"]
-    assert by["measure-daemon:92.0"]["tampered"]
+    if sandbox == "none":
+        assert "src/value.txt" in by["measure-daemon:92.0"]["reason"]
+        assert by["measure-daemon:92.0"]["tampered"]
+    else:
+        assert by["measure-daemon:92.0"]["status"] == "discard"
     best = min(r["metric"]["value"] for r in rows if r["status"] in ("keep", "keep-reworked"))
     assert best < rows[0]["metric"]["value"]  # the honest part of the work still improves it
     return rows
