@@ -158,6 +158,17 @@ GOOD_ENTRIES = {
         {"v": 1, "id": "SIG-good", "type": "gotcha", "status": "captured", "content": "run make"}
     ),
     "ideas/2026/01/good.json": json.dumps({"v": 1, "id": "i1", "text": "try a cache"}),
+    # stamps from other tools: no zone, a zone at the edge of time, not a time at all
+    **{
+        f"signals/2026/01/ts{n}.json": json.dumps(
+            {"v": 1, "id": f"SIG-ts{n}", "type": "failure", "status": "captured", "ts": ts}
+            | {"content": f"odd stamp {n}"}
+        )
+        for n, ts in enumerate(
+            ["2026-11-22T00:00:00", "9999-12-31T23:59:59-23:59", "0001-01-01T00:00:00+23:59"]
+            + ["yesterday", "2026-13-45T99:00:00Z", ""]
+        )
+    },
 }
 
 
@@ -182,6 +193,7 @@ def test_hostile_memory_entries_stop_nothing_and_can_be_quarantined(
         clean(res)
         assert res.returncode == 0, args
     assert "SIG-good" in repo.cli("signal", "list").stdout
+    assert all(f"SIG-ts{n}" in repo.cli("signal", "list", "--all").stdout for n in range(6))
     assert "try a cache" in repo.cli("idea", "list").stdout
     listed = repo.cli("signal", "list", "--all")
     assert "signals/2026/01/b.json (tags is" in listed.stderr

@@ -26,7 +26,7 @@ from gitimprove.memory.capture import TYPES as TYPES
 from gitimprove.memory.capture import command_key, path_for
 from gitimprove.memory.capture import make_signal as make_signal
 from gitimprove.memory.capture import spool_signals as spool_signals
-from gitimprove.util.clock import host_id, utc_now
+from gitimprove.util.clock import host_id, parse_utc, utc_now
 
 
 def flush(repo: Repo) -> int:
@@ -139,9 +139,8 @@ def all_signals(
 def _fresh(sig: dict[str, Any], ttl_days: int, now: _dt.datetime) -> bool:
     if sig.get("status") == "promoted":
         return True
-    try:
-        ts = _dt.datetime.fromisoformat(str(sig["ts"]).replace("Z", "+00:00"))
-    except (KeyError, ValueError):
+    ts = parse_utc(sig.get("ts"))
+    if ts is None:
         return True
     return now - ts <= _dt.timedelta(days=ttl_days)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import os
 import time
 import zlib
@@ -29,3 +30,22 @@ def host_id() -> str:
             os.environ.get("GITIMPROVE_HOST") or f"{zlib.crc32(os.uname().nodename.encode()):08x}"
         )
     return _HOST
+
+
+def parse_utc(value: object) -> datetime.datetime | None:
+    """A stored time stamp as an aware UTC datetime, or None when it is not one.
+
+    Records come from other clones and other tools: a stamp without a zone is read as UTC, and
+    anything that is not an ISO time (a number, garbage, a year out of range) is None."""
+    if not isinstance(value, str) or len(value) > 64:
+        return None
+    try:
+        moment = datetime.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=datetime.UTC)
+    try:
+        return moment.astimezone(datetime.UTC)
+    except (OverflowError, ValueError):
+        return None
