@@ -35,10 +35,12 @@ def ruleset() -> RuleSet:
     """gitleaks' rules and ours, loaded once per process (compiled only when needed)."""
     global _rules
     if _rules is None:
-        from gitimprove.redaction import context, providers
+        from gitimprove.redaction import context, keys, providers, shapes
 
         gitleaks = engine.load_gitleaks()
-        _rules = engine.RuleSet([*gitleaks, *providers.RULES, *context.RULES])
+        _rules = engine.RuleSet(
+            [*gitleaks, *providers.RULES, *keys.RULES, *context.RULES, *shapes.RULES]
+        )
     return _rules
 
 

@@ -106,7 +106,8 @@ _ABOUT = _words(
     "field prompt policy hint label count counts max min timeout expiry expires expiration ttl "
     "format env var header mode enabled required rule rules regex pattern hash hashed strength "
     "reset changed manager helper provider source index kind class prefix suffix limit version "
-    "algorithm algo scheme usage budget tokenizer tokens location ref store storage"
+    "algorithm algo scheme usage budget tokenizer tokens location ref store storage chars "
+    "charset alphabet"
 )
 _NOT_SECRET_FIRST = _words("csrf xsrf public publishable next page continuation")
 

@@ -161,12 +161,20 @@ class RuleSet:
             hit.update(self.index[kw])
         return [self.rules[n] for n in sorted(hit)]
 
-    def spans(self, text: str, rules: Iterable[Rule] | None = None) -> list[Span]:
+    def spans(
+        self, text: str, rules: Iterable[Rule] | None = None, *, views: bool = True
+    ) -> list[Span]:
+        """Findings in `text`; with `views`, also in what it says once colour codes,
+        invisible characters, lookalike characters and line wraps are taken out."""
         if rules is None:
             rules = self.candidates(text.lower())
         out: list[Span] = []
         for rule in rules:
             out.extend(self._rule_spans(rule, text))
+        if views:
+            from gitimprove.redaction import views as seen
+
+            out.extend(seen.spans(self, text))
         return out
 
     def _rule_spans(self, rule: Rule, text: str) -> Iterable[Span]:

@@ -69,4 +69,20 @@ RULES: list[Rule] = [
         ("sq0", "eaaa"),
     ),
     Rule("supabase-access-token", r"\bsbp_[a-f0-9]{40}\b", ("sbp_",)),
+    Rule("nuget-api-key", r"\boy2[a-z0-9]{43}\b", ("oy2",)),
+    Rule("okta-api-token", r"\bSSWS\s+([\w-]{20,})", ("ssws",), flags=re.ASCII | re.IGNORECASE),
+    Rule("dockerhub-token", r"\bdckr_(?:pat|oat)_[\w-]{20,}", ("dckr_",)),
+    Rule(
+        # an auth token next to its account SID: `Client("AC…", "<32 hex>")`, `AC…:<32 hex>`
+        "twilio-auth-token",
+        r"\bAC[0-9a-f]{32}\b[^\n]{0,40}?(?<![0-9A-Za-z])([0-9a-fA-F]{32})\b",
+        ("ac",),
+    ),
+    Rule(
+        # STS session tokens: base64 of a protobuf whose first field is "origin_…" (or the
+        # older `FwoGZXIvYXdz…` shape), with no variable name next to them
+        "aws-session-token",
+        r"(?<![A-Za-z0-9+/])(?:[A-Za-z0-9]{2}oJb3JpZ2luX2|[A-Za-z]{2}oGZXIvYXdz)[A-Za-z0-9+/]{60,}={0,2}",
+        ("ojb3jpz2lux2", "ogzxivyxdz"),
+    ),
 ]

@@ -1,0 +1,213 @@
+"""What a text says once its disguises are taken off, with a way back to where it said it.
+
+A secret can hide from the rules without being changed for a reader: colour codes inside an
+assignment (`\\x1b[32mPASSWORD\\x1b[0m=…`), a soft hyphen or a zero-width space inside a
+token, fullwidth separators (`PASSWORD＝…`, `password：…`), a shell line continuation, or a
+long token wrapped onto the next line by a terminal. The rules run again on two views:
+
+- the *clean* view: escape sequences and invisible characters dropped, compatibility forms
+  folded to ASCII (NFKC, dashes, quotes, spaces), `\\`-newline continuations joined; every
+  finding there counts;
+- the *joined* view: on top of that, a line break between two runs of token characters is
+  removed, when the line before is long or ends in a long run; only findings that cross a
+  removed break count (the lines on their own were scanned already), so two lines that
+  merely sit next to each other are not read as one.
+
+Each finding is mapped back onto the original text, covering whatever was dropped inside it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+from gitimprove.redaction.engine import SPECIFIC, RuleSet, Span, compiled
+
+_RUN_CHARS = "A-Za-z0-9+/=_-"
+# ANSI CSI / OSC / two-character escapes, also as JSON or a shell would spell them
+_ESCAPE = (
+    r"(?:\x1b|\\u001[bB]|\\x1[bB]|\\033|\\e)"
+    r"(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]{0,200}(?:\x07|\x1b\\|\\u0007|\\a)|[@-Z\\_])"
+)
+_INVISIBLE = "[\u00ad\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\ufeff]"
+_CONTINUATION = rf"(?<=[{_RUN_CHARS}])\\\r?\n[ \t]*(?=[{_RUN_CHARS}])|\\\r?\n"
+_DROP = rf"{_ESCAPE}|{_INVISIBLE}|{_CONTINUATION}"
+_FOLD = {
+    **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d", "-"),
+    **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032", "'"),
+    **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033", '"'),
+}
+# a break inside a token: after a long line or a long run, before a run of 4 or more
+_BREAK = rf"(?<=[{_RUN_CHARS}])\r?\n(?=[{_RUN_CHARS}]{{4}})"
+_LONG_LINE, _LONG_RUN, _REACH = 40, 8, 400
+
+
+class View:
+    """A text made from an original by dropping and replacing pieces. Segments are
+    (view start, original start, original length, view length, exact)."""
+
+    def __init__(self, text: str, segments: list[tuple[int, int, int, int, bool]]) -> None:
+        self.text = text
+        self.segments = segments
+        self.starts = [s[0] for s in segments]
+
+    def _segment(self, pos: int) -> tuple[int, int, int, int, bool]:
+        return self.segments[bisect.bisect_right(self.starts, pos) - 1]
+
+    def original(self, start: int, end: int) -> tuple[int, int]:
+        vs, os_, ol, _, exact = self._segment(start)
+        o_start = os_ + (start - vs) if exact else os_
+        vs, os_, ol, _, exact = self._segment(end - 1)
+        o_end = os_ + (end - 1 - vs) + 1 if exact else os_ + ol
+        return o_start, o_end
+
+
+def _fold(c: str) -> str:
+    folded = _FOLD.get(c)
+    if folded is not None:
+        return folded
+    import unicodedata
+
+    n = unicodedata.normalize("NFKC", c)
+    if n.isascii() and n.isprintable():
+        return n
+    return " " if c.isspace() else c
+
+
+def _build(text: str, pattern: str, replace: bool) -> View | None:
+    """`text` with the matches of `pattern` dropped (and, with `replace`, non-ASCII
+    characters folded); None when nothing changes."""
+    parts: list[str] = []
+    segments: list[tuple[int, int, int, int, bool]] = []
+    vpos = pos = 0
+    changed = False
+
+    def keep(a: int, b: int) -> None:
+        nonlocal vpos
+        if a < b:
+            parts.append(text[a:b])
+            segments.append((vpos, a, b - a, b - a, True))
+            vpos += b - a
+
+    full = rf"{pattern}|(?P<fold>[^\x00-\x7f])" if replace else pattern
+    for m in compiled(full, 0).finditer(text):
+        if replace and m.group("fold") is not None:
+            new = _fold(m.group(0))
+            if new == m.group(0):
+                continue
+            keep(pos, m.start())
+            parts.append(new)
+            segments.append((vpos, m.start(), 1, len(new), False))
+            vpos += len(new)
+        else:
+            keep(pos, m.start())
+        pos = m.end()
+        changed = True
+    if not changed:
+        return None
+    keep(pos, len(text))
+    if not segments:
+        segments.append((0, len(text), 0, 0, False))
+    return View("".join(parts), segments)
+
+
+def _needs_cleaning(text: str) -> bool:
+    return not text.isascii() or any(
+        s in text for s in ("\x1b", "\\\n", "\\\r\n", "\\u001", "\\x1", "\\033", "\\e[")
+    )
+
+
+def _breaks(text: str) -> list[int]:
+    """Positions of line breaks that may split a token."""
+    out = []
+    for m in compiled(_BREAK, 0).finditer(text):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        run = compiled(rf"[{_RUN_CHARS}]*$", 0).search(text, max(line_start, m.start() - 64), m.start())
+        long_run = run is not None and run.end() - run.start() >= _LONG_RUN
+        if long_run or m.start() - line_start >= _LONG_LINE:
+            out.append(m.start())
+    return out
+
+
+def _joined_spans(rs: RuleSet, text: str) -> list[Span]:
+    """Findings in `text` with token-splitting line breaks removed that cross one of them."""
+    breaks = _breaks(text)
+    if not breaks:
+        return []
+    view = _join_at(text, breaks)
+    joins = [_view_pos(view, b) for b in breaks]
+    out: list[Span] = []
+    for start, end in _windows(view.text, joins):
+        window = view.text[start:end]
+        found = rs.spans(window, views=False)
+        found += _binary_runs(window)
+        for s in found:
+            a, b = s.start + start, s.end + start
+            if any(a < j < b for j in joins):
+                o_start, o_end = view.original(a, b)
+                out.append(Span(o_start, o_end, s.kind, s.priority))
+    return out
+
+
+def _join_at(text: str, breaks: list[int]) -> View:
+    segments: list[tuple[int, int, int, int, bool]] = []
+    parts: list[str] = []
+    vpos = pos = 0
+    for b in breaks:
+        end = b + (2 if text.startswith("\r\n", b) else 1)
+        if b > pos:
+            parts.append(text[pos:b])
+            segments.append((vpos, pos, b - pos, b - pos, True))
+            vpos += b - pos
+        pos = end
+    parts.append(text[pos:])
+    segments.append((vpos, pos, len(text) - pos, len(text) - pos, True))
+    return View("".join(parts), segments)
+
+
+def _view_pos(view: View, original: int) -> int:
+    """Where the text that followed the break at `original` starts in the view."""
+    for vs, os_, _, _, _ in view.segments:
+        if os_ > original:
+            return vs
+    return len(view.text)
+
+
+def _windows(text: str, joins: list[int]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for j in joins:
+        start = max(text.rfind("\n", 0, j) + 1, j - _REACH)
+        stop = text.find("\n", j)
+        end = min(stop if stop != -1 else len(text), j + _REACH)
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
+
+
+def _binary_runs(text: str) -> list[Span]:
+    """A long base64 run decoding to binary: key material wrapped over several lines."""
+    from gitimprove.redaction.keys import decodes_to_binary
+
+    out = []
+    for m in compiled(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{100,}={0,2}", 0).finditer(text):
+        if decodes_to_binary(m.group(0)):
+            out.append(Span(m.start(), m.end(), "private-key-body", SPECIFIC))
+    return out
+
+
+def spans(rs: RuleSet, text: str) -> list[Span]:
+    """Findings in the views of `text` that differ from it, mapped back onto `text`."""
+    out: list[Span] = []
+    base = text
+    clean = _build(text, _DROP, replace=True) if _needs_cleaning(text) else None
+    if clean is not None:
+        base = clean.text
+        for s in rs.spans(base, views=False):
+            a, b = clean.original(s.start, s.end)
+            out.append(Span(a, b, s.kind, s.priority))
+    for s in _joined_spans(rs, base):
+        a, b = clean.original(s.start, s.end) if clean is not None else (s.start, s.end)
+        out.append(Span(a, b, s.kind, s.priority))
+    return out
