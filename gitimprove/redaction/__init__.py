@@ -36,8 +36,12 @@ def ruleset() -> RuleSet:
     global _rules
     if _rules is None:
         from gitimprove.redaction import context, keys, providers, shapes
+        from gitimprove.redaction.values import check_generic
 
         gitleaks = engine.load_gitleaks()
+        for rule in gitleaks:
+            if rule.id in engine.GENERIC_IDS:
+                rule.check = check_generic
         _rules = engine.RuleSet(
             [*gitleaks, *providers.RULES, *keys.RULES, *context.RULES, *shapes.RULES]
         )

@@ -14,8 +14,8 @@ import json
 import re
 
 from gitimprove import redaction
-from gitimprove.redaction.context import assignment_is_secret, key_strength, kind_of
 from gitimprove.redaction.engine import CONTEXT, Span
+from gitimprove.redaction.values import assignment_is_secret, key_strength, kind_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -74,10 +74,63 @@ def _short(value: str, key: str | None, within: Sequence[str]) -> str:
     return found
 
 
+_NAME_FIELDS = frozenset({"name", "key", "parametername", "parameter_name", "variable"})
+_VALUE_FIELDS = frozenset({"value", "secretstring", "secret_string"})
+_NUMBER = re.compile(r"(\s*:\s*)(-?\d+)(?=\s*[,}\]]|\s*$)")
+
+
+def _paired(text: str) -> dict[str, str]:
+    """Values a sibling field names as a credential (`{"Name": "api_key", "Value": "…"}`,
+    ECS, SSM and Kubernetes shapes), each with the kind its marker gets."""
+    low = text.lower()
+    if '"value"' not in low and '"secretstring"' not in low and '"secret_string"' not in low:
+        return {}
+    try:
+        stack: list[object] = [json.loads(text)]
+    except (ValueError, RecursionError):
+        return {}
+    out: dict[str, str] = {}
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            fields = {str(k).lower(): v for k, v in item.items()}
+            names = [v for k, v in fields.items() if k in _NAME_FIELDS and isinstance(v, str)]
+            values = [
+                v
+                for k, v in fields.items()
+                if k in _VALUE_FIELDS and isinstance(v, str | int) and not isinstance(v, bool)
+            ]
+            for name in names:
+                for value in values:
+                    if assignment_is_secret(name, str(value), quoted=True, env_style=True):
+                        out[str(value)] = kind_of(name)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return out
+
+
+def _number(between: str, key: str | None, paired: dict[str, str]) -> str:
+    """`"pin": <digits>`: a number under a key naming a credential becomes its marker."""
+    m = _NUMBER.match(between) if key is not None else None
+    if m is None or key is None:
+        return between
+    number = m.group(2)
+    kind = paired.get(number)
+    if kind is None and assignment_is_secret(key, number, quoted=True, env_style=True):
+        kind = kind_of(key)
+    if kind is None:
+        return between
+    marked = json.dumps(redaction.marker(kind, number))
+    return between[: m.start(2)] + marked + between[m.end(2) :]
+
+
 def redact_json_text(text: str, within: Sequence[str] | None = None) -> str:
-    """A valid JSON text with every string literal masked in place."""
+    """A valid JSON text with every string literal masked in place, and numbers and
+    values a key or a sibling name field says are credentials."""
     if within is None:
         within = redaction.ruleset().present(text.lower())
+    paired = _paired(text)
     out: list[str] = []
     pos = 0
     key: str | None = None
@@ -87,12 +140,15 @@ def redact_json_text(text: str, within: Sequence[str] | None = None) -> str:
         is_key = _COLON.match(text, m.end()) is not None
         between = text[pos : m.start()]
         owner = key if not is_key and key is not None and between.strip() == ":" else None
-        new = _short(value, None if is_key else owner, within)
+        if not is_key and value in paired and between.strip() == ":":
+            new = redaction.marker(paired[value], value)
+        else:
+            new = _short(value, None if is_key else owner, within)
+        out.append(_number(between, key, paired))
         key = value if is_key else None
-        out.append(between)
         out.append(literal if new == value else json.dumps(new, ensure_ascii=False))
         pos = m.end()
-    out.append(text[pos:])
+    out.append(_number(text[pos:], key, paired))
     return "".join(out)
 
 

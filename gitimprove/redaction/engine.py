@@ -185,12 +185,26 @@ class RuleSet:
             secret = text[start:end]
             if rule.entropy and entropy(secret) <= rule.entropy:
                 continue
+            if _published(secret, text, start):
+                continue
             verdict = rule.check(secret, m) if rule.check is not None else True
             if not verdict:
                 continue
             if _allowed(rule.allow, secret, m, text):
                 continue
             yield Span(start, end, verdict if isinstance(verdict, str) else rule.id, rule.priority)
+
+
+# gitleaks' allowlists name AWS's documentation keys (`AKIAIOSFODNN7EXAMPLE`,
+# `wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY`); an SSH fingerprint is a public digest
+_FINGERPRINT = ("SHA256:", "SHA1:", "SHA512:", "MD5:")
+
+
+def _published(secret: str, text: str, start: int) -> bool:
+    """A documentation example or a key fingerprint: public by design."""
+    if "EXAMPLE" in secret:
+        return True
+    return text[max(0, start - 7) : start].upper().endswith(_FINGERPRINT)
 
 
 def _secret_span(m: re.Match[str], groups: tuple[int | str, ...]) -> tuple[int, int]:

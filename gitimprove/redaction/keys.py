@@ -3,7 +3,8 @@
 A PEM block is easy to find by its `-----BEGIN … PRIVATE KEY-----` line, but what reaches a
 record is often less: the tail of a key after a cut, the body lines of a key an agent
 printed from the middle, a PuTTY `.ppk` file, a kubeconfig's base64 of a PEM block, or one
-line of DER (`MII…`). These rules find the key material itself: base64 lines that decode
+line of DER (`MII…`). These rules (and the joined view of `views.py`, which reads a key's
+body lines as one run) find the key material itself: base64 lines that decode
 to binary (a key), not to text (base64 of prose) and not to the hex of a hash.
 """
 
@@ -39,11 +40,16 @@ def decodes_to_binary(b64: str) -> bool:
 
 
 def _not_public(secret: str, m: re.Match[str]) -> bool:
-    before = m.string[max(0, m.start() - 400) : m.start()]
+    return not public_before(m.string, m.start())
+
+
+def public_before(text: str, at: int) -> bool:
+    """Whether the base64 at `at` is the body of a certificate or a public key."""
+    before = text[max(0, at - 400) : at]
     last_begin = before.rfind("-----BEGIN")
     if last_begin != -1 and any(p in before[last_begin:] for p in _PUBLIC):
-        return False
-    return not any(p in before[-40:] for p in _PUBLIC)
+        return True
+    return any(p in before[-40:] for p in _PUBLIC)
 
 
 def _check_body(secret: str, m: re.Match[str]) -> bool:
@@ -81,20 +87,11 @@ RULES: list[Rule] = [
     Rule(
         # the tail of a PEM key whose BEGIN line was cut off (or never printed)
         "private-key",
-        rf"(?i)((?:[ \t]*[{_B64}=]{{16,}}[ \t]*{_NL})*[ \t]*[{_B64}=]{{16,}})[ \t]*{_NL}[ \t]*"
+        rf"(?i)(?<![{_B64}=])((?:[ \t]*[{_B64}=]{{16,}}[ \t]*{_NL})*[ \t]*[{_B64}=]{{16,}})[ \t]*{_NL}[ \t]*"
         r"-----END[ A-Z0-9_-]{0,100}"
         r"PRIVATE KEY(?: BLOCK)?-----",
         ("private key-----", "private key block-----"),
         priority=SPECIFIC,
-    ),
-    Rule(
-        # the body of a key: two or more base64 lines of a PEM width, decoding to binary
-        "private-key-body",
-        rf"(?m)(?:^|(?<=\\n))[ \t]*((?:[{_B64}]{{60,76}}[ \t]*{_NL}[ \t]*)+[{_B64}]{{8,76}}={{0,2}})"
-        rf"(?![{_B64}])",
-        (),
-        priority=SPECIFIC,
-        check=_check_body,
     ),
     Rule(
         # one line of DER (`MII…`: a SEQUENCE with a two-byte length) or of an OpenSSH key

@@ -1,7 +1,141 @@
-"""More shapes of a credential recognised by its context (beside `context.py`)."""
+"""More shapes of a credential recognised by its context (beside `context.py`).
+
+- a name and a value given as two fields: a Kubernetes `env` entry (`- name: DB_PASSWORD` /
+  `value: …`), ECS and SSM JSON (`{"Name": "api_key", "Value": "…"}`, `{"Key": "password",
+  "Value": …}`), XML attributes (`<add key="Password" value="…"/>`), a plist's
+  `<key>Password</key><string>…</string>`;
+- an XML element named after a credential (`<password>…</password>`);
+- a Dockerfile `ENV DB_PASSWORD value`, fish `set -x TOKEN value`, Windows `setx`;
+- prose: `the password <pw> is wrong`, `password was '<pw>'`;
+- more command lines: `gh secret set X --body …`, `az login -p …`, `sqlplus user/<pw>@db`,
+  `openssl … -passin pass:…`, `nuget push -k …`, `zip -P …`, `ldapsearch -w …`.
+"""
 
 from __future__ import annotations
 
-from gitimprove.redaction.engine import Rule
+import re
 
-RULES: list[Rule] = []
+from gitimprove.redaction.context import _SAME_COMMAND
+from gitimprove.redaction.engine import CONTEXT, Rule, compiled
+from gitimprove.redaction.values import assignment_is_secret, is_value, kind_of, secret_like
+
+_CRED = (
+    r"[\w./:-]{0,60}?(?:pass|pwd|pw|secret|token|key|cred|auth|pin|dsn|cookie|sig)[\w./:-]{0,60}"
+)
+_Q = r"[\"']?"
+_VAL = r"""(?:"(?P<dq>(?:[^"\\\n]|\\.){1,500})"|'(?P<sq>[^'\n]{1,500})'|(?P<bare>[^\s'"<>,;{}\[\]]{1,500}))"""
+
+
+def _check_pair(secret: str, m: re.Match[str]) -> bool | str:
+    key = m.group("key")
+    if not assignment_is_secret(key, secret, quoted=True, env_style=True):
+        return False
+    return kind_of(key)
+
+
+def _check_prose(secret: str, m: re.Match[str]) -> bool:
+    if m.group("q") is not None:
+        return is_value(secret)
+    value = secret.strip(".,;:!?)*_~")  # Markdown emphasis and sentence punctuation
+    if m.string[m.end() : m.end() + 1] == "(" or len(value) < 4 or not is_value(value):
+        return False
+    has_letter = any(c.isalpha() for c in value)
+    return (has_letter and secret_like(value)) or (value.isdigit() and len(value) >= 6)
+
+
+def _check_value(secret: str, m: re.Match[str]) -> bool:
+    return is_value(secret)
+
+
+def _not_between_names() -> str:
+    # what may stand between a name field and its value field: not another name, not the
+    # end of the object (`valueFrom:` is not `value:`)
+    return r"(?:(?!\b(?:name|key)\b)[^{}])" + "{0,300}?"
+
+
+RULES: list[Rule] = [
+    Rule(
+        "credential",
+        r"(?i)"
+        + _Q
+        + r"\b(?:name|key|parametername|parameter_name|variable)"
+        + _Q
+        + r"\s*[:=]\s*"
+        + _Q
+        + r"(?P<key>"
+        + _CRED
+        + r")"
+        + _Q
+        + _not_between_names()
+        + _Q
+        + r"\bvalue"
+        + _Q
+        + r"\s*[:=]\s*"
+        + _VAL,
+        ("name", "key", "variable"),
+        groups=("dq", "sq", "bare"),
+        priority=CONTEXT,
+        check=_check_pair,
+    ),
+    Rule(
+        "credential",
+        r"(?i)<key>\s*(?P<key>" + _CRED + r")\s*</key>\s*<string>(?P<dq>[^<>\n]{1,500})</string>",
+        ("<key>",),
+        groups=("dq",),
+        priority=CONTEXT,
+        check=_check_pair,
+    ),
+    Rule(
+        "credential",
+        r"(?i)<(?P<key>" + _CRED.replace("/", "") + r")(?:\s[^<>]{0,200})?>"
+        r"\s*(?P<dq>[^<>\n]{1,500}?)\s*</(?P=key)>",
+        ("<",),
+        groups=("dq",),
+        priority=CONTEXT,
+        check=_check_pair,
+    ),
+    Rule(
+        "credential",
+        r"(?im)^[ \t]*(?:ENV|setx|set[ \t]+-[a-zA-Z]+|export)[ \t]+(?P<key>[A-Za-z_][\w.-]*)"
+        r"[ \t]+" + _VAL,
+        ("env", "setx", "set ", "export"),
+        groups=("dq", "sq", "bare"),
+        priority=CONTEXT,
+        check=_check_pair,
+    ),
+    Rule(
+        "password",
+        r"(?i)\b(?:password|passwd|passphrase|pass ?code|pwd|pin)\b"
+        r"(?:[ \t]+(?:is|was|of|for[ \t]+\S+[ \t]+(?:is|was)|set[ \t]+to|changed[ \t]+to))?[ \t]+"
+        r"(?:(?P<q>[\"'`])(?P<qv>[^\"'`\n]{3,100})(?P=q)|(?P<bv>[A-Za-z0-9!@#$%^&*_+~.-]{4,100}))",
+        ("pass", "pwd", "pin"),
+        groups=("qv", "bv"),
+        priority=CONTEXT,
+        check=_check_prose,
+    ),
+    Rule(
+        "cli-password",
+        r"(?i)\b(?:gh[ \t]+secret[ \t]+set\b" + _SAME_COMMAND + r"\s(?:-b|--body)"
+        r"|az[ \t]+login\b" + _SAME_COMMAND + r"\s(?:-p|--password)"
+        r"|nuget(?:\.exe)?[ \t]+push\b" + _SAME_COMMAND + r"\s(?:-k|-ApiKey|--api-key)"
+        r"|(?:zip|unzip|7z|7za)\b" + _SAME_COMMAND + r"\s-P"
+        r"|ldap(?:search|modify|add|delete|passwd)\b" + _SAME_COMMAND + r"\s-w"
+        r"|-pass(?:in|out)?[ \t]+(?:pass|env):?)"
+        r"(?:=|[ \t]*)(?:\"(?P<dq>[^\"\n]+)\"|'(?P<sq>[^'\n]+)'|(?P<bare>[^\s'\"|;&`]+))",
+        ("gh", "az", "nuget", "zip", "7z", "ldap", "-pass"),
+        groups=("dq", "sq", "bare"),
+        priority=CONTEXT,
+        check=_check_value,
+    ),
+    Rule(
+        "cli-password",
+        r"(?i)\b(?:sqlplus|sqlldr|expdp|impdp|rman|dgmgrl|conn(?:ect)?)[ \t]+(?:-\w+[ \t]+)*"
+        r"[\"']?[\w$#.-]+/(?P<bare>[^\s@/'\"]{1,128})(?=@|[ \t]+as[ \t]|[\"']?\s|[\"']?$)",
+        ("sqlplus", "sqlldr", "expdp", "impdp", "rman", "dgmgrl", "conn"),
+        groups=("bare",),
+        priority=CONTEXT,
+        check=_check_value,
+    ),
+]
+
+assert compiled  # rules compile lazily, in the engine

@@ -19,7 +19,6 @@ Each finding is mapped back onto the original text, covering whatever was droppe
 from __future__ import annotations
 
 import bisect
-import re
 
 from gitimprove.redaction.engine import SPECIFIC, RuleSet, Span, compiled
 
@@ -122,7 +121,9 @@ def _breaks(text: str) -> list[int]:
     out = []
     for m in compiled(_BREAK, 0).finditer(text):
         line_start = text.rfind("\n", 0, m.start()) + 1
-        run = compiled(rf"[{_RUN_CHARS}]*$", 0).search(text, max(line_start, m.start() - 64), m.start())
+        run = compiled(rf"[{_RUN_CHARS}]*$", 0).search(
+            text, max(line_start, m.start() - 64), m.start()
+        )
         long_run = run is not None and run.end() - run.start() >= _LONG_RUN
         if long_run or m.start() - line_start >= _LONG_LINE:
             out.append(m.start())
@@ -140,7 +141,7 @@ def _joined_spans(rs: RuleSet, text: str) -> list[Span]:
     for start, end in _windows(view.text, joins):
         window = view.text[start:end]
         found = rs.spans(window, views=False)
-        found += _binary_runs(window)
+        found += _binary_runs(view.text, start, end)
         for s in found:
             a, b = s.start + start, s.end + start
             if any(a < j < b for j in joins):
@@ -186,14 +187,17 @@ def _windows(text: str, joins: list[int]) -> list[tuple[int, int]]:
     return out
 
 
-def _binary_runs(text: str) -> list[Span]:
-    """A long base64 run decoding to binary: key material wrapped over several lines."""
-    from gitimprove.redaction.keys import decodes_to_binary
+def _binary_runs(text: str, start: int, end: int) -> list[Span]:
+    """Long base64 runs in text[start:end] decoding to binary: key material whose lines
+    were joined (a PEM body without its BEGIN line), unless a certificate's or a public
+    key's. Positions are relative to `start`."""
+    from gitimprove.redaction.keys import decodes_to_binary, public_before
 
     out = []
-    for m in compiled(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{100,}={0,2}", 0).finditer(text):
-        if decodes_to_binary(m.group(0)):
-            out.append(Span(m.start(), m.end(), "private-key-body", SPECIFIC))
+    pattern = compiled(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{100,}={0,2}", 0)
+    for m in pattern.finditer(text, start, end):
+        if decodes_to_binary(m.group(0)) and not public_before(text, m.start()):
+            out.append(Span(m.start() - start, m.end() - start, "private-key-body", SPECIFIC))
     return out
 
 

@@ -1,0 +1,254 @@
+"""What names a credential and what looks like one: the judgments the context rules share.
+
+A key names a credential strongly (`DB_PASSWORD`, `clientSecret`, `SSHPASS`, `ADMINPWD`), weakly
+(`key`, `auth`, `sig`: only a random-looking value counts) or not at all (`author`,
+`token_count`, `page_token`, `nextPageToken`: a pagination cursor grants nothing). A value is
+a credential's only when it is not a reference (`$TOKEN`, `{{ .Values.x }}`), a placeholder,
+a type name, a path, a UUID or hash (under anything but a password or secret), a lexer's
+token name (`token: 'identifier'`) or base64 of ordinary prose.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from gitimprove.redaction.engine import compiled, entropy
+
+
+def words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# --- what a value must look like ---------------------------------------------------------
+
+_NOT_VALUES = words(
+    "none null nil true false undefined str string bytes int integer bool boolean number float "
+    "any object optional required redacted hidden masked your_token your_password your_api_key"
+)
+# compiled on first use (importing this module must stay cheap for the hooks)
+_REFERENCE = r"""^(?:
+        \$\{?[A-Za-z_][\w.]*\}?                     # $TOKEN ${TOKEN}
+      | \$\{\{.*\}\}|\{\{.*\}\}|\$\(.*\)            # ${{ secrets.X }}, {{ .Values.x }}, $(cmd)
+      | %[A-Za-z_]\w*%|@[A-Za-z_]\w*@               # %TOKEN% @TOKEN@
+      | \{[A-Za-z_][\w.\[\]'"]*(?:![rsa])?(?::[^{}]*)?\}  # a format field: {password}
+      | <[^<>]*>|\[[^\[\]]*\]                       # <your-token> [REDACTED]
+      | [A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)+  # settings.SECRET_KEY, os.environ
+      | \d{1,5}(?:\.\d+)?                           # a count, a port, a size
+    )$"""
+_PLACEHOLDER = r"^(?:[*x#.\-_]+|x{3,}|\*{3,}|\.{3,}|…)$"
+# a value that says it is not a real one (`dev-only-secret-not-for-production`, `changeme`)
+_SAYS_FAKE = words(
+    "placeholder example examples dummy fake sample changeme replaceme your insert todo fixme "
+    "xxx xxxx redacted"
+)
+_SAYS_FAKE_PHRASES = ("not-for-production", "not_for_production", "dev-only", "test-only")
+
+
+def is_value(value: str) -> bool:
+    """Not a reference, placeholder, type name or earlier marker."""
+    v = value.strip().rstrip(".,:").removesuffix('\\"').removesuffix("\\'")
+    default = compiled(r"\$\{[A-Za-z_]\w*:?[-=?+](.*)\}", 0).fullmatch(v)
+    if default:  # ${TOKEN:-fallback}: only the fallback can be a secret
+        return is_value(default.group(1))
+    return (
+        len(v) >= 4
+        and any(c.isalnum() for c in v)
+        and v.lower() not in _NOT_VALUES
+        and not compiled(_REFERENCE, re.X).match(v)
+        and not compiled(_PLACEHOLDER, re.I).match(v)
+        and "[REDACTED:" not in v
+        and not _says_fake(v)
+        and not compiled(_PATH, 0).fullmatch(v)
+        and not encodes_prose(v)
+    )
+
+
+# an absolute path (`PWD=/home/me/app`, `OLDPWD=/tmp`): a directory, not a password
+_PATH = r"(?:~|/(?:bin|etc|home|opt|tmp|usr|var|srv|mnt|root|Users|workspace|app|src|data)\b)[\w ./@+-]*"
+_UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+_HASH = r"[0-9a-f]{7,12}|[0-9a-f]{40}|[0-9a-f]{64}|[0-9A-F]{40}|[0-9A-F]{64}"
+
+
+def is_identifier_value(value: str) -> bool:
+    """A UUID or a hash (git ids, SHA-256): an identifier when no password names it."""
+    return compiled(_UUID, 0).fullmatch(value) is not None or (
+        compiled(_HASH, 0).fullmatch(value) is not None
+    )
+
+
+def encodes_prose(value: str) -> bool:
+    """Base64 of ordinary text (words and spaces), not of a key or a password."""
+    if len(value) < 16 or not compiled(r"[A-Za-z0-9+/]+={0,2}", 0).fullmatch(value):
+        return False
+    import base64
+    import binascii
+
+    clean = value.rstrip("=")
+    clean = clean[: len(clean) - len(clean) % 4]
+    try:
+        text = base64.b64decode(clean, validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return False
+    letters = sum(c.isalpha() for c in text)
+    return " " in text.strip() and text.isprintable() and letters >= 0.6 * len(text)
+
+
+def _says_fake(value: str) -> bool:
+    low = value.lower()
+    if any(p in low for p in _SAYS_FAKE_PHRASES):
+        return True
+    return any(w in _SAYS_FAKE for w in compiled(r"[a-z]+", 0).findall(low))
+
+
+def looks_random(value: str, *, min_len: int = 16) -> bool:
+    """A long string that is not a word, a path or an identifier: letters mixed with digits,
+    switching between them often, with high entropy (an API key, a hex or base64 secret)."""
+    if len(value) < min_len or value.count("/") > 2:
+        return False
+    if not any(c.isdigit() for c in value) or not any(c.isalpha() for c in value):
+        return False
+    kinds = ["d" if c.isdigit() else "u" if c.isupper() else "l" for c in value if c.isalnum()]
+    switches = sum(1 for a, b in itertools.pairwise(kinds) if a != b)
+    return switches * 5 >= len(kinds) and entropy(value) >= 3.0
+
+
+def secret_like(value: str) -> bool:
+    """An unquoted value that is not just letters (code names a variable that way)."""
+    return any(not (c.isalpha() or c in "._-") for c in value)
+
+
+# --- key names ---------------------------------------------------------------------------
+
+_CAMEL = r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+"
+_STRONG = words(
+    "password passwd passphrase pwd pw pass secret secrets token apikey credential credentials "
+    "creds pin pincode passcode privatekey clientsecret accesstoken authtoken refreshtoken bearertoken sessiontoken "
+    "accountkey masterkey signingkey secretkey accesskey encryptionkey sharedaccesskey"
+)
+_PAIRS = words(
+    "api_key access_key secret_key private_key client_secret account_key master_key "
+    "signing_key encryption_key shared_access_key auth_token session_key session_secret"
+)
+# (not "session": a session id names a session, it grants nothing)
+_WEAK = words("key auth sig signature cookie dsn salt")
+# a key naming something about the credential, not the credential itself
+_ABOUT = words(
+    "length len size name names id ids type types file files path paths dir url uri endpoint "
+    "field prompt policy hint label count counts max min timeout expiry expires expiration ttl "
+    "format env var header mode enabled required rule rules regex pattern hash hashed strength "
+    "reset changed manager helper provider source index kind class prefix suffix limit version "
+    "algorithm algo scheme usage budget tokenizer tokens location ref store storage chars "
+    "charset alphabet"
+)
+_NOT_SECRET_FIRST = words("csrf xsrf public publishable")
+# a pagination cursor or a fingerprint: names a position or a public digest, grants nothing
+_NOT_SECRET_ANY = words(
+    "next page pagination continuation cursor resume sync fingerprint fingerprints checksum "
+    "digest sha sha1 sha256 sha512 md5 etag uuid"
+)
+# `bypass`, `compass`: words ending in "pass" that name no password
+_NOT_PASS = ("bypass", "compass", "encompass", "surpass", "overpass", "underpass", "trespass")
+_PASS_ENDINGS = ("password", "passwd", "passphrase", "pass", "pwd", "passcode", "token", "secret")
+
+
+def key_strength(key: str) -> str | None:
+    """'strong' when the key names a credential (`DB_PASSWORD`, `clientSecret`, `api-key`),
+    'weak' when it may (`key`, `auth`, `sig`), None otherwise (`author`, `token_count`)."""
+    parts = key_words(key)
+    if not parts or parts[-1] in _ABOUT or parts[0] in _NOT_SECRET_FIRST:
+        return None
+    if any(w in _NOT_SECRET_ANY for w in parts) or parts in (["pwd"], ["oldpwd"]):
+        return None  # the shell's working directory is PWD
+    if parts in (["pass"], ["pw"]):
+        return "weak"  # "tests pass: 42/42" is prose; `db_pass = x` names a password
+    if any(_names_credential(w) for w in parts):
+        return "strong"
+    joined = "_" + "_".join(parts) + "_"
+    if any(f"_{p}_" in joined for p in _PAIRS):
+        return "strong"
+    if parts[-1] in _WEAK or parts[0] in _WEAK:
+        return "weak"
+    return None
+
+
+def key_words(key: str) -> list[str]:
+    return [w.lower() for w in compiled(_CAMEL, 0).findall(key)]
+
+
+def _names_credential(word: str) -> bool:
+    """`password`, `SSHPASS`, `DBPASS`, `ADMINPWD`, `pincode`: a word naming a secret."""
+    if word in _STRONG:
+        return True
+    return word.endswith(_PASS_ENDINGS) and not word.endswith(_NOT_PASS) and len(word) > 3
+
+
+def kind_of(key: str) -> str:
+    low = key.lower()
+    if any(w in low for w in ("pass", "pwd", "pw")) or "pin" in key_words(key):
+        return "password"
+    return "credential"
+
+
+def _lexer_token(key: str, value: str) -> bool:
+    """`token: 'identifier'` (a parser's token type) or `token = next_token`: a key that
+    only says "token" given a plain word or identifier."""
+    parts = key_words(key)
+    return (
+        parts[-1:] == ["token"]
+        and not any(_names_credential(w) for w in parts[:-1])
+        and (compiled(r"[A-Za-z]+(?:[_.-][A-Za-z]+)*", 0).fullmatch(value) is not None)
+    )
+
+
+def _is_passphrase(value: str) -> bool:
+    """`correcthorsebatterystaple`: all letters, long enough to be chosen as a passphrase."""
+    return compiled(r"[a-z]{8,64}|[A-Za-z]+(?:[ -][A-Za-z]+){3,}", 0).fullmatch(value) is not None
+
+
+def assignment_is_secret(key: str, value: str, *, quoted: bool, env_style: bool) -> bool:
+    """Whether `key <op> value` assigns a credential: a weak key needs a random-looking
+    value; a strong one any real value, unless it is unquoted code (`token = next_token`)."""
+    strength = key_strength(key)
+    if (
+        strength == "strong"
+        and kind_of(key) == "password"
+        and compiled(r"\d{4,64}", 0).fullmatch(value)
+    ):
+        return True  # a PIN, or a password of digits: `"pin": <digits>`
+    if strength is None or not is_value(value) or _lexer_token(key, value):
+        return False
+    if is_identifier_value(value) and not _names_secret(key):
+        return False
+    if strength == "weak":
+        return looks_random(value)
+    if quoted or env_style or secret_like(value) or looks_random(value):
+        return True
+    return kind_of(key) == "password" and _is_passphrase(value) and value.lower() not in key.lower()
+
+
+def _names_secret(key: str) -> bool:
+    """A key naming a password, a secret or an API key (a UUID or hash there is one)."""
+    joined = "_".join(key_words(key))
+    return kind_of(key) == "password" or any(
+        w in joined for w in ("secret", "api_key", "apikey", "credential", "private")
+    )
+
+
+def random_value(value: str) -> bool:
+    """A long random-looking string that is not a UUID, a hash or encoded prose."""
+    return is_value(value) and looks_random(value) and not is_identifier_value(value)
+
+
+def check_generic(secret: str, m: re.Match[str]) -> bool:
+    """gitleaks' catch-all rule, held to the same key names and values as ours: not a
+    pagination cursor (`nextPageToken: …`), a fingerprint, an id, a hash or encoded prose."""
+    key = m.string[m.start() : m.start(1)] if m.re.groups else ""
+    parts = key_words(key)
+    if any(w in _NOT_SECRET_ANY or w in _NOT_SECRET_FIRST for w in parts):
+        return False
+    if parts and (parts[-1] in _ABOUT or parts[-1] in ("is", "was")):
+        return False
+    if not is_value(secret) or _lexer_token(key.strip(" \t'\":=>,"), secret):
+        return False
+    return not (is_identifier_value(secret) and not _names_secret(key))
