@@ -180,7 +180,7 @@ RULES: list[Rule] = [
     Rule(
         "cli-password",
         r"(?i)\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump|mongo|"
-        r"mongosh|mongodump|mongorestore)\b" + _SAME_COMMAND + r"\s-p" + _QUOTED_OR_BARE,
+        r"mongosh|mongodump|mongorestore)\b" + _SAME_COMMAND + r"\s(?-i:-p)" + _QUOTED_OR_BARE,
         ("mysql", "mariadb", "mongo"),
         priority=CONTEXT,
         check=_check_value,
@@ -191,7 +191,7 @@ RULES: list[Rule] = [
         + _SAME_COMMAND
         + r"\s-a|sqlcmd\b"
         + _SAME_COMMAND
-        + r"\s-P|"
+        + r"\s(?-i:-P)|"
         r"docker\s+login\b"
         + _SAME_COMMAND
         + r"\s-p|smbclient\b"

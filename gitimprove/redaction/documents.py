@@ -27,6 +27,9 @@ _COLON = re.compile(r"\s*:")
 
 def _key_spans(key: str, value: str, within: Sequence[str]) -> list[Span]:
     """Spans in `value` found when it is read as the value of `key`."""
+    from gitimprove.redaction.views import folded
+
+    key = folded(key)
     rules = redaction.ruleset().candidates(key.lower(), within)
     if not rules:
         return []
@@ -164,7 +167,9 @@ def _is_json(text: str) -> bool:
 
 
 def redact_document(text: str) -> str:
-    within = redaction.ruleset().present(text.lower()) if text else []
+    from gitimprove.redaction.views import folded
+
+    within = redaction.ruleset().present(folded(text).lower()) if text else []
     if not within:
         return text
     if _is_json(text):

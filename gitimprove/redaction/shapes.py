@@ -53,7 +53,21 @@ def _not_between_names() -> str:
     return r"(?:(?!\b(?:name|key)\b)[^{}])" + "{0,300}?"
 
 
+def _check_passphrase(secret: str, m: re.Match[str]) -> bool | str:
+    return kind_of(m.group("key")) == "password" and is_value(secret) and "password"
+
+
 RULES: list[Rule] = [
+    Rule(
+        # `passphrase: correct horse battery staple` (YAML, prose): words to the line's end
+        "password",
+        r"(?im)^[ \t-]*[\"']?(?P<key>[\w.-]*pass(?:word|phrase)[\w.-]*)[\"']?[ \t]*[:=][ \t]*"
+        r"(?P<v>[A-Za-z]{2,}(?:[ -][A-Za-z]{2,}){3,9})[ \t]*$",
+        ("pass",),
+        groups=("v",),
+        priority=CONTEXT,
+        check=_check_passphrase,
+    ),
     Rule(
         "credential",
         r"(?i)"
@@ -115,12 +129,12 @@ RULES: list[Rule] = [
     ),
     Rule(
         "cli-password",
-        r"(?i)\b(?:gh[ \t]+secret[ \t]+set\b" + _SAME_COMMAND + r"\s(?:-b|--body)"
+        r"(?i)(?:\bgh[ \t]+secret[ \t]+set\b" + _SAME_COMMAND + r"\s(?:-b|--body)"
         r"|az[ \t]+login\b" + _SAME_COMMAND + r"\s(?:-p|--password)"
         r"|nuget(?:\.exe)?[ \t]+push\b" + _SAME_COMMAND + r"\s(?:-k|-ApiKey|--api-key)"
         r"|(?:zip|unzip|7z|7za)\b" + _SAME_COMMAND + r"\s-P"
         r"|ldap(?:search|modify|add|delete|passwd)\b" + _SAME_COMMAND + r"\s-w"
-        r"|-pass(?:in|out)?[ \t]+(?:pass|env):?)"
+        r"|(?<![\w-])-pass(?:in|out)?[ \t]+pass:)"
         r"(?:=|[ \t]*)(?:\"(?P<dq>[^\"\n]+)\"|'(?P<sq>[^'\n]+)'|(?P<bare>[^\s'\"|;&`]+))",
         ("gh", "az", "nuget", "zip", "7z", "ldap", "-pass"),
         groups=("dq", "sq", "bare"),

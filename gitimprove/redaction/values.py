@@ -60,6 +60,7 @@ def is_value(value: str) -> bool:
         and "[REDACTED:" not in v
         and not _says_fake(v)
         and not compiled(_PATH, 0).fullmatch(v)
+        and not compiled(r"(?i)(?:sha1|sha256|sha384|sha512|md5):", 0).match(v)
         and not encodes_prose(v)
     )
 

@@ -201,6 +201,12 @@ def _binary_runs(text: str, start: int, end: int) -> list[Span]:
     return out
 
 
+def folded(text: str) -> str:
+    """`text` as the rules read it (for finding which keywords occur in it)."""
+    clean = _build(text, _DROP, replace=True) if _needs_cleaning(text) else None
+    return text if clean is None else clean.text
+
+
 def spans(rs: RuleSet, text: str) -> list[Span]:
     """Findings in the views of `text` that differ from it, mapped back onto `text`."""
     out: list[Span] = []
