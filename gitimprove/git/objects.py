@@ -22,12 +22,40 @@ def gitimprove_refs(repo: Repo) -> list[str]:
     return out
 
 
-def _user_tips(repo: Repo) -> list[str]:
-    """Tips of the user's own history, whose commits are theirs, not gitimprove's."""
+def _is_remote_copy(name: str) -> bool:
+    """A fetched copy of a gitimprove ref: a sync scratch ref, or a remote-tracking branch
+    of a run branch or of the memory branch (`refs/remotes/origin/improve/<run>`)."""
+    if name.startswith(refs.REMOTES_PREFIX):
+        return True
+    if not name.startswith("refs/remotes/"):
+        return False
+    rest = name[len("refs/remotes/") :].partition("/")[2]
+    return ("refs/heads/" + rest).startswith(refs.RUN_BRANCH_PREFIX)
+
+
+def remote_tips(repo: Repo) -> tuple[list[str], list[str]]:
+    """(tips of fetched copies of gitimprove's refs, tips of the user's remote-tracking
+    branches): commits reachable only through them are in this clone all the same."""
+    ours, users = [], []
+    for name in sorted(repo.raw.references):
+        target = repo.ref_target(name)
+        if target is None or not isinstance(repo.raw.get(target), pygit2.Commit):
+            continue
+        if _is_remote_copy(name):
+            ours.append(target)
+        elif name.startswith("refs/remotes/"):
+            users.append(target)
+    return ours, users
+
+
+def _user_tips(repo: Repo, *, remote: bool = True) -> list[str]:
+    """Tips of the user's own history, whose commits are theirs, not gitimprove's (with
+    `remote`, also the user's remote-tracking branches)."""
+    prefixes = ("refs/heads/", "refs/tags/") + (("refs/remotes/",) if remote else ())
     out = []
     for name in repo.raw.references:
-        if name.startswith(("refs/heads/", "refs/tags/", "refs/remotes/")) and not (
-            name.startswith(refs.RUN_BRANCH_PREFIX)
+        if name.startswith(prefixes) and not (
+            name.startswith(refs.RUN_BRANCH_PREFIX) or _is_remote_copy(name)
         ):
             target = repo.ref_target(name)
             if target and isinstance(repo.raw.get(target), pygit2.Commit):
@@ -35,9 +63,11 @@ def _user_tips(repo: Repo) -> list[str]:
     return out
 
 
-def commits(repo: Repo, tips: Iterable[str], *, hide_user: bool = True) -> Iterator[pygit2.Commit]:
+def commits(
+    repo: Repo, tips: Iterable[str], *, hide_user: bool = True, hide_remote: bool = True
+) -> Iterator[pygit2.Commit]:
     """Every commit reachable from `tips`, but not (with `hide_user`) from the user's own
-    branches and tags."""
+    branches and tags (with `hide_remote`, nor from their remote-tracking branches)."""
     walker: pygit2.Walker | None = None
     for tip in tips:
         obj = repo.raw.get(tip)
@@ -50,7 +80,7 @@ def commits(repo: Repo, tips: Iterable[str], *, hide_user: bool = True) -> Itera
     if walker is None:
         return
     if hide_user:
-        for tip in _user_tips(repo):
+        for tip in _user_tips(repo, remote=hide_remote):
             walker.hide(pygit2.Oid(hex=tip))
     yield from walker
 
@@ -115,6 +145,27 @@ def rewrite_tip(repo: Repo, ref: str, message: str, *, lock: str) -> list[str]:
         return sorted(changes)
 
     return cas_loop(repo, attempt, what=ref, lock=lock)
+
+
+def adopt_masked(repo: Repo, remote_tip: str, local: str | None, message: str) -> str:
+    """The commit a fast-forward (or a first fetch) of a record ref should point at: the
+    remote's tip itself when every blob it brings passed the redactor already, else a new
+    commit on top of it whose tree holds them masked (a clone running an older gitimprove
+    may have pushed secrets). Blobs the local tip holds already are not read again."""
+    ours = {str(oid) for _, oid in walk_blobs(repo, repo.commit(local).tree)} if local else set()
+    tree = repo.commit(remote_tip).tree
+    changes: dict[str, pygit2.Oid | None] = {}
+    for path, oid in walk_blobs(repo, tree):
+        if str(oid) in ours:
+            continue
+        blob = repo.raw[oid]
+        assert isinstance(blob, pygit2.Blob)
+        new = repo.write_blob(blob.data)
+        if new != oid:
+            changes[path] = new
+    if not changes:
+        return remote_tip
+    return repo.create_commit(put_paths(repo, tree, changes), message + "\n", [remote_tip])
 
 
 def known_remotes(repo: Repo, ref: str) -> list[str]:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import pygit2
 
 from gitimprove.errors import ConflictError, GitImproveError
-from gitimprove.git import archive, notes, refs
+from gitimprove.git import archive, notes, objects, refs
 from gitimprove.git.repo import RefMoved, Repo, cas_loop, update_refs
 from gitimprove.git.trees import empty_tree, put_paths, walk_blobs
 from gitimprove.util import proc
@@ -37,6 +37,11 @@ _REJECTED = (
     "failed to update ref",
     "cannot lock ref",
 )
+
+
+# a fast-forward adopts the remote's commits; what they hold unmasked is masked on top
+_MASK_NOTES = "gitimprove: mask secrets in notes synced from {}"
+_MASK_MEMORY = "gitimprove: mask secrets in memory synced from {}"
 
 
 @dataclass
@@ -141,9 +146,8 @@ def merge_notes(repo: Repo, remote_tip: str, remote: str) -> int:
         if relation == "same":
             return 0
         if relation in ("create", "fast-forward"):
-            update_refs(
-                repo, [(refs.NOTES, remote_tip, local)], f"gitimprove: sync notes from {remote}"
-            )
+            tip = objects.adopt_masked(repo, remote_tip, local, _MASK_NOTES.format(remote))
+            update_refs(repo, [(refs.NOTES, tip, local)], f"gitimprove: sync notes from {remote}")
             return incoming
         files: dict[str, pygit2.Oid | None] = {}
         for commit in sorted(set(ours) | set(theirs)):
@@ -197,9 +201,8 @@ def merge_memory(repo: Repo, remote_tip: str, remote: str) -> int:
         if relation == "same":
             return 0
         if relation in ("create", "fast-forward"):
-            update_refs(
-                repo, [(refs.MEMORY, remote_tip, local)], f"gitimprove: sync memory from {remote}"
-            )
+            tip = objects.adopt_masked(repo, remote_tip, local, _MASK_MEMORY.format(remote))
+            update_refs(repo, [(refs.MEMORY, tip, local)], f"gitimprove: sync memory from {remote}")
             return len(new)
         assert local is not None
         changes: dict[str, pygit2.Oid | None] = {

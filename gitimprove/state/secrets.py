@@ -76,15 +76,31 @@ def scan(repo: Repo) -> SecretsScan:
         remotes = objects.known_remotes(repo, ref)
         if remotes:
             out.shared[ref] = remotes
-    for commit in objects.commits(
-        repo, [t for r in objects.gitimprove_refs(repo) if (t := repo.ref_target(r))]
-    ):
-        masked = redact(commit.message)
-        if masked != commit.message:
-            out.messages.append(
-                Leak("commit message", str(commit.id), _new_markers(commit.message, masked))
-            )
+    copies, users = objects.remote_tips(repo)
+    own = [t for r in objects.gitimprove_refs(repo) if (t := repo.ref_target(r))] + copies
+    seen: set[str] = set()
+    walks = (
+        (objects.commits(repo, own), False),
+        # commits only a remote-tracking branch reaches (an experiment kept and pushed
+        # from another clone): gitimprove's by their message
+        (objects.commits(repo, users, hide_remote=False), True),
+    )
+    for walk, by_message in walks:
+        for commit in walk:
+            if str(commit.id) in seen or (by_message and not _ours(commit.message)):
+                continue
+            seen.add(str(commit.id))
+            masked = redact(commit.message)
+            if masked != commit.message:
+                out.messages.append(
+                    Leak("commit message", str(commit.id), _new_markers(commit.message, masked))
+                )
     return out
+
+
+def _ours(message: str) -> bool:
+    """A message gitimprove writes: an attempt's `experiment(<scope>): …` or its own."""
+    return message.startswith(("experiment(", "experiment:", "experiment!:", "gitimprove:"))
 
 
 def repair(repo: Repo) -> dict[str, list[str]]:
