@@ -22,6 +22,25 @@ import log_bench  # builds the 10,000-experiment repository
 from common import ENV, ROOT, report, timed
 
 
+KEYWORD_HEAVY = "\n".join(
+    [
+        "Exit code 1",
+        "Error: authentication failed for https://api.internal/v1/deploy?token=&page_token=",
+        "  password: ******** (from env DB_PASSWORD, secret_key, api_key, access_key, auth)",
+        "  Authorization: Bearer <redacted>; credentials: none; private_key: missing",
+        "  -----BEGIN PRIVATE KEY----- expected in key.pem; ssh key fingerprint mismatch",
+        "  aws_access_key_id / aws_secret_access_key / AWS_SESSION_TOKEN not set",
+        "  GITHUB_TOKEN, GITLAB_TOKEN, SLACK_TOKEN, NPM_TOKEN, PYPI_TOKEN, HF_TOKEN unset",
+        "  heroku, stripe, twilio, sendgrid, mailgun, mailchimp, okta, azure, gcp, vault",
+        "  jdbc:mysql://db:3306/app?user=app&password= ; redis://:@cache:6379",
+        "  mysql -u root -p; docker login -u ci --password-stdin; curl -u admin: https://x",
+        "  token expired; secret rotated; key revoked; passphrase required; pin locked",
+        "  DB_PASSWORD=Hunter2xyz! api_key=q8Wv2Lk9Zr4Tm1Xs9fQ2 ghp_k3Jd9QmZ2xW7pL4vB8nR1tY6cF5hG0sA2eU4",
+    ]
+    * 4
+)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--experiments", type=int, default=10000)
@@ -78,6 +97,19 @@ def main() -> int:
             }
         )
 
+        # an error in which nearly every rule's keyword occurs (and a few secrets): the
+        # keyword prefilter passes most rules, so this is the masking's worst ordinary case
+        heavy_payload = json.dumps(
+            {
+                "session_id": "bench",
+                "cwd": str(repo),
+                "hook_event_name": "PostToolUseFailure",
+                "tool_name": "Bash",
+                "tool_input": {"command": "deploy --token $DEPLOY_TOKEN --password-file pw.txt"},
+                "error": KEYWORD_HEAVY,
+            }
+        )
+
         from gitimprove.hooks.install import command_for, shell_command_for
 
         # exactly the commands `hooks install --claude` writes: the shell form of the
@@ -87,6 +119,7 @@ def main() -> int:
         failure = timed(failure_cmd, repo, a.repeat * 3, stdin=fail_payload)
         shell_cmd = ["/bin/sh", "-c", shell_command_for("PostToolUseFailure")]
         failure_shell = timed(shell_cmd, repo, a.repeat * 3, stdin=fail_payload)
+        heavy = timed(failure_cmd, repo, a.repeat * 3, stdin=heavy_payload)
         py_pass = timed(["/bin/sh", "-c", f"{py} -c pass"], repo, a.repeat * 3)
         git_log = timed(["git", "log", "-20"], repo, a.repeat)
         pygit2 = timed([py, "-c", "import pygit2"], repo, a.repeat)
@@ -104,6 +137,13 @@ def main() -> int:
             (
                 "hook PostToolUseFailure (shell form: git improve)",
                 failure_shell,
+                py_pass,
+                3.0,
+                "python -c pass (via sh)",
+            ),
+            (
+                "hook PostToolUseFailure (keyword-heavy error)",
+                heavy,
                 py_pass,
                 3.0,
                 "python -c pass (via sh)",

@@ -286,8 +286,11 @@ def _families(g: Gen) -> list[tuple[str, Callable[[str], str], str]]:
 
 
 def corpus(seed: int = 14) -> list[Fake]:
+    from tests.secret_corpus_shapes import families
+
     g = Gen(seed)
-    return [Fake(family, shape(secret), secret) for family, shape, secret in _families(g)]
+    found = _families(g) + families(g)
+    return [Fake(family, shape(secret), secret) for family, shape, secret in found]
 
 
 def windows(secret: str, width: int = 12) -> list[str]:

@@ -148,6 +148,11 @@ TEST_FAKES = {
     "tests/test_reflect_memory.py": ["abc123secret99"],
     "tests/test_redact.py": ["Tr0ub4dor&3x", "s3cr3tPw!", "q8Wv2Lk9Zr4Tm1Xs"],
     "tests/test_secret_rules.py": ["1234:5678", "Xk3v9Qp2Lm"],
+    "bench/hooks_bench.py": [
+        "Hunter2xyz!",
+        "q8Wv2Lk9Zr4Tm1Xs9fQ2",
+        "ghp_k3Jd9QmZ2xW7pL4vB8nR1tY6cF5hG0sA2eU4",
+    ],
 }
 
 

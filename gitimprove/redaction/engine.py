@@ -42,6 +42,9 @@ class Allow:
         self.regexes = regexes
         self.stopwords = stopwords
 
+    def stopword_in(self, lower: str) -> bool:
+        return any(w in lower for w in self.stopwords)
+
 
 class Rule:
     """One rule. `groups` say where the secret is (the first that matched; else the first
@@ -57,6 +60,7 @@ class Rule:
         "groups",
         "id",
         "keywords",
+        "near",
         "priority",
         "regex",
     )
@@ -73,8 +77,10 @@ class Rule:
         priority: int = SPECIFIC,
         flags: int = re.ASCII,
         check: Callable[[str, re.Match[str]], bool | str] | None = None,
+        near: int = 0,
     ) -> None:
         self.id = id
+        self.near = near  # >0: a match starts at most this far before one of its keywords
         self.regex = regex
         self.keywords = keywords
         self.entropy = entropy
@@ -166,19 +172,21 @@ class RuleSet:
     ) -> list[Span]:
         """Findings in `text`; with `views`, also in what it says once colour codes,
         invisible characters, lookalike characters and line wraps are taken out."""
+        lower = text.lower()
         if rules is None:
-            rules = self.candidates(text.lower())
+            rules = self.candidates(lower)
         out: list[Span] = []
         for rule in rules:
-            out.extend(self._rule_spans(rule, text))
+            out.extend(self._rule_spans(rule, text, lower))
         if views:
             from gitimprove.redaction import views as seen
 
             out.extend(seen.spans(self, text))
         return out
 
-    def _rule_spans(self, rule: Rule, text: str) -> Iterable[Span]:
-        for m in compiled(rule.regex, rule.flags).finditer(text):
+    def _rule_spans(self, rule: Rule, text: str, lower: str | None = None) -> Iterable[Span]:
+        pattern = compiled(rule.regex, rule.flags)
+        for m in _matches(pattern, rule, text, lower):
             start, end = _secret_span(m, rule.groups)
             if start >= end:
                 continue
@@ -207,6 +215,50 @@ def _published(secret: str, text: str, start: int) -> bool:
     return text[max(0, start - 7) : start].upper().endswith(_FINGERPRINT)
 
 
+# how far past its keyword a match of a `near` rule may reach (identifier, operator, value)
+_REACH = 640
+
+
+def _matches(
+    pattern: re.Pattern[str], rule: Rule, text: str, lower: str | None
+) -> Iterable[re.Match[str]]:
+    """The matches of `pattern` in `text`. A rule whose match holds its keyword and starts
+    at most `near` characters before it (gitleaks' `<identifier with keyword> = <secret>`
+    rules, whose lazy identifier prefixes make a scan of every position slow) is only tried
+    at the positions before each keyword (lookbehinds still see the text before them)."""
+    if not rule.near or lower is None or len(lower) != len(text):
+        yield from pattern.finditer(text)
+        return
+    found = sorted({(at, len(kw)) for kw in rule.keywords for at in _occurrences(lower, kw)})
+    if len(found) * (rule.near + 1) > len(text):  # keywords everywhere: one scan is cheaper
+        yield from pattern.finditer(text)
+        return
+    done = 0  # matches do not overlap: none starts before the end of the last one
+    for at, n in found:
+        if at < done:
+            continue
+        stop = min(len(text), at + n + _REACH)
+        for pos in range(max(done, at - rule.near), at + 1):
+            m = pattern.match(text, pos, stop)
+            if m is None:
+                continue
+            if m.end() == stop < len(text):  # the window cut it: match again, unbounded
+                m = pattern.match(text, pos) or m
+            yield m
+            done = max(m.end(), pos + 1)
+            break
+
+
+def _occurrences(lower: str, kw: str) -> Iterable[int]:
+    at = lower.find(kw)
+    while at != -1:
+        yield at
+        at = lower.find(kw, at + 1)
+
+
+_NEAR = re.compile(r"^(?:\(\?i\))?\[\\w\.-\]\{0,(\d+)\}\?")
+
+
 def _secret_span(m: re.Match[str], groups: tuple[int | str, ...]) -> tuple[int, int]:
     for g in groups or range(1, (m.re.groups or 0) + 1):
         if m.group(g):
@@ -222,10 +274,8 @@ def _secret_span(m: re.Match[str], groups: tuple[int | str, ...]) -> tuple[int, 
 
 def _allowed(allows: Sequence[Allow], secret: str, m: re.Match[str], text: str) -> bool:
     for a in allows:
-        if a.stopwords:
-            lower = secret.lower()
-            if any(w in lower for w in a.stopwords):
-                return True
+        if a.stopwords and a.stopword_in(secret.lower()):
+            return True
         if a.regexes:
             if a.target == "match":
                 target = m.group(0)
@@ -235,9 +285,26 @@ def _allowed(allows: Sequence[Allow], secret: str, m: re.Match[str], text: str) 
                 target = text[start : stop if stop != -1 else len(text)]
             else:
                 target = secret
-            if any(compiled(r).search(target) for r in a.regexes):
+            if compiled(_one_of(a.regexes)).search(target):
                 return True
     return False
+
+
+_joined: dict[tuple[str, ...], str] = {}
+
+
+def _one_of(regexes: tuple[str, ...]) -> str:
+    """An allowlist's regexes as one pattern: one compile and one search, not a dozen."""
+    found = _joined.get(regexes)
+    if found is None:
+        parts = [f"(?i:{r[4:]})" if r.startswith("(?i)") else r for r in regexes]
+        found = _joined[regexes] = "|".join(f"(?:{r})" for r in parts)
+    return found
+
+
+def _near(regex: str) -> int:
+    m = _NEAR.match(regex)
+    return int(m.group(1)) + 16 if m else 0
 
 
 def load_gitleaks(path: str = GITLEAKS) -> list[Rule]:
@@ -255,6 +322,7 @@ def load_gitleaks(path: str = GITLEAKS) -> list[Rule]:
             groups=(int(r["group"]),) if r.get("group") else (),
             allow=_allow(r.get("allow", ())) + glob,
             priority=GENERIC if r["id"] in GENERIC_IDS else SPECIFIC,
+            near=_near(r["regex"]),
         )
         for r in data["rules"]
     ]

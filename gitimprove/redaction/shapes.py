@@ -5,7 +5,7 @@
   "Value": …}`), XML attributes (`<add key="Password" value="…"/>`), a plist's
   `<key>Password</key><string>…</string>`;
 - an XML element named after a credential (`<password>…</password>`);
-- a Dockerfile `ENV DB_PASSWORD value`, fish `set -x TOKEN value`, Windows `setx`;
+- a Dockerfile `ENV DB_PASSWORD <pw>`, fish `set -x TOKEN <token>`, Windows `setx`;
 - prose: `the password <pw> is wrong`, `password was '<pw>'`;
 - more command lines: `gh secret set X --body …`, `az login -p …`, `sqlplus user/<pw>@db`,
   `openssl … -passin pass:…`, `nuget push -k …`, `zip -P …`, `ldapsearch -w …`.
@@ -110,9 +110,9 @@ RULES: list[Rule] = [
     ),
     Rule(
         "credential",
-        r"(?im)^[ \t]*(?:ENV|setx|set[ \t]+-[a-zA-Z]+|export)[ \t]+(?P<key>[A-Za-z_][\w.-]*)"
+        r"(?i)(?<![\w-])(?:(?-i:ENV)|setx|set[ \t]+-[a-zA-Z]+)[ \t]+(?P<key>[A-Za-z_][\w.-]*)"
         r"[ \t]+" + _VAL,
-        ("env", "setx", "set ", "export"),
+        ("env", "setx", "set "),
         groups=("dq", "sq", "bare"),
         priority=CONTEXT,
         check=_check_pair,
