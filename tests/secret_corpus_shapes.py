@@ -71,8 +71,8 @@ def families(g: Gen) -> list[tuple[str, Callable[[str], str], str]]:
         ),
         (
             "pem-headless-tail",
-            lambda s: f"...key.pem (cut)\n{s}\n-----END RSA PRIVATE KEY-----",
-            _b64_lines(g, 4),
+            lambda s: f"...key.pem (cut)\n{s}",
+            _b64_lines(g, 4) + "\n-----END RSA PRIVATE KEY-----",
         ),
         (
             "pem-body-only",

@@ -21,6 +21,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+_UNESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})")
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 _COLON = re.compile(r"\s*:")
 
@@ -169,7 +170,9 @@ def _is_json(text: str) -> bool:
 def redact_document(text: str) -> str:
     from gitimprove.redaction.views import folded
 
-    within = redaction.ruleset().present(folded(text).lower()) if text else []
+    # keywords as the rules will read the strings: escapes decoded, lookalikes folded
+    probe = _UNESCAPE.sub(lambda m: chr(int(m.group(1), 16)), text) if "\\u" in text else text
+    within = redaction.ruleset().present(folded(probe).lower()) if text else []
     if not within:
         return text
     if _is_json(text):

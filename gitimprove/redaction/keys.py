@@ -87,9 +87,8 @@ RULES: list[Rule] = [
     Rule(
         # the tail of a PEM key whose BEGIN line was cut off (or never printed)
         "private-key",
-        rf"(?i)(?<![{_B64}=])((?:[ \t]*[{_B64}=]{{16,}}[ \t]*{_NL})*[ \t]*[{_B64}=]{{16,}})[ \t]*{_NL}[ \t]*"
-        r"-----END[ A-Z0-9_-]{0,100}"
-        r"PRIVATE KEY(?: BLOCK)?-----",
+        rf"(?i)(?<![{_B64}=])((?:[ \t]*[{_B64}=]{{16,}}[ \t]*{_NL})+[ \t]*"
+        r"-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----)",
         ("private key-----", "private key block-----"),
         priority=SPECIFIC,
     ),

@@ -124,8 +124,12 @@ def _breaks(text: str) -> list[int]:
         run = compiled(rf"[{_RUN_CHARS}]*$", 0).search(
             text, max(line_start, m.start() - 64), m.start()
         )
-        long_run = run is not None and run.end() - run.start() >= _LONG_RUN
-        if long_run or m.start() - line_start >= _LONG_LINE:
+        piece = run.group(0) if run is not None else ""
+        # a token's head: long, or short but not a word (`ghp_k3`, `sk-4f`)
+        tokenish = len(piece) >= 4 and any(c.isalpha() for c in piece) and (
+            any(c.isdigit() or c in "_-" for c in piece)
+        )
+        if len(piece) >= _LONG_RUN or tokenish or m.start() - line_start >= _LONG_LINE:
             out.append(m.start())
     return out
 
