@@ -21,7 +21,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import log_bench  # builds the 10,000-experiment repository
 from common import ENV, ROOT, report, timed
 
-
 KEYWORD_HEAVY = "\n".join(
     [
         "Exit code 1",

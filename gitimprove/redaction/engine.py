@@ -178,7 +178,7 @@ class RuleSet:
         out: list[Span] = []
         for rule in rules:
             out.extend(self._rule_spans(rule, text, lower))
-        if views:
+        if views and _may_be_dressed(text):
             from gitimprove.redaction import views as seen
 
             out.extend(seen.spans(self, text))
@@ -213,6 +213,12 @@ def _published(secret: str, text: str, start: int) -> bool:
     if "EXAMPLE" in secret:
         return True
     return text[max(0, start - 7) : start].upper().endswith(_FINGERPRINT)
+
+
+def _may_be_dressed(text: str) -> bool:
+    """Whether `text` may say more once escapes, lookalikes or line breaks are taken out
+    (a cheap test, so that plain one-line text does not load `views`)."""
+    return not text.isascii() or "\n" in text or "\x1b" in text or "\\" in text
 
 
 # how far past its keyword a match of a `near` rule may reach (identifier, operator, value)

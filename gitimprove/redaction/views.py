@@ -110,6 +110,18 @@ def _build(text: str, pattern: str, replace: bool) -> View | None:
     return View("".join(parts), segments)
 
 
+def _edits(view: View) -> list[int]:
+    """Where in the view something was dropped or replaced: only findings near these can
+    differ from the original's."""
+    out = []
+    previous_end = 0
+    for vs, os_, ol, _, exact in view.segments:
+        if not exact or os_ != previous_end:
+            out.append(vs)
+        previous_end = os_ + ol
+    return out
+
+
 def _needs_cleaning(text: str) -> bool:
     return not text.isascii() or any(
         s in text for s in ("\x1b", "\\\n", "\\\r\n", "\\u001", "\\x1", "\\033", "\\e[")
@@ -126,8 +138,10 @@ def _breaks(text: str) -> list[int]:
         )
         piece = run.group(0) if run is not None else ""
         # a token's head: long, or short but not a word (`ghp_k3`, `sk-4f`)
-        tokenish = len(piece) >= 4 and any(c.isalpha() for c in piece) and (
-            any(c.isdigit() or c in "_-" for c in piece)
+        tokenish = (
+            len(piece) >= 4
+            and any(c.isalpha() for c in piece)
+            and (any(c.isdigit() or c in "_-" for c in piece))
         )
         if len(piece) >= _LONG_RUN or tokenish or m.start() - line_start >= _LONG_LINE:
             out.append(m.start())
@@ -218,9 +232,10 @@ def spans(rs: RuleSet, text: str) -> list[Span]:
     clean = _build(text, _DROP, replace=True) if _needs_cleaning(text) else None
     if clean is not None:
         base = clean.text
-        for s in rs.spans(base, views=False):
-            a, b = clean.original(s.start, s.end)
-            out.append(Span(a, b, s.kind, s.priority))
+        for start, end in _windows(base, _edits(clean)):
+            for s in rs.spans(base[start:end], views=False):
+                a, b = clean.original(s.start + start, s.end + start)
+                out.append(Span(a, b, s.kind, s.priority))
     for s in _joined_spans(rs, base):
         a, b = clean.original(s.start, s.end) if clean is not None else (s.start, s.end)
         out.append(Span(a, b, s.kind, s.priority))
