@@ -110,6 +110,11 @@ LEAKS = [
 ]
 
 PASS = [
+    "we pin numpy==1.26.4 in requirements",
+    "pin v1.2.3 of the action",
+    "PWD=/home/user/project",
+    "export DB_PASSWORD API_TOKEN",
+    "the password policy v2 requires 12 characters",
     "token: 'identifier'",
     "SyntaxError: Unexpected token '}'",
     'Unexpected token, expected "," (12:4)',

@@ -34,6 +34,13 @@ def _check_pair(secret: str, m: re.Match[str]) -> bool | str:
 
 
 def _check_prose(secret: str, m: re.Match[str]) -> bool:
+    if m.group("word").lower().startswith(("pin", "pass code", "passcode")):
+        # a PIN is digits: "we pin numpy==1.26" is not one
+        return secret.isdigit() and len(secret) >= 4
+    return _check_prose_password(secret, m)
+
+
+def _check_prose_password(secret: str, m: re.Match[str]) -> bool:
     if m.group("q") is not None:
         return is_value(secret)
     value = secret.strip(".,;:!?)*_~")  # Markdown emphasis and sentence punctuation
@@ -119,7 +126,7 @@ RULES: list[Rule] = [
     ),
     Rule(
         "password",
-        r"(?i)\b(?:password|passwd|passphrase|pass ?code|pwd|pin)\b"
+        r"(?i)\b(?P<word>password|passwd|passphrase|pass ?code|pwd|pin)\b"
         r"(?:[ \t]+(?:is|was|of|for[ \t]+\S+[ \t]+(?:is|was)|set[ \t]+to|changed[ \t]+to))?[ \t]+"
         r"(?:(?P<q>[\"'`])(?P<qv>[^\"'`\n]{3,100})(?P=q)|(?P<bv>[A-Za-z0-9!@#$%^&*_+~.-]{4,100}))",
         ("pass", "pwd", "pin"),
