@@ -42,6 +42,10 @@ LEAKS = [
     "pin is 483920",
     "the passcode 8472910 expired",
     "use password `s3cr3t-Pass` for staging",
+    "password for root: Hunter2xyz",
+    "the new password is: Hunter2xyz",
+    "I set the password to Hunter2xyz yesterday",
+    "Password changed to Hunter2xyz",
     # xml/env/cli
     "<password>Hunter2xyz!</password>",
     "<db:password>Hunter2xyz</db:password>",
@@ -112,6 +116,8 @@ LEAKS = [
 PASS = [
     "we pin numpy==1.26.4 in requirements",
     "pin v1.2.3 of the action",
+    "password for the account is required",
+    "password: Optional[str] = None",
     "PWD=/home/user/project",
     "export DB_PASSWORD API_TOKEN",
     "the password policy v2 requires 12 characters",

@@ -127,7 +127,8 @@ RULES: list[Rule] = [
     Rule(
         "password",
         r"(?i)\b(?P<word>password|passwd|passphrase|pass ?code|pwd|pin)\b"
-        r"(?:[ \t]+(?:is|was|of|for[ \t]+\S+[ \t]+(?:is|was)|set[ \t]+to|changed[ \t]+to))?[ \t]+"
+        r"(?:[ \t]+for[ \t]+[^\s:]{1,64})?"
+        r"(?:[ \t]+(?:is|was|of|to|set[ \t]+to|changed[ \t]+to|reset[ \t]+to))?[ \t]*:?[ \t]+"
         r"(?:(?P<q>[\"'`])(?P<qv>[^\"'`\n]{3,100})(?P=q)|(?P<bv>[A-Za-z0-9!@#$%^&*_+~.-]{4,100}))",
         ("pass", "pwd", "pin"),
         groups=("qv", "bv"),
