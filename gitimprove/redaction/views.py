@@ -154,7 +154,9 @@ def _joined_spans(rs: RuleSet, text: str) -> list[Span]:
     if not breaks:
         return []
     view = _join_at(text, breaks)
-    joins = [_view_pos(view, b) for b in breaks]
+    origins = [seg[1] for seg in view.segments]
+    # where the text after each removed break starts in the view
+    joins = [view.segments[bisect.bisect_right(origins, b)][0] for b in breaks]
     out: list[Span] = []
     for start, end in _windows(view.text, joins):
         window = view.text[start:end]
@@ -162,7 +164,8 @@ def _joined_spans(rs: RuleSet, text: str) -> list[Span]:
         found += _binary_runs(view.text, start, end)
         for s in found:
             a, b = s.start + start, s.end + start
-            if any(a < j < b for j in joins):
+            first = bisect.bisect_right(joins, a)
+            if first < len(joins) and joins[first] < b:  # it crosses a removed break
                 o_start, o_end = view.original(a, b)
                 out.append(Span(o_start, o_end, s.kind, s.priority))
     return out
@@ -182,14 +185,6 @@ def _join_at(text: str, breaks: list[int]) -> View:
     parts.append(text[pos:])
     segments.append((vpos, pos, len(text) - pos, len(text) - pos, True))
     return View("".join(parts), segments)
-
-
-def _view_pos(view: View, original: int) -> int:
-    """Where the text that followed the break at `original` starts in the view."""
-    for vs, os_, _, _, _ in view.segments:
-        if os_ > original:
-            return vs
-    return len(view.text)
 
 
 def _windows(text: str, joins: list[int]) -> list[tuple[int, int]]:
