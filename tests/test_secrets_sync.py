@@ -131,6 +131,11 @@ def test_doctor_reports_messages_only_remote_tracking_refs_reach(
     )
     mine = raw_commit(repo, "refs/heads/feature", {"z.txt": "z"}, f"wip: {FAKES[42].text}")
     other.git("push", "-q", "origin", "feature")
+    # a memory branch an older clone pushed holds a secret: fetched, never synced here
+    raw_commit(
+        repo, refs.MEMORY, {"signals/2026/01/x.json": json.dumps({"c": FAKES[43].text})}, "m"
+    )
+    other.git("push", "-q", "origin", refs.MEMORY)
     here = clone(remote, tmp_path / "here")
     here.git("fetch", "-q", "origin")
     assert here.git("branch", "--list", "improve/r9", "feature") == ""  # remote-tracking only
@@ -140,4 +145,5 @@ def test_doctor_reports_messages_only_remote_tracking_refs_reach(
     assert "2 commit message(s) gitimprove wrote hold a secret" in out, out
     assert run[:10] in out and kept[:10] in out
     assert mine[:10] not in out  # the user's own commit message is theirs, not a record
-    assert not left_in(out, FAKES[40:43])
+    assert "history of refs/remotes/origin/improve/memory hold a secret" in out, out
+    assert not left_in(out, FAKES[40:44])

@@ -48,6 +48,20 @@ def remote_tips(repo: Repo) -> tuple[list[str], list[str]]:
     return ours, users
 
 
+def record_copies(repo: Repo) -> list[str]:
+    """Fetched copies of the notes and the memory branch: sync's scratch refs and
+    remote-tracking branches (`refs/remotes/origin/improve/memory`)."""
+    rests = (refs.NOTES[len("refs/") :], refs.MEMORY[len("refs/") :])
+    tracking = "/" + refs.MEMORY[len("refs/heads/") :]
+    scratch = tuple("/" + r for r in rests)
+    return [
+        name
+        for name in sorted(repo.raw.references)
+        if (name.startswith(refs.REMOTES_PREFIX) and name.endswith(scratch))
+        or (name.startswith("refs/remotes/") and name.endswith(tracking))
+    ]
+
+
 def _user_tips(repo: Repo, *, remote: bool = True) -> list[str]:
     """Tips of the user's own history, whose commits are theirs, not gitimprove's (with
     `remote`, also the user's remote-tracking branches)."""

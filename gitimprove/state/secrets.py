@@ -59,6 +59,7 @@ def _leak(ref: str, path: str, data: bytes) -> Leak | None:
 
 def scan(repo: Repo) -> SecretsScan:
     out = SecretsScan()
+    known: set[str] = set()  # blobs of the local records' history, counted there
     for ref in RECORD_REFS:
         at_tip = set()
         for oid, path, data in objects.tip_blobs(repo, ref):
@@ -66,16 +67,23 @@ def scan(repo: Repo) -> SecretsScan:
             leak = _leak(ref, path, data)
             if leak is not None:
                 out.current.append(leak)
-        old = sum(
-            1
-            for oid, _, data in objects.history_blobs(repo, ref)
-            if oid not in at_tip and redact_blob(data) != data
-        )
+        old = 0
+        for oid, _, data in objects.history_blobs(repo, ref):
+            known.add(oid)
+            old += oid not in at_tip and redact_blob(data) != data
         if old:
             out.history[ref] = old
         remotes = objects.known_remotes(repo, ref)
         if remotes:
             out.shared[ref] = remotes
+    for copy in objects.record_copies(repo):  # fetched, not (yet) merged: only history here
+        fetched = 0
+        for oid, _, data in objects.history_blobs(repo, copy):
+            if oid not in known:
+                known.add(oid)
+                fetched += redact_blob(data) != data
+        if fetched:
+            out.history[copy] = fetched
     copies, users = objects.remote_tips(repo)
     own = [t for r in objects.gitimprove_refs(repo) if (t := repo.ref_target(r))] + copies
     seen: set[str] = set()
