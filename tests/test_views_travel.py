@@ -62,6 +62,7 @@ def test_second_clone_after_sync_has_every_view(
     shared: tuple[TmpRepo, Path], tmp_path: Path
 ) -> None:
     a, bare = shared
+    a.git("push", "-q", str(bare), "refs/heads/improve/t:refs/heads/improve/t")
     b = TmpRepo(tmp_path / "b")
     git(tmp_path, "clone", "-q", str(bare), str(b.path))
     assert b.cli("status").returncode == 1  # nothing has come over yet
@@ -85,6 +86,13 @@ def test_second_clone_after_sync_has_every_view(
     before = b.git("for-each-ref", "refs/improve/runs/")
     assert json.loads(b.cli("sync", "--json").stdout)["runs_in"] == 0
     assert b.git("for-each-ref", "refs/improve/runs/") == before
+    # the run's branch is here only as origin/improve/t: nothing to tell about it
+    assert "origin/improve/t" in b.git("branch", "-a")
+    doctor = b.cli("doctor")
+    assert "[ok ] run branches: 0 run branch(es) hold only kept commits; 1 run(s) from other" in (
+        doctor.stdout
+    )
+    assert "Traceback" not in doctor.stderr
 
 
 def test_views_in_the_bare_remote(shared: tuple[TmpRepo, Path], tmp_path: Path) -> None:

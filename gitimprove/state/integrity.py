@@ -113,9 +113,17 @@ def _run_branches(repo: Repo) -> list[Finding]:
     for e in all_experiments(repo):
         if e.run and e.is_keep:
             keeps.setdefault(e.run, set()).add(e.commit)
+    # Only runs this repository ran are judged: a run synced from another clone has its
+    # branch there (or here only as it was when last fetched), and its keeps arrive as notes.
+    locks = repo.improve_dir / "locks"
+    ran_here = {p.name[len("run-") : -len(".lock")] for p in locks.glob("run-*.lock")}
     out = []
+    judged = 0
     for run, markers in sorted(runs.items()):
         base, tip = markers.get("base"), repo.ref_target(refs.run_branch(run))
+        if run not in ran_here or tip is None:
+            continue
+        judged += 1
         on_branch: set[str] = set()
         unkept = []
         while tip is not None and tip != base:
@@ -149,8 +157,14 @@ def _run_branches(repo: Repo) -> list[Finding]:
                 )
             )
     if not out:
+        other = len(runs) - judged
         out.append(
-            Finding("run branches", True, f"{len(runs)} run branch(es) hold only kept commits")
+            Finding(
+                "run branches",
+                True,
+                f"{judged} run branch(es) hold only kept commits"
+                + (f"; {other} run(s) from other clones not judged here" if other else ""),
+            )
         )
     return out
 
