@@ -173,6 +173,12 @@ def _main(args: list[str]) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:
+        from gitimprove.errors import from_environment
+
+        refused = from_environment(exc)
+        if refused is not None:
+            output.error(str(refused))
+            return refused.exit_code
         where = _log_crash(exc)
         output.error(f"unexpected internal error: {type(exc).__name__}: {exc}")
         if where:

@@ -51,3 +51,28 @@ class ConflictError(GitImproveError):
 
 class UnknownCommitError(GitImproveError):
     """A revision that does not name a commit."""
+
+
+_REFUSED_WRITES = (
+    "No space left on device",
+    "Read-only file system",
+    "Disk quota exceeded",
+    "Permission denied",
+    "Too many open files",
+    "Input/output error",
+)
+
+
+def from_environment(exc: BaseException) -> GitImproveError | None:
+    """The machine refused something (a full disk, a read-only or unwritable `.git`, no file
+    handles left): a failure the user acts on, not a bug of ours. None for anything else."""
+    text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    reason = next((w for w in _REFUSED_WRITES if w in text), None)
+    if reason is None:
+        return None
+    where = getattr(exc, "filename", None)
+    return GitImproveError(
+        f"the file system refused: {reason}" + (f" ({where})" if where else f" ({text})"),
+        hint="free some space or make the repository writable, then run the command again "
+        "(every record is written whole or not at all; `git improve doctor` checks them)",
+    )

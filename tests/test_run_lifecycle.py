@@ -40,6 +40,8 @@ def test_run_before_the_config_is_committed_leaves_nothing(tmp_repo: TmpRepo) ->
     ("old", "new", "message"),
     [
         ("{AGENT}", "no-such-agent-xyz", "not on PATH"),
+        ("{AGENT}", "/no/such/dir/agent-xyz {prompt_file}", "agent-xyz` does not exist"),
+        ("{AGENT}", "{CFG} {prompt_file}", ".gitimprove.toml` is not executable"),
         ("[metric]\n", '[metric]\ndirection = "sideways"\n', "metric.direction"),
         ('[guard]\ncommand = ""', '[guard]\ncommand = "no-such-guard-xyz"', "no-such-guard-xyz"),
         ('timeout = "20s"', 'timeout = "nan"', "metric.timeout"),
@@ -51,6 +53,7 @@ def test_a_run_that_cannot_start_writes_no_ref(
     make_project(tmp_repo, {"default": "set:90"}, guard=False)
     cfg = tmp_repo.path / ".gitimprove.toml"
     old = old.replace("{AGENT}", f"{sys.executable} {AGENT}")
+    new = new.replace("{CFG}", str(cfg))
     assert old in cfg.read_text()
     cfg.write_text(cfg.read_text().replace(old, new, 1))
     tmp_repo.git("commit", "-qam", "broken config")

@@ -34,13 +34,28 @@ class CommandAgent:
                 f"agent.command has an unknown placeholder: {exc}",
                 hint="use {prompt_file} and {workdir}",
             ) from None
-        first = shlex.split(self.template)[0] if shlex.split(self.template) else ""
-        if first and "/" not in first and "{" not in first:
+        try:
+            words = shlex.split(self.template)
+        except ValueError as exc:
+            raise ConfigError(f"agent.command cannot be split into words: {exc}") from None
+        first = words[0] if words else ""
+        if not first or "{" in first:
+            return
+        if "/" not in first:
             import shutil
 
             if shutil.which(first) is None:
                 raise GitImproveError(
                     f"the agent command `{first}` is not on PATH", hint="fix [agent] command"
+                )
+        elif first.startswith(("/", "~")):  # a relative path names a file of the workspace
+            import os
+
+            path = os.path.expanduser(first)
+            if not os.path.isfile(path) or not os.access(path, os.X_OK):
+                missing = "does not exist" if not os.path.exists(path) else "is not executable"
+                raise GitImproveError(
+                    f"the agent command `{first}` {missing}", hint="fix [agent] command"
                 )
 
     def run(self, task: AgentTask, workdir: Path, timeout: float) -> AgentResult:
