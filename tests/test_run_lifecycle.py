@@ -61,6 +61,7 @@ def test_a_run_that_cannot_start_writes_no_ref(
     assert res.returncode == 1, res.stdout + res.stderr
     assert message in res.stderr and "Traceback" not in res.stderr
     assert improve_refs(tmp_repo) == []
+    assert not list((tmp_repo.path / ".git" / "improve").glob("locks/run-*.lock"))
     assert tmp_repo.git("notes", "--ref=improve", "list", check=False) == ""
     assert not list((tmp_repo.path / ".git" / "improve" / "work").glob("*"))
     # and a plain run after the fix starts a new run instead of resuming a phantom

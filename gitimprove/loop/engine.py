@@ -166,6 +166,11 @@ class Engine:
                     finally:
                         key = reaper.repo_key(self.repo.common_dir)
                         reaper.sweep_harness(key, choice.name)
+                        if self.repo.ref_target(refs.run_branch(choice.name)) is None:
+                            # a run that never started leaves not even its lock file
+                            lock_file = self.repo.improve_dir / "locks" / f"run-{choice.name}.lock"
+                            with contextlib.suppress(OSError):
+                                lock_file.unlink(missing_ok=True)
             except Timeout:
                 if not choice.automatic:  # a name made up here is simply made up again
                     raise GitImproveError(
