@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from collections import Counter
@@ -478,3 +479,27 @@ def test_pi_rows_of_two_sessions_at_once_keep_their_own_segment() -> None:
     assert kept_zero.fields["metric"]["name"] == "unsupported_claim_rate"
     assert kept_zero.fields["metric"]["direction"] == "lower"
     assert crash.fields["metrics"]["tests_green"] == 140  # its non-zero numbers are kept
+
+
+def test_a_row_too_long_to_read_back_is_clipped_not_lost(tmp_repo: TmpRepo, tmp_path: Path) -> None:
+    sha = tmp_repo.commit("initial")
+    huge = "tuned the kernel " * 320_000  # about 5 MB of description
+    tsv = tmp_path / "results.tsv"
+    tsv.write_text(
+        "commit\tval_bpb\tmemory_gb\tstatus\tdescription\n"
+        f"{sha[:7]}\t0.997900\t44.0\tkeep\t{huge}\n"
+        f"-\t0.995000\t44.0\tdiscard\t{huge}\n"
+        f"{sha[:7]}\t0.993000\t44.0\tkeep\tshort and whole\n"
+    )
+    res = tmp_repo.cli("import", str(tsv))
+    assert res.returncode == 0, res.stderr
+    log = tmp_repo.cli("log", "--format", "jsonl")
+    rows = [json.loads(line) for line in log.stdout.splitlines()]
+    described = sorted(str(r.get("description")) for r in rows)
+    assert len(described) == 3, log.stdout[:2000]
+    assert (
+        sum(d.endswith(f"…[clipped from {len(huge.strip())} characters]") for d in described) == 2
+    )
+    assert "short and whole" in described
+    doctor = tmp_repo.cli("doctor")
+    assert "over the 1048576-byte limit" not in doctor.stdout + doctor.stderr

@@ -56,6 +56,29 @@ def run_name(parsed: Parsed, row: ImportRow) -> str:
     return base if row.segment == 0 else f"{base}-{row.segment + 1}"
 
 
+_CLIP = 64 * 1024  # characters kept of a text that would make its row unreadable
+
+
+def fit(fields: dict[str, Any]) -> dict[str, Any]:
+    """The row as stored: a text so long the row would pass the reader's limit of one record
+    is clipped (saying so), longest first, so every imported row can be read back."""
+    from gitimprove.util import reader
+
+    def size(d: dict[str, Any]) -> int:
+        return len(json.dumps(d, ensure_ascii=False).encode("utf-8"))
+
+    out = dict(fields)
+    budget = reader.MAX_BYTES // 2  # room for the fields a note line adds
+    while size(out) > budget:
+        texts = [(len(v), k) for k, v in out.items() if isinstance(v, str) and len(v) > _CLIP]
+        if not texts:
+            break
+        _, key = max(texts)
+        text = out[key]
+        out[key] = text[:_CLIP] + f" …[clipped from {len(text)} characters]"
+    return out
+
+
 def import_file(repo: Any, path: Path, *, metric_column: str | None = None) -> ImportReport:
     """Parse `path` whole, then write notes and the imports/ entry. Idempotent."""
     from gitimprove.git import memory
@@ -81,7 +104,7 @@ def import_file(repo: Any, path: Path, *, metric_column: str | None = None) -> I
         if run not in runs:
             runs.append(run)
         source = {**row.fields["source"], "format": parsed.fmt, "file": path.name}
-        fields = {**row.fields, "run": run, "source": source}
+        fields = fit({**row.fields, "run": run, "source": source})
         full = _resolve(repo, row.commit) if row.commit else None
         if full:
             to_notes.append((full, "create", fields))
