@@ -15,6 +15,7 @@ nothing but `json` and `re`: the hooks and the warm `log` use it.
 from __future__ import annotations
 
 import json
+import math
 import re
 
 TYPE_CHECKING = False
@@ -82,8 +83,8 @@ def _no_constant(name: str) -> Any:
 
 def _finite_float(text: str) -> float:
     value = float(text)
-    if not -BIG_FLOAT <= value <= BIG_FLOAT:  # also false for NaN
-        raise ValueError(f"the number {text[:40]} is not finite, or out of range")
+    if not math.isfinite(value):  # 1e999 overflows to infinity
+        raise ValueError(f"the number {text[:40]} is too large for a float")
     return value
 
 
@@ -217,7 +218,7 @@ def is_number(value: object) -> bool:
 _LABELS = {
     "str": "text",
     "int": "a whole number",
-    "num": "a finite number",
+    "num": "a number between -1e300 and 1e300",
     "bool": "true or false",
     "dict": "an object",
     "list": "a list",
