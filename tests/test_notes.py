@@ -94,6 +94,19 @@ def test_fold_order_and_tolerance() -> None:
     assert '"v":9' in parsed.raw[1]
 
 
+def test_a_line_without_a_stamp_moves_neither_end() -> None:
+    lines = [
+        {"v": 1, "op": "create", "ts": "2026-01-02T00:00:01Z", "status": "pending"},
+        {"v": 1, "op": "update", "ts": "2026-01-02T00:00:05Z", "status": "keep"},
+        {"v": 1, "op": "update", "status": "discard", "description": "by hand"},
+        {"v": 1, "op": "update", "ts": 7, "note": "a number for a stamp"},
+    ]
+    state = fold(lines)
+    assert (state["ts"], state["updated"]) == ("2026-01-02T00:00:01Z", "2026-01-02T00:00:05Z")
+    assert state["status"] == "keep"  # a stampless line sorts first: stamped lines win
+    assert state["description"] == "by hand" and state["note"] == "a number for a stamp"
+
+
 def test_eight_concurrent_writers_keep_all_400_notes(tmp_repo: TmpRepo) -> None:
     tmp_repo.commit("root")
     commits = fast_commits(tmp_repo, 400, "many")

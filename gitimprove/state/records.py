@@ -246,6 +246,8 @@ def fold(lines: list[dict[str, Any]]) -> dict[str, Any]:
         state.update(line)
     for key in _BOOKKEEPING:
         state.pop(key, None)
-    state["ts"] = ordered[0].get("ts")
-    state["updated"] = ordered[-1].get("ts")
+    stamps = [line["ts"] for line in ordered if isinstance(line.get("ts"), str) and line["ts"]]
+    # a line without a stamp (hand-written, another tool's) moves neither end
+    state["ts"] = stamps[0] if stamps else None
+    state["updated"] = stamps[-1] if stamps else None
     return state
