@@ -24,6 +24,7 @@ def test_demo_ends_clearly_better(tmp_path: Path) -> None:
     assert "refs/notes/improve" in res.stdout and "improve/demo" in res.stdout
     status = cli(tmp_path / "demo-repo", "status")
     assert status.returncode == 0 and "run demo: finished" in status.stdout
+    assert "[ok ] notes.rewriteRef" in cli(tmp_path / "demo-repo", "doctor").stdout
     again = cli(tmp_path, "demo", "demo-repo")
     assert again.returncode == 1 and "not empty" in again.stderr
 

@@ -149,6 +149,20 @@ def test_sigterm_during_demo(tmp_path: Path) -> None:
     stop_and_check(p, signal.SIGTERM, token, work)
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to find survivors")
+def test_sigterm_before_the_demo_begins_leaves_no_half_made_folder(tmp_path: Path) -> None:
+    token = uuid.uuid4().hex
+    p = start(tmp_path, "demo", "d", "-n", "30", env={"SIGNAL_TOKEN": token})
+    wait_for(tmp_path / "d" / ".git" / "improve")  # created, measuring the baseline
+    stop_and_check(p, signal.SIGTERM, token, tmp_path / "d" / ".git" / "improve" / "work")
+    began = (tmp_path / "d" / ".git" / "refs" / "heads" / "improve" / "demo").exists()
+    assert began or not (tmp_path / "d").exists()
+    if not began:  # a new demo in the same folder starts, as if the first never was
+        p = start(tmp_path, "demo", "d", "-n", "1", env={})
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+
+
 def test_handlers_come_back_after_main() -> None:
     from gitimprove import cli
     from gitimprove.util import proc

@@ -1,14 +1,17 @@
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import click
 
 from gitimprove import output
 from gitimprove.commands.run import render
+from gitimprove.git import refs
 from gitimprove.git.repo import open_repo
 from gitimprove.loop import demo
 from gitimprove.loop.engine import Engine, RunOptions
+from gitimprove.loop.setup import set_rewrite_ref
 from gitimprove.state import views
 from gitimprove.util import gitdir
 
@@ -37,11 +40,17 @@ def command(directory: Path, iterations: int, candidates: int, seed: int, as_jso
     if not as_json:
         output.echo(f"created {path} (minimizer.py is improved; evaluate.py is sealed)")
     repo = open_repo(path)
-    summary = Engine(
-        repo,
-        RunOptions(run="demo", seed=seed, candidates=candidates),
-        output.emit_json if as_json else render,
-    ).run()
+    set_rewrite_ref(repo)  # as `init` does: amend and rebase keep the notes
+    try:
+        summary = Engine(
+            repo,
+            RunOptions(run="demo", seed=seed, candidates=candidates),
+            output.emit_json if as_json else render,
+        ).run()
+    except BaseException:
+        if repo.ref_target(refs.run_branch("demo")) is None:  # interrupted before it began
+            shutil.rmtree(path, ignore_errors=True)
+        raise
     if as_json:
         return
     loc = gitdir.discover(str(path))
