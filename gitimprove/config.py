@@ -44,7 +44,7 @@ SCHEMA: dict[str, dict[str, tuple[Check, object]]] = {
         "rework": (cv.whole(0, 20), 2),
     },
     "scope": {
-        "mutable": (cv.globs, ["**"]),
+        "mutable": (cv.some_globs, ["**"]),
         "sealed": (cv.globs, []),
         "max_file_size": (cv.parse_size, 100_000_000),  # bytes; "100MB" in the file
         "max_tree_size": (cv.parse_size, 1_000_000_000),
@@ -218,6 +218,8 @@ def _coerce_override(raw: str) -> object:
         return True
     if low in ("false", "no", "off"):
         return False
+    if not raw.isascii():  # int() and float() read "١٢" and "１２" as 12: no one means that
+        return raw
     try:
         return int(raw)
     except ValueError:

@@ -25,7 +25,9 @@ MAX_WHOLE = 1_000_000_000  # a count larger than this is a mistake, not a settin
 MAX_SECONDS = 366 * 86400.0
 MIN_SECONDS = 0.001
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
+# ASCII digits only: `\d` alone also takes "٣" or "１２", which no one means as a number here
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$", re.ASCII)
+_DECIMAL = re.compile(r"^\s*([+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)\s*(%?)\s*$", re.ASCII)
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, None: 1.0}
 
 
@@ -138,13 +140,10 @@ def parse_min_delta(value: object, key: str = "metric.min_delta") -> MinDelta:
         raise ConfigError(usage)
     if isinstance(value, int | float):
         number, relative = float(value), False
-    elif isinstance(value, str):
-        text = value.strip()
-        relative = text.endswith("%")
-        try:
-            number = float(text.rstrip("%").strip())
-        except ValueError:
-            raise ConfigError(usage) from None
+    elif isinstance(value, str) and (m := _DECIMAL.match(value)):
+        number, relative = float(m.group(1)), bool(m.group(2))
+        if number == 0 and any(c in "123456789" for c in m.group(1).split("e")[0].split("E")[0]):
+            raise ConfigError(f"{key} = {shown(value)} is too small to tell from zero")
         if relative:
             number /= 100.0
     else:
@@ -246,6 +245,16 @@ def globs(value: object, key: str) -> list[str]:
     return list(value)
 
 
+def some_globs(value: object, key: str) -> list[str]:
+    patterns = globs(value, key)
+    if not patterns:
+        raise ConfigError(
+            f"{key} = []: nothing would be changeable",
+            hint='list what the agent may change, e.g. ["src/**"], or leave it out for everything',
+        )
+    return patterns
+
+
 def flag(value: object, key: str) -> bool:
     if not isinstance(value, bool):
         raise ConfigError(f"{key} = {shown(value)} must be true or false")
@@ -264,7 +273,7 @@ def min_delta(value: object, key: str) -> MinDelta:
     return parse_min_delta(value, key)
 
 
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmg]?b?)\s*$", re.IGNORECASE)
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmg]?b?)\s*$", re.IGNORECASE | re.ASCII)
 _SIZE_UNITS = {"": 1, "b": 1, "k": 1000, "m": 1000**2, "g": 1000**3}
 
 

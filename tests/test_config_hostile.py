@@ -36,6 +36,14 @@ FILE_CASES = [
     (BASE + '[agent]\ncommand = "a\\u0000b"\n', "agent.command"),
     (BASE + 'name = "' + "n" * 200_000 + '"\n', "metric.name"),
     (BASE + "[gate]\ntimeout = [1, 2]\n", "gate.timeout"),
+    # digits of other scripts, doubled percent signs, a number that underflows to zero
+    (BASE + 'timeout = "\u0663s"\n', "metric.timeout"),
+    (BASE + 'timeout = "\uff11\uff12"\n', "metric.timeout"),
+    (BASE + 'min_delta = "\u0665%"\n', "metric.min_delta"),
+    (BASE + 'min_delta = "5%%"\n', "metric.min_delta"),
+    (BASE + 'min_delta = "1e-400"\n', "metric.min_delta"),
+    (BASE + "[scope]\nmutable = []\n", "scope.mutable"),
+    (BASE + '[scope]\nmax_file_size = "\uff15MB"\n', "scope.max_file_size"),
     ('[metric]\ncommand = "x"\n[loop]\ntarget = ' + "{a = " * 40 + "1" + "}" * 40 + "\n", "target"),
 ]
 
@@ -91,6 +99,8 @@ GIT_CONFIG_CASES = [
     ("improve.metric.min-delta", "500%", "below 100%"),
     ("improve.loop.target", "1e999", "not a finite number"),
     ("improve.agent.timeout", "0", "longer than zero"),
+    ("improve.loop.iterations", "\uff11\uff12", "must be a whole number"),
+    ("improve.metric.timeout", "\u0663", "is not a duration"),
 ]
 
 
