@@ -62,6 +62,8 @@ def test_a_run_that_cannot_start_writes_no_ref(
     assert message in res.stderr and "Traceback" not in res.stderr
     assert improve_refs(tmp_repo) == []
     assert not list((tmp_repo.path / ".git" / "improve").glob("locks/run-*.lock"))
+    if "starting run" in res.stdout:  # a run named at start says it never began
+        assert "was not started" in res.stderr
     assert tmp_repo.git("notes", "--ref=improve", "list", check=False) == ""
     assert not list((tmp_repo.path / ".git" / "improve" / "work").glob("*"))
     # and a plain run after the fix starts a new run instead of resuming a phantom

@@ -212,8 +212,13 @@ class Engine:
         try:
             history = History.read(repo, name)
             if history.baseline is None:
-                guard = baseline.check_guard(ctx)
-                cal = baseline.calibrate(ctx)
+                try:
+                    guard = baseline.check_guard(ctx)
+                    cal = baseline.calibrate(ctx)
+                except GitImproveError as exc:
+                    if not choice.resuming:  # the run named at start does not exist after all
+                        exc.message = f"run {name!r} was not started: {exc.message}"
+                    raise
                 baseline.record_baseline(ctx, cal, guard, new_run=not choice.resuming)
                 history = History.read(repo, name)
             else:
