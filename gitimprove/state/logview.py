@@ -20,7 +20,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from typing import Any
+
     from gitimprove.state.record import Experiment
+
+    Row = dict[str, Any]
 
 FORMATS = ("table", "tsv", "tsv8", "tsv7", "tsv6", "karpathy", "jsonl")
 VIEW_VERSION = "2"
@@ -145,14 +149,16 @@ def produce(loc: gitdir.Location, req: Request) -> tuple[bytes, bytes]:
         hit = _cached(path, key)
         if hit is not None:
             return hit
-    from gitimprove.state import views
+    from gitimprove.state import noterows
 
-    rows = views.select(
-        views.load_rows(loc, use_cache=not req.no_cache, store=False),
-        run=req.run,
-        round_=req.round_,
-    )
-    out_text, err_text = render(rows, req)
+    rows = _select(noterows.view_rows(loc, use_cache=not req.no_cache, store=False), req)
+    fast = _render_tsv(rows, req) if req.fmt.startswith("tsv") else None
+    if fast is not None:
+        out_text, err_text = fast
+    else:
+        from gitimprove.state.record import Experiment
+
+        out_text, err_text = render([Experiment.from_row(r) for r in rows], req)
     out, err = out_text.encode("utf-8"), err_text.encode("utf-8")
     try:
         from gitimprove.util.files import atomic_write
@@ -161,6 +167,50 @@ def produce(loc: gitdir.Location, req: Request) -> tuple[bytes, bytes]:
     except OSError:
         pass
     return out, err
+
+
+def _select(rows: list[Row], req: Request) -> list[Row]:
+    """`views.select` over rows."""
+    if req.run is not None:
+        rows = [r for r in rows if (r.get("run") if isinstance(r.get("run"), str) else "") == req.run]
+    if req.round_ is not None:
+        rows = [r for r in rows if _iteration(r) == req.round_]
+    return rows
+
+
+def _iteration(row: Row) -> int | None:
+    it = row.get("iteration")
+    return it if isinstance(it, int) and not isinstance(it, bool) else None
+
+
+def _render_tsv(rows: list[Row], req: Request) -> tuple[str, str] | None:
+    """`render` for the TSV formats straight from rows (no typed records); None when the
+    rows' runs disagree on direction or metric (`render` refuses them, naming the runs)."""
+    from gitimprove.state import tsv_export
+
+    runs: dict[str, tuple[str | None, str | None]] = {}
+    direction: str | None = None
+    for row in rows:
+        metric = row.get("metric")
+        said = metric.get("direction") if isinstance(metric, dict) else None
+        said = said if said in ("lower", "higher") else None
+        name = metric.get("name") if isinstance(metric, dict) else None
+        name = name if isinstance(name, str) and name else None
+        run = row.get("run")
+        group = run if isinstance(run, str) else ""
+        known = runs.get(group, (None, None))
+        runs[group] = (known[0] or said, known[1] or name)
+        direction = said or direction
+    if len({d for d, _ in runs.values() if d}) > 1 or len({m for _, m in runs.values() if m}) > 1:
+        return None
+    err = "".join(
+        f"warning: unreadable line in the note on {str(row.get('commit') or '')[:10]}, "
+        f"skipped (kept as is): {line}\n"
+        for row in rows
+        if isinstance(row.get("raw"), list | tuple)
+        for line in row["raw"]
+    )
+    return tsv_export.render(rows, direction, req.fmt), err
 
 
 def write(out: bytes, err: bytes) -> None:

@@ -14,11 +14,13 @@ import json
 import math
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import Any
 
-from gitimprove.util import reader
+from gitimprove.util import reader, reader_bulk
 from gitimprove.util.clock import host_id, utc_now
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 VERSION = 1
 
@@ -149,11 +151,15 @@ LINE_SCHEMA: reader.Schema = {
 }
 
 
-@dataclass
 class ParsedNote:
-    lines: list[dict[str, Any]] = field(default_factory=list)
-    raw: list[str] = field(default_factory=list)  # previews of the lines that cannot be read
-    problems: list[str] = field(default_factory=list)  # why, one per raw line
+    """A note's readable lines, and the previews of those that cannot be read (with why)."""
+
+    __slots__ = ("lines", "problems", "raw")
+
+    def __init__(self) -> None:  # no dataclass: the cold `log` does not import dataclasses
+        self.lines: list[dict[str, Any]] = []
+        self.raw: list[str] = []  # previews of the lines that cannot be read
+        self.problems: list[str] = []  # why, one per raw line
 
     def shown_raw(self) -> list[str]:
         """Each unreadable line as it is shown: `<why>: <preview>`."""
@@ -167,11 +173,8 @@ def read_line(line: str | bytes) -> dict[str, Any] | reader.Unreadable:
 
 def parse_note(text: str) -> ParsedNote:
     out = ParsedNote()
-    for line in text.splitlines():
-        stripped = line.strip()
-        if not stripped:
-            continue
-        obj = read_line(stripped)
+    lines = [stripped for line in text.splitlines() if (stripped := line.strip())]
+    for obj in reader_bulk.load_objects(lines, LINE_SCHEMA, version=VERSION):
         if isinstance(obj, reader.Unreadable):
             out.raw.append(obj.preview)
             out.problems.append(obj.reason)

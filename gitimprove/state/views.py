@@ -13,12 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from gitimprove.git import refs  # ref names only: imports no pygit2
+from gitimprove.state import noterows
 from gitimprove.state.record import Experiment
 from gitimprove.state.records import KEPT
 from gitimprove.util import gitdir
 from gitimprove.util.files import atomic_write
 
-CACHE_VERSION = 3
+CACHE_VERSION = noterows.CACHE_VERSION
 
 Row = dict[str, Any]  # the cache's form of one experiment: {"commit": …, **folded fields}
 
@@ -37,41 +38,9 @@ def load_rows(
 ) -> list[Experiment]:
     """Every experiment (notes, then imports), folded, in display order; `store` keeps the
     rows in the rows cache for the next reader."""
-    notes_tip = gitdir.read_ref(loc, refs.NOTES) or ""
-    memory_tip = gitdir.read_ref(loc, refs.MEMORY) or ""
-    cache_file = Path(loc.improve_dir) / "cache" / "log.json"
-    if use_cache:
-        try:
-            cached = json.loads(cache_file.read_bytes())
-            if (
-                cached.get("version") == CACHE_VERSION
-                and cached.get("notes") == notes_tip
-                and cached.get("memory") == memory_tip
-                and isinstance(cached.get("rows"), list)
-            ):
-                return [Experiment.from_row(r) for r in cached["rows"]]
-        except (OSError, ValueError, AttributeError, KeyError, TypeError, RecursionError):
-            pass
-    exps = _build(loc, notes_tip or None, memory_tip or None)
-    if store:
-        rows = [e.to_row() for e in exps]
-        try:
-            atomic_write(
-                cache_file,
-                json.dumps(
-                    {
-                        "version": CACHE_VERSION,
-                        "notes": notes_tip,
-                        "memory": memory_tip,
-                        "rows": rows,
-                    },
-                    separators=(",", ":"),
-                ),
-                durable=False,
-            )
-        except OSError:
-            pass
-    return exps
+    return [
+        Experiment.from_row(r) for r in noterows.view_rows(loc, use_cache=use_cache, store=store)
+    ]
 
 
 def latest_run_tail(loc: gitdir.Location, n: int = 10) -> tuple[str | None, list[Experiment]]:
@@ -98,58 +67,6 @@ def latest_run_tail(loc: gitdir.Location, n: int = 10) -> tuple[str | None, list
     except OSError:
         pass
     return run, tail
-
-
-def _blobs_by_git(
-    loc: gitdir.Location, notes_tip: str | None, memory_tip: str | None
-) -> tuple[list[tuple[str, bytes]], list[bytes]] | None:
-    """(commit, note) pairs and imports/ entries read by two git processes (no pygit2 to
-    import: a cold `log`), or None when git cannot answer."""
-    from gitimprove.git import catfile
-
-    notes = catfile.tree_blobs(loc, notes_tip) if notes_tip else []
-    imported = catfile.tree_blobs(loc, memory_tip, "imports/") if memory_tip else []
-    if notes is None or imported is None:
-        return None
-    named = [(p.replace("/", ""), oid) for p, oid in notes]
-    named = [(c, oid) for c, oid in named if len(c) == 40 and not c.strip(_HEX)]
-    data = catfile.read_blobs(loc, [oid for _, oid in named] + [oid for _, oid in imported])
-    if data is None:
-        return None
-    return [(c, d) for (c, _), d in zip(named, data, strict=False)], data[len(named) :]
-
-
-_HEX = "0123456789abcdef"
-
-
-def _build(loc: gitdir.Location, notes_tip: str | None, memory_tip: str | None) -> list[Experiment]:
-    from gitimprove.state import records
-
-    found = _blobs_by_git(loc, notes_tip, memory_tip)
-    if found is None:  # git could not answer: read with pygit2
-        from gitimprove.git import memory, notes
-        from gitimprove.git.repo import open_repo
-
-        repo = open_repo(loc.work_tree or loc.git_dir, need_work_tree=False)
-        found = (
-            list(notes.iter_notes(repo, notes_tip)) if notes_tip else [],
-            [d for _, d in memory.iter_entries(repo, "imports/", tip=memory_tip)]
-            if memory_tip
-            else [],
-        )
-    note_blobs, import_blobs = found
-    exps: list[Experiment] = []
-    imported: list[Experiment] = []
-    for commit, data in note_blobs:  # the loop's record on each commit, and rows imported onto it
-        own, on_commit, raw = records.split_note(data)
-        if own or raw:
-            exps.append(Experiment(commit, records.fold(own), tuple(raw)))
-        imported.extend(Experiment(commit, records.fold(lines)) for lines in on_commit.values())
-    imported.extend(Experiment.from_row(r) for r in records.imported_rows_of(import_blobs))
-    from gitimprove.state.imports import latest_versions
-
-    exps.extend(latest_versions(imported))
-    return order(exps)
 
 
 def order(exps: Iterable[Experiment]) -> list[Experiment]:
