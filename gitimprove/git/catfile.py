@@ -11,7 +11,11 @@ from gitimprove.util import gitdir, proc
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
+
+
+class Unanswered(Exception):
+    """git could not answer (an old git without `ls-tree --format`, a missing object)."""
 
 
 def _git(loc: gitdir.Location, args: Sequence[str], stdin: str | None = None) -> proc.Result:
@@ -59,3 +63,32 @@ def read_blobs(loc: gitdir.Location, oids: Sequence[str]) -> list[bytes] | None:
         out.append(data[nl + 1 : nl + 1 + size])
         pos = nl + 2 + size
     return out
+
+
+def stream_tree_blobs(loc: gitdir.Location, tip: str) -> Iterator[tuple[str, bytes]]:
+    """(path, content) of every blob in the tree of commit `tip`, as git reads them: one
+    pipeline (`ls-tree --format` into `cat-file --batch`), so the caller parses the first
+    notes while git still reads the rest. Raises Unanswered (after what it yielded) when
+    git could not answer; the caller then starts over another way."""
+    env = proc.clean_env({"GIT_DIR": loc.git_dir, "GITIMPROVE_CHILD": "1"})
+    argvs = [
+        ["git", "ls-tree", "-r", "--full-tree", "--format=%(objectname) %(path)", tip],
+        ["git", "cat-file", "--buffer", "--batch=%(objectname) %(objecttype) %(objectsize) %(rest)"],
+    ]
+    with proc.pipeline(argvs, cwd=loc.git_dir, env=env) as pipe:
+        out = pipe.out
+        while True:
+            header = out.readline()
+            if not header:
+                break
+            parts = header.rstrip(b"\n").split(b" ", 3)
+            if len(parts) != 4 or not parts[2].isdigit():  # "<oid> missing"
+                raise Unanswered(header[:200].decode("utf-8", errors="replace"))
+            size = int(parts[2])
+            data = out.read(size)
+            if len(data) != size or out.read(1) != b"\n":
+                raise Unanswered("cat-file output ended early")
+            if parts[1] == b"blob":
+                yield parts[3].decode("utf-8", errors="surrogateescape"), data
+        if not pipe.ok():
+            raise Unanswered("git ls-tree or cat-file failed")

@@ -19,7 +19,6 @@ from gitimprove.util import gitdir
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
-
     from typing import Any
 
     from gitimprove.state.record import Experiment
@@ -172,7 +171,9 @@ def produce(loc: gitdir.Location, req: Request) -> tuple[bytes, bytes]:
 def _select(rows: list[Row], req: Request) -> list[Row]:
     """`views.select` over rows."""
     if req.run is not None:
-        rows = [r for r in rows if (r.get("run") if isinstance(r.get("run"), str) else "") == req.run]
+        rows = [
+            r for r in rows if (r.get("run") if isinstance(r.get("run"), str) else "") == req.run
+        ]
     if req.round_ is not None:
         rows = [r for r in rows if _iteration(r) == req.round_]
     return rows

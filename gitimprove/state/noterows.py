@@ -20,7 +20,7 @@ from gitimprove.util import gitdir, reader, reader_bulk
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Iterable, Iterator, Sequence
     from typing import Any
 
     Row = dict[str, Any]
@@ -66,6 +66,15 @@ def view_rows(loc: gitdir.Location, *, use_cache: bool = True, store: bool = Tru
 
 def load(loc: gitdir.Location, notes_tip: str | None, memory_tip: str | None) -> list[Row]:
     """Every experiment's row at these tips of the notes and the memory branch."""
+    from gitimprove.git import catfile
+
+    imported = _imports_by_git(loc, memory_tip) if memory_tip else []
+    if imported is not None:  # the notes are parsed while git still reads them
+        try:
+            blobs = catfile.stream_tree_blobs(loc, notes_tip) if notes_tip else iter(())
+            return rows(_named(blobs), imported)
+        except catfile.Unanswered:
+            pass
     found = _blobs_by_git(loc, notes_tip, memory_tip)
     if found is None:  # git could not answer: read with pygit2
         from gitimprove.git import memory, notes
@@ -81,6 +90,14 @@ def load(loc: gitdir.Location, notes_tip: str | None, memory_tip: str | None) ->
     return rows(*found)
 
 
+def _named(blobs: Iterable[tuple[str, Any]]) -> Iterator[tuple[str, Any]]:
+    """(commit, note) for each blob whose path, any fanout, names a commit."""
+    for path, data in blobs:
+        commit = path.replace("/", "")
+        if len(commit) == 40 and not commit.strip(_HEX):
+            yield commit, data
+
+
 def _blobs_by_git(
     loc: gitdir.Location, notes_tip: str | None, memory_tip: str | None
 ) -> tuple[list[tuple[str, bytes]], list[bytes]] | None:
@@ -92,48 +109,55 @@ def _blobs_by_git(
     imported = catfile.tree_blobs(loc, memory_tip, "imports/") if memory_tip else []
     if notes is None or imported is None:
         return None
-    named = [(p.replace("/", ""), oid) for p, oid in notes]
-    named = [(c, oid) for c, oid in named if len(c) == 40 and not c.strip(_HEX)]
+    named = [(c, oid) for c, oid in _named(notes)]
     data = catfile.read_blobs(loc, [oid for _, oid in named] + [oid for _, oid in imported])
     if data is None:
         return None
     return [(c, d) for (c, _), d in zip(named, data, strict=False)], data[len(named) :]
 
 
+def _imports_by_git(loc: gitdir.Location, memory_tip: str) -> list[bytes] | None:
+    from gitimprove.git import catfile
+
+    entries = catfile.tree_blobs(loc, memory_tip, "imports/")
+    return None if entries is None else catfile.read_blobs(loc, [oid for _, oid in entries])
+
+
 _HEX = "0123456789abcdef"
 
 
-def rows(note_blobs: Sequence[tuple[str, bytes]], import_blobs: Sequence[bytes]) -> list[Row]:
+def rows(note_blobs: Iterable[tuple[str, bytes]], import_blobs: Sequence[bytes]) -> list[Row]:
     """Every experiment as a view row (`{"commit": …, **state}`), in display order."""
-    owner: list[int] = []
-    texts: list[str] = []
-    for n, (_, data) in enumerate(note_blobs):
+    batch = reader_bulk.Batch(records.LINE_SCHEMA, version=records.VERSION)
+    commits: list[str] = []
+    counts: list[int] = []  # lines of each note
+    for commit, data in note_blobs:
+        n = 0
         for line in data.decode("utf-8", errors="replace").splitlines():
             stripped = line.strip()
             if stripped:
-                owner.append(n)
-                texts.append(stripped)
-    read = reader_bulk.load_objects(texts, records.LINE_SCHEMA, version=records.VERSION)
+                batch.add(stripped)
+                n += 1
+        commits.append(commit)
+        counts.append(n)
+    read = batch.results()
     out: list[Row] = []
     imported: list[Row] = []
     k = 0
-    total = len(texts)
-    for n, (commit, _) in enumerate(note_blobs):
+    for commit, n in zip(commits, counts, strict=True):
         own: list[dict[str, Any]] = []
         raw: list[str] = []
         on_commit: dict[str, list[dict[str, Any]]] = {}
-        while k < total and owner[k] == n:
-            line = read[k]
-            k += 1
-            if type(line) is not dict:
-                assert isinstance(line, reader.Unreadable)
-                raw.append(f"{line.reason}: {line.preview}")
+        for obj in read[k : k + n]:
+            if isinstance(obj, reader.Unreadable):
+                raw.append(f"{obj.reason}: {obj.preview}")
                 continue
-            iid = line.get("import_id")
+            iid = obj.get("import_id")
             if isinstance(iid, str):
-                on_commit.setdefault(iid, []).append(line)
+                on_commit.setdefault(iid, []).append(obj)
             else:
-                own.append(line)
+                own.append(obj)
+        k += n
         if own or raw:
             out.append(_row(commit, _fold(own), raw))
         imported.extend(_row(commit, _fold(lines), ()) for lines in on_commit.values())
@@ -207,7 +231,12 @@ def _in_run(row: Row) -> tuple[int, int, int, str]:
     if isinstance(source, dict) and isinstance(source.get("row"), int):
         return (0, source["row"], 0, "")  # an imported row: its place in the file
     it = _int(row.get("iteration"))
-    return (0 if it is not None else 1, it or 0, _int(row.get("candidate")) or 0, _text(row.get("ts")))
+    return (
+        0 if it is not None else 1,
+        it or 0,
+        _int(row.get("candidate")) or 0,
+        _text(row.get("ts")),
+    )
 
 
 def order(found: Iterable[Row]) -> list[Row]:
@@ -217,8 +246,6 @@ def order(found: Iterable[Row]) -> list[Row]:
     for row in found:
         groups.setdefault(_run(row), []).append(row)
     ordered: list[Row] = []
-    for _, members in sorted(
-        groups.items(), key=lambda kv: min(_text(r.get("ts")) for r in kv[1])
-    ):
+    for _, members in sorted(groups.items(), key=lambda kv: min(_text(r.get("ts")) for r in kv[1])):
         ordered.extend(sorted(members, key=_in_run))
     return ordered

@@ -264,11 +264,7 @@ def render(rows: Sequence[Row], direction: str | None, layout: str = "tsv") -> s
                 or (_less(mine, prev) if lower else _less(prev, mine))
             ):
                 best[group] = mine
-        stamp = row.get("timestamp")
-        if type(stamp) is str and stamp.strip():
-            stamp = " ".join(stamp.split())
-        else:
-            stamp = _timestamp(row)
+        stamp = _timestamp(row)
         commit = row.get("commit")
         commit = str(commit)[:7] if commit else _commit(row)
         it = row.get("iteration")

@@ -281,3 +281,65 @@ def spawn_detached(
     finally:
         log.close()
     return proc.pid
+
+
+class Pipeline:
+    """The output of a pipeline as it comes (`out`), and whether every command succeeded."""
+
+    def __init__(self, procs: list[subprocess.Popen[bytes]]) -> None:
+        self._procs = procs
+        assert procs[-1].stdout is not None
+        self.out = procs[-1].stdout
+
+    def ok(self) -> bool:
+        """Waits for every command; True when each exited 0."""
+        return all(p.wait() == 0 for p in self._procs)
+
+
+@contextmanager
+def pipeline(
+    argvs: Sequence[Sequence[str]],
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Iterator[Pipeline]:
+    """Run commands as a pipeline (each one reads the previous one's output), each in its
+    own process group, for the caller to read the last one's output while they run (a cold
+    `log` parses notes while git is still reading them). On leaving, every group is killed
+    and every command reaped."""
+    check_stopping()
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        with _registry:
+            for argv in argvs:
+                procs.append(
+                    subprocess.Popen(
+                        list(argv),
+                        cwd=cwd,
+                        env=dict(env) if env is not None else clean_env(),
+                        stdin=procs[-1].stdout if procs else subprocess.DEVNULL,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.DEVNULL,
+                        start_new_session=True,
+                    )
+                )
+                _live.add(procs[-1].pid)
+                if len(procs) > 1:
+                    prev = procs[-2].stdout
+                    assert prev is not None
+                    prev.close()  # the next command holds it now
+            if _stopping is not None:
+                for p in procs:
+                    kill_group(p.pid)
+        yield Pipeline(procs)
+    finally:
+        for p in procs:
+            kill_group(p.pid)
+        if procs:
+            for p in procs:
+                if p.stdout is not None:
+                    p.stdout.close()
+                p.wait()
+            with _registry:
+                _live.difference_update(p.pid for p in procs)
+        check_stopping()

@@ -20,7 +20,7 @@ from gitimprove.util import reader
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from typing import Any
 
 _NONE = type(None)
@@ -41,36 +41,62 @@ def load_objects(
     texts: Sequence[str], schema: reader.Schema, *, version: int | None = 1
 ) -> list[dict[str, Any] | reader.Unreadable]:
     """Each text as `reader.load_object(text, schema, version=version)` reads it."""
-    scan = reader._DECODER.scan_once  # the reader's own scanner: same hooks, same values
-    limit, depth = reader.MAX_BYTES, reader.MAX_DEPTH
-    out: list[dict[str, Any] | reader.Unreadable | None] = [None] * len(texts)
-    where: list[int] = []
-    decoded: list[dict[str, Any]] = []
-    for i, text in enumerate(texts):
-        if len(text) > limit or "\\u" in text or text.count("{") + text.count("[") > depth:
-            continue
-        try:
-            value, end = scan(text, 0)
-        except Exception:  # not JSON, a constant, a float out of range: the reader says which
-            continue
-        if end == len(text) and type(value) is dict:
-            where.append(i)
-            decoded.append(value)
-    bad = _bad_versions(decoded, version) | _bad_fields(decoded, schema)
-    for j, i in enumerate(where):
-        if j not in bad:
-            out[i] = decoded[j]
-    return [
-        value if value is not None else reader.load_object(text, schema, version=version)
-        for value, text in zip(out, texts, strict=True)
-    ]
+    batch = Batch(schema, version=version)
+    for text in texts:
+        batch.add(text)
+    return batch.results()
+
+
+class Batch:
+    """`load_objects` fed one text at a time (each decoded as it comes, so a caller can read
+    while git still writes); `results()` checks the schema over all of them at once."""
+
+    def __init__(self, schema: reader.Schema, *, version: int | None = 1) -> None:
+        self.schema, self.version = schema, version
+        self.texts: list[str] = []
+        self.decoded: list[dict[str, Any] | None] = []
+        # the reader's own scanner: the same float and constant hooks, so the same values
+        self._scan: Callable[[str, int], tuple[Any, int]] = reader._DECODER.scan_once  # type: ignore[attr-defined]
+
+    def add(self, text: str) -> None:
+        self.texts.append(text)
+        value: Any = None
+        if (
+            len(text) <= reader.MAX_BYTES
+            and "\\u" not in text
+            and text.count("{") + text.count("[") <= reader.MAX_DEPTH
+        ):
+            try:
+                value, end = self._scan(text, 0)
+            except Exception:  # not JSON, a constant, a float out of range: the reader says
+                value = None
+            else:
+                if end != len(text) or type(value) is not dict:
+                    value = None
+        self.decoded.append(value)
+
+    def results(self) -> list[dict[str, Any] | reader.Unreadable]:
+        where = [i for i, v in enumerate(self.decoded) if v is not None]
+        objs: list[dict[str, Any]] = [self.decoded[i] for i in where]  # type: ignore[misc]
+        bad = _bad_versions(objs, self.version) | _bad_fields(objs, self.schema)
+        out: list[dict[str, Any] | reader.Unreadable | None] = list(self.decoded)
+        for j in bad:
+            out[where[j]] = None
+        return [
+            value
+            if value is not None
+            else reader.load_object(text, self.schema, version=self.version)
+            for value, text in zip(out, self.texts, strict=True)
+        ]
 
 
 def _bad_versions(objs: list[dict[str, Any]], version: int | None) -> set[int]:
     if version is None:
         return set()
     vs = [o.get("v", 1) for o in objs]
-    if not vs or (set(map(type, vs)) == {int} and min(vs) >= -reader.BIG_INT and max(vs) <= version):
+    if not vs or (
+        set(map(type, vs)) == {int} and min(vs) >= -reader.BIG_INT and max(vs) <= version
+    ):
         return set()
     return {j for j, v in enumerate(vs) if not (reader.is_int(v) and v <= version)}
 
