@@ -73,7 +73,12 @@ def stream_tree_blobs(loc: gitdir.Location, tip: str) -> Iterator[tuple[str, byt
     env = proc.clean_env({"GIT_DIR": loc.git_dir, "GITIMPROVE_CHILD": "1"})
     argvs = [
         ["git", "ls-tree", "-r", "--full-tree", "--format=%(objectname) %(path)", tip],
-        ["git", "cat-file", "--buffer", "--batch=%(objectname) %(objecttype) %(objectsize) %(rest)"],
+        [
+            "git",
+            "cat-file",
+            "--buffer",
+            "--batch=%(objectname) %(objecttype) %(objectsize) %(rest)",
+        ],
     ]
     with proc.pipeline(argvs, cwd=loc.git_dir, env=env) as pipe:
         out = pipe.out

@@ -285,6 +285,7 @@ def render(rows: Sequence[Row], direction: str | None, layout: str = "tsv") -> s
 
 
 _CELLS = LAYOUTS["tsv"]
+_PRECISE = 10**28  # the default decimal context's precision
 
 
 def _exact(value: int | float) -> tuple[int, int] | None:
@@ -326,6 +327,8 @@ def _signed_exact(value: tuple[int, int], prev: tuple[int, int] | Decimal) -> st
     diff = dv * 10 ** (places - pv) - dp * 10 ** (places - pp)
     if diff == 0:
         return "0.0"
+    if not -_PRECISE < diff < _PRECISE:  # `Decimal` rounds to 28 digits: let it
+        return signed(_to_decimal(value) - _to_decimal(prev))
     sign = "-" if diff < 0 else "+"
     if places == 0:  # two integers: an integer delta, no decimal point
         return sign + str(abs(diff))
