@@ -10,7 +10,7 @@ from typing import Any
 from gitimprove.git import notes
 from gitimprove.git.repo import Repo
 from gitimprove.state.record import CRASHES, KEEPS, Experiment
-from gitimprove.state.records import fold, make_line, split_note
+from gitimprove.state.records import fold, make_line, split_note, split_notes
 
 __all__ = [
     "CRASHES",
@@ -74,12 +74,11 @@ def get(repo: Repo, commit: str) -> Experiment | None:
 
 def all_experiments(repo: Repo, tip: str | None = None) -> list[Experiment]:
     """The loop's records (imported rows are not experiments of any run of ours)."""
-    out = []
-    for commit, data in notes.iter_notes(repo, tip):
-        exp, _ = records_of_note(commit, data)
-        if exp is not None:
-            out.append(exp)
-    return out
+    return [
+        Experiment.parse(commit, fold(own), raw)
+        for commit, own, _, raw in split_notes(notes.iter_notes(repo, tip))
+        if own or raw
+    ]
 
 
 def imported_on(repo: Repo, commit: str) -> list[Experiment]:
@@ -89,10 +88,11 @@ def imported_on(repo: Repo, commit: str) -> list[Experiment]:
 
 
 def all_import_records(repo: Repo, tip: str | None = None) -> list[Experiment]:
-    out: list[Experiment] = []
-    for commit, data in notes.iter_notes(repo, tip):
-        out.extend(records_of_note(commit, data)[1])
-    return out
+    return [
+        Experiment.parse(commit, fold(lines))
+        for commit, _, imported, _ in split_notes(notes.iter_notes(repo, tip))
+        for lines in imported.values()
+    ]
 
 
 def run_experiments(repo: Repo, run: str) -> list[Experiment]:

@@ -16,7 +16,7 @@ import json
 import os
 
 from gitimprove.state import records
-from gitimprove.util import gitdir, reader, reader_bulk
+from gitimprove.util import gitdir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -128,36 +128,9 @@ _HEX = "0123456789abcdef"
 
 def rows(note_blobs: Iterable[tuple[str, bytes]], import_blobs: Sequence[bytes]) -> list[Row]:
     """Every experiment as a view row (`{"commit": …, **state}`), in display order."""
-    batch = reader_bulk.Batch(records.LINE_SCHEMA, version=records.VERSION)
-    commits: list[str] = []
-    counts: list[int] = []  # lines of each note
-    for commit, data in note_blobs:
-        n = 0
-        for line in data.decode("utf-8", errors="replace").splitlines():
-            stripped = line.strip()
-            if stripped:
-                batch.add(stripped)
-                n += 1
-        commits.append(commit)
-        counts.append(n)
-    read = batch.results()
     out: list[Row] = []
     imported: list[Row] = []
-    k = 0
-    for commit, n in zip(commits, counts, strict=True):
-        own: list[dict[str, Any]] = []
-        raw: list[str] = []
-        on_commit: dict[str, list[dict[str, Any]]] = {}
-        for obj in read[k : k + n]:
-            if isinstance(obj, reader.Unreadable):
-                raw.append(f"{obj.reason}: {obj.preview}")
-                continue
-            iid = obj.get("import_id")
-            if isinstance(iid, str):
-                on_commit.setdefault(iid, []).append(obj)
-            else:
-                own.append(obj)
-        k += n
+    for commit, own, on_commit, raw in records.split_notes(note_blobs):
         if own or raw:
             out.append(_row(commit, _fold(own), raw))
         imported.extend(_row(commit, _fold(lines), ()) for lines in on_commit.values())

@@ -22,6 +22,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    # (commit, own lines, imported lines by import_id, unreadable lines shown)
+    Split = tuple[str, list[dict[str, Any]], dict[str, list[dict[str, Any]]], list[str]]
+
 VERSION = 1
 
 STATUSES = (
@@ -191,16 +194,45 @@ def split_note(
 
     Imported rows are records of their own even when they share a commit (pi logs every
     discard on the commit it started from), so they are never folded into one another."""
-    parsed = parse_note(data.decode("utf-8", errors="replace"))
-    own: list[dict[str, Any]] = []
-    imported: dict[str, list[dict[str, Any]]] = {}
-    for line in parsed.lines:
-        iid = line.get("import_id")
-        if isinstance(iid, str):
-            imported.setdefault(iid, []).append(line)
-        else:
-            own.append(line)
-    return own, imported, parsed.shown_raw()
+    _, own, imported, raw = split_notes([("", data)])[0]
+    return own, imported, raw
+
+
+def split_notes(notes: Iterable[tuple[str, bytes]]) -> list[Split]:
+    """`split_note` over many notes at once, as (commit, own, imported, raw): every line
+    through the bulk reader (ten thousand notes read as one batch); `notes` is consumed as
+    it comes, so a caller can read them while git still writes."""
+    batch = reader_bulk.Batch(LINE_SCHEMA, version=VERSION)
+    commits: list[str] = []
+    counts: list[int] = []  # lines of each note
+    for commit, data in notes:
+        n = 0
+        for line in data.decode("utf-8", errors="replace").splitlines():
+            stripped = line.strip()
+            if stripped:
+                batch.add(stripped)
+                n += 1
+        commits.append(commit)
+        counts.append(n)
+    read = batch.results()
+    out: list[Split] = []
+    k = 0
+    for commit, n in zip(commits, counts, strict=True):
+        own: list[dict[str, Any]] = []
+        imported: dict[str, list[dict[str, Any]]] = {}
+        raw: list[str] = []
+        for obj in read[k : k + n]:
+            if isinstance(obj, reader.Unreadable):
+                raw.append(f"{obj.reason}: {obj.preview}")
+                continue
+            iid = obj.get("import_id")
+            if isinstance(iid, str):
+                imported.setdefault(iid, []).append(obj)
+            else:
+                own.append(obj)
+        k += n
+        out.append((commit, own, imported, raw))
+    return out
 
 
 def imported_rows_of(blobs: Iterable[bytes]) -> Iterator[dict[str, Any]]:

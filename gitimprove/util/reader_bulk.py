@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 _NONE = type(None)
+_FEW = 8  # up to this many records (one note), each is read alone
 # Types a column may hold and be settled at once (None is added for optional fields); ints
 # still need their range checked.
 _SETTLED: dict[str, frozenset[type]] = {
@@ -59,7 +60,13 @@ class Batch:
         self._scan: Callable[[str, int], tuple[Any, int]] = reader._DECODER.scan_once  # type: ignore[attr-defined]
 
     def add(self, text: str) -> None:
-        self.texts.append(text)
+        texts, decoded = self.texts, self.decoded
+        texts.append(text)
+        if len(texts) > _FEW:  # enough to batch: decode each as it comes
+            while len(decoded) < len(texts):
+                self._decode(texts[len(decoded)])
+
+    def _decode(self, text: str) -> None:
         value: Any = None
         if (
             len(text) <= reader.MAX_BYTES
@@ -76,6 +83,8 @@ class Batch:
         self.decoded.append(value)
 
     def results(self) -> list[dict[str, Any] | reader.Unreadable]:
+        if len(self.texts) <= _FEW:  # the columns would cost more than they save
+            return [reader.load_object(t, self.schema, version=self.version) for t in self.texts]
         where = [i for i, v in enumerate(self.decoded) if v is not None]
         objs: list[dict[str, Any]] = [self.decoded[i] for i in where]  # type: ignore[misc]
         bad = _bad_versions(objs, self.version) | _bad_fields(objs, self.schema)
