@@ -7,10 +7,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from gitimprove.git import notes
+from gitimprove.git import notes, refs
 from gitimprove.git.repo import Repo
 from gitimprove.state.record import CRASHES, KEEPS, Experiment
 from gitimprove.state.records import fold, make_line, split_note, split_notes
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from gitimprove.state.records import Split
 
 __all__ = [
     "CRASHES",
@@ -72,11 +76,29 @@ def get(repo: Repo, commit: str) -> Experiment | None:
     return exp
 
 
+# The notes at one tip never change: `status` asks for them four times, read them once.
+_last_read: tuple[tuple[str, str], list[Split]] | None = None
+
+
+def _all_notes(repo: Repo, tip: str | None) -> list[Split]:
+    global _last_read
+    tip = tip or repo.ref_target(refs.NOTES)
+    if tip is None:
+        return []
+    key = (str(repo.common_dir), tip)
+    last = _last_read
+    if last is not None and last[0] == key:
+        return last[1]
+    found = split_notes(notes.iter_notes(repo, tip))
+    _last_read = (key, found)
+    return found
+
+
 def all_experiments(repo: Repo, tip: str | None = None) -> list[Experiment]:
     """The loop's records (imported rows are not experiments of any run of ours)."""
     return [
         Experiment.parse(commit, fold(own), raw)
-        for commit, own, _, raw in split_notes(notes.iter_notes(repo, tip))
+        for commit, own, _, raw in _all_notes(repo, tip)
         if own or raw
     ]
 
@@ -90,7 +112,7 @@ def imported_on(repo: Repo, commit: str) -> list[Experiment]:
 def all_import_records(repo: Repo, tip: str | None = None) -> list[Experiment]:
     return [
         Experiment.parse(commit, fold(lines))
-        for commit, _, imported, _ in split_notes(notes.iter_notes(repo, tip))
+        for commit, _, imported, _ in _all_notes(repo, tip)
         for lines in imported.values()
     ]
 
