@@ -244,12 +244,23 @@ def render(rows: Sequence[Row], direction: str | None, layout: str = "tsv") -> s
         if value is None:
             metric_text = delta_text = "0.0" if crashed else "-"
         else:
-            metric_text = number(value)
+            exact: tuple[int, int] | None
+            if type(value) is int:
+                metric_text, exact = str(value), (value, 0)
+            else:
+                metric_text = repr(value)  # shortest repr: positional unless "e" (or inf, nan)
+                point = metric_text.find(".")
+                if point < 0 or "e" in metric_text:
+                    metric_text, exact = number(value), None
+                else:
+                    whole = int(metric_text[:point] + metric_text[point + 1 :])
+                    exact = (whole, len(metric_text) - point - 1)
             group = row.get("run")
             group = str(group or "")
             prev = best.get(group)
             own = _own_delta(row) if "source" in row else None
-            exact = _exact(value) if own is None else None
+            if own is not None:
+                exact = None
             if own is not None or exact is None or type(prev) is Decimal:
                 v = _decimal(value)
                 p = _to_decimal(prev) if prev is not None else None
