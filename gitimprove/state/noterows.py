@@ -132,27 +132,32 @@ def rows(note_blobs: Iterable[tuple[str, bytes]], import_blobs: Sequence[bytes])
     imported: list[Row] = []
     for commit, own, on_commit, raw in records.split_notes(note_blobs):
         if own or raw:
-            out.append(_row(commit, _fold(own), raw))
-        imported.extend(_row(commit, _fold(lines), ()) for lines in on_commit.values())
+            out.append(_row(commit, own, raw))
+        imported.extend(_row(commit, lines, ()) for lines in on_commit.values())
     imported.extend(_from_row(r) for r in records.imported_rows_of(import_blobs))
     out.extend(_latest_versions(imported))
     return order(out)
 
 
-def _fold(lines: list[dict[str, Any]]) -> dict[str, Any]:
-    """`records.fold`, without its sort for the usual note of one line."""
-    if len(lines) != 1:
-        return records.fold(lines)
-    state = dict(lines[0])
-    for key in _BOOKKEEPING:
-        state.pop(key, None)
-    ts = lines[0].get("ts")
-    state["ts"] = ts
-    state["updated"] = ts
-    return state
+def _row(commit: str, lines: list[dict[str, Any]], raw: Sequence[str]) -> Row:
+    """`Experiment(commit, records.fold(lines), raw).to_row()`, with one copy of the usual
+    note of one line (no sort)."""
+    if len(lines) == 1:
+        line = lines[0]
+        row = dict(line)
+        for key in _BOOKKEEPING:
+            row.pop(key, None)
+        row["ts"] = row["updated"] = line.get("ts")
+    else:
+        row = records.fold(lines)
+    row["commit"] = commit
+    row.pop("raw", None)
+    if raw:
+        row["raw"] = list(raw)
+    return row
 
 
-def _row(commit: str, state: dict[str, Any], raw: Sequence[str]) -> Row:
+def _state_row(commit: str, state: dict[str, Any], raw: Sequence[str]) -> Row:
     """`Experiment(commit, state, raw).to_row()`."""
     row = {**state, "commit": commit}
     row.pop("raw", None)
@@ -166,7 +171,7 @@ def _from_row(row: Row) -> Row:
     state = {k: v for k, v in row.items() if k not in ("commit", "raw")}
     raw = row.get("raw")
     lines = [str(x) for x in raw] if isinstance(raw, list | tuple) else []
-    return _row(str(row.get("commit") or ""), state, lines)
+    return _state_row(str(row.get("commit") or ""), state, lines)
 
 
 def _text(value: Any) -> str:
@@ -199,26 +204,33 @@ def _latest_versions(found: list[Row]) -> list[Row]:
     return out + list(best.values())
 
 
-def _in_run(row: Row) -> tuple[int, int, int, str]:
-    source = row.get("source")
-    if isinstance(source, dict) and isinstance(source.get("row"), int):
-        return (0, source["row"], 0, "")  # an imported row: its place in the file
-    it = _int(row.get("iteration"))
-    return (
-        0 if it is not None else 1,
-        it or 0,
-        _int(row.get("candidate")) or 0,
-        _text(row.get("ts")),
-    )
-
-
 def order(found: Iterable[Row]) -> list[Row]:
     """`views.order` over rows: runs in the order they started; within a run, by iteration
-    and candidate."""
-    groups: dict[str, list[Row]] = {}
-    for row in found:
-        groups.setdefault(_run(row), []).append(row)
+    and candidate (an imported row: by its place in the file)."""
+    groups: dict[str, list[tuple[tuple[int, int, int, str], int, Row]]] = {}
+    starts: dict[str, str] = {}
+    for n, row in enumerate(found):
+        run = row.get("run")
+        run = run if type(run) is str else ""
+        ts = row.get("ts")
+        ts = ts if type(ts) is str else _text(ts)
+        source = row.get("source")
+        if source is not None and type(source) is dict and isinstance(source.get("row"), int):
+            key = (0, source["row"], 0, "")
+        else:
+            it = row.get("iteration")
+            cand = row.get("candidate")
+            cand = cand if type(cand) is int else 0
+            key = (1, 0, cand, ts) if type(it) is not int else (0, it, cand, ts)
+        members = groups.get(run)
+        if members is None:
+            groups[run] = [(key, n, row)]
+            starts[run] = ts
+        else:
+            members.append((key, n, row))
+            if ts < starts[run]:
+                starts[run] = ts
     ordered: list[Row] = []
-    for _, members in sorted(groups.items(), key=lambda kv: min(_text(r.get("ts")) for r in kv[1])):
-        ordered.extend(sorted(members, key=_in_run))
+    for run in sorted(groups, key=starts.__getitem__):
+        ordered.extend(row for _, _, row in sorted(groups[run]))
     return ordered

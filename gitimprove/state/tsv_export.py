@@ -237,10 +237,13 @@ def render(rows: Sequence[Row], direction: str | None, layout: str = "tsv") -> s
         elif text != word and text != "keep-reworked":
             description = f"[{text}] {description}".rstrip()
         guard = row.get("guard")
-        if type(guard) is dict:
+        if type(guard) is not dict:
+            guard_word = guard_metric = "-"
+        elif "metric" in guard:
             guard_word, guard_metric = _guard(row)
         else:
-            guard_word = guard_metric = "-"
+            said = guard.get("status")
+            guard_word, guard_metric = (said if said == "pass" or said == "fail" else "-"), "-"
         if value is None:
             metric_text = delta_text = "0.0" if crashed else "-"
         else:
@@ -275,7 +278,11 @@ def render(rows: Sequence[Row], direction: str | None, layout: str = "tsv") -> s
                 or (_less(mine, prev) if lower else _less(prev, mine))
             ):
                 best[group] = mine
-        stamp = _timestamp(row)
+        if "timestamp" in row or "started" in row or "source" in row:
+            stamp = _timestamp(row)
+        else:  # the loop's own record: when it was recorded
+            ts = row.get("ts")
+            stamp = ts[:19] + "Z" if type(ts) is str and _ISO.match(ts) else "-"
         commit = row.get("commit")
         commit = str(commit)[:7] if commit else _commit(row)
         it = row.get("iteration")

@@ -11,12 +11,10 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from types import FrameType
 
 TAIL_CHARS = 4000
@@ -50,15 +48,27 @@ def live_children() -> set[int]:
         return set(_live)
 
 
-@dataclass(frozen=True)
 class Result:
-    argv: Sequence[str] | str
-    returncode: int
-    stdout: str
-    stderr: str
-    seconds: float
-    timed_out: bool = False
-    raw: bytes = b""  # stdout as the command wrote it (file names that are not UTF-8)
+    """What a command did. (A plain class, not a dataclass: a cold `log` runs git through
+    this module and must not pay for importing dataclasses.)"""
+
+    __slots__ = ("argv", "raw", "returncode", "seconds", "stderr", "stdout", "timed_out")
+
+    def __init__(
+        self,
+        argv: Sequence[str] | str,
+        returncode: int,
+        stdout: str,
+        stderr: str,
+        seconds: float,
+        timed_out: bool = False,
+        raw: bytes = b"",  # stdout as the command wrote it (file names that are not UTF-8)
+    ) -> None:
+        self.argv, self.returncode, self.stdout, self.stderr = argv, returncode, stdout, stderr
+        self.seconds, self.timed_out, self.raw = seconds, timed_out, raw
+
+    def __repr__(self) -> str:
+        return f"Result({self.argv!r}, returncode={self.returncode}, timed_out={self.timed_out})"
 
     @property
     def ok(self) -> bool:
@@ -176,6 +186,8 @@ def run(
     Output goes to temporary files rather than pipes, so a detached grandchild that keeps
     the descriptors open cannot make us wait for it. `before_read` runs once the command
     is done and before its output is read (to kill what it left, which could still write)."""
+    import tempfile  # not at the top: a cold `log` runs git through `pipeline` only
+
     check_stopping()
     start = time.monotonic()
     with tempfile.TemporaryFile() as out_f, tempfile.TemporaryFile() as err_f:

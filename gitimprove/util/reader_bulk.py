@@ -60,11 +60,15 @@ class Batch:
         self._scan: Callable[[str, int], tuple[Any, int]] = reader._DECODER.scan_once  # type: ignore[attr-defined]
 
     def add(self, text: str) -> None:
-        texts, decoded = self.texts, self.decoded
-        texts.append(text)
-        if len(texts) > _FEW:  # enough to batch: decode each as it comes
-            while len(decoded) < len(texts):
-                self._decode(texts[len(decoded)])
+        self.texts.append(text)
+        if len(self.texts) > _FEW:  # enough to batch: decode these, then each as it comes
+            for early in self.texts:
+                self._decode(early)
+            self.add = self._add  # type: ignore[method-assign]
+
+    def _add(self, text: str) -> None:
+        self.texts.append(text)
+        self._decode(text)
 
     def _decode(self, text: str) -> None:
         value: Any = None
