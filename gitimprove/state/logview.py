@@ -149,15 +149,17 @@ def produce(loc: gitdir.Location, req: Request) -> tuple[bytes, bytes]:
         if hit is not None:
             return hit
     from gitimprove.state import noterows
+    from gitimprove.util.reader_bulk import no_gc
 
-    rows = _select(noterows.view_rows(loc, use_cache=not req.no_cache, store=False), req)
-    fast = _render_tsv(rows, req) if req.fmt.startswith("tsv") else None
-    if fast is not None:
-        out_text, err_text = fast
-    else:
-        from gitimprove.state.record import Experiment
+    with no_gc():
+        rows = _select(noterows.view_rows(loc, use_cache=not req.no_cache, store=False), req)
+        fast = _render_tsv(rows, req) if req.fmt.startswith("tsv") else None
+        if fast is not None:
+            out_text, err_text = fast
+        else:
+            from gitimprove.state.record import Experiment
 
-        out_text, err_text = render([Experiment.from_row(r) for r in rows], req)
+            out_text, err_text = render([Experiment.from_row(r) for r in rows], req)
     out, err = out_text.encode("utf-8"), err_text.encode("utf-8")
     try:
         from gitimprove.util.files import atomic_write

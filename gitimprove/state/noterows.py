@@ -16,7 +16,7 @@ import json
 import os
 
 from gitimprove.state import records
-from gitimprove.util import gitdir
+from gitimprove.util import gitdir, reader_bulk
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -128,6 +128,11 @@ _HEX = "0123456789abcdef"
 
 def rows(note_blobs: Iterable[tuple[str, bytes]], import_blobs: Sequence[bytes]) -> list[Row]:
     """Every experiment as a view row (`{"commit": …, **state}`), in display order."""
+    with reader_bulk.no_gc():
+        return _rows(note_blobs, import_blobs)
+
+
+def _rows(note_blobs: Iterable[tuple[str, bytes]], import_blobs: Sequence[bytes]) -> list[Row]:
     out: list[Row] = []
     imported: list[Row] = []
     for commit, own, on_commit, raw in records.split_notes(note_blobs):

@@ -202,6 +202,11 @@ def split_notes(notes: Iterable[tuple[str, bytes]]) -> list[Split]:
     """`split_note` over many notes at once, as (commit, own, imported, raw): every line
     through the bulk reader (ten thousand notes read as one batch); `notes` is consumed as
     it comes, so a caller can read them while git still writes."""
+    with reader_bulk.no_gc():
+        return _split_notes(notes)
+
+
+def _split_notes(notes: Iterable[tuple[str, bytes]]) -> list[Split]:
     batch = reader_bulk.Batch(LINE_SCHEMA, version=VERSION)
     commits: list[str] = []
     counts: list[int] = []  # lines of each note
