@@ -89,9 +89,30 @@ def _all_notes(repo: Repo, tip: str | None) -> list[Split]:
     last = _last_read
     if last is not None and last[0] == key:
         return last[1]
-    found = split_notes(notes.iter_notes(repo, tip))
+    found = _split_by_git(repo, tip)
+    if found is None:
+        found = split_notes(notes.iter_notes(repo, tip))
     _last_read = (key, found)
     return found
+
+
+def _split_by_git(repo: Repo, tip: str) -> list[Split] | None:
+    """The notes read by one git pipeline while they are parsed (faster than walking ten
+    thousand blobs through pygit2); None when git cannot answer."""
+    from gitimprove.git import catfile
+    from gitimprove.util import gitdir
+
+    work_tree = str(repo.work_tree) if repo.work_tree else None
+    loc = gitdir.Location(str(repo.git_dir), str(repo.common_dir), work_tree)
+    hex_digits = "0123456789abcdef"
+    try:
+        return split_notes(
+            (commit, data)
+            for path, data in catfile.stream_tree_blobs(loc, tip)
+            if len(commit := path.replace("/", "")) == 40 and not commit.strip(hex_digits)
+        )
+    except catfile.Unanswered:
+        return None
 
 
 def all_experiments(repo: Repo, tip: str | None = None) -> list[Experiment]:
