@@ -216,6 +216,7 @@ def render(rows: Sequence[Row], direction: str | None, layout: str = "tsv") -> s
     lines = [f"# metric_direction: {direction}_is_better"] if direction else []
     lines.append("\t".join(columns))
     picks = [_CELLS.index(c) for c in columns]
+    every = columns == _CELLS
     best: dict[str, tuple[int, int] | Decimal] = {}
     status_word, crashed_words, kept_words = STATUS_WORD, _CRASHED, _KEPT
     lower = direction == "lower"
@@ -298,12 +299,13 @@ def render(rows: Sequence[Row], direction: str | None, layout: str = "tsv") -> s
             word,
             description,
         )
-        lines.append("\t".join([cells[i] for i in picks]))
+        lines.append("\t".join(cells if every else [cells[i] for i in picks]))
     return "\n".join(lines) + "\n"
 
 
 _CELLS = LAYOUTS["tsv"]
 _PRECISE = 10**28  # the default decimal context's precision
+_TEN = [10**i for i in range(32)]
 
 
 def _exact(value: int | float) -> tuple[int, int] | None:
@@ -341,8 +343,8 @@ def _signed_exact(value: tuple[int, int], prev: tuple[int, int] | Decimal) -> st
     if isinstance(prev, Decimal):
         return signed(_to_decimal(value) - prev)
     (dv, pv), (dp, pp) = value, prev
-    places = max(pv, pp)
-    diff = dv * 10 ** (places - pv) - dp * 10 ** (places - pp)
+    places = max(pv, pp)  # at most 21: a float's repr is positional from 1e-4 to 1e16
+    diff = dv * _TEN[places - pv] - dp * _TEN[places - pp]
     if diff == 0:
         return "0.0"
     if not -_PRECISE < diff < _PRECISE:  # `Decimal` rounds to 28 digits: let it
@@ -350,7 +352,7 @@ def _signed_exact(value: tuple[int, int], prev: tuple[int, int] | Decimal) -> st
     sign = "-" if diff < 0 else "+"
     if places == 0:  # two integers: an integer delta, no decimal point
         return sign + str(abs(diff))
-    whole, frac = divmod(abs(diff), 10**places)
+    whole, frac = divmod(abs(diff), _TEN[places])
     if frac == 0:
         return f"{sign}{whole}.0"
     return f"{sign}{whole}.{str(frac).rjust(places, '0').rstrip('0')}"
