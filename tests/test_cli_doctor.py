@@ -47,9 +47,9 @@ def test_internal_crash_exits_3_and_logs_traceback(tmp_repo: TmpRepo) -> None:
     tmp_repo.commit("one")
     probe = (
         "import sys\n"
-        "import gitimprove.state.views as v\n"
+        "import gitimprove.state.noterows as v\n"
         "def boom(*a, **k):\n    raise RuntimeError('kaboom')\n"
-        "v.load_rows = boom\n"
+        "v.view_rows = boom\n"
         "from gitimprove.cli import main\n"
         "sys.exit(main(['log']))\n"
     )
