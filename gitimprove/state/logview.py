@@ -234,6 +234,11 @@ def serve(args: Sequence[str]) -> int | None:
     loc = gitdir.discover()
     if loc is None:
         return None
+    import gc
+
+    # This process only prints the log and exits: the cycle collector would walk the ten
+    # thousand rows of a cold render again once re-enabled, to find no cycle.
+    gc.disable()
     try:
         out, err = produce(loc, req)
     except KeyboardInterrupt:
