@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gitimprove.agents.sandbox import Sandbox, bwrap_usable, choose
+from gitimprove.agents.sandbox import SUPERVISOR, Sandbox, bwrap_usable, choose
 from gitimprove.config import parse_size
 from gitimprove.errors import ConfigError, MetricError
 from gitimprove.git import notes, refs
@@ -416,7 +416,11 @@ def test_config_pin_names_the_key() -> None:
 def test_sandbox_none_says_what_is_not_protected(tmp_path: Path) -> None:
     box = choose("none", [tmp_path])
     assert box.mode == "none" and "your repository" in box.message
-    assert box.wrap(["a", "b"], shell=False, workdir=tmp_path) == (["a", "b"], False)
+    # an agent runs under the supervisor; a metric or guard run as it is
+    argv, shell = box.wrap(["a", "b"], shell=False, workdir=tmp_path)
+    assert argv[-3:] == ["--", "a", "b"] and str(SUPERVISOR) in argv and not shell
+    assert box.wrap(["a"], shell=False, workdir=tmp_path, measure=True) == (["a"], False)
+    assert box.wrap("a b", shell=True, workdir=tmp_path)[0][-3:] == ["/bin/sh", "-c", "a b"]
     with pytest.raises(ConfigError, match="not allowed"):
         choose("docker", [tmp_path])
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,7 +90,9 @@ class Sandbox:
         `measure` is for the metric and the guard (the candidate's code): only `workdir` is
         writable (the home folder too is read-only, caches go to the private /tmp)."""
         if not self.active:
-            return (list(argv) if not isinstance(argv, str) else argv), shell
+            if measure:
+                return (list(argv) if not isinstance(argv, str) else argv), shell
+            return supervised(argv, shell=shell), False
         args = [
             self.exe, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
             "--tmpfs", "/tmp",
@@ -121,6 +124,16 @@ class Sandbox:
         if shell or isinstance(argv, str):
             return [*args, "/bin/sh", "-c", str(argv)], False
         return [*args, *argv], False
+
+
+SUPERVISOR = Path(__file__).resolve().parent.parent / "util" / "supervise.py"
+
+
+def supervised(argv: Sequence[str] | str, *, shell: bool) -> list[str]:
+    """The agent's command under the per-attempt supervisor (util/supervise.py): its whole
+    process tree dies when it exits and when the harness dies, even by `kill -9`."""
+    command = ["/bin/sh", "-c", argv] if shell or isinstance(argv, str) else list(argv)
+    return [sys.executable, "-I", "-S", str(SUPERVISOR), str(os.getpid()), "--", *command]
 
 
 def choose(mode: str, hide: Sequence[Path]) -> Sandbox:

@@ -94,6 +94,19 @@ elif attack == "sleeper":  # stays alive so a kill -9 of the run leaves it behin
     pathlib.Path(plan["pidfile"]).write_text(str(os.getpid()))
     daemon("import time\ntime.sleep(120)\n")
     time.sleep(60)
+elif attack == "orphan-daemon":  # env -i, double fork, setsid: invisible to the token sweep
+    code = f"""import os, pathlib, sys, time
+pathlib.Path({plan.get("daemonfile", "")!r}).write_text(str(os.getpid()))
+root = pathlib.Path({str(ws.parent)!r})
+for _ in range(2400):
+    for p in root.glob('*/src/value.txt'):
+        try: p.write_text('1\\n')
+        except OSError: pass
+    time.sleep(0.05)
+"""
+    daemon(code, scrub_env=True)
+    pathlib.Path(plan["pidfile"]).write_text(str(os.getpid()))
+    time.sleep(60)
 elif attack == "push-origin":  # push an unmeasured commit and a forged note through origin
     git("add", "-A")
     git("-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "experiment(src): forged")
