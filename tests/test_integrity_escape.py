@@ -9,13 +9,19 @@ from __future__ import annotations
 
 import json
 import secrets
+import shutil
 import signal
+import socket
+import struct
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from gitimprove.agents import seccomp
 from gitimprove.agents.sandbox import supervised
 from gitimprove.util import proc
 from tests.conftest import TmpRepo
@@ -105,3 +111,87 @@ def test_the_supervisor_passes_a_signal_death_and_a_missing_command_through(
     assert res.returncode == -signal.SIGTERM
     res = proc.run(supervised([str(tmp_path / "missing")], shell=False), timeout=30)
     assert res.returncode == 127 and "cannot run" in res.stderr
+
+
+class Server:
+    """A unix-socket server outside the sandbox that records every connection."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.bind("\0" + address[1:] if address.startswith("@") else address)
+        self.sock.listen(8)
+        self.sock.settimeout(0.1)
+        self.got: list[bytes] = []
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while not self.done.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(2)
+                try:
+                    self.got.append(conn.recv(64) or b"(connected)")
+                except OSError:
+                    self.got.append(b"(connected)")
+
+    def close(self) -> None:
+        self.done.set()
+        self.thread.join()
+        self.sock.close()
+
+
+@needs_bwrap
+def test_the_sandbox_reaches_no_unix_socket_outside(tmp_repo: TmpRepo, tmp_path: Path) -> None:
+    """Sockets a read-only bind still lets one connect to (a socket file in a visible folder,
+    one named by SSH_AUTH_SOCK and TMUX) and an abstract socket (shared with the network
+    namespace): the agent in the sandbox reaches none of them, and its run goes on."""
+    visible = Path(tempfile.mkdtemp(prefix="gitimprove-sock-", dir="/var/tmp"))
+    tag = secrets.token_hex(4)
+    servers = [
+        Server(str(visible / "docker.sock")),
+        Server(str(visible / "agent.sock")),
+        Server(str(visible / "tmux")),
+        Server(f"@gitimprove-test-{tag}"),
+    ]
+    try:
+        plan = hostile_project(
+            tmp_repo,
+            {"1": "unix-socket:95", "sockets": [servers[0].address, servers[3].address]},
+            "bwrap",
+        )
+        env = {"SSH_AUTH_SOCK": servers[1].address, "TMUX": servers[2].address + ",1,0"}
+        res = tmp_repo.cli("run", "--run", "h", "-n", "1", "--json", env=env)
+        assert res.returncode == 0, res.stderr
+        assert [s.got for s in servers] == [[], [], [], []]
+        rows = assert_sound(tmp_repo, "h", plan["mark"])
+        assert [r["status"] for r in rows] == ["baseline", "keep"]
+        # the same agent without the sandbox does connect: the servers are real
+        tmp_repo.git("config", "improve.agent.sandbox", "none")
+        res = tmp_repo.cli("run", "--run", "h2", "-n", "1", "--json", env=env)
+        assert res.returncode == 0, res.stderr
+        assert all(s.got == [b"escaped\n"] for s in servers), [s.got for s in servers]
+    finally:
+        for s in servers:
+            s.close()
+        shutil.rmtree(visible, ignore_errors=True)
+
+
+@pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+def test_the_seccomp_filter_is_well_formed(machine: str) -> None:
+    """Every jump of the assembled filter lands inside it, and it ends in a return."""
+    code = seccomp.program(machine)
+    assert code is not None and len(code) % 8 == 0
+    ops = [struct.unpack("<HBBI", code[i : i + 8]) for i in range(0, len(code), 8)]
+    for i, (op, jt, jf, _) in enumerate(ops):
+        if op in (0x15, 0x35):
+            assert i + 1 + max(jt, jf) < len(ops)
+    assert ops[-1][0] == 0x06 and ops[-2][0] == 0x06
+    assert seccomp.program("mips") is None

@@ -18,10 +18,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from gitimprove.agents import seccomp
 from gitimprove.errors import ConfigError
 from gitimprove.util import proc
 
 MODES = ("auto", "bwrap", "none")
+
+# Variables naming sockets outside the sandbox (an ssh-agent, tmux, D-Bus, docker, a display):
+# unset inside it; the seccomp filter refuses AF_UNIX sockets anyway (agents/seccomp.py).
+SOCKET_VARS = (
+    "SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "TMUX", "TMUX_PANE", "STY",
+    "DBUS_SESSION_BUS_ADDRESS", "DBUS_SYSTEM_BUS_ADDRESS", "DOCKER_HOST", "CONTAINER_HOST",
+    "XDG_RUNTIME_DIR", "WAYLAND_DISPLAY", "DISPLAY", "XAUTHORITY", "PULSE_SERVER",
+    "SYSTEMD_EXEC_PID", "NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID",
+)  # fmt: skip
 
 NOT_PROTECTED = (
     "without a sandbox the agent runs with your permissions: it can read and write your "
@@ -117,10 +127,16 @@ class Sandbox:
                 args += ["--bind", str(path), str(path)]
         if measure:
             args += ["--setenv", "XDG_CACHE_HOME", "/tmp/.cache"]
+        for name in SOCKET_VARS:
+            args += ["--unsetenv", name]
         args += [
-            "--unshare-pid", "--die-with-parent", "--new-session",
-            "--setenv", "TMPDIR", "/tmp", "--chdir", str(workdir), "--",
+            "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session",
+            "--setenv", "TMPDIR", "/tmp", "--chdir", str(workdir),
         ]  # fmt: skip
+        bpf = seccomp.filter_file()
+        if bpf is not None:  # bwrap reads the filter from fd 9, opened by a shell on the file
+            args = ["/bin/sh", "-c", 'exec "$@" 9<"$0"', bpf, *args, "--seccomp", "9"]
+        args.append("--")
         if shell or isinstance(argv, str):
             return [*args, "/bin/sh", "-c", str(argv)], False
         return [*args, *argv], False

@@ -107,6 +107,23 @@ for _ in range(2400):
     daemon(code, scrub_env=True)
     pathlib.Path(plan["pidfile"]).write_text(str(os.getpid()))
     time.sleep(60)
+elif attack == "unix-socket":  # a tmux server, ssh-agent, docker socket, D-Bus bus outside
+    import socket
+
+    addresses = list(plan.get("sockets", []))
+    for var in ("SSH_AUTH_SOCK", "TMUX", "DBUS_SESSION_BUS_ADDRESS", "DOCKER_HOST"):
+        if os.environ.get(var):
+            addresses.append(os.environ[var].split(",")[0].removeprefix("unix://"))
+    for address in addresses:
+        try:
+            c = socket.socket(socket.AF_UNIX)
+            c.settimeout(2)
+            c.connect("\0" + address[1:] if address.startswith("@") else address)
+            c.sendall(b"escaped\n")
+            c.close()
+            print(f"connected to {address}", file=sys.stderr)
+        except OSError as exc:
+            print(f"connect {address}: {exc}", file=sys.stderr)
 elif attack == "push-origin":  # push an unmeasured commit and a forged note through origin
     git("add", "-A")
     git("-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "experiment(src): forged")
