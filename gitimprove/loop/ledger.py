@@ -17,6 +17,7 @@ from gitimprove.loop.integrity import IntegrityError, RefCheck, check_run_refs, 
 from gitimprove.loop.measure import harness
 from gitimprove.state.record import Experiment
 from gitimprove.state.records import make_line
+from gitimprove.state.signing import load_key
 from gitimprove.util.clock import utc_now
 from gitimprove.util.failpoint import failpoint
 
@@ -87,7 +88,7 @@ def record(
         note["reason"] = (
             f"{view.reason} (asked for a change of the {view.family} family; the agent reported {view.approach})"
         )
-    line = make_line("create", note)
+    line = make_line("create", note, key=load_key(repo.improve_dir))
     iteration = view.iteration
 
     def attempt() -> None:
@@ -160,7 +161,8 @@ def commit_round(
                 reason="tampered: the run's refs moved outside the harness: " + "; ".join(problems),
                 winner=None,
             )
-    lines = {commit: [make_line("update", upd)] for commit, upd in updates.items()}
+    key = load_key(ctx.repo.improve_dir)
+    lines = {commit: [make_line("update", upd, key=key)] for commit, upd in updates.items()}
 
     def attempt() -> None:
         notes_tip = ctx.repo.ref_target(refs.NOTES)

@@ -173,6 +173,7 @@ def record_baseline(repo: Repo, cfg: Config, base: Baseline, *, run: str | None 
             "started": now,
             "finished": now,
         },
+        sign=True,
     )
 
 
@@ -335,7 +336,7 @@ def _measure_one(
                 f"; the ancestor could not be re-run ({inc.failure.error}), its stored runs were used"
             )
     op = "update" if _has_result(known.get(commit)) or commit in known else "create"
-    experiments.record(repo, commit, fields, op=op)
+    experiments.record(repo, commit, fields, op=op, sign=True)
     value = statistics.median(cand.samples) if cand.samples and cand.failure is None else None
     return Outcome(commit, str(fields["status"]), str(fields["reason"]), value, parent)
 

@@ -317,4 +317,6 @@ def update_options(ctx: RunContext, history: History) -> None:
     old = dict(history.baseline.options or {})
     new = {**old, **options_record(ctx.opts, ctx.iterations)}
     if old != new:
-        experiments.record(ctx.repo, history.baseline.commit, {"options": new}, op="update")
+        experiments.record(
+            ctx.repo, history.baseline.commit, {"options": new}, op="update", sign=True
+        )

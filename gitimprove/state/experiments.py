@@ -9,6 +9,7 @@ from typing import Any
 
 from gitimprove.git import notes, refs
 from gitimprove.git.repo import Repo
+from gitimprove.state import signing
 from gitimprove.state.record import CRASHES, KEEPS, Experiment
 from gitimprove.state.records import fold, make_line, split_note, split_notes
 
@@ -32,9 +33,13 @@ __all__ = [
 ]
 
 
-def record(repo: Repo, commit: str, fields: Mapping[str, Any], *, op: str = "create") -> None:
+def record(
+    repo: Repo, commit: str, fields: Mapping[str, Any], *, op: str = "create", sign: bool = False
+) -> None:
+    """Append one record; `sign` for the harness's own (state/signing.py)."""
+    key = signing.load_key(repo.improve_dir) if sign else None
     notes.append_lines(
-        repo, {commit: [make_line(op, fields)]}, message=f"gitimprove: {op} {commit[:10]}"
+        repo, {commit: [make_line(op, fields, key=key)]}, message=f"gitimprove: {op} {commit[:10]}"
     )
 
 

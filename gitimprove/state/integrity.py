@@ -14,9 +14,12 @@ import os
 from typing import Any
 
 from gitimprove.git import refs
+from gitimprove.git.notes import iter_notes
 from gitimprove.git.repo import Repo
+from gitimprove.state import signing
 from gitimprove.state.experiments import all_experiments
 from gitimprove.state.findings import Finding
+from gitimprove.state.records import parse_note
 from gitimprove.util import reaper
 from gitimprove.util.clock import utc_now
 
@@ -169,5 +172,40 @@ def _run_branches(repo: Repo) -> list[Finding]:
     return out
 
 
+def _signatures(repo: Repo) -> Finding | None:
+    """Every record checked against its integrity tag (state/signing.py)."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for commit, data in iter_notes(repo):
+        lines = parse_note(data.decode("utf-8", errors="replace")).lines
+        if lines:
+            found[commit] = lines
+    if not found:
+        return None
+    v = signing.classify(found, signing.load_key(repo.improve_dir, create=False))
+    parts = [f"{v.verified} record(s) written by this repository's harness verify"]
+    if v.foreign:
+        parts.append(f"{v.foreign} signed in another clone")
+    if v.masked:
+        parts.append(f"{v.masked} signed, then masked by a secrets repair")
+    if v.unsigned:
+        parts.append(f"{v.unsigned} unsigned (imports, hook records, runs from before signing)")
+    if not v.forged:
+        return Finding("signatures", True, "; ".join(parts))
+    shown = ", ".join(f"{c[:10]} ({why})" for c, why in v.forged[:5])
+    return Finding(
+        "signatures",
+        False,
+        f"{len(v.forged)} record(s) the harness did not write: {shown}; " + "; ".join(parts),
+        "something other than the loop wrote these notes; inspect them with "
+        "`git notes --ref=improve show <commit>` and do not trust those results",
+    )
+
+
 def checks(repo: Repo, repair: bool) -> list[Finding]:
-    return [_survivors(repo, repair), _incidents(repo, repair), *_run_branches(repo)]
+    sig = _signatures(repo)
+    return [
+        _survivors(repo, repair),
+        _incidents(repo, repair),
+        *_run_branches(repo),
+        *([sig] if sig else []),
+    ]

@@ -22,6 +22,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from gitimprove.state import signing
+
     # (commit, own lines, imported lines by import_id, unreadable lines shown)
     Split = tuple[str, list[dict[str, Any]], dict[str, list[dict[str, Any]]], list[str]]
 
@@ -70,13 +72,21 @@ def _clean(value: Any) -> Any:
     return value
 
 
-def make_line(op: str, fields: Mapping[str, Any], *, ts: str | None = None) -> str:
+def make_line(
+    op: str, fields: Mapping[str, Any], *, ts: str | None = None, key: signing.Key | None = None
+) -> str:
+    """One record line; with `key` (the harness's records) it carries an integrity tag."""
+    from gitimprove.state import signing  # writers only: the cold `log` never signs
+
     if op not in ("create", "update"):
         raise ValueError(f"unknown op {op!r}")
     record = dict(_clean(dict(fields)))
+    record.pop(signing.FIELD, None)
     record.update(
         {"v": VERSION, "op": op, "ts": ts or utc_now(), "host": host_id(), "seq": _next_seq()}
     )
+    if key is not None:
+        record[signing.FIELD] = signing.tag(record, key)
     return json.dumps(
         record, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
     )
@@ -89,6 +99,7 @@ LINE_SCHEMA: reader.Schema = {
     "ts": "str?",
     "host": "str?",
     "seq": "int?",
+    "integrity": "str?",
     "run": "str?",
     "iteration": "int?",
     "candidate": "int?",
