@@ -13,6 +13,7 @@ import shutil
 import signal
 import socket
 import struct
+import subprocess
 import sys
 import tempfile
 import threading
@@ -23,8 +24,11 @@ import pytest
 
 from gitimprove.agents import seccomp
 from gitimprove.agents.sandbox import supervised
+from gitimprove.git import witness
+from gitimprove.git.watch import RepoState
 from gitimprove.util import proc
 from tests.conftest import TmpRepo
+from tests.loop_helpers import run_rows
 from tests.test_integrity import (
     assert_sound,
     hostile_project,
@@ -195,3 +199,130 @@ def test_the_seccomp_filter_is_well_formed(machine: str) -> None:
             assert i + 1 + max(jt, jf) < len(ops)
     assert ops[-1][0] == 0x06 and ops[-2][0] == 0x06
     assert seccomp.program("mips") is None
+
+
+OTHER_RUN = [
+    ("other-branch", "refs/heads/improve/b"),
+    ("other-branch-file", "refs/heads/improve/b"),
+    ("other-note", "refs/notes/improve"),
+    ("other-marker", "refs/improve/runs/b/base"),
+    ("other-stop", "refs/improve/runs/b/stop"),
+    ("other-archive", "refs/improve/archive"),
+    ("other-new-run", "refs/heads/improve/ghost"),
+]
+
+
+def gitimprove_refs(repo: TmpRepo) -> dict[str, str]:
+    out = {}
+    for line in repo.git("for-each-ref", "--format=%(refname) %(objectname)").splitlines():
+        name, _, oid = line.partition(" ")
+        if name.startswith(("refs/improve/", "refs/heads/improve/", "refs/notes/improve")):
+            out[name] = oid
+    return out
+
+
+@pytest.mark.parametrize(
+    ("attack", "named"),
+    [
+        pytest.param(a, n, marks=[] if i < 3 else [pytest.mark.slow])
+        for i, (a, n) in enumerate(OTHER_RUN)
+    ],
+)
+def test_an_agent_rewriting_another_runs_refs_stops_the_run(
+    tmp_repo: TmpRepo, attack: str, named: str
+) -> None:
+    """Run b has kept a commit; an agent of run a, without the sandbox, writes run b's branch,
+    notes, markers or the archive through the user's .git: run a stops naming the ref, and
+    every gitimprove ref is put back where gitimprove left it."""
+    plan = hostile_project(tmp_repo, {"1": "set:99", "other": "b"}, "none")
+    res = tmp_repo.cli("run", "--run", "b", "-n", "1", "--json")
+    assert res.returncode == 0, res.stderr
+    before = gitimprove_refs(tmp_repo)
+    plan_file = tmp_repo.path.parent / "plan.json"
+    plan_file.write_text(json.dumps({**plan, "1": f"{attack}:98"}))
+    res = tmp_repo.cli("run", "--run", "a", "-n", "2", "--json")
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "stopped" in res.stderr and named in res.stderr, res.stderr
+    assert "Traceback" not in res.stderr
+    rows = run_rows(tmp_repo, "a")
+    assert [r["status"] for r in rows] == ["baseline", "tampered"]
+    assert named in rows[1]["reason"]
+    after = gitimprove_refs(tmp_repo)
+    for name, oid in before.items():
+        if name == "refs/notes/improve" or name == "refs/improve/archive":
+            # run a's records landed on top: what run b had is still there
+            assert tmp_repo.git("merge-base", "--is-ancestor", oid, after[name]) == "", name
+        else:
+            assert after.get(name) == oid, name
+    assert (
+        not set(after)
+        - set(before)
+        - {
+            "refs/heads/improve/a",
+            "refs/improve/runs/a/base",
+            "refs/improve/runs/a/stop",
+        }
+    )
+    b_rows = run_rows(tmp_repo, "b")
+    assert [r["status"] for r in b_rows] == ["baseline", "keep"]
+    assert b_rows[1]["metric"]["value"] == 99  # the forged 1 did not land
+    doctor = tmp_repo.cli("doctor")
+    assert named in doctor.stdout + doctor.stderr
+
+
+WRITER = """import sys
+from gitimprove.git.repo import open_repo, update_refs, cas_loop
+from gitimprove.git import notes
+repo = open_repo(sys.argv[1])
+me, commits = sys.argv[2], sys.argv[3:]
+for i, c in enumerate(commits):
+    notes.append_lines(repo, {c: [f'{{"v":1,"op":"create","description":"{me}-{i}"}}']})
+    def move(c=c):
+        update_refs(repo, [(f"refs/heads/improve/w{me}", c, repo.ref_target(f"refs/heads/improve/w{me}"))], "t")
+    cas_loop(repo, move, what="branch")
+"""
+
+
+def test_concurrent_writers_are_all_witnessed(tmp_repo: TmpRepo) -> None:
+    """Six processes move gitimprove refs at once (the notes they share, a branch each): every
+    move is witnessed, so none is taken for a move outside gitimprove; a plain `git
+    update-ref` afterwards is."""
+    commits = [tmp_repo.commit(f"c{i}", {"f.txt": f"{i}\n"}) for i in range(6)]
+    repo = tmp_repo.open()
+    before = RepoState.take(repo)
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_repo.path), str(n), *commits])
+        for n in range(6)
+    ]
+    assert [p.wait(timeout=300) for p in procs] == [0] * 6
+    after = RepoState.take(tmp_repo.open())
+    assert len(after.own) == 7 and before.changes(after) == []
+    assert witness.stale(repo.improve_dir, after.own) == []
+    tmp_repo.git("update-ref", "refs/heads/improve/w3", commits[0])
+    moved = RepoState.take(tmp_repo.open())
+    assert after.changes(moved) == [
+        f"refs/heads/improve/w3 moved to {commits[0][:12]} outside gitimprove"
+    ]
+    assert witness.stale(repo.improve_dir, moved.own) == [
+        f"refs/heads/improve/w3 is at {commits[0][:12]}, not where gitimprove left it"
+    ]
+    doctor = tmp_repo.cli("doctor")
+    assert "1 gitimprove ref(s) moved outside gitimprove: refs/heads/improve/w3" in doctor.stdout
+    # a forged witness line (no key) explains nothing
+    with open(repo.improve_dir / witness.FILE, "a") as f:
+        f.write(f"refs/heads/improve/w3 {commits[5]} {commits[0]} {'0' * 24}\n")
+    assert len(after.changes(RepoState.take(tmp_repo.open()))) == 1
+
+
+@pytest.mark.slow
+def test_two_runs_at_once_never_trip_each_other(tmp_repo: TmpRepo) -> None:
+    """Two runs of one repository at the same time: each one's records move the shared notes
+    and archive while the other's agent works; neither takes that for tampering."""
+    hostile_project(tmp_repo, {"default": "set:99"}, "none")
+    procs = [start(tmp_repo, "--run", name, "-n", "4", "--json") for name in ("p", "q")]
+    for p in procs:
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+    for name in ("p", "q"):
+        statuses = [r["status"] for r in run_rows(tmp_repo, name)]
+        assert "tampered" not in statuses and len(statuses) == 5, statuses

@@ -24,6 +24,7 @@ from gitimprove.git.checkout import (
     not_as_written,
     scan,
 )
+from gitimprove.git.repo import update_refs
 from gitimprove.git.watch import RepoState, forged_notes
 from gitimprove.git.workspace import agent_workspace, hash_workspace, refused_name
 from gitimprove.loop.integrity import check_config_pin
@@ -337,8 +338,15 @@ def test_repo_state_names_what_changed(tmp_repo: TmpRepo) -> None:
     repo = tmp_repo.open()
     before = RepoState.take(repo)
     assert before.changes(RepoState.take(repo)) == []
-    tmp_repo.git("update-ref", "refs/improve/archive", "HEAD")  # the loop's own refs: not watched
+    # the loop's own refs: a move gitimprove made is witnessed, any other is named
+    head = tmp_repo.git("rev-parse", "HEAD")
+    update_refs(repo, [("refs/improve/archive", head, None)], "test")
     assert before.changes(RepoState.take(repo)) == []
+    tmp_repo.git("update-ref", "refs/heads/improve/x", "HEAD")
+    assert before.changes(RepoState.take(repo)) == [
+        f"refs/heads/improve/x moved to {head[:12]} outside gitimprove"
+    ]
+    tmp_repo.git("update-ref", "-d", "refs/heads/improve/x")
     (tmp_repo.path / "b.txt").write_text("user edit, rewritten\n")
     tmp_repo.git("config", "improve.metric.command", "echo 0")
     (tmp_repo.path / ".git" / "hooks" / "post-checkout").write_text("#!/bin/sh\n")

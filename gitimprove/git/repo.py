@@ -22,6 +22,7 @@ from gitimprove.errors import (
     NotARepositoryError,
     UnknownCommitError,
 )
+from gitimprove.git import witness
 from gitimprove.util import proc
 
 ZERO = "0" * 40
@@ -182,7 +183,9 @@ def update_refs(
     """Move refs in one transaction, each only if it still has its expected old value.
 
     `updates` holds (ref, new, old): old None means "must not exist yet", new None deletes
-    the ref. Raises RefMoved when any ref moved under us (then none of them changed)."""
+    the ref. Raises RefMoved when any ref moved under us (then none of them changed).
+    A transaction that lands is witnessed (git/witness.py)."""
+    updates = list(updates)
     lines = ["start"]
     for name, new, old in updates:
         if new is None:
@@ -202,6 +205,7 @@ def update_refs(
         if any(m in err for m in _RETRYABLE):
             raise RefMoved(err)
         raise GitImproveError(f"git update-ref failed: {err}")
+    witness.record(repo.improve_dir, updates)
 
 
 def cas_loop(

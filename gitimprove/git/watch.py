@@ -14,18 +14,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pygit2
 
-from gitimprove.git import refs
-from gitimprove.git.repo import Repo
+from gitimprove.errors import GitImproveError
+from gitimprove.git import refs, witness
+from gitimprove.git.repo import RefMoved, Repo, update_refs
 from gitimprove.util import proc
 
 
 def _own(name: str) -> bool:
-    """The loop's own refs (every run's, so concurrent runs never trip each other)."""
+    """The loop's own refs: watched apart, against what gitimprove wrote (git/witness.py)."""
     return name == refs.NOTES or name.startswith((refs.RUN_BRANCH_PREFIX, "refs/improve/"))
 
 
@@ -58,18 +59,22 @@ class RepoState:
     files: dict[str, str | None]
     status: bytes
     dirty: dict[str, str | None]
+    own: dict[str, str] = field(default_factory=dict)  # gitimprove's refs (every run's)
+    improve_dir: Path | None = None
 
     @classmethod
     def take(cls, repo: Repo) -> RepoState:
         found: dict[str, str] = {}
+        own: dict[str, str] = {}
         for name in repo.raw.references:
-            if _own(name):
-                continue
             try:
                 ref = repo.raw.references[name]
             except (KeyError, pygit2.GitError, ValueError):
                 continue
-            found[name] = str(ref.target)
+            if not _own(name):
+                found[name] = str(ref.target)
+            elif witness.watched(name):
+                own[name] = str(ref.target)
         files: dict[str, str | None] = {}
         git_dir, common = repo.git_dir, repo.common_dir
         for label, path in (
@@ -99,7 +104,7 @@ class RepoState:
                 if len(item) > 3 and item[2:3] == b" ":
                     rel = os.fsdecode(item[3:])
                     dirty[rel] = _file_state(repo.work_tree / rel)
-        return cls(found, files, status, dirty)
+        return cls(found, files, status, dirty, own, repo.improve_dir)
 
     def changes(self, after: RepoState) -> list[str]:
         """What differs from `self` in `after`, each named the way a person finds it."""
@@ -107,6 +112,8 @@ class RepoState:
         for name in sorted(set(self.refs) | set(after.refs)):
             if self.refs.get(name) != after.refs.get(name):
                 out.append(name)
+        if after.improve_dir is not None:
+            out += witness.moved_outside(after.improve_dir, self.own, after.own)
         for label in sorted(set(self.files) | set(after.files)):
             if self.files.get(label) != after.files.get(label):
                 out.append(label)
@@ -115,6 +122,24 @@ class RepoState:
             named = sorted(p for p in paths if self.dirty.get(p) != after.dirty.get(p))
             out.append("work tree: " + (", ".join(named[:10]) if named else "status changed"))
         return out
+
+
+def put_back(repo: Repo, before: RepoState, after: RepoState) -> list[str]:
+    """Every gitimprove ref moved outside gitimprove between the two snapshots, put back where
+    gitimprove last left it (a ref it never wrote is deleted), each only if it is still where
+    the mover left it. Returns the refs put back."""
+    done = []
+    for name in witness.unexplained(repo.improve_dir, before.own, after.own, settle=0):
+        known, value = witness.last_written(repo.improve_dir, name, before.own.get(name))
+        now = after.own.get(name)
+        if not known or value == now:
+            continue
+        try:
+            update_refs(repo, [(name, value, now)], "gitimprove: put back a ref moved outside")
+        except (RefMoved, GitImproveError):
+            continue
+        done.append(name)
+    return done
 
 
 def _lines(repo: Repo, oid: pygit2.Oid) -> set[str]:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from gitimprove import agents
 from gitimprove.git import trees
 from gitimprove.git.checkout import work_root
-from gitimprove.git.watch import RepoState
+from gitimprove.git.watch import RepoState, put_back
 from gitimprove.git.workspace import Hashed, agent_workspace, hash_workspace
 from gitimprove.loop import program
 from gitimprove.loop.context import RunContext
@@ -114,6 +114,8 @@ def call_agent(
             after = RepoState.take(ctx.repo)
             changed = before.changes(after)
             ctx.shared.repo_state = None if changed else after
+            if changed:
+                put_back(ctx.repo, before, after)
     if changed:
         raise AgentTampered(result, changed)
     return result

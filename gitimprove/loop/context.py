@@ -21,7 +21,7 @@ from gitimprove.agents.sandbox import Sandbox
 from gitimprove.config import Config
 from gitimprove.git.checkout import Checkout, checkout
 from gitimprove.git.repo import Repo
-from gitimprove.git.watch import RepoState
+from gitimprove.git.watch import RepoState, put_back
 from gitimprove.loop.decide import AdaptiveRule
 from gitimprove.loop.integrity import Tampered
 from gitimprove.loop.metrics import MetricRun, run_metric
@@ -243,6 +243,8 @@ class RunContext:
                     after = RepoState.take(self.repo)
                     changed = before.changes(after)
                     self.shared.repo_state = None if changed else after
+                    if changed:
+                        put_back(self.repo, before, after)
             if changed:
                 raise Tampered(
                     f"your repository changed during the {what}", changed, checkout=co, stop=True

@@ -13,7 +13,7 @@ import json
 import os
 from typing import Any
 
-from gitimprove.git import refs
+from gitimprove.git import refs, witness
 from gitimprove.git.notes import iter_notes
 from gitimprove.git.repo import Repo
 from gitimprove.state import signing
@@ -201,11 +201,37 @@ def _signatures(repo: Repo) -> Finding | None:
     )
 
 
+def _witnessed_refs(repo: Repo) -> Finding | None:
+    """gitimprove's refs against where gitimprove last left them (git/witness.py)."""
+    current = {}
+    for name in repo.raw.references:
+        if witness.watched(name):
+            target = repo.ref_target(name)
+            if target is not None:
+                current[name] = target
+    if not current:
+        return None
+    stale = witness.stale(repo.improve_dir, current)
+    if not stale:
+        return Finding(
+            "refs", True, f"{len(current)} gitimprove ref(s) are where gitimprove left them"
+        )
+    return Finding(
+        "refs",
+        False,
+        f"{len(stale)} gitimprove ref(s) moved outside gitimprove: " + "; ".join(stale[:5]),
+        "something other than gitimprove wrote these refs; inspect them with `git log <ref>` "
+        "and put back what you did not intend (`git update-ref <ref> <commit>`)",
+    )
+
+
 def checks(repo: Repo, repair: bool) -> list[Finding]:
     sig = _signatures(repo)
+    moved = _witnessed_refs(repo)
     return [
         _survivors(repo, repair),
         _incidents(repo, repair),
         *_run_branches(repo),
+        *([moved] if moved else []),
         *([sig] if sig else []),
     ]

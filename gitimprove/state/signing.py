@@ -14,52 +14,19 @@ runs from before signing, imports and the post-commit hook's records are unsigne
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import json
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from gitimprove.util.keys import Key, load_key
+
+__all__ = ["FIELD", "Key", "classify", "load_key", "tag", "verify"]
+
 FIELD = "integrity"
-KEY_FILE = "key"
 _MASK = re.compile(r"\[REDACTED:[a-z0-9-]+(?::[0-9a-f]{4})?\]")
-
-
-@dataclass(frozen=True)
-class Key:
-    id: str
-    secret: bytes
-
-
-def _key_id(secret: bytes) -> str:
-    return hashlib.sha256(b"gitimprove key id\0" + secret).hexdigest()[:12]
-
-
-def load_key(improve_dir: Path, *, create: bool = True) -> Key | None:
-    """This repository's key, made on first use (0600, created exclusively)."""
-    path = improve_dir / KEY_FILE
-    try:
-        secret = path.read_bytes()
-    except FileNotFoundError:
-        if not create:
-            return None
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            secret = path.read_bytes()
-        else:
-            secret = os.urandom(32)
-            with os.fdopen(fd, "wb") as f:
-                f.write(secret)
-    except OSError:
-        return None
-    if len(secret) < 16:
-        return None
-    return Key(_key_id(secret), secret)
 
 
 def canonical(record: Mapping[str, Any]) -> str:
@@ -69,8 +36,7 @@ def canonical(record: Mapping[str, Any]) -> str:
 
 
 def tag(record: Mapping[str, Any], key: Key) -> str:
-    mac = hmac.new(key.secret, canonical(record).encode("utf-8"), hashlib.sha256)
-    return f"{key.id}:{mac.hexdigest()[:32]}"
+    return f"{key.id}:{key.mac(canonical(record))}"
 
 
 def verify(record: Mapping[str, Any], key: Key) -> bool:

@@ -124,6 +124,29 @@ elif attack == "unix-socket":  # a tmux server, ssh-agent, docker socket, D-Bus 
             print(f"connected to {address}", file=sys.stderr)
         except OSError as exc:
             print(f"connect {address}: {exc}", file=sys.stderr)
+elif attack.startswith("other-"):  # another run's refs and records, through the user's .git
+    repo = user_repo()
+    other = plan.get("other", "b")
+    if repo is not None:
+        gd = ["--git-dir", str(repo / ".git")]
+        tip = git(*gd, "rev-parse", f"refs/heads/improve/{other}", cwd=repo).stdout.strip()
+        base = git(*gd, "rev-parse", f"refs/improve/runs/{other}/base", cwd=repo).stdout.strip()
+        forged = {"v": 1, "op": "update", "run": other, "status": "keep", "metric": {"value": 1}}
+        if attack == "other-branch":  # the other run's branch at a commit it never kept
+            git(*gd, "update-ref", f"refs/heads/improve/{other}", base, cwd=repo)
+        elif attack == "other-branch-file":  # the same, writing the ref file by hand
+            write(repo / ".git" / "refs" / "heads" / "improve" / other, base + "\n")
+        elif attack == "other-note":  # a better number on the other run's kept commit
+            git(*gd, "notes", "--ref=improve", "append", "-m", json.dumps(forged), tip, cwd=repo)
+        elif attack == "other-marker":  # the other run's base marker moved
+            git(*gd, "update-ref", f"refs/improve/runs/{other}/base", tip, cwd=repo)
+        elif attack == "other-stop":  # a stop marker the other run never wrote
+            git(*gd, "update-ref", f"refs/improve/runs/{other}/stop", base, cwd=repo)
+        elif attack == "other-archive":  # the archive rewound
+            git(*gd, "update-ref", "-d", "refs/improve/archive", cwd=repo)
+        elif attack == "other-new-run":  # a run branch and marker no run made
+            git(*gd, "update-ref", "refs/heads/improve/ghost", tip, cwd=repo)
+            git(*gd, "update-ref", "refs/improve/runs/ghost/base", base, cwd=repo)
 elif attack == "push-origin":  # push an unmeasured commit and a forged note through origin
     git("add", "-A")
     git("-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "experiment(src): forged")
