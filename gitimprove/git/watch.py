@@ -11,7 +11,6 @@ lines of the run that only the harness may write.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -31,15 +30,15 @@ def _own(name: str) -> bool:
 
 
 def _file_state(path: Path) -> str | None:
+    """A file's identity without reading it: a write always moves its ctime (which no
+    program can set back), so mode, size, inode, mtime and ctime tell every change."""
     try:
         st = path.lstat()
         if os.path.islink(path):
-            return f"link:{os.readlink(path)}"
-        data = path.read_bytes() if path.is_file() else b""
+            return f"link:{os.readlink(path)}:{st.st_ctime_ns}"
     except OSError:
         return None
-    digest = hashlib.sha1(data).hexdigest()
-    return f"{st.st_mode:o}:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}:{digest}"
+    return f"{st.st_mode:o}:{st.st_size}:{st.st_ino}:{st.st_mtime_ns}:{st.st_ctime_ns}"
 
 
 def _tree_states(root: Path, label: str, out: dict[str, str | None]) -> None:
