@@ -87,3 +87,18 @@ def test_a_leftover_of_the_measurement_is_dead_before_its_output_is_read(
     assert res.returncode == 0, res.stdout + res.stderr
     assert survivors(mark, tmp_repo) == []
     assert run_rows(tmp_repo, "m")[1]["status"] in ("keep", "metric-error")
+
+
+def test_a_leftover_that_stops_the_harness_never_wins_the_output(tmp_repo: TmpRepo) -> None:
+    """Without the sandbox the measured code's daemon stops the harness (SIGSTOP) before the
+    benchmark ends, adds a better line to the output it inherited once the benchmark is gone,
+    and lets the harness go on: the harness knows it was stopped (SIGCONT), so that output is
+    never read as a result; the attempt is `tampered`, never kept."""
+    mark = code_project(tmp_repo, "stop", "none")
+    res = tmp_repo.cli("run", "--run", "m", "-n", "1")
+    assert res.returncode == 0, res.stdout + res.stderr
+    rows = run_rows(tmp_repo, "m")
+    assert rows[1]["status"] == "tampered", rows[1]
+    assert "stopped" in rows[1]["reason"]
+    assert (rows[1].get("metric") or {}).get("value") != 1
+    assert survivors(mark, tmp_repo) == []

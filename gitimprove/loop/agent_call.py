@@ -24,6 +24,7 @@ from gitimprove.git.workspace import Hashed, agent_workspace, hash_workspace
 from gitimprove.loop import program
 from gitimprove.loop.context import RunContext
 from gitimprove.loop.integrity import Tampered
+from gitimprove.util import reaper
 
 if TYPE_CHECKING:
     from gitimprove.loop.attempt import AttemptSpec
@@ -108,6 +109,8 @@ def call_agent(
             with ctx.shared.processes(token):  # every process the agent left dies on exit
                 result = ctx.agent.run(task, ws.path, float(ctx.cfg.get("agent", "timeout")))
             seconds, cost = result.seconds, result.cost_usd or 0.0
+            # verified before anything is measured: nothing with its token anywhere
+            escaped = reaper.outlived(token, ctx.shared.live_tokens)
         finally:
             ctx.shared.agent_finished(seconds, cost, first=rework == 0)
         with ctx.shared.lock:
@@ -118,14 +121,29 @@ def call_agent(
                 put_back(ctx.repo, before, after)
     if changed:
         raise AgentTampered(result, changed)
+    if escaped:
+        raise AgentTampered(
+            result,
+            [f"pid {pid}" for pid in escaped],
+            "processes of the agent escaped its sweep (killed before anything was measured)",
+            stop=False,
+        )
     return result
 
 
 class AgentTampered(Tampered):
-    """The user's repository changed while the agent worked: the run stops."""
+    """The user's repository changed while the agent worked (the run stops), or the agent's
+    processes escaped the sweep (the attempt is not trusted)."""
 
-    def __init__(self, result: agents.AgentResult, paths: list[str]) -> None:
-        super().__init__("your repository changed while the agent worked", paths, stop=True)
+    def __init__(
+        self,
+        result: agents.AgentResult,
+        paths: list[str],
+        what: str = "your repository changed while the agent worked",
+        *,
+        stop: bool = True,
+    ) -> None:
+        super().__init__(what, paths, stop=stop)
         self.result = result
 
 

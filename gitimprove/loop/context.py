@@ -235,8 +235,16 @@ class RunContext:
                 with self.shared.lock:
                     before = self.shared.repo_state or RepoState.take(self.repo)
             token = self.token()
+            stops = reaper.continued()
             with self.shared.processes(token) as env:
                 yield Measuring(env, lambda: reaper.sweep(token, self.shared.live_tokens))
+            if before is not None and reaper.continued() != stops:
+                raise Tampered(
+                    f"the harness was stopped and continued during the {what} (its output "
+                    "could have been written while nothing watched)",
+                    ["SIGSTOP/SIGCONT of the harness"],
+                    checkout=co,
+                )
             changed: list[str] = []
             if before is not None:
                 with self.shared.lock:

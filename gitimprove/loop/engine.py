@@ -125,8 +125,12 @@ def contained() -> Iterator[None]:
     handled like Ctrl-C (`proc.termination_signals`: every child's process group killed at
     once, every thread unwinding) so every process is killed on the way out."""
     reaper.become_subreaper()
-    with proc.termination_signals():
-        yield
+    undo = reaper.harden()
+    try:
+        with proc.termination_signals():
+            yield
+    finally:
+        undo()
 
 
 def _uncommitted_config(repo: Repo, base: str) -> str | None:

@@ -28,6 +28,7 @@ import os
 import secrets
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -56,6 +57,39 @@ def become_subreaper() -> bool:
     except (OSError, AttributeError):
         _subreaper = False
     return _subreaper
+
+
+_PR_SET_DUMPABLE = 4
+_continued = 0
+
+
+def _count_continue(signum: int, frame: object) -> None:
+    global _continued
+    _continued += 1
+
+
+def harden() -> Callable[[], None]:
+    """Against processes of the user's own id (no sandbox): make the harness non-dumpable
+    (no `ptrace`, no `/proc/<harness>/fd` or `mem` for them), and count every SIGCONT — a
+    stopped harness is only ever continued by one, so a measurement during which the count
+    moved was not watched throughout (`continued`). Returns what undoes the signal handler."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+            libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = signal.signal(signal.SIGCONT, _count_continue)
+
+    def undo() -> None:
+        signal.signal(signal.SIGCONT, previous)
+
+    return undo
+
+
+def continued() -> int:
+    """How many times the harness was continued after a stop (see `harden`)."""
+    return _continued
 
 
 def available() -> bool:
@@ -282,6 +316,17 @@ def sweep(token: Token, live_tokens: Callable[[], set[str]] = set) -> list[int]:
     return kill_matching(
         lambda t: t == token.value, orphans=orphan, since=token.created, mine_only=True
     )
+
+
+def outlived(token: Token, live_tokens: Callable[[], set[str]] = set) -> list[int]:
+    """After `sweep`: every process of the system that still carries the token (one that
+    left the harness's tree), and every orphan of the harness no live attempt owns, killed.
+    Anything found here escaped the sweep; the caller does not trust the attempt."""
+
+    def orphan(t: str | None) -> bool:
+        return t is None or t == token.value or t not in live_tokens()
+
+    return kill_matching(lambda t: t == token.value, orphans=orphan, since=token.created)
 
 
 def sweep_harness(key: str, run: str) -> list[int]:

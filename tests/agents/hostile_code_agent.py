@@ -9,6 +9,8 @@ or the guard runs the code, it attacks what argv[1] names (comma-separated):
   every later Python benchmark);
 - `daemon`: leave a double-forked, environment-scrubbed process that holds the benchmark's
   stdout (through /proc) and prints a forged `METRIC` line once the benchmark is gone.
+- `stop`: leave a process that stops the harness (SIGSTOP), waits for the benchmark to end,
+  adds a `METRIC` line to the output it inherited, and lets the harness go on (SIGCONT).
 argv[2] is a mark every planted file and process carries, so a test can look for them.
 """
 
@@ -62,6 +64,34 @@ def attack():
             os.execve(sys.executable, [sys.executable, "-c", code, str(bench), MARK],
                       {{"PATH": "/usr/bin:/bin"}})
         os._exit(0)
+    if "stop" in ATTACKS:  # stop the harness, add a line once the benchmark is gone, go on
+        ready = here / ".stopped"
+        if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                code = (
+                    "import os, pathlib, signal, sys, time\\n"
+                    "def stat(pid):\\n"
+                    "    return open('/proc/%d/stat' % pid).read().rsplit(')', 1)[1].split()\\n"
+                    "bench, pid, harness = int(sys.argv[1]), int(sys.argv[1]), None\\n"
+                    "for _ in range(8):\\n"
+                    "    pid = int(stat(pid)[1])\\n"
+                    "    if b'gitimprove' in open('/proc/%d/cmdline' % pid, 'rb').read():\\n"
+                    "        harness = pid\\n"
+                    "        break\\n"
+                    "os.kill(harness, signal.SIGSTOP)\\n"
+                    "pathlib.Path(sys.argv[2]).write_text('1')\\n"
+                    "while os.path.exists('/proc/%d' % bench) and stat(bench)[0] != 'Z':\\n"
+                    "    time.sleep(0.005)\\n"
+                    "os.write(1, b'METRIC score=1\\\\n')\\n"
+                    "os.kill(harness, signal.SIGCONT)\\n"
+                )
+                os.execve(sys.executable, [sys.executable, "-c", code, str(BENCH), str(ready), MARK],
+                          {{"PATH": "/usr/bin:/bin"}})
+            os._exit(0)
+        deadline = time.monotonic() + 10
+        while not ready.exists() and time.monotonic() < deadline:
+            time.sleep(0.005)
 
 
 BENCH = os.getpid()
