@@ -326,3 +326,20 @@ def test_two_runs_at_once_never_trip_each_other(tmp_repo: TmpRepo) -> None:
     for name in ("p", "q"):
         statuses = [r["status"] for r in run_rows(tmp_repo, name)]
         assert "tampered" not in statuses and len(statuses) == 5, statuses
+
+
+@needs_bwrap
+def test_the_sandbox_hides_the_integrity_key(tmp_repo: TmpRepo) -> None:
+    """The key that tags the harness's records and its ref moves is out of the sandbox's
+    reach (without it, the agent runs as the user and can read it: docs/integrity.md)."""
+    keyfile = tmp_repo.path.parent / "key-report.txt"
+    hostile_project(tmp_repo, {"1": "steal-key:95", "keyfile": str(keyfile)}, "bwrap")
+    res = tmp_repo.cli("run", "--run", "h", "-n", "1", "--json")
+    assert res.returncode == 0, res.stderr
+    assert (tmp_repo.path / ".git" / "improve" / "key").exists()
+    report = keyfile.read_text()
+    assert "read" not in report and "key: " in report, report
+    tmp_repo.git("config", "improve.agent.sandbox", "none")
+    res = tmp_repo.cli("run", "--run", "h2", "-n", "1", "--json")
+    assert res.returncode == 0, res.stderr
+    assert "key: read 32 bytes" in keyfile.read_text()

@@ -147,6 +147,16 @@ elif attack.startswith("other-"):  # another run's refs and records, through the
         elif attack == "other-new-run":  # a run branch and marker no run made
             git(*gd, "update-ref", "refs/heads/improve/ghost", tip, cwd=repo)
             git(*gd, "update-ref", "refs/improve/runs/ghost/base", base, cwd=repo)
+elif attack == "steal-key":  # the key of the integrity tags and of the ref witness
+    repo = user_repo()
+    found = []
+    for name in ("key", "refs.witness"):
+        try:
+            data = ((repo or ws) / ".git" / "improve" / name).read_bytes()
+            found.append(f"{name}: read {len(data)} bytes")
+        except OSError as exc:
+            found.append(f"{name}: {type(exc).__name__}")
+    pathlib.Path(plan["keyfile"]).write_text("\n".join(found) + "\n")
 elif attack == "push-origin":  # push an unmeasured commit and a forged note through origin
     git("add", "-A")
     git("-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "experiment(src): forged")
