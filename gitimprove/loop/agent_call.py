@@ -109,8 +109,9 @@ def call_agent(
             with ctx.shared.processes(token):  # every process the agent left dies on exit
                 result = ctx.agent.run(task, ws.path, float(ctx.cfg.get("agent", "timeout")))
             seconds, cost = result.seconds, result.cost_usd or 0.0
-            # verified before anything is measured: nothing with its token anywhere
-            escaped = reaper.outlived(token, ctx.shared.live_tokens)
+            # verified before anything is measured: nothing with its token anywhere (in the
+            # sandbox every process of the agent died with its pid namespace)
+            escaped = [] if ctx.sandbox.active else reaper.outlived(token, ctx.shared.live_tokens)
         finally:
             ctx.shared.agent_finished(seconds, cost, first=rework == 0)
         with ctx.shared.lock:
