@@ -39,7 +39,9 @@ from tests.test_integrity import (
 )
 
 
-@pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
+@pytest.mark.parametrize(
+    "sandbox", ["none", pytest.param("bwrap", marks=[needs_bwrap, pytest.mark.slow])]
+)
 def test_a_scrubbed_daemon_dies_with_a_killed_harness(
     tmp_repo: TmpRepo, tmp_path: Path, sandbox: str
 ) -> None:
@@ -224,7 +226,7 @@ def gitimprove_refs(repo: TmpRepo) -> dict[str, str]:
 @pytest.mark.parametrize(
     ("attack", "named"),
     [
-        pytest.param(a, n, marks=[] if i < 3 else [pytest.mark.slow])
+        pytest.param(a, n, marks=[] if i == 0 else [pytest.mark.slow])
         for i, (a, n) in enumerate(OTHER_RUN)
     ],
 )
@@ -328,6 +330,7 @@ def test_two_runs_at_once_never_trip_each_other(tmp_repo: TmpRepo) -> None:
         assert "tampered" not in statuses and len(statuses) == 5, statuses
 
 
+@pytest.mark.slow
 @needs_bwrap
 def test_the_sandbox_hides_the_integrity_key(tmp_repo: TmpRepo) -> None:
     """The key that tags the harness's records and its ref moves is out of the sandbox's

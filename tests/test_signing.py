@@ -83,7 +83,14 @@ def test_the_key_is_private_and_made_once(tmp_path: Path) -> None:
     assert signing.load_key(tmp_path / "none", create=False) is None
 
 
-@pytest.mark.parametrize("attack", ["unsigned", "edited", "nameless"])
+@pytest.mark.parametrize(
+    "attack",
+    [
+        pytest.param("unsigned", marks=pytest.mark.slow),
+        "edited",
+        pytest.param("nameless", marks=pytest.mark.slow),
+    ],
+)
 def test_doctor_reports_a_keep_line_the_harness_did_not_write(
     tmp_repo: TmpRepo, attack: str
 ) -> None:
