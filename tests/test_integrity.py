@@ -327,15 +327,21 @@ def wait_for(path: Path, seconds: float = 60) -> int:
 
 @pytest.mark.slow
 def test_kill_9_survivors_die_before_the_resumed_attempt(tmp_repo: TmpRepo, tmp_path: Path) -> None:
-    """After a kill -9 of the run, the agent and its daemon live on (they left the process
-    group); `run --resume` kills them by their token before it reuses anything, and the
-    resumed attempt works in a new workspace."""
+    """After a kill -9 of the run and of the agent's supervisor at once (the supervisor would
+    otherwise kill them: tests/test_integrity_escape.py), the agent and its daemon live on;
+    `run --resume` kills them by their token before it reuses anything, and the resumed
+    attempt works in a new workspace."""
     pidfile = tmp_path / "agent.pid"
     plan = hostile_project(tmp_repo, {"1": "sleeper:95", "pidfile": str(pidfile)}, "none")
     p = start(tmp_repo, "--run", "h", "-n", "1", "--json")
     agent = wait_for(pidfile)
     work = tmp_repo.path / ".git" / "improve" / "work"
     old = {d.name for d in work.iterdir() if d.is_dir() and d.name.startswith("h-1-0")}
+    supervisor = agent
+    while b"supervise.py" not in Path(f"/proc/{supervisor}/cmdline").read_bytes():
+        supervisor = int(Path(f"/proc/{supervisor}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        assert supervisor > 1, "the agent does not run under its supervisor"
+    os.kill(supervisor, signal.SIGKILL)
     p.send_signal(signal.SIGKILL)
     p.communicate()
     time.sleep(0.2)
