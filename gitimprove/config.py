@@ -26,6 +26,22 @@ from gitimprove.errors import ConfigError
 CONFIG_FILE = ".gitimprove.toml"
 Check = cv.Check
 
+# Rounds without a keep: every STUCK_AFTER of them raises the stuck ladder a level (its fifth
+# level stops the run with a diagnosis); PLATEAU_PATIENCE stops it in any case. The ladder's
+# top comes first (50 < 60), so a stalled search is pushed through every level before it ends.
+STUCK_AFTER = 10
+PLATEAU_PATIENCE = 60
+
+
+def _max_runs(value: object, key: str) -> int | None:
+    """A whole number of runs, or "auto" (None): chosen from the noise at a run's start."""
+    if value == "auto":
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 2 <= value <= 1000:
+        raise ConfigError(f'{key} = {cv.shown(value)}: use "auto" or a whole number from 2 to 1000')
+    return value
+
+
 SCHEMA: dict[str, dict[str, tuple[Check, object]]] = {
     "metric": {
         "command": (cv.nonempty_text, None),
@@ -35,8 +51,10 @@ SCHEMA: dict[str, dict[str, tuple[Check, object]]] = {
         "timeout": (cv.duration, 600.0),
         "min_delta": (cv.min_delta, MinDelta()),
         "confidence": (cv.number(0.5, 0.9999), 0.95),
-        "max_runs": (cv.whole(1, 1000), 16),
+        "max_runs": (_max_runs, None),
         "runs": (cv.whole(1, 100), 3),
+        # for benchmarks only: the anchors' rules, to compare the loop with them
+        "rule": (cv.choice("adaptive", "single", "median"), "adaptive"),
     },
     "guard": {
         "command": (cv.text, ""),
@@ -53,8 +71,8 @@ SCHEMA: dict[str, dict[str, tuple[Check, object]]] = {
         "iterations": (cv.whole(1), 20),
         "candidates": (cv.whole(1, 64), 1),
         "jobs": (cv.whole(1, 64), 2),
-        "stuck_after": (cv.whole(1), 5),
-        "plateau_patience": (cv.whole(1), 15),
+        "stuck_after": (cv.whole(1), STUCK_AFTER),
+        "plateau_patience": (cv.whole(1), PLATEAU_PATIENCE),
         "circuit_breaker": (cv.whole(1), 3),
         "target": (cv.number(), None),
         "max_cost_usd": (cv.number(0.0, open_low=True), None),
@@ -230,22 +248,30 @@ def _coerce_override(raw: str) -> object:
         return raw
 
 
+def _normal(name: str) -> str:
+    return name.lower().replace("-", "").replace("_", "")
+
+
 def apply_overrides(
     data: dict[str, Any], overrides: Mapping[str, str]
 ) -> tuple[dict[str, Any], dict[tuple[str, str], str]]:
-    """Overlay git config `improve.<section>.<key>` (dashes for underscores) onto the file;
-    also returns where each overridden value came from."""
+    """Overlay git config `improve.<section>.<key>` onto the file; also returns where each
+    overridden value came from. Git allows neither `_` nor case in a key, so
+    `improve.loop.plateau-patience`, `improve.loop.plateauPatience` and (from a caller that
+    is not git) `improve.loop.plateau_patience` all name `plateau_patience`."""
     merged = {k: dict(v) if isinstance(v, Mapping) else v for k, v in data.items()}
     origins: dict[tuple[str, str], str] = {}
     for name, raw in overrides.items():
         parts = name.split(".")
-        if len(parts) != 3 or parts[0] != "improve":
+        if len(parts) != 3 or parts[0].lower() != "improve":
             continue
-        section, key = parts[1], parts[2].replace("-", "_")
-        if section not in SCHEMA or key not in SCHEMA[section]:
+        section = parts[1].lower()
+        key = next((k for k in SCHEMA.get(section, {}) if _normal(k) == _normal(parts[2])), None)
+        if key is None:
             raise ConfigError(
                 f"git config {cv.name(name)}: unknown setting; improve.<section>.<key> takes "
-                "the keys of .gitimprove.toml, e.g. improve.agent.name",
+                "the keys of .gitimprove.toml with dashes for underscores, e.g. "
+                "improve.loop.plateau-patience",
                 hint=f"remove it with `git config --unset {cv.name(name)}`",
             )
         table = merged.setdefault(section, {})
@@ -319,6 +345,10 @@ def render_new(
     m.add("min_delta", "0")
     m["min_delta"].comment('smallest gain worth keeping: a number, or a percent like "1%"')
     m.add("confidence", 0.95)
+    m.add("max_runs", "auto")
+    m["max_runs"].comment(
+        'runs per decision at most: "auto" (from the noise, at each run\'s start) or a number'
+    )
     doc.add("metric", m)
     g = tomlkit.table()
     g.add("command", guard)
@@ -331,6 +361,15 @@ def render_new(
     s.add("sealed", sealed or [])
     s["sealed"].comment("pinned at a run's base; .gitimprove.toml is always sealed")
     doc.add("scope", s)
+    lp = tomlkit.table()
+    lp.add("iterations", 20)
+    lp.add("stuck_after", STUCK_AFTER)
+    lp["stuck_after"].comment(
+        "rounds without a keep per stuck-ladder level (level 5 stops with a diagnosis)"
+    )
+    lp.add("plateau_patience", PLATEAU_PATIENCE)
+    lp["plateau_patience"].comment("stop after this many rounds without a keep in any case")
+    doc.add("loop", lp)
     a = tomlkit.table()
     a.add("name", agent)
     a["name"].comment("claude | codex | aider | command | scripted")

@@ -46,7 +46,7 @@ def test_defaults_and_conversions(tmp_path: Path) -> None:
         ),
         (
             '[metric]\ncommand = "x"\nmax_runs = "16"\n',
-            "metric.max_runs = '16' must be a whole number",
+            "metric.max_runs = '16': use \"auto\" or a whole number",
         ),
         ('[metric]\ncommand = "x"\nconfidence = 2\n', "metric.confidence = 2 is out of range"),
         (
@@ -114,3 +114,51 @@ def test_durations() -> None:
     for bad in ("0s", "-1m", "10 minutes", True):
         with pytest.raises(ConfigError):
             config.parse_duration(bad)
+
+
+def test_git_config_key_spellings_all_name_the_toml_key(tmp_path: Path) -> None:
+    base = '[metric]\ncommand = "x"\n'
+    for name in (
+        "improve.loop.plateau-patience",
+        "improve.loop.plateaupatience",  # git's lower-cased form of plateauPatience
+        "improve.loop.plateau_patience",  # only a programmatic caller could pass this
+        "Improve.Loop.Plateau-Patience",
+    ):
+        cfg = load(tmp_path, base, {name: "7"})
+        assert cfg.get("loop", "plateau_patience") == 7, name
+    assert load(tmp_path, base, {"improve.metric.max-runs": "32"}).get("metric", "max_runs") == 32
+    assert (
+        load(tmp_path, base, {"improve.metric.max-runs": "auto"}).get("metric", "max_runs") is None
+    )
+    with pytest.raises(ConfigError, match="plateau-patience"):
+        load(tmp_path, base, {"improve.loop.plateau-patiense": "7"})
+
+
+def test_stall_defaults_reach_the_ladder_top_first_and_init_writes_them(tmp_path: Path) -> None:
+    cfg = load(tmp_path, '[metric]\ncommand = "x"\n')
+    stuck, plateau = cfg.get("loop", "stuck_after"), cfg.get("loop", "plateau_patience")
+    assert 5 * stuck < plateau  # level 5 (stop with a diagnosis) can fire before the plateau
+    text = config.render_new(metric="python bench.py")
+    assert f"stuck_after = {stuck}" in text and f"plateau_patience = {plateau}" in text
+    assert 'max_runs = "auto"' in text
+    assert config.load_text(text).get("loop", "plateau_patience") == plateau
+
+
+def test_every_key_is_documented_with_its_default() -> None:
+    doc = (Path(__file__).parents[1] / "docs" / "config.md").read_text()
+    for section, keys in config.SCHEMA.items():
+        for key in keys:
+            row = next(
+                (
+                    ln
+                    for ln in doc.splitlines()
+                    if ln.startswith((f"| `{key}` |", f"| `{section}.{key}` |"))
+                ),
+                None,
+            )
+            assert row is not None, f"{section}.{key} is not in docs/config.md"
+    for key, default in (
+        ("stuck_after", config.STUCK_AFTER),
+        ("plateau_patience", config.PLATEAU_PATIENCE),
+    ):
+        assert f"| `{key}` | `{default}` |" in doc

@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from gitimprove.git import memory
 from tests.conftest import TmpRepo
 from tests.loop_helpers import make_project, run_rows
@@ -48,11 +50,25 @@ def test_cost_cap(tmp_repo: TmpRepo) -> None:
     assert len(run_rows(tmp_repo, "m")) == 4
 
 
-def test_plateau_from_git_config_override(tmp_repo: TmpRepo) -> None:
+@pytest.mark.parametrize("key", ["improve.loop.plateau-patience", "improve.loop.plateauPatience"])
+def test_plateau_from_git_config_override(tmp_repo: TmpRepo, key: str) -> None:
     make_project(tmp_repo, {"default": "set:101"}, guard=False)
-    tmp_repo.git("config", "improve.loop.plateau-patience", "2")
+    tmp_repo.git("config", key, "2")
     reason = stop_reason(tmp_repo.cli("run", "--run", "p", "--json"))
-    assert reason == "plateau: no keep in 2 rounds"
+    assert reason.startswith("plateau: no keep in 2 rounds")
+    proposals = list(memory.iter_entries(tmp_repo.open(), "proposals/"))
+    assert len(proposals) == 1 and b"Run p is stuck" in proposals[0][1]
+
+
+def test_an_underscore_key_git_cannot_read_is_a_clear_error(tmp_repo: TmpRepo) -> None:
+    make_project(tmp_repo, {"default": "set:101"}, guard=False)
+    # git itself refuses the name; written by hand it breaks every git command
+    assert tmp_repo.git("config", "improve.loop.plateau_patience", "2", check=False) == ""
+    with open(tmp_repo.path / ".git" / "config", "a") as f:
+        f.write('[improve "loop"]\n\tplateau_patience = 2\n')
+    res = tmp_repo.cli("run", "--run", "u", "--json")
+    assert res.returncode == 1, res.stderr
+    assert "improve.loop.plateau-patience" in res.stderr and "Traceback" not in res.stderr
 
 
 def test_stuck_ladder_escalates_then_stops_with_a_diagnosis(tmp_repo: TmpRepo) -> None:

@@ -91,7 +91,8 @@ def test_measure_keeps_real_gain_and_discards_loss(project: TmpRepo) -> None:
     assert kept["metric"]["samples"] == [90.0, 90.0, 90.0]
     assert kept["metric"]["incumbent_samples"] == [100.0, 100.0, 100.0]
     assert kept["metric"]["delta"] == -10.0
-    assert "10.0% lower" in kept["reason"]
+    assert kept["reason"].startswith("kept: 10.0% better (10 lower), deterministic metric")
+    assert kept["metric"]["value"] == 90 and kept["metric"]["incumbent"] == 100
     lost = note(project, worse)
     assert lost["parent"] == better and lost["status"] == "discard" and lost["iteration"] == 2
     res = project.cli("measure")
@@ -129,6 +130,12 @@ def test_noisy_metric_keeps_a_real_gain(tmp_repo: TmpRepo, tmp_path: Path) -> No
     assert note(tmp_repo, gain)["status"] == "keep"
     assert note(tmp_repo, same)["status"] == "discard"
     assert "not confirmed" in note(tmp_repo, same)["reason"]
+    m = note(tmp_repo, gain)["metric"]  # the numbers the reason states are the note's
+    assert (
+        m["delta"] == m["value"] - m["incumbent"]
+        and m["interval"][0] < m["delta"] < m["interval"][1]
+    )
+    assert f"{abs(m['delta_pct']):.1f}% better" in note(tmp_repo, gain)["reason"]
 
 
 def test_post_commit_hook_gives_pending_note_then_measure_finishes_it(project: TmpRepo) -> None:

@@ -72,7 +72,10 @@ def test_one_run_produces_every_status(tmp_repo: TmpRepo) -> None:
     assert by_status["timeout"]["agent"]["timed_out"] is True
     for status in ("crash", "timeout", "no-op", "sealed", "out-of-scope", "duplicate"):
         assert "samples" not in (by_status[status].get("metric") or {}), f"{status} was measured"
-    assert by_status["keep"]["metric"]["incumbent_samples"]  # fresh runs of the incumbent
+    # a deterministic metric: one candidate run, compared exactly, no incumbent re-run
+    keep = by_status["keep"]
+    assert keep["metric"]["incumbent_samples"] == [] and keep["decision"]["runs"] == 1
+    assert keep["metric"]["incumbent"] == 100 and keep["metric"]["delta"] == -10
     assert by_status["keep"]["harness"]["sealed_tree"]
 
     kept = tmp_repo.git("rev-list", "--first-parent", "improve/r1", f"^{rows[0]['commit']}").split()

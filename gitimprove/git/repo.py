@@ -152,7 +152,14 @@ def open_repo(path: str | os.PathLike[str] | None = None, *, need_work_tree: boo
             f"{where} is not inside a git repository",
             hint="run this inside a repository, or `git init` one first",
         )
-    repo = Repo(pygit2.Repository(found))
+    try:
+        repo = Repo(pygit2.Repository(found))
+    except pygit2.GitError as exc:
+        raise NotARepositoryError(
+            f"git cannot read this repository's configuration: {exc}",
+            hint="fix the line named (git config names allow letters, digits and '-': write "
+            "improve.loop.plateau-patience, not plateau_patience), or check `git status`",
+        ) from None
     if need_work_tree and repo.raw.is_bare:
         raise NotARepositoryError(
             f"{repo.git_dir} is a bare repository; gitimprove needs a work tree",

@@ -13,7 +13,6 @@ written with stage "evaluated" and the round decides later (see `tournament.py`)
 from __future__ import annotations
 
 import contextlib
-import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +32,7 @@ from gitimprove.loop.agent_call import (
     snapshot_tree,
 )
 from gitimprove.loop.context import Event, MetricFailed, RunContext
+from gitimprove.loop.decide import report
 from gitimprove.loop.history import History
 from gitimprove.loop.integrity import Tampered, fresh_checkout, log_incident, stop_error
 from gitimprove.loop.ledger import Note, note_agent, record, start_note
@@ -217,7 +217,8 @@ def guard_stage(
 def decide(
     ctx: RunContext, spec: AttemptSpec, measured: Measured, rework: int
 ) -> Decided | Verdict:
-    """Candidate against fresh runs of the incumbent, with the adaptive rule (NOISE.md)."""
+    """Candidate against fresh runs of the incumbent, interleaved, with the run's rule
+    (docs/noise.md). In a tournament the rule takes the outcome in only when the round ends."""
     inc = ctx.incumbent_checkout(spec.incumbent)
     pending = [measured.first]
 
@@ -226,43 +227,28 @@ def decide(
 
     try:
         with ctx.shared.rule_lock:
-            out = ctx.rule.decide(lambda: ctx.metric(inc), run_candidate)
+            out = ctx.rule.decide(
+                lambda: ctx.metric(inc), run_candidate, absorb=not spec.tournament
+            )
     except MetricFailed as exc:
         if not pending:
             status = exc.run.status if exc.run.status != "ok" else "metric-error"
             return Verdict(status, f"the metric {exc.run.error} on a repeat run")
         raise
+    change, reason = report(ctx.rule, out)
     keep = out.keep
     status = ("keep-reworked" if rework else "keep") if keep else "discard"
     if spec.tournament:
         status = "pending" if keep else "discard"  # the round decides the winner
-    values = out.candidate
     metric = metric_block(
         ctx.cfg,
-        values,
+        out.candidate,
         incumbent_samples=out.incumbent,
-        delta=(statistics.median(values) - statistics.median(out.incumbent))
-        if out.incumbent
-        else None,
-        gain=out.delta,
-        se=out.se,
         confidence=ctx.confidence,
+        **change.fields(),
     )
-    decision = {
-        "runs": out.runs,
-        "rule": out.reason,
-        "window_used": out.window_used,
-        "keep": keep,
-        "gain": out.delta,
-        "rework": rework,
-    }
-    return Decided(
-        status,
-        ctx.rule.sentence(out, ctx.confidence),
-        keep and not spec.tournament,
-        metric,
-        decision,
-    )
+    decision = {**out.record(), "rework": rework}
+    return Decided(status, reason, keep and not spec.tournament, metric, decision)
 
 
 # --- the attempt, start to finish --------------------------------------------------------------

@@ -10,17 +10,22 @@ from typing import Any
 from gitimprove.errors import GitImproveError
 from gitimprove.loop import runs
 from gitimprove.loop.context import MetricFailed, RunContext
+from gitimprove.loop.history import noise_prior
 from gitimprove.loop.integrity import IntegrityError, Tampered, config_pin
 from gitimprove.loop.ledger import record
 from gitimprove.loop.measure import harness, metric_block
-from gitimprove.util.clock import utc_now
+from gitimprove.loop.rule import AdaptiveRule
+from gitimprove.state import experiments
+from gitimprove.util.clock import host_id, utc_now
 
 
 @dataclass(frozen=True)
 class Calibration:
     samples: list[float]
-    message: str  # the noise floor, in words
+    message: str  # the noise floor and the budget of runs per decision, in words
     started: str
+    noise: dict[str, Any] | None = None  # the baseline note's noise block (adaptive rule)
+    max_runs: int | None = None
 
 
 def check_guard(ctx: RunContext) -> dict[str, Any]:
@@ -44,9 +49,22 @@ def check_guard(ctx: RunContext) -> dict[str, Any]:
 
 
 def calibrate(ctx: RunContext) -> Calibration:
-    """Repeated runs of the unchanged base teach the rule the noise; nothing is written."""
+    """Repeated runs of the unchanged base teach the rule the noise (with what earlier runs of
+    this metric on this machine learned), and the rule chooses its budget of runs per decision
+    from it; nothing is written."""
     co = ctx.incumbent_checkout(ctx.base)
     started = utc_now()
+    rule = ctx.rule
+    if isinstance(rule, AdaptiveRule):
+        rule.pool.set_prior(
+            noise_prior(
+                experiments.all_experiments(ctx.repo),
+                rule,
+                run=ctx.name,
+                metric_command=ctx.cfg.metric_command,
+                host=host_id(),
+            )
+        )
 
     def once() -> float:
         value = ctx.metric(co)
@@ -56,7 +74,7 @@ def calibrate(ctx: RunContext) -> Calibration:
 
     ctx.extraction = None
     try:
-        raw = ctx.rule.calibrate(once)
+        raw = rule.calibrate(once)
     except MetricFailed as exc:
         raise GitImproveError(
             f"the metric fails on the run's base {ctx.base[:10]}: {exc.run.error}\n{exc.run.tail}",
@@ -64,15 +82,13 @@ def calibrate(ctx: RunContext) -> Calibration:
         ) from None
     except Tampered as exc:
         raise _tampered(exc) from None
-    pct = ctx.rule.noise_pct()
-    sigma, _ = ctx.rule.sigma()
-    if sigma == 0:
-        floor = "noise: none (the metric repeated exactly); each candidate is decided after one run"
-    elif pct is not None:
-        floor = f"noise ≈ {pct:.2g}% per run; improvements of about {1.1 * pct:.2g}% and larger can be confirmed"
-    else:
-        floor = f"noise ≈ {sigma:.3g} per run (metric units)"
-    return Calibration(raw, floor, started)
+    if isinstance(rule, AdaptiveRule):
+        rule.plan_budget()
+        return Calibration(
+            raw, rule.noise_message(), started, dict(rule.budget_record()), rule.max_runs
+        )
+    message = f"benchmark rule: the median of {rule.runs} run(s) against the stored best"
+    return Calibration(raw, message, started, None, rule.max_runs)
 
 
 def _tampered(exc: Tampered) -> IntegrityError:
@@ -105,6 +121,8 @@ def record_baseline(
         "started": cal.started,
         "finished": utc_now(),
     }
+    if cal.noise is not None:
+        note["noise"] = cal.noise
     if guard.get("status") != "skipped":
         note["guard"] = {k: v for k, v in guard.items() if k != "tail"}
     with ctx.shared.lock:
@@ -127,6 +145,7 @@ def record_baseline(
             "baseline": statistics.median(raw),
             "samples": raw,
             "message": cal.message,
+            "max_runs": cal.max_runs,
             "guard": guard,
         }
     )

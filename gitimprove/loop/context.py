@@ -22,7 +22,7 @@ from gitimprove.config import Config
 from gitimprove.git.checkout import Checkout, checkout
 from gitimprove.git.repo import Repo
 from gitimprove.git.watch import RepoState, put_back
-from gitimprove.loop.decide import AdaptiveRule
+from gitimprove.loop.decide import Rule
 from gitimprove.loop.integrity import Tampered
 from gitimprove.loop.metrics import MetricRun, run_metric
 from gitimprove.util import proc, reaper
@@ -162,7 +162,7 @@ class RunContext:
     cfg: Config
     opts: RunOptions
     agent: Agent
-    rule: AdaptiveRule
+    rule: Rule
     confidence: float
     base_tree: str
     sealed_tree: str

@@ -1,8 +1,8 @@
 """When a run stops, and how hard it pushes when stuck (DESIGN §7 step 8).
 
-Stop conditions (iterations, target, plateau, circuit breaker, cost and time caps, `git
-improve stop`), the stuck ladder's escalation level, and the diagnosis a stuck run leaves on
-the memory branch as an improvement proposal.
+Stop conditions (iterations, target, circuit breaker, cost and time caps, `git improve
+stop`), the stuck ladder's escalation level, and the stall stops (the ladder's top, the
+plateau), which leave a diagnosis on the memory branch as an improvement proposal.
 """
 
 from __future__ import annotations
@@ -31,9 +31,6 @@ def stop_reason(ctx: RunContext, history: History, iteration: int) -> str | None
         and (best <= target if ctx.cfg.direction == "lower" else best >= target)
     ):
         return f"target reached ({best:.6g})"
-    since_keep = history.rounds_since_keep()
-    if since_keep >= int(ctx.cfg.get("loop", "plateau_patience")):
-        return f"plateau: no keep in {since_keep} rounds"
     crashes = history.crashed_rounds()
     if crashes >= int(ctx.cfg.get("loop", "circuit_breaker")):
         return f"circuit breaker: {crashes} rounds in a row crashed"
@@ -46,14 +43,30 @@ def stop_reason(ctx: RunContext, history: History, iteration: int) -> str | None
     return None
 
 
+def stalled(ctx: RunContext, history: History) -> str | None:
+    """The stuck ladder's top, or the plateau, whichever comes first: a stop reason, with a
+    diagnosis written to the memory branch. With the defaults the ladder's top comes first
+    (5 × stuck_after = 50 rounds without a keep, plateau_patience 60)."""
+    since_keep = history.rounds_since_keep()
+    if escalation(ctx, history) >= STUCK_LEVEL:
+        diagnose(ctx, history)
+        return f"stuck: escalation level {STUCK_LEVEL} reached after {since_keep} rounds without a keep; a diagnosis was written to the memory branch"
+    if since_keep >= int(ctx.cfg.get("loop", "plateau_patience")):
+        diagnose(ctx, history)
+        return (
+            f"plateau: no keep in {since_keep} rounds; a diagnosis was written to the memory branch"
+        )
+    return None
+
+
 def escalation(ctx: RunContext, history: History) -> int:
     """Rounds without a keep since the last keep, over stuck_after, capped at the top."""
     return min(STUCK_LEVEL, history.rounds_since_keep() // int(ctx.cfg.get("loop", "stuck_after")))
 
 
-def diagnose(ctx: RunContext, history: History) -> str:
-    """Write why the run is stuck to the memory branch; returns the stop reason."""
-    recent = list(history.records)[-25:]
+def diagnose(ctx: RunContext, history: History) -> None:
+    """Write why the run is stuck to the memory branch."""
+    recent = list(history.attempts)[-max(1, history.rounds_since_keep()) :][-50:]
     counts: dict[str, int] = {}
     for e in recent:
         counts[str(e.status)] = counts.get(str(e.status), 0) + 1
@@ -81,4 +94,3 @@ def diagnose(ctx: RunContext, history: History) -> str:
         {memory.entry_name("proposals", "md"): body},
         message=f"gitimprove: diagnosis of stuck run {ctx.name}",
     )
-    return "stuck: escalation level 5 reached; a diagnosis was written to the memory branch"

@@ -26,7 +26,7 @@ from gitimprove.git.repo import Repo
 from gitimprove.loop import baseline, control, runs, scope
 from gitimprove.loop.attempt import AttemptSpec, run_attempt
 from gitimprove.loop.context import Emit, Event, RoundBudget, RunContext, Shared
-from gitimprove.loop.decide import AdaptiveRule
+from gitimprove.loop.decide import make_rule
 from gitimprove.loop.history import History, rebuild_rule
 from gitimprove.loop.integrity import check_config_pin, run_refs
 from gitimprove.loop.runs import RunOptions, RunSummary
@@ -56,13 +56,7 @@ def build_context(
     )
     agent.check()
     confidence = 0.90 if opts.explore else float(cfg.get("metric", "confidence"))
-    rule = AdaptiveRule(
-        direction=cfg.direction,
-        min_delta=cfg.get("metric", "min_delta"),
-        max_runs=int(cfg.get("metric", "max_runs")),
-        confidence=confidence,
-        window=0 if opts.strict_ab else 12,
-    )
+    rule = make_rule(cfg, confidence=confidence, strict_ab=opts.strict_ab)
     candidates = opts.candidates or int(cfg.get("loop", "candidates"))
     if candidates > len(agents.FAMILIES) - 1:
         raise GitImproveError(
@@ -254,11 +248,10 @@ class Engine:
         while True:
             iteration, unfinished = history.next_iteration()
             reason = None if unfinished else control.stop_reason(ctx, history, iteration)
+            reason = reason or (None if unfinished else control.stalled(ctx, history))
             if reason:
                 return reason
             level = control.escalation(ctx, history)
-            if level >= control.STUCK_LEVEL:
-                return control.diagnose(ctx, history)
             incumbent = ctx.repo.ref_target(refs.run_branch(ctx.name))
             assert incumbent is not None
             if ctx.candidates == 1 and not unfinished:

@@ -3,12 +3,14 @@ from them (a resumed run decides exactly as the uninterrupted one would have).""
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gitimprove.git.repo import Repo
-from gitimprove.loop.decide import AdaptiveRule
+from gitimprove.loop.decide import Rule
+from gitimprove.loop.noise import Noise, NoisePool
+from gitimprove.loop.outcome import Outcome
+from gitimprove.loop.rule import AdaptiveRule
 from gitimprove.state import experiments
 from gitimprove.state.experiments import Experiment
 
@@ -43,10 +45,14 @@ class History:
         return [e for e in self.records if e.iteration != iteration]
 
     def best(self, direction: str) -> float | None:
-        values = [e.value for e in self.records if e.kept and e.value is not None]
-        if not values:
-            return None
-        return float(min(values) if direction == "lower" else max(values))
+        """The incumbent's value: the last keep's (or the baseline's), as its note records
+        it. Not the lowest value ever seen: a noisy run's extreme is not the branch's tip."""
+        inc = self.incumbent()
+        return inc.value if inc is not None else None
+
+    def incumbent(self) -> Experiment | None:
+        """The record of improve/<run>'s tip: the last keep, else the baseline."""
+        return next((e for e in reversed(self.records) if e.kept and e.value is not None), None)
 
     def next_iteration(self) -> tuple[int, bool]:
         """(iteration, unfinished): the last round again when it was left half-decided."""
@@ -85,31 +91,69 @@ def group_rounds(records: Sequence[Experiment]) -> list[list[Experiment]]:
     return [groups[k] for k in sorted(groups)]
 
 
-def rebuild_rule(rule: AdaptiveRule, history: History) -> None:
-    """Replay the recorded samples into the rule: its noise estimate and incumbent window."""
-    for exp in history.records:
-        metric = exp.metric
-        raw = metric.samples if metric else ()
-        samples = [rule.tx(v) for v in raw if v > 0 or not rule.relative]
-        if exp.is_baseline:
-            for a, b in itertools.pairwise(samples):
-                rule._note_pair(a, b)
-            rule.window = samples[-rule.W :] if rule.W else []
-            rule.last_base = samples[-1] if samples else None
+def outcome_of(exp: Experiment) -> Outcome | None:
+    """A decided attempt's outcome as the rule took it in, from its note."""
+    d, m = exp.decision, exp.metric
+    if d is None or m is None or not m.samples:
+        return None
+    return Outcome(
+        keep=d.keep,
+        verdict=d.rule,
+        gain=d.gain or 0.0,
+        half=d.half or 0.0,
+        candidate=list(m.samples),
+        incumbent=list(m.incumbent_samples),
+        sequence=d.sequence or "B" * len(m.samples) + "A" * len(m.incumbent_samples),
+        mode=d.mode or "window",
+        window_used=d.window_used or 0,
+        window_reset=d.window_reset,
+        reference=m.incumbent if m.incumbent is not None else (m.value or 0.0),
+        n_ref=d.n_ref,
+        n_cand=d.n_cand or len(m.samples),
+        sigma=d.sigma or 0.0,
+        bound=d.bound or 0.0,
+    )
+
+
+def rebuild_rule(rule: Rule, history: History) -> None:
+    """Replay the recorded decisions into a fresh rule: its noise, window and budget become
+    what they were when the run stopped, so a resumed run decides as the uninterrupted one
+    would have. Attempts of a round not yet decided (stage "evaluated") are left out: the
+    round's end takes them in, as it does in a run that never stopped."""
+    base = history.baseline
+    if base is None or base.metric is None:
+        return
+    if isinstance(rule, AdaptiveRule):
+        rule.restore_budget(base.noise)
+    rule.absorb_calibration(list(base.metric.samples))
+    for exp in history.attempts:
+        if exp.stage == "evaluated":
             continue
-        if exp.decision is None:
+        out = outcome_of(exp)
+        if out is not None:
+            rule.absorb(out, moved=exp.is_keep)
+
+
+def noise_prior(
+    exps: Sequence[Experiment], rule: AdaptiveRule, *, run: str, metric_command: str, host: str
+) -> Noise | None:
+    """What earlier runs of the same metric command on this host say about its noise: their
+    runs of unchanged code (baselines, each decision's arms), newest first, up to the pool's
+    memory. None when there are none."""
+    pool = NoisePool(rule.k)
+    taken = 0
+    for exp in sorted(exps, key=lambda e: e.ts, reverse=True):
+        if exp.run == run or exp.metric_command != metric_command or exp.host != host:
             continue
-        for a, b in itertools.pairwise(samples):
-            rule._note_pair(a, b)
-        fresh = [rule.tx(v) for v in (metric.incumbent_samples if metric else ())]
-        for x in fresh:
-            if rule.last_base is not None:
-                rule._note_pair(rule.last_base, x)
-            rule.last_base = x
-        rule.since_refresh = 0 if fresh else rule.since_refresh + 1
-        if exp.is_keep:
-            rule.window, rule.last_base = [], None
-        else:
-            used = exp.decision.window_used
-            w = rule.window[: len(rule.window) if used is None else used] + fresh
-            rule.window = w[-rule.W :] if rule.W else []
+        m = exp.metric
+        if m is None:
+            continue
+        for arm in (m.samples, m.incumbent_samples):
+            xs = [rule.tx(v) for v in arm if v > 0 or not rule.relative]
+            if len(xs) >= 2:
+                pool.add(xs)
+                taken += len(xs)
+        if taken >= pool.memory:
+            break
+    got = pool.noise()
+    return got if got.df > 0 and got.known else None

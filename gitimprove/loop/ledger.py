@@ -187,8 +187,6 @@ def commit_round(
         if lines:
             cas_loop(ctx.repo, attempt, what="the round's records", lock="notes")
             ctx.shared.landed(landed)
-        if winner is not None:
-            ctx.rule.window, ctx.rule.last_base = [], None
     if problems:
         raise refs_stop(ctx, problems)
 

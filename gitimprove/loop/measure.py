@@ -316,10 +316,8 @@ def _measure_one(
             cfg,
             cand.samples,
             incumbent_samples=inc_samples,
-            delta=decision.delta,
-            delta_pct=decision.delta_pct,
-            interval=list(decision.interval) if decision.interval else None,
             confidence=float(cfg.get("metric", "confidence")),
+            **decision.change.fields(),
         )
         if cand.secondary:
             fields["metrics"] = cand.secondary

@@ -83,11 +83,15 @@ def run_report(repo: Repo, run: str | None = None) -> RunReport:
     baseline = base_row.value if base_row else None
     best, best_commit = baseline, base_row.commit if base_row else None
     line: list[float] = [] if baseline is None else [baseline]
-    for r in rows:
+    for r in rows:  # the incumbent is the last keep, as its note records it
         v = r.value
         if r is base_row or not r.is_keep or v is None:
             continue
-        if direction and (best is None or (v < best if direction == "lower" else v > best)):
+        # a loop's incumbent is its last keep, as that keep's note records it; an imported
+        # run's rows carry no decision to follow, so its best is the best kept value
+        if direction and (
+            run in loop_runs or best is None or (v < best if direction == "lower" else v > best)
+        ):
             best, best_commit = v, r.commit
         line.append(v)
     if direction is None:
@@ -131,7 +135,7 @@ class PlotPoints:
 
 def plot_points(report: RunReport) -> PlotPoints:
     """Every measured attempt (x: its iteration, or its place for an imported row that has a
-    label instead), and the best-so-far line."""
+    label instead), and the incumbent's line (an imported run's: the best so far)."""
     out = PlotPoints()
     best = None
     lower = report.direction == "lower"
@@ -143,7 +147,9 @@ def plot_points(report: RunReport) -> PlotPoints:
         out.xs.append(it)
         out.ys.append(v)
         out.kept.append(r.kept)
-        if report.direction and r.kept and (best is None or (v < best if lower else v > best)):
+        # the loop's incumbent is its last keep (the value its note records)
+        better = best is None or (v < best if lower else v > best)
+        if report.direction and r.kept and (better or not report.imported):
             best = v
         if best is not None:
             out.best_x.append(it)
@@ -167,7 +173,8 @@ def plot(report: RunReport, path: str) -> None:
     fig, ax = plt.subplots(figsize=(8, 4.5))
     ax.scatter(points.xs, points.ys, c=colors, s=18, label="attempts (green: kept)")
     if points.best_x:
-        ax.step(points.best_x, points.best_y, where="post", color="tab:blue", label="best so far")
+        label = "best so far" if report.imported else "incumbent"
+        ax.step(points.best_x, points.best_y, where="post", color="tab:blue", label=label)
     ax.set_xlabel("iteration")
     metric_name = next((r.metric_name for r in report.rows if r.metric_name), "metric")
     better = f"{report.direction} is better" if report.direction else "direction unknown"

@@ -89,11 +89,9 @@ class RunSummary:
 
 
 def summarize(name: str, base: str, history: History, reason: str, direction: str) -> RunSummary:
-    best = history.best(direction)
-    best_commit = next(
-        (e.commit for e in history.records if e.kept and e.value == best and best is not None),
-        None,
-    )
+    inc = history.incumbent()
+    best = inc.value if inc is not None else None
+    best_commit = inc.commit if inc is not None and not inc.is_baseline else None
     attempts = history.attempts
     return RunSummary(
         name,

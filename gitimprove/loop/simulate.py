@@ -1,53 +1,21 @@
-"""Simulated hill-climbs for checking the decision rule (NOISE.md), standard library only.
+"""Simulated hill-climbs for checking the decision rule (docs/noise.md), standard library only.
 
-A metric run of code with true value T returns T * exp(drift + eps). Each iteration the agent
-proposes a change of true relative effect e (45% none, 25% slight regressions, 20% gains of
-1-3%, 10% gains of 3-10%); the strategy decides, and a keep makes the candidate the
-incumbent. Used by `bench/decide_bench.py` and the decision tests.
+A metric run of code with true value T returns T * exp(level + eps) (`machine.py`). Each
+iteration the agent proposes a change of true relative effect e (45% none, 25% slight
+regressions, 20% gains of 1-3%, 10% gains of 3-10%); the strategy decides, and a keep makes the
+candidate the incumbent. Used by `bench/decide_bench.py` and the decision tests.
 """
 
 from __future__ import annotations
 
-import math
 import random
 import statistics
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from gitimprove.config import MinDelta
-from gitimprove.loop.decide import AdaptiveRule
-
-SCENARIOS: dict[str, dict[str, float | str]] = {
-    "cv1": {"kind": "gauss", "cv": 0.01},
-    "cv5": {"kind": "gauss", "cv": 0.05},
-    "cv10": {"kind": "gauss", "cv": 0.10},
-    "t3": {"kind": "t3", "cv": 0.05},
-    "spikes": {"kind": "spikes", "cv": 0.02, "p": 0.10, "lo": 0.10, "hi": 0.50},
-    "drift": {"kind": "gauss", "cv": 0.02, "drift_sd": 0.03, "phi": 0.99},
-}
-
-
-class Machine:
-    def __init__(self, rng: random.Random, sc: dict[str, float | str]) -> None:
-        self.rng, self.sc = rng, sc
-        self.drift_sd = float(sc.get("drift_sd", 0.0))
-        self.phi = float(sc.get("phi", 0.0))
-        self.level = rng.gauss(0, self.drift_sd) if self.drift_sd else 0.0
-        self.innov = self.drift_sd * math.sqrt(1 - self.phi**2) if self.drift_sd else 0.0
-
-    def run(self, true_value: float) -> float:
-        rng, sc = self.rng, self.sc
-        if self.drift_sd:
-            self.level = self.phi * self.level + rng.gauss(0, self.innov)
-        cv = float(sc["cv"])
-        if sc["kind"] == "t3":
-            chi = sum(rng.gauss(0, 1) ** 2 for _ in range(3))
-            e = cv * (rng.gauss(0, 1) / math.sqrt(chi / 3.0)) / math.sqrt(3.0)
-        else:
-            e = rng.gauss(0, cv)
-            if sc["kind"] == "spikes" and rng.random() < float(sc["p"]):
-                e += math.log1p(rng.uniform(float(sc["lo"]), float(sc["hi"])))
-        return true_value * math.exp(self.level + e)
+from gitimprove.loop.machine import SCENARIOS, Machine
+from gitimprove.loop.rule import AdaptiveRule
 
 
 def draw_effect(rng: random.Random) -> float:
@@ -76,8 +44,12 @@ class Adaptive(Strategy):
         self.kw = kw
 
     def setup(self, m: Machine, t: float) -> int:
-        self.rule = AdaptiveRule(min_delta=MinDelta(0.0, True), **self.kw)  # type: ignore[arg-type]
-        return len(self.rule.calibrate(lambda: m.run(t)))
+        kw = dict(self.kw)
+        md = MinDelta(float(kw.pop("md", 0.0)), True)  # type: ignore[arg-type]
+        self.rule = AdaptiveRule(min_delta=md, **kw)  # type: ignore[arg-type]
+        n = len(self.rule.calibrate(lambda: m.run(t)))
+        self.rule.plan_budget()
+        return n
 
     def decide(self, m: Machine, tb: float, tc: float) -> tuple[bool, int]:
         out = self.rule.decide(lambda: m.run(tb), lambda: m.run(tc))
@@ -103,7 +75,7 @@ class Median(Strategy):
 
 
 STRATEGIES: dict[str, tuple[str, Callable[[], Strategy]]] = {
-    "adaptive": ("gitimprove adaptive keep (confidence 0.95, max 16)", lambda: Adaptive()),
+    "adaptive": ("gitimprove (defaults)", lambda: Adaptive()),
     "median5": ("autoresearch 5-run median, min_delta 1%", lambda: Median(5, 0.01)),
 }
 
@@ -132,30 +104,27 @@ class Result:
         return self.gain_sum / max(1, self.climbs)
 
     def add(self, other: Result) -> None:
-        for name in (
-            "decisions",
-            "null",
-            "false_keeps",
-            "improvements",
-            "missed",
-            "runs",
-            "gain_sum",
-            "climbs",
-        ):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
 
 
 def simulate(
-    scenario: str, strategy: str, climbs: range, iters: int = 100, seed: str = "2024"
+    scenario: str,
+    strategy: str | Callable[[], Strategy],
+    climbs: range,
+    iters: int = 100,
+    seed: str = "2024",
 ) -> Result:
     sc = SCENARIOS[scenario]
+    make = STRATEGIES[strategy][1] if isinstance(strategy, str) else strategy
+    name = strategy if isinstance(strategy, str) else "custom"
     acc = Result()
     for climb in climbs:
         erng = random.Random(f"{seed}-effects-{scenario}-{climb}")
-        mrng = random.Random(f"{seed}-machine-{scenario}-{strategy}-{climb}")
+        mrng = random.Random(f"{seed}-machine-{scenario}-{name}-{climb}")
         effects = [draw_effect(erng) for _ in range(iters)]
         m = Machine(mrng, sc)
-        st = STRATEGIES[strategy][1]()
+        st = make()
         t = 1.0
         acc.runs += st.setup(m, t)
         for e in effects:
@@ -176,15 +145,26 @@ def simulate(
     return acc
 
 
-def aa_keep_rate(scenario: str, climbs: range, iters: int = 100, seed: str = "2024") -> float:
-    """Share of decisions kept when every candidate is identical to the incumbent."""
-    keeps = dec = 0
+def aa_keeps(
+    scenario: str,
+    climbs: range,
+    iters: int = 100,
+    seed: str = "2024",
+    make: Callable[[], Strategy] = Adaptive,
+) -> list[int]:
+    """Keeps by decision index when every candidate is identical to the incumbent (A/A)."""
+    keeps = [0] * iters
     for climb in climbs:
         m = Machine(random.Random(f"{seed}-aa-{scenario}-{climb}"), SCENARIOS[scenario])
-        st = Adaptive()
+        st = make()
         st.setup(m, 1.0)
-        for _ in range(iters):
+        for i in range(iters):
             k, _ = st.decide(m, 1.0, 1.0)
-            keeps += k
-            dec += 1
-    return 100.0 * keeps / max(1, dec)
+            keeps[i] += k
+    return keeps
+
+
+def aa_keep_rate(scenario: str, climbs: range, iters: int = 100, seed: str = "2024") -> float:
+    """Share of decisions kept when every candidate is identical to the incumbent."""
+    keeps = aa_keeps(scenario, climbs, iters, seed)
+    return 100.0 * sum(keeps) / max(1, len(climbs) * iters)

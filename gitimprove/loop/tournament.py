@@ -12,9 +12,10 @@ from gitimprove import agents
 from gitimprove.loop import ledger
 from gitimprove.loop.attempt import AttemptSpec, run_attempt
 from gitimprove.loop.context import Event, MetricFailed, RoundBudget, RunContext
-from gitimprove.loop.decide import AdaptiveRule
-from gitimprove.loop.history import History, group_rounds
+from gitimprove.loop.decide import report
+from gitimprove.loop.history import History, group_rounds, outcome_of
 from gitimprove.loop.integrity import Tampered, fresh_checkout
+from gitimprove.loop.rule import AdaptiveRule
 from gitimprove.state.experiments import Experiment
 
 
@@ -91,15 +92,11 @@ def run_round(
 
 
 def confirm(ctx: RunContext, winner: str, incumbent: str) -> tuple[bool, str, dict[str, Any]]:
-    """Measure the winner once more against fresh runs of the incumbent (NOISE.md)."""
-    rule = AdaptiveRule(
-        direction=ctx.cfg.direction,
-        min_delta=ctx.cfg.get("metric", "min_delta"),
-        max_runs=int(ctx.cfg.get("metric", "max_runs")),
-        confidence=ctx.confidence,
-        window=0,
-    )
-    rule.diffs.extend(ctx.rule.diffs)
+    """Measure the winner once more against fresh, interleaved runs of the incumbent: picking
+    the best of K inflates its apparent gain, so the branch moves only if it holds again."""
+    if not isinstance(ctx.rule, AdaptiveRule):
+        return True, "not confirmed (benchmark rule)", {}
+    rule = ctx.rule.confirmer()
     inc = ctx.incumbent_checkout(incumbent)
     with contextlib.ExitStack() as stack:
         with ctx.shared.lock:
@@ -112,14 +109,16 @@ def confirm(ctx: RunContext, winner: str, incumbent: str) -> tuple[bool, str, di
         except Tampered as exc:
             ctx.shared.drop_checkout(exc.checkout)
             return False, exc.reason, {"tampered": exc.paths[:50]}
+    _, sentence = report(rule, out)
     record = {
         "runs": out.runs,
         "keep": out.keep,
-        "gain": out.delta,
+        "gain": out.gain,
         "samples": out.candidate,
         "incumbent_samples": out.incumbent,
+        "sequence": out.sequence,
     }
-    return out.keep, rule.sentence(out, ctx.confidence), record
+    return out.keep, sentence, record
 
 
 def _rank(cands: Sequence[Experiment]) -> list[Experiment]:
@@ -174,6 +173,11 @@ def finalize(ctx: RunContext, iteration: int, incumbent: str, cands: list[Experi
             upd.update(reason=f"{e.reason}; rank {rank} of {n}")
         updates[e.commit] = upd
     ledger.commit_round(ctx, iteration, incumbent, updates, winner)
+    with ctx.shared.rule_lock:  # the round's outcomes enter the rule in candidate order
+        for e in sorted(cands, key=lambda e: e.candidate):
+            out = outcome_of(e)
+            if out is not None:
+                ctx.rule.absorb(out, moved=winner is not None and e.commit == winner.commit)
     return {
         "event": "round",
         "run": ctx.name,

@@ -300,8 +300,8 @@ def _tsv_row(
     source: dict[str, Any] = {"line": lineno, "row": index, "status": status_text}
     if commit_text is not None:
         source["commit"] = commit_text
-    if delta_col is not None and rec[delta_col].strip() not in ("", "-"):
-        source["delta"] = rec[delta_col].strip()
+    if delta_col is not None and rec[delta_col].strip():
+        source["delta"] = rec[delta_col].strip()  # verbatim: `-` is "compared with nothing"
     fields: dict[str, Any] = {"status": status, "description": description, "metric": metric}
     it_col = roles.get("iteration")
     label = rec[roles["label"]].strip() if "label" in roles else ""

@@ -48,17 +48,30 @@ def _map(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
+def _pair(value: Any) -> tuple[float, float] | None:
+    got = _floats(value)
+    return (got[0], got[1]) if len(got) == 2 else None
+
+
 @dataclass(frozen=True, slots=True)
 class MetricResult:
-    """The `metric` block: the primary metric's value and every raw sample behind it."""
+    """The `metric` block: the primary metric's value and every raw sample behind it.
+
+    For a decision, `value` is the candidate's level and `incumbent` the incumbent's level it
+    was compared with; `delta` = value − incumbent (signed as the metric), `delta_pct` the
+    same in percent of the incumbent, `interval` / `interval_pct` the delta's interval at the
+    decision's threshold."""
 
     name: str | None = None
     direction: str | None = None
     value: float | None = None
     samples: tuple[float, ...] = ()
     incumbent_samples: tuple[float, ...] = ()
+    incumbent: float | None = None
     delta: float | None = None
     delta_pct: float | None = None
+    interval: tuple[float, float] | None = None
+    interval_pct: tuple[float, float] | None = None
     confidence: float | None = None
 
     @classmethod
@@ -72,15 +85,19 @@ class MetricResult:
             value=_float(data.get("value")),
             samples=_floats(data.get("samples")),
             incumbent_samples=_floats(data.get("incumbent_samples")),
+            incumbent=_float(data.get("incumbent")),
             delta=_float(data.get("delta")),
             delta_pct=_float(data.get("delta_pct")),
+            interval=_pair(data.get("interval")),
+            interval_pct=_pair(data.get("interval_pct")),
             confidence=_float(data.get("confidence")),
         )
 
 
 @dataclass(frozen=True, slots=True)
 class Decision:
-    """How the rule decided (the `decision` block of a loop attempt)."""
+    """How the rule decided (the `decision` block of a loop attempt): enough to replay the
+    decision into the rule on resume (see `loop/rule.py` `Outcome`)."""
 
     runs: int = 0
     rule: str = ""
@@ -88,6 +105,14 @@ class Decision:
     keep: bool = False
     gain: float | None = None
     rework: int = 0
+    sequence: str = ""  # run order: "B" candidate, "A" incumbent
+    mode: str = ""  # window | paired | exact | stored
+    window_reset: bool = False
+    sigma: float | None = None
+    bound: float | None = None
+    half: float | None = None
+    n_ref: int = 0
+    n_cand: int = 0
 
     @classmethod
     def parse(cls, data: Any) -> Decision | None:
@@ -100,6 +125,39 @@ class Decision:
             keep=data.get("keep") is True,
             gain=_float(data.get("gain")),
             rework=_int(data.get("rework")) or 0,
+            sequence=_text(data.get("sequence")),
+            mode=_text(data.get("mode")),
+            window_reset=data.get("window_reset") is True,
+            sigma=_float(data.get("sigma")),
+            bound=_float(data.get("bound")),
+            half=_float(data.get("half")),
+            n_ref=_int(data.get("n_ref")) or 0,
+            n_cand=_int(data.get("n_cand")) or 0,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class NoiseRecord:
+    """A run's baseline `noise` block: what calibration learned, and the budget it chose."""
+
+    sigma: float | None = None  # per run, in the rule's scale
+    df: float | None = None
+    prior_sigma: float | None = None  # from earlier runs' notes of the same metric
+    prior_df: float | None = None
+    max_runs: int | None = None
+    floor: float | None = None
+
+    @classmethod
+    def parse(cls, data: Any) -> NoiseRecord | None:
+        if not isinstance(data, Mapping):
+            return None
+        return cls(
+            sigma=_float(data.get("sigma")),
+            df=_float(data.get("df")),
+            prior_sigma=_float(data.get("prior_sigma")),
+            prior_df=_float(data.get("prior_df")),
+            max_runs=_int(data.get("max_runs")),
+            floor=_float(data.get("floor")),
         )
 
 
@@ -284,6 +342,26 @@ class Experiment:
     @property
     def decision(self) -> Decision | None:
         return Decision.parse(self.state.get("decision"))
+
+    @property
+    def noise(self) -> NoiseRecord | None:
+        """On a run's baseline: the noise it learned and the run budget it chose."""
+        return NoiseRecord.parse(self.state.get("noise"))
+
+    @property
+    def delta(self) -> float | None:
+        """The note's delta (candidate − incumbent, metric units), if it has one."""
+        metric = self.state.get("metric")
+        return _float(metric.get("delta")) if isinstance(metric, Mapping) else None
+
+    @property
+    def host(self) -> str | None:
+        return _str(self.state.get("host"))
+
+    @property
+    def metric_command(self) -> str | None:
+        harness = self.state.get("harness")
+        return _str(harness.get("metric_command")) if isinstance(harness, Mapping) else None
 
     @property
     def guard(self) -> GuardResult | None:

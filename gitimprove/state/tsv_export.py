@@ -7,9 +7,9 @@ older ones (without `timestamp`; without `guard-metric`; without `guard`):
     iteration  timestamp  commit  metric  delta  guard  guard-metric  status  description
 
 Numbers are written as the plugin writes them: never in scientific notation, a float keeps
-its decimal point (`89.0`), an integer stays an integer (`48200`); `delta` is the change
-from the previous best kept value of the run, signed (`+1.9`, `-0.6`), computed in decimal
-so that 87.1 - 85.2 is `+1.9`, and `0.0` for a baseline. A crash is `0.0 0.0` and a row
+its decimal point (`89.0`), an integer stays an integer (`48200`); `delta` is the change the
+row's decision measured (the note's value minus the incumbent it was compared with), signed
+(`+1.9`, `-0.6`), computed in decimal so that 87.1 - 85.2 is `+1.9`, and `0.0` for a baseline. A crash is `0.0 0.0` and a row
 with no measurement `- -`, as in the plugin's own examples. Statuses are the plugin's words;
 gitimprove's finer status goes in brackets at the start of the description. Rows not yet
 measured (`pending`) are left out: the plugin has no such status. The direction line is
@@ -115,8 +115,12 @@ def _decimal(value: int | float) -> Decimal:
 
 
 def deltas(rows: Sequence[Row], direction: str | None) -> list[Decimal | None]:
-    """Each row's metric minus the best kept value before it in its run (with no known
-    direction, the value kept last); an imported row keeps the delta its file gave it."""
+    """Each row's delta as its own record states it: a decided attempt's note (candidate −
+    the incumbent it was compared with, in decimal from the note's two values), an imported
+    row's file. Only a row that records none (a hand-made experiment, an imported file
+    without a delta column) is measured from the best kept value before it in its run (with
+    no known direction, the value kept last); a loop attempt that was never compared (a guard
+    failure, a crash) has none."""
     best: dict[str, Decimal] = {}
     out: list[Decimal | None] = []
     for row in rows:
@@ -127,13 +131,35 @@ def deltas(rows: Sequence[Row], direction: str | None) -> list[Decimal | None]:
             out.append(None)
             continue
         v = _decimal(value)
-        own = _own_delta(row)
-        out.append(own if own is not None else Decimal(0) if prev is None else v - prev)
+        own = _note_delta(row, v)
+        if own is None:
+            own = _own_delta(row)
+        if own is not None:
+            out.append(own)
+        elif row.get("status") == "baseline":
+            out.append(Decimal(0))
+        elif (row.get("run") and "source" not in row) or _source_says_none(row):
+            out.append(None)  # the loop (or the imported file) compared it with nothing
+        else:
+            out.append(Decimal(0) if prev is None else v - prev)
         if row.get("status") in _KEPT and (
             prev is None or direction is None or (v < prev if direction == "lower" else v > prev)
         ):
             best[group] = v
     return out
+
+
+def _note_delta(row: Row, value: Decimal) -> Decimal | None:
+    """The delta of a decision's note: value − incumbent, both as the note stores them."""
+    metric = row.get("metric")
+    if type(metric) is not dict:
+        return None
+    inc, delta = metric.get("incumbent"), metric.get("delta")
+    if type(inc) is float or type(inc) is int:
+        return value - _decimal(inc)
+    if type(delta) is float or type(delta) is int:
+        return _decimal(delta)
+    return None
 
 
 def _own_delta(row: Row) -> Decimal | None:
@@ -147,6 +173,12 @@ def _own_delta(row: Row) -> Decimal | None:
     except ArithmeticError:
         return None
     return d if d.is_finite() else None
+
+
+def _source_says_none(row: Row) -> bool:
+    source = row.get("source")
+    text = source.get("delta") if isinstance(source, Mapping) else None
+    return isinstance(text, str) and text.strip() == "-"
 
 
 def _clean(text: Any) -> str:

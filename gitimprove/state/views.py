@@ -156,30 +156,14 @@ def one_metric(rows: Sequence[Experiment], fmt: str) -> None:
     )
 
 
-def _deltas(rows: Sequence[Experiment], direction: str | None) -> list[float | None]:
-    """Each row's metric minus the best kept value before it in its run (signed); with no
-    known direction, minus the value kept last."""
-    best: dict[str, float] = {}
-    out: list[float | None] = []
-    for row in rows:
-        group = row.run or ""
-        value = row.value
-        prev = best.get(group)
-        if value is None:
-            out.append(None)
-        elif prev is None:
-            out.append(0.0)
-        else:
-            out.append(value - prev)
-        if value is not None and row.status in KEPT:
-            better = (
-                prev is None
-                or direction is None
-                or (value < prev if direction == "lower" else value > prev)
-            )
-            if better:
-                best[group] = value
-    return out
+def row_deltas(rows: Sequence[Experiment], direction: str | None) -> list[float | None]:
+    """Each row's delta as its record states it (a decision's note; an imported file); the
+    same numbers the TSV writes (`tsv_export.deltas`). Never recomputed from other rows when
+    the record has one: a view shows what the decision saw, as its note and reason do."""
+    from gitimprove.state import tsv_export
+
+    found = tsv_export.deltas([r.to_row() for r in rows], direction)
+    return [None if d is None else float(d) for d in found]
 
 
 def _clean_text(text: Any) -> str:
@@ -258,7 +242,7 @@ def table_cells(
         "description",
     ]
     out = []
-    for row, delta in zip(rows, _deltas(rows, direction), strict=True):
+    for row, delta in zip(rows, row_deltas(rows, direction), strict=True):
         desc = _clean_text(row.description)
         cells = ([row.run or "-"] if show_run else []) + [
             _iteration(row),

@@ -44,6 +44,14 @@ elif kind == "sleep":
     time.sleep(600)
 elif kind == "noop":
     pass
+elif kind == "comment":  # a change with no effect on the metric: a new comment line
+    with open("src/notes.txt", "a") as notes:
+        notes.write(f"# note {iteration}.{candidate}\n")
+elif kind == "scale":  # scale:<factor>: the metric's true value times factor (and a comment)
+    v = float(value.read_text().split()[0])
+    value.write_text(f"{v * float(arg)!r}\n")
+    with open("src/notes.txt", "a") as notes:
+        notes.write(f"# scaled {iteration}.{candidate}\n")
 elif kind == "text":
     value.write_text("not a number\n")
 elif kind == "edit-sealed":

@@ -1,0 +1,398 @@
+"""The loop's keep/discard rule: sequential, interleaved, noise-aware (docs/noise.md).
+
+One decision compares a candidate (arm B) with its incumbent (arm A) in the rule's scale
+(log(value) when `min_delta` is relative; + always means "the candidate is better"):
+
+* The candidate's first runs are compared with the incumbent's recent runs (the *window*);
+  a hopeless candidate goes after one or two runs.
+* A survivor gets a fresh incumbent run, then runs go to the arm that shrinks the standard
+  error most. While the fresh incumbent runs agree with the window, the window counts as
+  incumbent runs (*window* mode, cheap). A fresh run far from the window is a glitch, dropped;
+  two that agree with each other and not with the window mean the machine changed: from then
+  on the decision rests on adjacent B/A pairs alone (*paired* mode), where a burst of load
+  that covers a pair cancels in its difference and a pair hit on one side is a glitch.
+* Keep is tested at planned looks against a group-sequential boundary (`design.py`), Student-t
+  corrected for the estimated σ; discard as soon as even an optimistic gain is below the
+  smallest gain worth finding or below what the rest of the budget could confirm.
+* A deterministic metric (every repeat identical) decides on one candidate run, compared
+  exactly with the incumbent's value; no incumbent re-run.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import statistics
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from gitimprove.config import MinDelta
+from gitimprove.loop import budget
+from gitimprove.loop import estimate as est_
+from gitimprove.loop.design import design_bounds
+from gitimprove.loop.noise import Noise, NoisePool, resolution
+from gitimprove.loop.outcome import Estimate, Outcome, Work
+from gitimprove.loop.stats import t_ppf
+from gitimprove.state.record import NoiseRecord
+
+_ND = statistics.NormalDist()
+# paired mode keeps on 3 pairs or more: two pairs hit by the same kind of excursion on the
+# incumbent's side would look like a gain
+PAIRED_LOOKS = (3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128)
+SPEND_SHARE = 0.8
+
+Run = Callable[[], float]
+
+
+class AdaptiveRule:
+    WINDOW = 16  # recent incumbent runs reused across decisions
+
+    def __init__(
+        self,
+        direction: str = "lower",
+        min_delta: MinDelta | None = None,
+        max_runs: int | None = None,
+        confidence: float = 0.95,
+        futility: float = 1.25,
+        window: int = WINDOW,
+        outlier_k: float = 3.0,
+        calib_runs: int = 5,
+        spend: float = 2.0,
+        consistency: float = 3.0,
+        first_a: int = 3,
+        find: float = 0.9,
+        inherit: float = 1.0,
+        looks: tuple[int, ...] = (2, 4, 8, 16, 32, 64, 128, 256),
+        curtail: float = 0.1,
+    ) -> None:
+        md = min_delta or MinDelta()
+        self.direction = direction
+        self.sign = 1.0 if direction == "lower" else -1.0
+        self.relative = md.relative
+        self.min_delta = md
+        if md.relative:
+            self.md = -math.log1p(-md.value) if direction == "lower" else math.log1p(md.value)
+        else:
+            self.md = md.value
+        self.auto_budget = max_runs is None
+        self.max_runs = max_runs if max_runs is not None else 24
+        self.confidence = confidence
+        # the design spends 80% of the allowed false-keep chance: the rest is margin for what
+        # a Gaussian design with known σ does not model (tails, glitches, σ estimated)
+        self.alpha = SPEND_SHARE * (1.0 - confidence)
+        self.z_fut = futility  # optimism of the discard test, in standard errors
+        self.W = window
+        self.k = outlier_k  # glitch threshold, in σ
+        self.calib_runs = calib_runs
+        self.spend = spend
+        self.consistency = consistency
+        self.first_a = first_a  # candidate runs before the first fresh incumbent run
+        self.find = find  # the smallest gain worth finding, in σ (or min_delta if larger)
+        self.inherit = inherit  # share of the winner's curse taken off an inherited window
+        self.looks = tuple(looks)
+        self.curtail = curtail  # discard when the chance to be kept at the end falls below
+        self.pool = NoisePool(outlier_k)
+        self.window: list[float] = []
+        self.exact: float | None = None  # the incumbent's value, for a deterministic metric
+        self.level0 = 0.0  # the calibration's median (for saying how big σ is)
+
+    # ---- scale -------------------------------------------------------------------------------
+    def tx(self, y: float) -> float:
+        if self.relative:
+            if y <= 0:
+                raise ValueError("a relative min_delta needs a metric above zero")
+            return math.log(y)
+        return float(y)
+
+    def untx(self, x: float) -> float:
+        return math.exp(x) if self.relative else x
+
+    # ---- noise and budget ---------------------------------------------------------------------
+    def noise(self) -> Noise:
+        return self.pool.noise()
+
+    @property
+    def deterministic(self) -> bool:
+        return self.exact is not None
+
+    def calibrate(self, run_base: Run) -> list[float]:
+        raw = [run_base() for _ in range(self.calib_runs)]
+        self.absorb_calibration(raw)
+        return raw
+
+    def absorb_calibration(self, raw: Sequence[float]) -> None:
+        xs = [self.tx(v) for v in raw]
+        self.level0 = statistics.median(raw) if raw else 0.0
+        if raw:
+            step = resolution(raw)
+            if math.isfinite(step):
+                scale = abs(statistics.median(raw)) if self.relative else 1.0
+                self.pool.floor = step / scale / math.sqrt(12.0) if scale else 0.0
+        self.pool.add(xs)
+        # the calibration teaches the noise, but is never the reference for a keep: taken
+        # on a busy machine it would make every later run look faster; the first decision
+        # compares with fresh incumbent runs, paired, and those start the window
+        self.window = []
+        noise = self.pool.noise()
+        self.exact = raw[-1] if raw and noise.deterministic else None
+
+    def worth_finding(self) -> float:
+        """The smallest gain worth finding (rule scale): min_delta, or `find`·σ if larger."""
+        noise = self.noise()
+        return max(self.md, self.find * noise.sigma) if noise.known else self.md
+
+    def plan_budget(self) -> int:
+        return budget.plan(self)
+
+    def budget_record(self) -> dict[str, Any]:
+        return budget.record(self)
+
+    def restore_budget(self, rec: NoiseRecord | None) -> None:
+        budget.restore(self, rec)
+
+    def noise_message(self) -> str:
+        return budget.message(self)
+
+    def confirmer(self) -> AdaptiveRule:
+        """A rule for a tournament winner's confirmation: the same noise and budget, no window
+        (the winner is compared with fresh, paired incumbent runs only)."""
+        other = copy.copy(self)
+        other.W, other.window, other.pool = 0, [], self.pool.copy()
+        return other
+
+    # ---- one decision -------------------------------------------------------------------------
+    def decide(
+        self, run_base: Run, run_cand: Run, *, moved: bool | None = None, absorb: bool = True
+    ) -> Outcome:
+        """Decide one candidate. `moved`: whether a keep makes the candidate the incumbent
+        (default: yes). `absorb=False` leaves the rule's state alone (a tournament takes its
+        round's outcomes in at the round's end, in candidate order)."""
+        if self.exact is not None:
+            out = self._decide_exact(run_cand)
+        else:
+            out = self._decide(run_base, run_cand)
+        if absorb:
+            self.absorb(out, moved=out.keep if moved is None else moved)
+        return out
+
+    def _decide_exact(self, run_cand: Run) -> Outcome:
+        inc = self.exact
+        assert inc is not None
+        v = run_cand()
+        gain_units = self.sign * (inc - v)  # exact: no averaging of identical values
+        if self.min_delta.relative:
+            enough = inc != 0 and gain_units >= self.min_delta.value * abs(inc)
+        else:
+            enough = gain_units >= self.min_delta.value
+        keep = gain_units > 0 and enough
+        verdict = "deterministic" if keep or gain_units <= 0 else "below-min-delta"
+        return Outcome(keep, verdict, gain_units, 0.0, [v], [], "B", "exact", 0, False, inc, 0, 1)
+
+    def _decide(self, run_base: Run, run_cand: Run) -> Outcome:
+        w = Work()
+        window = list(self.window)
+
+        def take(arm: str) -> None:
+            v = run_cand() if arm == "B" else run_base()
+            (w.b if arm == "B" else w.a).append(self.tx(v))
+            (w.raw_b if arm == "B" else w.raw_a).append(v)
+            w.seq.append(arm)
+
+        take("B")
+        noise0 = self.pool.noise()
+        wc = est_.clean(window, noise0.sigma if noise0.known else 0.0, self.k)
+        nw = len(wc) if len(wc) >= 2 and self.W else 0
+        designs = {
+            "window": design_bounds(
+                self.alpha, nw, self.max_runs, not nw, self.spend, self.first_a, self.looks
+            ),
+            "paired": design_bounds(
+                self.alpha, 0, self.max_runs, True, self.spend, 1, PAIRED_LOOKS
+            ),
+        }
+        next_look = 0
+        mode = ""
+        while True:
+            used = len(w.seq)
+            noise = self.pool.noise([w.b, w.a])
+            sigma = noise.sigma if noise.known else 0.0
+            est = self._estimate(w, window, sigma)
+            if est.mode != mode:
+                mode, next_look = est.mode, 0
+            looks, bounds = designs[est.mode]
+            nc = est.n_cand
+            # each planned look is tested once: when the candidate's runs first reach it and
+            # the fresh incumbent runs it needs are in (as the design plans it)
+            fresh = est.fresh >= (3 if est.mode == "paired" else 1)
+            ready = fresh and not est.need
+            due = [i for i, n in enumerate(looks) if n <= nc and i >= next_look] if ready else []
+            at_look = bool(due) or (ready and used >= self.max_runs and next_look <= len(looks))
+            z = bounds[due[-1]] if due else bounds[-1]
+            next_look = due[-1] + 1 if due else (len(looks) + 1 if at_look else next_look)
+            df = float(min(400, max(1, int(noise.df))))
+            tk = t_ppf(round(_ND.cdf(z), 6), df) if sigma > 0 else z
+            d, se = est.gain, est.se
+            if at_look and est.n_cand >= 2 and est.n_ref >= 2 and d - tk * se > 0 and d >= self.md:
+                return self._outcome(True, "confident", est, tk, w, window, sigma)
+            # discard when even an optimistic gain is below what is worth finding, or below
+            # what the rest of the budget could still confirm
+            se_end = self._se_after(est, self.max_runs - used, sigma)
+            t_end = t_ppf(round(_ND.cdf(bounds[-1]), 6), df) if sigma > 0 else 0.0
+            target = max(self.md, t_end * se_end, self.find * sigma)
+            extreme = nc <= 1 and d < -self.k * sigma * math.sqrt(1.0 + 1.0 / max(1, est.n_ref))
+            # ... or when, were the current estimate true, the rest of the budget would
+            # still not get it kept (conditional power below `curtail`)
+            spare = (
+                math.sqrt(max(1e-24, se * se - se_end * se_end)) if math.isfinite(se) else math.inf
+            )
+            hopeless = self.curtail > 0 and _ND.cdf((d - t_end * se_end) / spare) < self.curtail
+            if (d + self.z_fut * se < target or hopeless) and not extreme:
+                verdict = "below-min-delta" if d - tk * se > 0 else "futile"
+                return self._outcome(False, verdict, est, tk, w, window, sigma)
+            if used >= self.max_runs:
+                return self._outcome(False, "inconclusive", est, tk, w, window, sigma)
+            take(est.need or self._next(est, w, extreme))
+
+    def _next(self, est: Estimate, w: Work, extreme: bool) -> str:
+        if extreme:  # one very bad run may be a glitch: one more before giving up
+            return "B"
+        if est.mode == "paired":
+            return "A" if w.seq[-1] == "B" else "B"
+        if est.fresh == 0:
+            if w.a:  # the fresh runs so far were glitches: interleave, so a burst hits both
+                return "A" if w.seq[-1] == "B" else "B"
+            return "A" if len(w.b) >= self.first_a else "B"
+        return "B" if len(w.b) <= est.n_ref else "A"  # as design.arms plans it
+
+    def _se_after(self, est: Estimate, left: int, sigma: float) -> float:
+        if est.mode == "paired":
+            return math.sqrt(2.0) * sigma / math.sqrt(max(1.0, est.n_cand + left / 2.0))
+        a, b = est.n_ref, est.n_cand
+        for _ in range(left):
+            if b <= a:
+                b += 1
+            else:
+                a += 1
+        return sigma * math.sqrt(1.0 / max(1, a) + 1.0 / max(1, b))
+
+    def _estimate(self, w: Work, window: list[float], sigma: float) -> Estimate:
+        k = self.k
+        wc = est_.clean(window, sigma, k)
+        b, need_b = est_.arm(w.b, sigma, k)
+        if len(wc) >= 2 and w.split is None and self.W:
+            cw = est_.center(wc, sigma)
+            lim = k * sigma * math.sqrt(1.0 + 1.0 / len(wc))
+            far = [x for x in w.a if abs(x - cw) > lim]
+            good = [x for x in w.a if abs(x - cw) <= lim]
+            stale = False
+            if len(far) >= 2:
+                # two incumbent runs, apart in time, that agree with each other and not with
+                # the window: the machine changed (one such run alone is a glitch, dropped)
+                x, y = far[-2:]
+                stale = abs(x - y) <= k * math.sqrt(2.0) * sigma and (x - cw) * (y - cw) > 0
+            if not stale and len(good) >= 2:
+                spread = sigma * math.sqrt(1.0 / len(good) + 1.0 / len(wc))
+                stale = abs(est_.center(good, sigma) - cw) > self.consistency * spread
+            if stale:
+                # pairs only from here on; the runs that revealed the change are left out,
+                # or choosing to pair because of them would bias the pairs
+                w.split = len(w.seq)
+            else:
+                ref = wc + good
+                level = est_.center(ref, sigma)
+                if need_b:  # two candidate runs disagree: judged by the better, a third decides
+                    d = max(self.sign * (level - x) for x in w.b)
+                    se = sigma * math.sqrt(1.0 / len(ref) + 1.0)
+                    return Estimate("window", d, se, len(ref), 1, level, "B", fresh=len(good))
+                d = self.sign * (level - est_.center(b, sigma))
+                se = sigma * math.sqrt(1.0 / len(ref) + 1.0 / len(b))
+                need = "A" if w.a and not good and w.seq[-1] == "B" else None  # a glitch
+                return Estimate("window", d, se, len(ref), len(b), level, need, fresh=len(good))
+        start = w.split or 0
+        nb0, na0 = w.seq[:start].count("B"), w.seq[:start].count("A")
+        prs = est_.pairs(w.seq[start:], w.b[nb0:], w.a[na0:])
+        diffs = [self.sign * (pa - pb) for pb, pa in prs]
+        kept, tie_break = est_.clean_pairs(prs, diffs, sigma, k)
+        nxt = "A" if w.seq[-1] == "B" else "B"
+        reset = w.split is not None
+        if not kept or tie_break:  # pairs that disagree: judged by the better, more decide
+            if diffs:
+                best = max(kept or range(len(diffs)), key=lambda i: diffs[i])
+                se = math.sqrt(2.0) * sigma
+                return Estimate("paired", diffs[best], se, 1, 1, prs[best][1], nxt, reset, 1)
+            level = w.a[-1] if w.a else (window[-1] if window else w.b[0])
+            d = self.sign * (level - w.b[-1])
+            return Estimate("paired", d, math.inf, 0, 0, level, nxt, reset)
+        d = statistics.fmean(diffs[i] for i in kept)
+        se = math.sqrt(2.0) * sigma / math.sqrt(len(kept))
+        level = statistics.fmean(prs[i][1] for i in kept)
+        n = len(kept)
+        return Estimate("paired", d, se, n, n, level, None, reset, n)
+
+    def _outcome(
+        self,
+        keep: bool,
+        verdict: str,
+        est: Estimate,
+        bound: float,
+        w: Work,
+        window: list[float],
+        sigma: float,
+    ) -> Outcome:
+        finite = est.se > 0 and math.isfinite(est.se)
+        return Outcome(
+            keep,
+            verdict,
+            est.gain,
+            bound * est.se if finite else 0.0,
+            list(w.raw_b),
+            list(w.raw_a),
+            "".join(w.seq),
+            est.mode,
+            len(window) if est.mode == "window" else 0,
+            est.reset,
+            self.untx(est.level),
+            est.n_ref,
+            est.n_cand,
+            sigma,
+            bound if finite else 0.0,
+        )
+
+    # ---- state -------------------------------------------------------------------------------
+    def absorb(self, out: Outcome, *, moved: bool) -> None:
+        """Take a finished decision into the rule's state (live, and when replaying notes)."""
+        if out.mode == "exact":
+            if moved:
+                self.exact = out.candidate[0]
+            return
+        b = [self.tx(v) for v in out.candidate]
+        a = [self.tx(v) for v in out.incumbent]
+        self.pool.add(b)
+        self.pool.add(a)
+        if moved:
+            self.window = self._inherited(out, b)
+        elif out.window_reset:
+            self.window = a[-self.W :] if self.W else []
+        else:
+            self.window = (self.window + a)[-self.W :] if self.W else []
+
+    def moved_to(self, out: Outcome) -> None:
+        """The incumbent became this decision's candidate (a tournament's winner)."""
+        if out.mode == "exact":
+            self.exact = out.candidate[0]
+        else:
+            self.window = self._inherited(out, [self.tx(v) for v in out.candidate])
+
+    def _inherited(self, out: Outcome, b: list[float]) -> list[float]:
+        """The new incumbent's window: its runs from the decision that kept it, moved back by
+        their estimated selection bias (the winner's curse): a keep just over its threshold
+        was probably lucky, one far over it hardly. Plug-in estimate: the mean excess of a
+        normal over the threshold, λ(c − z)·se, the candidate's share of it by variance."""
+        if not self.inherit or not self.W or not b or not out.sigma > 0 or not out.half > 0:
+            return []
+        se = out.half / max(out.bound, 1e-9)
+        z = out.gain / se
+        lam = _ND.pdf(out.bound - z) / max(1e-12, 1.0 - _ND.cdf(out.bound - z))
+        share = (out.sigma**2 / max(1, out.n_cand)) / se**2
+        shift = self.sign * self.inherit * lam * se * min(1.0, share)
+        return [x + shift for x in b[-self.W :]]
