@@ -148,9 +148,12 @@ def test_every_number_shown_comes_from_the_note(tmp_repo: TmpRepo, tmp_path: Pat
             f"{row['commit'][:10]} {row['status']:<13} {m['value']:>10.6g}  {row['reason']}"
             in res.stdout
         )
-    tsv = tmp_repo.cli("log", "--run", "v", "--format", "tsv").stdout.splitlines()[2:]
-    for line in tsv:
-        _, short, value, delta, *_ = line.split("\t")
+    tsv = tmp_repo.cli("log", "--run", "v", "--format", "tsv").stdout.splitlines()
+    header = tsv[1].split("\t")
+    assert len(tsv) == len(rows) + 2
+    for line in tsv[2:]:
+        cell = dict(zip(header, line.split("\t"), strict=True))
+        short, value, delta = cell["commit"], cell["metric"], cell["delta"]
         row = next(r for c, r in by_commit.items() if c.startswith(short))
         want = row["metric"].get("delta", 0.0) if row["status"] != "baseline" else 0.0
         assert float(delta) == pytest.approx(want, rel=1e-9, abs=1e-12)
