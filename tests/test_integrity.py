@@ -141,9 +141,12 @@ def assert_sound(repo: TmpRepo, run: str, mark: str) -> list[dict[str, Any]]:
 
 
 # Attacks after which the run goes on, each with the status it must end with. Without the
-# sandbox the daemon reaches the incumbent's checkout (tampered); in it, it sees nothing.
+# sandbox the daemon reaches the incumbent's checkout, but the metric here is deterministic:
+# the candidate is compared exactly with the incumbent's recorded value and the incumbent is
+# never run again, so the rewrite changes nothing that is measured (a tie: discarded); in the
+# sandbox it sees nothing.
 GOES_ON = [
-    ("rewrite-siblings:100.0", "tampered|discard"),  # a daemon writing 1000 into checkouts
+    ("rewrite-siblings:100.0", "discard"),  # a daemon writing 1000 into checkouts
     ("late-writer:99", "keep"),  # a daemon keeping its token, writing later
     ("push-origin:98", "keep"),  # push and forged note through origin: there is no origin
     ("symlink-out", "out-of-scope"),
@@ -161,8 +164,9 @@ GOES_ON = [
     ("metric-format:50", "metric-error"),
     ("self-rewrite:50", "tampered"),
     ("plain:92.5", "discard"),  # (writes the incumbent's checkout the next attack goes for)
-    # in the sandbox the daemon dies with the benchmark's pid namespace: measured honestly
-    ("measure-daemon:92.0", "tampered|discard"),
+    # in the sandbox the daemon dies with the benchmark's pid namespace: measured honestly;
+    # without it, it writes the incumbent's checkout, which a deterministic metric never runs
+    ("measure-daemon:92.0", "discard"),
 ]
 # Attacks on the user's repository: blocked by the sandbox, so its run goes on.
 ON_THE_REPOSITORY = [
@@ -208,11 +212,8 @@ def run_attacks(
     assert "src/up -> ../../../../.." in by["symlink-up:97"]["reason"]
     assert by["metric-early:92"]["metric"]["value"] == 92
     assert "src/value.txt" in by["self-rewrite:50"]["reason"]
-    if sandbox == "none":
-        assert "src/value.txt" in by["measure-daemon:92.0"]["reason"]
-        assert by["measure-daemon:92.0"]["tampered"]
-    else:
-        assert by["measure-daemon:92.0"]["status"] == "discard"
+    # never kept: the daemon's write lands in a checkout the deterministic metric never runs
+    assert by["measure-daemon:92.0"]["status"] == "discard"
     best = min(r["metric"]["value"] for r in rows if r["status"] in ("keep", "keep-reworked"))
     assert best < rows[0]["metric"]["value"]  # the honest part of the work still improves it
     return rows

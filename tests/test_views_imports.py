@@ -74,14 +74,14 @@ def test_tsv_is_exactly_autoresearch(tmp_repo: TmpRepo) -> None:
         "iteration\ttimestamp\tcommit\tmetric\tdelta\tguard\tguard-metric\tstatus\tdescription\n"
         f"0\t2026-01-02T00:00:00Z\t{base[:7]}\t120.0\t0.0\t-\t-\tbaseline\tbaseline\n"
         f"1\t2026-01-02T00:00:01Z\t{keep[:7]}\t110.5\t-9.5\tpass\t-\tkeep\tcache the parse\n"
-        f"2\t2026-01-02T00:00:02Z\t{gf[:7]}\t100.0\t-\tfail\t-\tdiscard\t[guard-fail] drop the lock\n"
+        f"2\t2026-01-02T00:00:02Z\t{gf[:7]}\t100.0\t-10.5\tfail\t-\tdiscard\t[guard-fail] drop the lock\n"
     )
     assert tmp_repo.cli("log", "--format", "tsv7").stdout == (
         "# metric_direction: lower_is_better\n"
         "iteration\tcommit\tmetric\tdelta\tguard\tstatus\tdescription\n"
         f"0\t{base[:7]}\t120.0\t0.0\t-\tbaseline\tbaseline\n"
         f"1\t{keep[:7]}\t110.5\t-9.5\tpass\tkeep\tcache the parse\n"
-        f"2\t{gf[:7]}\t100.0\t-\tfail\tdiscard\t[guard-fail] drop the lock\n"
+        f"2\t{gf[:7]}\t100.0\t-10.5\tfail\tdiscard\t[guard-fail] drop the lock\n"
     )
     karpathy = tmp_repo.cli("log", "--format", "karpathy").stdout
     assert karpathy == (

@@ -117,10 +117,10 @@ def _decimal(value: int | float) -> Decimal:
 def deltas(rows: Sequence[Row], direction: str | None) -> list[Decimal | None]:
     """Each row's delta as its own record states it: a decided attempt's note (candidate −
     the incumbent it was compared with, in decimal from the note's two values), an imported
-    row's file. Only a row that records none (a hand-made experiment, an imported file
+    row's file. Only a row that records none (an attempt the rule never compared, such as a
+    guard failure; a note from before decisions recorded their delta; an imported file
     without a delta column) is measured from the best kept value before it in its run (with
-    no known direction, the value kept last); a loop attempt that was never compared (a guard
-    failure, a crash) has none."""
+    no known direction, the value kept last), as the plugin does."""
     best: dict[str, Decimal] = {}
     out: list[Decimal | None] = []
     for row in rows:
@@ -138,8 +138,8 @@ def deltas(rows: Sequence[Row], direction: str | None) -> list[Decimal | None]:
             out.append(own)
         elif row.get("status") == "baseline":
             out.append(Decimal(0))
-        elif (row.get("run") and "source" not in row) or _source_says_none(row):
-            out.append(None)  # the loop (or the imported file) compared it with nothing
+        elif _source_says_none(row):
+            out.append(None)  # the imported file compared it with nothing
         else:
             out.append(Decimal(0) if prev is None else v - prev)
         if row.get("status") in _KEPT and (
