@@ -88,6 +88,9 @@ def one_loop(tmp: Path, regime: str, loop: str, seed: int, rounds: int) -> Tally
         f'[scope]\nmutable = ["src/**"]\nsealed = ["agent.py"]\n'
         f"[loop]\niterations = {rounds}\nplateau_patience = 1000\nstuck_after = 1000\n"
         f'[agent]\nname = "command"\ncommand = "{PY} {repo / "agent.py"}"\n'
+        # the simulated machine keeps its state in a file between metric runs, which a
+        # sandboxed metric (a private /tmp) could not; this bench measures decisions
+        'sandbox = "none"\n'
     )
     env = {**ENV, "BENCH_SEED": str(seed)}
     for args in (
