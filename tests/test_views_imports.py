@@ -261,3 +261,41 @@ def test_unknown_status_is_kept_verbatim(tmp_repo: TmpRepo, tmp_path: Path) -> N
     rows = [json.loads(x) for x in tmp_repo.cli("log", "--format", "jsonl").stdout.splitlines()]
     assert rows[0]["status"] == "maybe" and rows[0]["source"]["status"] == "maybe"
     assert "\tmaybe\tok\n" in tmp_repo.cli("log", "--format", "tsv").stdout
+
+
+def test_status_table_deltas_come_from_notes_and_the_whole_run(tmp_repo: TmpRepo) -> None:
+    """`status` shows its last 10 rows, but each delta is the note's (value − the incumbent it
+    was compared with), and a row the rule never compared is measured from the best kept
+    value of the whole run, not of the rows shown."""
+    metric = {"name": "ms", "direction": "lower"}
+    rows: list[tuple[str, dict[str, object]]] = [
+        ("baseline", {"value": 120.0, "samples": [120.0]}),
+        ("keep", {"value": 110.0, "incumbent": 120.0, "delta": -10.0, "delta_pct": -8.33}),
+    ]
+    rows += [
+        ("discard", {"value": 110.0 + i, "incumbent": 110.0, "delta": float(i)})
+        for i in range(1, 11)
+    ]
+    rows.append(("guard-fail", {"value": 104.0}))
+    commits = []
+    for i, (status, m) in enumerate(rows):
+        c = tmp_repo.commit(f"experiment(x): row {i}", {"v": str(i)})
+        fields = {
+            "status": status,
+            "iteration": i,
+            "run": "r1",
+            "description": f"row {i}",
+            "metric": {**metric, **m},
+        }
+        line = make_line("create", fields, ts=f"2026-01-02T00:00:{i:02d}.000000Z")
+        tmp_repo.git("notes", "--ref=improve", "add", "-m", line, c)
+        commits.append(c)
+    out = tmp_repo.cli("status").stdout
+    assert "best 110 at" in out and "baseline 120" in out
+    table = out.splitlines()
+    table = table[table.index(next(ln for ln in table if ln.startswith("----"))) + 1 :]
+    shown = {ln.split()[1]: ln.split()[3] for ln in table}
+    assert len(shown) == 10 and commits[1][:10] not in shown
+    for i in range(3, 12):
+        assert float(shown[commits[i][:10]]) == pytest.approx(i - 1.0)
+    assert float(shown[commits[12][:10]]) == pytest.approx(-6.0)  # 104 against the kept 110

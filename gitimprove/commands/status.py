@@ -54,5 +54,5 @@ def command(run_name: str | None, as_json: bool) -> None:
         f"{len(rep.attempts)} attempts, {rep.kept} kept; escalation level {rep.escalation}; agent cost ${rep.cost_usd:.2f}"
     )
     output.echo(f"kept: {sparkline(rep.kept_line)}")
-    headers, cells = views.table_cells(rep.rows[-10:], rep.direction)
+    headers, cells = views.table_cells(rep.rows, rep.direction, last=10)
     output.write(output.table(headers, cells))

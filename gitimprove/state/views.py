@@ -228,8 +228,13 @@ def render_jsonl(rows: Sequence[Experiment]) -> str:
 
 
 def table_cells(
-    rows: Sequence[Experiment], direction: str | None
+    rows: Sequence[Experiment], direction: str | None, last: int | None = None
 ) -> tuple[list[str], list[list[str]]]:
+    """The log table; with `last`, its last rows only, their deltas found from all rows (a
+    row the rule never compared is measured from the best kept value of the whole run)."""
+    deltas = row_deltas(rows, direction)
+    if last is not None:
+        rows, deltas = rows[-last:], deltas[-last:]
     runs = {r.run or "" for r in rows}
     show_run = len(runs) > 1
     headers = (["run"] if show_run else []) + [
@@ -242,7 +247,7 @@ def table_cells(
         "description",
     ]
     out = []
-    for row, delta in zip(rows, row_deltas(rows, direction), strict=True):
+    for row, delta in zip(rows, deltas, strict=True):
         desc = _clean_text(row.description)
         cells = ([row.run or "-"] if show_run else []) + [
             _iteration(row),
