@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 _ND = statistics.NormalDist()
 BUDGET = (8, 64)  # the range an automatic max_runs is chosen from
+LOW_NOISE = (0.012, 0.018)  # relative noise per run: the curtailment doubles below the first
 POWER_Z = 0.67  # the automatic budget confirms a gain worth finding 3 times in 4
 
 
@@ -40,6 +41,17 @@ def plan(rule: AdaptiveRule) -> int:
             return n
     rule.max_runs = hi
     return hi
+
+
+def curtailment(rule: AdaptiveRule, sigma: float) -> float:
+    """The conditional power below which a candidate goes (`rule.curtail`). With noise of
+    about 1% per run or less, the gains agents make are several σ, and a candidate that would
+    need the whole budget to be kept is not worth it: the bar doubles from 1.8% noise down to
+    1.2% (σ relative to the metric's level)."""
+    level = 1.0 if rule.relative else abs(rule.level0)
+    rel = sigma / level if level else math.inf
+    lo, hi = LOW_NOISE
+    return rule.curtail * (1.0 + min(1.0, max(0.0, (hi - rel) / (hi - lo))))
 
 
 def record(rule: AdaptiveRule) -> dict[str, Any]:

@@ -245,7 +245,8 @@ class AdaptiveRule:
             spare = (
                 math.sqrt(max(1e-24, se * se - se_end * se_end)) if math.isfinite(se) else math.inf
             )
-            hopeless = self.curtail > 0 and _ND.cdf((d - t_end * se_end) / spare) < self.curtail
+            curtail = budget.curtailment(self, sigma)
+            hopeless = curtail > 0 and _ND.cdf((d - t_end * se_end) / spare) < curtail
             if (d + self.z_fut * se < target or hopeless) and not extreme:
                 verdict = "below-min-delta" if d - tk * se > 0 else "futile"
                 return self._outcome(False, verdict, est, tk, w, window, sigma)
