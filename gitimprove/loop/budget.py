@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 _ND = statistics.NormalDist()
 BUDGET = (8, 64)  # the range an automatic max_runs is chosen from
-LOW_NOISE = (0.012, 0.018)  # relative noise per run: the curtailment doubles below the first
+LOW_NOISE = (0.012, 0.018)  # relative noise per run: below the first, the curtailment
+LOW_NOISE_RAISE = 1.5  # rises by this share of itself
 POWER_Z = 0.67  # the automatic budget confirms a gain worth finding 3 times in 4
 
 
@@ -46,12 +47,12 @@ def plan(rule: AdaptiveRule) -> int:
 def curtailment(rule: AdaptiveRule, sigma: float) -> float:
     """The conditional power below which a candidate goes (`rule.curtail`). With noise of
     about 1% per run or less, the gains agents make are several σ, and a candidate that would
-    need the whole budget to be kept is not worth it: the bar doubles from 1.8% noise down to
-    1.2% (σ relative to the metric's level)."""
+    need the whole budget to be kept is not worth it: the bar rises to 2.5 times from 1.8%
+    noise down to 1.2% (σ relative to the metric's level)."""
     level = 1.0 if rule.relative else abs(rule.level0)
     rel = sigma / level if level else math.inf
     lo, hi = LOW_NOISE
-    return rule.curtail * (1.0 + min(1.0, max(0.0, (hi - rel) / (hi - lo))))
+    return rule.curtail * (1.0 + LOW_NOISE_RAISE * min(1.0, max(0.0, (hi - rel) / (hi - lo))))
 
 
 def record(rule: AdaptiveRule) -> dict[str, Any]:
