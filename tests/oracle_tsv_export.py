@@ -97,25 +97,11 @@ def _decimal(value: int | float) -> Decimal:
 
 
 def deltas(rows: Sequence[Row], direction: str | None) -> list[Decimal | None]:
-    """Each row's metric minus the best kept value before it in its run (with no known
-    direction, the value kept last); an imported row keeps the delta its file gave it."""
-    best: dict[str, Decimal] = {}
-    out: list[Decimal | None] = []
-    for row in rows:
-        group = str(row.get("run") or "")
-        value = _value(row)
-        prev = best.get(group)
-        if value is None:
-            out.append(None)
-            continue
-        v = _decimal(value)
-        own = _own_delta(row)
-        out.append(own if own is not None else Decimal(0) if prev is None else v - prev)
-        if row.get("status") in _KEPT and (
-            prev is None or direction is None or (v < prev if direction == "lower" else v > prev)
-        ):
-            best[group] = v
-    return out
+    """The deltas as the record states them, in `Decimal` row by row: the writer's own
+    reference implementation (`tsv_export.deltas`, which `show` and `status` also use)."""
+    from gitimprove.state import tsv_export
+
+    return tsv_export.deltas(rows, direction)
 
 
 def _own_delta(row: Row) -> Decimal | None:

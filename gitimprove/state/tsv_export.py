@@ -294,17 +294,31 @@ def render(rows: Sequence[Row], direction: str | None, layout: str = "tsv") -> s
             group = row.get("run")
             group = str(group or "")
             prev = best.get(group)
-            own = _own_delta(row) if "source" in row else None
-            if own is not None:
-                exact = None
-            if own is not None or exact is None or type(prev) is Decimal:
-                v = _decimal(value)
-                p = _to_decimal(prev) if prev is not None else None
-                delta_text = signed(own if own is not None else Decimal(0) if p is None else v - p)
-                mine: tuple[int, int] | Decimal = v if exact is None else exact
+            mine: tuple[int, int] | Decimal = _decimal(value) if exact is None else exact
+            # as `deltas` says: the note's own delta first, then an imported file's, and only
+            # a row that records none is measured from the best kept value before it
+            assert type(metric) is dict
+            inc = metric.get("incumbent")
+            if type(inc) is float or type(inc) is int:
+                inc_exact = _exact(inc)
+                if exact is not None and inc_exact is not None:
+                    delta_text = _signed_exact(exact, inc_exact)
+                else:
+                    delta_text = signed(_to_decimal(mine) - _decimal(inc))
+            elif type(metric.get("delta")) is float or type(metric.get("delta")) is int:
+                delta_text = signed(_decimal(metric["delta"]))
+            elif "source" in row and (own := _own_delta(row)) is not None:
+                delta_text = signed(own)
+            elif status == "baseline":
+                delta_text = "0.0"
+            elif "source" in row and _source_says_none(row):
+                delta_text = "0.0" if crashed else "-"  # the imported file compared it with nothing
+            elif prev is None:
+                delta_text = "0.0"
+            elif exact is not None and type(prev) is not Decimal:
+                delta_text = _signed_exact(exact, prev)
             else:
-                delta_text = "0.0" if prev is None else _signed_exact(exact, prev)
-                mine = exact
+                delta_text = signed(_to_decimal(mine) - _to_decimal(prev))
             if status in kept_words and (
                 prev is None
                 or direction is None
