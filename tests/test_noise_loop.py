@@ -31,7 +31,9 @@ SHARED = {
 def machine_project(
     repo: TmpRepo, tmp: Path, plan: dict[str, Any], params: dict[str, Any], seed: int
 ) -> Path:
-    make_project(repo, plan, guard=False)
+    # the simulated machine keeps its state in a file between metric runs, and imports this
+    # package: its measurement runs without the sandbox (which hides /tmp and site-packages there)
+    make_project(repo, plan, guard=False, extra='sandbox = "none"\n')
     scenario = tmp / "scenario.json"
     scenario.write_text(json.dumps(params))
     state = tmp / f"machine-{seed}.json"
