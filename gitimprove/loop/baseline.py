@@ -78,7 +78,13 @@ def calibrate(ctx: RunContext) -> Calibration:
     except MetricFailed as exc:
         raise GitImproveError(
             f"the metric fails on the run's base {ctx.base[:10]}: {exc.run.error}\n{exc.run.tail}",
-            hint="fix [metric] command so it prints a number on the unchanged code",
+            hint="fix [metric] command so it prints a number on the unchanged code"
+            + (
+                "; it ran in the sandbox (a read-only system, a private /tmp): a metric that "
+                'needs more runs with [agent] sandbox = "none"'
+                if ctx.sandbox.active
+                else ""
+            ),
         ) from None
     except Tampered as exc:
         raise _tampered(exc) from None
