@@ -219,26 +219,40 @@ def split_notes(notes: Iterable[tuple[str, bytes]]) -> list[Split]:
 
 def _split_notes(notes: Iterable[tuple[str, bytes]]) -> list[Split]:
     batch = reader_bulk.Batch(LINE_SCHEMA, version=VERSION)
+    add = batch.add
     commits: list[str] = []
     counts: list[int] = []  # lines of each note
     for commit, data in notes:
-        n = 0
-        for line in data.decode("utf-8", errors="replace").splitlines():
-            stripped = line.strip()
-            if stripped:
-                batch.add(stripped)
-                n += 1
+        lines = data.decode("utf-8", errors="replace").splitlines()
+        if len(lines) == 1 and lines[0][:1] == "{" and lines[0][-1:] == "}":
+            add(lines[0])  # the usual note: one record, nothing to strip
+            n = 1
+        else:
+            n = 0
+            for line in lines:
+                stripped = line.strip()
+                if stripped:
+                    add(stripped)
+                    n += 1
         commits.append(commit)
         counts.append(n)
     read = batch.results()
     out: list[Split] = []
     k = 0
+    unreadable = reader.Unreadable
     for commit, n in zip(commits, counts, strict=True):
+        if n == 1:
+            obj = read[k]
+            k += 1
+            if type(obj) is dict and type(obj.get("import_id")) is not str:
+                out.append((commit, [obj], {}, []))
+                continue
+            k -= 1
         own: list[dict[str, Any]] = []
         imported: dict[str, list[dict[str, Any]]] = {}
         raw: list[str] = []
         for obj in read[k : k + n]:
-            if isinstance(obj, reader.Unreadable):
+            if isinstance(obj, unreadable):
                 raw.append(f"{obj.reason}: {obj.preview}")
                 continue
             iid = obj.get("import_id")

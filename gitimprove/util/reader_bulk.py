@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 _NONE = type(None)
 _FEW = 8  # up to this many records (one note), each is read alone
+_MAX_BYTES, _MAX_DEPTH = reader.MAX_BYTES, reader.MAX_DEPTH
 # Types a column may hold and be settled at once (None is added for optional fields); ints
 # still need their range checked.
 _SETTLED: dict[str, frozenset[type]] = {
@@ -66,7 +67,8 @@ def no_gc() -> Iterator[None]:
 
 class Batch:
     """`load_objects` fed one text at a time (each decoded as it comes, so a caller can read
-    while git still writes); `results()` checks the schema over all of them at once."""
+    while git still writes); `results()` checks the schema over all of them at once (or,
+    for a few, reads each one alone)."""
 
     def __init__(self, schema: reader.Schema, *, version: int | None = 1) -> None:
         self.schema, self.version = schema, version
@@ -76,22 +78,13 @@ class Batch:
         self._scan: Callable[[str, int], tuple[Any, int]] = reader._DECODER.scan_once  # type: ignore[attr-defined]
 
     def add(self, text: str) -> None:
+        """Take one more text, decoded now (by the reader's own scanner) if it can be."""
         self.texts.append(text)
-        if len(self.texts) > _FEW:  # enough to batch: decode these, then each as it comes
-            for early in self.texts:
-                self._decode(early)
-            self.add = self._add  # type: ignore[method-assign]
-
-    def _add(self, text: str) -> None:
-        self.texts.append(text)
-        self._decode(text)
-
-    def _decode(self, text: str) -> None:
         value: Any = None
         if (
-            len(text) <= reader.MAX_BYTES
+            len(text) <= _MAX_BYTES
             and "\\u" not in text
-            and text.count("{") + text.count("[") <= reader.MAX_DEPTH
+            and text.count("{") + text.count("[") <= _MAX_DEPTH
         ):
             try:
                 value, end = self._scan(text, 0)
