@@ -5,7 +5,13 @@ writes them, then times:
   - `git improve log --format tsv`, warm (cache valid) and cold (cache removed), against
     `git log --notes=improve --format=%H%x09%N`, first on loose objects, then again after
     `git gc` on a packed repository (what real repositories are; git is faster there);
+  - on the packed repository, the first `log` after one new experiment: the rendered output
+    is stale, the note cache holds every other note (so one note is read and parsed, and
+    every row is ordered and rendered again); not a cold figure, the common one;
   - `git improve hook post-commit` on an ordinary commit, against `python -c pass`.
+
+gitimprove runs from its compiled bytecode, as an installed package does (pip compiles it);
+a PYTHONDONTWRITEBYTECODE in the environment would make each run compile every module again.
 
 Usage: python bench/log_bench.py [--experiments 10000] [--repeat 7]
 """
@@ -76,6 +82,32 @@ def build(path: Path, n: int) -> None:
     notes.append_lines(repo, batch)
 
 
+def add_experiment(path: Path, i: int) -> None:
+    """One more experiment commit with its note, as the loop records one."""
+    subprocess.run(
+        ["git", "commit", "-q", "--allow-empty", "-m", f"experiment(perf): attempt {i}"],
+        cwd=path,
+        env=ENV,
+        check=True,
+    )
+    from gitimprove.git import notes
+    from gitimprove.git.repo import open_repo
+    from gitimprove.state.records import make_line
+
+    commit = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=path, env=ENV, check=True, text=True, capture_output=True
+    ).stdout.strip()
+    fields = {
+        "run": "bench",
+        "iteration": i,
+        "status": "discard",
+        "description": f"attempt {i}",
+        "metric": {"name": "ms", "direction": "lower", "value": 90.5, "samples": [90.5] * 3},
+        "guard": {"status": "pass"},
+    }
+    notes.append_lines(open_repo(path), {commit: [make_line("create", fields)]})
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--experiments", type=int, default=10000)
@@ -90,6 +122,8 @@ def main() -> int:
         print(f"built {args.experiments} experiments with notes in {time.perf_counter() - t0:.1f}s")
         py = sys.executable
         cache = repo / ".git" / "improve" / "cache"
+        ENV.pop("PYTHONDONTWRITEBYTECODE", None)
+        ENV["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
 
         def drop_cache() -> None:
             shutil.rmtree(cache, ignore_errors=True)
@@ -118,6 +152,24 @@ def main() -> int:
         loose = measure("loose")
         subprocess.run(["git", "gc", "-q"], cwd=repo, env=ENV, check=True)
         packed = measure("packed")
+
+        # One more experiment: its note is the only one the note cache does not hold.
+        drop_cache()
+        subprocess.run(argv, cwd=repo, env=ENV, check=True, stdout=subprocess.DEVNULL)
+        note_rows = (cache / "note-rows").read_bytes()
+        add_experiment(repo, args.experiments)
+
+        def one_new_note() -> None:
+            drop_cache()
+            cache.mkdir(parents=True)
+            (cache / "note-rows").write_bytes(note_rows)
+
+        git_log = timed(["git", "log", "--notes=improve", "--format=%H%x09%N"], repo, args.repeat)
+        after_one = timed(argv, repo, args.repeat, before=one_new_note)
+        out = subprocess.run(argv, cwd=repo, env=ENV, capture_output=True, text=True).stdout
+        assert len(out.splitlines()) == args.experiments + 3, "log lost rows"
+        ref = "git log --notes=improve (packed)"
+        packed.append(("log --format tsv, one new note, packed", after_one, git_log, 4.0, ref))
 
         subprocess.run(
             ["git", "commit", "-q", "--allow-empty", "-m", "ordinary commit"],

@@ -66,10 +66,17 @@ def read_blobs(loc: gitdir.Location, oids: Sequence[str]) -> list[bytes] | None:
 
 
 def stream_tree_blobs(loc: gitdir.Location, tip: str) -> Iterator[tuple[str, bytes]]:
-    """(path, content) of every blob in the tree of commit `tip`, as git reads them: one
-    pipeline (`ls-tree --format` into `cat-file --batch`), so the caller parses the first
-    notes while git still reads the rest. Raises Unanswered (after what it yielded) when
-    git could not answer; the caller then starts over another way."""
+    """(path, content) of every blob in the tree of commit `tip`, as git reads them (see
+    `stream_tree`)."""
+    for path, _, data in stream_tree(loc, tip):
+        yield path, data
+
+
+def stream_tree(loc: gitdir.Location, tip: str) -> Iterator[tuple[str, str, bytes]]:
+    """(path, blob id, content) of every blob in the tree of commit `tip`, as git reads
+    them: one pipeline (`ls-tree --format` into `cat-file --batch`), so the caller parses the
+    first notes while git still reads the rest. Raises Unanswered (after what it yielded)
+    when git could not answer; the caller then starts over another way."""
     env = proc.clean_env({"GIT_DIR": loc.git_dir, "GITIMPROVE_CHILD": "1"})
     argvs = [
         ["git", "ls-tree", "-r", "--full-tree", "--format=%(objectname) %(path)", tip],
@@ -94,6 +101,7 @@ def stream_tree_blobs(loc: gitdir.Location, tip: str) -> Iterator[tuple[str, byt
             if len(data) != size or out.read(1) != b"\n":
                 raise Unanswered("cat-file output ended early")
             if parts[1] == b"blob":
-                yield parts[3].decode("utf-8", errors="surrogateescape"), data
+                path = parts[3].decode("utf-8", errors="surrogateescape")
+                yield path, parts[0].decode("ascii", errors="replace"), data
         if not pipe.ok():
             raise Unanswered("git ls-tree or cat-file failed")

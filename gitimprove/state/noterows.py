@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     Row = dict[str, Any]
+    Entry = tuple[Row | None, list[Row]]  # a note's own row (None if none), its imported rows
 
 _BOOKKEEPING = ("op", "seq", "v")
 CACHE_VERSION = 3
@@ -52,7 +53,7 @@ def view_rows(loc: gitdir.Location, *, use_cache: bool = True, store: bool = Tru
                 return list(cached["rows"])
         except (OSError, ValueError, AttributeError, KeyError, TypeError, RecursionError):
             pass
-    found = load(loc, notes_tip or None, memory_tip or None)
+    found = load(loc, notes_tip or None, memory_tip or None, use_cache=use_cache)
     if store:
         from gitimprove.util.files import atomic_write
 
@@ -64,17 +65,26 @@ def view_rows(loc: gitdir.Location, *, use_cache: bool = True, store: bool = Tru
     return found
 
 
-def load(loc: gitdir.Location, notes_tip: str | None, memory_tip: str | None) -> list[Row]:
-    """Every experiment's row at these tips of the notes and the memory branch."""
+def load(
+    loc: gitdir.Location,
+    notes_tip: str | None,
+    memory_tip: str | None,
+    *,
+    use_cache: bool = True,
+) -> list[Row]:
+    """Every experiment's row at these tips of the notes and the memory branch; each note's
+    rows from the note cache (`notecache`) when `use_cache` and its blob is unchanged."""
     from gitimprove.git import catfile
 
     imported = _imports_by_git(loc, memory_tip) if memory_tip else []
-    if imported is not None:  # the notes are parsed while git still reads them
+    if imported is not None:
         try:
-            blobs = catfile.stream_tree_blobs(loc, notes_tip) if notes_tip else iter(())
-            return rows(_named(blobs), imported)
+            entries = _note_entries(loc, notes_tip, use_cache) if notes_tip else []
         except catfile.Unanswered:
             pass
+        else:
+            with reader_bulk.no_gc():
+                return _assemble(entries, imported)
     found = _blobs_by_git(loc, notes_tip, memory_tip)
     if found is None:  # git could not answer: read with pygit2
         from gitimprove.git import memory, notes
@@ -88,6 +98,60 @@ def load(loc: gitdir.Location, notes_tip: str | None, memory_tip: str | None) ->
             else [],
         )
     return rows(*found)
+
+
+def _note_entries(loc: gitdir.Location, tip: str, use_cache: bool) -> list[Entry]:
+    """Each note's (own row, imported rows), in the tree's order: with no note cache, every
+    note parsed while git still reads them; with one, only the notes whose blob changed read
+    and parsed. Either way the cache is left holding every note of `tip`. Raises
+    catfile.Unanswered when git cannot answer."""
+    from gitimprove.git import catfile
+    from gitimprove.state import notecache
+
+    cached = notecache.load(loc) if use_cache else {}
+    if not cached:  # the cold case: one pipeline, parsed as it comes
+        blobs: list[tuple[str, str, bool]] = []  # path, blob id, cacheable
+
+        def named() -> Iterator[tuple[str, bytes]]:
+            for path, blob, data in catfile.stream_tree(loc, tip):
+                commit = path.replace("/", "")
+                if len(commit) == 40 and not commit.strip(_HEX):
+                    blobs.append((path, blob, bool(data)))
+                    yield commit, data
+
+        with reader_bulk.no_gc():
+            parsed = _entries(named())
+        notecache.store(
+            loc, {p: (b, *e) for (p, b, keep), e in zip(blobs, parsed, strict=True) if keep}
+        )
+        return parsed
+    listing = catfile.tree_blobs(loc, tip)
+    if listing is None:
+        raise catfile.Unanswered("git ls-tree failed")
+    notes = [(path, blob) for path, blob in listing if _commit_of(path)]
+    missing = [(path, blob) for path, blob in notes if not notecache.usable(cached.get(path), blob)]
+    if missing:
+        data = catfile.read_blobs(loc, [blob for _, blob in missing])
+        if data is None:
+            raise catfile.Unanswered("git cat-file failed")
+        with reader_bulk.no_gc():
+            parsed = _entries(zip([_commit_of(p) for p, _ in missing], data, strict=True))
+        for (path, blob), content, entry in zip(missing, data, parsed, strict=True):
+            if content:  # b"" may be a missing object: never kept under its id
+                cached[path] = (blob, *entry)
+            else:
+                cached.pop(path, None)
+    fresh = dict(zip([p for p, _ in missing], parsed, strict=True)) if missing else {}
+    found = [fresh[path] if path in fresh else cached[path][1:] for path, _ in notes]
+    if missing or len(cached) != len(notes):
+        notecache.store(loc, {path: cached[path] for path, _ in notes if path in cached})
+    return found
+
+
+def _commit_of(path: str) -> str:
+    """The commit a notes tree path names (any fanout), or "" for another path."""
+    commit = path.replace("/", "")
+    return commit if len(commit) == 40 and not commit.strip(_HEX) else ""
 
 
 def _named(blobs: Iterable[tuple[str, Any]]) -> Iterator[tuple[str, Any]]:
@@ -133,12 +197,28 @@ def rows(note_blobs: Iterable[tuple[str, bytes]], import_blobs: Sequence[bytes])
 
 
 def _rows(note_blobs: Iterable[tuple[str, bytes]], import_blobs: Sequence[bytes]) -> list[Row]:
+    return _assemble(_entries(note_blobs), import_blobs)
+
+
+def _entries(note_blobs: Iterable[tuple[str, bytes]]) -> list[Entry]:
+    """Each note's (own row or None, imported rows), in order."""
+    return [
+        (
+            _row(commit, own, raw) if own or raw else None,
+            [_row(commit, lines, ()) for lines in on_commit.values()],
+        )
+        for commit, own, on_commit, raw in records.split_notes(note_blobs)
+    ]
+
+
+def _assemble(entries: Iterable[Entry], import_blobs: Sequence[bytes]) -> list[Row]:
+    """The rows of every note and of the imports/ entries, in display order."""
     out: list[Row] = []
     imported: list[Row] = []
-    for commit, own, on_commit, raw in records.split_notes(note_blobs):
-        if own or raw:
-            out.append(_row(commit, own, raw))
-        imported.extend(_row(commit, lines, ()) for lines in on_commit.values())
+    for own, on_commit in entries:
+        if own is not None:
+            out.append(own)
+        imported.extend(on_commit)
     imported.extend(_from_row(r) for r in records.imported_rows_of(import_blobs))
     out.extend(_latest_versions(imported))
     return order(out)
