@@ -395,3 +395,23 @@ def test_rows_cache_that_is_not_rows_is_ignored(corpus: Path, tmp_path: Path) ->
     data["rows"][0] = "not a row"
     cache.write_text(json.dumps(data))
     assert noterows.view_rows(loc) == fresh
+
+
+def test_deltas_of_values_with_as_many_places_are_the_old_ones() -> None:
+    """The usual run: every value with the same number of decimal places (87.15 then 85.05:
+    `-2.1`, not `-2.10`), each row kept or not, in both directions."""
+    rng = random.Random(17)
+    for trial in range(40):
+        places = rng.randint(1, 6)
+        scale = rng.choice([1, 100, 10**6, 10**12])
+        rows = []
+        for i in range(40):
+            value = float(f"{rng.uniform(-scale, scale):.{places}f}")
+            if rng.random() < 0.3:  # the same digits again, or ending in zeros
+                value = float(f"{round(value, places - 1):.{places}f}")
+            status = rng.choice(["keep", "keep", "discard", "baseline", "crash"])
+            metric = {"name": "ms", "direction": "lower", "value": value}
+            rows.append({"run": "r", "iteration": i, "status": status, "metric": metric})
+        for direction in ("lower", "higher", None):
+            want = oracle_tsv_export.render(rows, direction, "tsv")
+            assert tsv_export.render(rows, direction, "tsv") == want, trial
