@@ -7,11 +7,13 @@ no pygit2; `None` means git could not answer, and the caller falls back to pygit
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from gitimprove.util import gitdir, proc
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Callable, Iterator, Sequence
 
 
 class Unanswered(Exception):
@@ -29,10 +31,29 @@ def tree_blobs(loc: gitdir.Location, tip: str, prefix: str = "") -> list[tuple[s
     if prefix:
         args += ["--", prefix]
     res = _git(loc, args)
-    if not res.ok:
-        return None
+    return _blob_entries(res.raw) if res.ok else None
+
+
+@contextmanager
+def tree_listing(loc: gitdir.Location, tip: str) -> Iterator[Callable[[], list[tuple[str, str]]]]:
+    """`tree_blobs(loc, tip)` started now and read when the caller asks (it can do other work
+    while git lists the tree); the call raises Unanswered when git could not answer."""
+    env = proc.clean_env({"GIT_DIR": loc.git_dir, "GITIMPROVE_CHILD": "1"})
+    argv = ["git", "ls-tree", "-r", "-z", "--full-tree", tip]
+    with proc.pipeline([argv], cwd=loc.git_dir, env=env) as pipe:
+
+        def listing() -> list[tuple[str, str]]:
+            raw = pipe.out.read()
+            if not pipe.ok():
+                raise Unanswered("git ls-tree failed")
+            return _blob_entries(raw)
+
+        yield listing
+
+
+def _blob_entries(raw: bytes) -> list[tuple[str, str]]:
     out = []
-    for entry in res.raw.split(b"\0"):
+    for entry in raw.split(b"\0"):
         meta, tab, path = entry.partition(b"\t")
         parts = meta.split()
         if tab and len(parts) == 3 and parts[1] == b"blob":

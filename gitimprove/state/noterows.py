@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     Row = dict[str, Any]
+    from gitimprove.state.notecache import Entry as CachedEntry
+
     Entry = tuple[Row | None, list[Row]]  # a note's own row (None if none), its imported rows
 
 _BOOKKEEPING = ("op", "seq", "v")
@@ -102,32 +104,46 @@ def load(
 
 def _note_entries(loc: gitdir.Location, tip: str, use_cache: bool) -> list[Entry]:
     """Each note's (own row, imported rows), in the tree's order: with no note cache, every
-    note parsed while git still reads them; with one, only the notes whose blob changed read
-    and parsed. Either way the cache is left holding every note of `tip`. Raises
-    catfile.Unanswered when git cannot answer."""
+    note parsed while git still reads them (and the cache written); with one, only the notes
+    whose blob changed read and parsed. Raises catfile.Unanswered when git cannot answer."""
     from gitimprove.git import catfile
     from gitimprove.state import notecache
 
-    cached = notecache.load(loc) if use_cache else {}
-    if not cached:  # the cold case: one pipeline, parsed as it comes
-        blobs: list[tuple[str, str, bool]] = []  # path, blob id, cacheable
+    if use_cache and os.path.exists(notecache.path(loc)):
+        with catfile.tree_listing(loc, tip) as listing:  # git lists the tree as the cache loads
+            cached = notecache.load(loc)
+            if cached:
+                return _changed_entries(loc, listing(), cached)
+    # the cold case: one pipeline, parsed as it comes
+    blobs: list[tuple[str, str, bool]] = []  # path, blob id, cacheable
 
-        def named() -> Iterator[tuple[str, bytes]]:
-            for path, blob, data in catfile.stream_tree(loc, tip):
-                commit = path.replace("/", "")
-                if len(commit) == 40 and not commit.strip(_HEX):
-                    blobs.append((path, blob, bool(data)))
-                    yield commit, data
+    def named() -> Iterator[tuple[str, bytes]]:
+        for path, blob, data in catfile.stream_tree(loc, tip):
+            commit = path.replace("/", "")
+            if len(commit) == 40 and not commit.strip(_HEX):
+                blobs.append((path, blob, bool(data)))
+                yield commit, data
 
-        with reader_bulk.no_gc():
-            parsed = _entries(named())
-        notecache.store(
-            loc, {p: (b, *e) for (p, b, keep), e in zip(blobs, parsed, strict=True) if keep}
-        )
-        return parsed
-    listing = catfile.tree_blobs(loc, tip)
-    if listing is None:
-        raise catfile.Unanswered("git ls-tree failed")
+    with reader_bulk.no_gc():
+        parsed = _entries(named())
+    notecache.store(
+        loc, {p: (b, *e) for (p, b, keep), e in zip(blobs, parsed, strict=True) if keep}
+    )
+    return parsed
+
+
+_REWRITE = 64  # changed notes re-parsed on each `log` before the note cache is written again
+
+
+def _changed_entries(
+    loc: gitdir.Location, listing: list[tuple[str, str]], cached: dict[str, CachedEntry]
+) -> list[Entry]:
+    """`_note_entries` with a note cache: only the notes whose blob is not the cached one are
+    read and parsed. The cache is written again only once many notes changed (writing it
+    costs more than parsing a few notes again on the next `log`)."""
+    from gitimprove.git import catfile
+    from gitimprove.state import notecache
+
     notes = [(path, blob) for path, blob in listing if _commit_of(path)]
     missing = [(path, blob) for path, blob in notes if not notecache.usable(cached.get(path), blob)]
     if missing:
@@ -143,7 +159,7 @@ def _note_entries(loc: gitdir.Location, tip: str, use_cache: bool) -> list[Entry
                 cached.pop(path, None)
     fresh = dict(zip([p for p, _ in missing], parsed, strict=True)) if missing else {}
     found = [fresh[path] if path in fresh else cached[path][1:] for path, _ in notes]
-    if missing or len(cached) != len(notes):
+    if len(missing) > _REWRITE or len(cached) > len(notes) + _REWRITE:
         notecache.store(loc, {path: cached[path] for path, _ in notes if path in cached})
     return found
 
