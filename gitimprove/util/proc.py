@@ -252,8 +252,10 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float | None) -> None:
     except OSError:
         proc.wait(timeout=timeout)
         return
-    try:
-        ready, _, _ = select.select([fd], [], [], max(0.0, timeout))
+    try:  # poll, not select: select cannot watch a descriptor numbered 1024 or more
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        ready = poller.poll(max(0, int(timeout * 1000) + 1))
     finally:
         os.close(fd)
     if not ready:
