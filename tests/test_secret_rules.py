@@ -14,7 +14,7 @@ from types import ModuleType
 import pytest
 
 from gitimprove import redaction
-from gitimprove.redaction import context, engine, keys, providers, shapes
+from gitimprove.redaction import context, engine, keys, positional, providers, shapes, tools
 from tests.conftest import ROOT
 from tests.regex_samples import sample
 from tests.secret_corpus import windows
@@ -33,7 +33,14 @@ def _script() -> ModuleType:
 
 def test_every_rule_and_allowlist_compiles_without_warnings() -> None:
     rules = redaction.ruleset().rules
-    ours = [*providers.RULES, *keys.RULES, *context.RULES, *shapes.RULES]
+    ours = [
+        *providers.RULES,
+        *tools.RULES,
+        *keys.RULES,
+        *context.RULES,
+        *shapes.RULES,
+        *positional.RULES,
+    ]
     assert len(GITLEAKS) >= 200 and len(rules) == len(GITLEAKS) + len(ours)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a nested-set FutureWarning is a translation bug

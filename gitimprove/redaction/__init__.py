@@ -35,7 +35,7 @@ def ruleset() -> RuleSet:
     """gitleaks' rules and ours, loaded once per process (compiled only when needed)."""
     global _rules
     if _rules is None:
-        from gitimprove.redaction import context, keys, providers, shapes
+        from gitimprove.redaction import context, keys, positional, providers, shapes, tools
         from gitimprove.redaction.values import check_generic
 
         gitleaks = engine.load_gitleaks()
@@ -43,7 +43,15 @@ def ruleset() -> RuleSet:
             if rule.id in engine.GENERIC_IDS:
                 rule.check = check_generic
         _rules = engine.RuleSet(
-            [*gitleaks, *providers.RULES, *keys.RULES, *context.RULES, *shapes.RULES]
+            [
+                *gitleaks,
+                *providers.RULES,
+                *tools.RULES,
+                *keys.RULES,
+                *context.RULES,
+                *shapes.RULES,
+                *positional.RULES,
+            ]
         )
     return _rules
 

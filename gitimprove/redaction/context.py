@@ -36,6 +36,8 @@ def _check_assignment(secret: str, m: re.Match[str]) -> bool | str:
     ):
         return False  # a source location in a stack trace: `lib/phoenix/token.ex:266:`
     env_style = key.isupper() and sep == "="
+    if sep == "=" and key.lower() in ("pw", "pass", "passwd") and _mixed(secret):
+        return "password"  # `pw=<pw>`: a short name, but no prose reads `pass=x9…`
     if not assignment_is_secret(key, secret, quoted=quoted, env_style=env_style):
         return False
     return kind_of(key)
@@ -43,6 +45,10 @@ def _check_assignment(secret: str, m: re.Match[str]) -> bool | str:
 
 def _check_value(secret: str, m: re.Match[str]) -> bool:
     return is_value(secret)
+
+
+def _mixed(value: str) -> bool:
+    return is_value(value) and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
 def _check_flag_value(secret: str, m: re.Match[str]) -> bool:
@@ -99,7 +105,8 @@ _VALUE = (
     r"""(?:"(?P<dq>(?:[^"\\\n]|\\.){1,500})"|'(?P<sq>[^'\n]{1,500})'"""
     r"""|(?P<bare>(?:[^\s'"`,;&()<>{}\[\]|\\]|\\(?![nrt"\\])){1,500}))"""
 )
-_QUOTED_OR_BARE = r"""\s*(?:"([^"\n]+)"|'([^'\n]+)'|([^\s'"|;&`]+))"""
+# (a flag's value is on its line: `mysql -p` then `Enter password:` is a prompt)
+_QUOTED_OR_BARE = r"""[ \t]*(?:"([^"\n]+)"|'([^'\n]+)'|([^\s'"|;&`]+))"""
 _URL = r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,30}://"
 # the rest of one shell command: not past a newline (nor an escaped one), a pipe or `;`
 _SAME_COMMAND = r"(?:[^\n|;&\\]|\\(?![nr]))*?"
@@ -117,7 +124,8 @@ RULES: list[Rule] = [
     ),
     Rule(
         "url-password",
-        _URL + r"[^\s:/?#@'\"<>\[\]]{0,128}:([^\s@/'\"<>]{1,256})@",
+        # (the user may be an e-mail address: `smtp://alerts@acme.com:<pw>@host`)
+        _URL + r"[^\s:/?#@'\"<>\[\]]{0,128}(?:@[\w-]+(?:\.[\w-]+)+)?:([^\s@/'\"<>]{1,256})@",
         ("://",),
         priority=CONTEXT,
         check=_check_value,

@@ -232,7 +232,18 @@ def _names_secret(key: str) -> bool:
     """A key naming a password, a secret or an API key (a UUID or hash there is one)."""
     joined = "_".join(key_words(key))
     return kind_of(key) == "password" or any(
-        w in joined for w in ("secret", "api_key", "apikey", "credential", "private")
+        w in joined
+        for w in (
+            "secret",
+            "api_key",
+            "apikey",
+            "credential",
+            "private",
+            "auth_token",
+            "access_token",
+            "api_token",
+            "refresh_token",
+        )
     )
 
 

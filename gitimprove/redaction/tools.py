@@ -1,0 +1,185 @@
+"""Credentials in the shapes tools print them, and provider tokens that need no keyword.
+
+- a table whose header row names a secret column (AWS's credentials CSV `Access key ID,Secret
+  access key`, a `|`- or tab-separated listing): that column's cells in the rows below;
+- a key and its value in two cells (`| SecretAccessKey | … |`, `aws_secret_access_key<TAB>…`)
+  or separated by spaces (`aws configure set aws_secret_access_key …`, rclone's
+  `secret_access_key …`), when the key is a compound credential name and the value no word;
+- an AWS secret key printed near its access key id (`aws … --output text`, a CSV row);
+- provider formats recognisable alone: Netlify `nfp_…`, Discord bot tokens, Asana personal
+  access tokens, Datadog and Algolia keys under their names, Teams incoming webhooks whole.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gitimprove.redaction.engine import CONTEXT, SPECIFIC, Rule, compiled
+from gitimprove.redaction.values import (
+    is_identifier_value,
+    is_value,
+    key_strength,
+    key_words,
+    looks_random,
+    secret_like,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+_SEPARATORS = (",", "\t", "|", ";")
+_CELL_WORDS = ("secret", "password", "passwd", "token", "key", "credential", "pwd")
+
+
+def _cells(line: str, sep: str) -> list[tuple[int, int]]:
+    """(start, end) of each cell of `line`, spaces and quotes trimmed."""
+    out = []
+    pos = 0
+    for part in line.split(sep):
+        a, b = pos, pos + len(part)
+        while a < b and line[a] in " \"'":
+            a += 1
+        while b > a and line[b - 1] in " \"'\r":
+            b -= 1
+        out.append((a, b))
+        pos += len(part) + 1
+    return out
+
+
+def _secret_column(name: str) -> bool:
+    if key_strength(name) != "strong":
+        return False
+    parts = key_words(name.replace(" ", "_"))
+    return not (parts and parts[-1] in ("id", "ids", "name", "type", "arn"))
+
+
+def _table(m: re.Match[str]) -> Iterable[tuple[int, int]]:
+    """The cells, below a header row naming a secret column, in that column."""
+    text = m.string
+    header, start = m.group("header"), m.start("header")
+    sep = max(_SEPARATORS, key=header.count)
+    if header.count(sep) == 0:
+        return
+    names = [header[a:b] for a, b in _cells(header, sep)]
+    if sum(1 for n in names if n) < 2 or any(
+        not compiled(r"[A-Za-z][\w .()/-]{0,40}", 0).fullmatch(n) for n in names if n
+    ):
+        return  # not a row of column names (code, prose)
+    width = header.count(sep)
+    columns = [n for n, name in enumerate(names) if _secret_column(name)]
+    if not columns:
+        return
+    pos = start + len(header) + 1
+    while pos < len(text):
+        stop = text.find("\n", pos)
+        stop = len(text) if stop == -1 else stop
+        line = text[pos:stop]
+        if not line.strip() or line.count(sep) != width:
+            return
+        cells = _cells(line, sep)
+        for n in columns:
+            if n < len(cells):
+                a, b = cells[n]
+                value = line[a:b]
+                if (
+                    is_value(value)
+                    and " " not in value
+                    and (secret_like(value) or looks_random(value))
+                ):
+                    yield pos + a, pos + b
+        pos = stop + 1
+
+
+def _check_spaced(secret: str, m: re.Match[str]) -> bool | str:
+    key = m.group("key")
+    compound = "_" in key or "-" in key or any(c.isupper() for c in key[1:])
+    if not compound or key_strength(key) != "strong" or not is_value(secret):
+        return False
+    if is_identifier_value(secret) and "secret" not in key.lower():
+        return False
+    return secret_like(secret) or looks_random(secret)
+
+
+def _check_cell(secret: str, m: re.Match[str]) -> bool:
+    key = m.group("key")
+    mixed = any(c.isdigit() for c in secret) and any(c.isalpha() for c in secret)
+    return key_strength(key) == "strong" and is_value(secret) and (mixed or looks_random(secret))
+
+
+def _check_aws_secret(secret: str, m: re.Match[str]) -> bool:
+    return looks_random(secret, min_len=40) or sum(c.isupper() for c in secret) >= 4
+
+
+_KEYWORDS = tuple(f"{w}" for w in _CELL_WORDS)
+
+RULES: list[Rule] = [
+    Rule(
+        "credential",
+        r"(?im)^(?P<header>(?=[^\n]*[,\t|;])[^\n]{0,400}?(?:secret|password|passwd|token|key|credential|pwd)"
+        r"[^\n]{0,400})$",
+        _KEYWORDS,
+        priority=CONTEXT,
+        expand=_table,
+    ),
+    Rule(
+        # two cells of a row: `| SecretAccessKey | <value> |`, `DB_PASSWORD<TAB><value>`
+        "credential",
+        r"(?im)(?:^|[|\t])[ \t]*(?P<key>[\w.-]{0,40}(?:secret|password|passwd|token|key|"
+        r"credential|pwd)[\w.-]{0,40})(?:[ \t]+\|[ \t]+|\t[ \t]*)(?P<v>[^\s|]{4,500})",
+        _KEYWORDS,
+        groups=("v",),
+        priority=CONTEXT,
+        check=_check_cell,
+    ),
+    Rule(
+        # `aws configure set aws_secret_access_key <v>`, rclone `secret_access_key <v>`
+        "credential",
+        r"(?i)(?<![\w.-])(?P<key>[\w.-]{0,40}(?:secret|password|passwd|token|key|credential|"
+        r"pwd)[\w.-]{0,40})[ \t]+[\"']?(?P<v>[^\s'\"`,;|&<>(){}\[\]]{8,500})",
+        _KEYWORDS,
+        groups=("v",),
+        priority=CONTEXT,
+        check=_check_spaced,
+    ),
+    Rule(
+        # an AWS secret key near its access key id: CSV rows, `--output text`, `table`
+        "aws-secret-key",
+        r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b[^\n]{0,80}?(?<![A-Za-z0-9+/])"
+        r"([A-Za-z0-9+/]{40})(?![A-Za-z0-9+/=])",
+        ("akia", "asia", "abia", "acca"),
+        priority=SPECIFIC,
+        check=_check_aws_secret,
+    ),
+    Rule("netlify-access-token", r"\bnf[pcu]_[A-Za-z0-9]{36,40}\b", ("nfp_", "nfc_", "nfu_")),
+    Rule(
+        "discord-bot-token",
+        r"(?<![\w.-])[MNO][A-Za-z0-9_-]{23,27}\.[\w-]{6}\.[\w-]{27,40}(?![\w-])",
+        ("m", "n", "o"),
+        check=lambda s, m: sum(c.isdigit() for c in s) >= 3,
+    ),
+    Rule("asana-pat", r"\b[12]/\d{16}(?:/\d{16})?:[a-f0-9]{32}\b", ("1/", "2/")),
+    Rule(
+        "datadog-key",
+        r"(?i)\b(?:dd|datadog)[_-]?(?:api|app|application|client)[_-]?(?:key|token)\b"
+        r"[\"']?\s*(?:[:=]|=>|,)?\s*[\"']?([a-f0-9]{32,40})\b",
+        ("dd_", "dd-", "ddapi", "ddapp", "datadog"),
+    ),
+    Rule(
+        "algolia-api-key",
+        r"(?i)\balgolia\w*\s*(?:\.\w+)?\s*\(\s*[\"'][\w-]+[\"']\s*,\s*[\"']([a-f0-9]{32})[\"']",
+        ("algolia",),
+    ),
+    Rule(
+        "cohere-api-key",
+        r"(?i)\b(?:cohere|co)\.(?:Client|ClientV2|AsyncClient)\(\s*(?:api_key\s*=\s*)?"
+        r"[\"']([A-Za-z0-9]{40})[\"']",
+        ("cohere", "co."),
+    ),
+    Rule(
+        "microsoft-teams-webhook",
+        r"https://[\w.-]+\.(?:webhook\.office|outlook\.office)\.com/webhook(?:b2)?/[\w@.-]+"
+        r"/IncomingWebhook/[0-9a-f]{32}/[0-9a-f-]{36}(?:/[\w-]+)?",
+        ("incomingwebhook",),
+    ),
+]
