@@ -46,6 +46,9 @@ def _check_named(secret: str, m: _KeyMatch) -> bool | str:
     key = m.group("key")
     if looks_random(key, min_len=8):
         return False  # an id, not a name: `"requestId": "req_01…NPwCb", "type"`
+    after = m.m.string[m.m.end() : m.m.end() + 8].lstrip()
+    if after.startswith(":"):
+        return False  # `{"name": "API_KEY", "value": …}`: the next string is a key
     if m.group("sep") == "," and not (key.isupper() or _setter_before(m)):
         return False  # `("gcp-api-key", r"…")` is a list, not a name and its value
     if key_words(key) in (["pass"], ["pw"], ["passwd"], ["psk"]):
@@ -156,7 +159,7 @@ RULES: list[Rule] = [
     ),
     Rule(
         "cli-password",
-        r"\bhtpasswd(?P<f>(?:[ \t]+-[A-Za-z]+)+)[ \t]+(?P<a>[^\s|;&-][^\s|;&]*)"
+        r"\bhtpasswd(?P<f>(?:[ \t]+-[A-Za-z]+)+)[ \t]+(?P<a>[^\s|;&\[-][^\s|;&]*)"
         r"[ \t]+(?P<b>[^\s|;&`<>]+)(?:[ \t]+(?P<c>[^\s|;&`<>]+))?",
         ("htpasswd",),
         priority=CONTEXT,
