@@ -185,6 +185,11 @@ class RuleSet:
             from gitimprove.redaction import views as seen
 
             out.extend(seen.spans(self, text))
+        if views:
+            from gitimprove.redaction import decoded
+
+            if decoded.may_be_encoded(text):
+                out.extend(decoded.spans(self, text))
         return out
 
     def _rule_spans(self, rule: Rule, text: str, lower: str | None = None) -> Iterable[Span]:

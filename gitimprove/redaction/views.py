@@ -36,8 +36,12 @@ _FOLD = {
     **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032", "'"),
     **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033", '"'),
 }
-# a break inside a token: after a long line or a long run, before a run of 4 or more
-_BREAK = rf"(?<=[{_RUN_CHARS}])\r?\n(?=[{_RUN_CHARS}]{{4}})"
+# a break inside a token: after a long line or a long run, before a run of 4 or more (or
+# an indented run of 3 or more: a wrapped line's continuation); a break inside a scheme
+_BREAK = (
+    rf"(?<=[{_RUN_CHARS}])\r?\n(?:(?=[{_RUN_CHARS}]{{4}})|(?P<indent>[ \t]+)(?=[{_RUN_CHARS}]{{3}}))"
+    r"|(?<=[A-Za-z0-9+.-]:)(?P<scheme>\r?\n)(?=//)"
+)
 _LONG_LINE, _LONG_RUN, _REACH = 40, 8, 400
 
 
@@ -128,10 +132,15 @@ def _needs_cleaning(text: str) -> bool:
     )
 
 
-def _breaks(text: str) -> list[int]:
-    """Positions of line breaks that may split a token."""
+def _breaks(text: str) -> list[tuple[int, int]]:
+    """Where line breaks (with a continuation's indentation) may split a token."""
     out = []
     for m in compiled(_BREAK, 0).finditer(text):
+        if m.group("scheme") is not None:
+            out.append(m.span())
+            continue
+        if m.group("indent") is not None and not _continuation(text, m.end()):
+            continue
         line_start = text.rfind("\n", 0, m.start()) + 1
         run = compiled(rf"[{_RUN_CHARS}]*$", 0).search(
             text, max(line_start, m.start() - 64), m.start()
@@ -144,8 +153,16 @@ def _breaks(text: str) -> list[int]:
             and (any(c.isdigit() or c in "_-" for c in piece))
         )
         if len(piece) >= _LONG_RUN or tokenish or m.start() - line_start >= _LONG_LINE:
-            out.append(m.start())
+            out.append(m.span())
     return out
+
+
+def _continuation(text: str, at: int) -> bool:
+    """An indented line that continues a token: one run of non-space characters (code's
+    indented lines hold spaces, calls or operators)."""
+    stop = text.find("\n", at)
+    line = text[at : stop if stop != -1 else len(text)].rstrip()
+    return 3 <= len(line) <= 200 and not any(c in line for c in " \t()")
 
 
 def _joined_spans(rs: RuleSet, text: str) -> list[Span]:
@@ -156,7 +173,7 @@ def _joined_spans(rs: RuleSet, text: str) -> list[Span]:
     view = _join_at(text, breaks)
     origins = [seg[1] for seg in view.segments]
     # where the text after each removed break starts in the view
-    joins = [view.segments[bisect.bisect_right(origins, b)][0] for b in breaks]
+    joins = [view.segments[bisect.bisect_right(origins, b)][0] for b, _ in breaks]
     out: list[Span] = []
     for start, end in _windows(view.text, joins):
         window = view.text[start:end]
@@ -165,18 +182,26 @@ def _joined_spans(rs: RuleSet, text: str) -> list[Span]:
         for s in found:
             a, b = s.start + start, s.end + start
             first = bisect.bisect_right(joins, a)
-            if first < len(joins) and joins[first] < b:  # it crosses a removed break
+            crosses = first < len(joins) and joins[first] < b
+            if crosses or _key_crosses(view.text, joins[first - 1] if first else -1, a):
                 o_start, o_end = view.original(a, b)
                 out.append(Span(o_start, o_end, s.kind, s.priority))
     return out
 
 
-def _join_at(text: str, breaks: list[int]) -> View:
+def _key_crosses(view: str, join: int, start: int) -> bool:
+    """A finding right after a removed break in the same token: the break split its key
+    (`DB_PASSWO` / `RD=…`) or scheme (`postgres:` / `//app:…@db`)."""
+    if join < 0 or not 0 <= start - join <= 64:
+        return False
+    return not any(c.isspace() for c in view[join:start])
+
+
+def _join_at(text: str, breaks: list[tuple[int, int]]) -> View:
     segments: list[tuple[int, int, int, int, bool]] = []
     parts: list[str] = []
     vpos = pos = 0
-    for b in breaks:
-        end = b + (2 if text.startswith("\r\n", b) else 1)
+    for b, end in breaks:
         if b > pos:
             parts.append(text[pos:b])
             segments.append((vpos, pos, b - pos, b - pos, True))

@@ -1,0 +1,126 @@
+"""What a text says once its encodings are decoded: a third view beside `views.py`'s.
+
+A secret can be written in an encoding a reader decodes without noticing: URL-encoded
+(`password%3D…`, `postgres%3A%2F%2Fapp%3A…%40db`), as HTML entities (`password&#61;…`), as
+JSON or source escapes (`password\\u003d…`), split by string concatenation
+(`"<head>" + "<tail>"`), or as a YAML block scalar (`password: >` and the value on the
+next, indented line). The view decodes these (only when the text holds one of their marks,
+so plain text costs one scan), the rules run on it near what changed, and each finding is
+mapped back onto the original, covering the escapes inside it.
+"""
+
+from __future__ import annotations
+
+from gitimprove.redaction.engine import RuleSet, Span, compiled
+from gitimprove.redaction.views import View, _windows
+
+_ENTITIES = {
+    "amp": "&",
+    "lt": "<",
+    "gt": ">",
+    "quot": '"',
+    "apos": "'",
+    "equals": "=",
+    "colon": ":",
+    "sol": "/",
+    "commat": "@",
+    "percnt": "%",
+    "plus": "+",
+    "nbsp": " ",
+    "num": "#",
+    "quest": "?",
+}
+_WORDCHARS = "A-Za-z0-9_-"
+_PATTERN = (
+    r"%(?P<pct>[0-9A-Fa-f]{2})"
+    r"|&#(?P<dec>[0-9]{1,5});|&#[xX](?P<hex>[0-9A-Fa-f]{1,4});"
+    r"|&(?P<name>" + "|".join(_ENTITIES) + r");"
+    r"|\\u(?P<u>[0-9A-Fa-f]{4})|\\x(?P<x>[0-9A-Fa-f]{2})"
+    # string concatenation inside a token: "sk_live_jw" + "Za7a…", 'a' . 'b', "a" & "b"
+    rf"|(?<=[{_WORDCHARS}])(?P<cat>[\"'])[ \t]*(?:\+|\.|&|\|\|)?[ \t]*(?:\r?\n[ \t]*)?"
+    rf"(?:\+|\.|&)?[ \t]*(?P=cat)(?=[{_WORDCHARS}])"
+    # a YAML block scalar: `key: >` / `key: |-` and its value on the next line
+    r"|(?<=:)(?P<block>[ \t]*[>|][-+]?[ \t]*\r?\n[ \t]+)(?=\S)"
+)
+_MARKS = (
+    "%",
+    "&",
+    "\\u",
+    "\\x",
+    '" +',
+    "' +",
+    '"+',
+    "'+",
+    '" .',
+    "' .",
+    '"\n',
+    "'\n",
+    ">\n",
+    "|\n",
+    "-\n",
+    "+\n",
+)
+
+
+def _char(m: object) -> str | None:
+    import re
+
+    assert isinstance(m, re.Match)
+    for group, base in (("pct", 16), ("dec", 10), ("hex", 16), ("u", 16), ("x", 16)):
+        value = m.group(group)
+        if value is not None:
+            code = int(value, base)
+            c = chr(code) if code < 0x110000 else ""
+            return c if c.isascii() and (c.isprintable() or c == " ") else None
+    if m.group("name") is not None:
+        return _ENTITIES[m.group("name")]
+    if m.group("cat") is not None:
+        return ""
+    return " "  # a block scalar's indicator and line break: the value follows the key
+
+
+def _build(text: str) -> View | None:
+    parts: list[str] = []
+    segments: list[tuple[int, int, int, int, bool]] = []
+    vpos = pos = 0
+    for m in compiled(_PATTERN, 0).finditer(text):
+        new = _char(m)
+        if new is None:
+            continue
+        if pos < m.start():
+            parts.append(text[pos : m.start()])
+            segments.append((vpos, pos, m.start() - pos, m.start() - pos, True))
+            vpos += m.start() - pos
+        if new:
+            parts.append(new)
+            segments.append((vpos, m.start(), m.end() - m.start(), len(new), False))
+            vpos += len(new)
+        pos = m.end()
+    if not segments and pos == 0:
+        return None
+    parts.append(text[pos:])
+    segments.append((vpos, pos, len(text) - pos, len(text) - pos, True))
+    return View("".join(parts), segments)
+
+
+def may_be_encoded(text: str) -> bool:
+    return any(mark in text for mark in _MARKS)
+
+
+def spans(rs: RuleSet, text: str) -> list[Span]:
+    """Findings in the decoded view of `text`, near what decoding changed, mapped back."""
+    view = _build(text)
+    if view is None:
+        return []
+    edits = []
+    previous_end = 0
+    for vs, os_, ol, _, exact in view.segments:
+        if not exact or os_ != previous_end:
+            edits.append(vs)
+        previous_end = os_ + ol
+    out: list[Span] = []
+    for start, end in _windows(view.text, edits):
+        for s in rs.spans(view.text[start:end], views=False):
+            a, b = view.original(s.start + start, s.end + start)
+            out.append(Span(a, b, s.kind, s.priority))
+    return out
