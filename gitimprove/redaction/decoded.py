@@ -36,7 +36,7 @@ _PATTERN = (
     r"|&#(?P<dec>[0-9]{1,5});|&#[xX](?P<hex>[0-9A-Fa-f]{1,4});"
     r"|&(?P<name>" + "|".join(_ENTITIES) + r");"
     r"|\\u(?P<u>[0-9A-Fa-f]{4})|\\x(?P<x>[0-9A-Fa-f]{2})"
-    # string concatenation inside a token: "sk_live_jw" + "Za7a…", 'a' . 'b', "a" & "b"
+    # string concatenation inside a token: "<head>" + "<tail>", 'a' . 'b', "a" & "b"
     rf"|(?<=[{_WORDCHARS}])(?P<cat>[\"'])[ \t]*(?:\+|\.|&|\|\|)?[ \t]*(?:\r?\n[ \t]*)?"
     rf"(?:\+|\.|&)?[ \t]*(?P=cat)(?=[{_WORDCHARS}])"
     # a YAML block scalar: `key: >` / `key: |-` and its value on the next line
