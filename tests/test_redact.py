@@ -125,7 +125,14 @@ def test_real_transcripts_lose_nothing(path: Path) -> None:
 # gitleaks' patterns and the public example keys its allowlists name (rules, not text), and
 # the corpus module, which spells out the shape of every fake (a private key JSON field...),
 # and the list of the shapes a review found getting through, written out as fakes
-RULE_DATA = ("gitleaks.toml", "gitleaks.json", "secret_corpus.py", "test_redact_shapes.py")
+RULE_DATA = (
+    "gitleaks.toml",
+    "gitleaks.json",
+    "secret_corpus.py",
+    "secret_corpus_tools.py",
+    "test_redact_tools.py",
+    "test_redact_shapes.py",
+)
 
 
 def _own_files() -> list[Path]:

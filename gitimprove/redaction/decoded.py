@@ -42,24 +42,6 @@ _PATTERN = (
     # a YAML block scalar: `key: >` / `key: |-` and its value on the next line
     r"|(?<=:)(?P<block>[ \t]*[>|][-+]?[ \t]*\r?\n[ \t]+)(?=\S)"
 )
-_MARKS = (
-    "%",
-    "&",
-    "\\u",
-    "\\x",
-    '" +',
-    "' +",
-    '"+',
-    "'+",
-    '" .',
-    "' .",
-    '"\n',
-    "'\n",
-    ">\n",
-    "|\n",
-    "-\n",
-    "+\n",
-)
 
 
 def _char(m: object) -> str | None:
@@ -101,10 +83,6 @@ def _build(text: str) -> View | None:
     parts.append(text[pos:])
     segments.append((vpos, pos, len(text) - pos, len(text) - pos, True))
     return View("".join(parts), segments)
-
-
-def may_be_encoded(text: str) -> bool:
-    return any(mark in text for mark in _MARKS)
 
 
 def spans(rs: RuleSet, text: str) -> list[Span]:

@@ -185,11 +185,10 @@ class RuleSet:
             from gitimprove.redaction import views as seen
 
             out.extend(seen.spans(self, text))
-        if views:
+        if views and _may_be_encoded(text):
             from gitimprove.redaction import decoded
 
-            if decoded.may_be_encoded(text):
-                out.extend(decoded.spans(self, text))
+            out.extend(decoded.spans(self, text))
         return out
 
     def _rule_spans(self, rule: Rule, text: str, lower: str | None = None) -> Iterable[Span]:
@@ -233,7 +232,47 @@ def _published(secret: str, text: str, start: int) -> bool:
     """A documentation example or a key fingerprint: public by design."""
     if "EXAMPLE" in secret or any(p in secret for p in PUBLISHED):
         return True
+    if _in_arn(text, start):
+        return True
     return text[max(0, start - 7) : start].upper().endswith(_FINGERPRINT)
+
+
+# what an encoding, a concatenation or a YAML block scalar leaves in a text
+_ENCODING_MARKS = (
+    "%",
+    "&",
+    "\\u",
+    "\\x",
+    '" +',
+    "' +",
+    '"+',
+    "'+",
+    '" .',
+    "' .",
+    '"\n',
+    "'\n",
+    ">\n",
+    "|\n",
+    "-\n",
+    "+\n",
+)
+
+
+def _in_arn(text: str, start: int) -> bool:
+    """Whether `start` lies inside an AWS ARN (`arn:aws:secretsmanager:…:secret:prod/db-…`):
+    a resource's name, not a credential."""
+    at = text.rfind("arn:aws", max(0, start - 200), start)
+    if at == -1:
+        return False
+    return compiled(r"arn:aws[\w-]*:[\w-]+:[\w-]*:\d{12}:[^\s\"'<>]*", 0).match(
+        text, at
+    ) is not None and not any(c.isspace() or c in "\"'<>" for c in text[at:start])
+
+
+def _may_be_encoded(text: str) -> bool:
+    """Whether `text` may say more once decoded (so that plain text does not load the
+    decoded view)."""
+    return any(mark in text for mark in _ENCODING_MARKS)
 
 
 def _may_be_dressed(text: str) -> bool:

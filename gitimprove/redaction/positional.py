@@ -232,7 +232,7 @@ RULES: list[Rule] = [
     Rule(
         # a .pgpass line: hostname:port:database:username:password
         "password",
-        r"(?m)^[ \t]*(?:[\w-]+\.)*[A-Za-z][\w-]*:(?:\d{1,5}|\*):[\w*.-]+:[\w*.@-]+:"
+        r"(?m)(?:^|(?<=[ \t]))(?:\*|(?:[\w-]+\.)*[A-Za-z][\w-]*):(?:\d{1,5}|\*):[\w*.-]+:[\w*.@-]+:"
         r"(?P<bare>\S{4,200})[ \t]*$",
         (":5432:", ":*:", ":3306:", ":6432:", ":5433:"),
         groups=("bare",),

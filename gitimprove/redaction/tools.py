@@ -2,8 +2,8 @@
 
 - a table whose header row names a secret column (AWS's credentials CSV `Access key ID,Secret
   access key`, a `|`- or tab-separated listing): that column's cells in the rows below;
-- a key and its value in two cells (`| SecretAccessKey | … |`, `aws_secret_access_key<TAB>…`)
-  or separated by spaces (`aws configure set aws_secret_access_key …`, rclone's
+- a key and its value in two cells (a row of `aws … --output table`; a key, a tab, its
+  value) or separated by spaces (`aws configure set aws_secret_access_key …`, rclone's
   `secret_access_key …`), when the key is a compound credential name and the value no word;
 - an AWS secret key printed near its access key id (`aws … --output text`, a CSV row);
 - provider formats recognisable alone: Netlify `nfp_…`, Discord bot tokens, Asana personal
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
 _SEPARATORS = (",", "\t", "|", ";")
+_COLUMN = r"[A-Za-z][\w .()/-]{0,40}"
 _CELL_WORDS = ("secret", "password", "passwd", "token", "key", "credential", "pwd")
 
 
@@ -62,8 +63,11 @@ def _table(m: re.Match[str]) -> Iterable[tuple[int, int]]:
     if header.count(sep) == 0:
         return
     names = [header[a:b] for a, b in _cells(header, sep)]
+    if names and not compiled(_COLUMN, 0).fullmatch(names[0]):
+        # text before the row (`Bash failed: host,port`): its last word names the column
+        names[0] = (names[0].split() or [""])[-1]
     if sum(1 for n in names if n) < 2 or any(
-        not compiled(r"[A-Za-z][\w .()/-]{0,40}", 0).fullmatch(n) for n in names if n
+        not compiled(_COLUMN, 0).fullmatch(n) for n in names if n
     ):
         return  # not a row of column names (code, prose)
     width = header.count(sep)
@@ -104,7 +108,10 @@ def _check_spaced(secret: str, m: re.Match[str]) -> bool | str:
 def _check_cell(secret: str, m: re.Match[str]) -> bool:
     key = m.group("key")
     mixed = any(c.isdigit() for c in secret) and any(c.isalpha() for c in secret)
-    return key_strength(key) == "strong" and is_value(secret) and (mixed or looks_random(secret))
+    strength = key_strength(key)
+    if strength == "weak":  # `key1<TAB><random>` (az storage account keys list)
+        return is_value(secret) and looks_random(secret)
+    return strength == "strong" and is_value(secret) and (mixed or looks_random(secret))
 
 
 def _check_aws_secret(secret: str, m: re.Match[str]) -> bool:
@@ -116,8 +123,8 @@ _KEYWORDS = tuple(f"{w}" for w in _CELL_WORDS)
 RULES: list[Rule] = [
     Rule(
         "credential",
-        r"(?im)^(?P<header>(?=[^\n]*[,\t|;])[^\n]{0,400}?(?:secret|password|passwd|token|key|credential|pwd)"
-        r"[^\n]{0,400})$",
+        r"(?im)^(?P<header>(?=[^\n]*[,\t|;])[^\n]{0,4000}?(?:secret|password|passwd|token|key|credential|pwd)"
+        r"[^\n]{0,4000})$",
         _KEYWORDS,
         priority=CONTEXT,
         expand=_table,
