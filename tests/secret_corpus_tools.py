@@ -55,7 +55,7 @@ def families(g: Gen) -> list[tuple[str, Callable[[str], str], str]]:
         ),
         (
             "aws-output-text",
-            lambda s: f"CREDENTIALS\t{asia}\t2026-03-01T10:00:00Z\t{s}\tIQoJb3JpZ2lu",
+            lambda s: f"CREDENTIALS\t{asia}\t2026-03-01T10:00:00Z\t{s}\tSESSIONTOKEN",
             _aws_secret(g),
         ),
         (
@@ -90,15 +90,8 @@ def families(g: Gen) -> list[tuple[str, Callable[[str], str], str]]:
         ("cohere-client", lambda s: f'co = cohere.Client("{s}")', t(ALNUM, 40)),
         (
             "teams-webhook",
-            lambda s: f"POST {s} -> 200",
-            "https://acme.webhook.office.com/webhookb2/"
-            + _uuid(g)
-            + "@"
-            + _uuid(g)
-            + "/IncomingWebhook/"
-            + t(HEX, 32)
-            + "/"
-            + _uuid(g),
+            lambda s: f"POST https://acme.webhook.office.com/webhookb2/{s} -> 200",
+            _uuid(g) + "@" + _uuid(g) + "/IncomingWebhook/" + t(HEX, 32) + "/" + _uuid(g),
         ),
         # B. credentials given as arguments
         ("go-setenv", lambda s: f'os.Setenv("DB_PASSWORD", "{s}")', pw()),

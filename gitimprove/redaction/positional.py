@@ -78,6 +78,12 @@ def _check_arg(secret: str, m: re.Match[str]) -> bool:
     return is_value(secret.strip("'\"")) and not secret.startswith(("-", "/"))
 
 
+def _check_pgpass(secret: str, m: re.Match[str]) -> bool:
+    """The line's last field is the password; one followed by more text must look like one."""
+    at_end = m.string[m.end() : m.end() + 80].lstrip(" \t\r")[:1] in ("", "\n")
+    return _check_arg(secret, m) and (at_end or secret_like(secret) or looks_random(secret))
+
+
 def _check_user_pass(secret: str, m: re.Match[str]) -> bool:
     # `-u 1000:1000` is a uid:gid
     return is_value(secret) and not secret.isdigit()
@@ -233,11 +239,11 @@ RULES: list[Rule] = [
         # a .pgpass line: hostname:port:database:username:password
         "password",
         r"(?m)(?:^|(?<=[ \t]))(?:\*|(?:[\w-]+\.)*[A-Za-z][\w-]*):(?:\d{1,5}|\*):[\w*.-]+:[\w*.@-]+:"
-        r"(?P<bare>\S{4,200})[ \t]*$",
+        r"(?P<bare>\S{4,200})(?=\s|$)",
         (":5432:", ":*:", ":3306:", ":6432:", ":5433:"),
         groups=("bare",),
         priority=CONTEXT,
-        check=_check_arg,
+        check=_check_pgpass,
     ),
     Rule(
         "password",
