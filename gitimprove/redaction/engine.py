@@ -62,6 +62,7 @@ class Rule:
         "id",
         "keywords",
         "near",
+        "needs",
         "priority",
         "regex",
     )
@@ -80,9 +81,13 @@ class Rule:
         check: Callable[[str, re.Match[str]], bool | str] | None = None,
         near: int = 0,
         expand: Callable[[re.Match[str]], Iterable[tuple[int, int]]] | None = None,
+        needs: tuple[str, ...] = (),
     ) -> None:
         self.id = id
         self.expand = expand  # a match holding several secrets (a table): where they are
+        # beside a keyword, one of these must occur for a match to be possible (a quote, a
+        # table's separator): a text without one does not compile the rule
+        self.needs = needs
         self.near = near  # >0: a match starts at most this far before one of its keywords
         self.regex = regex
         self.keywords = keywords
@@ -180,6 +185,8 @@ class RuleSet:
             rules = self.candidates(lower)
         out: list[Span] = []
         for rule in rules:
+            if rule.needs and not any(n in text for n in rule.needs):
+                continue
             out.extend(self._rule_spans(rule, text, lower))
         if views and _may_be_dressed(text):
             from gitimprove.redaction import views as seen

@@ -126,6 +126,7 @@ RULES: list[Rule] = [
         r"(?im)^(?P<header>(?=[^\n]*[,\t|;])[^\n]{0,4000}?(?:secret|password|passwd|token|key|credential|pwd)"
         r"[^\n]{0,4000})$",
         _KEYWORDS,
+        needs=("\n",),
         priority=CONTEXT,
         expand=_table,
     ),
@@ -136,6 +137,7 @@ RULES: list[Rule] = [
         r"credential|pwd)[\w.-]{0,40})(?:[ \t]+\|[ \t]+|\t[ \t]*)(?P<v>[^\s|]{4,500})",
         _KEYWORDS,
         groups=("v",),
+        needs=(" | ", "\t"),
         priority=CONTEXT,
         check=_check_cell,
     ),
