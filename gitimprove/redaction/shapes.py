@@ -122,6 +122,7 @@ RULES: list[Rule] = [
         r"(?i)(?<![\w-])(?:(?-i:ENV)|setx|set[ \t]+-[a-zA-Z]+)[ \t]+(?P<key>[A-Za-z_][\w.-]*)"
         r"[ \t]+" + _VAL,
         ("env", "setx", "set "),
+        needs=("ENV", "setx", "SETX", "Setx", "set ", "set\t", "SET ", "Set "),
         groups=("dq", "sq", "bare"),
         priority=CONTEXT,
         check=_check_pair,
@@ -147,6 +148,7 @@ RULES: list[Rule] = [
         r"|(?<![\w-])-pass(?:in|out)?[ \t]+pass:)"
         r"(?:=|[ \t]*)(?:\"(?P<dq>[^\"\n]+)\"|'(?P<sq>[^'\n]+)'|(?P<bare>[^\s'\"|;&`]+))",
         ("gh", "az", "nuget", "zip", "7z", "ldap", "-pass"),
+        needs=("gh ", "gh\t", "az ", "az\t", "nuget", "zip", "7z", "ldap", "-pass"),
         groups=("dq", "sq", "bare"),
         priority=CONTEXT,
         check=_check_value,
