@@ -14,6 +14,8 @@ import math
 import os
 import re
 
+from gitimprove.redaction.public import published
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Sequence
@@ -203,7 +205,7 @@ class RuleSet:
         for m in _matches(pattern, rule, text, lower):
             if rule.expand is not None:
                 for start, end in rule.expand(m):
-                    if not _published(text[start:end], text, start):
+                    if not published(text[start:end], text, start):
                         yield Span(start, end, rule.id, rule.priority)
                 continue
             start, end = _secret_span(m, rule.groups)
@@ -212,7 +214,7 @@ class RuleSet:
             secret = text[start:end]
             if rule.entropy and entropy(secret) <= rule.entropy:
                 continue
-            if _published(secret, text, start):
+            if published(secret, text, start):
                 continue
             verdict = rule.check(secret, m) if rule.check is not None else True
             if not verdict:
@@ -222,58 +224,9 @@ class RuleSet:
             yield Span(start, end, verdict if isinstance(verdict, str) else rule.id, rule.priority)
 
 
-# gitleaks' allowlists name AWS's documentation keys (`AKIAIOSFODNN7EXAMPLE`,
-# `wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY`); an SSH fingerprint is a public digest
-_FINGERPRINT = ("SHA256:", "SHA1:", "SHA512:", "MD5:")
-# secrets published as examples, which docs and test fixtures quote everywhere (gitleaks
-# allowlists such well-known examples): jwt.io's HS256 example, Stripe's documentation keys
-PUBLISHED = (
-    "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
-    "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
-    "pk_test_TYooMQauvdEDq54NiTphI7jx",
-    "sk_test_BQokikJOvBiI2HlWgH4olfQ2",
-)
-
-
-def _published(secret: str, text: str, start: int) -> bool:
-    """A documentation example or a key fingerprint: public by design."""
-    if "EXAMPLE" in secret or any(p in secret for p in PUBLISHED):
-        return True
-    if _in_arn(text, start):
-        return True
-    return text[max(0, start - 7) : start].upper().endswith(_FINGERPRINT)
-
-
 # what an encoding, a concatenation or a YAML block scalar leaves in a text
-_ENCODING_MARKS = (
-    "%",
-    "&",
-    "\\u",
-    "\\x",
-    '" +',
-    "' +",
-    '"+',
-    "'+",
-    '" .',
-    "' .",
-    '"\n',
-    "'\n",
-    ">\n",
-    "|\n",
-    "-\n",
-    "+\n",
-)
-
-
-def _in_arn(text: str, start: int) -> bool:
-    """Whether `start` lies inside an AWS ARN (`arn:aws:secretsmanager:…:secret:prod/db-…`):
-    a resource's name, not a credential."""
-    at = text.rfind("arn:aws", max(0, start - 200), start)
-    if at == -1:
-        return False
-    return compiled(r"arn:aws[\w-]*:[\w-]+:[\w-]*:\d{12}:[^\s\"'<>]*", 0).match(
-        text, at
-    ) is not None and not any(c.isspace() or c in "\"'<>" for c in text[at:start])
+_ENCODING_MARKS: tuple[str, ...] = ("%", "&", "\\u", "\\x", '" +', "' +", '"+', "'+", '" .')
+_ENCODING_MARKS += ("' .", '"\n', "'\n", ">\n", "|\n", "-\n", "+\n")
 
 
 def _may_be_encoded(text: str) -> bool:

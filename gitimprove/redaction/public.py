@@ -1,0 +1,38 @@
+"""Findings that are public by design: documentation examples, key fingerprints, ARNs."""
+
+from __future__ import annotations
+
+import re
+
+# gitleaks' allowlists name AWS's documentation keys (`AKIAIOSFODNN7EXAMPLE`,
+# `wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY`); an SSH fingerprint is a public digest
+_FINGERPRINT = ("SHA256:", "SHA1:", "SHA512:", "MD5:")
+# secrets published as examples, which docs and test fixtures quote everywhere (gitleaks
+# allowlists such well-known examples): jwt.io's HS256 example, Stripe's documentation keys
+PUBLISHED = (
+    "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+    "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
+    "pk_test_TYooMQauvdEDq54NiTphI7jx",
+    "sk_test_BQokikJOvBiI2HlWgH4olfQ2",
+)
+_ARN = r"arn:aws[\w-]*:[\w-]+:[\w-]*:\d{12}:[^\s\"'<>]*"
+
+
+def published(secret: str, text: str, start: int) -> bool:
+    """A documentation example, a key fingerprint or part of an ARN: public by design."""
+    if "EXAMPLE" in secret or any(p in secret for p in PUBLISHED):
+        return True
+    if _in_arn(text, start):
+        return True
+    return text[max(0, start - 7) : start].upper().endswith(_FINGERPRINT)
+
+
+def _in_arn(text: str, start: int) -> bool:
+    """Whether `start` lies inside an AWS ARN (`arn:aws:secretsmanager:…:secret:prod/db-…`):
+    a resource's name, not a credential."""
+    at = text.rfind("arn:aws", max(0, start - 200), start)
+    if at == -1:
+        return False
+    return re.compile(_ARN).match(text, at) is not None and not any(
+        c.isspace() or c in "\"'<>" for c in text[at:start]
+    )
