@@ -93,6 +93,25 @@ def families(g: Gen) -> list[tuple[str, Callable[[str], str], str]]:
             lambda s: f"POST https://acme.webhook.office.com/webhookb2/{s} -> 200",
             _uuid(g) + "@" + _uuid(g) + "/IncomingWebhook/" + t(HEX, 32) + "/" + _uuid(g),
         ),
+        *[
+            (
+                f"prefixed-{p.strip('_-')}",
+                lambda s: f"request failed (401) with {s}",
+                p + t(ALNUM, 40),
+            )
+            for p in ("NRAK-", "ntn_", "gsk_", "pcsk_", "tvly-", "rnd_", "lsv2_pt_", "r8_", "xai-")
+        ],
+        (
+            "mapbox-secret",
+            lambda s: f"MAPBOX={s}",
+            "sk.eyJ1IjoiY" + t(ALNUM, 40) + "." + t(ALNUM, 22),
+        ),
+        (
+            "airtable-pat",
+            lambda s: f"Bearer-less call with {s}",
+            "pat" + t(ALNUM, 14) + "." + t(HEX, 64),
+        ),
+        ("launchdarkly-api", lambda s: f"ld: {s}", "api-" + _uuid(g)),
         # B. credentials given as arguments
         ("go-setenv", lambda s: f'os.Setenv("DB_PASSWORD", "{s}")', pw()),
         ("py-environ-default", lambda s: f'os.environ.get("DB_PASSWORD", "{s}")', pw()),

@@ -114,6 +114,46 @@ def _check_cell(secret: str, m: re.Match[str]) -> bool:
     return strength == "strong" and is_value(secret) and (mixed or looks_random(secret))
 
 
+# provider token prefixes (their published formats) a random body follows, with no keyword
+# needed beside them
+_PREFIXES = dict(
+    [
+        ("NRAK-", "new-relic-api-key"),
+        ("NRII-", "new-relic-insert-key"),
+        ("NRJS-", "new-relic-browser-key"),
+        ("ntn_", "notion-token"),
+        ("secret_", "notion-token"),
+        ("r8_", "replicate-token"),
+        ("gsk_", "groq-api-key"),
+        ("xai-", "xai-api-key"),
+        ("lsv2_pt_", "langsmith-api-key"),
+        ("lsv2_sk_", "langsmith-api-key"),
+        ("pcsk_", "pinecone-api-key"),
+        ("tvly-", "tavily-api-key"),
+        ("fc-", "firecrawl-api-key"),
+        ("re_", "resend-api-key"),
+        ("CCIPAT_", "circleci-token"),
+        ("rnd_", "render-api-key"),
+        ("esecret_", "anyscale-api-key"),
+        ("ak-", "modal-token"),
+        ("as-", "modal-token"),
+        ("sk-", "api-key"),
+        ("api-", "launchdarkly-access-token"),
+        ("sdk-", "launchdarkly-sdk-key"),
+    ]
+)
+_UUID_BODY = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+
+
+def _check_prefixed(secret: str, m: re.Match[str]) -> bool | str:
+    prefix, body = m.group("p"), m.group("rest")
+    if prefix in ("api-", "sdk-"):
+        ok = compiled(_UUID_BODY, 0).fullmatch(body) is not None
+    else:
+        ok = looks_random(body.replace("_", "").replace("-", ""), min_len=20)
+    return ok and _PREFIXES[prefix]
+
+
 def _check_aws_secret(secret: str, m: re.Match[str]) -> bool:
     return looks_random(secret, min_len=40) or sum(c.isupper() for c in secret) >= 4
 
@@ -160,6 +200,17 @@ RULES: list[Rule] = [
         priority=SPECIFIC,
         check=_check_aws_secret,
     ),
+    Rule(
+        "api-key",
+        r"(?<![\w.-])(?P<all>(?P<p>"
+        + "|".join(re.escape(p) for p in sorted(_PREFIXES, key=len, reverse=True))
+        + r")(?P<rest>[A-Za-z0-9_-]{20,160}))(?![\w-])",
+        tuple(p.lower() for p in _PREFIXES),
+        groups=("all",),
+        check=_check_prefixed,
+    ),
+    Rule("mapbox-secret-token", r"\bsk\.eyJ[\w-]{20,}\.[\w-]{16,}", ("sk.eyj",)),
+    Rule("airtable-pat", r"\bpat[A-Za-z0-9]{14}\.[a-f0-9]{64}\b", ("pat",)),
     Rule("netlify-access-token", r"\bnf[pcu]_[A-Za-z0-9]{36,40}\b", ("nfp_", "nfc_", "nfu_")),
     Rule(
         "discord-bot-token",
