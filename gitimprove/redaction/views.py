@@ -42,7 +42,7 @@ _BREAK = (
     rf"(?<=[{_RUN_CHARS}])\r?\n(?:(?=[{_RUN_CHARS}]{{4}})|(?P<indent>[ \t]+)(?=[{_RUN_CHARS}]{{3}}))"
     r"|(?<=[A-Za-z0-9+.-]:)(?P<scheme>\r?\n)(?=//)"
 )
-_LONG_LINE, _LONG_RUN, _REACH = 40, 8, 400
+_LONG_LINE, _LONG_RUN, _REACH, _WINDOW = 40, 8, 400, 4000
 
 
 class View:
@@ -218,7 +218,9 @@ def _windows(text: str, joins: list[int]) -> list[tuple[int, int]]:
         start = max(text.rfind("\n", 0, j) + 1, j - _REACH)
         stop = text.find("\n", j)
         end = min(stop if stop != -1 else len(text), j + _REACH)
-        if out and start <= out[-1][1]:
+        # overlapping windows join, up to a bound: each join keeps its own reach either way,
+        # and rules cost more than linear time on one very long run of token characters
+        if out and start <= out[-1][1] and end - out[-1][0] <= _WINDOW:
             out[-1] = (out[-1][0], max(out[-1][1], end))
         else:
             out.append((start, end))
