@@ -85,8 +85,8 @@ def _check_pgpass(secret: str, m: re.Match[str]) -> bool:
 
 
 def _check_user_pass(secret: str, m: re.Match[str]) -> bool:
-    # `-u 1000:1000` is a uid:gid
-    return is_value(secret) and not secret.isdigit()
+    # `-u 1000:1000` and `-u www-data:www-data` are a uid:gid or a user:group
+    return is_value(secret) and not secret.isdigit() and secret_like(secret)
 
 
 def _check_prose(secret: str, m: re.Match[str]) -> bool:
