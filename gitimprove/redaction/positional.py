@@ -158,6 +158,20 @@ RULES: list[Rule] = [
         ),
     ),
     Rule(
+        # `DriverManager.getConnection(url, "sa", "<pw>")`, `pymysql.connect("db", "root", …)`
+        "password",
+        r"(?i)\b(?:[A-Za-z_][\w.]{0,60}?)?(?:getConnection|connect)\s*\(\s*(?:[^,()\n]{1,200},\s*)?"
+        + _ANY_STR
+        + r"\s*,\s*"
+        + _STR
+        + r"\s*\)",
+        ("connect",),
+        groups=("dq", "sq"),
+        needs=("'", '"'),
+        priority=CONTEXT,
+        check=lambda s, m: _check_pair(s, m) and secret_like(s),
+    ),
+    Rule(
         "password",
         r"(?i)\b(?:identified\s+by(?:\s+password)?|with\s+(?:encrypted\s+)?password(?:\s*=)?)"
         r"\s*'(?P<sq>[^'\n]{1,200})'",
