@@ -63,6 +63,7 @@ PASS = [
     "mysql -u root -p\nEnter password:",
     "mysql -u root -p\nEnter password: \nWelcome to the MySQL monitor.",
     "mongosh -u admin -p\nEnter password: ****",
+    "mysql -u root -p\\nEnter password: ",  # the break JSON-escaped in raw text
     "arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db-AbCdEf",
     "SecretId: arn:aws:secretsmanager:eu-west-1:123456789012:secret:app/token-Xy12Zq",
     '"ARN": "arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db-AbCdEf"',

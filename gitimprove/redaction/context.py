@@ -105,8 +105,9 @@ _VALUE = (
     r"""(?:"(?P<dq>(?:[^"\\\n]|\\.){1,500})"|'(?P<sq>[^'\n]{1,500})'"""
     r"""|(?P<bare>(?:[^\s'"`,;&()<>{}\[\]|\\]|\\(?![nrt"\\])){1,500}))"""
 )
-# (a flag's value is on its line: `mysql -p` then `Enter password:` is a prompt)
-_QUOTED_OR_BARE = r"""[ \t]*(?:"([^"\n]+)"|'([^'\n]+)'|([^\s'"|;&`]+))"""
+# (a flag's value is on its line, also when the line break is escaped: `mysql -p` then
+# `Enter password:` is a prompt)
+_QUOTED_OR_BARE = r"""[ \t]*(?:"([^"\n]+)"|'([^'\n]+)'|((?:[^\s'"|;&`\\]|\\(?![nrt]))+))"""
 _URL = r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,30}://"
 # the rest of one shell command: not past a newline (nor an escaped one), a pipe or `;`
 _SAME_COMMAND = r"(?:[^\n|;&\\]|\\(?![nr]))*?"
