@@ -97,6 +97,9 @@ PASS = [
     "the new one is ready",
     "use it as the default password policy",
     "AUTH required",
+    "TIMESTAMP=$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ)",
+    "lib/app/review_token_store.ex lib/app_web/controllers/review_context_controller.ex",
+    "GITHUB_TOKEN Permissions\\nSecret source: Actions",
     "requirepass yes",
 ]
 

@@ -223,7 +223,7 @@ RULES: list[Rule] = [
     Rule(
         "cli-password",
         r"(?<!\S)(?:-a|--auth|-u|--user|--basic-auth|--credentials?)(?:=|[ \t]+)[\"']?"
-        r"[^\s:'\"/]+:(?P<bare>[^\s'\"@]+)[\"']?(?=\s|$)",
+        r"[\w.@-]+:(?P<bare>[^\s'\"@\\]+)[\"']?(?=\s|$)",
         ("-a", "--auth", "-u", "--user", "--basic-auth", "--credential"),
         groups=("bare",),
         priority=CONTEXT,

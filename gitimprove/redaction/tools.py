@@ -102,6 +102,8 @@ def _check_spaced(secret: str, m: re.Match[str]) -> bool | str:
         return False
     if is_identifier_value(secret) and "secret" not in key.lower():
         return False
+    if "/" in secret or "." in key:  # a path, a file name: `token_store.ex lib/app/…`
+        return looks_random(secret.replace("/", ""))
     return secret_like(secret) or looks_random(secret)
 
 
@@ -185,7 +187,7 @@ RULES: list[Rule] = [
         # `aws configure set aws_secret_access_key <v>`, rclone `secret_access_key <v>`
         "credential",
         r"(?i)(?<![\w.-])(?P<key>[\w.-]{0,40}(?:secret|password|passwd|token|key|credential|"
-        r"pwd)[\w.-]{0,40})[ \t]+[\"']?(?P<v>[^\s'\"`,;|&<>(){}\[\]]{8,500})",
+        r"pwd)[\w.-]{0,40})[ \t]+[\"']?(?P<v>[^\s'\"`,;|&<>(){}\[\]\\]{8,500})",
         _KEYWORDS,
         groups=("v",),
         priority=CONTEXT,
