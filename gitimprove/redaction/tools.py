@@ -220,7 +220,7 @@ RULES: list[Rule] = [
         ("m", "n", "o"),
         check=lambda s, m: sum(c.isdigit() for c in s) >= 3,
     ),
-    Rule("asana-pat", r"\b[12]/\d{16}(?:/\d{16})?:[a-f0-9]{32}\b", ("1/", "2/")),
+    Rule("asana-pat", r"\b[12]/\d{16}(?:/\d{16})?:[a-f0-9]{32}\b", ("1/1", "2/1")),
     Rule(
         "datadog-key",
         r"(?i)\b(?:dd|datadog)[_-]?(?:api|app|application|client)[_-]?(?:key|token)\b"
