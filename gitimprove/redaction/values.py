@@ -114,6 +114,21 @@ def looks_random(value: str, *, min_len: int = 16) -> bool:
     return switches * 5 >= len(kinds) and entropy(value) >= 3.0
 
 
+_HEX_TOKEN = re.compile(r"[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{64}")
+_CAMEL_WORDS = re.compile(r"[A-Z]?[a-z]+(?:[A-Z][a-z]+)*[A-Z]?")
+
+
+def mixed_case(value: str) -> bool:
+    """Letters only, upper and lower case mixed at random (`tUwyGoFaJStpIESN`): a generated
+    password without digits. CamelCase names (`getPassword`, `NextPageToken`) are words."""
+    if len(value) < 10 or not value.isascii() or not value.isalpha():
+        return False
+    if _CAMEL_WORDS.fullmatch(value) or value.isupper() or value.islower():
+        return False
+    switches = sum(1 for a, b in itertools.pairwise(value) if a.isupper() != b.isupper())
+    return switches * 3 >= len(value) and entropy(value) >= 3.0
+
+
 def secret_like(value: str) -> bool:
     """An unquoted value that is not just letters (code names a variable that way)."""
     return any(not (c.isalpha() or c in "._-") for c in value)
@@ -199,6 +214,7 @@ def _lexer_token(key: str, value: str) -> bool:
         parts[-1:] == ["token"]
         and not any(_names_credential(w) for w in parts[:-1])
         and (compiled(r"[A-Za-z]+(?:[_.-][A-Za-z]+)*", 0).fullmatch(value) is not None)
+        and not mixed_case(value)
     )
 
 
@@ -220,10 +236,12 @@ def assignment_is_secret(key: str, value: str, *, quoted: bool, env_style: bool)
     if strength is None or not is_value(value) or _lexer_token(key, value):
         return False
     if is_identifier_value(value) and not _names_secret(key):
-        return False
+        # a bare hex digest under a key that is exactly a token (`token=<40 hex>`: an old
+        # GitHub OAuth token) is one; under `commit`, `etag` or `sha` it names a version
+        return key_words(key)[-1:] == ["token"] and _HEX_TOKEN.fullmatch(value) is not None
     if strength == "weak":
         return looks_random(value)
-    if quoted or env_style or secret_like(value) or looks_random(value):
+    if quoted or env_style or secret_like(value) or looks_random(value) or mixed_case(value):
         return True
     return kind_of(key) == "password" and _is_passphrase(value) and value.lower() not in key.lower()
 
