@@ -438,7 +438,7 @@ def test_bwrap_hides_the_repository_and_keeps_the_workspace(tmp_repo: TmpRepo) -
     tmp_repo.commit("c", {"a.txt": "1\n"})
     repo = tmp_repo.open()
     head = tmp_repo.git("rev-parse", "HEAD")
-    box = choose("auto", [tmp_repo.path, repo.git_dir])
+    box = choose("auto", [tmp_repo.path, repo.git_dir], repo.common_dir / "objects")
     assert isinstance(box, Sandbox) and box.mode == "bwrap"
     with agent_workspace(repo, head, "w") as ws:
         script = (  # the paths come from the environment: a command naming them keeps them

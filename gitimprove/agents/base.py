@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -165,6 +166,29 @@ def apply_report(result: AgentResult, report: Mapping[str, Any] | None) -> None:
         result.cost_usd = float(cost)
 
 
+def _state_binds(state: Sequence[str], scratch: Path) -> tuple[list[Path], list[tuple[Path, Path]]]:
+    """(writable paths, [(private copy, path it covers)]) for an agent's `state`."""
+    writable: list[Path] = []
+    overlays: list[tuple[Path, Path]] = []
+    for i, name in enumerate(state):
+        copy = name.startswith("~copy:")
+        path = Path(name.removeprefix("~copy:")).expanduser()
+        if copy:
+            if path.is_file() and not path.is_symlink():
+                private = scratch / f"{i}-{path.name}"
+                shutil.copyfile(path, private)
+                overlays.append((private, path))
+        elif name.endswith("/"):
+            try:
+                path.mkdir(parents=True, exist_ok=True)
+            except OSError:
+                continue
+            writable.append(path)
+        else:
+            writable.append(path)
+    return writable, overlays
+
+
 def run_process(
     argv: list[str] | str,
     task: AgentTask,
@@ -178,18 +202,27 @@ def run_process(
     """Run the agent's command in the workspace (in the sandbox, when one is in force).
 
     `state` names the files and folders of the user's home the agent must be able to write
-    (its own settings and session files); everything else is read-only in the sandbox."""
-    if task.sandbox is not None:
-        argv, shell = task.sandbox.wrap(
-            argv,
-            shell=shell,
-            workdir=workdir,
-            readable=[task.prompt_file],
-            writable=[Path(p).expanduser() for p in state],
-        )
-    res = proc.run(
-        argv, cwd=workdir, timeout=timeout, shell=shell, env=child_env(task, workdir), input=input
-    )
+    (its session files: a name ending in "/" is a folder, made if missing); everything else
+    is read-only in the sandbox. A name starting with "~copy:" is a file the agent rewrites
+    that also holds what runs outside the sandbox later (MCP servers in ~/.claude.json): the
+    agent writes a private copy of it, thrown away after the call."""
+    with tempfile.TemporaryDirectory(prefix="gitimprove-state-") as scratch:
+        if task.sandbox is not None and task.sandbox.active:
+            writable, overlays = _state_binds(state, Path(scratch))
+            argv, shell = task.sandbox.wrap(
+                argv,
+                shell=shell,
+                workdir=workdir,
+                readable=[task.prompt_file],
+                writable=writable,
+                overlays=overlays,
+            )
+        elif task.sandbox is not None:
+            argv, shell = task.sandbox.wrap(argv, shell=shell, workdir=workdir)
+        res = proc.run(
+            argv, cwd=workdir, timeout=timeout, shell=shell, env=child_env(task, workdir),
+            input=input,
+        )  # fmt: skip
     out = AgentResult(
         exit_code=None if res.timed_out else res.returncode,
         seconds=res.seconds,

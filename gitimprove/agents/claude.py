@@ -209,7 +209,14 @@ def parse_output(stdout: str, out: AgentResult) -> None:
 class ClaudeAgent(ExecutableAgent):
     name = "claude"
     default_executable = "claude"
-    state = ("~/.claude", "~/.claude.json", "~/.config/claude")
+    # What a session writes, and nothing that runs later outside the sandbox: never
+    # settings*.json, CLAUDE.md, hooks/, commands/, agents/, plugins/ or output-styles/.
+    state = (
+        "~/.claude/projects/", "~/.claude/todos/", "~/.claude/statsig/",
+        "~/.claude/shell-snapshots/", "~/.claude/session-env/", "~/.claude/file-history/",
+        "~/.claude/debug/", "~/.claude/plans/", "~/.claude/.credentials.json",
+        "~copy:~/.claude.json",
+    )  # fmt: skip
     install_hint = (
         "install Claude Code (npm install -g @anthropic-ai/claude-code) or choose another agent"
     )

@@ -76,6 +76,7 @@ class Sandbox:
     mode: str
     exe: str = ""
     hide: tuple[Path, ...] = ()  # the user's work tree and git directories
+    objects: tuple[Path, ...] = ()  # the user's object directories a workspace borrows
     message: str = ""
 
     @property
@@ -93,6 +94,7 @@ class Sandbox:
         workdir: Path,
         readable: Sequence[Path] = (),
         writable: Sequence[Path] = (),
+        overlays: Sequence[tuple[Path, Path]] = (),
         measure: bool = False,
     ) -> tuple[list[str] | str, bool]:
         """(argv, shell) for `proc.run`: the command inside the sandbox, or unchanged.
@@ -108,15 +110,20 @@ class Sandbox:
             "--tmpfs", "/tmp",
         ]  # fmt: skip
         tmp, named = Path("/tmp"), command_paths(argv, shell)
-        # A file the agent's command names in /tmp keeps its folder (a plan, a state file);
-        # the repository, even inside that folder, is hidden again just below.
+        # A file the agent's command names in /tmp keeps its folder (a plan, a state file),
+        # read-only: a writable one would let the agent replace what runs later from it (the
+        # metric's interpreter in a virtualenv under /tmp). The repository, even inside that
+        # folder, is hidden again just below.
         for folder in dict.fromkeys(p.parent for p in named if tmp in p.parents):
             if folder != tmp:
-                args += ["--bind", str(folder), str(folder)]
+                args += ["--ro-bind", str(folder), str(folder)]
         for folder in self.hide:
             args += ["--tmpfs", str(folder)]
         seen: set[Path] = set()
-        for path in [*borrowed_objects(workdir), *readable, *named]:
+        # The objects the clone borrows come from the harness's own list (`objects`), never
+        # from the workspace's alternates file, which the agent can write.
+        restore_alternates(workdir, self.objects)
+        for path in [*self.objects, *readable, *named]:
             # only what a tmpfs above hides needs binding; the rest is visible read-only
             if self._hidden(path) and path.exists() and path not in seen:
                 seen.add(path)
@@ -125,11 +132,17 @@ class Sandbox:
         for path in writable:
             if path.exists():
                 args += ["--bind", str(path), str(path)]
+        for source, dest in overlays:  # a private copy, writable, over a file of the home
+            args += ["--bind", str(source), str(dest)]
         if measure:
             args += ["--setenv", "XDG_CACHE_HOME", "/tmp/.cache"]
         for name in SOCKET_VARS:
             args += ["--unsetenv", name]
         args += [
+            # A user namespace without capabilities: root outside is powerless inside (no
+            # umount of the tmpfs that hides the repository, no remount of / read-write),
+            # and, where bwrap can, no nested user namespace to get them back.
+            "--unshare-user", "--cap-drop", "ALL", *disable_userns(self.exe),
             "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session",
             "--setenv", "TMPDIR", "/tmp", "--chdir", str(workdir),
         ]  # fmt: skip
@@ -152,7 +165,7 @@ def supervised(argv: Sequence[str] | str, *, shell: bool) -> list[str]:
     return [sys.executable, "-I", "-S", str(SUPERVISOR), str(os.getpid()), "--", *command]
 
 
-def choose(mode: str, hide: Sequence[Path]) -> Sandbox:
+def choose(mode: str, hide: Sequence[Path], objects: Path | None = None) -> Sandbox:
     """The sandbox for `[agent] sandbox = mode`; `bwrap` that cannot run is an error."""
     if mode not in MODES:
         raise ConfigError(f"agent.sandbox = {mode!r} is not allowed; use one of: auto, bwrap, none")
@@ -162,6 +175,7 @@ def choose(mode: str, hide: Sequence[Path]) -> Sandbox:
             "bwrap",
             exe,
             tuple(dict.fromkeys(p.resolve() for p in hide)),
+            tuple(borrowed_chain(objects.resolve())) if objects is not None else (),
             "sandbox: bwrap (agents see a read-only system, a private /tmp and their own "
             "workspace; your repository is hidden)",
         )
@@ -175,10 +189,44 @@ def choose(mode: str, hide: Sequence[Path]) -> Sandbox:
     return Sandbox("none", message=f"sandbox: none ({reason}); {NOT_PROTECTED}")
 
 
-def borrowed_objects(workdir: Path) -> list[Path]:
-    """The object directories a `git clone --shared` workspace reads through its alternates."""
+def disable_userns(exe: str) -> list[str]:
+    """`--disable-userns` where this bwrap has it (0.8+), else nothing (cached)."""
+    key = exe + " --disable-userns"
+    if key not in _probe:
+        res = proc.run(
+            [exe, "--ro-bind", "/", "/", "--unshare-user", "--disable-userns", "true"], timeout=20
+        )
+        _probe[key] = res.ok
+    return ["--disable-userns"] if _probe[key] else []
+
+
+def restore_alternates(workdir: Path, objects: Sequence[Path]) -> None:
+    """Put back the clone's alternates as the harness made them (the first of `objects`):
+    whatever the agent wrote there, its git borrows only what the sandbox binds."""
+    if not objects:
+        return
+    info = workdir / ".git" / "objects" / "info"
+    for part in (workdir / ".git", workdir / ".git" / "objects", info):
+        if part.is_symlink() or (part.exists() and not part.is_dir()):
+            return  # not a clone any more: the tree is hashed from its files anyway
+    if not info.is_dir():
+        return
+    target = info / "alternates"
+    if target.is_symlink() or target.is_dir():
+        shutil.rmtree(target) if target.is_dir() else target.unlink()
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(f"{objects[0]}\n")
+
+
+def borrowed_chain(objects: Path) -> list[Path]:
+    """`objects` and the object directories it borrows in turn (the user's own alternates)."""
+    return [objects, *_alternates_of(objects)]
+
+
+def _alternates_of(start: Path) -> list[Path]:
     out: list[Path] = []
-    todo = [workdir / ".git" / "objects"]
+    todo = [start]
     while todo:
         objects = todo.pop()
         try:

@@ -1,5 +1,8 @@
 """The sandbox's seccomp filter: no process in it can create an AF_UNIX socket.
 
+io_uring (`io_uring_setup`, `io_uring_enter`, `io_uring_register`) is refused too: its
+`IORING_OP_SOCKET` and `IORING_OP_CONNECT` run in the kernel, past any system-call filter.
+
 A read-only bind mount does not stop `connect()` on a socket file, and abstract sockets
 (`\\0name`) live in the network namespace the sandbox shares, so hiding folders cannot keep
 an agent from a tmux server, the user's ssh-agent, a docker socket or a D-Bus bus. Refusing
@@ -38,6 +41,9 @@ _NATIVE = {
     "aarch64": (0xC00000B7, 198),
 }
 _I386 = (0x40000003, 359, 102)  # arch, socket, socketcall
+# io_uring_setup, io_uring_enter, io_uring_register: the same numbers on every architecture.
+# An io_uring submits socket() and connect() from the kernel, where no filter sees them.
+_IO_URING = (425, 426, 427)
 
 
 def _assemble(program: list[tuple[str, int, str, str]]) -> bytes:
@@ -73,6 +79,7 @@ def program(machine: str | None = None) -> bytes | None:
     ]
     if x86:
         code.append(("jge", _X32_BIT, "deny", ""))
+    code += [("jeq", nr, "deny", "") for nr in _IO_URING]
     code += [
         ("jeq", socket_nr, "", "allow"),
         ("ld", 16, "", ""),  # the low word of args[0]: the domain (an int)
@@ -85,6 +92,7 @@ def program(machine: str | None = None) -> bytes | None:
             ("jeq", i386, "", "allow"),
             ("ld", 0, "", ""),
             ("jeq", socketcall, "deny", ""),
+            *[("jeq", nr, "deny", "") for nr in _IO_URING],
             ("jeq", socket32, "", "allow"),
             ("ld", 16, "", ""),
             ("jeq", _AF_UNIX, "deny", "allow"),

@@ -67,7 +67,9 @@ def build_context(
     base_tree = trees.tree_of(repo, base)
     assert repo.work_tree is not None
     box = sandbox.choose(
-        str(cfg.get("agent", "sandbox")), [repo.work_tree, repo.git_dir, repo.common_dir]
+        str(cfg.get("agent", "sandbox")),
+        [repo.work_tree, repo.git_dir, repo.common_dir],
+        repo.common_dir / "objects",
     )
     extraction = history.baseline.state.get("extraction") if history.baseline else None
     shared = Shared(opts.jobs or int(cfg.get("loop", "jobs")), opts.measure_jobs)
