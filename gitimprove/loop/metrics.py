@@ -221,6 +221,7 @@ def run_metric(
         shell=shell,
         env=proc.clean_env(env),
         before_read=before_read,
+        pipe=True,
     )
     tail = result.tail(2000)
     if result.timed_out:
@@ -235,6 +236,11 @@ def run_metric(
             result.seconds,
             tail,
             f"exited with {result.returncode}",
+        )
+    if b"\0" in result.raw:
+        # no benchmark prints NUL bytes; measured code writing over its output does
+        return MetricRun(
+            "metric-error", None, 0, result.seconds, tail, "its output holds NUL bytes"
         )
     try:
         got = (

@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import FrameType
 
+from gitimprove.util.pipe import drain, read_until_exit
+
 TAIL_CHARS = 4000
 
 # Variables that would point a child git at the wrong repository or index.
@@ -181,29 +183,35 @@ def run(
     input: str | None = None,
     shell: bool = False,
     before_read: Callable[[], object] | None = None,
+    pipe: bool = False,
 ) -> Result:
     """Run a command in its own process group; on timeout kill the whole group.
 
     Output goes to temporary files rather than pipes, so a detached grandchild that keeps
     the descriptors open cannot make us wait for it. `before_read` runs once the command
-    is done and before its output is read (to kill what it left, which could still write)."""
+    is done and before its output is read (to kill what it left, which could still write).
+    With `pipe` stdout is a pipe read until the command exits (util/pipe.py: a metric's)."""
     import tempfile  # not at the top: a cold `log` runs git through `pipeline` only
 
     check_stopping()
     start = time.monotonic()
     with tempfile.TemporaryFile() as out_f, tempfile.TemporaryFile() as err_f:
+        read_fd, write_fd = os.pipe() if pipe else (-1, -1)
+        piped = bytearray()
         with _registry:
             proc = subprocess.Popen(
                 argv,
                 cwd=cwd,
                 env=dict(env) if env is not None else clean_env(),
                 stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-                stdout=out_f,
+                stdout=write_fd if pipe else out_f,
                 stderr=err_f,
                 shell=shell,
                 start_new_session=True,
             )
             _live.add(proc.pid)
+            if pipe:
+                os.close(write_fd)
             if _stopping is not None:  # a signal came while it started
                 kill_group(proc.pid)
         timed_out = False
@@ -215,7 +223,12 @@ def run(
                     proc.stdin.close()
                 except BrokenPipeError:
                     pass
-            _wait(proc, timeout)
+            if not pipe:
+                _wait(proc, timeout)
+            elif not read_until_exit(
+                read_fd, proc.pid, lambda: proc.poll() is not None, timeout, piped
+            ):
+                raise subprocess.TimeoutExpired(proc.args, timeout or 0.0)
         except subprocess.TimeoutExpired:
             timed_out = True
             kill_group(proc.pid)
@@ -223,18 +236,23 @@ def run(
         except BaseException:
             kill_group(proc.pid)
             proc.wait()
+            if pipe:
+                os.close(read_fd)
             raise
         finally:
             with _registry:
                 _live.discard(proc.pid)
         # Children that outlived the leader in its group die with it.
         kill_group(proc.pid)
+        if pipe:
+            drain(read_fd, piped)
+            os.close(read_fd)
         if before_read is not None:
             before_read()
         check_stopping()  # killed by a termination signal: this thread unwinds too
         out_f.seek(0)
         err_f.seek(0)
-        raw = out_f.read()
+        raw = bytes(piped) if pipe else out_f.read()
         out = raw.decode("utf-8", errors="replace")
         err = err_f.read().decode("utf-8", errors="replace")
     return Result(argv, proc.returncode, out, err, time.monotonic() - start, timed_out, raw)
