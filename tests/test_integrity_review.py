@@ -5,6 +5,7 @@ io_uring, an agent-written alternates file, and the claude adapter's home folder
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -21,7 +22,7 @@ from gitimprove.git.workspace import agent_workspace
 from gitimprove.loop.metrics import run_metric
 from gitimprove.util import proc
 from tests.conftest import TmpRepo
-from tests.test_integrity import needs_bwrap
+from tests.test_integrity import assert_sound, hostile_project, needs_bwrap
 
 
 def boxed(repo: TmpRepo) -> Sandbox:
@@ -259,3 +260,34 @@ def test_the_claude_agent_cannot_plant_what_runs_outside_later(
     ]  # fmt: skip
     assert not any((claude / d).exists() for d in ("hooks", "commands", "agents", "plugins"))
     assert os.path.exists(claude / "settings.json")
+
+
+@pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
+def test_trees_of_any_depth_never_stop_the_run(tmp_repo: TmpRepo, sandbox: str) -> None:
+    """1,500 nested folders in the work tree, the same in the clone's .git, and a path far past
+    PATH_MAX: each attempt is recorded (out-of-scope, naming the folder, where the tree would
+    hold it), every workspace is removed, the run goes on; a deep tree left in a workspace by
+    a killed run is removed by `doctor --repair`."""
+    plan = hostile_project(
+        tmp_repo, {"1": "deep-tree", "2": "long-path", "3": "deep-git", "4": "set:95"}, sandbox
+    )
+    res = tmp_repo.cli("run", "--run", "h", "-n", "4", "--json")
+    assert res.returncode == 0, res.stderr
+    rows = assert_sound(tmp_repo, "h", plan["mark"])
+    assert [r["status"] for r in rows[:3]] == ["baseline", "out-of-scope", "out-of-scope"], rows
+    assert "deeper than" in json.dumps(rows[1])
+    assert rows[4]["status"] == "keep" and rows[4]["metric"]["value"] == 95
+    # a stale workspace with a deep tree (its owner gone), as a `kill -9` leaves it
+    stale = tmp_repo.path / ".git" / "improve" / "work" / "w-dead"
+    (stale / "x").mkdir(parents=True)
+    fd = os.open(stale / "x", os.O_RDONLY)
+    for _ in range(1500):
+        os.mkdir("a", dir_fd=fd)
+        sub = os.open("a", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = sub
+    os.close(fd)
+    (stale.parent / "w-dead.pid").write_text("999999999\n")
+    res = tmp_repo.cli("doctor", "--repair")
+    assert res.returncode in (0, 1) and "Traceback" not in res.stderr, res.stderr
+    assert not stale.exists()

@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import os
 import secrets
-import shutil
 import stat
 import threading
 from collections.abc import Iterator
@@ -31,6 +30,7 @@ import pygit2
 
 from gitimprove.errors import GitImproveError
 from gitimprove.git.repo import Repo
+from gitimprove.util.files import remove_tree
 
 LINK = pygit2.enums.FileMode.LINK
 EXEC = pygit2.enums.FileMode.BLOB_EXECUTABLE
@@ -214,7 +214,7 @@ def checkout(repo: Repo, commit: str, purpose: str = "measure") -> Iterator[Chec
                 yield co
                 return
         finally:
-            shutil.rmtree(path, ignore_errors=True)
+            remove_tree(path)
             pid_file.unlink(missing_ok=True)
     raise NotAsWritten(commit, bad)
 
@@ -242,5 +242,5 @@ def stale_workspaces(repo: Repo) -> list[Path]:
 
 
 def remove_workspace(path: Path) -> None:
-    shutil.rmtree(path, ignore_errors=True)
+    remove_tree(path)  # an agent's tree of any depth (shutil.rmtree recurses)
     (path.parent / f"{path.name}.pid").unlink(missing_ok=True)

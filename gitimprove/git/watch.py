@@ -45,11 +45,19 @@ def _tree_states(root: Path, label: str, out: dict[str, str | None]) -> None:
     if not root.is_dir() or root.is_symlink():
         out[label] = _file_state(root)
         return
-    for folder, dirs, files in os.walk(root):
-        dirs.sort()
-        for name in sorted(files):
-            full = Path(folder) / name
-            out[f"{label}/{full.relative_to(root)}"] = _file_state(full)
+    todo = [root]  # not os.walk: it recurses (a planted tree of any depth)
+    while todo:
+        folder = todo.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            full = Path(entry.path)
+            if entry.is_dir(follow_symlinks=False):
+                todo.append(full)
+            else:
+                out[f"{label}/{full.relative_to(root)}"] = _file_state(full)
 
 
 @dataclass(frozen=True)

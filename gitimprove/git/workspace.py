@@ -102,8 +102,9 @@ class Hashed:
     escaping: list[str] = field(default_factory=list)  # "link -> target" leaving the workspace
 
 
-def _list_files(path: Path) -> list[bytes]:
-    """Files that are not ignored, listed with a git directory of our own (never the clone's)."""
+def _list_files(path: Path) -> tuple[list[bytes], list[str]]:
+    """Files that are not ignored, listed with a git directory of our own (never the clone's),
+    and the folders git could not open (a path past the system's limit, no permission)."""
     with tempfile.TemporaryDirectory() as tmp:
         gitdir = Path(tmp) / "git"
         for sub in ("objects", "refs"):
@@ -125,7 +126,12 @@ def _list_files(path: Path) -> list[bytes]:
         )  # fmt: skip
     if not res.ok:
         raise GitImproveError(f"could not list the workspace's files: {res.stderr.strip()}")
-    return [p for p in res.raw.split(b"\0") if p]
+    unopened = [
+        line.split("'", 1)[1].rstrip("'")[:80] + "… (a folder git cannot open)"
+        for line in res.stderr.splitlines()
+        if line.startswith("warning: could not open directory '")
+    ]
+    return [p for p in res.raw.split(b"\0") if p], unopened
 
 
 def _escapes(root: Path, full: Path) -> str | None:
@@ -148,6 +154,11 @@ def _read_capped(full: Path, cap: int) -> bytes | None:
     return None if len(data) > cap else data
 
 
+# Folders a path may nest in (git's own core.maxTreeDepth is 4096; no project comes close to
+# this): a deeper file is left out and the attempt is out-of-scope, naming the folder.
+MAX_DEPTH = 200
+
+
 def hash_workspace(
     repo: Repo, path: Path, *, max_file: int = 100_000_000, max_tree: int = 1_000_000_000
 ) -> Hashed:
@@ -160,12 +171,11 @@ def hash_workspace(
     total = 0
     files: dict[str, pygit2.Oid] = {}
     modes: dict[str, int] = {}
-    refused: list[str] = []
     escaping: list[str] = []
     root = Path(os.path.realpath(path))
+    listed, refused = _list_files(path) if path.is_dir() and not path.is_symlink() else ([], [])
     if path.is_symlink():  # the workspace itself replaced by a link to somewhere else
         refused.append(f"{path.name} (the workspace folder was replaced by a link)")
-    listed = _list_files(path) if path.is_dir() and not path.is_symlink() else []
     for raw in listed:
         if raw.endswith(b"/"):
             refused.append(f"{raw.decode('utf-8', 'replace')} (a nested repository)")
@@ -175,7 +185,11 @@ def hash_workspace(
         except UnicodeDecodeError:
             refused.append(f"{raw.decode('utf-8', 'backslashreplace')} (not UTF-8)")
             continue
-        if any(refused_name(part) for part in rel.split("/")):
+        parts = rel.split("/")
+        if len(parts) > MAX_DEPTH:  # every later walk of the tree stays shallow
+            refused.append(f"{'/'.join(parts[:3])}/… (nested deeper than {MAX_DEPTH} folders)")
+            continue
+        if any(refused_name(part) for part in parts):
             refused.append(rel)
             continue
         full = path / rel

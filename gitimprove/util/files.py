@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -26,3 +27,51 @@ def atomic_write(path: str | os.PathLike[str], data: str | bytes, *, durable: bo
         except OSError:
             pass
         raise
+
+
+def remove_tree(path: Path) -> None:
+    """Remove `path` and everything under it, whatever its depth: no recursion, no full path
+    longer than a name (one folder open at a time, found again through ".."), never
+    following a link. What cannot be removed is left, as `shutil.rmtree(ignore_errors)`."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    try:
+        fd = os.open(path, flags)
+    except NotADirectoryError:
+        Path(path).unlink(missing_ok=True)
+        return
+    except OSError:
+        Path(path).unlink(missing_ok=True) if Path(path).is_symlink() else None
+        return
+    names: list[str] = []
+    try:
+        while True:
+            sub = None
+            with os.scandir(fd) as entries:
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        sub = entry.name
+                        break
+                    with contextlib.suppress(OSError):
+                        os.unlink(entry.name, dir_fd=fd)
+            if sub is not None:
+                try:
+                    child = os.open(sub, flags, dir_fd=fd)
+                except OSError:  # cannot enter it: leave it (as ignore_errors would)
+                    break
+                os.close(fd)
+                fd = child
+                names.append(sub)
+                continue
+            if not names:
+                break
+            parent = os.open("..", flags, dir_fd=fd)
+            os.close(fd)
+            fd = parent
+            try:
+                os.rmdir(names.pop(), dir_fd=fd)
+            except OSError:
+                break
+    finally:
+        os.close(fd)
+    with contextlib.suppress(OSError):
+        os.rmdir(path)

@@ -300,6 +300,21 @@ elif attack == "self-rewrite":  # the measured code rewrites its own committed f
         (ws / "src" / "mod.py").read_text()
         + "\npathlib.Path('src/value.txt').write_text('1\\n')\n",
     )
+elif attack in ("deep-tree", "deep-git", "long-path"):  # trees no recursion or path survives
+    # deep-tree: 1,500 folders under src/; deep-git: the same inside the clone's .git (never
+    # hashed, still removed); long-path: few folders, a path far past PATH_MAX
+    top = ws / ".git" / "deep" if attack == "deep-git" else ws / "src"
+    parts = ["d" * 250] * 24 if attack == "long-path" else ["a"] * 1500
+    fd = os.open(top, os.O_RDONLY)
+    for part in parts:
+        os.mkdir(part, dir_fd=fd)
+        sub = os.open(part, os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = sub
+    with open(os.open("f.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), "w") as f:
+        f.write("deep\n")
+    os.close(fd)
+    value.write_text("50\n")
 elif attack == "measure-daemon":  # the measured code leaves a daemon that rewrites other checkouts
     code = (
         "import os, pathlib, sys, time\n"
