@@ -67,6 +67,13 @@ def from_environment(exc: BaseException) -> GitImproveError | None:
     """The machine refused something (a full disk, a read-only or unwritable `.git`, no file
     handles left): a failure the user acts on, not a bug of ours. None for anything else."""
     text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    corrupt = corrupt_object(exc)
+    if corrupt is not None:
+        return GitImproveError(
+            f"the object {corrupt} in your repository does not hold what its name says "
+            "(something outside git wrote it, e.g. an agent without a sandbox)",
+            hint="`git improve doctor --repair` moves it aside, then run the command again",
+        )
     reason = next((w for w in _REFUSED_WRITES if w in text), None)
     if reason is None:
         return None
@@ -76,3 +83,13 @@ def from_environment(exc: BaseException) -> GitImproveError | None:
         hint="free some space or make the repository writable, then run the command again "
         "(every record is written whole or not at all; `git improve doctor` checks them)",
     )
+
+
+def corrupt_object(exc: BaseException) -> str | None:
+    """The name of the object whose content does not match its name, when `exc` is git's
+    "object hash mismatch" (a loose object planted or damaged); None otherwise."""
+    text = str(exc)
+    if "hash mismatch" not in text or type(exc).__name__ != "GitError":
+        return None
+    name = text.split(":", 1)[0].strip()
+    return name if len(name) in (40, 64) and all(c in "0123456789abcdef" for c in name) else None

@@ -22,6 +22,7 @@ from gitimprove.git.workspace import agent_workspace
 from gitimprove.loop.metrics import run_metric
 from gitimprove.util import proc
 from tests.conftest import TmpRepo
+from tests.loop_helpers import run_rows
 from tests.test_integrity import assert_sound, hostile_project, needs_bwrap
 
 
@@ -291,3 +292,32 @@ def test_trees_of_any_depth_never_stop_the_run(tmp_repo: TmpRepo, sandbox: str) 
     res = tmp_repo.cli("doctor", "--repair")
     assert res.returncode in (0, 1) and "Traceback" not in res.stderr, res.stderr
     assert not stale.exists()
+
+
+@pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
+def test_a_planted_object_of_the_wrong_content_is_recorded_not_a_crash(
+    tmp_repo: TmpRepo, sandbox: str
+) -> None:
+    """Without the sandbox an agent can write loose objects into the repository under the
+    names of blobs the harness will hash next (with other content): the attempt is recorded
+    (tampered, naming the object), `run --resume` and `doctor` name it, never an exit 3."""
+    plan = hostile_project(tmp_repo, {"1": "plant-object:95", "2": "set:94"}, sandbox)
+    res = tmp_repo.cli("run", "--run", "h", "-n", "2", "--json")
+    assert res.returncode in (0, 1), res.stderr
+    assert "Traceback" not in res.stderr
+    if sandbox == "bwrap":  # nothing reaches the repository: an honest attempt
+        assert res.returncode == 0, res.stderr
+        rows = assert_sound(tmp_repo, "h", plan["mark"])
+        assert [r["status"] for r in rows] == ["baseline", "keep", "keep"]
+        return
+    rows = run_rows(tmp_repo, "h")
+    assert rows[1]["status"] == "tampered" and ".git/objects/" in rows[1]["reason"], rows
+    text = res.stdout + res.stderr + json.dumps(rows)
+    assert "object" in text
+    again = tmp_repo.cli("run", "--resume", "--json")
+    assert again.returncode in (0, 1) and "Traceback" not in again.stderr, again.stderr
+    doctor = tmp_repo.cli("doctor")
+    assert doctor.returncode == 1 and "object" in doctor.stdout + doctor.stderr
+    repair = tmp_repo.cli("doctor", "--repair")
+    assert repair.returncode in (0, 1) and "Traceback" not in repair.stderr, repair.stderr
+    assert tmp_repo.cli("doctor").returncode == 0

@@ -3,7 +3,9 @@ redactor (for `git improve doctor --secrets`)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 
 import pygit2
 
@@ -195,3 +197,38 @@ def known_remotes(repo: Repo, ref: str) -> list[str]:
             if branch == ref[len("refs/heads/") :]:
                 out.add(remote)
     return sorted(out)
+
+
+def bad_loose_objects(repo: Repo) -> list[str]:
+    """Loose objects whose content does not hash to their name (planted or damaged: reading
+    one fails wherever it is needed). Every loose object is read; packs are git's to check."""
+    import hashlib
+    import zlib
+
+    bad = []
+    objects = repo.common_dir / "objects"
+    for folder in sorted(objects.glob("[0-9a-f][0-9a-f]")):
+        for path in sorted(folder.iterdir()):
+            name = folder.name + path.name
+            if len(name) not in (40, 64):
+                continue
+            try:
+                data = zlib.decompress(path.read_bytes())
+            except (OSError, zlib.error):
+                bad.append(name)
+                continue
+            digest = hashlib.new("sha1" if len(name) == 40 else "sha256", data).hexdigest()
+            if digest != name:
+                bad.append(name)
+    return bad
+
+
+def quarantine(repo: Repo, names: Iterable[str]) -> Path:
+    """Move the loose objects `names` out of the object store into improve/quarantine/."""
+    to = repo.common_dir / "improve" / "quarantine"
+    to.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        src = repo.common_dir / "objects" / name[:2] / name[2:]
+        if src.exists():
+            os.replace(src, to / name)
+    return to

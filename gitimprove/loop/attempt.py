@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from gitimprove import agents
-from gitimprove.errors import GitImproveError
+from gitimprove.errors import GitImproveError, corrupt_object
 from gitimprove.git import archive, trees
 from gitimprove.git.checkout import Checkout
 from gitimprove.git.workspace import Hashed
@@ -266,6 +266,17 @@ def record_tampered(ctx: RunContext, commit: str, note: Note, exc: Tampered) -> 
     return event
 
 
+def planted(name: str) -> Tampered:
+    """An object of the repository that does not hold what its name says (written by an
+    agent without a sandbox under the name of a blob it was about to make): stops the run."""
+    return Tampered(
+        "an object in your repository does not hold what its name says (run "
+        "`git improve doctor --repair` to move it aside)",
+        [f".git/objects/{name[:2]}/{name[2:]}"],
+        stop=True,
+    )
+
+
 def run_attempt(ctx: RunContext, spec: AttemptSpec) -> Event | None:
     """One candidate, start to finish; None when the budget left cannot cover launching it."""
     note = start_note(ctx, spec)
@@ -305,6 +316,11 @@ def run_attempt(ctx: RunContext, spec: AttemptSpec) -> Event | None:
                         done = evaluate(ctx, spec, ws, commit, note, rework, guard_trail, stack)
                 except Tampered as exc:
                     return record_tampered(ctx, commit, note, exc)
+                except Exception as exc:
+                    bad = corrupt_object(exc)
+                    if bad is None:
+                        raise
+                    return record_tampered(ctx, commit, note, planted(bad))
                 if isinstance(done, str):  # the guard failed and the agent may rework
                     rework += 1
                     rework_tail = done

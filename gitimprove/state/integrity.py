@@ -13,7 +13,7 @@ import json
 import os
 from typing import Any
 
-from gitimprove.git import refs, witness
+from gitimprove.git import objects, refs, witness
 from gitimprove.git.notes import iter_notes
 from gitimprove.git.repo import Repo
 from gitimprove.state import signing
@@ -234,4 +234,24 @@ def checks(repo: Repo, repair: bool) -> list[Finding]:
         *_run_branches(repo),
         *([moved] if moved else []),
         *([sig] if sig else []),
+        _objects(repo, repair),
     ]
+
+
+def _objects(repo: Repo, repair: bool) -> Finding:
+    """Loose objects that do not hold what their names say (an agent without a sandbox can
+    plant one under the name of a blob the harness is about to write)."""
+    bad = objects.bad_loose_objects(repo)
+    if not bad:
+        return Finding("objects", True, "every loose object holds what its name says")
+    f = Finding(
+        "objects",
+        False,
+        f"{len(bad)} loose object(s) do not hold what their names say: "
+        + ", ".join(f".git/objects/{n[:2]}/{n[2:]}" for n in bad[:5]),
+        "git improve doctor --repair (moves them to .git/improve/quarantine/)",
+    )
+    if repair:
+        objects.quarantine(repo, bad)
+        f.repaired = True
+    return f

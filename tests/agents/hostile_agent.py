@@ -315,6 +315,24 @@ elif attack in ("deep-tree", "deep-git", "long-path"):  # trees no recursion or 
         f.write("deep\n")
     os.close(fd)
     value.write_text("50\n")
+elif attack == "plant-object":  # a loose object under the name of what comes next, wrong content
+    import hashlib
+    import zlib
+
+    repo = user_repo()
+    # the blobs the harness will hash from this workspace (the value this attempt and the
+    # next ones write), and a commit name cannot be foreseen: blobs are the target
+    for text in [f"{n}\n" for n in range(80, 100)]:
+        data = text.encode()
+        name = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+        forged = b"blob 6\0forged"
+        if repo is not None:
+            target = repo / ".git" / "objects" / name[:2] / name[2:]
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(zlib.compress(forged))
+            except OSError as exc:
+                print(f"plant failed: {exc}", file=sys.stderr)
 elif attack == "measure-daemon":  # the measured code leaves a daemon that rewrites other checkouts
     code = (
         "import os, pathlib, sys, time\n"
