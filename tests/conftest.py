@@ -205,8 +205,8 @@ VALUE_BENCH = (
 def noisy_bench(path: str = "value.txt", cv: float = 0.01) -> str:
     """A metric: the number in `path` times seeded Gaussian noise of `cv`, seeded per call
     from a counter file outside the checkout (its first argument, else $NOISE_COUNTER), so
-    runs are reproducible. A sandboxed metric sees a folder of /tmp only when its command
-    names a file in it, so the loop's tests pass the counter as the argument."""
+    runs are reproducible. A sandboxed metric cannot write outside its checkout (a folder of
+    /tmp its command names is visible, read-only), so tests using it run without a sandbox."""
     return f"""import os, pathlib, random, sys
 v = float(pathlib.Path({path!r}).read_text())
 counter = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else os.environ["NOISE_COUNTER"])

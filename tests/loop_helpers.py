@@ -32,6 +32,10 @@ def make_project(
 ) -> Path:
     plan_file = repo.path.parent / "plan.json"
     plan_file.write_text(json.dumps(plan))
+    if plan.get("markers") and "sandbox" not in extra:
+        # the fake agent reports through a folder outside its workspace, which a sandboxed
+        # agent may not write (a folder its command names is read-only)
+        extra += 'sandbox = "none"\n'
     config = f"""[metric]
 command = "{sys.executable} bench.py"
 timeout = "20s"

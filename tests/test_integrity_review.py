@@ -321,3 +321,24 @@ def test_a_planted_object_of_the_wrong_content_is_recorded_not_a_crash(
     repair = tmp_repo.cli("doctor", "--repair")
     assert repair.returncode in (0, 1) and "Traceback" not in repair.stderr, repair.stderr
     assert tmp_repo.cli("doctor").returncode == 0
+
+
+@pytest.mark.parametrize("what", ["merge", "shallow", "logs", "worktree", "sequencer"])
+def test_a_change_anywhere_in_the_git_directory_stops_the_run(tmp_repo: TmpRepo, what: str) -> None:
+    """Without the sandbox: MERGE_HEAD and MERGE_MSG, a shallow file, the reflogs deleted, a
+    linked worktree's HEAD moved, a sequencer planted: the run stops (exit 1) naming the path,
+    the attempt recorded, nothing kept on its strength."""
+    hostile_project(tmp_repo, {"1": "git-dir:95", "what": what}, "none")
+    tmp_repo.git("worktree", "add", "-q", "--detach", str(tmp_repo.path.parent / "linked"))
+    res = tmp_repo.cli("run", "--run", "h", "-n", "2", "--json")
+    assert res.returncode == 1, res.stdout + res.stderr
+    named = {
+        "merge": ".git/MERGE_HEAD",
+        "shallow": ".git/shallow",
+        "logs": ".git/logs",
+        "worktree": ".git/worktrees/linked/HEAD",
+        "sequencer": ".git/sequencer",
+    }[what]
+    assert named in res.stderr, res.stderr
+    rows = run_rows(tmp_repo, "h")
+    assert [r["status"] for r in rows] == ["baseline", "tampered"]

@@ -170,9 +170,11 @@ def test_stop_and_status(tmp_repo: TmpRepo) -> None:
 def test_noisy_metric_keeps_real_gains_only(tmp_repo: TmpRepo, tmp_path: Path) -> None:
     # true effects: -10% (gain), none, +1% (regression), -20% (gain), none
     plan = {"1": "set:90", "2": "set:90.0", "3": "set:90.9", "4": "set:72", "5": "set:72.00"}
-    make_project(tmp_repo, plan, guard=False)
+    # the metric keeps its seed in a file outside its checkout: a sandboxed metric may not
+    # write there (a folder its command names is read-only), so this runs without one
+    make_project(tmp_repo, plan, guard=False, extra='sandbox = "none"\n')
     counter = tmp_path / "counter"
-    counter.write_text("0")  # named in the command: the sandboxed metric may write it
+    counter.write_text("0")
     config = (tmp_repo.path / ".gitimprove.toml").read_text()
     config = config.replace(' bench.py"', f' bench.py {counter}"', 1)
     bench = noisy_bench("src/value.txt", 0.03)

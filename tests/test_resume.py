@@ -121,7 +121,11 @@ def test_kill_right_after_the_note(tmp_repo: TmpRepo, reference) -> None:  # typ
 def test_resume_reruns_an_attempt_without_note(tmp_repo: TmpRepo, tmp_path: Path) -> None:
     markers = tmp_path / "markers"
     markers.mkdir()
-    make_project(tmp_repo, {**PLAN, "slow": 30, "markers": str(markers)}, guard=False)
+    # the agent signals through a folder outside its workspace: no sandbox (it is read-only)
+    make_project(
+        tmp_repo, {**PLAN, "slow": 30, "markers": str(markers)}, guard=False,
+        extra='sandbox = "none"\n',
+    )  # fmt: skip
     p = start_run(tmp_repo)
     wait_for(markers / "agent-2.0")
     kill9(p)

@@ -1,9 +1,10 @@
 """What the loop watches while an agent works: the user's repository and the run's own refs.
 
 `RepoState` is a snapshot of what an agent must never change in the user's repository: every
-ref that is not the loop's own, HEAD, `.git/config` (and `config.worktree`), the hooks (also a
-`core.hooksPath` folder), `info/` and the object alternates, and the work tree's status with
-the `lstat` of every path the status names. `changes` lists what differs between two.
+ref that is not the loop's own, HEAD, `.git/config` (and `config.worktree`), every other file
+of the git directory but its objects, refs and index (hooks, info/, MERGE_HEAD, shallow, the
+reflogs, linked worktrees; by name, size and times) and a `core.hooksPath` folder, the object
+alternates, and the work tree's status with the `lstat` of every path the status names. `changes` lists what differs between two.
 
 `forged_notes` tells whether the notes ref, moved by someone other than the harness, now holds
 lines of the run that only the harness may write.
@@ -60,6 +61,37 @@ def _tree_states(root: Path, label: str, out: dict[str, str | None]) -> None:
                 out[f"{label}/{full.relative_to(root)}"] = _file_state(full)
 
 
+# Paths of the git directory the snapshot leaves out: objects (git checks what it reads; the
+# alternates are watched above), gitimprove's own folder, refs (compared by value, the loop's
+# own against what it wrote), the index (the work tree's status shows what it stages) and
+# lock files (a git command of the user's at the wrong moment).
+_SKIP_TOP = {"objects", "improve", "refs", "packed-refs", "index", "HEAD", "config"}
+_OWN_LOGS = ("logs/refs/heads/improve/", "logs/refs/notes/", "logs/refs/improve/")
+
+
+def _git_dir_states(common: Path, out: dict[str, str | None]) -> None:
+    """Every other file and folder of the git directory by name, size and times (no reading):
+    MERGE_HEAD, MERGE_MSG, shallow, the reflogs, a linked worktree's HEAD, hooks, info/…"""
+    todo = [("", common)]
+    while todo:
+        prefix, folder = todo.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            rel = prefix + entry.name
+            if (not prefix and entry.name in _SKIP_TOP) or entry.name.endswith(".lock"):
+                continue
+            if entry.name == "index" or rel.startswith(_OWN_LOGS) or rel + "/" in _OWN_LOGS:
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                out[f".git/{rel}/"] = "folder"
+                todo.append((rel + "/", Path(entry.path)))
+            else:
+                out[f".git/{rel}"] = _file_state(Path(entry.path))
+
+
 @dataclass(frozen=True)
 class RepoState:
     refs: dict[str, str]
@@ -91,8 +123,7 @@ class RepoState:
             (".git/objects/info/alternates", common / "objects" / "info" / "alternates"),
         ):
             files[label] = _file_state(path)
-        _tree_states(common / "hooks", ".git/hooks", files)
-        _tree_states(common / "info", ".git/info", files)
+        _git_dir_states(common, files)
         hooks_path = repo.config_items("core.").get("core.hookspath")
         if hooks_path and repo.work_tree is not None:
             where = Path(os.path.expanduser(hooks_path))

@@ -333,6 +333,27 @@ elif attack == "plant-object":  # a loose object under the name of what comes ne
                 target.write_bytes(zlib.compress(forged))
             except OSError as exc:
                 print(f"plant failed: {exc}", file=sys.stderr)
+elif attack == "git-dir":  # files of the user's .git no earlier snapshot looked at
+    import shutil
+
+    repo = user_repo()
+    assert repo is not None
+    dot = repo / ".git"
+    head = git("rev-parse", "HEAD").stdout.strip()
+    what = plan.get("what", "merge")
+    if what == "merge":
+        (dot / "MERGE_HEAD").write_text(head + "\n")
+        (dot / "MERGE_MSG").write_text("Merge\n")
+    elif what == "shallow":
+        (dot / "shallow").write_text(head + "\n")
+    elif what == "logs":
+        shutil.rmtree(dot / "logs", ignore_errors=True)
+    elif what == "worktree":
+        for wt_head in (dot / "worktrees").glob("*/HEAD"):
+            wt_head.write_text(head + "\n")
+    elif what == "sequencer":
+        (dot / "sequencer").mkdir(exist_ok=True)
+        (dot / "sequencer" / "todo").write_text(f"pick {head}\n")
 elif attack == "measure-daemon":  # the measured code leaves a daemon that rewrites other checkouts
     code = (
         "import os, pathlib, sys, time\n"
