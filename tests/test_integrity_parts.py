@@ -424,10 +424,11 @@ def test_config_pin_names_the_key() -> None:
 def test_sandbox_none_says_what_is_not_protected(tmp_path: Path) -> None:
     box = choose("none", [tmp_path])
     assert box.mode == "none" and "your repository" in box.message
-    # an agent runs under the supervisor; a metric or guard run as it is
+    # an agent, a metric and a guard run under the supervisor
     argv, shell = box.wrap(["a", "b"], shell=False, workdir=tmp_path)
     assert argv[-3:] == ["--", "a", "b"] and str(SUPERVISOR) in argv and not shell
-    assert box.wrap(["a"], shell=False, workdir=tmp_path, measure=True) == (["a"], False)
+    measured, shell = box.wrap(["a"], shell=False, workdir=tmp_path, measure=True)
+    assert measured[-2:] == ["--", "a"] and str(SUPERVISOR) in measured and not shell
     assert box.wrap("a b", shell=True, workdir=tmp_path)[0][-3:] == ["/bin/sh", "-c", "a b"]
     with pytest.raises(ConfigError, match="not allowed"):
         choose("docker", [tmp_path])

@@ -342,3 +342,47 @@ def test_a_change_anywhere_in_the_git_directory_stops_the_run(tmp_repo: TmpRepo,
     assert named in res.stderr, res.stderr
     rows = run_rows(tmp_repo, "h")
     assert [r["status"] for r in rows] == ["baseline", "tampered"]
+
+
+MEASURED_DAEMON = """import os, pathlib, sys, time
+pidfile = pathlib.Path({pidfile!r})
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        env = {{"PATH": os.environ.get("PATH", "/usr/bin:/bin")}}  # no token
+        code = "import os, pathlib, time; pathlib.Path(%r).write_text(str(os.getpid())); time.sleep(120)"
+        os.execve(sys.executable, [sys.executable, "-c", code % str(pidfile), {mark!r}], env)
+    os._exit(0)
+time.sleep(60)
+"""
+
+
+def test_a_measured_daemon_dies_with_a_killed_harness(tmp_repo: TmpRepo) -> None:
+    """Without the sandbox the metric runs under the supervisor too: a daemon the measured
+    code leaves (double fork, setsid, scrubbed environment) dies when the harness is killed
+    by `kill -9` during the measurement."""
+    import signal
+    import time
+
+    from tests.test_integrity import start, wait_for
+
+    pidfile = tmp_repo.path.parent / "measured-daemon.pid"
+    mark = f"measured-{os.getpid()}-{id(pidfile)}"
+    hostile_project(tmp_repo, {"1": "set:95"}, "none")
+    tmp_repo.commit("bench", {"bench.py": MEASURED_DAEMON.format(pidfile=str(pidfile), mark=mark)})
+    p = start(tmp_repo, "--run", "h", "-n", "1", "--json")
+    pid = wait_for(pidfile)
+    p.send_signal(signal.SIGKILL)
+    p.communicate()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            break
+        if state == "Z":
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        pytest.fail("the measured code's daemon outlived the harness")

@@ -10,7 +10,9 @@ as a file with no imports of the package, so it starts in a few milliseconds). I
 - has `PR_SET_PDEATHSIG`: when the harness dies, even by `kill -9`, the kernel signals it and
   it kills its whole tree before it exits (the harness's own subreaper and token sweep are
   gone with the harness then);
-- kills every remaining descendant once the agent exits, then exits with the agent's status.
+- kills every remaining descendant once the agent exits, then exits with the agent's status;
+- passes a SIGCONT it gets on to the harness: a process that stopped it (to write into the
+  output while nothing reads) is seen as if it had stopped the harness.
 
 Killing is stop-then-kill, repeated until the tree is empty, so nothing in it can fork a
 replacement between the kills. On systems without `prctl` it only runs the command.
@@ -100,6 +102,9 @@ def main(argv: list[str]) -> int:
     parent, command = int(argv[1]), argv[3:]
     for sig in _SIGNALS:
         signal.signal(sig, _on_signal)
+    # Stopped and continued (a process of the tree stopped us to write while nothing read):
+    # the harness counts its own SIGCONTs and never trusts what ran meanwhile, so pass it on.
+    signal.signal(signal.SIGCONT, lambda signum, frame: os.kill(parent, signal.SIGCONT))
     if sys.platform.startswith("linux"):
         _prctl(PR_SET_CHILD_SUBREAPER, 1)
         _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
@@ -107,7 +112,7 @@ def main(argv: list[str]) -> int:
             _on_signal(signal.SIGTERM, None)
     pid = os.fork()
     if pid == 0:
-        for sig in (*_SIGNALS, signal.SIGPIPE, signal.SIGXFSZ):
+        for sig in (*_SIGNALS, signal.SIGPIPE, signal.SIGXFSZ, signal.SIGCONT):
             signal.signal(sig, signal.SIG_DFL)
         try:
             os.execvp(command[0], command)
