@@ -323,7 +323,16 @@ def test_a_planted_object_of_the_wrong_content_is_recorded_not_a_crash(
     assert tmp_repo.cli("doctor").returncode == 0
 
 
-@pytest.mark.parametrize("what", ["merge", "shallow", "logs", "worktree", "sequencer"])
+@pytest.mark.parametrize(
+    "what",
+    [
+        "merge",
+        *(
+            pytest.param(w, marks=pytest.mark.slow)
+            for w in ("shallow", "logs", "worktree", "sequencer")
+        ),
+    ],
+)
 def test_a_change_anywhere_in_the_git_directory_stops_the_run(tmp_repo: TmpRepo, what: str) -> None:
     """Without the sandbox: MERGE_HEAD and MERGE_MSG, a shallow file, the reflogs deleted, a
     linked worktree's HEAD moved, a sequencer planted: the run stops (exit 1) naming the path,
