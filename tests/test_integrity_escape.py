@@ -35,7 +35,6 @@ from tests.test_integrity import (
     needs_bwrap,
     start,
     survivors,
-    wait_for,
 )
 
 
@@ -48,16 +47,20 @@ def test_a_scrubbed_daemon_dies_with_a_killed_harness(
     """kill -9 of the harness during the agent call: the daemon (no token, not in the agent's
     group or session, reparented away from the agent) is gone without any help from a later
     command, and never writes into the resumed attempt's workspace."""
-    pidfile = tmp_repo.path.parent / "agent.pid"
-    daemonfile = tmp_repo.path.parent / "daemon.pid"
+    # in the sandbox the agent can write only its workspace: it reports there
+    where = "WS:" if sandbox == "bwrap" else str(tmp_repo.path.parent) + "/"
     plan = hostile_project(
         tmp_repo,
-        {"1": "orphan-daemon:95", "pidfile": str(pidfile), "daemonfile": str(daemonfile)},
+        {
+            "1": "orphan-daemon:95",
+            "pidfile": where + "agent.pid",
+            "daemonfile": where + "daemon.pid",
+        },
         sandbox,
     )
     p = start(tmp_repo, "--run", "h", "-n", "1", "--json")
-    wait_for(pidfile)
-    wait_for(daemonfile)
+    for name in ("agent.pid", "daemon.pid"):
+        wait_reported(tmp_repo, sandbox, name)
     assert survivors(plan["mark"], tmp_repo), "the daemon did not start"
     p.send_signal(signal.SIGKILL)
     p.communicate()
@@ -72,6 +75,19 @@ def test_a_scrubbed_daemon_dies_with_a_killed_harness(
     rows = assert_sound(tmp_repo, "h", plan["mark"])
     assert [r["status"] for r in rows] == ["baseline", "keep"]
     assert rows[1]["metric"]["value"] == 95  # the daemon's 1 never reached the workspace
+
+
+def wait_reported(repo: TmpRepo, sandbox: str, name: str, seconds: float = 60) -> None:
+    """Wait for the agent's report `name`: beside the repository, or in a workspace."""
+    work = repo.path / ".git" / "improve" / "work"
+    deadline = time.monotonic() + seconds
+    while True:
+        if sandbox != "bwrap" and (repo.path.parent / name).exists():
+            return
+        if sandbox == "bwrap" and any(work.glob(f"*/{name}")):
+            return
+        assert time.monotonic() < deadline, f"{name} never appeared"
+        time.sleep(0.05)
 
 
 DAEMON = """import os, sys, time
@@ -336,12 +352,17 @@ def test_the_sandbox_hides_the_integrity_key(tmp_repo: TmpRepo) -> None:
     """The key that tags the harness's records and its ref moves is out of the sandbox's
     reach (without it, the agent runs as the user and can read it: docs/integrity.md)."""
     keyfile = tmp_repo.path.parent / "key-report.txt"
-    hostile_project(tmp_repo, {"1": "steal-key:95", "keyfile": str(keyfile)}, "bwrap")
+    # in the sandbox the agent reports in its workspace, so the report is in its commit
+    plan = hostile_project(
+        tmp_repo, {"1": "steal-key:95", "keyfile": "WS:src/key-report.txt"}, "bwrap"
+    )
     res = tmp_repo.cli("run", "--run", "h", "-n", "1", "--json")
     assert res.returncode == 0, res.stderr
     assert (tmp_repo.path / ".git" / "improve" / "key").exists()
-    report = keyfile.read_text()
+    attempt = run_rows(tmp_repo, "h")[1]["commit"]
+    report = tmp_repo.git("show", f"{attempt}:src/key-report.txt")
     assert "read" not in report and "key: " in report, report
+    (tmp_repo.path.parent / "plan.json").write_text(json.dumps({**plan, "keyfile": str(keyfile)}))
     tmp_repo.git("config", "improve.agent.sandbox", "none")
     res = tmp_repo.cli("run", "--run", "h2", "-n", "1", "--json")
     assert res.returncode == 0, res.stderr

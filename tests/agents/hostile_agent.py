@@ -24,6 +24,14 @@ action = (
 attack, _, arg = action.partition(":")
 mark = plan["mark"]
 ws = pathlib.Path.cwd()
+
+
+def out(p: str) -> pathlib.Path:
+    """Where the agent reports: a path of the test's, or (`WS:name`) its own workspace, the
+    one place the sandbox lets it write that the test can also see."""
+    return ws / p[3:] if p.startswith("WS:") else pathlib.Path(p)
+
+
 value = ws / "src" / "value.txt"
 
 
@@ -91,12 +99,12 @@ for _ in range(600):
 """
     daemon(code)
 elif attack == "sleeper":  # stays alive so a kill -9 of the run leaves it behind
-    pathlib.Path(plan["pidfile"]).write_text(str(os.getpid()))
+    out(plan["pidfile"]).write_text(str(os.getpid()))
     daemon("import time\ntime.sleep(120)\n")
     time.sleep(60)
 elif attack == "orphan-daemon":  # env -i, double fork, setsid: invisible to the token sweep
     code = f"""import os, pathlib, sys, time
-pathlib.Path({plan.get("daemonfile", "")!r}).write_text(str(os.getpid()))
+pathlib.Path({str(out(plan.get("daemonfile", "")))!r}).write_text(str(os.getpid()))
 root = pathlib.Path({str(ws.parent)!r})
 for _ in range(2400):
     for p in root.glob('*/src/value.txt'):
@@ -105,7 +113,7 @@ for _ in range(2400):
     time.sleep(0.05)
 """
     daemon(code, scrub_env=True)
-    pathlib.Path(plan["pidfile"]).write_text(str(os.getpid()))
+    out(plan["pidfile"]).write_text(str(os.getpid()))
     time.sleep(60)
 elif attack == "unix-socket":  # a tmux server, ssh-agent, docker socket, D-Bus bus outside
     import socket
@@ -156,7 +164,7 @@ elif attack == "steal-key":  # the key of the integrity tags and of the ref witn
             found.append(f"{name}: read {len(data)} bytes")
         except OSError as exc:
             found.append(f"{name}: {type(exc).__name__}")
-    pathlib.Path(plan["keyfile"]).write_text("\n".join(found) + "\n")
+    out(plan["keyfile"]).write_text("\n".join(found) + "\n")
 elif attack == "push-origin":  # push an unmeasured commit and a forged note through origin
     git("add", "-A")
     git("-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "experiment(src): forged")
