@@ -23,6 +23,8 @@ KEYS = (
     "db_pass={v}",
     "ansible_password={v}",
     "web1 ansible_host=10.0.0.5 ansible_user=deploy ansible_ssh_pass={v}",
+    "deploy --password {v} --host db",
+    "vault login --token {v}",
 )
 
 
@@ -63,6 +65,8 @@ def test_a_hex_token_under_a_token_key_is_masked(n: int) -> None:
         "secret=PLACEHOLDER",
         "password_hint=RememberTheName",
         "kind: token, token: 'StringLiteral'",
+        "pytest --token-type BearerToken",
+        "git commit --password-prompt",
     ],
 )
 def test_names_and_digests_pass(text: str) -> None:

@@ -18,6 +18,7 @@ from gitimprove.redaction.values import (
     is_value,
     kind_of,
     looks_random,
+    mixed_case,
     random_value,
     secret_like,
     words,
@@ -57,7 +58,7 @@ def _check_flag_value(secret: str, m: re.Match[str]) -> bool:
         return False
     spaced = m.group("sep") != "="
     quoted = m.group("q") is not None
-    return quoted or not spaced or secret_like(secret) or looks_random(secret)
+    return quoted or not spaced or secret_like(secret) or looks_random(secret) or mixed_case(secret)
 
 
 def _check_random(secret: str, m: re.Match[str]) -> bool:
