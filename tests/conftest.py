@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
@@ -87,6 +88,27 @@ def cli(
         env={**os.environ, **(env or {})},
         timeout=300,
     )
+
+
+def cli_popen(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> subprocess.Popen[str]:
+    """`python -m gitimprove ARGS` started, not waited for, in a session of its own (so a
+    test can signal it or its whole group)."""
+    return subprocess.Popen(
+        [PY, "-m", "gitimprove", *args],
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def wait_for(path: Path, seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.05)
 
 
 def main_in_process(

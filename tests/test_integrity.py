@@ -26,7 +26,7 @@ import pytest
 from gitimprove.agents.sandbox import bwrap_usable
 from gitimprove.state import integrity
 from gitimprove.util import reaper
-from tests.conftest import TmpRepo
+from tests.conftest import TmpRepo, cli_popen
 from tests.loop_helpers import run_rows
 
 HOSTILE = Path(__file__).parent / "agents" / "hostile_agent.py"
@@ -308,14 +308,7 @@ def test_sandbox_bwrap_missing_is_a_clear_error(tmp_repo: TmpRepo, tmp_path: Pat
 
 
 def start(repo: TmpRepo, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "gitimprove", "run", *args],
-        cwd=repo.path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
+    return cli_popen(repo.path, "run", *args)
 
 
 def wait_for(path: Path, seconds: float = 60) -> int:

@@ -6,13 +6,12 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import TmpRepo, git
+from tests.conftest import TmpRepo, cli_popen, git, wait_for
 from tests.loop_helpers import make_project, run_rows
 
 PLAN = {"1": "set:90", "2": "slow-set:85", "3": "set:95", "4": "set:80", "5": "set:80.5", "slow": 2}
@@ -25,23 +24,7 @@ def history(repo: TmpRepo, run: str) -> tuple[list[tuple[int, str, float | None]
 
 
 def start_run(repo: TmpRepo, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "gitimprove", "run", "--run", "k", "-n", "5", "--json"],
-        cwd=repo.path,
-        env={**os.environ, **(env or {})},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-
-
-def wait_for(path: Path, seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while not path.exists():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{path} never appeared")
-        time.sleep(0.05)
+    return cli_popen(repo.path, "run", "--run", "k", "-n", "5", "--json", env=env)
 
 
 def kill9(p: subprocess.Popen[str]) -> None:

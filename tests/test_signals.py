@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import PY, TmpRepo
+from tests.conftest import PY, TmpRepo, cli_popen, wait_for
 from tests.loop_helpers import make_project
 
 SLOW_METRIC = """import os, pathlib, time
@@ -22,25 +22,6 @@ pathlib.Path(os.environ["METRIC_PID"]).write_text(str(os.getpid()))
 time.sleep(120)
 print("METRIC x=1")
 """
-
-
-def start(cwd: Path, *args: str, env: dict[str, str]) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [PY, "-m", "gitimprove", *args],
-        cwd=cwd,
-        env={**os.environ, **env},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-
-
-def wait_for(path: Path, seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while not path.exists():
-        assert time.monotonic() < deadline, f"{path} never appeared"
-        time.sleep(0.05)
 
 
 def survivors(token: str) -> list[int]:
@@ -87,7 +68,7 @@ def test_sigterm_during_init_kills_the_metric_and_writes_nothing(
     tmp_repo.commit("initial", {"slow.py": SLOW_METRIC})
     token = uuid.uuid4().hex
     pid_file = tmp_path / "metric.pid"
-    p = start(
+    p = cli_popen(
         tmp_repo.path,
         "init",
         "--metric",
@@ -108,7 +89,9 @@ def test_sighup_during_measure(tmp_repo: TmpRepo, tmp_path: Path) -> None:
     flag = tmp_path / "slow"
     flag.write_text("")
     token = uuid.uuid4().hex
-    p = start(tmp_repo.path, "measure", env={"SLOW_METRIC_FLAG": str(flag), "SIGNAL_TOKEN": token})
+    p = cli_popen(
+        tmp_repo.path, "measure", env={"SLOW_METRIC_FLAG": str(flag), "SIGNAL_TOKEN": token}
+    )
     wait_for(Path(f"{flag}.running"))
     stop_and_check(p, signal.SIGHUP, token, tmp_repo.path / ".git" / "improve" / "work")
     assert tmp_repo.git("notes", "--ref=improve", "list") == ""  # nothing half-measured
@@ -124,7 +107,7 @@ def test_signal_during_a_tournament_stops_every_agent(
     make_project(tmp_repo, {"default": "sleep", "markers": str(markers)}, guard=False)
     tmp_repo.git("config", "improve.agent.timeout", "10m")
     token = uuid.uuid4().hex
-    p = start(
+    p = cli_popen(
         tmp_repo.path, "run", "--run", "sig", "-n", "3", "-k", "2", env={"SIGNAL_TOKEN": token}
     )
     wait_for(markers / "agent-1.0")
@@ -140,7 +123,7 @@ def test_signal_during_a_tournament_stops_every_agent(
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to find survivors")
 def test_sigterm_during_demo(tmp_path: Path) -> None:
     token = uuid.uuid4().hex
-    p = start(tmp_path, "demo", "d", "-n", "30", env={"SIGNAL_TOKEN": token})
+    p = cli_popen(tmp_path, "demo", "d", "-n", "30", env={"SIGNAL_TOKEN": token})
     work = tmp_path / "d" / ".git" / "improve" / "work"
     deadline = time.monotonic() + 60
     while not (work.exists() and any(work.iterdir())):
@@ -152,13 +135,13 @@ def test_sigterm_during_demo(tmp_path: Path) -> None:
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to find survivors")
 def test_sigterm_before_the_demo_begins_leaves_no_half_made_folder(tmp_path: Path) -> None:
     token = uuid.uuid4().hex
-    p = start(tmp_path, "demo", "d", "-n", "30", env={"SIGNAL_TOKEN": token})
+    p = cli_popen(tmp_path, "demo", "d", "-n", "30", env={"SIGNAL_TOKEN": token})
     wait_for(tmp_path / "d" / ".git" / "improve")  # created, measuring the baseline
     stop_and_check(p, signal.SIGTERM, token, tmp_path / "d" / ".git" / "improve" / "work")
     began = (tmp_path / "d" / ".git" / "refs" / "heads" / "improve" / "demo").exists()
     assert began or not (tmp_path / "d").exists()
     if not began:  # a new demo in the same folder starts, as if the first never was
-        p = start(tmp_path, "demo", "d", "-n", "1", env={})
+        p = cli_popen(tmp_path, "demo", "d", "-n", "1", env={})
         _, err = p.communicate(timeout=120)
         assert p.returncode == 0, err
 
