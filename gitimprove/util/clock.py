@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-import datetime
 import os
 import time
 import zlib
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import datetime
 
 _HOST: str | None = None
 
@@ -37,6 +40,8 @@ def parse_utc(value: object) -> datetime.datetime | None:
 
     Records come from other clones and other tools: a stamp without a zone is read as UTC, and
     anything that is not an ISO time (a number, garbage, a year out of range) is None."""
+    import datetime  # here, not at the top: the hooks import this module for utc_now
+
     if not isinstance(value, str) or len(value) > 64:
         return None
     try:
