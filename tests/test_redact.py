@@ -155,6 +155,12 @@ def _own_files() -> list[Path]:
 TEST_FAKES = {
     "tests/test_reflect_memory.py": ["abc123secret99"],
     # (tests split tokens by string concatenation; the decoded view reads them whole)
+    "tests/test_redact_calls.py": [
+        "Hb4!tQz9mLw2",
+        "r7Kq2Zp9Lx4Wv8Nb3Mt6Yc1F",
+        "R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWMUW",
+        "RdescudvJCsgt3ub+b+dWRWJTmaaJObG",
+    ],
     "tests/test_redact.py": [
         "Tr0ub4dor&3x",
         "s3cr3tPw!",

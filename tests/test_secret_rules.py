@@ -14,7 +14,18 @@ from types import ModuleType
 import pytest
 
 from gitimprove import redaction
-from gitimprove.redaction import context, engine, keys, positional, providers, shapes, tools
+from gitimprove.redaction import (
+    calls,
+    context,
+    engine,
+    hashes,
+    keys,
+    positional,
+    prose,
+    providers,
+    shapes,
+    tools,
+)
 from tests.conftest import ROOT
 from tests.regex_samples import sample
 from tests.secret_corpus import windows
@@ -40,6 +51,9 @@ def test_every_rule_and_allowlist_compiles_without_warnings() -> None:
         *context.RULES,
         *shapes.RULES,
         *positional.RULES,
+        *calls.RULES,
+        *hashes.RULES,
+        *prose.RULES,
     ]
     assert len(GITLEAKS) >= 200 and len(rules) == len(GITLEAKS) + len(ours)
     with warnings.catch_warnings():

@@ -35,7 +35,17 @@ def ruleset() -> RuleSet:
     """gitleaks' rules and ours, loaded once per process (compiled only when needed)."""
     global _rules
     if _rules is None:
-        from gitimprove.redaction import context, keys, positional, providers, shapes, tools
+        from gitimprove.redaction import (
+            calls,
+            context,
+            hashes,
+            keys,
+            positional,
+            prose,
+            providers,
+            shapes,
+            tools,
+        )
         from gitimprove.redaction.values import check_generic
 
         gitleaks = engine.load_gitleaks()
@@ -51,6 +61,9 @@ def ruleset() -> RuleSet:
                 *context.RULES,
                 *shapes.RULES,
                 *positional.RULES,
+                *calls.RULES,
+                *hashes.RULES,
+                *prose.RULES,
             ]
         )
     return _rules

@@ -36,8 +36,10 @@ def _check_assignment(secret: str, m: re.Match[str]) -> bool | str:
         key
     ):
         return False  # a source location in a stack trace: `lib/phoenix/token.ex:266:`
+    if not quoted and compiled(r"(?:!!?|[&*])[\w!-]+", 0).fullmatch(secret):
+        return False  # a YAML tag, anchor or alias: `pw: &p <value>`, `token: !!str <v>`
     env_style = key.isupper() and sep == "="
-    if sep == "=" and key.lower() in ("pw", "pass", "passwd") and _mixed(secret):
+    if sep.strip() in ("=", ":") and key.lower() in ("pw", "pass", "passwd") and _mixed(secret):
         return "password"  # `pw=<pw>`: a short name, but no prose reads `pass=x9…`
     if not assignment_is_secret(key, secret, quoted=quoted, env_style=env_style):
         return False
@@ -234,7 +236,7 @@ RULES: list[Rule] = [
     Rule(
         "credential",
         r"(?i)(?<![\w.-])(?P<kq>\\?[\"']?)(?P<key>" + _KEY + r")(?P=kq)"
-        r"(?P<sep>[ \t]*(?::=|=>|=|:)[ \t]*)\\?" + _VALUE,
+        r"(?P<sep>[ \t]*(?::=|=>|=|:)[ \t]*)(?:[&!][\w!-]{1,40}[ \t]+)?\\?" + _VALUE,
         tuple(words("pass pwd pw secret token key auth cred sig cookie dsn salt pin")),
         groups=("dq", "sq", "bare"),
         priority=CONTEXT,

@@ -85,11 +85,28 @@ def _build(text: str) -> View | None:
     return View("".join(parts), segments)
 
 
+# layers decoded at most (`%25253D` is `=` URL-encoded three times)
+_DEPTH = 4
+
+
 def spans(rs: RuleSet, text: str) -> list[Span]:
-    """Findings in the decoded view of `text`, near what decoding changed, mapped back."""
-    view = _build(text)
-    if view is None:
-        return []
+    """Findings in the decoded views of `text` (decoded again while that changes it, up to
+    `_DEPTH` layers: `%253D` is `%3D` is `=`), near what decoding changed, mapped back."""
+    out: list[Span] = []
+    chain: list[View] = []
+    current = text
+    for _ in range(_DEPTH):
+        view = _build(current)
+        if view is None or view.text == current:
+            break
+        chain.append(view)
+        out.extend(_layer_spans(rs, chain))
+        current = view.text
+    return out
+
+
+def _layer_spans(rs: RuleSet, chain: list[View]) -> list[Span]:
+    view = chain[-1]
     edits = []
     previous_end = 0
     for vs, os_, ol, _, exact in view.segments:
@@ -99,6 +116,8 @@ def spans(rs: RuleSet, text: str) -> list[Span]:
     out: list[Span] = []
     for start, end in _windows(view.text, edits):
         for s in rs.spans(view.text[start:end], views=False):
-            a, b = view.original(s.start + start, s.end + start)
+            a, b = s.start + start, s.end + start
+            for layer in reversed(chain):
+                a, b = layer.original(a, b)
             out.append(Span(a, b, s.kind, s.priority))
     return out

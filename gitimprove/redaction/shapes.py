@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from gitimprove.redaction.context import _SAME_COMMAND
-from gitimprove.redaction.engine import CONTEXT, Rule
+from gitimprove.redaction.engine import CONTEXT, Rule, compiled
 from gitimprove.redaction.values import assignment_is_secret, is_value, kind_of, secret_like
 
 _CRED = (
@@ -43,6 +43,8 @@ def _check_prose(secret: str, m: re.Match[str]) -> bool:
 def _check_prose_password(secret: str, m: re.Match[str]) -> bool:
     if m.group("q") is not None:
         return is_value(secret)
+    if compiled(r"[&*][A-Za-z_][\w-]*", 0).fullmatch(secret):
+        return False  # a YAML anchor or alias (`password: &pw`): the value is elsewhere
     value = secret.strip(".,;:!?)*_~")  # Markdown emphasis and sentence punctuation
     if m.string[m.end() : m.end() + 1] == "(" or len(value) < 4 or not is_value(value):
         return False
@@ -110,9 +112,9 @@ RULES: list[Rule] = [
     Rule(
         "credential",
         r"(?i)<(?P<key>" + _CRED.replace("/", "") + r")(?:\s[^<>]{0,200})?>"
-        r"\s*(?P<dq>[^<>\n]{1,500}?)\s*</(?P=key)>",
+        r"\s*(?:<!\[CDATA\[(?P<cd>[^\n]{1,500}?)\]\]>|(?P<dq>[^<>\n]{1,500}?))\s*</(?P=key)>",
         ("<",),
-        groups=("dq",),
+        groups=("cd", "dq"),
         needs=("</",),
         priority=CONTEXT,
         check=_check_pair,

@@ -235,6 +235,8 @@ def assignment_is_secret(key: str, value: str, *, quoted: bool, env_style: bool)
         return True  # a PIN, or a password of digits: `"pin": <digits>`
     if strength is None or not is_value(value) or _lexer_token(key, value):
         return False
+    if short_hex(value) and kind_of(key) != "password":
+        return False  # `session_key: 3f2a9c0d1e4b5a6c`: an id in a log (see docs/secrets.md)
     if is_identifier_value(value) and not _names_secret(key):
         # a bare hex digest under a key that is exactly a token (`token=<40 hex>`: an old
         # GitHub OAuth token) is one; under `commit`, `etag` or `sha` it names a version
@@ -265,6 +267,16 @@ def _names_secret(key: str) -> bool:
     )
 
 
+def short_hex(value: str) -> bool:
+    """Hex digits fewer than 32 (under 128 bits): what logs print as a session or request id.
+    A key or token in hex is 32 digits or more; a password may be anything, so a key naming
+    a password still counts it."""
+    return (
+        not value.isdigit()
+        and compiled(r"[0-9a-f]{8,31}|[0-9A-F]{8,31}", 0).fullmatch(value) is not None
+    )
+
+
 def random_value(value: str) -> bool:
     """A long random-looking string that is not a UUID, a hash or encoded prose."""
     return is_value(value) and looks_random(value) and not is_identifier_value(value)
@@ -280,5 +292,7 @@ def check_generic(secret: str, m: re.Match[str]) -> bool:
     if parts and (parts[-1] in _ABOUT or parts[-1] in ("is", "was")):
         return False
     if not is_value(secret) or _lexer_token(key.strip(" \t'\":=>,"), secret):
+        return False
+    if short_hex(secret) and kind_of(key) != "password":
         return False
     return not (is_identifier_value(secret) and not _names_secret(key))

@@ -1,0 +1,102 @@
+"""A credential told in a sentence: a secret word, a few words, a connector, the value.
+
+"the passcode for the vault is …", "I set the secret key to …", "login with admin / …",
+"pw is …", "creds are bob/…", "my passphrase was set as …": a word naming a credential,
+at most four words naming whose it is, a connector (`is`, `=`, `:`, `to`, `as`, `with`,
+`are`, `now` …) and a token that reads as a credential (`credential_like`: no plain word,
+host, path, address or versioned name), optionally after a user and a slash.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gitimprove.redaction.calls import credential_like
+from gitimprove.redaction.engine import CONTEXT, Rule, compiled
+from gitimprove.redaction.values import (
+    assignment_is_secret,
+    is_identifier_value,
+    kind_of,
+    looks_random,
+)
+
+_WORD = (
+    r"(?P<word>pass(?:word|wd|phrase|code)s?|pw|pwd|pin|secret(?:[ _-]key)?s?|tokens?|"
+    r"api[ _-]?keys?|access[ _-]?keys?|credentials?|creds|log[ -]?in|sign[ -]?in)"
+)
+# words that may lead to the connector, and the connector itself (the last one)
+_CONNECTOR = (
+    r"(?:[ \t]+(?:has|have|had|been|be|now|just|was|is|are|were|set|changed|reset|updated|"
+    r"still)\b){0,3}(?:[ \t]*[:=]|[ \t]+(?:is|are|was|were|to|as|with|becomes?)\b)"
+    r"(?:[ \t]+(?:now|still|just|probably|actually))?"
+)
+
+
+def _check(secret: str, m: re.Match[str]) -> bool | str:
+    value = secret.rstrip(".,;:!?)*_~")
+    if m.string[m.end() : m.end() + 1] == "(" or not credential_like(value):
+        return False
+    if is_identifier_value(value):
+        return False
+    word = m.group("word").lower()
+    if word.startswith("token") and not (looks_random(value) or len(value) >= 12):
+        return False  # "tokens are counted with tiktoken" is about text, not a credential
+    if word.startswith(("pin", "pass code", "passcode")) and value.isdigit():
+        return "password" if len(value) >= 4 else False
+    return "password" if word.startswith(("pass", "pw", "pwd", "log", "sign")) else "credential"
+
+
+_LAST_WORD = (
+    r"\w*(?:password|passwd|pwd|passphrase|passcode|secret|token|key|pin|credentials?|creds)"
+)
+_DECLARATIONS = frozenset(
+    "let const var my our local export set def val auto static final private public readonly "
+    "declare dim global mut".split()
+)
+
+
+def _check_spaced_key(secret: str, m: re.Match[str]) -> bool | str:
+    """`"Admin Password": "…"`, `Secret Key = …`: a key of words naming a credential."""
+    words = (m.group("key") or m.group("key2")).split()
+    if words[0].lower() in _DECLARATIONS:
+        return False  # `let token = …`: code, read by the assignment rules
+    if not compiled(_LAST_WORD, re.I).fullmatch(words[-1]):
+        return False  # the last word names the credential: `Admin Password`, not a sentence
+    key = "_".join(words)
+    quoted = m.group("dq") is not None or m.group("sq") is not None
+    value = secret if quoted else secret.rstrip(".,;")
+    if not assignment_is_secret(key, value, quoted=quoted, env_style=False):
+        return False
+    if not quoted and not credential_like(value):
+        return False
+    return kind_of(key)
+
+
+RULES: list[Rule] = [
+    Rule(
+        # a key of two to four words, quoted (JSON, YAML) or starting a line (INI, prose)
+        "credential",
+        r"(?im)(?:(?P<kq>[\"'])(?P<key>[A-Za-z][\w-]*(?:[ \t]+[\w-]+){1,3})(?P=kq)"
+        r"|^[ \t>*#-]*(?P<key2>[A-Za-z][\w-]*(?:[ \t]+[\w-]+){1,3}))"
+        r"[ \t]*(?:=|:)[ \t]*(?:\"(?P<dq>[^\"\n]{1,500})\"|'(?P<sq>[^'\n]{1,500})'"
+        r"|(?P<bare>[^\s\"'`,;()\[\]{}<>]{4,500})(?![(\w]))",
+        ("pass", "pwd", "secret", "token", "key", "cred", "pin"),
+        groups=("dq", "sq", "bare"),
+        needs=(" ", "\t"),
+        priority=CONTEXT,
+        check=_check_spaced_key,
+    ),
+    Rule(
+        "credential",
+        r"(?i)\b"
+        + _WORD
+        + r"\b(?:[ \t]+[\w'-]{1,20}){0,4}?"
+        + _CONNECTOR
+        + r"[ \t]*:?[ \t]*[\"'`]?(?:[\w.@-]{1,40}[ \t]*/[ \t]*)?"
+        r"(?P<v>(?=[A-Za-z0-9!@#$%^*+~_.-])[^\s\"'`,;/\\()\[\]{}<>]{6,100})",
+        ("pass", "pw", "pin", "secret", "token", "key", "cred", "log", "sign"),
+        groups=("v",),
+        priority=CONTEXT,
+        check=_check,
+    ),
+]
