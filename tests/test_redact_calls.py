@@ -14,6 +14,7 @@ from gitimprove.redaction import redact, redact_blob
 PW = "Hb4!tQz9mLw2"
 KEY = "r7Kq2Zp9Lx4Wv8Nb3Mt6Yc1F"
 BCRYPT = "$2b$12$R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWMUW"
+ARGON2 = "$argon2id$v=19$m=65536,t=3,p=4$c29tZXNhbHQ$RdescudvJCsgt3ub+b+dWRWJTmaaJObG"
 HEX40 = "9c1e7a3f5b2d8e6a0f4c9b1d7e3a2f8c6b5d4e3f"
 
 LEAKS = [
@@ -76,7 +77,7 @@ LEAKS = [
         "R9h/cIPz0gi.",
     ),
     (
-        "$argon2id$v=19$m=65536,t=3,p=4$c29tZXNhbHQ$" + "RdescudvJCsgt3ub+b+dWRWJTmaaJObG",
+        ARGON2,
         "RdescudvJCsg",
     ),
     ("svc:{SSHA}" + "Lw8Nb3Mt6Yc1FZq4Pk7Rv2Xs9Hd5", "Lw8Nb3Mt6Yc1"),

@@ -21,6 +21,7 @@ from gitimprove.redaction.engine import CONTEXT, Rule, compiled
 from gitimprove.redaction.values import (
     assignment_is_secret,
     is_value,
+    key_strength,
     key_words,
     looks_random,
     mixed_case,
@@ -187,10 +188,8 @@ def _keygen(m: re.Match[str]) -> Iterable[tuple[int, int]]:
 def _insert_values(m: re.Match[str]) -> Iterable[tuple[int, int]]:
     """`INSERT INTO t (a, password, c) VALUES (1, '…', 3), (…)`: the credential columns'
     values in every row."""
-    from gitimprove.redaction.values import key_strength
-
     columns = [c.strip().strip('`"[]') for c in m.group("cols").split(",")]
-    wanted = [n for n, c in enumerate(columns) if _column_is_secret(c, key_strength)]
+    wanted = [n for n, c in enumerate(columns) if _column_is_secret(c)]
     if not wanted:
         return
     text = m.string
@@ -225,14 +224,13 @@ def _insert_values(m: re.Match[str]) -> Iterable[tuple[int, int]]:
         pos = nxt.end()
 
 
-def _column_is_secret(column: str, strength: object) -> bool:
-    assert callable(strength)
+def _column_is_secret(column: str) -> bool:
     parts = key_words(column)
     if not parts:
         return False
     if any(p in ("password", "passwd", "pwd", "passphrase", "secret", "token") for p in parts):
         return parts[-1] not in ("id", "ids", "type", "expires", "expiry", "at", "count", "length")
-    return strength(column) == "strong"
+    return key_strength(column) == "strong"
 
 
 RULES: list[Rule] = [

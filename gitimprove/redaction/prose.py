@@ -50,8 +50,28 @@ _LAST_WORD = (
     r"\w*(?:password|passwd|pwd|passphrase|passcode|secret|token|key|pin|credentials?|creds)"
 )
 _DECLARATIONS = frozenset(
-    "let const var my our local export set def val auto static final private public readonly "
-    "declare dim global mut".split()
+    [
+        "let",
+        "const",
+        "var",
+        "my",
+        "our",
+        "local",
+        "export",
+        "set",
+        "def",
+        "val",
+        "auto",
+        "static",
+        "final",
+        "private",
+        "public",
+        "readonly",
+        "declare",
+        "dim",
+        "global",
+        "mut",
+    ]
 )
 
 
