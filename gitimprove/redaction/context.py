@@ -30,7 +30,11 @@ from gitimprove.redaction.values import (
 def _check_assignment(secret: str, m: re.Match[str]) -> bool | str:
     key, sep = m.group("key"), m.group("sep")
     quoted = m.group("dq") is not None or m.group("sq") is not None
-    if not quoted and m.string[m.end() : m.end() + 1] == "(":
+    if (
+        not quoted
+        and m.string[m.end() : m.end() + 1] == "("
+        and compiled(r"[A-Za-z_$][\w.$:-]*", 0).fullmatch(secret)
+    ):
         return False  # a call: `password = get_password()`
     if compiled(r"\d+(?::\d+)*:?", 0).fullmatch(secret) and compiled(r"\.[A-Za-z]{1,6}$", 0).search(
         key

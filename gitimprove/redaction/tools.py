@@ -65,7 +65,8 @@ def _table(m: re.Match[str]) -> Iterable[tuple[int, int]]:
     names = [header[a:b] for a, b in _cells(header, sep)]
     if names and not compiled(_COLUMN, 0).fullmatch(names[0]):
         # text before the row (`Bash failed: host,port`): its last word names the column
-        names[0] = (names[0].split() or [""])[-1]
+        last = (names[0].split() or [""])[-1]
+        names[0] = "" if last.endswith(":") else last  # `Bash failed: | user | password |`
     if sum(1 for n in names if n) < 2 or any(
         not compiled(_COLUMN, 0).fullmatch(n) for n in names if n
     ):

@@ -32,6 +32,7 @@ _REFERENCE = r"""^(?:
       | \$\{\{.*\}\}|\{\{.*\}\}|\$\(.*\)            # ${{ secrets.X }}, {{ .Values.x }}, $(cmd)
       | %[A-Za-z_]\w*%|@[A-Za-z_]\w*@               # %TOKEN% @TOKEN@
       | \{[A-Za-z_][\w.\[\]'"]*(?:![rsa])?(?::[^{}]*)?\}  # a format field: {password}
+      | \{[A-Za-z_][\w.]*\([\w.,'" ]*\)\}               # an f-string call: {quote(pw)}
       | <[^<>]*>|\[[^\[\]]*\]                       # <your-token> [REDACTED]
       | [A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)+  # settings.SECRET_KEY, os.environ
       | \d{1,5}(?:\.\d+)?                           # a count, a port, a size
