@@ -40,6 +40,34 @@ KEYWORD_HEAVY = "\n".join(
 )
 
 
+def _pem_like() -> str:
+    """~200 KB: a private key's BEGIN line and base64 lines (generated, not a key)."""
+    import base64
+    import random
+
+    rng = random.Random(14)
+    lines = [base64.b64encode(rng.randbytes(48)).decode() for _ in range(3000)]
+    return "Exit code 1\n-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(lines)
+
+
+def _token_heavy() -> str:
+    """~200 KB: a log in which every line holds a few tokens and passwords (generated)."""
+    import random
+    import string
+
+    rng = random.Random(14)
+    alnum = string.ascii_letters + string.digits
+
+    def s(n: int) -> str:
+        return "".join(rng.choice(alnum) for _ in range(n))
+
+    lines = [
+        f"retry {i}: token={s(40)} ghp_{s(36)} password=Hx{i}!{s(8)} api_key={s(32)}"
+        for i in range(1500)
+    ]
+    return "Exit code 1\n" + "\n".join(lines)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--experiments", type=int, default=10000)
@@ -109,6 +137,22 @@ def main() -> int:
             }
         )
 
+        # 200 KB errors: a key printed whole, and a log full of tokens; only the part a
+        # record keeps (plus a margin) is masked, so the time does not grow with the size
+        big_payloads = {
+            name: json.dumps(
+                {
+                    "session_id": "bench",
+                    "cwd": str(repo),
+                    "hook_event_name": "PostToolUseFailure",
+                    "tool_name": "Bash",
+                    "tool_input": {"command": "cat deploy.pem"},
+                    "error": error,
+                }
+            )
+            for name, error in (("PEM-like", _pem_like()), ("token-heavy", _token_heavy()))
+        }
+
         from gitimprove.hooks.install import command_for, shell_command_for
 
         # exactly the commands `hooks install --claude` writes: the shell form of the
@@ -119,6 +163,7 @@ def main() -> int:
         shell_cmd = ["/bin/sh", "-c", shell_command_for("PostToolUseFailure")]
         failure_shell = timed(shell_cmd, repo, a.repeat * 3, stdin=fail_payload)
         heavy = timed(failure_cmd, repo, a.repeat * 3, stdin=heavy_payload)
+        big = {n: timed(failure_cmd, repo, a.repeat * 3, stdin=p) for n, p in big_payloads.items()}
         py_pass = timed(["/bin/sh", "-c", f"{py} -c pass"], repo, a.repeat * 3)
         git_log = timed(["git", "log", "-20"], repo, a.repeat)
         pygit2 = timed([py, "-c", "import pygit2"], repo, a.repeat)
@@ -146,6 +191,16 @@ def main() -> int:
                 py_pass,
                 3.0,
                 "python -c pass (via sh)",
+            ),
+            *(
+                (
+                    f"hook PostToolUseFailure (200 KB {n} error)",
+                    t,
+                    py_pass,
+                    3.0,
+                    "python -c pass (via sh)",
+                )
+                for n, t in big.items()
             ),
             (
                 "hook SessionStart (10k experiments, 250 learnings)",

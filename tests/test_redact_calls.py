@@ -174,3 +174,53 @@ def test_ordinary_text_of_these_shapes_passes_unchanged(text: str) -> None:
     assert redact(text) == text
     blob = json.dumps({"content": text}).encode()
     assert redact_blob(blob) == blob
+
+
+def _pem_like(n: int) -> str:
+    import base64
+    import random
+
+    rng = random.Random(n)
+    body = "\n".join(base64.b64encode(rng.randbytes(48)).decode() for _ in range(n))
+    return f"-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----"
+
+
+@pytest.mark.parametrize("head", [True, False])
+def test_a_clip_masks_only_the_window_it_can_keep(
+    head: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 200 KB payload: what is scanned is the kept part plus the margin, whatever the size
+    (so a hook's time is bounded), and nothing of a key or a token survives the cut."""
+    import gitimprove.redaction as redaction
+
+    scanned: list[int] = []
+    real = redaction.spans
+
+    def spy(text: str, rules: object = None) -> list[object]:
+        scanned.append(len(text))
+        return real(text)  # type: ignore[return-value]
+
+    monkeypatch.setattr(redaction, "spans", spy)
+    tokens = "\n".join(f"retry {i}: token={KEY}{i:04d} password={PW}{i}" for i in range(4000))
+    for text in (_pem_like(4000), tokens, "x" * 3000 + _pem_like(4000), tokens + _pem_like(40)):
+        scanned.clear()
+        out = redaction.clip(text, 500) if head else redaction.clip_tail(text, 500)
+        assert len(text) > 190_000 and max(scanned) <= 500 + redaction.MARGIN
+        assert len(out) <= 500
+        assert KEY not in out and PW not in out, out
+        body = [w for w in out.replace("x", " ").split() if "REDACTED" not in w]
+        assert not any(len(w) >= 40 for w in body), out
+
+
+def test_a_secret_straddling_the_margin_is_not_cut_into_the_kept_part() -> None:
+    from gitimprove.redaction import MARGIN, clip
+
+    limit = 500
+    # a PEM key that begins before the kept part ends and runs past the scanned window
+    text = "x" * 400 + "\n" + _pem_like(2000)
+    out = clip(text, limit)
+    assert out.startswith("x" * 400) and "[REDACTED:private-key" in out
+    # a token that starts just before the point the window is cut after masking
+    at = limit + MARGIN // 2 - 10
+    text = "y" * at + f" api_key={KEY}{KEY} " + "z" * 20_000
+    assert KEY[:12] not in clip(text, limit)

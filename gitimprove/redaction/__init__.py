@@ -26,8 +26,9 @@ if TYPE_CHECKING:
 
     from gitimprove.redaction.engine import Rule, RuleSet, Span
 
-# Masking a window this much larger than what is kept catches a secret straddling the cut.
-MARGIN = 16384
+# Masking a window this much larger than what is kept catches a secret straddling the cut
+# (half of it lies past the cut: longer than any token; a PEM key's rule needs no END line).
+MARGIN = 4096
 _rules: RuleSet | None = None
 
 
@@ -134,15 +135,28 @@ def _cut_outside_marker(text: str, cut: int, *, keep_head: bool) -> int:
 
 
 def _window(text: str, limit: int, *, head: bool) -> str:
-    """`text` masked, or only the part of it a cut at `limit` can keep, plus a margin wide
-    enough that a secret straddling the cut is masked whole (and a secret the window's own
-    edge splits stays far from what is kept)."""
+    """The part of `text` a cut at `limit` can keep, masked: only a window of `limit` plus a
+    margin is scanned, so the time is bounded whatever the size of `text`. The window is
+    masked, then cut half a margin past `limit` (or at the end of a secret straddling that
+    point), so that a secret split by the window's own edge stays out of what is kept."""
     if len(text) <= limit + MARGIN:
         return redact(text)
-    masked = redact(text[: limit + MARGIN] if head else text[-(limit + MARGIN) :])
-    if len(masked) < limit + MARGIN // 2:  # masking shrank the margin away: mask it all
-        return redact(text)
-    return masked
+    from gitimprove.redaction.engine import Span
+
+    window = text[: limit + MARGIN] if head else text[-(limit + MARGIN) :]
+    found = spans(window)
+    if head:
+        cut = limit + MARGIN // 2
+        for s in found:
+            if s.start < cut < s.end:
+                cut = s.end
+        return apply(window[:cut], [s for s in found if s.end <= cut])
+    cut = len(window) - (limit + MARGIN // 2)
+    for s in reversed(found):
+        if s.start < cut < s.end:
+            cut = s.start
+    kept = [Span(s.start - cut, s.end - cut, s.kind, s.priority) for s in found if s.start >= cut]
+    return apply(window[cut:], kept)
 
 
 def clip(text: str, limit: int) -> str:
