@@ -160,6 +160,11 @@ TEST_FAKES = {
         "r7Kq2Zp9Lx4Wv8Nb3Mt6Yc1F",
         "R9h/cIPz0gi.URNNX3kh2OPST9/PgBkqquzi.Ss7KIUgO2t0jWMUW",
         "RdescudvJCsgt3ub+b+dWRWJTmaaJObG",
+        "4821",
+        # (pieces: the hashes whole would be found here)
+        "6BB4837EB74329105EE4568DDA7DC67ED2CA2AD",
+        "a3556571e93b0d20722ba62be61e8c2d",
+        "31d6cfe0d16ae931b73c59d7e0c089c0",
     ],
     "tests/test_redact.py": [
         "Tr0ub4dor&3x",

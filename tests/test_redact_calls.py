@@ -39,6 +39,8 @@ LEAKS = [
     (f'Net::SSH.start("host", "svc", :password => "{PW}")', PW),
     (f'ftp.login("anonymous", "{PW}")', PW),
     (f'let pass = "{PW}".to_string();', PW),
+    (f'auth := smtp.PlainAuth("", "me@acme.io", "{PW}", "smtp.acme.io")', PW),
+    (f"SET PASSWORD FOR 'app'@'%' = PASSWORD('{PW}');", PW),
     # B. shell tools and scripts
     (f'ssh-keygen -t ed25519 -N "{PW}" -f deploy_key', PW),
     (f"ssh-keygen -p -f key -P '{PW}' -N ''", PW),
@@ -56,6 +58,8 @@ LEAKS = [
     (f"mount -t cifs //fs/s /mnt -o username=bob,password={PW},vers=3.0", PW),
     (f"PGPASSWORD={PW} psql -h db -U app", PW),
     (f"sshpass -p '{PW}' scp f svc@host:", PW),
+    (f'echo "{PW}" | sudo -S apt-get update', PW),
+    (f"$ head -1 users.csv\nid,name,email,password\n$ grep bob users.csv\n7,bob,b@x.io,{PW}\n", PW),
     # C. markup and data shapes
     (f"<password><![CDATA[{PW}]]></password>", PW),
     (f"<ApiKey>\n  <![CDATA[{KEY}]]>\n</ApiKey>", KEY),
@@ -87,6 +91,15 @@ LEAKS = [
         "Lw8Nb3Mt6Yc1",
     ),
     ('{"type": "service_account", "private_key_id": "' + HEX40 + '"}', HEX40),
+    (
+        "mysql> select authentication_string from user;\n*6BB4837EB74329105EE4568DDA7DC67ED2CA2AD9",
+        "6BB4837EB743",
+    ),
+    ("rolpassword | md5a3556571e93b0d20722ba62be61e8c2d", "a3556571e93b"),
+    (
+        "Administrator:500:aad3b435b51404eeaad3b435b51404ee:31d6cfe0d16ae931b73c59d7e0c089c0:::",
+        "31d6cfe0d16a",
+    ),
     # D. prose
     (f"the passcode for the vault is {PW}", PW),
     (f"I set the secret key to {KEY} yesterday", KEY),
@@ -99,6 +112,8 @@ LEAKS = [
     (f"sign in as admin with {PW}", PW),
     (f"The API key for staging is `{KEY}`", KEY),
     (f"credentials were changed to svc/{PW} this morning", PW),
+    ("Your new PIN is 4821.", "4821"),
+    (f"the password for bob@db.acme.io is {PW}", PW),
     # E. layered encodings
     (f"https://x.io/cb?next=%2Flogin%253Fpassword%253D{PW}", "Hb4%2521tQz9"),
     (f"password%25253D{KEY}", KEY),
@@ -155,6 +170,11 @@ PASS = [
     '{"access_token": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6'
     'IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"}',
     "100%25 done, see a%2520b",
+    "sign in as admin with your SSO account",
+    "the pin is on the board",
+    "x = a * b  # product",
+    "name,note\nbob,hello there 42\n",
+    'raise Tampered(\n    result,\n    "a, b",\n    stop=False,\n)',
 ]
 
 

@@ -2,9 +2,9 @@
 
 - a call whose name says it takes a credential (`setPassword("…")`, `.password("…")`,
   `keyring.set_password("svc", "user", "…")`, `ldap.simple_bind_s(dn, "…")`,
-  `SetAuthToken("…")`, `new PasswordAuthentication("bob", "….toCharArray())`): its last
-  string literal when it looks like a credential (the service, user and host names before it
-  are not masked), and any other literal that is random-looking;
+  `SetAuthToken("…")`, `new PasswordAuthentication("bob", "….toCharArray())`,
+  `smtp.PlainAuth("", "me@acme.io", "…", "smtp.acme.io")`): the string literals that read
+  as a credential (service, user and host names, addresses and paths are not masked);
 - a credential-named binding given a wrapped literal: `let password = String::from("…")`,
   `token := []byte("…")`, `secret = SecretStr("…")`;
 - PowerShell `ConvertTo-SecureString "…" -AsPlainText`;
@@ -41,7 +41,7 @@ _CALLEE = (
     r"(?i)(?<![\w$])(?P<fn>(?:new[ \t]+)?[A-Za-z_$][\w$]*(?:(?:\.|::|->|\?\.)[A-Za-z_$][\w$]*)*)"
     r"(?:<[\w<>, ]{0,60}>)?\("
 )
-_LITERAL = r"""[bruf]{0,2}(?:"(?P<dq>(?:[^"\\\n]|\\.){1,500})"|'(?P<sq>(?:[^'\\\n]|\\.){1,500})')"""
+_LITERAL = r"""[bruf]{0,2}(?:"(?P<dq>(?:[^"\\\n]|\\.){0,500})"|'(?P<sq>(?:[^'\\\n]|\\.){0,500})')"""
 # a call that reads or checks a setting by name takes no credential (`get_secret("prod/db")`)
 _READERS = (
     "get",
@@ -146,9 +146,7 @@ def _credential_call(m: re.Match[str]) -> Iterable[tuple[int, int]]:
     text = m.string
     for a, b, last in _call_args(text, m.end()):
         value = text[a:b].removesuffix("\\r").removesuffix("\\n")
-        if (last and credential_like(value)) or (
-            looks_random(value) and credential_like(value) and "/" not in value
-        ):
+        if credential_like(value) and (last or "/" not in value):
             yield a, a + len(value)
 
 
@@ -257,6 +255,16 @@ RULES: list[Rule] = [
         needs=("(",),
         priority=CONTEXT,
         check=_check_wrapped,
+    ),
+    Rule(
+        # `echo "<pw>" | sudo -S …`: a password on sudo's standard input
+        "cli-password",
+        r"(?i)\b(?:echo|printf)[ \t]+(?:-[ne]+[ \t]+)?(?:\"(?P<dq>[^\"\n]+)\"|'(?P<sq>[^'\n]+)'"
+        r"|(?P<bare>[^\s'\"|;&`<>]+))[ \t]*\|[ \t]*sudo\b(?:[ \t]+-\w+)*?[ \t]+-\w*S",
+        ("sudo",),
+        groups=("dq", "sq", "bare"),
+        priority=CONTEXT,
+        check=_check_literal,
     ),
     Rule(
         "password",

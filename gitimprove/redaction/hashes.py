@@ -4,7 +4,8 @@ A password hash is a secret for our purposes: with it a password can be guessed 
 an `/etc/shadow` line or an htpasswd entry in a record gives an attacker exactly that. The
 formats are recognised by their own marks, wherever they stand: crypt(3)'s `$1$`, `$5$`,
 `$6$`, `$y$`, `$apr1$`, bcrypt's `$2b$12$…`, `$argon2id$…`, scrypt and PBKDF2 strings
-(Django's `pbkdf2_sha256$…` too), LDAP's `{SSHA}…`. A service account's JSON names its key
+(Django's `pbkdf2_sha256$…` too), LDAP's `{SSHA}…`, MySQL's `*<40 hex>`, PostgreSQL's `md5…` and
+`SCRAM-SHA-256$…`, NTLM hashes in a pwdump line. A service account's JSON names its key
 by `private_key_id` (40 hex digits): an id, but one that, with the key beside it, signs as
 the account, so it goes with the key.
 """
@@ -45,6 +46,21 @@ RULES: list[Rule] = [
         r"(?i)\{(?:S?SHA(?:256|384|512)?|S?MD5|CRYPT|PBKDF2[\w-]*|ARGON2|BCRYPT)\}"
         r"[A-Za-z0-9+/=.$]{8,}",
         ("{sha", "{ssha", "{md5", "{smd5", "{crypt", "{pbkdf2", "{argon2", "{bcrypt"),
+        priority=SPECIFIC,
+    ),
+    Rule(
+        # MySQL's mysql_native_password, PostgreSQL's md5 and SCRAM verifiers
+        "password-hash",
+        r"(?<![\w*])\*[0-9A-F]{40}\b|\bmd5[0-9a-f]{32}\b"
+        r"|\bSCRAM-SHA-256\$\d+:[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+:[A-Za-z0-9+/=]+",
+        ("*", "md5", "scram-sha-256$"),
+        priority=SPECIFIC,
+    ),
+    Rule(
+        # a pwdump / secretsdump line: user:rid:LM hash:NT hash:::
+        "password-hash",
+        r"(?m)^[^:\s]{1,64}:\d{1,10}:((?:[0-9a-fA-F]{32}):(?:[0-9a-fA-F]{32})):::",
+        (":::",),
         priority=SPECIFIC,
     ),
     Rule(

@@ -71,7 +71,12 @@ def _setter_before(m: _KeyMatch) -> bool:
 
 
 def _check_pair(secret: str, m: re.Match[str]) -> bool:
-    return is_value(secret) and " " not in secret.strip() and "://" not in secret
+    return (
+        is_value(secret)
+        and " " not in secret.strip()
+        and "://" not in secret
+        and not compiled(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", 0).fullmatch(secret)
+    )
 
 
 def _check_arg(secret: str, m: re.Match[str]) -> bool:

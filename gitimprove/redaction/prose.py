@@ -34,15 +34,15 @@ _CONNECTOR = (
 
 def _check(secret: str, m: re.Match[str]) -> bool | str:
     value = secret.rstrip(".,;:!?)*_~")
+    word = m.group("word").lower()
+    if word.startswith(("pin", "pass code", "passcode")) and value.isdigit():
+        return "password" if len(value) >= 4 else False
     if m.string[m.end() : m.end() + 1] == "(" or not credential_like(value):
         return False
     if is_identifier_value(value):
         return False
-    word = m.group("word").lower()
     if word.startswith("token") and not (looks_random(value) or len(value) >= 12):
         return False  # "tokens are counted with tiktoken" is about text, not a credential
-    if word.startswith(("pin", "pass code", "passcode")) and value.isdigit():
-        return "password" if len(value) >= 4 else False
     return "password" if word.startswith(("pass", "pw", "pwd", "log", "sign")) else "credential"
 
 
@@ -110,10 +110,10 @@ RULES: list[Rule] = [
         "credential",
         r"(?i)\b"
         + _WORD
-        + r"\b(?:[ \t]+[\w'-]{1,20}){0,4}?"
+        + r"\b(?:[ \t]+[\w'@.:-]{1,40}){0,4}?"
         + _CONNECTOR
         + r"[ \t]*:?[ \t]*[\"'`]?(?:[\w.@-]{1,40}[ \t]*/[ \t]*)?"
-        r"(?P<v>(?=[A-Za-z0-9!@#$%^*+~_.-])[^\s\"'`,;/\\()\[\]{}<>]{6,100})",
+        r"(?P<v>(?=[A-Za-z0-9!@#$%^*+~_.-])(?=[^\s\"'`]*(?:[\d!@#$%^&*+~=?]|(?-i:[a-z][A-Z])))[^\s\"'`,;/\\()\[\]{}<>]{4,100}?)(?=[.,;:!?)*_~]*(?:[\s\"'`,;]|$))",
         ("pass", "pw", "pin", "secret", "token", "key", "cred", "log", "sign"),
         groups=("v",),
         priority=CONTEXT,

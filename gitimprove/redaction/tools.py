@@ -76,12 +76,17 @@ def _table(m: re.Match[str]) -> Iterable[tuple[int, int]]:
     if not columns:
         return
     pos = start + len(header) + 1
-    while pos < len(text):
+    misses = 0  # rows may come later (`head -1 users.csv`, then `grep bob users.csv`)
+    while pos < len(text) and misses < _ROWS_APART:
         stop = text.find("\n", pos)
         stop = len(text) if stop == -1 else stop
         line = text[pos:stop]
-        if not line.strip() or line.count(sep) != width:
-            return
+        apart = misses > 0 and (line[:1].isspace() or any(c in line for c in "()=[]{}"))
+        if not line.strip() or line.count(sep) != width or _header_like(line, sep) or apart:
+            misses += 1  # (a row after other lines is data, not indented code or a call)
+            pos = stop + 1
+            continue
+        misses = 0
         cells = _cells(line, sep)
         for n in columns:
             if n < len(cells):
@@ -94,6 +99,18 @@ def _table(m: re.Match[str]) -> Iterable[tuple[int, int]]:
                 ):
                     yield pos + a, pos + b
         pos = stop + 1
+
+
+# how many other lines may stand between a header and its rows, or between two rows
+_ROWS_APART = 40
+
+
+def _header_like(line: str, sep: str) -> bool:
+    """Another header row (column names only): the rows below it belong to it."""
+    names = [line[a:b] for a, b in _cells(line, sep)]
+    return all(compiled(_COLUMN, 0).fullmatch(n) for n in names if n) and not any(
+        c.isdigit() for c in line
+    )
 
 
 def _check_spaced(secret: str, m: re.Match[str]) -> bool | str:
