@@ -41,6 +41,9 @@ LEAKS = [
     (f'let pass = "{PW}".to_string();', PW),
     (f'auth := smtp.PlainAuth("", "me@acme.io", "{PW}", "smtp.acme.io")', PW),
     (f"SET PASSWORD FOR 'app'@'%' = PASSWORD('{PW}');", PW),
+    (f'await page.fill("#password", "{PW}")', PW),
+    (f'let token = SecretString::new("{PW}".into());', PW),
+    (f'$cred = New-Object PSCredential("svc", (ConvertTo-SecureString "{PW}" -AsPlainText))', PW),
     # B. shell tools and scripts
     (f'ssh-keygen -t ed25519 -N "{PW}" -f deploy_key', PW),
     (f"ssh-keygen -p -f key -P '{PW}' -N ''", PW),
@@ -60,6 +63,8 @@ LEAKS = [
     (f"sshpass -p '{PW}' scp f svc@host:", PW),
     (f'echo "{PW}" | sudo -S apt-get update', PW),
     (f"$ head -1 users.csv\nid,name,email,password\n$ grep bob users.csv\n7,bob,b@x.io,{PW}\n", PW),
+    (f"keytool -importkeystore -srcstorepass {PW} -deststorepass {PW}", PW),
+    (f"kubectl create secret generic db --from-literal=password={PW}", PW),
     # C. markup and data shapes
     (f"<password><![CDATA[{PW}]]></password>", PW),
     (f"<ApiKey>\n  <![CDATA[{KEY}]]>\n</ApiKey>", KEY),
@@ -171,6 +176,8 @@ PASS = [
     'IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"}',
     "100%25 done, see a%2520b",
     "sign in as admin with your SSO account",
+    'page.fill("#username", "bob")',
+    'page.type("#search", "hello world 42")',
     "the pin is on the board",
     "x = a * b  # product",
     "name,note\nbob,hello there 42\n",

@@ -249,7 +249,7 @@ RULES: list[Rule] = [
         "credential",
         r"(?i)(?<![\w.-])(?P<key>[\w.-]{0,40}?(?:pass|pwd|pw|secret|token|key|cred)[\w.-]{0,40})"
         r"[\"']?[ \t]*(?::=|=|:)[ \t]*(?:new[ \t]+)?(?P<fn>\[\][\w.]*|[A-Za-z_][\w.:<>]*)[ \t]*\("
-        r"[ \t]*" + _LITERAL + r"[ \t]*\)",
+        r"[ \t]*" + _LITERAL + r"(?:\.\w+\(\))?[ \t]*\)",
         ("pass", "pwd", "pw", "secret", "token", "key", "cred"),
         groups=("dq", "sq"),
         needs=("(",),

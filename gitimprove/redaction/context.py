@@ -232,7 +232,7 @@ RULES: list[Rule] = [
         r"secret|api-?key|"
         r"access-?key|secret-?key|auth-?token|client-?secret|private-?token))"
         r"(?P<sep>=|[ \t]+)(?:(?P<q>[\"'])(?P<qv>[^\"'\n]{4,})(?P=q)|(?P<bv>[^\s'\"|;&<>()`]{4,}))",
-        ("--", "-pass", "-pwd", "-token", "-secret", "-key"),
+        ("--", "-pass", "-pwd", "-token", "-secret", "-key", "storepass", "keypass"),
         groups=("qv", "bv"),
         priority=CONTEXT,
         check=_check_flag_value,

@@ -35,7 +35,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-_NAME = r"[\w.-]{0,40}?(?:pass|pwd|pw|secret|token|key|cred|auth|psk)[\w.-]{0,40}"
+_NAME = r"#?[\w.-]{0,40}?(?:pass|pwd|pw|secret|token|key|cred|auth|psk)[\w.-]{0,40}"
 _QSTR = r"""(?:"(?P<dq>(?:[^"\\\n]|\\.){1,500})"|'(?P<sq>[^'\n]{1,500})')"""
 _STR = r"[bru]{0,2}" + _QSTR
 _ANY_STR = r"""(?:"[^"\n]{0,200}"|'[^'\n]{0,200}')"""
@@ -63,9 +63,10 @@ def _setter_before(m: _KeyMatch) -> bool:
     """Whether the name is the first argument of a call that sets or reads a setting."""
     before = m.m.string[max(0, m.m.start() - 40) : m.m.start()]
     return (
-        compiled(r"(?i)(?:env|get|set|define|put|config|secret|param|var)\w*\s*\(\s*$", 0).search(
-            before
-        )
+        compiled(
+            r"(?i)(?:env|get|set|define|put|config|secret|param|var|fill|type|send_?keys|input)\w*\s*\(\s*$",
+            0,
+        ).search(before)
         is not None
     )
 
