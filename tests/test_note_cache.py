@@ -102,17 +102,25 @@ def test_an_unchanged_note_is_not_parsed_again(corpus: Path, tmp_path: Path) -> 
     _drop_views(loc)
     before = logview.produce(loc, req)[0]
     entries = notecache.load(loc)
-    path, (blob, own, imported) = next((p, e) for p, e in entries.items() if e[1] is not None)
-    assert own is not None
+    path, (blob, own, imported, own_piece, pieces) = next(
+        (p, e) for p, e in entries.items() if e[1] is not None and e[3] is not None
+    )
+    assert own is not None and own_piece is not None
     marked = {**own, "description": "from the cache"}
-    entries[path] = (blob, marked, imported)
+    head, delta, (guard, guard_metric, word, _), *rest = own_piece
+    marked_piece = (head, delta, (guard, guard_metric, word, "piece from the cache"), *rest)
+    entries[path] = (blob, marked, imported, marked_piece, pieces)
     notecache.store(loc, entries)
     _drop_views(loc)
     assert b"from the cache" in logview.produce(loc, req)[0]
-    entries[path] = ("0" * 40, marked, imported)  # another blob: the note is read again
+    # the TSV writer takes the row's cached piece as it is too
+    tsv = logview.Request("tsv", run=own["run"] if isinstance(own.get("run"), str) else "")
+    assert b"\tpiece from the cache\n" in logview.produce(loc, tsv)[0]
+    entries[path] = ("0" * 40, marked, imported, marked_piece, pieces)  # another blob: read again
     notecache.store(loc, entries)
     _drop_views(loc)
     assert logview.produce(loc, req)[0] == before
+    assert b"from the cache" not in logview.produce(loc, tsv)[0]
 
 
 @pytest.mark.parametrize(
@@ -137,11 +145,16 @@ def test_a_damaged_note_cache_costs_a_reparse_never_a_wrong_row(
             e,
             "text",
             (e[0],),
-            (e[0], "own", e[2]),
-            (e[0], e[1], ["row"]),
-            (e[0], e[1], "rows"),
-            (e[0].upper(), e[1], e[2]),
-        ][i % 7]
+            (e[0], "own", *e[2:]),
+            (e[0], e[1], ["row"], *e[3:]),
+            (e[0], e[1], "rows", *e[3:]),
+            (e[0].upper(), *e[1:]),
+            e[:3],  # an entry of an older format
+            (*e[:3], "piece", e[4]),
+            (*e[:4], [*e[4], None]),
+            (*e[:3], (1, 2, 3), e[4]),  # a piece of the wrong shape
+            (*e[:3], (("a",), None, ("b",), None, None, False, ""), e[4]),
+        ][i % 12]
     cache.write_bytes(
         {
             "empty": b"",

@@ -7,6 +7,7 @@ no pygit2; `None` means git could not answer, and the caller falls back to pygit
 
 from __future__ import annotations
 
+import os
 from contextlib import contextmanager
 
 from gitimprove.util import gitdir, proc
@@ -14,6 +15,7 @@ from gitimprove.util import gitdir, proc
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
+    from typing import IO
 
 
 class Unanswered(Exception):
@@ -98,31 +100,75 @@ def stream_tree(loc: gitdir.Location, tip: str) -> Iterator[tuple[str, str, byte
     them: one pipeline (`ls-tree --format` into `cat-file --batch`), so the caller parses the
     first notes while git still reads the rest. Raises Unanswered (after what it yielded)
     when git could not answer; the caller then starts over another way."""
-    env = proc.clean_env({"GIT_DIR": loc.git_dir, "GITIMPROVE_CHILD": "1"})
     argvs = [
         ["git", "ls-tree", "-r", "--full-tree", "--format=%(objectname) %(path)", tip],
-        [
-            "git",
-            "cat-file",
-            "--buffer",
-            "--batch=%(objectname) %(objecttype) %(objectsize) %(rest)",
-        ],
+        _BATCH,
     ]
-    with proc.pipeline(argvs, cwd=loc.git_dir, env=env) as pipe:
-        out = pipe.out
-        while True:
-            header = out.readline()
-            if not header:
-                break
-            parts = header.rstrip(b"\n").split(b" ", 3)
-            if len(parts) != 4 or not parts[2].isdigit():  # "<oid> missing"
-                raise Unanswered(header[:200].decode("utf-8", errors="replace"))
-            size = int(parts[2])
-            data = out.read(size)
-            if len(data) != size or out.read(1) != b"\n":
-                raise Unanswered("cat-file output ended early")
-            if parts[1] == b"blob":
-                path = parts[3].decode("utf-8", errors="surrogateescape")
-                yield path, parts[0].decode("ascii", errors="replace"), data
+    with proc.pipeline(argvs, cwd=loc.git_dir, env=_env(loc)) as pipe:
+        for oid, kind, rest, data in _batch_output(pipe.out):
+            if kind == b"blob":
+                yield rest.decode("utf-8", errors="surrogateescape"), oid.decode("ascii"), data
         if not pipe.ok():
             raise Unanswered("git ls-tree or cat-file failed")
+
+
+def stream_blobs(loc: gitdir.Location, oids: Sequence[str]) -> Iterator[bytes]:
+    """The content of each blob in `oids`, in order, as git reads them (one `cat-file
+    --batch` reading the ids from an in-memory file, so nothing waits on a full pipe).
+    Raises Unanswered when git could not answer or an id is not a blob."""
+    ids = os.memfd_create("blob-ids") if hasattr(os, "memfd_create") else _temp_fd()
+    try:
+        os.write(ids, "".join(f"{oid}\n" for oid in oids).encode("ascii"))
+        os.lseek(ids, 0, os.SEEK_SET)
+        with proc.pipeline([_BATCH], cwd=loc.git_dir, env=_env(loc), stdin=ids) as pipe:
+            os.close(ids)
+            ids = -1
+            n = 0
+            for _, kind, _, data in _batch_output(pipe.out):
+                if kind != b"blob":
+                    raise Unanswered(f"{oids[n]} is a {kind.decode(errors='replace')}")
+                n += 1
+                yield data
+            if not pipe.ok() or n != len(oids):
+                raise Unanswered("git cat-file failed")
+    finally:
+        if ids >= 0:
+            os.close(ids)
+
+
+_BATCH = [
+    "git",
+    "cat-file",
+    "--buffer",
+    "--batch=%(objectname) %(objecttype) %(objectsize) %(rest)",
+]
+
+
+def _env(loc: gitdir.Location) -> dict[str, str]:
+    return proc.clean_env({"GIT_DIR": loc.git_dir, "GITIMPROVE_CHILD": "1"})
+
+
+def _temp_fd() -> int:
+    import tempfile
+
+    return os.dup(tempfile.TemporaryFile().fileno())
+
+
+def _batch_output(out: IO[bytes]) -> Iterator[tuple[bytes, bytes, bytes, bytes]]:
+    """(object id, type, rest of the request line, content) of each object `cat-file
+    --batch` prints; Unanswered at a missing object or an output cut short."""
+    readline, read = out.readline, out.read
+    while True:
+        header = readline()
+        if not header:
+            return
+        parts = header.rstrip(b"\n").split(b" ", 3)
+        if len(parts) == 3:
+            parts.append(b"")
+        if len(parts) != 4 or not parts[2].isdigit():  # "<oid> missing"
+            raise Unanswered(header[:200].decode("utf-8", errors="replace"))
+        size = int(parts[2])
+        data = read(size + 1)
+        if len(data) != size + 1 or data[size:] != b"\n":
+            raise Unanswered("cat-file output ended early")
+        yield parts[0], parts[1], parts[3], data[:size]

@@ -12,6 +12,7 @@ import json
 import os
 import time
 
+from gitimprove.util.files import atomic_write
 from gitimprove.util.reader import scrub
 
 TYPE_CHECKING = False
@@ -40,19 +41,7 @@ def put(improve_dir: str, path: str, data: dict[str, object]) -> str:
     os.makedirs(folder, exist_ok=True)
     name = path.replace("/", SEP)
     text = scrub(json.dumps(data, sort_keys=True, ensure_ascii=False)) + "\n"
-    tmp = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, os.path.join(folder, name))
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    atomic_write(os.path.join(folder, name), text)  # its temp name starts with "."
     return path
 
 

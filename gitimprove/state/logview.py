@@ -152,8 +152,10 @@ def produce(loc: gitdir.Location, req: Request) -> tuple[bytes, bytes]:
     from gitimprove.util.reader_bulk import no_gc
 
     with no_gc():
-        rows = _select(noterows.view_rows(loc, use_cache=not req.no_cache, store=False), req)
-        fast = _render_tsv(rows, req) if req.fmt.startswith("tsv") else None
+        pieces: dict[int, Any] = {}
+        found = noterows.view_rows(loc, use_cache=not req.no_cache, store=False, pieces=pieces)
+        rows = _select(found, req)
+        fast = _render_tsv(rows, req, pieces) if req.fmt.startswith("tsv") else None
         if fast is not None:
             out_text, err_text = fast
         else:
@@ -186,7 +188,9 @@ def _iteration(row: Row) -> int | None:
     return it if isinstance(it, int) and not isinstance(it, bool) else None
 
 
-def _render_tsv(rows: list[Row], req: Request) -> tuple[str, str] | None:
+def _render_tsv(
+    rows: list[Row], req: Request, pieces: dict[int, Any] | None = None
+) -> tuple[str, str] | None:
     """`render` for the TSV formats straight from rows (no typed records); None when the
     rows' runs disagree on direction or metric (`render` refuses them, naming the runs)."""
     from gitimprove.state import tsv_export
@@ -213,7 +217,10 @@ def _render_tsv(rows: list[Row], req: Request) -> tuple[str, str] | None:
         if isinstance(row.get("raw"), list | tuple)
         for line in row["raw"]
     )
-    return tsv_export.render(rows, direction, req.fmt), err
+    try:
+        return tsv_export.render(rows, direction, req.fmt, pieces), err
+    except (TypeError, ValueError, IndexError, AttributeError):  # a damaged cached piece
+        return tsv_export.render(rows, direction, req.fmt), err
 
 
 def write(out: bytes, err: bytes) -> None:

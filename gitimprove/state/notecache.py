@@ -24,15 +24,33 @@ if TYPE_CHECKING:
     from typing import Any
 
     Row = dict[str, Any]
-    # blob id, the loop's own row of the note (None if it has none), its imported rows
-    Entry = tuple[str, Row | None, list[Row]]
+    from gitimprove.state.tsv_export import Piece
+
+    # blob id, the loop's own row of the note (None if it has none), its imported rows, and
+    # the TSV writer's piece of each (`tsv_export.piece`)
+    Entry = tuple[str, Row | None, list[Row], Piece | None, list[Piece | None]]
 
 FORMAT = 1
 NAME = "note-rows"
 
 
-def path(loc: gitdir.Location) -> str:
-    return os.path.join(loc.improve_dir, "cache", NAME)
+def path(loc: gitdir.Location, shard: int = 0) -> str:
+    """The cache file; a cold `log` parsing on several cores writes one shard per process."""
+    name = NAME if not shard else f"{NAME}.{shard}"
+    return os.path.join(loc.improve_dir, "cache", name)
+
+
+def _shards(loc: gitdir.Location) -> list[int]:
+    try:
+        names = os.listdir(os.path.join(loc.improve_dir, "cache"))
+    except OSError:
+        return []
+    prefix = NAME + "."
+    return sorted(
+        int(name[len(prefix) :])
+        for name in names
+        if name.startswith(prefix) and name[len(prefix) :].isdigit() and name[-1:] != "0"
+    )
 
 
 def _header() -> bytes:
@@ -45,13 +63,21 @@ def _header() -> bytes:
 
 
 def load(loc: gitdir.Location) -> dict[str, Entry]:
-    """The cached entries by commit; empty when there is no usable cache."""
+    """The cached entries by note path, from every shard; empty when there is no usable
+    cache (a shard that cannot be used is left out: its notes are parsed again)."""
+    header = _header()
+    entries = _load(path(loc), header)
+    for shard in _shards(loc):
+        entries.update(_load(path(loc, shard), header))
+    return entries
+
+
+def _load(file: str, header: bytes) -> dict[str, Entry]:
     try:
-        with open(path(loc), "rb") as fh:
+        with open(file, "rb") as fh:
             data = fh.read()
     except OSError:
         return {}
-    header = _header()
     if not data.startswith(header):
         return {}
     try:
@@ -65,16 +91,20 @@ def usable(entry: Any, blob: str) -> bool:
     """Whether `entry` (from `load`) holds the rows of the note whose blob is `blob`."""
     return (
         type(entry) is tuple
-        and len(entry) == 3
+        and len(entry) == 5
         and entry[0] == blob
         and (entry[1] is None or type(entry[1]) is dict)
         and type(entry[2]) is list
         and all(type(row) is dict for row in entry[2])
+        and (entry[3] is None or type(entry[3]) is tuple)
+        and type(entry[4]) is list
+        and len(entry[4]) == len(entry[2])
     )
 
 
-def store(loc: gitdir.Location, entries: dict[str, Entry]) -> None:
-    """Keep `entries` for the next reader (a cache: a failure to write is no error)."""
+def store(loc: gitdir.Location, entries: dict[str, Entry], shard: int = 0, shards: int = 1) -> None:
+    """Keep `entries` for the next reader (a cache: a failure to write is no error), as
+    shard `shard` of `shards` (the first removes the shards a larger split left)."""
     try:
         data = _header() + marshal.dumps(entries)
     except ValueError:  # a value marshal cannot hold: then no cache
@@ -82,6 +112,10 @@ def store(loc: gitdir.Location, entries: dict[str, Entry]) -> None:
     from gitimprove.util.files import atomic_write
 
     try:
-        atomic_write(path(loc), data, durable=False)
+        atomic_write(path(loc, shard), data, durable=False)
+        if shard == 0:
+            for old in _shards(loc):
+                if old >= shards:
+                    os.unlink(path(loc, old))
     except OSError:
         pass

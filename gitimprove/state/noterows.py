@@ -25,17 +25,27 @@ if TYPE_CHECKING:
 
     Row = dict[str, Any]
     from gitimprove.state.notecache import Entry as CachedEntry
+    from gitimprove.state.tsv_export import Piece
 
-    Entry = tuple[Row | None, list[Row]]  # a note's own row (None if none), its imported rows
+    # a note's own row (None if none), its imported rows, and the TSV writer's piece of each
+    Entry = tuple[Row | None, list[Row], Piece | None, list[Piece | None]]
+    Pieces = dict[int, Piece | None]  # by id(row)
 
 _BOOKKEEPING = ("op", "seq", "v")
-CACHE_VERSION = 3
+CACHE_VERSION = 4
 
 
-def view_rows(loc: gitdir.Location, *, use_cache: bool = True, store: bool = True) -> list[Row]:
+def view_rows(
+    loc: gitdir.Location,
+    *,
+    use_cache: bool = True,
+    store: bool = True,
+    pieces: Pieces | None = None,
+) -> list[Row]:
     """Every experiment's row (notes, then imports), in display order: from the rows cache
     (`<git-common-dir>/improve/cache/log.json`, keyed by the notes and memory tips) when it
-    is current, else read; `store` keeps them there for the next reader."""
+    is current, else read; `store` keeps them there for the next reader. `pieces` is given
+    the TSV writer's piece of each row read from a note, by the row's id."""
     from gitimprove.git import refs  # ref names only: imports no pygit2
 
     notes_tip = gitdir.read_ref(loc, refs.NOTES) or ""
@@ -55,7 +65,7 @@ def view_rows(loc: gitdir.Location, *, use_cache: bool = True, store: bool = Tru
                 return list(cached["rows"])
         except (OSError, ValueError, AttributeError, KeyError, TypeError, RecursionError):
             pass
-    found = load(loc, notes_tip or None, memory_tip or None, use_cache=use_cache)
+    found = load(loc, notes_tip or None, memory_tip or None, use_cache=use_cache, pieces=pieces)
     if store:
         from gitimprove.util.files import atomic_write
 
@@ -73,9 +83,11 @@ def load(
     memory_tip: str | None,
     *,
     use_cache: bool = True,
+    pieces: Pieces | None = None,
 ) -> list[Row]:
     """Every experiment's row at these tips of the notes and the memory branch; each note's
-    rows from the note cache (`notecache`) when `use_cache` and its blob is unchanged."""
+    rows from the note cache (`notecache`) when `use_cache` and its blob is unchanged (and
+    their TSV pieces into `pieces`)."""
     from gitimprove.git import catfile
 
     imported = _imports_by_git(loc, memory_tip) if memory_tip else []
@@ -86,7 +98,7 @@ def load(
             pass
         else:
             with reader_bulk.no_gc():
-                return _assemble(entries, imported)
+                return _assemble(entries, imported, pieces)
     found = _blobs_by_git(loc, notes_tip, memory_tip)
     if found is None:  # git could not answer: read with pygit2
         from gitimprove.git import memory, notes
@@ -114,22 +126,46 @@ def _note_entries(loc: gitdir.Location, tip: str, use_cache: bool) -> list[Entry
             cached = notecache.load(loc)
             if cached:
                 return _changed_entries(loc, listing(), cached)
-    # the cold case: one pipeline, parsed as it comes
-    blobs: list[tuple[str, str, bool]] = []  # path, blob id, cacheable
+    # the cold case: the tree listed, its notes read and parsed in parts, on every core
+    from gitimprove.state import noteread
+
+    tree = catfile.tree_blobs(loc, tip)
+    if tree is None:
+        raise catfile.Unanswered("git ls-tree failed")
+    notes = [(path, blob) for path, blob in tree if _commit_of(path)]
+    parsed: dict[str, CachedEntry] = {}
+    for part in noteread.parse_all(notes, lambda part, k, n: _parse_part(loc, part, k, n)):
+        parsed.update(part)
+    empty: Entry = (None, [], None, [])
+    return [parsed[path][1:] if path in parsed else empty for path, _ in notes]
+
+
+def _parse_part(
+    loc: gitdir.Location, part: Sequence[tuple[str, str]], k: int, n: int
+) -> dict[str, CachedEntry]:
+    """The cache entries of the notes in `part` (those with content), read by one `git
+    cat-file` and kept as shard `k` of `n` of the note cache."""
+    from gitimprove.git import catfile
+    from gitimprove.state import notecache
+
+    had: list[bool] = []
 
     def named() -> Iterator[tuple[str, bytes]]:
-        for path, blob, data in catfile.stream_tree(loc, tip):
-            commit = path.replace("/", "")
-            if len(commit) == 40 and not commit.strip(_HEX):
-                blobs.append((path, blob, bool(data)))
-                yield commit, data
+        for data, (path, _) in zip(
+            catfile.stream_blobs(loc, [b for _, b in part]), part, strict=True
+        ):
+            had.append(bool(data))
+            yield path.replace("/", ""), data
 
     with reader_bulk.no_gc():
-        parsed = _entries(named())
-    notecache.store(
-        loc, {p: (b, *e) for (p, b, keep), e in zip(blobs, parsed, strict=True) if keep}
-    )
-    return parsed
+        entries = _entries(named())
+    found = {
+        path: (blob, *entry)
+        for (path, blob), entry, content in zip(part, entries, had, strict=True)
+        if content
+    }
+    notecache.store(loc, found, k, n)
+    return found
 
 
 _REWRITE = 64  # changed notes re-parsed on each `log` before the note cache is written again
@@ -217,24 +253,35 @@ def _rows(note_blobs: Iterable[tuple[str, bytes]], import_blobs: Sequence[bytes]
 
 
 def _entries(note_blobs: Iterable[tuple[str, bytes]]) -> list[Entry]:
-    """Each note's (own row or None, imported rows), in order."""
-    return [
-        (
-            _row(commit, own, raw) if own or raw else None,
-            [_row(commit, lines, ()) for lines in on_commit.values()],
+    """Each note's (own row or None, imported rows, and their TSV pieces), in order."""
+    from gitimprove.state.tsv_export import piece
+
+    out: list[Entry] = []
+    for commit, own, on_commit, raw in records.split_notes(note_blobs):
+        row = _row(commit, own, raw) if own or raw else None
+        imported = [_row(commit, lines, ()) for lines in on_commit.values()]
+        out.append(
+            (row, imported, None if row is None else piece(row), [piece(r) for r in imported])
         )
-        for commit, own, on_commit, raw in records.split_notes(note_blobs)
-    ]
+    return out
 
 
-def _assemble(entries: Iterable[Entry], import_blobs: Sequence[bytes]) -> list[Row]:
-    """The rows of every note and of the imports/ entries, in display order."""
+def _assemble(
+    entries: Iterable[Entry], import_blobs: Sequence[bytes], pieces: Pieces | None = None
+) -> list[Row]:
+    """The rows of every note and of the imports/ entries, in display order (the notes' TSV
+    pieces into `pieces`, by row id)."""
     out: list[Row] = []
     imported: list[Row] = []
-    for own, on_commit in entries:
+    for own, on_commit, own_piece, on_commit_pieces in entries:
         if own is not None:
             out.append(own)
+            if pieces is not None:
+                pieces[id(own)] = own_piece
         imported.extend(on_commit)
+        if pieces is not None:
+            for row, p in zip(on_commit, on_commit_pieces, strict=True):
+                pieces[id(row)] = p
     imported.extend(_from_row(r) for r in records.imported_rows_of(import_blobs))
     out.extend(_latest_versions(imported))
     return order(out)

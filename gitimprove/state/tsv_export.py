@@ -233,12 +233,120 @@ def status_and_description(row: Row) -> tuple[str, str]:
     return word, text
 
 
-def render(rows: Sequence[Row], direction: str | None, layout: str = "tsv") -> str:
+# What `render` needs of a row that does not depend on the rows before it (None: a pending
+# row, not shown): the cells before the delta, the delta when the row's own record gives it
+# (None: measured from the best kept value before it), the cells after it, the value as exact
+# digits (None: left to `Decimal`), the value, whether the row is a kept one, and its run.
+# Plain tuples of strings and numbers, so the note cache keeps them beside the rows.
+Piece = tuple[
+    tuple[str, str, str, str],
+    str | None,
+    tuple[str, str, str, str],
+    tuple[int, int] | None,
+    int | float | None,
+    bool,
+    str,
+]
+
+
+def piece(row: Row) -> Piece | None:
+    """The row's cells and numbers that `render` takes as they are (see `Piece`)."""
+    status = row.get("status")
+    if (status or "pending") == "pending":
+        return None
+    metric = row.get("metric")
+    value = metric.get("value") if type(metric) is dict else None
+    if type(value) is not float and type(value) is not int:
+        value = None
+    crashed = status in _CRASHED
+    text = str(status)
+    word = STATUS_WORD.get(text)
+    description = row.get("description")
+    description = " ".join(str(description or "").split())
+    if word is None:
+        word = " ".join(text.split())
+    elif text != word and text != "keep-reworked":
+        description = f"[{text}] {description}".rstrip()
+    guard = row.get("guard")
+    if type(guard) is not dict:
+        guard_word = guard_metric = "-"
+    elif "metric" in guard:
+        guard_word, guard_metric = _guard(row)
+    else:
+        said = guard.get("status")
+        guard_word, guard_metric = (said if said == "pass" or said == "fail" else "-"), "-"
+    exact: tuple[int, int] | None = None
+    own: str | None
+    if value is None:
+        metric_text = own = "0.0" if crashed else "-"
+    else:
+        if type(value) is int:
+            metric_text, exact = str(value), (value, 0)
+        else:
+            metric_text = repr(value)  # shortest repr: positional unless "e" (or inf, nan)
+            point = metric_text.find(".")
+            if point < 0 or "e" in metric_text:
+                metric_text = number(value)
+            else:
+                exact = (
+                    int(metric_text[:point] + metric_text[point + 1 :]),
+                    len(metric_text) - point - 1,
+                )
+        # as `deltas` says: the note's own delta first, then an imported file's, and only a
+        # row that records none is measured from the best kept value before it
+        assert type(metric) is dict
+        inc = metric.get("incumbent")
+        if type(inc) is float or type(inc) is int:
+            inc_exact = _exact(inc)
+            if exact is not None and inc_exact is not None:
+                own = _signed_exact(exact, inc_exact)
+            else:
+                mine = _decimal(value) if exact is None else _to_decimal(exact)
+                own = signed(mine - _decimal(inc))
+        elif type(metric.get("delta")) is float or type(metric.get("delta")) is int:
+            own = signed(_decimal(metric["delta"]))
+        elif "source" in row and (said_delta := _own_delta(row)) is not None:
+            own = signed(said_delta)
+        elif status == "baseline":
+            own = "0.0"
+        elif "source" in row and _source_says_none(row):
+            own = "0.0" if crashed else "-"  # the imported file compared it with nothing
+        else:
+            own = None
+    if "timestamp" in row or "started" in row or "source" in row:
+        stamp = _timestamp(row)
+    else:  # the loop's own record: when it was recorded
+        ts = row.get("ts")
+        stamp = ts[:19] + "Z" if type(ts) is str and _ISO.match(ts) else "-"
+    commit = row.get("commit")
+    commit = str(commit)[:7] if commit else _commit(row)
+    it = row.get("iteration")
+    iteration = str(it) if type(it) is int else _iteration(row)
+    run = row.get("run")
+    return (
+        (iteration, stamp, commit, metric_text),
+        own,
+        (guard_word, guard_metric, word, description),
+        exact,
+        value,
+        status in _KEPT,
+        str(run or ""),
+    )
+
+
+def render(
+    rows: Sequence[Row],
+    direction: str | None,
+    layout: str = "tsv",
+    pieces: Mapping[int, Piece | None] | None = None,
+) -> str:
     """The rows in `layout`; the direction line only when the direction is known.
 
-    One pass, ten thousand rows in a cold `log` (DESIGN §13): each cell as the helpers above
-    write it, the delta in exact decimal arithmetic on the values' shortest reprs (integers
-    scaled by a power of ten: the same digits `Decimal` gives, without building one per row).
+    One pass, ten thousand rows in a cold `log` (DESIGN §13): each row's `piece` (taken from
+    `pieces`, by the row's id, when the note cache kept it), then the delta of a row whose
+    record gives none, from the best kept value before it in its run, in exact decimal
+    arithmetic on the values' shortest reprs (integers scaled by a power of ten: the same
+    digits `Decimal` gives, without building one per row).
     """
     columns = LAYOUTS[layout]
     lines = [f"# metric_direction: {direction}_is_better"] if direction else []
@@ -246,103 +354,36 @@ def render(rows: Sequence[Row], direction: str | None, layout: str = "tsv") -> s
     picks = [_CELLS.index(c) for c in columns]
     every = columns == _CELLS
     best: dict[str, tuple[int, int] | Decimal] = {}
-    status_word, crashed_words, kept_words = STATUS_WORD, _CRASHED, _KEPT
     lower = direction == "lower"
+    known = pieces.get if pieces else None
     for row in rows:
-        status = row.get("status")
-        if (status or "pending") == "pending":
+        p = known(id(row), _UNKNOWN) if known else _UNKNOWN
+        if p is _UNKNOWN:
+            p = piece(row)
+        if p is None:
             continue
-        metric = row.get("metric")
-        value = metric.get("value") if type(metric) is dict else None
-        if type(value) is not float and type(value) is not int:
-            value = None
-        crashed = status in crashed_words
-        text = str(status)
-        word = status_word.get(text)
-        description = row.get("description")
-        description = " ".join(str(description or "").split())
-        if word is None:
-            word = " ".join(text.split())
-        elif text != word and text != "keep-reworked":
-            description = f"[{text}] {description}".rstrip()
-        guard = row.get("guard")
-        if type(guard) is not dict:
-            guard_word = guard_metric = "-"
-        elif "metric" in guard:
-            guard_word, guard_metric = _guard(row)
-        else:
-            said = guard.get("status")
-            guard_word, guard_metric = (said if said == "pass" or said == "fail" else "-"), "-"
-        if value is None:
-            metric_text = delta_text = "0.0" if crashed else "-"
-        else:
-            exact: tuple[int, int] | None
-            if type(value) is int:
-                metric_text, exact = str(value), (value, 0)
-            else:
-                metric_text = repr(value)  # shortest repr: positional unless "e" (or inf, nan)
-                point = metric_text.find(".")
-                if point < 0 or "e" in metric_text:
-                    metric_text, exact = number(value), None
-                else:
-                    whole = int(metric_text[:point] + metric_text[point + 1 :])
-                    exact = (whole, len(metric_text) - point - 1)
-            group = row.get("run")
-            group = str(group or "")
+        head, delta_text, tail, exact, value, kept, group = p
+        if value is not None:
             prev = best.get(group)
             mine: tuple[int, int] | Decimal = _decimal(value) if exact is None else exact
-            # as `deltas` says: the note's own delta first, then an imported file's, and only
-            # a row that records none is measured from the best kept value before it
-            assert type(metric) is dict
-            inc = metric.get("incumbent")
-            if type(inc) is float or type(inc) is int:
-                inc_exact = _exact(inc)
-                if exact is not None and inc_exact is not None:
-                    delta_text = _signed_exact(exact, inc_exact)
-                else:
-                    delta_text = signed(_to_decimal(mine) - _decimal(inc))
-            elif type(metric.get("delta")) is float or type(metric.get("delta")) is int:
-                delta_text = signed(_decimal(metric["delta"]))
-            elif "source" in row and (own := _own_delta(row)) is not None:
-                delta_text = signed(own)
-            elif status == "baseline":
-                delta_text = "0.0"
-            elif "source" in row and _source_says_none(row):
-                delta_text = "0.0" if crashed else "-"  # the imported file compared it with nothing
+            if delta_text is not None:
+                pass
             elif prev is None:
                 delta_text = "0.0"
             elif exact is not None and type(prev) is not Decimal:
                 delta_text = _signed_exact(exact, prev)
             else:
                 delta_text = signed(_to_decimal(mine) - _to_decimal(prev))
-            if status in kept_words and (
+            if kept and (
                 prev is None
                 or direction is None
                 or (_less(mine, prev) if lower else _less(prev, mine))
             ):
                 best[group] = mine
-        if "timestamp" in row or "started" in row or "source" in row:
-            stamp = _timestamp(row)
-        else:  # the loop's own record: when it was recorded
-            ts = row.get("ts")
-            stamp = ts[:19] + "Z" if type(ts) is str and _ISO.match(ts) else "-"
-        commit = row.get("commit")
-        commit = str(commit)[:7] if commit else _commit(row)
-        it = row.get("iteration")
-        iteration = str(it) if type(it) is int else _iteration(row)
-        cells = (
-            iteration,
-            stamp,
-            commit,
-            metric_text,
-            delta_text,
-            guard_word,
-            guard_metric,
-            word,
-            description,
-        )
+        cells = (*head, delta_text, *tail)
         lines.append("\t".join(cells if every else [cells[i] for i in picks]))
     return "\n".join(lines) + "\n"
 
 
+_UNKNOWN: Any = object()
 _CELLS = LAYOUTS["tsv"]

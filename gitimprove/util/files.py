@@ -4,28 +4,41 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
-from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def atomic_write(path: str | os.PathLike[str], data: str | bytes, *, durable: bool = True) -> None:
-    """Write to a temp file in the same folder, fsync (unless not `durable`: a cache), then
-    os.replace."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    """Write to a temp file in the same folder (a name no other writer can take), fsync
+    (unless not `durable`: a cache), then os.replace: the file is whole or as it was, and the
+    temp file never stays. Imports nothing (the hooks and a cold `log` write through it)."""
+    target = os.fspath(path)
+    folder = os.path.dirname(target) or "."
+    os.makedirs(folder, exist_ok=True)
+    blob = memoryview(data.encode("utf-8") if isinstance(data, str) else data)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    stem = os.path.join(folder, f".{os.path.basename(target)}.{os.getpid()}.")
+    while True:
+        tmp = f"{stem}{os.urandom(4).hex()}.tmp"
+        try:
+            fd = os.open(tmp, flags, 0o600)
+            break
+        except FileExistsError:  # another writer's name: draw again
+            continue
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
-            fh.flush()
+        try:
+            while blob:
+                blob = blob[os.write(fd, blob) :]
             if durable:
-                os.fsync(fh.fileno())
+                os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp, target)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise
 
 
@@ -37,10 +50,13 @@ def remove_tree(path: Path) -> None:
     try:
         fd = os.open(path, flags)
     except NotADirectoryError:
-        Path(path).unlink(missing_ok=True)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
         return
     except OSError:
-        Path(path).unlink(missing_ok=True) if Path(path).is_symlink() else None
+        if os.path.islink(path):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
         return
     names: list[str] = []
     try:

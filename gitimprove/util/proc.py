@@ -356,11 +356,12 @@ def pipeline(
     *,
     cwd: str | os.PathLike[str] | None = None,
     env: Mapping[str, str] | None = None,
+    stdin: int | None = None,
 ) -> Iterator[Pipeline]:
-    """Run commands as a pipeline (each one reads the previous one's output), each in its
-    own process group, for the caller to read the last one's output while they run (a cold
-    `log` parses notes while git is still reading them). On leaving, every group is killed
-    and every command reaped."""
+    """Run commands as a pipeline (each one reads the previous one's output; the first
+    reads the file descriptor `stdin`, or nothing), each in its own process group, for the
+    caller to read the last one's output while they run (a cold `log` parses notes while git
+    is still reading them). On leaving, every group is killed and every command reaped."""
     check_stopping()
     procs: list[subprocess.Popen[bytes]] = []
     try:
@@ -371,7 +372,9 @@ def pipeline(
                         list(argv),
                         cwd=cwd,
                         env=dict(env) if env is not None else clean_env(),
-                        stdin=procs[-1].stdout if procs else subprocess.DEVNULL,
+                        stdin=procs[-1].stdout
+                        if procs
+                        else (subprocess.DEVNULL if stdin is None else stdin),
                         stdout=subprocess.PIPE,
                         stderr=subprocess.DEVNULL,
                         start_new_session=True,
