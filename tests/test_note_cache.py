@@ -14,7 +14,7 @@ import pytest
 
 from gitimprove.errors import GitImproveError
 from gitimprove.git import notes
-from gitimprove.state import logview, notecache, noterows, records
+from gitimprove.state import logview, notecache, noteentries, records, tsvrows
 from gitimprove.util import gitdir
 from tests.conftest import PY, TmpRepo, build_once, copy_scenario, fast_commits, git
 from tests.test_hostile_records import HOSTILE_LINES
@@ -33,9 +33,10 @@ def _loc(root: Path) -> gitdir.Location:
 
 
 def _drop_views(loc: gitdir.Location) -> None:
-    """The rendered outputs and the rows cache go; the note cache stays."""
+    """The rendered outputs and the rows cache go; the note caches (rows and the TSV view's
+    digests, and their shards) stay."""
     for f in (Path(loc.improve_dir) / "cache").glob("*"):
-        if f.name != notecache.NAME:
+        if not f.name.startswith((notecache.NAME, tsvrows.NAME)):
             f.unlink()
 
 
@@ -61,8 +62,9 @@ def test_after_notes_change_log_prints_what_the_typed_path_prints(
     repo = TmpRepo(root)
     loc = _loc(root)
     reqs = _requests(loc)
-    _log_matches_oracle(loc, reqs[:1])  # a cold log leaves the note cache
+    _log_matches_oracle(loc, reqs)  # a cold log leaves the note caches (rows; TSV digests)
     assert set(notecache.load(loc)) == set(_note_paths(root))
+    assert set(notecache.load(loc, tsvrows.NAME)) == set(_note_paths(root))
     rng = random.Random(7)
     noted = [p.replace("/", "") for p in _note_paths(root)]
     fresh = fast_commits(repo, 4, "more")
@@ -87,7 +89,7 @@ def test_after_notes_change_log_prints_what_the_typed_path_prints(
     # again, holding every note of the tip and nothing else
     assert set(notecache.load(loc)) != set(_note_paths(root))
     line = records.make_line("create", {"run": "r1", "status": "keep"})
-    many = fast_commits(repo, noterows._REWRITE + 1, "many")
+    many = fast_commits(repo, noteentries._REWRITE + 1, "many")
     notes.append_lines(repo.open(), {c: [line] for c in many})
     _log_matches_oracle(loc, some)
     assert set(notecache.load(loc)) == set(_note_paths(root))
@@ -102,25 +104,17 @@ def test_an_unchanged_note_is_not_parsed_again(corpus: Path, tmp_path: Path) -> 
     _drop_views(loc)
     before = logview.produce(loc, req)[0]
     entries = notecache.load(loc)
-    path, (blob, own, imported, own_piece, pieces) = next(
-        (p, e) for p, e in entries.items() if e[1] is not None and e[3] is not None
-    )
-    assert own is not None and own_piece is not None
+    path, (blob, own, imported) = next((p, e) for p, e in entries.items() if e[1] is not None)
+    assert own is not None
     marked = {**own, "description": "from the cache"}
-    head, delta, (guard, guard_metric, word, _), *rest = own_piece
-    marked_piece = (head, delta, (guard, guard_metric, word, "piece from the cache"), *rest)
-    entries[path] = (blob, marked, imported, marked_piece, pieces)
+    entries[path] = (blob, marked, imported)
     notecache.store(loc, entries)
     _drop_views(loc)
     assert b"from the cache" in logview.produce(loc, req)[0]
-    # the TSV writer takes the row's cached piece as it is too
-    tsv = logview.Request("tsv", run=own["run"] if isinstance(own.get("run"), str) else "")
-    assert b"\tpiece from the cache\n" in logview.produce(loc, tsv)[0]
-    entries[path] = ("0" * 40, marked, imported, marked_piece, pieces)  # another blob: read again
+    entries[path] = ("0" * 40, marked, imported)  # another blob: the note is read again
     notecache.store(loc, entries)
     _drop_views(loc)
     assert logview.produce(loc, req)[0] == before
-    assert b"from the cache" not in logview.produce(loc, tsv)[0]
 
 
 @pytest.mark.parametrize(
@@ -134,7 +128,7 @@ def test_a_damaged_note_cache_costs_a_reparse_never_a_wrong_row(
     repo = TmpRepo(root)
     loc = _loc(root)
     reqs = [logview.Request("tsv", run="r1"), logview.Request("jsonl")]
-    _log_matches_oracle(loc, reqs[:1])
+    _log_matches_oracle(loc, reqs[1:])  # jsonl reads rows (and keeps them); the TSV, digests
     cache = Path(notecache.path(loc))
     data = cache.read_bytes()
     header = data[: data.index(b"\n") + 1]
@@ -145,16 +139,11 @@ def test_a_damaged_note_cache_costs_a_reparse_never_a_wrong_row(
             e,
             "text",
             (e[0],),
-            (e[0], "own", *e[2:]),
-            (e[0], e[1], ["row"], *e[3:]),
-            (e[0], e[1], "rows", *e[3:]),
-            (e[0].upper(), *e[1:]),
-            e[:3],  # an entry of an older format
-            (*e[:3], "piece", e[4]),
-            (*e[:4], [*e[4], None]),
-            (*e[:3], (1, 2, 3), e[4]),  # a piece of the wrong shape
-            (*e[:3], (("a",), None, ("b",), None, None, False, ""), e[4]),
-        ][i % 12]
+            (e[0], "own", e[2]),
+            (e[0], e[1], ["row"]),
+            (e[0], e[1], "rows"),
+            (e[0].upper(), e[1], e[2]),
+        ][i % 7]
     cache.write_bytes(
         {
             "empty": b"",

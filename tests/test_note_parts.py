@@ -14,7 +14,7 @@ import pytest
 
 from gitimprove.errors import GitImproveError
 from gitimprove.git import notes
-from gitimprove.state import logview, notecache, noteread, records
+from gitimprove.state import logview, notecache, noteread, records, tsvrows
 from gitimprove.util import gitdir
 from tests.conftest import TmpRepo, build_once, copy_scenario, fast_commits
 from tests.test_log_cold import _line, _requests, build_corpus, typed_log
@@ -61,13 +61,12 @@ def test_notes_parsed_in_parts_print_what_the_typed_path_prints(
         except GitImproveError as exc:  # compared with the oracle's refusal
             got = str(exc)
         assert got == typed_log(loc, req), (req.fmt, req.run)
-        # each part kept its shard; together they hold every note with content
-        assert sorted(f.name for f in _cache(loc).glob("note-rows*")) == [
-            "note-rows",
-            "note-rows.1",
-            "note-rows.2",
-        ]
-        assert len(notecache.load(loc)) == n_notes
+        # each part kept its shard; together they hold every note with content (the TSV
+        # formats read digests, the others rows)
+        name = tsvrows.NAME if req.fmt.startswith("tsv") else notecache.NAME
+        shards = sorted(f.name for f in _cache(loc).glob(f"{name}*"))
+        assert shards == [name, f"{name}.1", f"{name}.2"], req.fmt
+        assert len(notecache.load(loc, name)) == n_notes
     _no_child_left()
 
 
@@ -90,7 +89,7 @@ def test_the_sharded_cache_serves_the_next_log_and_a_smaller_split_drops_old_sha
     for f in _cache(loc).glob("*"):
         f.unlink()
     logview.produce(loc, req)
-    assert (_cache(loc) / "note-rows.2").exists()
+    assert (_cache(loc) / f"{tsvrows.NAME}.2").exists()
     # one more experiment: the shards serve every other note
     repo = TmpRepo(root)
     (commit,) = fast_commits(repo, 1, "late")
@@ -104,13 +103,15 @@ def test_the_sharded_cache_serves_the_next_log_and_a_smaller_split_drops_old_sha
     for f in _cache(loc).glob("*"):
         f.unlink()
     notecache.store(loc, {}, 2, 3)  # a shard a larger split left
+    notecache.store(loc, {}, 2, 3, tsvrows.NAME)
     logview.produce(loc, logview.Request("jsonl"))
-    assert [f.name for f in _cache(loc).glob("note-rows*")] == ["note-rows"]
+    logview.produce(loc, req)
+    assert sorted(f.name for f in _cache(loc).glob("note-*")) == [tsvrows.NAME, notecache.NAME]
     assert logview.produce(loc, req) == typed_log(loc, req)
 
 
 def _serial(part: noteread.Part, k: int, n: int) -> noteread.Parsed:
-    return {path: (blob, {"path": path, "k": None}, [], None, []) for path, blob in part}
+    return {path: (blob, {"path": path, "k": None}, []) for path, blob in part}
 
 
 NOTES = [(f"{i:02x}/{i:038x}", f"{i:040x}") for i in range(95)]
@@ -133,9 +134,9 @@ def test_a_child_that_fails_costs_a_parse_of_its_part_here(parts: None, failure:
             os.kill(os.getpid(), 9)
         if failure == "not-a-dict":
             return [1, 2]  # type: ignore[return-value]
-        return {path: ("f" * 40, {}, [], None, []) for path, _ in part}
+        return {path: ("f" * 40, {}, []) for path, _ in part}
 
-    got = noteread.parse_all(NOTES, parse)
+    got = noteread.parse_all(NOTES, parse, notecache.usable)
     merged = {k: v for part in got for k, v in part.items()}
     assert merged == _serial(NOTES, 0, 1)
     assert sorted(parsed_here) == [0, 1, 2]  # the parent parsed the failed parts itself
@@ -151,7 +152,7 @@ def test_a_child_answer_is_taken_as_it_is_when_it_fits(parts: None) -> None:
             entry[1]["k"] = k if os.getpid() != parent else "here"
         return out
 
-    got = noteread.parse_all(NOTES, parse)
+    got = noteread.parse_all(NOTES, parse, notecache.usable)
     assert [{e[1]["k"] for e in part.values()} for part in got] == [{"here"}, {1}, {2}]
     assert [p for part in got for p in part] == [p for p, _ in NOTES]  # the tree's order
     _no_child_left()
@@ -169,7 +170,7 @@ def test_an_interrupt_in_the_parent_leaves_no_child(parts: None) -> None:
         return _serial(part, k, n)
 
     with pytest.raises(KeyboardInterrupt):
-        noteread.parse_all(NOTES, parse)
+        noteread.parse_all(NOTES, parse, notecache.usable)
     _no_child_left()
 
 

@@ -152,15 +152,16 @@ def produce(loc: gitdir.Location, req: Request) -> tuple[bytes, bytes]:
     from gitimprove.util.reader_bulk import no_gc
 
     with no_gc():
-        pieces: dict[int, Any] = {}
-        found = noterows.view_rows(loc, use_cache=not req.no_cache, store=False, pieces=pieces)
-        rows = _select(found, req)
-        fast = _render_tsv(rows, req, pieces) if req.fmt.startswith("tsv") else None
+        fast = _from_digests(loc, req) if req.fmt.startswith("tsv") else None
+        if fast is None and req.fmt.startswith("tsv"):
+            rows = _select(noterows.view_rows(loc, use_cache=not req.no_cache, store=False), req)
+            fast = _render_tsv(rows, req)
         if fast is not None:
             out_text, err_text = fast
         else:
             from gitimprove.state.record import Experiment
 
+            rows = _select(noterows.view_rows(loc, use_cache=not req.no_cache, store=False), req)
             out_text, err_text = render([Experiment.from_row(r) for r in rows], req)
     out, err = out_text.encode("utf-8"), err_text.encode("utf-8")
     try:
@@ -188,9 +189,19 @@ def _iteration(row: Row) -> int | None:
     return it if isinstance(it, int) and not isinstance(it, bool) else None
 
 
-def _render_tsv(
-    rows: list[Row], req: Request, pieces: dict[int, Any] | None = None
-) -> tuple[str, str] | None:
+def _from_digests(loc: gitdir.Location, req: Request) -> tuple[str, str] | None:
+    """`_render_tsv` from the TSV view's digests (`tsvrows`); None when git cannot answer,
+    or the runs disagree, or a cached digest is damaged: the rows path then decides."""
+    from gitimprove.state import tsvrows
+
+    try:
+        found = tsvrows.digests(loc, use_cache=not req.no_cache)
+        return None if found is None else tsvrows.render(found, req.fmt, req.run, req.round_)
+    except (TypeError, ValueError, IndexError, AttributeError, KeyError):  # a damaged cache
+        return None
+
+
+def _render_tsv(rows: list[Row], req: Request) -> tuple[str, str] | None:
     """`render` for the TSV formats straight from rows (no typed records); None when the
     rows' runs disagree on direction or metric (`render` refuses them, naming the runs)."""
     from gitimprove.state import tsv_export
@@ -217,10 +228,7 @@ def _render_tsv(
         if isinstance(row.get("raw"), list | tuple)
         for line in row["raw"]
     )
-    try:
-        return tsv_export.render(rows, direction, req.fmt, pieces), err
-    except (TypeError, ValueError, IndexError, AttributeError):  # a damaged cached piece
-        return tsv_export.render(rows, direction, req.fmt), err
+    return tsv_export.render(rows, direction, req.fmt), err
 
 
 def write(out: bytes, err: bytes) -> None:

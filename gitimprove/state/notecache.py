@@ -24,28 +24,26 @@ if TYPE_CHECKING:
     from typing import Any
 
     Row = dict[str, Any]
-    from gitimprove.state.tsv_export import Piece
-
-    # blob id, the loop's own row of the note (None if it has none), its imported rows, and
-    # the TSV writer's piece of each (`tsv_export.piece`)
-    Entry = tuple[str, Row | None, list[Row], Piece | None, list[Piece | None]]
+    # blob id, the loop's own row of the note (None if it has none), its imported rows (the
+    # TSV view's digests cache keeps the same shape with digests for rows: `tsvrows`)
+    Entry = tuple[str, Any, list[Any]]
 
 FORMAT = 1
 NAME = "note-rows"
 
 
-def path(loc: gitdir.Location, shard: int = 0) -> str:
+def path(loc: gitdir.Location, shard: int = 0, name: str = NAME) -> str:
     """The cache file; a cold `log` parsing on several cores writes one shard per process."""
-    name = NAME if not shard else f"{NAME}.{shard}"
-    return os.path.join(loc.improve_dir, "cache", name)
+    file = name if not shard else f"{name}.{shard}"
+    return os.path.join(loc.improve_dir, "cache", file)
 
 
-def _shards(loc: gitdir.Location) -> list[int]:
+def _shards(loc: gitdir.Location, name: str) -> list[int]:
     try:
         names = os.listdir(os.path.join(loc.improve_dir, "cache"))
     except OSError:
         return []
-    prefix = NAME + "."
+    prefix = name + "."
     return sorted(
         int(name[len(prefix) :])
         for name in names
@@ -53,22 +51,22 @@ def _shards(loc: gitdir.Location) -> list[int]:
     )
 
 
-def _header() -> bytes:
+def _header(name: str) -> bytes:
     from gitimprove import __version__
     from gitimprove.state import noterows
 
     py = "{}.{}".format(*sys.version_info[:2])
     version = f"{FORMAT} {noterows.CACHE_VERSION} {__version__} {py}"
-    return f"gitimprove-note-rows {version}\n".encode()
+    return f"gitimprove-{name} {version}\n".encode()
 
 
-def load(loc: gitdir.Location) -> dict[str, Entry]:
+def load(loc: gitdir.Location, name: str = NAME) -> dict[str, Entry]:
     """The cached entries by note path, from every shard; empty when there is no usable
     cache (a shard that cannot be used is left out: its notes are parsed again)."""
-    header = _header()
-    entries = _load(path(loc), header)
-    for shard in _shards(loc):
-        entries.update(_load(path(loc, shard), header))
+    header = _header(name)
+    entries = _load(path(loc, 0, name), header)
+    for shard in _shards(loc, name):
+        entries.update(_load(path(loc, shard, name), header))
     return entries
 
 
@@ -91,31 +89,34 @@ def usable(entry: Any, blob: str) -> bool:
     """Whether `entry` (from `load`) holds the rows of the note whose blob is `blob`."""
     return (
         type(entry) is tuple
-        and len(entry) == 5
+        and len(entry) == 3
         and entry[0] == blob
         and (entry[1] is None or type(entry[1]) is dict)
         and type(entry[2]) is list
         and all(type(row) is dict for row in entry[2])
-        and (entry[3] is None or type(entry[3]) is tuple)
-        and type(entry[4]) is list
-        and len(entry[4]) == len(entry[2])
     )
 
 
-def store(loc: gitdir.Location, entries: dict[str, Entry], shard: int = 0, shards: int = 1) -> None:
+def store(
+    loc: gitdir.Location,
+    entries: dict[str, Entry],
+    shard: int = 0,
+    shards: int = 1,
+    name: str = NAME,
+) -> None:
     """Keep `entries` for the next reader (a cache: a failure to write is no error), as
     shard `shard` of `shards` (the first removes the shards a larger split left)."""
     try:
-        data = _header() + marshal.dumps(entries)
+        data = _header(name) + marshal.dumps(entries)
     except ValueError:  # a value marshal cannot hold: then no cache
         return
     from gitimprove.util.files import atomic_write
 
     try:
-        atomic_write(path(loc, shard), data, durable=False)
+        atomic_write(path(loc, shard, name), data, durable=False)
         if shard == 0:
-            for old in _shards(loc):
+            for old in _shards(loc, name):
                 if old >= shards:
-                    os.unlink(path(loc, old))
+                    os.unlink(path(loc, old, name))
     except OSError:
         pass

@@ -45,9 +45,14 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-def parse_all(notes: Part, parse: Callable[[Part, int, int], Parsed]) -> list[Parsed]:
+def parse_all(
+    notes: Part,
+    parse: Callable[[Part, int, int], Parsed],
+    usable: Callable[[Any, str], bool],
+) -> list[Parsed]:
     """`[parse(part, k, len(parts)) for k, part in enumerate(parts)]` over `notes` cut into
-    parts, the parts after the first parsed at the same time in forked children."""
+    parts, the parts after the first parsed at the same time in forked children; a child's
+    answer is taken when each of its entries is `usable` for its note's blob."""
     n = processes(len(notes))
     size = -(-len(notes) // n)
     parts = [notes[k * size : (k + 1) * size] for k in range(n)]
@@ -62,7 +67,8 @@ def parse_all(notes: Part, parse: Callable[[Part, int, int], Parsed]) -> list[Pa
             children[k - 1] = (pid, -1)
             _, status = os.waitpid(pid, 0)
             got = _loaded(data) if status == 0 else None
-            out.append(got if got is not None and _fits(got, parts[k]) else parse(parts[k], k, n))
+            fits = got is not None and _fits(got, parts[k], usable)
+            out.append(got if fits else parse(parts[k], k, n))  # type: ignore[arg-type]
         return out
     finally:
         for pid, fd in children:
@@ -102,9 +108,7 @@ def _loaded(data: bytes) -> Parsed | None:
     return got if type(got) is dict else None
 
 
-def _fits(got: Parsed, part: Part) -> bool:
+def _fits(got: Parsed, part: Part, usable: Callable[[Any, str], bool]) -> bool:
     """Whether a child's answer holds only entries of its part's notes, each of its blob."""
-    from gitimprove.state.notecache import usable
-
     blobs = dict(part)
     return all(usable(entry, blobs.get(path, "")) for path, entry in got.items())

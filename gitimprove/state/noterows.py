@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 
-from gitimprove.state import records
+from gitimprove.state import notecache, noteentries, records
 from gitimprove.util import gitdir, reader_bulk
 
 TYPE_CHECKING = False
@@ -24,12 +24,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     Row = dict[str, Any]
-    from gitimprove.state.notecache import Entry as CachedEntry
-    from gitimprove.state.tsv_export import Piece
 
-    # a note's own row (None if none), its imported rows, and the TSV writer's piece of each
-    Entry = tuple[Row | None, list[Row], Piece | None, list[Piece | None]]
-    Pieces = dict[int, Piece | None]  # by id(row)
+    Entry = tuple[Row | None, list[Row]]  # a note's own row (None if none), its imported rows
 
 _BOOKKEEPING = ("op", "seq", "v")
 CACHE_VERSION = 4
@@ -40,12 +36,10 @@ def view_rows(
     *,
     use_cache: bool = True,
     store: bool = True,
-    pieces: Pieces | None = None,
 ) -> list[Row]:
     """Every experiment's row (notes, then imports), in display order: from the rows cache
     (`<git-common-dir>/improve/cache/log.json`, keyed by the notes and memory tips) when it
-    is current, else read; `store` keeps them there for the next reader. `pieces` is given
-    the TSV writer's piece of each row read from a note, by the row's id."""
+    is current, else read; `store` keeps them there for the next reader."""
     from gitimprove.git import refs  # ref names only: imports no pygit2
 
     notes_tip = gitdir.read_ref(loc, refs.NOTES) or ""
@@ -65,7 +59,7 @@ def view_rows(
                 return list(cached["rows"])
         except (OSError, ValueError, AttributeError, KeyError, TypeError, RecursionError):
             pass
-    found = load(loc, notes_tip or None, memory_tip or None, use_cache=use_cache, pieces=pieces)
+    found = load(loc, notes_tip or None, memory_tip or None, use_cache=use_cache)
     if store:
         from gitimprove.util.files import atomic_write
 
@@ -83,22 +77,20 @@ def load(
     memory_tip: str | None,
     *,
     use_cache: bool = True,
-    pieces: Pieces | None = None,
 ) -> list[Row]:
     """Every experiment's row at these tips of the notes and the memory branch; each note's
-    rows from the note cache (`notecache`) when `use_cache` and its blob is unchanged (and
-    their TSV pieces into `pieces`)."""
+    rows from the note cache (`notecache`) when `use_cache` and its blob is unchanged."""
     from gitimprove.git import catfile
 
     imported = _imports_by_git(loc, memory_tip) if memory_tip else []
     if imported is not None:
         try:
-            entries = _note_entries(loc, notes_tip, use_cache) if notes_tip else []
+            entries = noteentries.entries(loc, notes_tip, use_cache, ROWS) if notes_tip else []
         except catfile.Unanswered:
             pass
         else:
             with reader_bulk.no_gc():
-                return _assemble(entries, imported, pieces)
+                return _assemble(entries, imported)
     found = _blobs_by_git(loc, notes_tip, memory_tip)
     if found is None:  # git could not answer: read with pygit2
         from gitimprove.git import memory, notes
@@ -112,98 +104,6 @@ def load(
             else [],
         )
     return rows(*found)
-
-
-def _note_entries(loc: gitdir.Location, tip: str, use_cache: bool) -> list[Entry]:
-    """Each note's (own row, imported rows), in the tree's order: with no note cache, every
-    note parsed while git still reads them (and the cache written); with one, only the notes
-    whose blob changed read and parsed. Raises catfile.Unanswered when git cannot answer."""
-    from gitimprove.git import catfile
-    from gitimprove.state import notecache
-
-    if use_cache and os.path.exists(notecache.path(loc)):
-        with catfile.tree_listing(loc, tip) as listing:  # git lists the tree as the cache loads
-            cached = notecache.load(loc)
-            if cached:
-                return _changed_entries(loc, listing(), cached)
-    # the cold case: the tree listed, its notes read and parsed in parts, on every core
-    from gitimprove.state import noteread
-
-    tree = catfile.tree_blobs(loc, tip)
-    if tree is None:
-        raise catfile.Unanswered("git ls-tree failed")
-    notes = [(path, blob) for path, blob in tree if _commit_of(path)]
-    parsed: dict[str, CachedEntry] = {}
-    for part in noteread.parse_all(notes, lambda part, k, n: _parse_part(loc, part, k, n)):
-        parsed.update(part)
-    empty: Entry = (None, [], None, [])
-    return [parsed[path][1:] if path in parsed else empty for path, _ in notes]
-
-
-def _parse_part(
-    loc: gitdir.Location, part: Sequence[tuple[str, str]], k: int, n: int
-) -> dict[str, CachedEntry]:
-    """The cache entries of the notes in `part` (those with content), read by one `git
-    cat-file` and kept as shard `k` of `n` of the note cache."""
-    from gitimprove.git import catfile
-    from gitimprove.state import notecache
-
-    had: list[bool] = []
-
-    def named() -> Iterator[tuple[str, bytes]]:
-        for data, (path, _) in zip(
-            catfile.stream_blobs(loc, [b for _, b in part]), part, strict=True
-        ):
-            had.append(bool(data))
-            yield path.replace("/", ""), data
-
-    with reader_bulk.no_gc():
-        entries = _entries(named())
-    found = {
-        path: (blob, *entry)
-        for (path, blob), entry, content in zip(part, entries, had, strict=True)
-        if content
-    }
-    notecache.store(loc, found, k, n)
-    return found
-
-
-_REWRITE = 64  # changed notes re-parsed on each `log` before the note cache is written again
-
-
-def _changed_entries(
-    loc: gitdir.Location, listing: list[tuple[str, str]], cached: dict[str, CachedEntry]
-) -> list[Entry]:
-    """`_note_entries` with a note cache: only the notes whose blob is not the cached one are
-    read and parsed. The cache is written again only once many notes changed (writing it
-    costs more than parsing a few notes again on the next `log`)."""
-    from gitimprove.git import catfile
-    from gitimprove.state import notecache
-
-    notes = [(path, blob) for path, blob in listing if _commit_of(path)]
-    missing = [(path, blob) for path, blob in notes if not notecache.usable(cached.get(path), blob)]
-    if missing:
-        data = catfile.read_blobs(loc, [blob for _, blob in missing])
-        if data is None:
-            raise catfile.Unanswered("git cat-file failed")
-        with reader_bulk.no_gc():
-            parsed = _entries(zip([_commit_of(p) for p, _ in missing], data, strict=True))
-        for (path, blob), content, entry in zip(missing, data, parsed, strict=True):
-            if content:  # b"" may be a missing object: never kept under its id
-                cached[path] = (blob, *entry)
-            else:
-                cached.pop(path, None)
-    fresh = dict(zip([p for p, _ in missing], parsed, strict=True)) if missing else {}
-    found = [fresh[path] if path in fresh else cached[path][1:] for path, _ in notes]
-    if len(missing) > _REWRITE or len(cached) > len(notes) + _REWRITE:
-        notecache.store(loc, {path: cached[path] for path, _ in notes if path in cached})
-    return found
-
-
-def _commit_of(path: str) -> str:
-    """The commit a notes tree path names (any fanout), or "" for another path."""
-    commit = path.replace("/", "")
-    return commit if len(commit) == 40 and not commit.strip(_HEX) else ""
 
 
 def _named(blobs: Iterable[tuple[str, Any]]) -> Iterator[tuple[str, Any]]:
@@ -253,35 +153,24 @@ def _rows(note_blobs: Iterable[tuple[str, bytes]], import_blobs: Sequence[bytes]
 
 
 def _entries(note_blobs: Iterable[tuple[str, bytes]]) -> list[Entry]:
-    """Each note's (own row or None, imported rows, and their TSV pieces), in order."""
-    from gitimprove.state.tsv_export import piece
-
-    out: list[Entry] = []
-    for commit, own, on_commit, raw in records.split_notes(note_blobs):
-        row = _row(commit, own, raw) if own or raw else None
-        imported = [_row(commit, lines, ()) for lines in on_commit.values()]
-        out.append(
-            (row, imported, None if row is None else piece(row), [piece(r) for r in imported])
+    """Each note's (own row or None, imported rows), in order."""
+    return [
+        (
+            _row(commit, own, raw) if own or raw else None,
+            [_row(commit, lines, ()) for lines in on_commit.values()],
         )
-    return out
+        for commit, own, on_commit, raw in records.split_notes(note_blobs)
+    ]
 
 
-def _assemble(
-    entries: Iterable[Entry], import_blobs: Sequence[bytes], pieces: Pieces | None = None
-) -> list[Row]:
-    """The rows of every note and of the imports/ entries, in display order (the notes' TSV
-    pieces into `pieces`, by row id)."""
+def _assemble(entries: Iterable[Entry], import_blobs: Sequence[bytes]) -> list[Row]:
+    """The rows of every note and of the imports/ entries, in display order."""
     out: list[Row] = []
     imported: list[Row] = []
-    for own, on_commit, own_piece, on_commit_pieces in entries:
+    for own, on_commit in entries:
         if own is not None:
             out.append(own)
-            if pieces is not None:
-                pieces[id(own)] = own_piece
         imported.extend(on_commit)
-        if pieces is not None:
-            for row, p in zip(on_commit, on_commit_pieces, strict=True):
-                pieces[id(row)] = p
     imported.extend(_from_row(r) for r in records.imported_rows_of(import_blobs))
     out.extend(_latest_versions(imported))
     return order(out)
@@ -382,3 +271,6 @@ def order(found: Iterable[Row]) -> list[Row]:
     for run in sorted(groups, key=starts.__getitem__):
         ordered.extend(row for _, _, row in sorted(groups[run]))
     return ordered
+
+
+ROWS = noteentries.Kind(notecache.NAME, _entries, notecache.usable)

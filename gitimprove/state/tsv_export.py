@@ -334,19 +334,20 @@ def piece(row: Row) -> Piece | None:
     )
 
 
-def render(
-    rows: Sequence[Row],
-    direction: str | None,
-    layout: str = "tsv",
-    pieces: Mapping[int, Piece | None] | None = None,
-) -> str:
-    """The rows in `layout`; the direction line only when the direction is known.
+def render(rows: Sequence[Row], direction: str | None, layout: str = "tsv") -> str:
+    """The rows in `layout`; the direction line only when the direction is known."""
+    return render_pieces([piece(row) for row in rows], direction, layout)
 
-    One pass, ten thousand rows in a cold `log` (DESIGN §13): each row's `piece` (taken from
-    `pieces`, by the row's id, when the note cache kept it), then the delta of a row whose
-    record gives none, from the best kept value before it in its run, in exact decimal
-    arithmetic on the values' shortest reprs (integers scaled by a power of ten: the same
-    digits `Decimal` gives, without building one per row).
+
+def render_pieces(
+    pieces: Sequence[Piece | None], direction: str | None, layout: str = "tsv"
+) -> str:
+    """`render` of the rows whose `piece`s these are (the TSV view keeps them by note).
+
+    One pass, ten thousand rows in a cold `log` (DESIGN §13): each row's cells as its piece
+    holds them, and the delta of a row whose record gives none from the best kept value before
+    it in its run, in exact decimal arithmetic on the values' shortest reprs (integers scaled
+    by a power of ten: the same digits `Decimal` gives, without building one per row).
     """
     columns = LAYOUTS[layout]
     lines = [f"# metric_direction: {direction}_is_better"] if direction else []
@@ -355,11 +356,7 @@ def render(
     every = columns == _CELLS
     best: dict[str, tuple[int, int] | Decimal] = {}
     lower = direction == "lower"
-    known = pieces.get if pieces else None
-    for row in rows:
-        p = known(id(row), _UNKNOWN) if known else _UNKNOWN
-        if p is _UNKNOWN:
-            p = piece(row)
+    for p in pieces:
         if p is None:
             continue
         head, delta_text, tail, exact, value, kept, group = p
@@ -380,10 +377,9 @@ def render(
                 or (_less(mine, prev) if lower else _less(prev, mine))
             ):
                 best[group] = mine
-        cells = (*head, delta_text, *tail)
+        cells = (*head, "-" if delta_text is None else delta_text, *tail)  # None: not reached
         lines.append("\t".join(cells if every else [cells[i] for i in picks]))
     return "\n".join(lines) + "\n"
 
 
-_UNKNOWN: Any = object()
 _CELLS = LAYOUTS["tsv"]
