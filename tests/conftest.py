@@ -250,3 +250,12 @@ def project(tmp_repo: TmpRepo) -> TmpRepo:
 
 
 Gen = Callable[[Mapping[str, str]], None]
+
+
+@pytest.fixture(scope="module")
+def log_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The notes of every kind the cold `log` is compared on (`test_log_cold.build_corpus`),
+    built once per session."""
+    from tests.test_log_cold import build_corpus
+
+    return build_once(tmp_path_factory, "log-corpus", build_corpus)

@@ -16,13 +16,9 @@ from gitimprove.errors import GitImproveError
 from gitimprove.git import notes
 from gitimprove.state import logview, notecache, noteread, records, tsvrows
 from gitimprove.util import gitdir
-from tests.conftest import TmpRepo, build_once, copy_scenario, fast_commits
-from tests.test_log_cold import _line, _requests, build_corpus, typed_log
-
-
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_once(tmp_path_factory, "log-corpus", build_corpus)
+from tests.conftest import TmpRepo, copy_scenario, fast_commits
+from tests.test_log_cold import _line, _requests, typed_log
+from tests.test_note_cache import _loc
 
 
 @pytest.fixture
@@ -30,12 +26,6 @@ def parts(monkeypatch: pytest.MonkeyPatch) -> None:
     """Small notes counts are parsed in three parts (as ten thousand are on three cores)."""
     monkeypatch.setattr(noteread, "_PER_PROCESS", 10)
     monkeypatch.setattr(noteread, "_cores", lambda: 3)
-
-
-def _loc(root: Path) -> gitdir.Location:
-    loc = gitdir.discover(str(root))
-    assert loc is not None
-    return loc
 
 
 def _cache(loc: gitdir.Location) -> Path:
@@ -48,9 +38,9 @@ def _no_child_left() -> None:
 
 
 def test_notes_parsed_in_parts_print_what_the_typed_path_prints(
-    corpus: Path, tmp_path: Path, parts: None
+    log_corpus: Path, tmp_path: Path, parts: None
 ) -> None:
-    loc = _loc(copy_scenario(corpus, tmp_path / "c"))
+    loc = _loc(copy_scenario(log_corpus, tmp_path / "c"))
     n_notes = len(list(notecache_paths(loc)))
     assert noteread.processes(n_notes) == 3
     for req in _requests(loc):
@@ -81,9 +71,9 @@ def notecache_paths(loc: gitdir.Location) -> list[str]:
 
 
 def test_the_sharded_cache_serves_the_next_log_and_a_smaller_split_drops_old_shards(
-    corpus: Path, tmp_path: Path, parts: None, monkeypatch: pytest.MonkeyPatch
+    log_corpus: Path, tmp_path: Path, parts: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = copy_scenario(corpus, tmp_path / "c")
+    root = copy_scenario(log_corpus, tmp_path / "c")
     loc = _loc(root)
     req = logview.Request("tsv", run="r1")
     for f in _cache(loc).glob("*"):

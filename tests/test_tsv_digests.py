@@ -13,19 +13,9 @@ import pytest
 from gitimprove.errors import GitImproveError
 from gitimprove.state import logview, notecache, tsvrows
 from gitimprove.util import gitdir
-from tests.conftest import TmpRepo, build_once, copy_scenario
-from tests.test_log_cold import _requests, build_corpus, typed_log
-
-
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_once(tmp_path_factory, "log-corpus", build_corpus)
-
-
-def _loc(root: Path) -> gitdir.Location:
-    loc = gitdir.discover(str(root))
-    assert loc is not None
-    return loc
+from tests.conftest import TmpRepo, copy_scenario
+from tests.test_log_cold import _requests, typed_log
+from tests.test_note_cache import _loc
 
 
 def _drop_views(loc: gitdir.Location) -> None:
@@ -48,8 +38,8 @@ def _tsv_matches_oracle(loc: gitdir.Location) -> int:
     return seen
 
 
-def test_a_cached_digest_is_taken_under_its_blob_only(corpus: Path, tmp_path: Path) -> None:
-    loc = _loc(copy_scenario(corpus, tmp_path / "c"))
+def test_a_cached_digest_is_taken_under_its_blob_only(log_corpus: Path, tmp_path: Path) -> None:
+    loc = _loc(copy_scenario(log_corpus, tmp_path / "c"))
     for f in (Path(loc.improve_dir) / "cache").glob("*"):
         f.unlink()
     assert _tsv_matches_oracle(loc) > 4
@@ -73,9 +63,9 @@ def test_a_cached_digest_is_taken_under_its_blob_only(corpus: Path, tmp_path: Pa
 
 @pytest.mark.parametrize("damage", ["garbage", "bad-entries", "bad-digests", "not-a-dict"])
 def test_a_damaged_digests_cache_costs_a_reread_never_a_wrong_row(
-    corpus: Path, tmp_path: Path, damage: str
+    log_corpus: Path, tmp_path: Path, damage: str
 ) -> None:
-    root = copy_scenario(corpus, tmp_path / "c")
+    root = copy_scenario(log_corpus, tmp_path / "c")
     loc = _loc(root)
     _tsv_matches_oracle(loc)
     cache = Path(notecache.path(loc, 0, tsvrows.NAME))

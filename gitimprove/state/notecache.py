@@ -85,15 +85,16 @@ def _load(file: str, header: bytes) -> dict[str, Entry]:
     return entries if type(entries) is dict else {}
 
 
-def usable(entry: Any, blob: str) -> bool:
-    """Whether `entry` (from `load`) holds the rows of the note whose blob is `blob`."""
+def usable(entry: Any, blob: str, kind: type = dict) -> bool:
+    """Whether `entry` (from `load`) holds the rows (`kind` dict; the TSV view's digests:
+    tuple) of the note whose blob is `blob`."""
     return (
         type(entry) is tuple
         and len(entry) == 3
         and entry[0] == blob
-        and (entry[1] is None or type(entry[1]) is dict)
+        and (entry[1] is None or type(entry[1]) is kind)
         and type(entry[2]) is list
-        and all(type(row) is dict for row in entry[2])
+        and all(type(row) is kind for row in entry[2])
     )
 
 

@@ -20,8 +20,10 @@ from gitimprove.util import gitdir, reader_bulk
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Sequence
-    from typing import Any
+    from collections.abc import Callable, Iterable, Iterator, Sequence
+    from typing import Any, TypeVar
+
+    T = TypeVar("T")
 
     Row = dict[str, Any]
 
@@ -165,15 +167,27 @@ def _entries(note_blobs: Iterable[tuple[str, bytes]]) -> list[Entry]:
 
 def _assemble(entries: Iterable[Entry], import_blobs: Sequence[bytes]) -> list[Row]:
     """The rows of every note and of the imports/ entries, in display order."""
-    out: list[Row] = []
-    imported: list[Row] = []
+    return assemble(entries, import_blobs, lambda row: row, _version_of, order)
+
+
+def assemble(
+    entries: Iterable[tuple[T | None, list[T]]],
+    import_blobs: Sequence[bytes],
+    make: Callable[[Row], T],
+    version: Callable[[T], tuple[tuple[str, int] | None, str]],
+    arrange: Callable[[list[T]], list[T]],
+) -> list[T]:
+    """Every note's own item, then the latest version of each imported one (those of the
+    notes, then those of the imports/ entries, `make` of their rows), `arrange`d."""
+    out: list[T] = []
+    imported: list[T] = []
     for own, on_commit in entries:
         if own is not None:
             out.append(own)
         imported.extend(on_commit)
-    imported.extend(_from_row(r) for r in records.imported_rows_of(import_blobs))
-    out.extend(_latest_versions(imported))
-    return order(out)
+    imported.extend(make(_from_row(r)) for r in records.imported_rows_of(import_blobs))
+    out.extend(latest_versions(imported, version))
+    return arrange(out)
 
 
 def _row(commit: str, lines: list[dict[str, Any]], raw: Sequence[str]) -> Row:
@@ -224,53 +238,72 @@ def _run(row: Row) -> str:
     return run if isinstance(run, str) else ""
 
 
-def _latest_versions(found: list[Row]) -> list[Row]:
-    """`imports.latest_versions` over rows: one row per (run, row of the file)."""
-    best: dict[tuple[str, int], Row] = {}
-    out: list[Row] = []
-    for row in found:
-        source = row.get("source")
-        place = source.get("row") if isinstance(source, dict) else None
-        run = _run(row)
-        if not isinstance(place, int) or not run:
-            out.append(row)
-            continue
-        key = (run, place)
-        if key not in best or _text(row.get("ts")) >= _text(best[key].get("ts")):
-            best[key] = row
-    return out + list(best.values())
+def _version_of(row: Row) -> tuple[tuple[str, int] | None, str]:
+    source = row.get("source")
+    place = source.get("row") if isinstance(source, dict) else None
+    run = _run(row)
+    return ((run, place) if isinstance(place, int) and run else None), _text(row.get("ts"))
+
+
+def latest_versions(
+    found: list[T], version: Callable[[T], tuple[tuple[str, int] | None, str]]
+) -> list[T]:
+    """The items that are no imported row's version (`version` gives None), then the latest
+    version (by time, the later of equals) of each (run, row of the file)."""
+    best: dict[tuple[str, int], tuple[str, T]] = {}
+    out: list[T] = []
+    for item in found:
+        key, ts = version(item)
+        if key is None:
+            out.append(item)
+        elif key not in best or ts >= best[key][0]:
+            best[key] = (ts, item)
+    return out + [item for _, item in best.values()]
 
 
 def order(found: Iterable[Row]) -> list[Row]:
     """`views.order` over rows: runs in the order they started; within a run, by iteration
     and candidate (an imported row: by its place in the file)."""
-    groups: dict[str, list[tuple[tuple[int, int, int, str], int, Row]]] = {}
+    rows = list(found)
+    return in_order(rows, [place(row) for row in rows])
+
+
+Place = tuple[str, tuple[int, int, int, str], str]
+
+
+def place(row: Row) -> Place:
+    """Where `order` puts a row: its run, its key within the run, its time."""
+    run = row.get("run")
+    run = run if type(run) is str else ""
+    ts = row.get("ts")
+    ts = ts if type(ts) is str else _text(ts)
+    source = row.get("source")
+    if source is not None and type(source) is dict and isinstance(source.get("row"), int):
+        return run, (0, source["row"], 0, ""), ts
+    it = row.get("iteration")
+    cand = row.get("candidate")
+    cand = cand if type(cand) is int else 0
+    return run, ((1, 0, cand, ts) if type(it) is not int else (0, it, cand, ts)), ts
+
+
+def in_order(items: Sequence[T], places: Sequence[Place]) -> list[T]:
+    """`items` (each at its place) with the runs in the order they started (their earliest
+    time) and each run's items by key, the first given first among equals."""
+    groups: dict[str, list[tuple[tuple[int, int, int, str], int, T]]] = {}
     starts: dict[str, str] = {}
-    for n, row in enumerate(found):
-        run = row.get("run")
-        run = run if type(run) is str else ""
-        ts = row.get("ts")
-        ts = ts if type(ts) is str else _text(ts)
-        source = row.get("source")
-        if source is not None and type(source) is dict and isinstance(source.get("row"), int):
-            key = (0, source["row"], 0, "")
-        else:
-            it = row.get("iteration")
-            cand = row.get("candidate")
-            cand = cand if type(cand) is int else 0
-            key = (1, 0, cand, ts) if type(it) is not int else (0, it, cand, ts)
+    for n, ((run, key, ts), item) in enumerate(zip(places, items, strict=True)):
         members = groups.get(run)
         if members is None:
-            groups[run] = [(key, n, row)]
+            groups[run] = [(key, n, item)]
             starts[run] = ts
         else:
-            members.append((key, n, row))
+            members.append((key, n, item))
             if ts < starts[run]:
                 starts[run] = ts
-    ordered: list[Row] = []
+    ordered: list[T] = []
     for run in sorted(groups, key=starts.__getitem__):
-        ordered.extend(row for _, _, row in sorted(groups[run]))
-    return ordered
+        ordered.extend(item for _, _, item in sorted(groups[run]))  # n is unique: items
+    return ordered  # are never compared
 
 
 ROWS = noteentries.Kind(notecache.NAME, _entries, notecache.usable)

@@ -8,7 +8,7 @@ rendered by `tsv_export.render`, is what this gives, byte for byte (the tests co
 
 from __future__ import annotations
 
-from gitimprove.state import noteentries, noterows, records, tsv_export
+from gitimprove.state import notecache, noteentries, noterows, tsv_export
 from gitimprove.util import gitdir
 
 TYPE_CHECKING = False
@@ -40,8 +40,7 @@ NAME = "note-digests"
 
 
 def digest(row: Row) -> Digest:
-    run = row.get("run")
-    run = run if type(run) is str else ""
+    """What the TSV view needs of `row` (see `Digest`)."""
     it = row.get("iteration")
     metric = row.get("metric")
     said = name = None
@@ -58,18 +57,8 @@ def digest(row: Row) -> Digest:
             f"warning: unreadable line in the note on {commit}, skipped (kept as is): {line}\n"
             for line in raw
         )
-    ts = row.get("ts")
-    ts = ts if type(ts) is str else noterows._text(ts)
-    source = row.get("source")
-    place = source.get("row") if type(source) is dict else None
-    if isinstance(place, int):  # as `noterows.order` and `_latest_versions` read it
-        key = (0, place, 0, "")
-        latest = (run, place) if run else None
-    else:
-        cand = row.get("candidate")
-        cand = cand if type(cand) is int else 0
-        key = (1, 0, cand, ts) if type(it) is not int else (0, it, cand, ts)
-        latest = None
+    run, key, ts = noterows.place(row)
+    latest, _ = noterows._version_of(row)
     iteration = it if type(it) is int else None
     return (run, iteration, said, name, warnings, key, ts, latest, tsv_export.piece(row))
 
@@ -81,17 +70,7 @@ def _entries(note_blobs: Iterable[tuple[str, bytes]]) -> list[Entry]:
     ]
 
 
-def _usable(entry: Any, blob: str) -> bool:
-    return (
-        type(entry) is tuple
-        and len(entry) == 3
-        and entry[0] == blob
-        and (entry[1] is None or type(entry[1]) is tuple)
-        and type(entry[2]) is list
-    )
-
-
-DIGESTS = noteentries.Kind(NAME, _entries, _usable)
+DIGESTS = noteentries.Kind(NAME, _entries, lambda entry, blob: notecache.usable(entry, blob, tuple))
 
 
 def digests(loc: gitdir.Location, use_cache: bool = True) -> list[Digest] | None:
@@ -108,48 +87,16 @@ def digests(loc: gitdir.Location, use_cache: bool = True) -> list[Digest] | None
         found = noteentries.entries(loc, notes_tip, use_cache, DIGESTS) if notes_tip else []
     except catfile.Unanswered:
         return None
-    out: list[Digest] = []
-    on_commits: list[Digest] = []
-    for own, on_commit in found:
-        if own is not None:
-            out.append(own)
-        on_commits.extend(on_commit)
-    on_commits.extend(digest(noterows._from_row(r)) for r in records.imported_rows_of(imported))
-    out.extend(_latest_versions(on_commits))
-    return _order(out)
+    return noterows.assemble(found, imported, digest, _version_of, _order)
 
 
-def _latest_versions(found: list[Digest]) -> list[Digest]:
-    """`noterows._latest_versions` over digests."""
-    best: dict[tuple[str, int], Digest] = {}
-    out: list[Digest] = []
-    for d in found:
-        latest = d[7]
-        if latest is None:
-            out.append(d)
-        elif latest not in best or d[6] >= best[latest][6]:
-            best[latest] = d
-    return out + list(best.values())
+def _version_of(d: Digest) -> tuple[tuple[str, int] | None, str]:
+    return d[7], d[6]
 
 
 def _order(found: list[Digest]) -> list[Digest]:
     """`noterows.order` over digests."""
-    groups: dict[str, list[tuple[tuple[int, int, int, str], int, Digest]]] = {}
-    starts: dict[str, str] = {}
-    for n, d in enumerate(found):
-        run, ts = d[0], d[6]
-        members = groups.get(run)
-        if members is None:
-            groups[run] = [(d[5], n, d)]
-            starts[run] = ts
-        else:
-            members.append((d[5], n, d))
-            if ts < starts[run]:
-                starts[run] = ts
-    ordered: list[Digest] = []
-    for run in sorted(groups, key=starts.__getitem__):
-        ordered.extend(d for _, _, d in sorted(groups[run]))
-    return ordered
+    return noterows.in_order(found, [(d[0], d[5], d[6]) for d in found])
 
 
 def render(
