@@ -12,11 +12,19 @@ marker, through the user's `.git` or with plain git — is named by `moved_outsi
 loop calls around every agent call and measurement, whatever run the ref belongs to, so
 concurrent runs never trip each other. Scratch refs of `sync` (`refs/improve/remotes/`) are
 written by `git fetch` and trusted by nothing, so they are not watched.
+
+The file is compacted (`compact`) at the end of every run and whenever an append finds it
+over `COMPACT_AT` bytes: it is rewritten with only what `_alive` would read from it, the
+values of each ref no later move superseded (one signed line each), so it never grows
+without bound. Appenders hold a shared `flock` on the file while they write, the compactor an
+exclusive one from its read to its `rename`, and an appender whose file was replaced
+meanwhile writes again into the new one: no concurrent line is lost.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import time
 from collections.abc import Iterable, Mapping
@@ -27,6 +35,7 @@ from gitimprove.util.keys import Key, load_key
 
 FILE = "refs.witness"
 _NONE = "-"
+COMPACT_AT = 256 * 1024  # bytes: an append that finds the file larger compacts it
 
 
 def watched(name: str) -> bool:
@@ -52,11 +61,62 @@ def record(improve_dir: Path, updates: Iterable[tuple[str, str | None, str | Non
         return
     data = "".join(_line(key, n, old, new) for n, new, old in moves).encode()
     with contextlib.suppress(OSError):
-        fd = os.open(improve_dir / FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        size = _append(improve_dir / FILE, data)
+        if size > COMPACT_AT:
+            compact(improve_dir)
+
+
+def _append(path: Path, data: bytes) -> int:
+    """Append `data` in one `write` under a shared lock, into the file now at `path` (not one
+    a compactor replaced meanwhile). Returns the file's size after it."""
+    while True:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
-            os.write(fd, data)
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            try:
+                same = os.fstat(fd).st_ino == os.stat(path).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                os.write(fd, data)
+                return os.fstat(fd).st_size
         finally:
-            os.close(fd)
+            os.close(fd)  # closing releases the lock
+
+
+def compact(improve_dir: Path) -> bool:
+    """Rewrite the witness file with one signed line per value each ref can still be at
+    (what `_alive` reads from it, nothing more); lines no key signed are dropped. False when
+    there is no file or no key."""
+    path = improve_dir / FILE
+    key = load_key(improve_dir, create=False)
+    if key is None:
+        return False
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            if os.fstat(fd).st_ino != os.stat(path).st_ino:
+                return False  # another compactor replaced it just now
+        except FileNotFoundError:
+            return False
+        alive = _parse(key, path.read_bytes().decode("utf-8", "replace"))
+        lines = []
+        for name in sorted(alive):
+            values = alive[name]
+            # "-" (no ref) last: a later line "<ref> - <value>" would otherwise discard it
+            for value in [*sorted(values - {_NONE}), *([_NONE] if _NONE in values else [])]:
+                lines.append(_line(key, name, None, None if value == _NONE else value))
+        tmp = path.with_name(f"{FILE}.{os.getpid()}.tmp")
+        tmp.write_text("".join(lines), encoding="utf-8")
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+        return True
+    finally:
+        os.close(fd)
 
 
 def _alive(improve_dir: Path) -> dict[str, set[str]]:
@@ -66,10 +126,14 @@ def _alive(improve_dir: Path) -> dict[str, set[str]]:
         data = (improve_dir / FILE).read_bytes().decode("utf-8", "replace")
     except OSError:
         return {}
+    return {} if key is None else _parse(key, data)
+
+
+def _parse(key: Key, data: str) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
     for line in data.splitlines():
         parts = line.split(" ")
-        if len(parts) != 4 or key is None:
+        if len(parts) != 4:
             continue
         name, old, new, mac = parts
         if mac != key.mac(f"{name} {old} {new}", 24):

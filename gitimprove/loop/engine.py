@@ -20,7 +20,7 @@ from gitimprove import agents
 from gitimprove.agents import sandbox
 from gitimprove.config import CONFIG_FILE
 from gitimprove.errors import GitImproveError
-from gitimprove.git import refs, trees
+from gitimprove.git import refs, trees, witness
 from gitimprove.git.checkout import remove_workspace, stale_workspaces, work_root
 from gitimprove.git.repo import Repo
 from gitimprove.loop import baseline, control, runs, scope
@@ -166,6 +166,7 @@ class Engine:
                     finally:
                         key = reaper.repo_key(self.repo.common_dir)
                         reaper.sweep_harness(key, choice.name)
+                        witness.compact(self.repo.improve_dir)
                         if self.repo.ref_target(refs.run_branch(choice.name)) is None:
                             # a run that never started leaves not even its lock file
                             lock_file = self.repo.improve_dir / "locks" / f"run-{choice.name}.lock"
