@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from gitimprove.agents.base import _state_binds
 from gitimprove.agents.claude import ClaudeAgent
+from gitimprove.agents.homes import binds as _state_binds
 from gitimprove.agents.sandbox import Sandbox, choose
 from gitimprove.git.workspace import agent_workspace
 from gitimprove.loop.metrics import run_metric

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from gitimprove.agents import homes
 from gitimprove.agents.base import (
     AgentResult,
     AgentTask,
@@ -55,7 +56,7 @@ def build_argv(executable: str, task: AgentTask) -> list[str]:
 class AiderAgent(ExecutableAgent):
     name = "aider"
     default_executable = "aider"
-    state = ("~/.aider", "~/.aider.chat.history.md", "~/.aider.input.history")
+    state = homes.state_of("aider")
     install_hint = "pip install aider-chat, or choose another agent"
     program_on_stdin = False  # aider reads it from --message-file
 

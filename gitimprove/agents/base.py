@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from gitimprove.agents import homes
 from gitimprove.errors import GitImproveError
 from gitimprove.redaction import clip
 from gitimprove.util import proc
@@ -166,29 +167,6 @@ def apply_report(result: AgentResult, report: Mapping[str, Any] | None) -> None:
         result.cost_usd = float(cost)
 
 
-def _state_binds(state: Sequence[str], scratch: Path) -> tuple[list[Path], list[tuple[Path, Path]]]:
-    """(writable paths, [(private copy, path it covers)]) for an agent's `state`."""
-    writable: list[Path] = []
-    overlays: list[tuple[Path, Path]] = []
-    for i, name in enumerate(state):
-        copy = name.startswith("~copy:")
-        path = Path(name.removeprefix("~copy:")).expanduser()
-        if copy:
-            if path.is_file() and not path.is_symlink():
-                private = scratch / f"{i}-{path.name}"
-                shutil.copyfile(path, private)
-                overlays.append((private, path))
-        elif name.endswith("/"):
-            try:
-                path.mkdir(parents=True, exist_ok=True)
-            except OSError:
-                continue
-            writable.append(path)
-        else:
-            writable.append(path)
-    return writable, overlays
-
-
 def run_process(
     argv: list[str] | str,
     task: AgentTask,
@@ -208,7 +186,7 @@ def run_process(
     agent writes a private copy of it, thrown away after the call."""
     with tempfile.TemporaryDirectory(prefix="gitimprove-state-") as scratch:
         if task.sandbox is not None and task.sandbox.active:
-            writable, overlays = _state_binds(state, Path(scratch))
+            writable, overlays = homes.binds(state, Path(scratch))
             argv, shell = task.sandbox.wrap(
                 argv,
                 shell=shell,

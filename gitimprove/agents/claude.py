@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from gitimprove.agents import homes
 from gitimprove.agents.base import (
     AgentResult,
     AgentTask,
@@ -209,14 +210,7 @@ def parse_output(stdout: str, out: AgentResult) -> None:
 class ClaudeAgent(ExecutableAgent):
     name = "claude"
     default_executable = "claude"
-    # What a session writes, and nothing that runs later outside the sandbox: never
-    # settings*.json, CLAUDE.md, hooks/, commands/, agents/, plugins/ or output-styles/.
-    state = (
-        "~/.claude/projects/", "~/.claude/todos/", "~/.claude/statsig/",
-        "~/.claude/shell-snapshots/", "~/.claude/session-env/", "~/.claude/file-history/",
-        "~/.claude/debug/", "~/.claude/plans/", "~/.claude/.credentials.json",
-        "~copy:~/.claude.json",
-    )  # fmt: skip
+    state = homes.state_of("claude")  # agents/homes.py: never what runs later
     install_hint = (
         "install Claude Code (npm install -g @anthropic-ai/claude-code) or choose another agent"
     )

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from gitimprove.agents import homes
 from gitimprove.agents.base import (
     AgentResult,
     AgentTask,
@@ -83,7 +84,7 @@ def parse_events(stdout: str, out: AgentResult) -> None:
 class CodexAgent(ExecutableAgent):
     name = "codex"
     default_executable = "codex"
-    state = ("~/.codex",)
+    state = homes.state_of("codex")
     install_hint = "install the Codex CLI (npm install -g @openai/codex) or choose another agent"
 
     def argv(self, task: AgentTask, workdir: Path) -> list[str]:
