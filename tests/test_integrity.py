@@ -240,6 +240,9 @@ def test_hostile_agents_in_the_sandbox(tmp_repo: TmpRepo) -> None:
         pytest.param("user-hook:89", ".git/hooks/pre-commit", marks=pytest.mark.slow),
         pytest.param("user-worktree:88", "README.txt", marks=pytest.mark.slow),
         pytest.param("user-branch:87", "refs/heads/agent-was-here", marks=pytest.mark.slow),
+        pytest.param("user-tag:87", "refs/tags/agent-tag", marks=pytest.mark.slow),
+        pytest.param("user-info:87", ".git/info/exclude", marks=pytest.mark.slow),
+        pytest.param("user-reflog:87", ".git/logs/HEAD", marks=pytest.mark.slow),
     ],
 )
 def test_a_change_to_the_repository_stops_the_run(

@@ -6,12 +6,22 @@ of the git directory but its objects, refs and index (hooks, info/, MERGE_HEAD, 
 reflogs, linked worktrees; by name, size and times) and a `core.hooksPath` folder, the object
 alternates, and the work tree's status with the `lstat` of every path the status names. `changes` lists what differs between two.
 
+Not every difference stops the run: `WATCH` below classifies each path, with the reason, as
+`read` (the harness reads it: any change stops the run), `user` (the user's own things an agent
+could hurt: a change stops the run when the agent can reach the repository, that is without
+the sandbox; with it the agent cannot, so only the user made it), `log` (reflogs: growing and
+new ones are the user's git at work, a shrunk, replaced or deleted one stops like `user`) and
+`background` (what the user's own git writes in the background and the harness never reads,
+such as `git fetch`'s FETCH_HEAD and remote-tracking refs: never stops). See
+docs/integrity.md ("The .git watch").
+
 `forged_notes` tells whether the notes ref, moved by someone other than the harness, now holds
 lines of the run that only the harness may write.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 from dataclasses import dataclass, field
@@ -92,6 +102,77 @@ def _git_dir_states(common: Path, out: dict[str, str | None]) -> None:
                 out[f".git/{rel}"] = _file_state(Path(entry.path))
 
 
+READ, USER, LOG, BACKGROUND = "read", "user", "log", "background"
+
+# label pattern (fnmatch, first match wins) -> (kind, why). Labels: a ref's name, `HEAD`,
+# `.git/<path>` for a file of the git directory (a linked worktree's as
+# `.git/worktrees/<name>/<path>`), `hooks:<path>` for a `core.hooksPath` folder, `work tree`.
+WATCH: tuple[tuple[str, str, str], ...] = (
+    ("refs/improve/*", READ, "gitimprove's refs: checked against what gitimprove wrote"),
+    ("refs/heads/improve/*", READ, "run branches: checked against what gitimprove wrote"),
+    ("refs/notes/improve", READ, "the experiment records"),
+    (".git/config", READ, "improve.* settings the run pinned; commands git runs (fsmonitor)"),
+    (".git/config.worktree", READ, "as .git/config"),
+    (".git/objects/info/alternates", READ, "where the harness's git finds objects"),
+    (".git/shallow", READ, "which parents the harness's history walk sees"),
+    (".git/commondir", READ, "where the repository's git directory is"),
+    ("refs/replace/*", READ, "replacement objects change what git shows the harness"),
+    ("refs/remotes/*", BACKGROUND, "`git fetch` writes them; the harness never reads them"),
+    ("refs/prefetch/*", BACKGROUND, "`git maintenance` prefetch; never read"),
+    (".git/FETCH_HEAD", BACKGROUND, "`git fetch` writes it; never read"),
+    (".git/ORIG_HEAD", BACKGROUND, "reset, merge and rebase write it; never read"),
+    (".git/AUTO_MERGE", BACKGROUND, "merge writes it; never read"),
+    (".git/COMMIT_EDITMSG", BACKGROUND, "`git commit` writes it; never read"),
+    (".git/gc.log", BACKGROUND, "`git gc --auto` writes it; never read"),
+    (".git/gc.pid", BACKGROUND, "`git gc` writes it; never read"),
+    (".git/worktrees/*/ORIG_HEAD", BACKGROUND, "as .git/ORIG_HEAD"),
+    (".git/worktrees/*/FETCH_HEAD", BACKGROUND, "as .git/FETCH_HEAD"),
+    (".git/worktrees/*/COMMIT_EDITMSG", BACKGROUND, "as .git/COMMIT_EDITMSG"),
+    (".git/worktrees/*/AUTO_MERGE", BACKGROUND, "as .git/AUTO_MERGE"),
+    (".git/logs/*", LOG, "reflogs: git appends; the history of your branches"),
+    (".git/worktrees/*/logs/*", LOG, "a linked worktree's reflog"),
+    ("HEAD", USER, "your checked-out branch"),
+    ("refs/heads/*", USER, "your branches"),
+    ("refs/tags/*", USER, "your tags"),
+    (".git/hooks/*", USER, "run by your next git command"),
+    ("hooks:*", USER, "core.hooksPath: run by your next git command"),
+    (".git/info/*", USER, "excludes, attributes, grafts"),
+    ("work tree", USER, "your files"),
+    ("*", USER, "anything else of your repository (other refs, MERGE_HEAD, a sequencer…)"),
+)
+
+
+def kind_of(label: str) -> tuple[str, str]:
+    """(kind, why) of a watched path, from `WATCH`."""
+    for pattern, kind, why in WATCH:
+        if fnmatch.fnmatchcase(label, pattern):
+            return kind, why
+    return USER, ""
+
+
+def _appended(before: str | None, after: str | None) -> bool:
+    """A reflog that only grew (or was created): the same file, no shorter."""
+    if before is None:
+        return after is not None
+    if after is None or before.startswith("link:") or after.startswith("link:"):
+        return False
+    old, new = before.split(":"), after.split(":")
+    return old[2] == new[2] and int(new[1]) >= int(old[1])  # inode, size
+
+
+def stops(label: str, before: str | None, after: str | None, *, reachable: bool) -> bool:
+    """Whether a change of `label` from `before` to `after` stops the run; `reachable` is
+    whether the agent (and the measured code) could reach the repository (no sandbox)."""
+    kind, _ = kind_of(label)
+    if kind == READ:
+        return True
+    if kind == BACKGROUND:
+        return False
+    if kind == LOG and _appended(before, after):
+        return False
+    return reachable
+
+
 @dataclass(frozen=True)
 class RepoState:
     refs: dict[str, str]
@@ -128,7 +209,9 @@ class RepoState:
         if hooks_path and repo.work_tree is not None:
             where = Path(os.path.expanduser(hooks_path))
             _tree_states(
-                where if where.is_absolute() else repo.work_tree / where, hooks_path, files
+                where if where.is_absolute() else repo.work_tree / where,
+                f"hooks:{hooks_path}",
+                files,
             )
         status, dirty = b"", {}
         if repo.work_tree is not None:
@@ -144,18 +227,21 @@ class RepoState:
                     dirty[rel] = _file_state(repo.work_tree / rel)
         return cls(found, files, status, dirty, own, repo.improve_dir)
 
-    def changes(self, after: RepoState) -> list[str]:
-        """What differs from `self` in `after`, each named the way a person finds it."""
+    def changes(self, after: RepoState, *, reachable: bool = True) -> list[str]:
+        """What differs from `self` in `after` and stops the run (`stops`: `reachable` is
+        false in the sandbox), each named the way a person finds it."""
         out = []
         for name in sorted(set(self.refs) | set(after.refs)):
-            if self.refs.get(name) != after.refs.get(name):
+            old, new = self.refs.get(name), after.refs.get(name)
+            if old != new and stops(name, old, new, reachable=reachable):
                 out.append(name)
         if after.improve_dir is not None:
             out += witness.moved_outside(after.improve_dir, self.own, after.own)
         for label in sorted(set(self.files) | set(after.files)):
-            if self.files.get(label) != after.files.get(label):
+            old, new = self.files.get(label), after.files.get(label)
+            if old != new and stops(label, old, new, reachable=reachable):
                 out.append(label)
-        if self.status != after.status or self.dirty != after.dirty:
+        if (self.status != after.status or self.dirty != after.dirty) and reachable:
             paths = set(self.dirty) | set(after.dirty)
             named = sorted(p for p in paths if self.dirty.get(p) != after.dirty.get(p))
             out.append("work tree: " + (", ".join(named[:10]) if named else "status changed"))

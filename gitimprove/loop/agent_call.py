@@ -116,7 +116,8 @@ def call_agent(
             ctx.shared.agent_finished(seconds, cost, first=rework == 0)
         with ctx.shared.lock:
             after = RepoState.take(ctx.repo)
-            changed = before.changes(after)
+            # in the sandbox the agent cannot reach the repository: only the user changed it
+            changed = before.changes(after, reachable=not ctx.sandbox.active)
             ctx.shared.repo_state = None if changed else after
             if changed:
                 put_back(ctx.repo, before, after)
