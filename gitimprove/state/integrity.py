@@ -61,6 +61,7 @@ def _survivors(repo: Repo, repair: bool) -> Finding:
         and (h := reaper.Token(t).harness_pid) is not None
         and not _alive(h)
     ]
+    stale += [pid for pid in reaper.marked_orphans() if pid not in stale]
     if not stale:
         return Finding("processes", True, "no process of an interrupted run is alive")
     f = Finding(

@@ -11,6 +11,11 @@ Three nets, each catching what the others miss:
   instead of init. `sweep` kills every such orphan: a child of the harness that no `proc.run`
   call is waiting for.
 - **Descendants.** Whatever is below a killed process dies with it.
+- **Marks.** Without the sandbox every attempt's process carries its supervisor's mark
+  (util/supervise.py: `no_new_privs` and stacked seccomp filters, which nothing can shed —
+  not `env -i`, not `setsid`). After a `kill -9` of the supervisor and of the harness, a
+  daemon that scrubbed its token is a marked process with no supervisor above it
+  (util/marks.py): `run --resume` and `doctor --repair` kill those too.
 
 Only the pids killed here are reaped (`waitpid(pid)`, never `waitpid(-1)`): the threads of a
 tournament own their own children. On systems without `/proc` (macOS) the first two nets
@@ -34,7 +39,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from gitimprove.util import proc
+from gitimprove.util import marks, proc
 
 TOKEN_VAR = "GITIMPROVE_TOKEN"
 _PREFIX = "gi1"
@@ -265,6 +270,7 @@ def kill_matching(
     orphans: Callable[[str | None], bool],
     since: float = 0.0,
     mine_only: bool = False,
+    extra: Callable[[list[ProcInfo]], set[int]] | None = None,
 ) -> list[int]:
     """Kill (with their descendants) the processes whose token matches, and the harness's
     orphans for which `orphans(token)` is true; repeat until none is left. Returns the pids.
@@ -295,6 +301,8 @@ def kill_matching(
                     zombies.add(p.pid)  # dead already (e.g. the sandbox probe's helper)
                 elif p.ppid == me and orphans(token):
                     roots.add(p.pid)  # an orphan reparented to us: nobody waits for it
+            if extra is not None:
+                roots |= extra(table)
             targets = _descendants(roots, table) - {me} - live
             _reap(zombies - live)  # reaped, never reported as killed
             if not targets:
@@ -359,7 +367,15 @@ def kill_survivors(key: str, run: str | None = None) -> list[int]:
             return False
         return False
 
-    return kill_matching(dead_harness, orphans=lambda t: False)
+    return kill_matching(dead_harness, orphans=lambda t: False, extra=marks.orphans_in)
+
+
+def marked_orphans() -> list[int]:
+    """Processes an attempt's supervisor marked with no supervisor above them any more (what
+    an agent leaves after killing its supervisor and the harness), token or not."""
+    if not available():
+        return []
+    return sorted(marks.orphans_in(_all()))
 
 
 def alive_with_prefix(prefix: str) -> list[int]:

@@ -11,6 +11,12 @@ as a file with no imports of the package, so it starts in a few milliseconds). I
   it kills its whole tree before it exits (the harness's own subreaper and token sweep are
   gone with the harness then);
 - kills every remaining descendant once the agent exits, then exits with the agent's status;
+- marks the agent's process, before it runs, with what no process can shed: `no_new_privs`
+  and `MARK_FILTERS` allow-everything seccomp filters (inherited by every descendant across
+  `fork`, `exec`, `setsid` and `env -i`, never removable, shown to everyone in
+  `/proc/<pid>/status`). A marked process whose nearest unmarked ancestor is not a supervisor
+  lost its supervisor (killed, by the agent itself or with the harness): `run --resume` and
+  `doctor --repair` find and kill it (util/marks.py), token or not;
 - passes a SIGCONT it gets on to the harness: a process that stopped it (to write into the
   output while nothing reads) is seen as if it had stopped the harness.
 
@@ -26,6 +32,10 @@ import sys
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
+PR_SET_SECCOMP = 22
+PR_SET_NO_NEW_PRIVS = 38
+SECCOMP_MODE_FILTER = 2
+MARK_FILTERS = 4  # stacked on whatever filters the harness itself runs under
 _SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 
 
@@ -90,6 +100,36 @@ def _prctl(option: int, value: int) -> bool:
         return False
 
 
+def _mark() -> bool:
+    """`no_new_privs` and MARK_FILTERS seccomp filters that allow every call: the mark every
+    descendant of this process carries for good (see the module's docstring)."""
+    try:
+        import ctypes
+
+        class Insn(ctypes.Structure):
+            _fields_ = [
+                ("code", ctypes.c_ushort),
+                ("jt", ctypes.c_ubyte),
+                ("jf", ctypes.c_ubyte),
+                ("k", ctypes.c_uint),
+            ]
+
+        class Prog(ctypes.Structure):
+            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Insn))]
+
+        allow = (Insn * 1)(Insn(0x06, 0, 0, 0x7FFF0000))  # BPF_RET|BPF_K SECCOMP_RET_ALLOW
+        prog = Prog(1, allow)
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            return False
+        for _ in range(MARK_FILTERS):
+            if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
+                return False
+        return True
+    except (OSError, AttributeError):
+        return False
+
+
 def _on_signal(signum: int, frame: object) -> None:
     kill_tree()
     os._exit(128 + signum)
@@ -114,6 +154,8 @@ def main(argv: list[str]) -> int:
     if pid == 0:
         for sig in (*_SIGNALS, signal.SIGPIPE, signal.SIGXFSZ, signal.SIGCONT):
             signal.signal(sig, signal.SIG_DFL)
+        if sys.platform.startswith("linux"):
+            _mark()
         try:
             os.execvp(command[0], command)
         except OSError as exc:

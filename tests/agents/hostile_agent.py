@@ -115,6 +115,29 @@ for _ in range(2400):
     daemon(code, scrub_env=True)
     out(plan["pidfile"]).write_text(str(os.getpid()))
     time.sleep(60)
+elif attack == "kill-supervisor":  # a hidden daemon, then its supervisor and the harness die
+    code = f"""import ctypes, os, pathlib, time
+ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # not dumpable: its environment is unreadable
+pathlib.Path({str(out(plan["daemonfile"]))!r}).write_text(str(os.getpid()))
+time.sleep(300)
+"""
+    daemon(code, scrub_env=True)
+    deadline = time.monotonic() + 5
+    while not out(plan["daemonfile"]).exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    harness = int(os.environ["GITIMPROVE_TOKEN"].split(":")[-2])
+    supervisor = os.getppid()  # (a shell may stand between)
+    while (
+        supervisor > 1
+        and b"supervise.py" not in pathlib.Path(f"/proc/{supervisor}/cmdline").read_bytes()
+    ):
+        supervisor = int(
+            pathlib.Path(f"/proc/{supervisor}/stat").read_text().rsplit(")", 1)[1].split()[1]
+        )
+    os.kill(supervisor, 9)
+    os.kill(harness, 9)
+    out(plan["pidfile"]).write_text(str(os.getpid()))
+    time.sleep(60)
 elif attack == "unix-socket":  # a tmux server, ssh-agent, docker socket, D-Bus bus outside
     import socket
 

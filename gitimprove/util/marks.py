@@ -1,0 +1,73 @@
+"""The marks of attempts' processes (util/supervise.py), read from /proc.
+
+Without the sandbox the supervisor marks the agent's process with `no_new_privs` and
+`MARK_FILTERS` seccomp filters; every descendant carries them, whatever it does to its
+environment, session or process group. A marked process whose nearest unmarked ancestor is
+not a supervisor lost its supervisor — the agent killed it, or the harness and it died
+together — and is a survivor to kill (util/reaper.py `kill_survivors`, `doctor --repair`).
+A process of another user, or one with fewer filters than this process plus the mark, is
+never taken for one.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gitimprove.util.supervise import MARK_FILTERS
+
+if TYPE_CHECKING:
+    from gitimprove.util.reaper import ProcInfo
+
+_PROC = Path("/proc")
+
+
+def _mark_of(pid: int | str) -> tuple[int, int, int] | None:
+    """(real uid, no_new_privs, seccomp filters) from /proc/<pid>/status, readable by all."""
+    try:
+        text = (_PROC / str(pid) / "status").read_text(errors="replace")
+    except OSError:
+        return None
+    fields = dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
+    try:
+        uid = int(fields["Uid"].split()[0])
+        return uid, int(fields["NoNewPrivs"]), int(fields["Seccomp_filters"])
+    except (KeyError, ValueError, IndexError):
+        return None  # a kernel without Seccomp_filters (before 5.9): no marks to read
+
+
+def _is_supervisor(pid: int) -> bool:
+    try:
+        args = (_PROC / str(pid) / "cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return any(a.endswith(b"/supervise.py") for a in args[:4])
+
+
+def orphans_in(table: list[ProcInfo]) -> set[int]:
+    """The marked processes of `table` (every process, from /proc) with no supervisor above."""
+    own = _mark_of("self")
+    if own is None:
+        return set()
+    uid, _, base = own
+    me = os.getpid()
+    parent = {p.pid: p.ppid for p in table}
+    marks: dict[int, bool] = {}
+
+    def marked(pid: int) -> bool:
+        if pid not in marks:
+            m = _mark_of(pid)
+            marks[pid] = m is not None and m[0] == uid and m[1] == 1 and m[2] >= base + MARK_FILTERS
+        return marks[pid]
+
+    out = set()
+    for p in table:
+        if p.pid == me or p.state == "Z" or not marked(p.pid):
+            continue
+        above = p.ppid
+        while above in parent and marked(above):
+            above = parent[above]
+        if not _is_supervisor(above):
+            out.add(p.pid)
+    return out
