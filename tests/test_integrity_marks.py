@@ -32,7 +32,7 @@ if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
         ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
-        os.execve("/bin/sleep", ["/bin/sleep", "300"], {})  # env -i
+        os.execve("/bin/sleep", ["/bin/sleep", "300"], ENV)  # env -i, or a forged token
     os._exit(0)
 time.sleep(0.3)
 print(os.getpid(), flush=True)
@@ -40,11 +40,19 @@ time.sleep(300)
 """
 
 
-def test_a_supervised_process_and_all_it_starts_carry_the_mark(tmp_path: Path) -> None:
-    """The mark survives fork, setsid, exec with an empty environment and a non-dumpable
-    process; while the supervisor lives nothing is an orphan; once it is killed (-9) the
-    daemon is one, found from /proc alone, and nothing unmarked (this process) is."""
-    argv = supervised([sys.executable, "-c", HIDE], shell=False)
+@pytest.mark.parametrize(
+    "env", [{}, {"GITIMPROVE_TOKEN": "gi1:k:r:1:x"}, {"GITIMPROVE_TOKEN": "gi1:k:r:{me}:x"}]
+)
+def test_a_supervised_process_and_all_it_starts_carry_the_mark(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """The mark survives fork, setsid, exec with an empty environment (or a token forged to
+    name a live process: init, or this test, which runs no gitimprove harness) and a
+    non-dumpable process; while the supervisor lives nothing is an orphan; once it is killed
+    (-9) the daemon is one, found from /proc alone, and nothing unmarked (this process) is."""
+    env = {k: v.replace("{me}", str(os.getpid())) for k, v in env.items()}
+    code = f"ENV = {env!r}\n" + HIDE
+    argv = supervised([sys.executable, "-c", code], shell=False)
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
     try:
         assert p.stdout is not None
@@ -59,7 +67,7 @@ def test_a_supervised_process_and_all_it_starts_carry_the_mark(tmp_path: Path) -
         ]
         assert len(sleepers) == 1
         daemon = sleepers[0]
-        assert reaper.token_of(daemon) is None  # env -i and not dumpable: no token to read
+        assert reaper.token_of(daemon) == env.get("GITIMPROVE_TOKEN")  # none, or a forged one
         assert marks.orphans_in(reaper._all()) & {agent, daemon} == set()
         os.kill(p.pid, signal.SIGKILL)  # the supervisor
         p.wait()
@@ -92,8 +100,8 @@ def test_a_daemon_that_killed_its_supervisor_and_the_harness_dies_on_resume(
         "none",
     )
     p = start(tmp_repo, "--run", "h", "-n", "1", "--json")
-    p.communicate(timeout=120)
-    assert p.returncode == -signal.SIGKILL
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == -signal.SIGKILL, out + err
     daemon, agent = wait_for(daemonfile), wait_for(pidfile)
     time.sleep(0.3)
     assert _alive(daemon), "the daemon did not outlive the harness (nothing to test)"

@@ -5,8 +5,8 @@ Without the sandbox the supervisor marks the agent's process with `no_new_privs`
 environment, session or process group. A marked process whose nearest unmarked ancestor is
 not a supervisor lost its supervisor — the agent killed it, or the harness and it died
 together — and is a survivor to kill (util/reaper.py `kill_survivors`, `doctor --repair`).
-A process of another user, or one with fewer filters than this process plus the mark, is
-never taken for one.
+A process of another user, one with fewer filters than this process plus the mark, or one
+carrying the token of a harness still alive (which sweeps it itself) is never taken for one.
 """
 
 from __future__ import annotations
@@ -68,6 +68,27 @@ def orphans_in(table: list[ProcInfo]) -> set[int]:
         above = p.ppid
         while above in parent and marked(above):
             above = parent[above]
-        if not _is_supervisor(above):
+        if not _is_supervisor(above) and not _owned(p.pid):
             out.add(p.pid)
     return out
+
+
+def _owned(pid: int) -> bool:
+    """Whether a live harness still answers for the process: it carries the token of one (that
+    harness sweeps it; another repository's run is not this one's to kill)."""
+    from gitimprove.util.reaper import Token, token_of
+
+    token = token_of(pid)
+    harness = Token(token).harness_pid if token is not None else None
+    if harness is None or harness == os.getpid():
+        return False
+    # A harness is alive, unmarked (no agent can start one) and runs gitimprove: a token
+    # forged to name pid 1 or any other live process owns nothing.
+    own = _mark_of("self")
+    mark = _mark_of(harness)
+    if own is None or mark is None or mark[1:] != own[1:]:
+        return False
+    try:
+        return b"gitimprove" in (_PROC / str(harness) / "cmdline").read_bytes()
+    except OSError:
+        return False
