@@ -15,7 +15,14 @@ import pytest
 from gitimprove.agents.sandbox import supervised
 from gitimprove.util import marks, reaper
 from tests.conftest import TmpRepo
-from tests.test_integrity import assert_sound, hostile_project, start, survivors, wait_for
+from tests.test_integrity import (  # noqa: F401
+    assert_sound,
+    hostile_project,
+    start,
+    survivors,
+    survivors_lock,
+    wait_for,
+)
 
 
 def _alive(pid: int) -> bool:
@@ -40,6 +47,7 @@ time.sleep(300)
 """
 
 
+@pytest.mark.usefixtures("survivors_lock")
 @pytest.mark.parametrize(
     "env", [{}, {"GITIMPROVE_TOKEN": "gi1:k:r:1:x"}, {"GITIMPROVE_TOKEN": "gi1:k:r:{me}:x"}]
 )
@@ -87,6 +95,7 @@ def test_a_supervised_process_and_all_it_starts_carry_the_mark(
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("survivors_lock")
 def test_a_daemon_that_killed_its_supervisor_and_the_harness_dies_on_resume(
     tmp_repo: TmpRepo, tmp_path: Path
 ) -> None:
