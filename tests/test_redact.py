@@ -154,6 +154,8 @@ def _own_files() -> list[Path]:
 # The only secrets in the project's own files: the fakes written out in these tests.
 TEST_FAKES = {
     "tests/test_reflect_memory.py": ["abc123secret99"],
+    # (forged attempt tokens given as GITIMPROVE_TOKEN: a value under a *_TOKEN name)
+    "tests/test_integrity_marks.py": ["gi1:k:r:1:x", "gi1:k:r:{me}:x"],
     # (tests split tokens by string concatenation; the decoded view reads them whole)
     "tests/test_redact_calls.py": [
         "Hb4!tQz9mLw2",
