@@ -105,3 +105,15 @@ def subset_tree(repo: Repo, tree: str, keep: Callable[[str], bool]) -> str:
     assert isinstance(obj, pygit2.Tree)
     files: dict[str, pygit2.Oid | None] = {p: oid for p, oid in walk_blobs(repo, obj) if keep(p)}
     return str(put_paths(repo, None, files))
+
+
+def read_in(repo: Repo, tree: str, path: str) -> bytes | None:
+    """The blob at `path` in the tree `tree` (by id), or None."""
+    obj = repo.raw[tree]
+    return read_path(repo, obj if isinstance(obj, pygit2.Tree) else None, path)
+
+
+def blob_paths(repo: Repo, tree: str) -> list[str]:
+    obj = repo.raw[tree]
+    assert isinstance(obj, pygit2.Tree)
+    return [p for p, _ in walk_blobs(repo, obj)]

@@ -34,6 +34,7 @@ from gitimprove.loop.agent_call import (
 from gitimprove.loop.context import Event, MetricFailed, RunContext
 from gitimprove.loop.decide import report
 from gitimprove.loop.history import History
+from gitimprove.loop.implicit import implicit_in
 from gitimprove.loop.integrity import Tampered, fresh_checkout, log_incident, stop_error
 from gitimprove.loop.ledger import Note, note_agent, record, start_note
 from gitimprove.loop.measure import metric_block
@@ -136,9 +137,16 @@ def precheck(
     with ctx.shared.lock:
         sealed = scope.sealed_paths(trees.changed_paths(ctx.repo, ctx.base_tree, tree), ctx.sealed)
         outside = scope.outside(trees.changed_paths(ctx.repo, ws.incumbent_tree, tree), ctx.mutable)
+        loaded = implicit_in(ctx.repo, ctx.base_tree, tree, ctx.sealed_tree, ctx.mutable)
     if sealed:
         return Verdict(
             "sealed", "sealed: the attempt changed sealed files: " + ", ".join(sealed[:5])
+        )
+    if loaded:
+        return Verdict(
+            "out-of-scope",
+            "out-of-scope: files loaded without being named (list them in scope.mutable to "
+            "allow it): " + "; ".join(loaded[:5]),
         )
     if outside:
         return Verdict(

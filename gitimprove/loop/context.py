@@ -10,6 +10,7 @@ because every stage that measures uses them the same way.
 from __future__ import annotations
 
 import contextlib
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -236,7 +237,10 @@ class RunContext:
                     before = self.shared.repo_state or RepoState.take(self.repo)
             token = self.token()
             stops = reaper.continued()
-            with self.shared.processes(token) as env:
+            with self.shared.processes(token) as env, tempfile.TemporaryDirectory() as pyc:
+                # no compiled file of the tree is ever read (a forged `__pycache__/*.pyc`), and
+                # nothing of the user's site folder runs (a planted `usercustomize.py`)
+                env = {**env, "PYTHONPYCACHEPREFIX": pyc, "PYTHONNOUSERSITE": "1"}
                 yield Measuring(env, lambda: reaper.sweep(token, self.shared.live_tokens))
             if before is not None and reaper.continued() != stops:
                 raise Tampered(

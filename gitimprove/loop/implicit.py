@@ -1,0 +1,135 @@
+"""Files an interpreter or a test runner loads without being named: sealed unless named.
+
+A sealed benchmark is only as sealed as what it loads. Python puts the script's folder first on
+`sys.path`, so a `subprocess.py` next to `bench.py` replaces the standard library's; pytest
+imports every `conftest.py` above a test and reads its configuration from `pytest.ini`,
+`tox.ini`, `setup.cfg` or `pyproject.toml`; `site` runs `sitecustomize.py`, `usercustomize.py`
+and the code lines of `*.pth` files; and a `__pycache__/*.pyc` whose header matches the
+source's size and mtime is run instead of the source. A change to any of these is
+`out-of-scope` unless a `[scope] mutable` pattern names it (a pattern that matches the path
+*and* spells the name: `conftest.py`, `tests/conftest.py`, `*.pth`, `subprocess.py`; `**`
+alone does not).
+
+`pyproject.toml` is judged by its content: its `[tool]` tables (pytest's `ini_options`, and
+the settings of every other tool a guard may run) and `[build-system]` are sealed, the rest of
+it (project metadata, dependencies) may change.
+"""
+
+from __future__ import annotations
+
+import sys
+import tomllib
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from gitimprove.git import trees
+from gitimprove.git.repo import Repo
+from gitimprove.loop import scope
+
+__all__ = ["implicit_changes"]
+
+# the test runners' configuration files (pytest, tox, nose, coverage): they can empty a suite
+RUNNER_CONFIG = frozenset(
+    {"pytest.ini", ".pytest.ini", "pytest.toml", ".pytest.toml", "tox.ini", "setup.cfg",
+     ".coveragerc", "noxfile.py"}
+)  # fmt: skip
+STARTUP = frozenset({"conftest.py", "sitecustomize.py", "usercustomize.py"})
+# suffixes of what an import can load for a module named `x`: x.py, x.pyc, x.cpython-311-….so
+_MODULE_SUFFIXES = (".py", ".pyw", ".pyc", ".pyo", ".so", ".pyd")
+_STDLIB = frozenset(sys.stdlib_module_names)
+
+
+def _module_name(part: str) -> str | None:
+    """`subprocess` for `subprocess.py` or `subprocess.cpython-311-x86_64-linux-gnu.so`."""
+    if not part.endswith(_MODULE_SUFFIXES):
+        return None
+    return part.split(".", 1)[0]
+
+
+def why_implicit(
+    path: str, roots: set[str], is_package: Callable[[str], bool]
+) -> tuple[str, str] | None:
+    """(why, the name a mutable pattern must spell) when `path` is loaded implicitly."""
+    parts = path.split("/")
+    name = parts[-1]
+    folder = "/".join(parts[:-1])
+    if "__pycache__" in parts[:-1]:
+        return "compiled Python, run instead of its source", "__pycache__"
+    if name.endswith((".pyc", ".pyo")):
+        return "compiled Python, run instead of its source", name[-4:]
+    if name in STARTUP:
+        return f"{name} is imported without being named", name
+    if name.endswith(".pth"):
+        return "a .pth file runs its lines at start-up", ".pth"
+    if name in RUNNER_CONFIG:
+        return f"{name} configures the test runner", name
+    module = _module_name(name)
+    if module in _STDLIB and folder in roots:
+        return f"it shadows the standard library's {module}", module
+    # a package named like the standard library's: any module of it (`logging/__init__.py`)
+    for depth in range(len(parts) - 1):
+        pkg, at = parts[depth], "/".join(parts[:depth])
+        if module is None or pkg not in _STDLIB or at not in roots:
+            continue
+        if is_package("/".join(parts[: depth + 1])):
+            return f"it shadows the standard library's {pkg}", pkg
+    return None
+
+
+def _named(path: str, marker: str, mutable: Sequence[str]) -> bool:
+    return any(marker in p and scope.matches(path, [p]) for p in mutable)
+
+
+def _tool_sections(data: bytes | None) -> Any:
+    if data is None:
+        return (None, None)
+    try:
+        doc = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return ("unreadable", data)
+    return (doc.get("tool"), doc.get("build-system"))
+
+
+def implicit_changes(
+    changed: Iterable[str],
+    sealed: Iterable[str],
+    mutable: Sequence[str],
+    read: Callable[[str], tuple[bytes | None, bytes | None]],
+    is_package: Callable[[str], bool],
+) -> list[str]:
+    """The changed paths an interpreter or test runner would load implicitly, each with why.
+
+    `sealed` are the sealed files (their folders, and the repository's root, are where a module
+    named like the standard library's shadows it); `read(path)` gives the file before and after
+    (for `pyproject.toml`); `is_package(folder)` says whether a folder holds `__init__.py`."""
+    roots = {""} | {p.rpartition("/")[0] for p in sealed}
+    out: list[str] = []
+    for path in changed:
+        if path.rpartition("/")[2] == "pyproject.toml":
+            before, after = read(path)
+            if _tool_sections(before) != _tool_sections(after) and not _named(
+                path, "pyproject.toml", mutable
+            ):
+                out.append(
+                    f"{path} (its [tool] or [build-system] tables configure the test runner)"
+                )
+            continue
+        found = why_implicit(path, roots, is_package)
+        if found is not None and not _named(path, found[1], mutable):
+            out.append(f"{path} ({found[0]})")
+    return out
+
+
+def implicit_in(
+    repo: Repo, base_tree: str, tree: str, sealed_tree: str, mutable: Sequence[str]
+) -> list[str]:
+    """`implicit_changes` between the run's base tree and a candidate's tree."""
+
+    def read(path: str) -> tuple[bytes | None, bytes | None]:
+        return trees.read_in(repo, base_tree, path), trees.read_in(repo, tree, path)
+
+    def is_package(folder: str) -> bool:
+        return any(x is not None for x in read(f"{folder}/__init__.py"))
+
+    changed = trees.changed_paths(repo, base_tree, tree)
+    return implicit_changes(changed, trees.blob_paths(repo, sealed_tree), mutable, read, is_package)

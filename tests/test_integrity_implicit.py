@@ -1,0 +1,197 @@
+"""Files an interpreter or a test runner loads without being named (docs/integrity.md): a
+module named like the standard library's next to a sealed file, `conftest.py`, test-runner
+configuration, compiled files, `.pth` and `sitecustomize.py`. Each is planted by a hostile agent
+in a real run; the attempt is `out-of-scope` naming the path, never kept."""
+
+from __future__ import annotations
+
+import json
+import py_compile
+import sys
+from pathlib import Path
+
+import pytest
+
+from gitimprove.loop.implicit import implicit_changes
+from tests.conftest import TmpRepo
+from tests.loop_helpers import run_rows
+from tests.test_integrity import needs_bwrap
+
+AGENT = Path(__file__).parent / "agents" / "implicit_agent.py"
+BENCH = """import subprocess, sys
+from tools import reader
+subprocess.run([sys.executable, "src/prog.py"], check=True)
+print(f"METRIC score={reader.value():g}")
+"""
+READER = """def value():
+    return float(open("src/value.txt").read())
+"""
+TEST = """import pathlib
+
+
+def test_value_is_sane():
+    assert float(pathlib.Path("src/value.txt").read_text()) >= 50
+"""
+
+
+def project(repo: TmpRepo, plan: dict[str, str], sandbox: str, mutable: str = '"**"') -> None:
+    plan_file = repo.path.parent / "plan.json"
+    plan_file.write_text(json.dumps(plan))
+    config = f"""[metric]
+command = "{sys.executable} bench.py"
+timeout = "20s"
+
+[guard]
+command = "{sys.executable} -m pytest -q -p no:cacheprovider tests"
+
+[scope]
+mutable = [{mutable}]
+sealed = ["bench.py", "tools/*.py", "tests/test_*.py"]
+
+[loop]
+iterations = 40
+plateau_patience = 50
+stuck_after = 40
+
+[agent]
+name = "command"
+command = "{sys.executable} {AGENT} {plan_file}"
+timeout = "20s"
+sandbox = "{sandbox}"
+"""
+    repo.commit(
+        "project",
+        {
+            "bench.py": BENCH,
+            "tools/__init__.py": "",
+            "tools/reader.py": READER,
+            "tests/test_value.py": TEST,
+            "src/prog.py": "print('working')\n",
+            "src/value.txt": "100\n",
+            "pyproject.toml": '[project]\nname = "demo"\nversion = "1"\n',
+            ".gitimprove.toml": config,
+        },
+    )
+
+
+ATTACKS = {
+    "shadow-root": "subprocess.py",
+    "shadow-tests": "tests/pathlib.py",
+    "shadow-package": "logging/__init__.py",
+    "shadow-extension": "subprocess.cpython-311-x86_64-linux-gnu.so",
+    "conftest-root": "conftest.py",
+    "conftest-nested": "src/conftest.py",
+    "setup-cfg": "setup.cfg",
+    "pytest-ini": "pytest.ini",
+    "tox-ini": "tox.ini",
+    "pyproject-tool": "pyproject.toml",
+    "pyc": "tools/__pycache__/reader.cpython-311.pyc",
+    "pyc-loose": "src/mod.pyc",
+    "pth": "src/evil.pth",
+    "sitecustomize": "src/sitecustomize.py",
+    "usercustomize": "usercustomize.py",
+}
+
+
+@pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
+def test_implicitly_loaded_files_are_sealed(tmp_repo: TmpRepo, sandbox: str) -> None:
+    names = [*ATTACKS, "pyproject-meta", "near-name"]
+    if sandbox == "bwrap":  # the defence does not depend on the mode: a sample is enough
+        names = ["shadow-root", "conftest-root", "pyc", "pyproject-meta"]
+    project(tmp_repo, {str(i): n for i, n in enumerate(names, 1)}, sandbox)
+    res = tmp_repo.cli("run", "--run", "h", "-n", str(len(names)), "--json")
+    assert res.returncode == 0, res.stderr
+    rows = run_rows(tmp_repo, "h")
+    by = {r["description"].split(":")[0]: r for r in rows[1:]}
+    for name in names:
+        row = by[name]
+        if name in ATTACKS:
+            assert row["status"] == "out-of-scope", (name, row)
+            assert ATTACKS[name] in row["reason"], (name, row["reason"])
+        else:  # an ordinary change is measured and kept
+            assert row["status"] == "keep", (name, row)
+    tip = tmp_repo.git("ls-tree", "-r", "--name-only", "improve/h").split("\n")
+    assert not {ATTACKS[n] for n in names if n in ATTACKS} - {"pyproject.toml"} & set(tip), tip
+    assert "tool" not in tmp_repo.git("show", "improve/h:pyproject.toml")
+
+
+def test_a_file_named_in_mutable_may_change(tmp_repo: TmpRepo) -> None:
+    """Listing the file by name in `[scope] mutable` (not `**` alone) lets the agent change it."""
+    project(tmp_repo, {"1": "conftest-root", "2": "pyc"}, "none", '"**", "conftest.py"')
+    res = tmp_repo.cli("run", "--run", "h", "-n", "2", "--json")
+    assert res.returncode == 0, res.stderr
+    rows = run_rows(tmp_repo, "h")
+    assert [r["status"] for r in rows] == ["baseline", "keep", "out-of-scope"], rows
+
+
+def test_a_compiled_file_in_the_tree_is_never_run(tmp_repo: TmpRepo, tmp_path: Path) -> None:
+    """A `__pycache__` pyc in the base tree that Python would trust without looking at the
+    source (unchecked-hash) is not what the metric runs: the measured value is the source's."""
+    project(tmp_repo, {"1": "pyproject-meta"}, "none")
+    forged = tmp_path / "reader.py"
+    forged.write_text("def value():\n    return 1.0\n")
+    pyc = tmp_repo.path / "tools" / "__pycache__" / f"reader.{sys.implementation.cache_tag}.pyc"
+    py_compile.compile(
+        str(forged), str(pyc), invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH
+    )
+    tmp_repo.commit("a compiled file")
+    res = tmp_repo.cli("run", "--run", "h", "-n", "1", "--json")
+    assert res.returncode == 0, res.stderr
+    rows = run_rows(tmp_repo, "h")
+    assert rows[0]["metric"]["value"] == 100, rows[0]
+
+
+@pytest.mark.parametrize(
+    ("path", "flagged"),
+    [
+        ("subprocess.py", True),
+        ("tests/subprocess.py", True),  # next to a sealed test
+        ("src/subprocess.py", False),  # no sealed file there
+        ("json/__init__.py", True),
+        ("json/decoder.py", True),  # a module of a package named like the stdlib's
+        ("test/data.txt", False),  # a folder named like a stdlib module, not a package
+        ("string.pyw", True),
+        ("os.cpython-312-darwin.so", True),
+        ("src/a/b/conftest.py", True),
+        ("docs/__pycache__/x.txt", True),
+        ("lib/site.pth", True),
+        ("deep/usercustomize.py", True),
+        (".pytest.ini", True),
+        ("src/tox.ini", True),
+        ("src/mod.py", False),
+        ("src/typing_extensions.py", False),
+        ("README.md", False),
+    ],
+)
+def test_what_counts_as_loaded_implicitly(path: str, flagged: bool) -> None:
+    def read(p: str) -> tuple[bytes | None, bytes | None]:
+        return None, b"x"
+
+    found = implicit_changes([path], ["tests/test_a.py", "bench.py"], ["**"], read, lambda f: True)
+    assert bool(found) == flagged, found
+    assert all(f.startswith(path + " (") for f in found)
+    if flagged:  # named explicitly in mutable: allowed
+        sealed = ["tests/test_a.py", "bench.py"]
+        assert not implicit_changes([path], sealed, ["**", path], read, lambda f: True)
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "flagged"),
+    [
+        (b'[project]\nname = "a"\n', b'[project]\nname = "b"\n', False),
+        (None, b'[project]\nname = "b"\n', False),
+        (
+            b'[tool.pytest.ini_options]\naddopts = "-q"\n',
+            b'[tool.pytest.ini_options]\naddopts = "--co"\n',
+            True,
+        ),
+        (b"[build-system]\nrequires = []\n", b"", True),
+        (b"", b"[tool.coverage]\nx = 1\n", True),
+        (b"", b"not = [toml", True),
+    ],
+)
+def test_pyproject_is_judged_by_its_tool_tables(
+    before: bytes | None, after: bytes | None, flagged: bool
+) -> None:
+    found = implicit_changes(["pyproject.toml"], [], ["**"], lambda p: (before, after), bool)
+    assert bool(found) == flagged, found
