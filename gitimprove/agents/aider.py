@@ -21,21 +21,34 @@ _TOKENS = re.compile(
 )
 
 
-def _count(number: str, unit: str | None) -> int:
-    value = float(number.replace(",", ""))
-    return int(value * {"k": 1e3, "m": 1e6}.get((unit or "").lower(), 1))
+def _float(text: str) -> float | None:
+    try:
+        return float(text.replace(",", ""))
+    except ValueError:  # "1.2.3": not a number
+        return None
+
+
+def _count(number: str, unit: str | None, out: AgentResult) -> int:
+    value = _float(number)
+    if value is None:
+        return 0
+    scaled = value * {"k": 1e3, "m": 1e6}.get((unit or "").lower(), 1)
+    return int(out.number("tokens", scaled, integer=True) or 0)
 
 
 def parse_output(text: str, out: AgentResult) -> None:
     sent = received = 0
     session_cost = None
     for m in _TOKENS.finditer(text):
-        sent += _count(m.group(1), m.group(2))
-        received += _count(m.group(3), m.group(4))
+        sent += _count(m.group(1), m.group(2), out)
+        received += _count(m.group(3), m.group(4), out)
         if m.group(6):
-            session_cost = float(m.group(6))
+            session_cost = out.number("cost_usd", _float(m.group(6)))
     if sent or received:
-        out.tokens = {"input": sent, "output": received}
+        out.tokens = {
+            "input": int(out.number("tokens", sent, integer=True) or 0),
+            "output": int(out.number("tokens", received, integer=True) or 0),
+        }
     if session_cost is not None:
         out.cost_usd = session_cost
     apply_report(out, last_json_object(text))

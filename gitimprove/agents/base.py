@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -60,6 +61,17 @@ class AgentResult:
     turns: int | None = None
     tail: str = ""
     stop_reason: str | None = None  # why a finished agent stopped, when not on its own
+    dropped: list[str] = field(default_factory=list)  # numbers of its report out of range
+
+    def number(self, what: str, value: Any, *, integer: bool = False) -> Any:
+        """`value` when it is a number in the range `what` may hold, else None (and why is
+        kept in `dropped`): the one check every number an agent reports goes through."""
+        got = reported_number(value, LIMITS[what], integer=integer)
+        if got is None and value is not None:
+            self.dropped.append(
+                f"{what}: {clip(repr(value), 60)} is not a number from 0 to {LIMITS[what]:g}"
+            )
+        return got
 
     def record(self, name: str, rework: int = 0) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -78,7 +90,26 @@ class AgentResult:
             out["timed_out"] = True
         if self.stop_reason:
             out["stop_reason"] = self.stop_reason
+        if self.dropped:
+            out["dropped"] = self.dropped[:10]
         return out
+
+
+# The largest value an agent may report for each number (anything beyond is a forgery or a
+# bug: no attempt costs a million dollars or spends a trillion tokens).
+LIMITS = {"cost_usd": 1e6, "tokens": 1e12, "turns": 1e6}
+
+
+def reported_number(value: Any, hi: float, *, integer: bool = False) -> float | int | None:
+    """A finite number from 0 to `hi` (an int when `integer`), or None: a bool, a string, NaN,
+    infinity (`1e999`), a negative number or an integer of 400 digits is not one."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if not 0 <= value <= hi:  # exact for ints of any size: no float conversion
+        return None
+    return int(value) if integer else float(value)
 
 
 class Agent(Protocol):
@@ -162,9 +193,10 @@ def apply_report(result: AgentResult, report: Mapping[str, Any] | None) -> None:
         value = report.get(key)
         if isinstance(value, str) and value.strip():
             setattr(result, key, clip(" ".join(value.split()), 300))
-    cost = report.get("cost_usd")
-    if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0:
-        result.cost_usd = float(cost)
+    if "cost_usd" in report:
+        cost = result.number("cost_usd", report.get("cost_usd"))
+        if cost is not None:
+            result.cost_usd = cost
 
 
 def run_process(

@@ -150,11 +150,10 @@ def _result_message(stdout: str) -> dict[str, Any] | None:
     return found
 
 
-def _int(value: Any) -> int:
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+def tokens_of(obj: Mapping[str, Any], out: AgentResult) -> dict[str, int] | None:
+    def _int(value: Any) -> int:
+        return int(out.number("tokens", value, integer=True) or 0)
 
-
-def tokens_of(obj: Mapping[str, Any]) -> dict[str, int] | None:
     model_usage = obj.get("modelUsage")
     if isinstance(model_usage, Mapping) and model_usage:
         totals = {"input": 0, "output": 0, "cache_read": 0, "cache_creation": 0}
@@ -166,7 +165,7 @@ def tokens_of(obj: Mapping[str, Any]) -> dict[str, int] | None:
             totals["input"] += _int(usage.get("inputTokens"))
             totals["output"] += _int(usage.get("outputTokens"))
         totals["input"] += totals["cache_read"] + totals["cache_creation"]
-        return totals
+        return {k: int(out.number("tokens", v, integer=True) or 0) for k, v in totals.items()}
     usage = obj.get("usage")
     if isinstance(usage, Mapping):
         cache_read = _int(usage.get("cache_read_input_tokens"))
@@ -185,14 +184,11 @@ def parse_output(stdout: str, out: AgentResult) -> None:
     obj = _result_message(stdout)
     if obj is None:
         return
-    cost = obj.get("total_cost_usd")
-    if isinstance(cost, int | float) and not isinstance(cost, bool):
-        out.cost_usd = float(cost)
-    tokens = tokens_of(obj)
+    out.cost_usd = out.number("cost_usd", obj.get("total_cost_usd"))
+    tokens = tokens_of(obj, out)
     if tokens is not None:
         out.tokens = tokens
-    if isinstance(obj.get("num_turns"), int):
-        out.turns = obj["num_turns"]
+    out.turns = out.number("turns", obj.get("num_turns"), integer=True)
     text = obj.get("result")
     if isinstance(text, str):
         out.summary = clip(" ".join(text.split()), 300) or None

@@ -56,9 +56,11 @@ def parse_events(stdout: str, out: AgentResult) -> None:
         if kind == "turn.completed":
             turns += 1
             usage = event.get("usage") or {}
-            tokens["input"] += int(usage.get("input_tokens", 0) or 0)
-            tokens["output"] += int(usage.get("output_tokens", 0) or 0)
-            tokens["cache_read"] += int(usage.get("cached_input_tokens", 0) or 0)
+            if not isinstance(usage, dict):
+                usage = {}
+            for key, name in (("input", "input_tokens"), ("output", "output_tokens"),
+                              ("cache_read", "cached_input_tokens")):  # fmt: skip
+                tokens[key] += int(out.number("tokens", usage.get(name), integer=True) or 0)
         elif kind == "turn.failed":
             if out.exit_code == 0:
                 out.exit_code = 1
@@ -73,7 +75,7 @@ def parse_events(stdout: str, out: AgentResult) -> None:
                 last_message = item["text"]
     if turns:
         out.turns = turns
-        out.tokens = tokens
+        out.tokens = {k: int(out.number("tokens", v, integer=True) or 0) for k, v in tokens.items()}
     if last_message:
         out.summary = clip(" ".join(last_message.split()), 300)
         apply_report(out, last_json_object(last_message))
