@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import stat
 import tempfile
 import unicodedata
 from collections.abc import Iterator
@@ -102,9 +103,62 @@ class Hashed:
     escaping: list[str] = field(default_factory=list)  # "link -> target" leaving the workspace
 
 
+def _special_files(path: Path) -> list[bytes]:
+    """FIFOs, sockets and devices under `path` (not in its `.git`): git lists none of them,
+    so without this walk they would be left out of the tree without a word."""
+    found: list[bytes] = []
+    stack: list[tuple[bytes, int]] = [(b"", 0)]
+    root = os.fsencode(path)
+    while stack:
+        rel, depth = stack.pop()
+        try:
+            entries = list(os.scandir(os.path.join(root, rel) if rel else root))
+        except OSError:
+            continue  # a folder that cannot be opened is named by the listing
+        for entry in entries:
+            name = os.fsencode(entry.name)
+            if not rel and name == b".git":
+                continue
+            sub = rel + b"/" + name if rel else name
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if depth < MAX_DEPTH:
+                        stack.append((sub, depth + 1))
+                elif not (entry.is_file(follow_symlinks=False) or entry.is_symlink()):
+                    found.append(sub)
+            except OSError:
+                continue
+    return found
+
+
+def _kind(mode: int) -> str:
+    return (
+        "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+        else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
+    )  # fmt: skip
+
+
+def _utf8(raw: bytes) -> bool:
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _special(path: Path, raw: bytes) -> str:
+    try:
+        kind = _kind(os.lstat(os.path.join(os.fsencode(path), raw)).st_mode)
+    except OSError:
+        kind = "not a regular file"
+    name = raw.decode("utf-8", "backslashreplace")
+    return f"{name} ({kind}: only regular files, folders and links can be committed)"
+
+
 def _list_files(path: Path) -> tuple[list[bytes], list[str]]:
     """Files that are not ignored, listed with a git directory of our own (never the clone's),
-    and the folders git could not open (a path past the system's limit, no permission)."""
+    and what cannot be committed: the folders git could not open (a path past the system's
+    limit, no permission) and special files (FIFOs, sockets, devices) that are not ignored."""
     with tempfile.TemporaryDirectory() as tmp:
         gitdir = Path(tmp) / "git"
         for sub in ("objects", "refs"):
@@ -124,9 +178,18 @@ def _list_files(path: Path) -> tuple[list[bytes], list[str]]:
             env=env,
             timeout=120,
         )  # fmt: skip
+        special = _special_files(path)
+        names = [s.decode("utf-8") for s in special if _utf8(s)]  # others are refused anyway
+        if names and res.ok:  # only those git would not ignore matter
+            ignored = proc.run(
+                ["git", "-c", "core.fsmonitor=false", "check-ignore", "-z", "--stdin"],
+                cwd=path, env=env, timeout=120, input="\0".join(names),
+            )  # fmt: skip
+            skip = {s.encode("utf-8") for s in ignored.stdout.split("\0") if s}
+            special = [s for s in special if s not in skip]
     if not res.ok:
         raise GitImproveError(f"could not list the workspace's files: {res.stderr.strip()}")
-    unopened = [
+    unopened = [_special(path, s) for s in special] + [
         line.split("'", 1)[1].rstrip("'")[:80] + "… (a folder git cannot open)"
         for line in res.stderr.splitlines()
         if line.startswith("warning: could not open directory '")
@@ -135,15 +198,22 @@ def _list_files(path: Path) -> tuple[list[bytes], list[str]]:
 
 
 def _escapes(root: Path, full: Path) -> str | None:
-    """Why the link at `full` leaves the workspace, or None when it stays inside."""
+    """Why the link at `full` does not resolve to a regular file or a folder inside the
+    workspace, or None when it does."""
     target = os.readlink(full)
     if os.path.isabs(target):
         return "an absolute path"
+    try:
+        mode = os.stat(full).st_mode
+    except OSError as exc:  # a loop (ELOOP), a dangling link (ENOENT)
+        return f"it does not resolve: {exc.strerror}"
     real = Path(os.path.realpath(full))
     if real != root and root not in real.parents:
         return "outside the workspace"
     if (root / ".git") == real or (root / ".git") in real.parents:
         return "into the workspace's .git"
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        return f"to {_kind(mode)}"
     return None
 
 

@@ -124,7 +124,8 @@ def precheck(
     if hashed.escaping:
         return Verdict(
             "out-of-scope",
-            "out-of-scope: symbolic links leave the workspace: " + "; ".join(hashed.escaping[:5]),
+            "out-of-scope: symbolic links that do not resolve to a file or folder inside the "
+            "workspace: " + "; ".join(hashed.escaping[:5]),
         )
     if hashed.refused:
         return Verdict(

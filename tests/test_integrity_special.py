@@ -1,0 +1,108 @@
+"""Files git cannot hold (docs/integrity.md): a FIFO, a socket or a device is never silently
+left out of the tree, and a symbolic link must resolve to a regular file or a folder inside
+the workspace. A hostile agent leaves each; the attempt is `out-of-scope` naming the path."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from gitimprove.git.workspace import agent_workspace, hash_workspace
+from tests.conftest import TmpRepo
+from tests.loop_helpers import run_rows
+from tests.test_integrity import needs_bwrap
+
+AGENT = Path(__file__).parent / "agents" / "special_agent.py"
+REFUSED = {  # attack: the path the reason names
+    "fifo": "src/fifo",
+    "fifo-root": "bench.py.fifo",
+    "socket": "src/sock",
+    "link-to-fifo": "src/tofifo",
+    "link-chain-to-fifo": "src/tofifo",
+    "link-loop": "src/self",
+    "link-pair-loop": "src/a",
+    "link-dangling": "src/gone",
+    "link-out": "src/out",
+}
+if os.geteuid() == 0:
+    REFUSED["device"] = "src/null"
+FINE = ["ignored-fifo", "link-fine"]
+
+
+def project(repo: TmpRepo, names: list[str], sandbox: str) -> None:
+    plan = repo.path.parent / "plan.json"
+    plan.write_text(json.dumps({str(i): n for i, n in enumerate(names, 1)}))
+    repo.commit(
+        "project",
+        {
+            "bench.py": "print(f\"METRIC score={float(open('src/value.txt').read()):g}\")\n",
+            "src/value.txt": "100\n",
+            ".gitignore": "build-fifo\n",
+            ".gitimprove.toml": f"""[metric]
+command = "{sys.executable} bench.py"
+
+[scope]
+sealed = ["bench.py"]
+
+[loop]
+iterations = 40
+plateau_patience = 50
+stuck_after = 40
+
+[agent]
+name = "command"
+command = "{sys.executable} {AGENT} {plan}"
+sandbox = "{sandbox}"
+""",
+        },
+    )
+
+
+@pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
+def test_special_files_and_unresolved_links_are_out_of_scope(
+    tmp_repo: TmpRepo, sandbox: str
+) -> None:
+    names = [*REFUSED, *FINE]
+    if sandbox == "bwrap":
+        names = ["fifo", "link-loop", "link-to-fifo", "link-fine"]  # no AF_UNIX socket there
+    project(tmp_repo, names, sandbox)
+    res = tmp_repo.cli("run", "--run", "h", "-n", str(len(names)), "--json")
+    assert res.returncode == 0, res.stderr
+    rows = {r["description"]: r for r in run_rows(tmp_repo, "h")[1:]}
+    for name in names:
+        row = rows[name]
+        if name in REFUSED:
+            assert row["status"] == "out-of-scope", (name, row)
+            assert REFUSED[name] in row["reason"], (name, row["reason"])
+        else:
+            assert row["status"] == "keep", (name, row)
+    tip = set(tmp_repo.git("ls-tree", "-r", "--name-only", "improve/h").split("\n"))
+    assert "src/alias" in tip and not {REFUSED[n] for n in names if n in REFUSED} & tip, tip
+
+
+@pytest.mark.parametrize(
+    ("make", "why"),
+    [
+        (lambda ws: os.mkfifo(ws / "deep" / "a" / "f"), "a FIFO"),
+        (lambda ws: os.symlink("deep", ws / "to-dir"), None),
+        (lambda ws: os.symlink("deep/a/x.txt", ws / "to-file"), None),
+        (lambda ws: os.symlink("deep/../deep/a/../a/x.txt", ws / "winding"), None),
+        (lambda ws: os.symlink("x/y", ws / "deep" / "nowhere"), "does not resolve"),
+        (lambda ws: os.symlink(".git/HEAD", ws / "into-git"), ".git"),
+        (lambda ws: (os.mkfifo(ws / "deep" / "p"), os.symlink("deep/p", ws / "l")), "a FIFO"),
+    ],
+)
+def test_what_the_hash_refuses(tmp_repo: TmpRepo, make: object, why: str | None) -> None:
+    head = tmp_repo.commit("c", {"deep/a/x.txt": "x\n"})
+    with agent_workspace(tmp_repo.open(), head, "w") as ws:
+        make(ws)  # type: ignore[operator]
+        got = hash_workspace(tmp_repo.open(), ws)
+    text = "; ".join(got.refused + got.escaping)
+    if why is None:
+        assert not text, text
+    else:
+        assert why in text, text
