@@ -77,6 +77,7 @@ SCHEMA: dict[str, dict[str, tuple[Check, object]]] = {
         "target": (cv.number(), None),
         "max_cost_usd": (cv.number(0.0, open_low=True), None),
         "max_time": (cv.duration, 8 * 3600.0),
+        "max_output": (cv.parse_size, 64_000_000),  # bytes of each stream of a child kept
     },
     "agent": {
         "name": (cv.choice("claude", "codex", "aider", "command", "scripted"), "claude"),

@@ -43,6 +43,7 @@ class AgentTask:
     sealed: tuple[str, ...] = ()
     mutable: tuple[str, ...] = ()
     commands: tuple[str, ...] = ()  # shell commands the agent may run unasked (the guard's)
+    max_output: int = 64_000_000  # bytes of each of its streams kept ([loop] max_output)
     token: dict[str, str] = field(default_factory=dict)  # the attempt's process token (env)
     sandbox: Sandbox | None = None  # how the agent's processes are started
 
@@ -62,6 +63,7 @@ class AgentResult:
     tail: str = ""
     stop_reason: str | None = None  # why a finished agent stopped, when not on its own
     dropped: list[str] = field(default_factory=list)  # numbers of its report out of range
+    over: str = ""  # which of its streams went over [loop] max_output
 
     def number(self, what: str, value: Any, *, integer: bool = False) -> Any:
         """`value` when it is a number in the range `what` may hold, else None (and why is
@@ -231,13 +233,14 @@ def run_process(
             argv, shell = task.sandbox.wrap(argv, shell=shell, workdir=workdir)
         res = proc.run(
             argv, cwd=workdir, timeout=timeout, shell=shell, env=child_env(task, workdir),
-            input=input,
+            input=input, limit=task.max_output,
         )  # fmt: skip
     out = AgentResult(
         exit_code=None if res.timed_out else res.returncode,
         seconds=res.seconds,
         timed_out=res.timed_out,
         tail=res.tail(2000),
+        over=res.over,
     )
     return res, out
 

@@ -97,6 +97,7 @@ def call_agent(
         commands=(ctx.cfg.guard_command,),  # a rework must be able to run the failing tests
         token=token.env(),
         sandbox=ctx.sandbox,
+        max_output=int(ctx.cfg.get("loop", "max_output")),
     )
     with ctx.shared.agent_slots:  # the slot is held only while an agent works
         if rework == 0 and spec.tournament and not ctx.can_launch():

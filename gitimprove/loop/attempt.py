@@ -119,6 +119,10 @@ def precheck(
             "timeout",
             f"timeout: the agent ran past {float(ctx.cfg.get('agent', 'timeout')):.0f}s and was stopped",
         )
+    if result.over:
+        return Verdict(
+            "crash", f"crash: the agent printed too much ({result.over}; [loop] max_output)"
+        )
     if result.exit_code not in (0, None):
         return Verdict("crash", f"crash: the agent exited with {result.exit_code}")
     if hashed.escaping:

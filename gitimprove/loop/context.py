@@ -281,6 +281,7 @@ class RunContext:
                 env=run.env,
                 pinned=self.extraction,
                 before_read=run.reap,
+                limit=int(self.cfg.get("loop", "max_output")),
             )
         if got.status != "ok" or got.value is None:
             raise MetricFailed(got)
@@ -305,11 +306,14 @@ class RunContext:
                 timeout=float(self.cfg.get("guard", "timeout")),
                 env=proc.clean_env({"GITIMPROVE_CHILD": "1", **run.env}),
                 before_read=run.reap,
+                limit=int(self.cfg.get("loop", "max_output")),
             )
         out: dict[str, Any] = {
-            "status": "pass" if res.ok else "fail",
+            "status": "pass" if res.ok and not res.over else "fail",
             "exit_code": None if res.timed_out else res.returncode,
         }
-        if not res.ok or keep_tail:
+        if not res.ok or res.over or keep_tail:
             out["tail"] = res.tail(1500)
+        if res.over:  # a suite that prints gigabytes fails: what it said cannot all be read
+            out["tail"] = f"[the guard printed too much: {res.over}]\n" + out["tail"]
         return out

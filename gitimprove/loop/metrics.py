@@ -184,6 +184,11 @@ def extract(output: str, spec: str = "auto", name: str | None = None) -> Extract
     return Extracted(_finite(numbers[-1], "the last number printed", output), name, form="number")
 
 
+# Bytes of output kept from each stream of the agent, the metric and the guard ([loop]
+# max_output); more is an error of that run, and never costs more memory than this.
+MAX_OUTPUT = 64_000_000
+
+
 @dataclass(frozen=True)
 class MetricRun:
     status: str  # ok | crash | timeout | metric-error
@@ -207,6 +212,7 @@ def run_metric(
     env: Mapping[str, str] | None = None,
     pinned: str | None = None,
     before_read: Callable[[], object] | None = None,
+    limit: int = MAX_OUTPUT,
 ) -> MetricRun:
     """Run the metric command once in `cwd`; its whole process group dies at the timeout.
 
@@ -221,7 +227,7 @@ def run_metric(
         shell=shell,
         env=proc.clean_env(env),
         before_read=before_read,
-        pipe=True,
+        limit=limit,
     )
     tail = result.tail(2000)
     if result.timed_out:
@@ -237,6 +243,11 @@ def run_metric(
             tail,
             f"exited with {result.returncode}",
         )
+    if result.over:  # the METRIC line is at the end: a cut output could hide or fake it
+        return MetricRun(
+            "metric-error", None, 0, result.seconds, tail,
+            f"printed too much ({result.over}; [loop] max_output)",
+        )  # fmt: skip
     if b"\0" in result.raw:
         # no benchmark prints NUL bytes; measured code writing over its output does
         return MetricRun(

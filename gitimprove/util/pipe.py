@@ -16,19 +16,53 @@ import time
 from collections.abc import Callable
 
 _CHUNK = 65536
+KEEP = 1 << 20  # of an output over its limit: this much of its start and of its end
+
+
+class Capped:
+    """A stream's bytes up to `limit`; past it only the first and last `KEEP` bytes are kept,
+    and every byte is counted (a benchmark printing 3 GB costs no memory)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.total = limit, 0
+        self.head, self.tail = bytearray(), bytearray()
+
+    def __iadd__(self, data: bytes) -> Capped:
+        room = self.limit - self.total  # the head is every byte up to the limit
+        self.total += len(data)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if data:
+            self.tail += data
+            if len(self.tail) > 2 * KEEP:
+                del self.tail[:-KEEP]
+        if self.over and len(self.head) > KEEP:
+            del self.head[KEEP:]
+        return self
+
+    @property
+    def over(self) -> bool:
+        return self.total > self.limit
+
+    def value(self) -> bytes:
+        if not self.over:
+            return bytes(self.head)
+        left_out = self.total - len(self.head) - min(len(self.tail), KEEP)
+        return b"%s\n[... %d bytes left out ...]\n%s" % (self.head, left_out, self.tail[-KEEP:])
 
 
 def read_until_exit(
-    fd: int, pid: int, done: Callable[[], bool], timeout: float | None, out: bytearray
+    fds: dict[int, Capped], pid: int, done: Callable[[], bool], timeout: float | None
 ) -> bool:
-    """Read `fd` into `out` until the process `pid` exits (True) or `timeout` passes (False)."""
+    """Read each of `fds` into its buffer until the process `pid` exits (True) or `timeout`
+    passes (False)."""
     deadline = None if timeout is None else time.monotonic() + timeout
     try:
         pidfd: int | None = os.pidfd_open(pid)
     except (AttributeError, OSError):
         pidfd = None
-    watch = [fd] if pidfd is None else [fd, pidfd]
-    open_ = True
+    open_ = set(fds)
     try:
         while True:
             if done():
@@ -37,20 +71,20 @@ def read_until_exit(
             if left is not None and left <= 0:
                 return False
             step = 0.05 if pidfd is None or not open_ else left
+            watch = [*open_] + ([] if pidfd is None else [pidfd])
             ready, _, _ = select.select(watch, [], [], step)
-            if fd in ready:
+            for fd in open_ & set(ready):
                 data = os.read(fd, _CHUNK)
                 if data:
-                    out += data
-                else:  # every writer closed it: wait for the exit alone
-                    open_ = False
-                    watch = [pidfd] if pidfd is not None else []
+                    fds[fd] += data
+                else:  # every writer closed it: wait for the exit (and the others) alone
+                    open_.discard(fd)
     finally:
         if pidfd is not None:
             os.close(pidfd)
 
 
-def drain(fd: int, out: bytearray) -> None:
+def drain(fd: int, out: Capped) -> None:
     """Add to `out` what is in the pipe now (the writers are dead), never waiting for more."""
     pending = bytearray(4)
     fcntl.ioctl(fd, termios.FIONREAD, pending)

@@ -8,6 +8,7 @@ workspaces; the CLI then exits 128 + the signal number (130, 143, 129).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
 import signal
@@ -17,10 +18,12 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import FrameType
+from typing import Any
 
-from gitimprove.util.pipe import drain, read_until_exit
+from gitimprove.util.pipe import Capped, drain, read_until_exit
+from gitimprove.util.result import TAIL_CHARS, Result
 
-TAIL_CHARS = 4000
+__all__ = ["TAIL_CHARS", "Result"]  # re-exported: callers know them as proc.Result
 
 # Variables that would point a child git at the wrong repository or index.
 _GIT_LOCATION_VARS = (
@@ -49,40 +52,6 @@ def registry_lock() -> Iterator[None]:
 def live_children() -> set[int]:
     with _registry:
         return set(_live)
-
-
-class Result:
-    """What a command did. (A plain class, not a dataclass: a cold `log` runs git through
-    this module and must not pay for importing dataclasses.)"""
-
-    __slots__ = ("argv", "raw", "returncode", "seconds", "stderr", "stdout", "timed_out")
-
-    def __init__(
-        self,
-        argv: Sequence[str] | str,
-        returncode: int,
-        stdout: str,
-        stderr: str,
-        seconds: float,
-        timed_out: bool = False,
-        raw: bytes = b"",  # stdout as the command wrote it (file names that are not UTF-8)
-    ) -> None:
-        self.argv, self.returncode, self.stdout, self.stderr = argv, returncode, stdout, stderr
-        self.seconds, self.timed_out, self.raw = seconds, timed_out, raw
-
-    def __repr__(self) -> str:
-        return f"Result({self.argv!r}, returncode={self.returncode}, timed_out={self.timed_out})"
-
-    @property
-    def ok(self) -> bool:
-        return self.returncode == 0 and not self.timed_out
-
-    def tail(self, chars: int = TAIL_CHARS) -> str:
-        """The end of the output, secrets masked before the cut (it is often stored)."""
-        from gitimprove.redaction import clip_tail
-
-        text = self.stdout + (("\n" + self.stderr) if self.stderr else "")
-        return clip_tail(text, chars)
 
 
 class Terminated(KeyboardInterrupt):
@@ -183,51 +152,59 @@ def run(
     input: str | None = None,
     shell: bool = False,
     before_read: Callable[[], object] | None = None,
-    pipe: bool = False,
+    limit: int | None = None,
 ) -> Result:
     """Run a command in its own process group; on timeout kill the whole group.
 
     Output goes to temporary files rather than pipes, so a detached grandchild that keeps
     the descriptors open cannot make us wait for it. `before_read` runs once the command
     is done and before its output is read (to kill what it left, which could still write).
-    With `pipe` stdout is a pipe read until the command exits (util/pipe.py: a metric's)."""
+    With `limit` (what the agent, the metric and the guard run: untrusted output) stdout and
+    stderr are pipes read until the command exits (util/pipe.py), nothing is written to disk,
+    and of a stream over `limit` bytes only its start and end are kept (`Result.over` says
+    so)."""
     import tempfile  # not at the top: a cold `log` runs git through `pipeline` only
 
     check_stopping()
     start = time.monotonic()
-    with tempfile.TemporaryFile() as out_f, tempfile.TemporaryFile() as err_f:
-        read_fd, write_fd = os.pipe() if pipe else (-1, -1)
-        piped = bytearray()
+    piped = limit is not None
+    streams = {"stdout": Capped(limit or 0), "stderr": Capped(limit or 0)}
+    with contextlib.ExitStack() as stack:
+        if piped:
+            fds = [os.pipe(), os.pipe()]
+            outs: list[Any] = [fds[0][1], fds[1][1]]
+        else:
+            outs = [stack.enter_context(tempfile.TemporaryFile()) for _ in range(2)]
+        stdin: Any = subprocess.DEVNULL
+        if input is not None:  # from a file: the command's output can never block our write
+            stdin = stack.enter_context(tempfile.TemporaryFile())
+            stdin.write(input.encode("utf-8"))
+            stdin.seek(0)
         with _registry:
             proc = subprocess.Popen(
                 argv,
                 cwd=cwd,
                 env=dict(env) if env is not None else clean_env(),
-                stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
-                stdout=write_fd if pipe else out_f,
-                stderr=err_f,
+                stdin=stdin,
+                stdout=outs[0],
+                stderr=outs[1],
                 shell=shell,
                 start_new_session=True,
             )
             _live.add(proc.pid)
-            if pipe:
-                os.close(write_fd)
+            if piped:
+                for _, w in fds:
+                    os.close(w)
+                readers = {fds[0][0]: streams["stdout"], fds[1][0]: streams["stderr"]}
+                for r in readers:
+                    stack.callback(os.close, r)
             if _stopping is not None:  # a signal came while it started
                 kill_group(proc.pid)
         timed_out = False
         try:
-            if input is not None:
-                assert proc.stdin is not None
-                try:
-                    proc.stdin.write(input.encode("utf-8"))
-                    proc.stdin.close()
-                except BrokenPipeError:
-                    pass
-            if not pipe:
+            if not piped:
                 _wait(proc, timeout)
-            elif not read_until_exit(
-                read_fd, proc.pid, lambda: proc.poll() is not None, timeout, piped
-            ):
+            elif not read_until_exit(readers, proc.pid, lambda: proc.poll() is not None, timeout):
                 raise subprocess.TimeoutExpired(proc.args, timeout or 0.0)
         except subprocess.TimeoutExpired:
             timed_out = True
@@ -236,26 +213,32 @@ def run(
         except BaseException:
             kill_group(proc.pid)
             proc.wait()
-            if pipe:
-                os.close(read_fd)
             raise
         finally:
             with _registry:
                 _live.discard(proc.pid)
         # Children that outlived the leader in its group die with it.
         kill_group(proc.pid)
-        if pipe:
-            drain(read_fd, piped)
-            os.close(read_fd)
+        if piped:
+            for fd, buf in readers.items():
+                drain(fd, buf)
         if before_read is not None:
             before_read()
         check_stopping()  # killed by a termination signal: this thread unwinds too
-        out_f.seek(0)
-        err_f.seek(0)
-        raw = bytes(piped) if pipe else out_f.read()
-        out = raw.decode("utf-8", errors="replace")
-        err = err_f.read().decode("utf-8", errors="replace")
-    return Result(argv, proc.returncode, out, err, time.monotonic() - start, timed_out, raw)
+        if piped:
+            raw, err_raw = streams["stdout"].value(), streams["stderr"].value()
+        else:
+            for f in outs:
+                f.seek(0)
+            raw, err_raw = outs[0].read(), outs[1].read()
+    over = "; ".join(
+        f"its {name} held {buf.total:,} bytes, over the limit of {buf.limit:,}"
+        for name, buf in streams.items()
+        if piped and buf.over
+    )
+    out = raw.decode("utf-8", errors="replace")
+    err = err_raw.decode("utf-8", errors="replace")
+    return Result(argv, proc.returncode, out, err, time.monotonic() - start, timed_out, raw, over)
 
 
 def _wait(proc: subprocess.Popen[bytes], timeout: float | None) -> None:
