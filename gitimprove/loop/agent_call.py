@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gitimprove import agents
-from gitimprove.git import trees
+from gitimprove.git import caches, trees
 from gitimprove.git.checkout import work_root
 from gitimprove.git.watch import RepoState, put_back
 from gitimprove.git.workspace import Hashed, agent_workspace, hash_workspace
@@ -107,7 +107,9 @@ def call_agent(
         ctx.shared.agent_started()
         seconds, cost = 0.0, 0.0
         try:
-            with ctx.shared.processes(token):  # every process the agent left dies on exit
+            # every process the agent left dies on exit; what it wrote to the view caches is
+            # dropped (a cache is never the source of truth)
+            with caches.watched(ctx.repo.improve_dir), ctx.shared.processes(token):
                 result = ctx.agent.run(task, ws.path, float(ctx.cfg.get("agent", "timeout")))
             seconds, cost = result.seconds, result.cost_usd or 0.0
             # verified before anything is measured: nothing with its token anywhere (in the

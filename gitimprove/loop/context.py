@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from gitimprove.agents import Agent
 from gitimprove.agents.sandbox import Sandbox
 from gitimprove.config import Config
+from gitimprove.git import caches
 from gitimprove.git.checkout import Checkout, checkout
 from gitimprove.git.repo import Repo
 from gitimprove.git.watch import RepoState, put_back
@@ -237,7 +238,11 @@ class RunContext:
                     before = self.shared.repo_state or RepoState.take(self.repo)
             token = self.token()
             stops = reaper.continued()
-            with self.shared.processes(token) as env, tempfile.TemporaryDirectory() as pyc:
+            with (
+                caches.watched(self.repo.improve_dir),  # measured code may write them (none)
+                self.shared.processes(token) as env,
+                tempfile.TemporaryDirectory() as pyc,
+            ):
                 # no compiled file of the tree is ever read (a forged `__pycache__/*.pyc`), and
                 # nothing of the user's site folder runs (a planted `usercustomize.py`)
                 env = {**env, "PYTHONPYCACHEPREFIX": pyc, "PYTHONNOUSERSITE": "1"}

@@ -10,7 +10,7 @@ from filelock import FileLock, Timeout
 
 from gitimprove import config
 from gitimprove.errors import GitImproveError
-from gitimprove.git import memory, notes, refs
+from gitimprove.git import caches, memory, notes, refs
 from gitimprove.git.checkout import remove_workspace, stale_workspaces
 from gitimprove.git.repo import Repo
 from gitimprove.memory import entries, signals, spool
@@ -62,6 +62,10 @@ def run_checks(repo: Repo, *, repair: bool = False, extra: Sequence[Check] = ())
                 repo.raw.config["notes.rewriteRef"] = refs.NOTES
             f.repaired = True
         out.append(f)
+    # the view caches: never the source of truth, and writable by an agent without the
+    # sandbox; every check below (and the next `log`) reads the notes themselves
+    dropped = caches.drop_all(repo.common_dir / "improve")
+    out.append(Finding("caches", True, f"view caches dropped ({dropped} files; rebuilt on use)"))
     out += _notes(repo)
     out += _memory(repo, repair)
     # stale locks
