@@ -195,3 +195,34 @@ def test_pyproject_is_judged_by_its_tool_tables(
 ) -> None:
     found = implicit_changes(["pyproject.toml"], [], ["**"], lambda p: (before, after), bool)
     assert bool(found) == flagged, found
+
+
+SEALED = {
+    "bench.py": b"import numpy as np\nfrom mod import f\nfrom . import x\nimport a.b.c\n",
+    "tools/deep/reader.py": b"import json\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("path", "flagged"),
+    [
+        ("tools/__init__.py", True),  # runs when the sealed tools.deep.reader is imported
+        ("tools/deep/__init__.py", True),
+        ("numpy.py", True),  # new, named like what the sealed bench.py imports
+        ("numpy/__init__.py", True),
+        ("a.py", True),
+        ("tools/deep/numpy.py", True),
+        ("mod.py", False),  # the project's own module: it was there before
+        ("src/numpy.py", False),  # not where the sealed files are
+        ("src/__init__.py", False),
+        ("x.py", False),  # a relative import names no top-level module
+    ],
+)
+def test_what_sealed_files_import_is_sealed_too(path: str, flagged: bool) -> None:
+    def read(p: str) -> tuple[bytes | None, bytes | None]:
+        if p in SEALED:
+            return SEALED[p], SEALED[p]
+        return (b"old" if p == "mod.py" else None), b"new"
+
+    found = implicit_changes([path], list(SEALED), ["**"], read, lambda f: False)
+    assert bool(found) == flagged, found

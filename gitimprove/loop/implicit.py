@@ -5,7 +5,9 @@ A sealed benchmark is only as sealed as what it loads. Python puts the script's 
 imports every `conftest.py` above a test and reads its configuration from `pytest.ini`,
 `tox.ini`, `setup.cfg` or `pyproject.toml`; `site` runs `sitecustomize.py`, `usercustomize.py`
 and the code lines of `*.pth` files; and a `__pycache__/*.pyc` whose header matches the
-source's size and mtime is run instead of the source. A change to any of these is
+source's size and mtime is run instead of the source. Importing a sealed `tools/reader.py`
+runs `tools/__init__.py` first, and a new `numpy.py` next to a sealed file that imports numpy
+is imported in its place. A change to any of these is
 `out-of-scope` unless a `[scope] mutable` pattern names it (a pattern that matches the path
 *and* spells the name: `conftest.py`, `tests/conftest.py`, `*.pth`, `subprocess.py`; `**`
 alone does not).
@@ -17,9 +19,11 @@ it (project metadata, dependencies) may change.
 
 from __future__ import annotations
 
+import ast
 import sys
 import tomllib
 from collections.abc import Callable, Iterable, Sequence
+from functools import lru_cache
 from typing import Any
 
 from gitimprove.git import trees
@@ -76,6 +80,22 @@ def why_implicit(
     return None
 
 
+@lru_cache(maxsize=1024)
+def _imports(source: bytes) -> frozenset[str]:
+    """The top-level names of the modules a Python file imports (absolute imports only)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return frozenset()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return frozenset(names)
+
+
 def _named(path: str, marker: str, mutable: Sequence[str]) -> bool:
     return any(marker in p and scope.matches(path, [p]) for p in mutable)
 
@@ -102,9 +122,33 @@ def implicit_changes(
     `sealed` are the sealed files (their folders, and the repository's root, are where a module
     named like the standard library's shadows it); `read(path)` gives the file before and after
     (for `pyproject.toml`); `is_package(folder)` says whether a folder holds `__init__.py`."""
+    sealed = list(sealed)
     roots = {""} | {p.rpartition("/")[0] for p in sealed}
+    # the packages a sealed module belongs to: their __init__.py runs when it is imported
+    packages: dict[str, str] = {}
+    imported: dict[str, str] = {}  # a module a sealed file imports -> that file
+    for p in sealed:
+        if p.endswith(".py"):
+            parts = p.split("/")[:-1]
+            for depth in range(len(parts), 0, -1):
+                packages.setdefault("/".join(parts[:depth]), p)
+            for name in _imports(read(p)[0] or b""):
+                imported.setdefault(name, p)
     out: list[str] = []
     for path in changed:
+        folder, _, name = path.rpartition("/")
+        if name == "__init__.py" and folder in packages and not _named(path, name, mutable):
+            out.append(f"{path} (it runs when the sealed {packages[folder]} is imported)")
+            continue
+        module = _module_name(name) if folder in roots else None
+        if module is None and folder.rpartition("/")[0] in roots and name == "__init__.py":
+            folder, module = folder.rpartition("/")[0], folder.rpartition("/")[2]
+        if module in imported and read(path)[0] is None and not _named(path, module, mutable):
+            out.append(
+                f"{path} (a new module named like {module}, which the sealed "
+                f"{imported[module]} imports: it would be imported instead)"
+            )
+            continue
         if path.rpartition("/")[2] == "pyproject.toml":
             before, after = read(path)
             if _tool_sections(before) != _tool_sections(after) and not _named(
