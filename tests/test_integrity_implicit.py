@@ -93,7 +93,9 @@ ATTACKS = {
 }
 
 
-@pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
+@pytest.mark.parametrize(
+    "sandbox", ["none", pytest.param("bwrap", marks=[needs_bwrap, pytest.mark.slow])]
+)
 def test_implicitly_loaded_files_are_sealed(tmp_repo: TmpRepo, sandbox: str) -> None:
     names = [*ATTACKS, "pyproject-meta", "near-name"]
     if sandbox == "bwrap":  # the defence does not depend on the mode: a sample is enough
@@ -115,6 +117,7 @@ def test_implicitly_loaded_files_are_sealed(tmp_repo: TmpRepo, sandbox: str) -> 
     assert "tool" not in tmp_repo.git("show", "improve/h:pyproject.toml")
 
 
+@pytest.mark.slow
 def test_a_file_named_in_mutable_may_change(tmp_repo: TmpRepo) -> None:
     """Listing the file by name in `[scope] mutable` (not `**` alone) lets the agent change it."""
     project(tmp_repo, {"1": "conftest-root", "2": "pyc"}, "none", '"**", "conftest.py"')

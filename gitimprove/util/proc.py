@@ -18,10 +18,13 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import FrameType
-from typing import Any
 
 from gitimprove.util.pipe import Capped, drain, read_until_exit
 from gitimprove.util.result import TAIL_CHARS, Result
+
+TYPE_CHECKING = False  # not `typing`'s: a cold `log` must not pay for importing it
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["TAIL_CHARS", "Result"]  # re-exported: callers know them as proc.Result
 
