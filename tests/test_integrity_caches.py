@@ -109,3 +109,10 @@ def test_the_watch_drops_only_what_changed(tmp_path: Path) -> None:
         (improve / "cache").rmdir()
         (improve / "cache").symlink_to(tmp_path)
     assert dropped == ["cache"] and not (improve / "cache").exists()
+    (improve / "cache" / "shards").mkdir(parents=True)
+    (improve / "cache" / "shards" / "0").write_text("a")
+    (improve / "cache" / "shards" / "1").write_text("a")
+    with caches.watched(improve) as dropped, open(improve / "cache" / "shards" / "1", "a") as f:
+        f.write("forged")  # in place: the folder's own lstat does not change
+    assert dropped == ["cache/shards/1"]
+    assert sorted(p.name for p in (improve / "cache" / "shards").iterdir()) == ["0"]

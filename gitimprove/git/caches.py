@@ -30,15 +30,17 @@ def _state(path: Path) -> State | None:
 
 
 def snapshot(improve_dir: Path) -> dict[str, State | None]:
-    """The cache folder's own `lstat` (under "") and each entry's."""
+    """The cache folder's own `lstat` (under "") and every entry's below it, by relative path
+    (a file rewritten in place in a sub-folder changes only its own)."""
     folder = improve_dir / "cache"
     out: dict[str, State | None] = {"": _state(folder)}
-    try:
-        names = os.listdir(folder) if not folder.is_symlink() else []
-    except OSError:
-        names = []
-    for name in names:
-        out[name] = _state(folder / name)
+    if folder.is_symlink():
+        return out
+    for top, dirs, files in os.walk(folder):  # never follows links
+        rel = os.path.relpath(top, folder)
+        for name in dirs + files:
+            key = name if rel == "." else f"{rel}/{name}"
+            out[key] = _state(Path(top) / name)
     return out
 
 
@@ -60,9 +62,10 @@ def drop_changed(improve_dir: Path, before: dict[str, State | None]) -> list[str
     if after[""] != before.get("") and after[""] is not None and replaced:
         _remove(folder)
         return ["cache"]
-    dropped = []
-    for name, state in after.items():
-        if name and state is not None and before.get(name) != state:
+    dropped: list[str] = []
+    for name, state in sorted(after.items()):
+        gone = any(name.startswith(d[len("cache/") :] + "/") for d in dropped)
+        if name and state is not None and before.get(name) != state and not gone:
             _remove(folder / name)
             dropped.append(f"cache/{name}")
     return dropped
