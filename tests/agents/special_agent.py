@@ -18,9 +18,9 @@ if attack == "fifo":
 elif attack == "fifo-root":
     os.mkfifo("bench.py.fifo")
 elif attack == "socket":
-    s = socket.socket(socket.AF_UNIX)
-    s.bind("src/sock")
-    s.close()
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(os.path.join("src", "sock"))
+    server.close()
 elif attack == "device":
     os.mknod("src/null", 0o20666, os.makedev(1, 3))
 elif attack == "link-to-fifo":
