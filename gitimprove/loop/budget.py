@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitimprove.loop.design import arms
 from gitimprove.loop.noise import Noise
+from gitimprove.loop.schedule import boldness
 from gitimprove.state.record import NoiseRecord
 
 if TYPE_CHECKING:
@@ -20,8 +21,6 @@ if TYPE_CHECKING:
 
 _ND = statistics.NormalDist()
 BUDGET = (8, 64)  # the range an automatic max_runs is chosen from
-LOW_NOISE = (0.012, 0.018)  # relative noise per run: below the first, the curtailment
-LOW_NOISE_RAISE = 1.5  # rises by this share of itself
 POWER_Z = 0.67  # the automatic budget confirms a gain worth finding 3 times in 4
 
 
@@ -32,7 +31,7 @@ def plan(rule: AdaptiveRule) -> int:
     if not rule.auto_budget or not noise.known or noise.sigma == 0:
         return rule.max_runs
     g = rule.worth_finding() / noise.sigma
-    z = _ND.inv_cdf(1.0 - rule.alpha) * 1.15 + POWER_Z
+    z = _ND.inv_cdf(1.0 - boldness(rule, noise.sigma).alpha) * 1.15 + POWER_Z
     lo, hi = BUDGET
     for n in range(lo, hi + 1):
         seq = arms(rule.W, n, not rule.W, rule.first_a)
@@ -42,17 +41,6 @@ def plan(rule: AdaptiveRule) -> int:
             return n
     rule.max_runs = hi
     return hi
-
-
-def curtailment(rule: AdaptiveRule, sigma: float) -> float:
-    """The conditional power below which a candidate goes (`rule.curtail`). With noise of
-    about 1% per run or less, the gains agents make are several σ, and a candidate that would
-    need the whole budget to be kept is not worth it: the bar rises to 2.5 times from 1.8%
-    noise down to 1.2% (σ relative to the metric's level)."""
-    level = 1.0 if rule.relative else abs(rule.level0)
-    rel = sigma / level if level else math.inf
-    lo, hi = LOW_NOISE
-    return rule.curtail * (1.0 + LOW_NOISE_RAISE * min(1.0, max(0.0, (hi - rel) / (hi - lo))))
 
 
 def record(rule: AdaptiveRule) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from gitimprove.loop import estimate as est_
 from gitimprove.loop.design import design_bounds
 from gitimprove.loop.noise import Noise, NoisePool, resolution
 from gitimprove.loop.outcome import Estimate, Outcome, Work
+from gitimprove.loop.schedule import boldness
 from gitimprove.loop.stats import t_ppf
 from gitimprove.state.record import NoiseRecord
 
@@ -64,6 +65,7 @@ class AdaptiveRule:
         inherit: float = 1.0,
         looks: tuple[int, ...] = (2, 4, 8, 16, 32, 64, 128, 256),
         curtail: float = 0.1,
+        adapt: bool = True,
     ) -> None:
         md = min_delta or MinDelta()
         self.direction = direction
@@ -91,6 +93,7 @@ class AdaptiveRule:
         self.inherit = inherit  # share of the winner's curse taken off an inherited window
         self.looks = tuple(looks)
         self.curtail = curtail  # discard when the chance to be kept at the end falls below
+        self.adapt = adapt  # alpha, find and curtail follow the relative noise (schedule.py)
         self.pool = NoisePool(outlier_k)
         self.window: list[float] = []
         self.exact: float | None = None  # the incumbent's value, for a deterministic metric
@@ -139,7 +142,9 @@ class AdaptiveRule:
     def worth_finding(self) -> float:
         """The smallest gain worth finding (rule scale): min_delta, or `find`·σ if larger."""
         noise = self.noise()
-        return max(self.md, self.find * noise.sigma) if noise.known else self.md
+        if not noise.known:
+            return self.md
+        return max(self.md, boldness(self, noise.sigma).find * noise.sigma)
 
     def plan_budget(self) -> int:
         return budget.plan(self)
@@ -202,12 +207,13 @@ class AdaptiveRule:
         noise0 = self.pool.noise()
         wc = est_.clean(window, noise0.sigma if noise0.known else 0.0, self.k)
         nw = len(wc) if len(wc) >= 2 and self.W else 0
+        bold = boldness(self, noise0.sigma if noise0.known else 0.0)
         designs = {
             "window": design_bounds(
-                self.alpha, nw, self.max_runs, not nw, self.spend, self.first_a, self.looks
+                bold.alpha, nw, self.max_runs, not nw, self.spend, self.first_a, self.looks
             ),
             "paired": design_bounds(
-                self.alpha, 0, self.max_runs, True, self.spend, 1, PAIRED_LOOKS
+                bold.alpha, 0, self.max_runs, True, self.spend, 1, PAIRED_LOOKS
             ),
         }
         next_look = 0
@@ -238,15 +244,14 @@ class AdaptiveRule:
             # what the rest of the budget could still confirm
             se_end = self._se_after(est, self.max_runs - used, sigma)
             t_end = t_ppf(round(_ND.cdf(bounds[-1]), 6), df) if sigma > 0 else 0.0
-            target = max(self.md, t_end * se_end, self.find * sigma)
+            target = max(self.md, t_end * se_end, bold.find * sigma)
             extreme = nc <= 1 and d < -self.k * sigma * math.sqrt(1.0 + 1.0 / max(1, est.n_ref))
             # ... or when, were the current estimate true, the rest of the budget would
             # still not get it kept (conditional power below `curtail`)
             spare = (
                 math.sqrt(max(1e-24, se * se - se_end * se_end)) if math.isfinite(se) else math.inf
             )
-            curtail = budget.curtailment(self, sigma)
-            hopeless = curtail > 0 and _ND.cdf((d - t_end * se_end) / spare) < curtail
+            hopeless = bold.curtail > 0 and _ND.cdf((d - t_end * se_end) / spare) < bold.curtail
             if (d + self.z_fut * se < target or hopeless) and not extreme:
                 verdict = "below-min-delta" if d - tk * se > 0 else "futile"
                 return self._outcome(False, verdict, est, tk, w, window, sigma)

@@ -1,0 +1,64 @@
+"""How bold a decision is, by the noise of the metric relative to its level (docs/noise.md).
+
+The rule's thresholds are in units of the measured σ, while the gains agents make are a few
+percent of the metric whatever its noise. At 1% noise per run such gains are several σ: the
+rule can be strict and still cheap. At 5–10% they are below one σ: a rule as strict keeps
+almost nothing (it spends a tenth of the false keeps a 5-run median makes and loses gain to
+it). So the false-keep probability, the smallest gain worth finding and the curtailment bar
+follow the relative noise, interpolated in log σ between measured anchors, and the false-keep
+probability is rounded to a few steps (each step is one Monte Carlo design, cached).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gitimprove.loop.rule import AdaptiveRule
+
+# relative noise per run → (false-keep probability as a multiple of the configured one,
+# the smallest gain worth finding in σ, the curtailment bar as a multiple of the configured)
+ANCHORS: tuple[tuple[float, float, float, float], ...] = (
+    (0.012, 1.0, 1.0, 2.5),
+    (0.02, 2.0, 1.0, 0.5),
+    (0.05, 3.0, 0.78, 1.0),
+)
+ALPHA_STEP = 0.25  # the multiple of the false-keep probability is rounded to this
+
+
+@dataclass(frozen=True)
+class Boldness:
+    alpha: float  # the false-keep probability the design spends
+    find: float  # the smallest gain worth finding, in σ
+    curtail: float  # the conditional power below which a candidate goes
+
+
+def relative(rule: AdaptiveRule, sigma: float) -> float:
+    """σ as a share of the metric's level (in the log scale σ is already one)."""
+    level = 1.0 if rule.relative else abs(rule.level0)
+    return sigma / level if level else math.inf
+
+
+def boldness(rule: AdaptiveRule, sigma: float) -> Boldness:
+    if not rule.adapt or not sigma > 0:
+        return Boldness(rule.alpha, rule.find, rule.curtail)
+    a, f, c = _interpolate(relative(rule, sigma))
+    a = max(1.0, round(a / ALPHA_STEP) * ALPHA_STEP)
+    return Boldness(rule.alpha * a, rule.find * f, rule.curtail * c)
+
+
+def _interpolate(rel: float) -> tuple[float, float, float]:
+    pts = ANCHORS
+    if not rel < math.inf or rel >= pts[-1][0]:
+        return pts[-1][1:]
+    if rel <= pts[0][0]:
+        return pts[0][1:]
+    for lo, hi in itertools.pairwise(pts):
+        if rel <= hi[0]:
+            u = (math.log(rel) - math.log(lo[0])) / (math.log(hi[0]) - math.log(lo[0]))
+            a, f, c = (x + u * (y - x) for x, y in zip(lo[1:], hi[1:], strict=True))
+            return a, f, c
+    return pts[-1][1:]
