@@ -146,3 +146,25 @@ def test_fixed_rule_sentences_state_unit_percent_interval_and_runs() -> None:
     assert keep.change.delta == pytest.approx(-1.0)
     det = decide_fixed([10.0], [10.0], direction="lower", min_delta=MinDelta(), confidence=0.95)
     assert not det.keep and det.reason.startswith("discarded: no change (10)")
+
+
+def test_boldness_follows_the_relative_noise_within_the_no_effect_cap() -> None:
+    from gitimprove.loop.schedule import ANCHORS, boldness
+
+    rule = AdaptiveRule(min_delta=MinDelta(0.0, relative=True))
+    sigmas = [0.005, 0.012, 0.015, 0.02, 0.03, 0.05, 0.2]
+    steps = [boldness(rule, s) for s in sigmas]
+    # never stricter than configured, never looser than the largest anchor allows
+    cap = max(a for _, a, _, _ in ANCHORS)
+    assert all(rule.alpha <= b.alpha <= rule.alpha * cap for b in steps)
+    assert [b.alpha for b in steps] == sorted(b.alpha for b in steps)
+    # the smallest gain worth finding, in σ, never grows with the noise
+    assert [b.find for b in steps] == sorted((b.find for b in steps), reverse=True)
+    assert steps[0] == steps[1] and steps[-1] == boldness(rule, 0.05)
+    # an absolute min_delta: relative to the calibration's level
+    absolute = AdaptiveRule(min_delta=MinDelta(0.0, relative=False))
+    absolute.level0 = 200.0
+    assert boldness(absolute, 10.0) == boldness(rule, 0.05)
+    off = AdaptiveRule(adapt=False)
+    b = boldness(off, 0.2)
+    assert (b.alpha, b.find, b.curtail) == (off.alpha, off.find, off.curtail)

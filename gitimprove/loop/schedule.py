@@ -6,7 +6,8 @@ rule can be strict and still cheap. At 5–10% they are below one σ: a rule as 
 almost nothing (it spends a tenth of the false keeps a 5-run median makes and loses gain to
 it). So the false-keep probability, the smallest gain worth finding and the curtailment bar
 follow the relative noise, interpolated in log σ between measured anchors, and the false-keep
-probability is rounded to a few steps (each step is one Monte Carlo design, cached).
+probability is rounded to a few steps (each step is one Monte Carlo design, cached). Its
+multiple is capped by the no-effect keeps it allows (≤ 5% at every decision index).
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ if TYPE_CHECKING:
 # the smallest gain worth finding in σ, the curtailment bar as a multiple of the configured)
 ANCHORS: tuple[tuple[float, float, float, float], ...] = (
     (0.012, 1.0, 1.0, 2.5),
-    (0.02, 2.0, 1.0, 0.5),
-    (0.05, 3.0, 0.78, 1.0),
+    (0.02, 1.5, 1.0, 1.0),
+    (0.05, 1.5, 0.87, 1.0),
 )
 ALPHA_STEP = 0.25  # the multiple of the false-keep probability is rounded to this
 
