@@ -14,8 +14,8 @@ One decision compares a candidate (arm B) with its incumbent (arm A) in the rule
 * Keep is tested at planned looks against a group-sequential boundary (`design.py`), Student-t
   corrected for the estimated σ; discard as soon as even an optimistic gain is below the
   smallest gain worth finding or below what the rest of the budget could confirm.
-* A deterministic metric (every repeat identical) decides on one candidate run, compared
-  exactly with the incumbent's value; no incumbent re-run.
+* How bold it is follows the noise relative to the metric's level (`schedule.py`).
+* A deterministic metric decides on one candidate run, compared exactly; no incumbent re-run.
 """
 
 from __future__ import annotations
@@ -99,7 +99,6 @@ class AdaptiveRule:
         self.exact: float | None = None  # the incumbent's value, for a deterministic metric
         self.level0 = 0.0  # the calibration's median (for saying how big σ is)
 
-    # ---- scale -------------------------------------------------------------------------------
     def tx(self, y: float) -> float:
         if self.relative:
             if y <= 0:
@@ -110,7 +109,6 @@ class AdaptiveRule:
     def untx(self, x: float) -> float:
         return math.exp(x) if self.relative else x
 
-    # ---- noise and budget ---------------------------------------------------------------------
     def noise(self) -> Noise:
         return self.pool.noise()
 
@@ -142,9 +140,8 @@ class AdaptiveRule:
     def worth_finding(self) -> float:
         """The smallest gain worth finding (rule scale): min_delta, or `find`·σ if larger."""
         noise = self.noise()
-        if not noise.known:
-            return self.md
-        return max(self.md, boldness(self, noise.sigma).find * noise.sigma)
+        find = boldness(self, noise.sigma).find if noise.known else 0.0
+        return max(self.md, find * noise.sigma) if noise.known else self.md
 
     def plan_budget(self) -> int:
         return budget.plan(self)
@@ -165,7 +162,6 @@ class AdaptiveRule:
         other.W, other.window, other.pool = 0, [], self.pool.copy()
         return other
 
-    # ---- one decision -------------------------------------------------------------------------
     def decide(
         self, run_base: Run, run_cand: Run, *, moved: bool | None = None, absorb: bool = True
     ) -> Outcome:
@@ -207,7 +203,7 @@ class AdaptiveRule:
         noise0 = self.pool.noise()
         wc = est_.clean(window, noise0.sigma if noise0.known else 0.0, self.k)
         nw = len(wc) if len(wc) >= 2 and self.W else 0
-        bold = boldness(self, noise0.sigma if noise0.known else 0.0)
+        bold = boldness(self, noise0.sigma if noise0.known else 0.0, nw, noise0.df)
         designs = {
             "window": design_bounds(
                 bold.alpha, nw, self.max_runs, not nw, self.spend, self.first_a, self.looks
@@ -364,7 +360,6 @@ class AdaptiveRule:
             bound if finite else 0.0,
         )
 
-    # ---- state -------------------------------------------------------------------------------
     def absorb(self, out: Outcome, *, moved: bool) -> None:
         """Take a finished decision into the rule's state (live, and when replaying notes)."""
         if out.mode == "exact":
