@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -20,6 +21,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import log_bench  # builds the 10,000-experiment repository
 from common import ENV, ROOT, report, timed
+
+# what pip writes for the `git-improve` console script
+CONSOLE_SCRIPT = """#!{python}
+import sys
+from gitimprove.cli import main
+if __name__ == "__main__":
+    sys.exit(main())
+"""
 
 KEYWORD_HEAVY = "\n".join(
     [
@@ -75,6 +84,15 @@ def main() -> int:
     a = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="gitimprove-hooks-bench-"))
     try:
+        # the shell form finds `git-improve` on PATH: this checkout's, as pip would install
+        # it for this interpreter; the hooks' caches go to a folder of this run
+        bin_dir = tmp / "bin"
+        bin_dir.mkdir()
+        script = bin_dir / "git-improve"
+        script.write_text(CONSOLE_SCRIPT.format(python=sys.executable))
+        script.chmod(0o755)
+        ENV["PATH"] = os.pathsep.join([str(bin_dir), ENV["PATH"]])
+        ENV["XDG_CACHE_HOME"] = str(tmp / "cache")
         repo = tmp / "repo"
         repo.mkdir()
         log_bench.build(repo, a.experiments)
@@ -161,6 +179,11 @@ def main() -> int:
         failure_cmd = ["/bin/sh", "-c", command_for("PostToolUseFailure", py)]
         failure = timed(failure_cmd, repo, a.repeat * 3, stdin=fail_payload)
         shell_cmd = ["/bin/sh", "-c", shell_command_for("PostToolUseFailure")]
+        spool = repo / ".git" / "improve" / "spool"
+        before = len(list(spool.iterdir())) if spool.is_dir() else 0
+        timed(shell_cmd, repo, 1, stdin=fail_payload)
+        if len(list(spool.iterdir())) <= before:  # the row must time a hook that ran
+            raise SystemExit("the shell-form hook recorded nothing: is git-improve on PATH?")
         failure_shell = timed(shell_cmd, repo, a.repeat * 3, stdin=fail_payload)
         heavy = timed(failure_cmd, repo, a.repeat * 3, stdin=heavy_payload)
         big = {n: timed(failure_cmd, repo, a.repeat * 3, stdin=p) for n, p in big_payloads.items()}

@@ -45,7 +45,7 @@ class Allow:
         self.stopwords = stopwords
 
     def stopword_in(self, lower: str) -> bool:
-        return any(w in lower for w in self.stopwords)
+        return any(map(lower.__contains__, self.stopwords))  # no generator: ~1,500 words
 
 
 class Rule:
@@ -126,7 +126,9 @@ def compiled(regex: str, flags: int = re.ASCII) -> re.Pattern[str]:
     key = (regex, flags)
     found = _compiled.get(key)
     if found is None:
-        found = _compiled[key] = re.compile(regex, flags)
+        from gitimprove.redaction.programs import compile_pattern
+
+        found = _compiled[key] = compile_pattern(regex, flags)
     return found
 
 
