@@ -20,6 +20,7 @@ def apply_hermetic(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
     """A private HOME, fixed identities and dates, and this checkout's code in children."""
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_AUTHOR_NAME", "Ada Tester")
     monkeypatch.setenv("GIT_AUTHOR_EMAIL", "ada@example.com")
