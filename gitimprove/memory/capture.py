@@ -8,11 +8,11 @@ blob is written.
 from __future__ import annotations
 
 import os
-import re
 
 from gitimprove.errors import GitImproveError
 from gitimprove.memory import spool
 from gitimprove.redaction import clip
+from gitimprove.redaction.engine import compiled
 from gitimprove.util.clock import host_id, utc_now
 
 TYPE_CHECKING = False
@@ -59,20 +59,20 @@ DEFAULT_CATEGORY = {
 # What does not change which command ran: its output's plumbing (`2>&1`, `> /dev/null`, a
 # trailing `| tail -20`), a leading `cd <dir> &&`, quoted arguments (a commit message) and
 # spacing.
-_QUOTED = re.compile(r"\"(?:[^\"\\]|\\.)*(?:\"|$)|'[^']*(?:'|$)")  # cut short: to the end
-_REDIRECT = re.compile(r"\s*\d?>>?\s*(?:&\s*\d|/dev/null)(?=\s|$|[|;&])")
-_TRIM_PIPE = re.compile(r"\s*\|\s*(?:tail|head|grep|less|more|tee|cat)\b[^|;&]*$")
-_LEADING_CD = re.compile(r"^cd\s+\S+\s*&&\s*")
+_QUOTED = r"\"(?:[^\"\\]|\\.)*(?:\"|$)|'[^']*(?:'|$)"  # cut short: to the end
+_REDIRECT = r"\s*\d?>>?\s*(?:&\s*\d|/dev/null)(?=\s|$|[|;&])"
+_TRIM_PIPE = r"\s*\|\s*(?:tail|head|grep|less|more|tee|cat)\b[^|;&]*$"
+_LEADING_CD = r"^cd\s+\S+\s*&&\s*"
 
 
 def command_key(command: str) -> str:
     """A command as it identifies a failure: `npm run lint` and `npm run test` differ;
     `pytest -q 2>&1 | tail -20` is `pytest -q`; `git commit -m "a"` is `git commit -m "b"`.
     A file path or pattern comes back as it is."""
-    text = " ".join(_QUOTED.sub('"…"', command).split())
-    text = _LEADING_CD.sub("", text)
+    text = " ".join(compiled(_QUOTED, 0).sub('"…"', command).split())
+    text = compiled(_LEADING_CD, 0).sub("", text)
     for _ in range(3):
-        text = _TRIM_PIPE.sub("", _REDIRECT.sub("", text)).strip()
+        text = compiled(_TRIM_PIPE, 0).sub("", compiled(_REDIRECT, 0).sub("", text)).strip()
     return text
 
 

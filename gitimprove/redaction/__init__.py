@@ -23,6 +23,7 @@ from gitimprove.redaction.engine import MARKER as _MARKER
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from typing import Any
 
     from gitimprove.redaction.engine import Rule, RuleSet, Span
 
@@ -74,10 +75,21 @@ def _marker() -> re.Pattern[str]:
     return engine.compiled(_MARKER, 0)
 
 
-def marker(kind: str, secret: str) -> str:
-    import hashlib  # only when there is something to mask: it is slow to import
+def _sha256(data: bytes) -> Any:
+    """SHA-256 from Python's own module where there is one: `hashlib` loads OpenSSL, which
+    costs a hook more than the hashing of a few markers."""
+    try:
+        from _sha256 import sha256  # type: ignore[import-not-found]  # Python 3.11
+    except ImportError:
+        try:
+            from _sha2 import sha256  # type: ignore[import-not-found]  # 3.12+
+        except ImportError:
+            from hashlib import sha256
+    return sha256(data)
 
-    digest = hashlib.sha256(secret.encode("utf-8", errors="surrogateescape")).hexdigest()
+
+def marker(kind: str, secret: str) -> str:
+    digest = _sha256(secret.encode("utf-8", errors="surrogateescape")).hexdigest()
     return f"[REDACTED:{kind}:{digest[:4]}]"
 
 

@@ -57,7 +57,7 @@ def compile_pattern(regex: str, flags: int) -> re.Pattern[str]:
 
 
 def _from_program(regex: str, raw: bytes) -> re.Pattern[str]:
-    import _sre
+    import _sre  # type: ignore[import-not-found]
     import marshal
 
     flags, code, groups, groupindex, indexgroup = marshal.loads(raw)

@@ -115,8 +115,8 @@ def looks_random(value: str, *, min_len: int = 16) -> bool:
     return switches * 5 >= len(kinds) and entropy(value) >= 3.0
 
 
-_HEX_TOKEN = re.compile(r"[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{64}")
-_CAMEL_WORDS = re.compile(r"[A-Z]?[a-z]+(?:[A-Z][a-z]+)*[A-Z]?")
+_HEX_TOKEN = r"[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{64}"
+_CAMEL_WORDS = r"[A-Z]?[a-z]+(?:[A-Z][a-z]+)*[A-Z]?"
 
 
 def mixed_case(value: str) -> bool:
@@ -124,7 +124,7 @@ def mixed_case(value: str) -> bool:
     password without digits. CamelCase names (`getPassword`, `NextPageToken`) are words."""
     if len(value) < 10 or not value.isascii() or not value.isalpha():
         return False
-    if _CAMEL_WORDS.fullmatch(value) or value.isupper() or value.islower():
+    if compiled(_CAMEL_WORDS, 0).fullmatch(value) or value.isupper() or value.islower():
         return False
     switches = sum(1 for a, b in itertools.pairwise(value) if a.isupper() != b.isupper())
     return switches * 3 >= len(value) and entropy(value) >= 3.0
@@ -241,7 +241,10 @@ def assignment_is_secret(key: str, value: str, *, quoted: bool, env_style: bool)
     if is_identifier_value(value) and not _names_secret(key):
         # a bare hex digest under a key that is exactly a token (`token=<40 hex>`: an old
         # GitHub OAuth token) is one; under `commit`, `etag` or `sha` it names a version
-        return key_words(key)[-1:] == ["token"] and _HEX_TOKEN.fullmatch(value) is not None
+        return (
+            key_words(key)[-1:] == ["token"]
+            and compiled(_HEX_TOKEN, 0).fullmatch(value) is not None
+        )
     if strength == "weak":
         return looks_random(value)
     if quoted or env_style or secret_like(value) or looks_random(value) or mixed_case(value):
