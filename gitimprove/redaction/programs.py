@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 _VERSION = 1
+_LIMIT = 4096  # programs in the file (the rules need ~350)
 _loaded: dict[tuple[str, int], bytes] | None = None
 _new: dict[tuple[str, int], bytes] = {}
 
@@ -144,7 +145,10 @@ def save() -> None:
         import marshal
         import tempfile
 
-        table = {**_read(file), **_new}
+        table = _read(file)
+        if len(table) + len(_new) > _LIMIT:  # patterns made at run time must not grow it forever
+            table = {}
+        table.update(_new)
         body = marshal.dumps(table)
         folder = os.path.dirname(file)
         os.makedirs(folder, mode=0o700, exist_ok=True)
