@@ -29,8 +29,10 @@ print(json.dumps({"out": out, "fresh": len(programs._new)}))
 
 def _texts() -> list[str]:
     own = [(ROOT / "gitimprove" / "redaction" / name).read_text() for name in ("engine.py",)]
-    heavy = "api_key=q8Wv2Lk9Zr4Tm1Xs9fQ2 password: hunter2!x \x1b[32mTOKEN\x1b[0m=abc"
-    return [f.text for f in corpus()] + own + [heavy, "ordinary prose, nothing to mask"]
+    # the secrets are the corpus's (generated); these exercise the views
+    dressed = "a \x1b[32mcoloured\x1b[0m line, a wrapped one\nand a\\\ncontinued one"
+    secrets = [f.text for f in corpus()]
+    return secrets + own + ["\n".join(secrets[:20]), dressed, "ordinary prose, nothing to mask"]
 
 
 def _run(texts: list[str], **env: str) -> dict[str, object]:

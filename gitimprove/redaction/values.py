@@ -115,7 +115,7 @@ def looks_random(value: str, *, min_len: int = 16) -> bool:
     return switches * 5 >= len(kinds) and entropy(value) >= 3.0
 
 
-_HEX_TOKEN = r"[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{64}"
+_HEX_ID = r"[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{64}"
 _CAMEL_WORDS = r"[A-Z]?[a-z]+(?:[A-Z][a-z]+)*[A-Z]?"
 
 
@@ -242,8 +242,7 @@ def assignment_is_secret(key: str, value: str, *, quoted: bool, env_style: bool)
         # a bare hex digest under a key that is exactly a token (`token=<40 hex>`: an old
         # GitHub OAuth token) is one; under `commit`, `etag` or `sha` it names a version
         return (
-            key_words(key)[-1:] == ["token"]
-            and compiled(_HEX_TOKEN, 0).fullmatch(value) is not None
+            key_words(key)[-1:] == ["token"] and compiled(_HEX_ID, 0).fullmatch(value) is not None
         )
     if strength == "weak":
         return looks_random(value)
