@@ -169,6 +169,23 @@ def test_few_notes_or_one_core_are_parsed_here() -> None:
     assert noteread.processes(0) == 1
 
 
+def test_a_process_with_other_threads_parses_alone(parts: None) -> None:
+    import threading
+
+    assert noteread.processes(95) == 3
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert noteread.processes(95) == 1
+        got = noteread.parse_all(NOTES, _serial, notecache.usable)
+        assert len(got) == 1 and list(got[0]) == [p for p, _ in NOTES]
+    finally:
+        stop.set()
+        other.join()
+    _no_child_left()
+
+
 @pytest.mark.slow
 def test_a_cold_log_of_thousands_of_notes_through_the_cli_is_the_typed_path(
     tmp_path: Path,

@@ -32,10 +32,18 @@ _MOST = 4
 
 def processes(notes: int) -> int:
     """How many processes parse `notes` notes: on Linux (forking a process that has loaded
-    system frameworks is not safe on macOS), one per core the process may run on."""
-    if not sys.platform.startswith("linux"):
+    system frameworks is not safe on macOS) and with no other thread running, one per core
+    the process may run on."""
+    if not sys.platform.startswith("linux") or _threaded():
         return 1
     return max(1, min(_cores(), _MOST, notes // _PER_PROCESS))
+
+
+def _threaded() -> bool:
+    """Whether other threads run here: a child forked now could find a lock one of them held
+    (the process registry's, a file's) held for ever, so such a process parses alone."""
+    threading = sys.modules.get("threading")
+    return threading is not None and threading.active_count() > 1
 
 
 def _cores() -> int:
