@@ -335,16 +335,31 @@ def _near(regex: str) -> int:
     return int(m.group(1)) + 16 if m else 0
 
 
+# gitleaks ends a token at a quote, a blank, `;`, an escaped line break or the end of the
+# text: it alerts on source files. A token in prose, markdown, XML, a path or a URL ends at
+# `.` `,` `)` `]` `|` `*` `:` `<` `/` `&` too, so for masking a token ends wherever the next
+# character cannot continue it (a letter, a digit, `_` or `-`).
+GITLEAKS_END = r"""(?:[\x60'"\s;]|\\[nr]|$)"""
+TOKEN_END = r"(?![\w-])"
+
+
+def token_end(regex: str) -> str:
+    """A gitleaks pattern with its token terminator widened to any non-token character
+    (applied to every ported rule as it loads; the data stays gitleaks' own)."""
+    return regex.replace(GITLEAKS_END, TOKEN_END)
+
+
 def load_gitleaks(path: str = GITLEAKS) -> list[Rule]:
     """gitleaks' default rules, ported as data by scripts/gen_secret_rules.py; its global
-    allowlist joins each rule's own (it is part of gitleaks' configuration, not ours)."""
+    allowlist joins each rule's own (it is part of gitleaks' configuration, not ours).
+    Each pattern's terminator is widened by `token_end`."""
     with open(path, encoding="utf-8") as fh:
         data = json.load(fh)
     glob = _allow(data.get("allow", ()))
     return [
         Rule(
             id=r["id"],
-            regex=r["regex"],
+            regex=token_end(r["regex"]),
             keywords=tuple(r["keywords"]),
             entropy=float(r.get("entropy", 0.0)),
             groups=(int(r["group"]),) if r.get("group") else (),
