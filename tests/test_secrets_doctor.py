@@ -26,7 +26,8 @@ def raw_commit(repo: Repo, ref: str, files: dict[str, str], message: str) -> str
     """A commit on `ref` made with pygit2 directly: what an older gitimprove stored."""
     tip = repo.ref_target(ref)
     base = repo.commit(tip).tree if tip else None
-    tree = put_paths(repo, base, {p: repo.raw.create_blob(d.encode()) for p, d in files.items()})
+    blobs = {p: repo.raw.create_blob(d.encode()) for p, d in files.items()}
+    tree = put_paths(repo, base, blobs, mask=False)  # not even its names masked
     sig = repo.signature()
     return str(repo.raw.create_commit(ref, sig, sig, message, tree, [tip] if tip else []))
 

@@ -17,6 +17,7 @@ from gitimprove.errors import GitImproveError
 from gitimprove.git import refs
 from gitimprove.git.repo import Repo, cas_loop, update_refs
 from gitimprove.git.trees import put_paths, read_path, walk_blobs
+from gitimprove.redaction import redact_path
 from gitimprove.util import reader
 from gitimprove.util.clock import host_id, utc_now
 
@@ -88,7 +89,9 @@ def add_entries(
         tree = _tree(repo, tip)
         changes: dict[str, pygit2.Oid | None] = {}
         for path, data in entries.items():
-            if read_path(repo, tree, path) is None:
+            if read_path(repo, tree, path) is None and (
+                (masked := redact_path(path)) == path or read_path(repo, tree, masked) is None
+            ):
                 changes[path] = repo.write_blob(data)
         if "FORMAT" not in changes and read_path(repo, tree, "FORMAT") is None:
             changes["FORMAT"] = repo.write_blob(FORMAT_TEXT)

@@ -12,6 +12,7 @@ import pygit2
 from gitimprove.git import refs
 from gitimprove.git.repo import Repo, cas_loop, update_refs
 from gitimprove.git.trees import put_paths, walk_blobs
+from gitimprove.redaction import redact_path
 
 
 def gitimprove_refs(repo: Repo) -> list[str]:
@@ -128,6 +129,31 @@ def history_blobs(repo: Repo, ref: str) -> Iterator[tuple[str, str, bytes]]:
                     yield str(entry.id), path, blob.data
 
 
+def history_paths(repo: Repo, ref: str) -> set[str]:
+    """Every blob path any commit of `ref`'s history holds (a name is shared as its tree is)."""
+    tip = repo.ref_target(ref)
+    out: set[str] = set()
+    if tip is None:
+        return out
+    seen: set[str] = set()
+    for commit in commits(repo, [tip], hide_user=False):
+        stack: list[tuple[pygit2.Tree, str]] = [(commit.tree, "")]
+        while stack:
+            tree, prefix = stack.pop()
+            if str(tree.id) in seen:
+                continue
+            seen.add(str(tree.id))
+            for entry in tree:
+                path = prefix + (entry.name or "")
+                if entry.type_str == "tree":
+                    sub = repo.raw[entry.id]
+                    assert isinstance(sub, pygit2.Tree)
+                    stack.append((sub, path + "/"))
+                else:
+                    out.add(path)
+    return out
+
+
 def tip_blobs(repo: Repo, ref: str) -> Iterator[tuple[str, str, bytes]]:
     """(blob id, path, content) of every blob in `ref`'s tip tree."""
     tip = repo.ref_target(ref)
@@ -139,10 +165,24 @@ def tip_blobs(repo: Repo, ref: str) -> Iterator[tuple[str, str, bytes]]:
         yield str(oid), path, blob.data
 
 
+def _mask_entry(
+    changes: dict[str, pygit2.Oid | None], path: str, oid: pygit2.Oid, changed: bool
+) -> None:
+    """Record `path` as holding `oid` when its content or its name must be masked: a name
+    holding a secret is removed and its entry written under the masked name."""
+    masked = redact_path(path)
+    if masked != path:
+        changes[path] = None
+        changes[masked] = oid
+    elif changed:
+        changes[path] = oid
+
+
 def rewrite_tip(repo: Repo, ref: str, message: str, *, lock: str) -> list[str]:
     """A new commit on `ref` whose tree holds every blob of the tip written again through
-    `Repo.write_blob` (which masks secrets); compare-and-swap like every write. Returns the
-    paths whose content changed (none: no commit)."""
+    `Repo.write_blob` (which masks secrets), under a masked name when its path holds one;
+    compare-and-swap like every write. Returns the paths whose content or name changed (none:
+    no commit)."""
 
     def attempt() -> list[str]:
         tip = repo.ref_target(ref)
@@ -151,14 +191,13 @@ def rewrite_tip(repo: Repo, ref: str, message: str, *, lock: str) -> list[str]:
         changes: dict[str, pygit2.Oid | None] = {}
         for oid, path, data in tip_blobs(repo, ref):
             new = repo.write_blob(data)
-            if str(new) != oid:
-                changes[path] = new
+            _mask_entry(changes, path, new, str(new) != oid)
         if not changes:
             return []
         tree = put_paths(repo, repo.commit(tip).tree, changes)
         new_tip = repo.create_commit(tree, message + "\n", [tip])
         update_refs(repo, [(ref, new_tip, tip)], message)
-        return sorted(changes)
+        return sorted(p for p, oid in changes.items() if oid is not None)
 
     return cas_loop(repo, attempt, what=ref, lock=lock)
 
@@ -173,12 +212,12 @@ def adopt_masked(repo: Repo, remote_tip: str, local: str | None, message: str) -
     changes: dict[str, pygit2.Oid | None] = {}
     for path, oid in walk_blobs(repo, tree):
         if str(oid) in ours:
+            _mask_entry(changes, path, oid, False)
             continue
         blob = repo.raw[oid]
         assert isinstance(blob, pygit2.Blob)
         new = repo.write_blob(blob.data)
-        if new != oid:
-            changes[path] = new
+        _mask_entry(changes, path, new, new != oid)
     if not changes:
         return remote_tip
     return repo.create_commit(put_paths(repo, tree, changes), message + "\n", [remote_tip])

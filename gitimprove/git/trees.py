@@ -27,10 +27,60 @@ def _subtree(repo: Repo, tree: pygit2.Tree | None, name: str) -> pygit2.Tree | N
     return obj
 
 
+def _exists(base: pygit2.Tree | None, path: str) -> pygit2.Oid | None:
+    if base is None:
+        return None
+    try:
+        return base[path].id
+    except KeyError:
+        return None
+
+
+def masked_names(
+    base: pygit2.Tree | None, files: Mapping[str, pygit2.Oid | None]
+) -> dict[str, pygit2.Oid | None]:
+    """`files` with every secret in a path to be written masked (`redact_path`). A masked
+    path stays unique: when it would replace a different blob (of `files` or of `base`), a
+    digest of the original path is added to it. Removals keep their path (a repair removes
+    the leaking name)."""
+    from gitimprove.redaction import redact_path
+
+    out: dict[str, pygit2.Oid | None] = {p: oid for p, oid in files.items() if oid is None}
+    for path, oid in files.items():
+        if oid is None:
+            continue
+        name = redact_path(path)
+        if name != path:
+            if name in out:
+                held = out[name]
+            else:
+                held = files[name] if name in files else _exists(base, name)
+            if held is not None and held != oid:
+                import hashlib
+
+                stem, dot, ext = name.rpartition(".")
+                tag = hashlib.sha256(path.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+                name = f"{stem}-{tag}.{ext}" if dot and "/" not in ext else f"{name}-{tag}"
+        out[name] = oid
+    return out
+
+
 def put_paths(
+    repo: Repo,
+    base: pygit2.Tree | None,
+    files: Mapping[str, pygit2.Oid | None],
+    *,
+    mask: bool = True,
+) -> pygit2.Oid:
+    """A new tree: `base` with each path set to a blob id (or removed when None). With
+    `mask` (every record: the user's own files are stored as they are), a secret in a path
+    is masked like one in a blob (`masked_names`)."""
+    return _put_paths(repo, base, masked_names(base, files) if mask else files)
+
+
+def _put_paths(
     repo: Repo, base: pygit2.Tree | None, files: Mapping[str, pygit2.Oid | None]
 ) -> pygit2.Oid:
-    """A new tree: `base` with each path set to a blob id (or removed when None)."""
     direct: dict[str, pygit2.Oid | None] = {}
     nested: dict[str, dict[str, pygit2.Oid | None]] = {}
     for path, oid in files.items():
@@ -47,7 +97,7 @@ def put_paths(
         else:
             builder.insert(name, oid, BLOB)
     for name, sub in nested.items():
-        new_sub = put_paths(repo, _subtree(repo, base, name), sub)
+        new_sub = _put_paths(repo, _subtree(repo, base, name), sub)
         if len(repo.raw[new_sub]) == 0:  # type: ignore[arg-type]
             if builder.get(name) is not None:
                 builder.remove(name)
@@ -104,7 +154,7 @@ def subset_tree(repo: Repo, tree: str, keep: Callable[[str], bool]) -> str:
     obj = repo.raw[tree]
     assert isinstance(obj, pygit2.Tree)
     files: dict[str, pygit2.Oid | None] = {p: oid for p, oid in walk_blobs(repo, obj) if keep(p)}
-    return str(put_paths(repo, None, files))
+    return str(put_paths(repo, None, files, mask=False))
 
 
 def read_in(repo: Repo, tree: str, path: str) -> bytes | None:

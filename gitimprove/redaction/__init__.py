@@ -135,6 +135,22 @@ def redact(text: str) -> str:
     return apply(text, spans(text)) if text else text
 
 
+def _name_marker(m: re.Match[str]) -> str:
+    """`[REDACTED:github-pat:3f2a]` as a file name part: `REDACTED-github-pat-3f2a` (no `:`,
+    `[` or `]`, which some file systems and shells refuse or expand)."""
+    return "-".join(m.group(0)[1:-1].split(":"))
+
+
+def redact_path(path: str) -> str:
+    """A tree entry path with every secret in it masked, still a valid path: a name a remote
+    or a hook chose (`signals/2026/11/ghp_….json`) travels with the tree like a blob does."""
+    masked = redact(path)
+    if masked == path:
+        return path
+    parts = [p for p in _marker().sub(_name_marker, masked).split("/") if p not in ("", ".", "..")]
+    return "/".join(parts) or _name_marker(_marker().search(masked))  # type: ignore[arg-type]
+
+
 def _cut_outside_marker(text: str, cut: int, *, keep_head: bool) -> int:
     """Move a cut that would split a marker to the marker's edge (dropping it)."""
     start = text.rfind("[REDACTED:", max(0, cut - 64), cut)

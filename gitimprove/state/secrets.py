@@ -1,9 +1,9 @@
 """`git improve doctor --secrets`: secrets already stored in gitimprove's records.
 
-Everything written since redaction runs at `Repo.write_blob` / `Repo.create_commit` is
-masked, but records written before (or fetched from a clone running an older gitimprove)
+Everything written since redaction runs at `Repo.write_blob` / `Repo.create_commit` (and
+tree entry names at `trees.put_paths`) is masked, but records written before (or fetched from a clone running an older gitimprove)
 may hold secrets. This scans every gitimprove ref: the notes and the memory branch (imports
-included) at their tips and through their history, and the messages of every commit
+included) at their tips and through their history, contents and entry names alike, and the messages of every commit
 gitimprove made (experiment attempts, archive, notes and memory commits). `--repair` writes
 the tips again through the redactor, as one new commit per ref (compare-and-swap, like every
 write). What a new commit cannot undo (old versions in the history, commit messages) is
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from gitimprove.git import objects, refs
 from gitimprove.git.repo import Repo
-from gitimprove.redaction import engine, redact, redact_blob
+from gitimprove.redaction import engine, redact, redact_blob, redact_path
 from gitimprove.redaction.engine import MARKER
 from gitimprove.state.findings import Finding
 
@@ -48,22 +48,33 @@ def _new_markers(before: str, after: str) -> list[str]:
 
 
 def _leak(ref: str, path: str, data: bytes) -> Leak | None:
+    """A record holding a secret in its content or in its path (an entry name a remote or
+    an older gitimprove chose); `where` names it by its masked path."""
     masked = redact_blob(data)
-    if masked == data:
+    name = redact_path(path)
+    if masked == data and name == path:
         return None
     markers = _new_markers(data.decode("utf-8", "replace"), masked.decode("utf-8", "replace"))
+    markers += _new_markers(path, redact(path))
     if ref == refs.NOTES:
-        return Leak("note", path.replace("/", ""), markers)
-    return Leak("import" if path.startswith("imports/") else "memory", path, markers)
+        return Leak("note", name.replace("/", ""), markers)
+    return Leak("import" if name.startswith("imports/") else "memory", name, markers)
+
+
+def _secret_names(paths: set[str]) -> int:
+    return sum(redact_path(p) != p for p in paths)
 
 
 def scan(repo: Repo) -> SecretsScan:
     out = SecretsScan()
     known: set[str] = set()  # blobs of the local records' history, counted there
+    named: set[str] = set()  # paths of the local records' history, counted there
     for ref in RECORD_REFS:
         at_tip = set()
+        tip_paths = set()
         for oid, path, data in objects.tip_blobs(repo, ref):
             at_tip.add(oid)
+            tip_paths.add(path)
             leak = _leak(ref, path, data)
             if leak is not None:
                 out.current.append(leak)
@@ -71,6 +82,9 @@ def scan(repo: Repo) -> SecretsScan:
         for oid, _, data in objects.history_blobs(repo, ref):
             known.add(oid)
             old += oid not in at_tip and redact_blob(data) != data
+        paths = objects.history_paths(repo, ref)
+        named |= paths
+        old += _secret_names(paths - tip_paths)
         if old:
             out.history[ref] = old
         remotes = objects.known_remotes(repo, ref)
@@ -82,6 +96,7 @@ def scan(repo: Repo) -> SecretsScan:
             if oid not in known:
                 known.add(oid)
                 fetched += redact_blob(data) != data
+        fetched += _secret_names(objects.history_paths(repo, copy) - named)
         if fetched:
             out.history[copy] = fetched
     copies, users = objects.remote_tips(repo)
