@@ -338,7 +338,10 @@ def _near(regex: str) -> int:
 # gitleaks ends a token at a quote, a blank, `;`, an escaped line break or the end of the
 # text: it alerts on source files. A token in prose, markdown, XML, a path or a URL ends at
 # `.` `,` `)` `]` `|` `*` `:` `<` `/` `&` too, so for masking a token ends wherever the next
-# character cannot continue it (a letter, a digit, `_` or `-`).
+# character cannot continue it (a letter, a digit, `_` or `-`). gitleaks' catch-all
+# (`generic-api-key`) keeps its own: its value is any identifier-like run after a keyword
+# and an operator (`,` included), so only a quote, a blank or `;` after it tells a value
+# from code (`"--secrets",` / `is_flag=True,`); our context rules cover that ground.
 GITLEAKS_END = r"""(?:[\x60'"\s;]|\\[nr]|$)"""
 TOKEN_END = r"(?![\w-])"
 
@@ -359,7 +362,7 @@ def load_gitleaks(path: str = GITLEAKS) -> list[Rule]:
     return [
         Rule(
             id=r["id"],
-            regex=token_end(r["regex"]),
+            regex=r["regex"] if r["id"] in GENERIC_IDS else token_end(r["regex"]),
             keywords=tuple(r["keywords"]),
             entropy=float(r.get("entropy", 0.0)),
             groups=(int(r["group"]),) if r.get("group") else (),

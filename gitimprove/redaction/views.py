@@ -43,6 +43,12 @@ _BREAK = (
     r"|(?<=[A-Za-z0-9+.-]:)(?P<scheme>\r?\n)(?=//)"
 )
 _LONG_LINE, _LONG_RUN, _REACH, _WINDOW = 40, 8, 400, 4000
+# what a token or a URL holds: a line break (and indentation) between two runs of these
+# whose joined run is token-like is a wrap, wherever it cut the token (after its first few
+# characters, or before its last two)
+_WRAP_CHARS = "A-Za-z0-9+/=_.:%~!#$*@-"
+_WRAP = rf"(?<=[{_WRAP_CHARS}])\r?\n[ \t]*(?=[{_WRAP_CHARS}])"
+_TOKEN_RUN = 16
 
 
 class View:
@@ -154,7 +160,39 @@ def _breaks(text: str) -> list[tuple[int, int]]:
         )
         if len(piece) >= _LONG_RUN or tokenish or m.start() - line_start >= _LONG_LINE:
             out.append(m.span())
-    return out
+    if "\n" in text:
+        out.extend(_wraps(text, {a for a, _ in out}))
+    return sorted(out)
+
+
+def _wraps(text: str, known: set[int]) -> list[tuple[int, int]]:
+    """Breaks whose two sides joined read as one token (16 or more token or URL characters,
+    letters and digits): a token cut after its first few characters (`gith` / `ub_pat_…`,
+    `AKIA` / `…`, `https://ho` / `oks.slack.com/…`) or before its last two. A next line
+    that starts a statement of its own (`NAME = …`) is code, not a wrapped token."""
+    return [
+        m.span()
+        for m in compiled(_WRAP, 0).finditer(text)
+        if m.start() not in known and _token_across(text, m.start(), m.end())
+    ]
+
+
+def _token_across(text: str, b: int, e: int) -> bool:
+    """Whether the runs of token characters either side of the break text[b:e] read as one
+    token once joined; a next line that starts a statement of its own (`NAME = …`,
+    `name: …`, `call(…`) is code, not the rest of a token."""
+    head = compiled(rf"[{_WRAP_CHARS}]{{1,64}}$", 0).search(text, max(0, b - 64), b)
+    tail = compiled(rf"[{_WRAP_CHARS}]{{1,64}}", 0).match(text, e)
+    if head is None or tail is None:
+        return False
+    if compiled(r"[ \t]*(?:=|:[ \t])|\(", 0).match(text, tail.end()):
+        return False
+    run = head.group(0) + tail.group(0)
+    return (
+        len(run) >= _TOKEN_RUN
+        and any(c.isdigit() for c in run)
+        and any(c.isalpha() for c in run)
+    )
 
 
 def _continuation(text: str, at: int) -> bool:
@@ -186,6 +224,35 @@ def _joined_spans(rs: RuleSet, text: str) -> list[Span]:
             if crosses or _key_crosses(view.text, joins[first - 1] if first else -1, a):
                 o_start, o_end = view.original(a, b)
                 out.append(Span(o_start, o_end, s.kind, s.priority))
+    out.extend(_single_joins(rs, text, breaks, out))
+    return out
+
+
+def _single_joins(
+    rs: RuleSet, text: str, breaks: list[tuple[int, int]], found: list[Span]
+) -> list[Span]:
+    """Each break no finding covers, joined on its own: joining every break at once also
+    joins a token to the next line's first word (`…sA` / `next line`), which ends it."""
+    out: list[Span] = []
+    budget = 2 * len(text) + 4096  # two lines per break: about twice the text at most
+    for b, e in breaks:
+        if any(s.start <= b < s.end for s in found) or not _token_across(text, b, e):
+            continue
+        start = max(text.rfind("\n", 0, b) + 1, b - _REACH)
+        stop = text.find("\n", e)
+        stop = min(stop if stop != -1 else len(text), e + _REACH)
+        budget -= stop - start
+        if budget < 0:
+            break
+        window = text[start:b] + text[e:stop]
+        j = b - start
+        for s in rs.spans(window, views=False):
+            if s.kind == "private-key-body":  # key lines: the view above reads them whole
+                continue
+            if s.start < j < s.end or _key_crosses(window, j, s.start):
+                a = start + s.start if s.start < j else e + s.start - j
+                z = start + s.end if s.end <= j else e + s.end - j
+                out.append(Span(a, z, s.kind, s.priority))
     return out
 
 

@@ -1,0 +1,120 @@
+"""A token wrapped across lines (a terminal, a log or an editor broke it: a newline, or a
+newline and indentation, anywhere inside it) is masked whole: neither its head nor its
+rest stays, at every cut point, for every token-like fake of the corpus."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from gitimprove import redaction
+from tests.secret_corpus import Fake, corpus
+
+MARKERS = re.compile(r"\[REDACTED:[a-z0-9-]+:[0-9a-f]{4}\]")
+# Families whose wrapped secret is not masked whole, and why (each a different view):
+NOT_WRAPPED = {
+    # the secret is encoded: the break sits inside the encoded text, which the decoded
+    # view reads line by line
+    "html-entity",
+    "html-hex-entity",
+    "json-unicode-escape",
+    "url-encoded-equals",
+    "url-encoded-space",
+    # a table cell or a YAML block: a line break ends the cell or the line of the value
+    "csv-password-column",
+    "tsv-token-column",
+    "yaml-folded",
+    "k8s-env-pair",
+    # all letters: a wrapped run of letters reads as words
+    "passphrase-letters",
+    # found by its URL and user id beside it, which the fake splits from the token
+    "asana-pat",
+}
+SEPARATORS = ["\n", "\n    ", "\r\n", "\n\t"]
+
+
+def _tokens() -> list[Fake]:
+    out = []
+    for f in corpus(seed=41):
+        s = f.secret
+        if len(s) >= 16 and not any(c.isspace() for c in s) and f.text.count(s) == 1:
+            out.append(f)
+    return out
+
+
+TOKENS = [f for f in _tokens() if f.family not in NOT_WRAPPED]
+
+
+def _cuts(secret: str) -> list[int]:
+    n = len(secret)
+    return sorted({4, 5, 6, 8, n // 3, n // 2, n - 6, n - 4, n - 2})
+
+
+def _leaks(text: str, secret: str, cut: int) -> list[str]:
+    left = MARKERS.sub("", redaction.redact(text))
+    head, rest = secret[:cut], secret[cut:]
+    return [p for p in (head, rest) if len(p) >= 4 and p in left]
+
+
+def test_the_wrapped_families_are_most_of_the_corpus() -> None:
+    assert len(TOKENS) >= 120 and len({f.family for f in TOKENS}) >= 100
+
+
+@pytest.mark.parametrize("fake", TOKENS, ids=[f.family for f in TOKENS])
+def test_a_wrapped_token_is_masked_whole(fake: Fake) -> None:
+    for cut in _cuts(fake.secret):
+        for sep in SEPARATORS:
+            s = fake.secret
+            text = fake.text.replace(s, s[:cut] + sep + s[cut:])
+            assert not _leaks(text, s, cut), (cut, sep, redaction.redact(text))
+
+
+GH = "github_pat_11AQ3ZK7Y0mXvP2s9LtQ4n_" + "Hx7Kc2Vb9Nq4Wm1Zr8Ts5Yp3Lg6Fd0Ja" * 2
+SLACK = "https://hooks.slack.com/services/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"
+DISCORD = "https://discord.com/api/webhooks/123456789012345678/" + "aB3dE5fG7hJ9kL1m" * 4 + "nP3q"
+TELEGRAM = "7123456789:AAH" + "k3Jd9QmZ2xW7pL4vB8nR1tY6cF5hG0sA"  # AA + 33
+DYNATRACE = "dt0c01.ABCDEFGHIJ2345KLMNOPQRST." + "A1B2C3D4E5F6G7H8" * 4
+TWILIO = "SK" + "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "  at client.send() token {} (retry 3/5)",
+        "curl -X POST -d @msg.json {}",
+        "export WEBHOOK={}\nnext line",
+        "│ {} │",
+        "    Authorization: Bearer {}",
+    ],
+)
+@pytest.mark.parametrize("secret", [GH, SLACK, DISCORD, TELEGRAM, DYNATRACE, TWILIO])
+def test_every_cut_point_of_a_wrapped_provider_token(template: str, secret: str) -> None:
+    for cut in range(3, len(secret) - 1):
+        for sep in ("\n", "\n  "):
+            text = template.format(secret[:cut] + sep + secret[cut:])
+            left = MARKERS.sub("", redaction.redact(text))
+            # no run of 6 of the secret's characters stays (the URL's host may)
+            pieces = [secret[i : i + 6] for i in range(len(secret) - 5)]
+            shown = [p for p in pieces if p in left and p not in template and "." not in p]
+            assert not shown or all(p in "https://hooks.slack.com/services/discord.com/api/webhooks/" for p in shown), (
+                cut,
+                redaction.redact(text),
+            )
+
+
+ORDINARY = [
+    "INVALID_ACCESS_ERR             = 15\nVALIDATION_ERR                 = 16",
+    "ASN1_BOOLEAN = c_int\nASN1_INTEGER = asn1_string_st",
+    "    token = Punctuation\n    else:\n        token = Name",
+    "Ran 1523 tests in 12.4s\nOK (skipped=12)\nversion2024rc1\nbuild finished",
+    "commit 9fceb02d0ae598e95dc970b74767f19372d61af8\nAuthor: A U Thor <a@example.org>",
+    "sha256:3f9a0c4e1b2d\n7a8c9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b",
+    "Successfully installed click-8.1.7\npygit2-1.15.0 tomlkit-0.13.2",
+    "See https://docs.python.org/3/library/\nfunctions.html#open for details",
+]
+
+
+@pytest.mark.parametrize("text", ORDINARY, ids=range(len(ORDINARY)))
+def test_lines_that_only_sit_next_to_each_other_are_not_joined(text: str) -> None:
+    assert redaction.redact(text) == text
