@@ -286,11 +286,17 @@ def _families(g: Gen) -> list[tuple[str, Callable[[str], str], str]]:
 
 
 def corpus(seed: int = 14) -> list[Fake]:
-    from tests import secret_corpus_calls, secret_corpus_shapes, secret_corpus_tools
+    from tests import (
+        secret_corpus_bounds,
+        secret_corpus_calls,
+        secret_corpus_shapes,
+        secret_corpus_tools,
+    )
 
     g = Gen(seed)
     found = _families(g) + secret_corpus_shapes.families(g) + secret_corpus_tools.families(g)
     found += secret_corpus_calls.families(g)
+    found += secret_corpus_bounds.families(g)
     return [Fake(family, shape(secret), secret) for family, shape, secret in found]
 
 

@@ -183,6 +183,12 @@ TEST_FAKES = {
         "Q2w3E4r5T6y7U8i9O0p1A2s3D4f5G6h7J8k9",
         "Z9x8C7v6B5n4M3l2K1j0H9g8F7d6S5a4P3o2",
     ],
+    "tests/test_redact_wrapped.py": [
+        'github_pat_11AQ3ZK7Y0mXvP2s9LtQ4n_" + "Hx7Kc2Vb9Nq4Wm1Zr8Ts5Yp3Lg6Fd0Ja',
+        "https://hooks.slack.com/services/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",
+        '7123456789:AAH" + "k3Jd9QmZ2xW7pL4vB8nR1tY6cF5hG0sA',
+        'SK" + "0f1e2d3c4b5a69788796a5b4c3d2e1f0',
+    ],
     "bench/hooks_bench.py": [
         "Hunter2xyz!",
         "q8Wv2Lk9Zr4Tm1Xs9fQ2",
@@ -202,6 +208,8 @@ def test_the_projects_own_files_lose_nothing() -> None:
             masks += 1
             found = text[s.start : s.end]
             allowed = TEST_FAKES.get(rel, []) + _literal_fakes(rel, text)
+            if rel == "tests/test_redact.py":  # this list itself
+                allowed += [f for fakes in TEST_FAKES.values() for f in fakes]
             assert any(found in f or f in found for f in allowed), (rel, s.kind, found[:80])
     assert masks < 40
 

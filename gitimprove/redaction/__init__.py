@@ -48,12 +48,14 @@ def ruleset() -> RuleSet:
             shapes,
             tools,
         )
-        from gitimprove.redaction.values import check_generic
+        from gitimprove.redaction.values import check_generic, check_keyed
 
         gitleaks = engine.load_gitleaks()
         for rule in gitleaks:
             if rule.id in engine.GENERIC_IDS:
                 rule.check = check_generic
+            elif rule.near:  # `<identifier with keyword> = <secret>`
+                rule.check = check_keyed
         _rules = engine.RuleSet(
             [
                 *gitleaks,

@@ -19,6 +19,7 @@ from gitimprove.redaction.values import (
     kind_of,
     looks_random,
     mixed_case,
+    public_key_before,
     random_value,
     secret_like,
     words,
@@ -42,6 +43,11 @@ def _check_assignment(secret: str, m: re.Match[str]) -> bool | str:
         return False  # a source location in a stack trace: `lib/phoenix/token.ex:266:`
     if not quoted and compiled(r"(?:!!?|[&*])[\w!-]+", 0).fullmatch(secret):
         return False  # a YAML tag, anchor or alias: `pw: &p <value>`, `token: !!str <v>`
+    before = m.string[max(0, m.start() - 12) : m.start()]
+    if before.endswith("${") and secret.startswith(("?", "+")):
+        return False  # `${DB_PASSWORD:?must be set}`: an error message, not a default
+    if public_key_before(m.string, m.start()):
+        return False  # `pub key: 0x04…`: a public key
     env_style = key.isupper() and sep == "="
     if sep.strip() in ("=", ":") and key.lower() in ("pw", "pass", "passwd") and _mixed(secret):
         return "password"  # `pw=<pw>`: a short name, but no prose reads `pass=x9…`
@@ -51,6 +57,13 @@ def _check_assignment(secret: str, m: re.Match[str]) -> bool | str:
 
 
 def _check_value(secret: str, m: re.Match[str]) -> bool:
+    return is_value(secret)
+
+
+def _check_netrc(secret: str, m: re.Match[str]) -> bool:
+    """A `.netrc` password; a line of its own saying `password <word>.` is prose."""
+    if m.group(2) is not None and compiled(r"[A-Za-z]+[.,;:!?]", 0).fullmatch(secret):
+        return False
     return is_value(secret)
 
 
@@ -184,7 +197,7 @@ RULES: list[Rule] = [
         r"|^[ \t]*password[ \t]+(\S+)[ \t]*$",
         ("machine", "default", "password"),
         priority=CONTEXT,
-        check=_check_value,
+        check=_check_netrc,
     ),
     Rule(
         "docker-auth",

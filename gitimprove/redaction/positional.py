@@ -44,6 +44,8 @@ _ARG = r"""["']?(?P<bare>[^\s'"|;&`<>]+)["']?"""
 
 def _check_named(secret: str, m: _KeyMatch) -> bool | str:
     key = m.group("key")
+    if compiled(r"[A-Z][A-Z_]*[A-Z]", 0).fullmatch(secret):
+        return False  # a list of constant names: `'NOPASS', 'ONLY'`, `'CURLOPT_READDATA'`
     if looks_random(key, min_len=8):
         return False  # an id, not a name: `"requestId": "req_01…NPwCb", "type"`
     after = m.m.string[m.m.end() : m.m.end() + 8].lstrip()
@@ -53,7 +55,7 @@ def _check_named(secret: str, m: _KeyMatch) -> bool | str:
         return False  # `("gcp-api-key", r"…")` is a list, not a name and its value
     if key_words(key) in (["pass"], ["pw"], ["passwd"], ["psk"]):
         # `{"pass": "pass", "fail": "fail"}` counts outcomes; `"pass": "<pw>"` names one
-        return is_value(secret) and secret_like(secret) and "password"
+        return is_value(secret) and secret_like(secret) and " " not in secret and "password"
     if not assignment_is_secret(key, secret, quoted=True, env_style=True):
         return False
     return kind_of(key)
@@ -77,6 +79,18 @@ def _check_pair(secret: str, m: re.Match[str]) -> bool:
         and " " not in secret.strip()
         and "://" not in secret
         and not compiled(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+", 0).fullmatch(secret)
+    )
+
+
+def _check_sql(secret: str, m: re.Match[str]) -> bool:
+    """`IDENTIFIED BY '…'` in a statement about a user or a role (`CREATE USER`, `ALTER
+    ROLE`, `GRANT … TO`, `'app'@'%'`), not in prose that says what a thing is identified
+    by."""
+    start = m.string.rfind(";", max(0, m.start() - 300), m.start()) + 1
+    before = m.string[max(start, m.start() - 300) : m.start()]
+    said = compiled(r"(?i)\b(?:user|role|login|grant|alter|create)\b|'@'|@'|\bwith\b", 0)
+    return _check_pair(secret, m) and (
+        m.group(0).lower().startswith("with") or said.search(before) is not None
     )
 
 
@@ -185,7 +199,7 @@ RULES: list[Rule] = [
         groups=("sq",),
         needs=("'",),
         priority=CONTEXT,
-        check=_check_pair,
+        check=_check_sql,
     ),
     Rule(
         "cli-password",

@@ -72,6 +72,25 @@ RULES: list[Rule] = [
     Rule("nuget-api-key", r"\boy2[a-z0-9]{43}\b", ("oy2",)),
     Rule("okta-api-token", r"\bSSWS\s+([\w-]{20,})", ("ssws",), flags=re.ASCII | re.IGNORECASE),
     Rule("dockerhub-token", r"\bdckr_(?:pat|oat)_[\w-]{20,}", ("dckr_",)),
+    # Doppler: personal, service (`dp.st.<config>.…`), CLI, service account, SCIM, audit
+    Rule(
+        "doppler-token",
+        r"\bdp\.(?:pt|st|ct|sa|scim|audit)\.(?:[\w-]{1,64}\.)?[A-Za-z0-9]{40,44}\b",
+        ("dp.pt.", "dp.st.", "dp.ct.", "dp.sa.", "dp.scim.", "dp.audit."),
+    ),
+    # Tailscale auth, API, OAuth client, webhook and SCIM keys: tskey-<kind>-<id>-<secret>
+    Rule(
+        "tailscale-key",
+        r"\btskey-(?:auth|api|client|webhook|scim)-[A-Za-z0-9]{6,}-[A-Za-z0-9]{16,}",
+        ("tskey-",),
+    ),
+    Rule("neon-api-key", r"\bnapi_[a-z0-9]{40,}\b", ("napi_",)),
+    Rule("figma-pat", r"\bfigd_[\w-]{30,}", ("figd_",)),
+    Rule("buildkite-token", r"\bbkua_[A-Za-z0-9]{40}\b", ("bkua_",)),
+    # a prefix, then a run with a digit in it (`vercel_blob_rw_…`, not `vercel_config_path`)
+    Rule("vercel-token", r"\bvercel_(?=[\w-]*\d)[\w-]{24,}", ("vercel_",)),
+    Rule("cloudflare-scoped-token", r"\bcf[au]t_(?=[\w-]*\d)[\w-]{30,}", ("cfat_", "cfut_")),
+    Rule("jina-api-key", r"\bjina_(?=[\w-]*\d)[A-Za-z0-9_-]{40,}", ("jina_",)),
     Rule(
         # an auth token next to its account SID: `Client("AC…", "<32 hex>")`, `AC…:<32 hex>`
         "twilio-auth-token",

@@ -36,12 +36,15 @@ _REFERENCE = r"""^(?:
       | <[^<>]*>|\[[^\[\]]*\]                       # <your-token> [REDACTED]
       | [A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)+  # settings.SECRET_KEY, os.environ
       | \d{1,5}(?:\.\d+)?                           # a count, a port, a size
+      | ![A-Za-z][\w:./-]*                          # a YAML tag: !vault, !Ref, !env_var
+      | (?:\{[\w.]*(?::[^{}]*)?\}|%[sdr]|[^\w{}\s])+   # a template: '{0}:{1}', '%s:%s'
+      | \#(?:[0-9a-fA-F]{3}){1,2}(?:[0-9a-fA-F]{2})?  # a colour: #cccccc
     )$"""
 _PLACEHOLDER = r"^(?:[*x#.\-_]+|x{3,}|\*{3,}|\.{3,}|…)$"
 # a value that says it is not a real one (`dev-only-secret-not-for-production`, `changeme`)
 _SAYS_FAKE = words(
     "placeholder example examples dummy fake sample changeme replaceme your insert todo fixme "
-    "xxx xxxx redacted"
+    "xxx xxxx redacted username password passwd value values"
 )
 _SAYS_FAKE_PHRASES = ("not-for-production", "not_for_production", "dev-only", "test-only")
 
@@ -49,27 +52,40 @@ _SAYS_FAKE_PHRASES = ("not-for-production", "not_for_production", "dev-only", "t
 def is_value(value: str) -> bool:
     """Not a reference, placeholder, type name or earlier marker."""
     v = value.strip().rstrip(".,:").removesuffix('\\"').removesuffix("\\'")
-    default = compiled(r"\$\{[A-Za-z_]\w*:?[-=?+](.*)\}", 0).fullmatch(v)
+    default = compiled(r"\$\{[A-Za-z_]\w*:?([-=?+])(.*)\}", 0).fullmatch(v)
     if default:  # ${TOKEN:-fallback}: only the fallback can be a secret
-        return is_value(default.group(1))
+        # (`${TOKEN:?message}` is an error message, `${TOKEN:+word}` a word used when set)
+        return default.group(1) in "-=" and is_value(default.group(2))
     return (
         len(v) >= 4
         and any(c.isalnum() for c in v)
         and v.lower() not in _NOT_VALUES
-        and not compiled(_REFERENCE, re.X).match(v)
+        and not (compiled(_REFERENCE, re.X).match(v) and not _random_part(v))
         and not compiled(_PLACEHOLDER, re.I).match(v)
         and "[REDACTED:" not in v
         and not _says_fake(v)
         and not compiled(_PATH, 0).fullmatch(v)
         and not compiled(r"(?i)(?:sha1|sha256|sha384|sha512|md5):", 0).match(v)
         and not encodes_prose(v)
+        and not compiled(_PATTERN, 0).search(v)
     )
+
+
+# a regular expression's syntax: `(?![\w-])`, `\d+`: a pattern, not a password
+_PATTERN = r"\(\?(?:[:!=]|<[=!])|\\[wdsWDS][*+?{\])]|\[\^?\\[wdsWDS]"
+
+
+def _random_part(value: str) -> bool:
+    """A dotted value with a random part is a token (`dp.st.prd.<43 random>`), not an
+    attribute path (`settings.SECRET_KEY`, `os.environ`), which reads as one by its dots."""
+    return "." in value and any(looks_random(p) for p in value.split("."))
 
 
 # an absolute path (`PWD=/home/me/app`, `OLDPWD=/tmp`): a directory, not a password
 _PATH = r"(?:~|/(?:bin|etc|home|opt|tmp|usr|var|srv|mnt|root|Users|workspace|app|src|data)\b)[\w ./@+-]*"
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-_HASH = r"[0-9a-f]{7,12}|[0-9a-f]{40}|[0-9a-f]{64}|[0-9A-F]{40}|[0-9A-F]{64}"
+# git ids and SHA-256 digests, also after names (a CI cache key: `Linux-pip-<sha256>`)
+_HASH = r"[0-9a-f]{7,12}|(?:[\w.]+-)*(?:[0-9a-f]{40}|[0-9a-f]{64})|[0-9A-F]{40}|[0-9A-F]{64}"
 
 
 def is_identifier_value(value: str) -> bool:
@@ -156,13 +172,14 @@ _ABOUT = words(
     "format env var header mode enabled required rule rules regex pattern hash hashed strength "
     "reset changed manager helper provider source index kind class prefix suffix limit version "
     "algorithm algo scheme usage budget tokenizer tokens location ref store storage chars "
-    "charset alphabet"
+    "charset alphabet param params parameter attr attribute column col input widget selector "
+    "option arg argument constant const placeholder"
 )
 _NOT_SECRET_FIRST = words("csrf xsrf public publishable")
 # a pagination cursor or a fingerprint: names a position or a public digest, grants nothing
 _NOT_SECRET_ANY = words(
     "next page pagination continuation cursor resume sync fingerprint fingerprints checksum "
-    "digest sha sha1 sha256 sha512 md5 etag uuid"
+    "digest sha sha1 sha256 sha512 md5 etag uuid idempotency cache"
 )
 # `bypass`, `compass`: words ending in "pass" that name no password
 _NOT_PASS = ("bypass", "compass", "encompass", "surpass", "overpass", "underpass", "trespass")
@@ -207,6 +224,30 @@ def kind_of(key: str) -> str:
     return "credential"
 
 
+_CREDENTIAL_WORDS = words(
+    "password passwd passphrase pwd pw pass secret secrets token tokens key keys apikey "
+    "credential credentials creds auth"
+)
+
+
+def names_itself(key: str, value: str) -> bool:
+    """A value that is a name, not a secret: the key's own word or a credential word
+    (`PASSWORD_FIELD = "password"`, `password_field = "password1"`, `self.password =
+    password`, `api_key_header = "x-api-key"`)."""
+    letters = "".join(c for c in value.lower() if c.isalpha())
+    if not letters or len(value) > 40:
+        return False
+    parts = key_words(key)
+    if letters in parts or letters == "".join(parts):
+        return True
+    pieces = [w for w in compiled(r"[a-z]+", 0).findall(value.lower())]
+    return (
+        bool(pieces)
+        and all(w in _CREDENTIAL_WORDS or len(w) <= 1 for w in pieces)
+        and (sum(c.isdigit() for c in value) <= 2)
+    )
+
+
 def _lexer_token(key: str, value: str) -> bool:
     """`token: 'identifier'` (a parser's token type) or `token = next_token`: a key that
     only says "token" given a plain word or identifier."""
@@ -238,6 +279,8 @@ def assignment_is_secret(key: str, value: str, *, quoted: bool, env_style: bool)
         return False
     if short_hex(value) and kind_of(key) != "password":
         return False  # `session_key: 3f2a9c0d1e4b5a6c`: an id in a log (see docs/secrets.md)
+    if names_itself(key, value):
+        return False
     if is_identifier_value(value) and not _names_secret(key):
         # a bare hex digest under a key that is exactly a token (`token=<40 hex>`: an old
         # GitHub OAuth token) is one; under `commit`, `etag` or `sha` it names a version
@@ -298,4 +341,26 @@ def check_generic(secret: str, m: re.Match[str]) -> bool:
         return False
     if short_hex(secret) and kind_of(key) != "password":
         return False
+    if names_itself(key, secret.strip("'\"")) or public_key_before(m.string, m.start()):
+        return False
     return not (is_identifier_value(secret) and not _names_secret(key))
+
+
+def public_key_before(text: str, start: int) -> bool:
+    """`pub key: 0x04…`, `public_key = …`: a key that says it is a public one."""
+    before = text[max(0, start - 12) : start]
+    return compiled(r"(?i)\b(?:pub|public|publishable)[ \t_-]*$", 0).search(before) is not None
+
+
+def check_keyed(secret: str, m: re.Match[str]) -> bool:
+    """gitleaks' `<identifier with keyword> = <secret>` rules, held to what the identifier
+    says: not a name about the credential (`PASSWORD_FIELD`, `password_param`) and not a
+    value naming itself (`= "password"`)."""
+    key = m.string[m.start() : m.start(1)] if m.re.groups else ""
+    key = key.strip(" \t'\"`:=>,|?")
+    parts = key_words(key)
+    value = secret.strip("'\"`")
+    if names_itself(key, value):
+        return False
+    # a name about the credential (`PASSWORD_FIELD`) given a random value still holds one
+    return not (parts and parts[-1] in _ABOUT) or looks_random(value, min_len=8)

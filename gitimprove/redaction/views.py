@@ -147,6 +147,8 @@ def _breaks(text: str) -> list[tuple[int, int]]:
             continue
         if m.group("indent") is not None and not _continuation(text, m.end()):
             continue
+        if _statement_line(text, m.end()):
+            continue
         line_start = text.rfind("\n", 0, m.start()) + 1
         run = compiled(rf"[{_RUN_CHARS}]*$", 0).search(
             text, max(line_start, m.start() - 64), m.start()
@@ -188,11 +190,10 @@ def _token_across(text: str, b: int, e: int) -> bool:
     if compiled(r"[ \t]*(?:=|:[ \t])|\(", 0).match(text, tail.end()):
         return False
     run = head.group(0) + tail.group(0)
-    return (
-        len(run) >= _TOKEN_RUN
-        and any(c.isdigit() for c in run)
-        and any(c.isalpha() for c in run)
-    )
+    if len(run) < _TOKEN_RUN or not any(c.isalpha() for c in run):
+        return False
+    # digits in it, or letters of both cases around a `_` (`api_org_kQzT…`)
+    return any(c.isdigit() for c in run) or ("_" in run and not run.islower() and not run.isupper())
 
 
 def _continuation(text: str, at: int) -> bool:
@@ -200,7 +201,21 @@ def _continuation(text: str, at: int) -> bool:
     indented lines hold spaces, calls or operators)."""
     stop = text.find("\n", at)
     line = text[at : stop if stop != -1 else len(text)].rstrip()
+    if _statement_line(text, at):
+        return False
     return 3 <= len(line) <= 200 and not any(c in line for c in " \t()")
+
+
+def _statement_line(text: str, at: int) -> bool:
+    """A line of code of its own: a block's opener (`else:`) or a bare statement."""
+    stop = text.find("\n", at)
+    line = text[at : stop if stop != -1 else len(text)].strip()
+    return line.endswith(":") or line in _STATEMENTS
+
+
+_STATEMENTS = frozenset(
+    ["pass", "break", "continue", "return", "raise", "else", "fi", "done", "esac", "then", "end"]
+)
 
 
 def _joined_spans(rs: RuleSet, text: str) -> list[Span]:
