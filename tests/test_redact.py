@@ -189,6 +189,17 @@ TEST_FAKES = {
         '7123456789:AAH" + "k3Jd9QmZ2xW7pL4vB8nR1tY6cF5hG0sA',
         'SK" + "0f1e2d3c4b5a69788796a5b4c3d2e1f0',
     ],
+    "tests/test_redact_real_code.py": [
+        "anonymous@",
+        "1*tchar",
+        "node-cache-Linux-x64-npm-",
+        '"Xk3v9Qp2Lm7R"',
+        "!vaultXk3v9Qp2Lm",
+        "${DB_PASSWORD:-Xk3v9Qp2Lm}",
+        "Tr0ub4dor-9x",
+        "Xk3v9Qp2Lm7Rt5Wz8Yb4",
+        "Xk3v9-Qp2Lm",
+    ],
     "bench/hooks_bench.py": [
         "Hunter2xyz!",
         "q8Wv2Lk9Zr4Tm1Xs9fQ2",
@@ -211,7 +222,7 @@ def test_the_projects_own_files_lose_nothing() -> None:
             if rel == "tests/test_redact.py":  # this list itself
                 allowed += [f for fakes in TEST_FAKES.values() for f in fakes]
             assert any(found in f or f in found for f in allowed), (rel, s.kind, found[:80])
-    assert masks < 40
+    assert masks < 50
 
 
 def _literal_fakes(rel: str, text: str) -> list[str]:
