@@ -70,6 +70,47 @@ def families(g: Gen) -> list[tuple[str, Callable[[str], str], str]]:
         ),
         ("cloudflare-scoped", lambda s: f"wrangler used {s}", "cfat_" + t(ALNUM, 40)),
         ("jina", lambda s: f"Bearer-less call with {s} failed", "jina_" + t(ALNUM, 60)),
+        # handed to a command or declared in a language's own syntax
+        ("sudo-pipe", lambda s: f'echo "{s}" | sudo -S apt-get install -y nginx', g.password()),
+        ("sudo-herestring", lambda s: f'sudo -S <<< "{s}" systemctl restart app', g.password()),
+        ("gh-secret-pipe", lambda s: f"echo {s} | gh secret set DB_PASSWORD", g.password()),
+        (
+            "gcloud-secret-pipe",
+            lambda s: f'echo -n "{s}" | gcloud secrets create db-pass --data-file=-',
+            g.password(),
+        ),
+        ("add-mask", lambda s: f"2026-01-01T10:00:00.1234567Z ::add-mask::{s}", g.password()),
+        ("cmdkey", lambda s: f"cmdkey /add:server01 /user:admin /pass:{s}", g.password()),
+        ("schtasks", lambda s: f"schtasks /create /tn backup /rp {s} /tr x.bat", g.password()),
+        (
+            "ssm-put-parameter",
+            lambda s: f"aws ssm put-parameter --name /prod/db/password --value {s}",
+            g.password(),
+        ),
+        (
+            "dotnet-user-secrets",
+            lambda s: f'dotnet user-secrets set "Stripe:SecretKey" "{s}"',
+            g.password(),
+        ),
+        ("rust-const", lambda s: f'const API_KEY: &str = "{s}";', g.password()),
+        ("ruby-env-default", lambda s: f"ENV['STRIPE_SECRET'] ||= '{s}'", g.password()),
+        (
+            "terraform-output",
+            lambda s: '{"db_password": {"sensitive": true, "value": "' + s + '"}}',
+            g.password(),
+        ),
+        ("hcl-heredoc", lambda s: f"secret_string = <<EOT\n{s}\nEOT", g.password()),
+        (
+            "sql-identified-with",
+            lambda s: f"ALTER USER 'app'@'%' IDENTIFIED WITH mysql_native_password BY '{s}';",
+            g.password(),
+        ),
+        (
+            "php-mysqli",
+            lambda s: f"$conn = new mysqli('localhost', 'root', '{s}', 'shop');",
+            g.password(),
+        ),
+        ("php-pdo", lambda s: f'new PDO("mysql:host=db;dbname=app", "app", "{s}")', g.password()),
         (
             "dotted-random",
             lambda s: f'SECRET_KEY = "{s}"',

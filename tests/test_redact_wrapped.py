@@ -25,6 +25,7 @@ NOT_WRAPPED = {
     "csv-password-column",
     "tsv-token-column",
     "yaml-folded",
+    "hcl-heredoc",
     "k8s-env-pair",
     # all letters: a wrapped run of letters reads as words
     "passphrase-letters",

@@ -20,6 +20,7 @@ from gitimprove.redaction import (
     engine,
     hashes,
     keys,
+    piped,
     positional,
     prose,
     providers,
@@ -54,6 +55,7 @@ def test_every_rule_and_allowlist_compiles_without_warnings() -> None:
         *calls.RULES,
         *hashes.RULES,
         *prose.RULES,
+        *piped.RULES,
     ]
     assert len(GITLEAKS) >= 200 and len(rules) == len(GITLEAKS) + len(ours)
     with warnings.catch_warnings():

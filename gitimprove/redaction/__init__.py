@@ -42,6 +42,7 @@ def ruleset() -> RuleSet:
             context,
             hashes,
             keys,
+            piped,
             positional,
             prose,
             providers,
@@ -68,6 +69,7 @@ def ruleset() -> RuleSet:
                 *calls.RULES,
                 *hashes.RULES,
                 *prose.RULES,
+                *piped.RULES,
             ]
         )
     return _rules

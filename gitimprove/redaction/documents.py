@@ -94,11 +94,15 @@ def _paired(text: str) -> dict[str, str]:
     except (ValueError, RecursionError):
         return {}
     out: dict[str, str] = {}
+    parents: list[str | None] = [None]  # the key each item on the stack is the value of
     while stack:
-        item = stack.pop()
+        item, parent = stack.pop(), parents.pop()
         if isinstance(item, dict):
             fields = {str(k).lower(): v for k, v in item.items()}
             names = [v for k, v in fields.items() if k in _NAME_FIELDS and isinstance(v, str)]
+            if parent is not None and "value" in fields:
+                # `terraform output -json`: `{"db_password": {"sensitive": true, "value": …}}`
+                names.append(parent)
             values = [
                 v
                 for k, v in fields.items()
@@ -109,8 +113,10 @@ def _paired(text: str) -> dict[str, str]:
                     if assignment_is_secret(name, str(value), quoted=True, env_style=True):
                         out[str(value)] = kind_of(name)
             stack.extend(item.values())
+            parents.extend(str(k) for k in item)
         elif isinstance(item, list):
             stack.extend(item)
+            parents.extend([None] * len(item))
     return out
 
 

@@ -193,7 +193,7 @@ RULES: list[Rule] = [
     ),
     Rule(
         "password",
-        r"(?i)\b(?:identified\s+by(?:\s+password)?|with\s+(?:encrypted\s+)?password(?:\s*=)?)"
+        r"(?i)\b(?:identified\s+(?:with\s+\w+\s+)?by(?:\s+password)?|with\s+(?:encrypted\s+)?password(?:\s*=)?)"
         r"\s*'(?P<sq>[^'\n]{1,200})'",
         ("identified", "password"),
         groups=("sq",),

@@ -1,0 +1,148 @@
+"""Credentials handed to a command without a flag naming them, and declarations that name
+them in a language's own syntax (beside `context.py`, `shapes.py`, `positional.py`).
+
+- a password piped or fed to a command that reads one (`echo "<pw>" | sudo -S apt …`,
+  `sudo -S <<< "<pw>"`, `echo <pw> | gh secret set X`, `| gcloud secrets create`,
+  `| passwd --stdin`), and the value of a GitHub Actions `add-mask` command;
+- Windows `cmdkey /pass:<pw>`, `schtasks /rp <pw>`;
+- `aws ssm put-parameter` with a `--name` naming a password and its `--value`,
+  `dotnet user-secrets set "Stripe:SecretKey" <v>`;
+- PHP `new mysqli(host, user, '<pw>', db)`, `new PDO(dsn, user, '<pw>')`;
+- a Rust `const API_KEY: &str = "<pw>"`, Ruby `ENV['X_SECRET'] ||= '<pw>'`, a Terraform
+  output's `"db_password": {"sensitive": true, "value": "<pw>"}`, an HCL heredoc under a
+  credential key.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gitimprove.redaction.engine import CONTEXT, Rule
+from gitimprove.redaction.values import assignment_is_secret, is_value, kind_of
+
+_VAL = r"""(?:"(?P<dq>(?:[^"\\\n]|\\.){1,500})"|'(?P<sq>[^'\n]{1,500})'|(?P<bare>[^\s'"|;&<>]{1,500}))"""
+_GROUPS = ("dq", "sq", "bare")
+# commands that read a secret from their standard input
+_READS_SECRET = (
+    r"sudo\b[^\n|;&]*?\s-S\b|sudo\s+--stdin\b|gh\s+secret\s+set\b|"
+    r"gcloud\s+secrets\s+(?:create|versions\s+add)\b|passwd\s+--stdin\b|"
+    r"kubectl\s+create\s+secret\b[^\n|;&]*--from-file=[\w-]*=?/dev/stdin"
+)
+
+
+def _check_value(secret: str, m: re.Match[str]) -> bool | str:
+    return is_value(secret) and not secret.startswith("-") and "password"
+
+
+def _check_named(secret: str, m: re.Match[str]) -> bool | str:
+    key = m.group("key")
+    if not assignment_is_secret(key, secret, quoted=True, env_style=True):
+        return False
+    return kind_of(key)
+
+
+RULES: list[Rule] = [
+    Rule(
+        "password",
+        r"\b(?:echo|printf)(?:[ \t]+-[neE]+)*(?:[ \t]+(?:'%s\\n'|\"%s\\n\"))?[ \t]+"
+        + _VAL
+        + r"[ \t]*\|[ \t]*(?:"
+        + _READS_SECRET
+        + r")",
+        ("sudo", "gh secret", "gcloud secrets", "passwd", "kubectl"),
+        groups=_GROUPS,
+        needs=("|",),
+        priority=CONTEXT,
+        check=_check_value,
+    ),
+    Rule(
+        "password",
+        r"\bsudo\b[^\n|;&]*?\s-S\b[^\n<]*<<<[ \t]*" + _VAL,
+        ("sudo",),
+        groups=_GROUPS,
+        needs=("<<<",),
+        priority=CONTEXT,
+        check=_check_value,
+    ),
+    Rule(
+        # PHP: the password is the third argument (`new mysqli(host, user, '…', db)`,
+        # `new PDO(dsn, user, '…')`, `mysqli_connect(host, user, '…')`)
+        "password",
+        r"(?i)\b(?:new[ \t]+(?:mysqli|PDO)|mysqli_connect|mysqli_real_connect)[ \t]*\("
+        r"(?:[ \t]*(?:\$?\w+|\"[^\"\n]*\"|'[^'\n]*'),){2}[ \t]*"
+        r"(?:\"(?P<dq>(?:[^\"\\\n]|\\.){1,500})\"|'(?P<sq>[^'\n]{1,500})')",
+        ("mysqli", "pdo"),
+        groups=("dq", "sq"),
+        needs=("(",),
+        priority=CONTEXT,
+        check=_check_value,
+    ),
+    Rule(
+        "credential",
+        r"[:]{2}add-mask[:]{2}([^\s\"'`]{3,500})",
+        ("add-mask",),
+        priority=CONTEXT,
+        check=lambda s, m: is_value(s),
+    ),
+    Rule(
+        "password",
+        r"(?i)\b(?:cmdkey\b[^\n]*?/pass:|schtasks\b[^\n]*?[ \t]/rp[ \t]+)" + _VAL,
+        ("cmdkey", "schtasks"),
+        groups=_GROUPS,
+        priority=CONTEXT,
+        check=_check_value,
+    ),
+    Rule(
+        "credential",
+        r"(?i)\bput-parameter\b[^\n|;&]*?--name[ =][\"']?(?P<key>[\w/.:-]+)[\"']?"
+        r"[^\n|;&]*?--value[ =]" + _VAL,
+        ("put-parameter",),
+        groups=_GROUPS,
+        priority=CONTEXT,
+        check=_check_named,
+    ),
+    Rule(
+        "credential",
+        r"(?i)\buser-secrets[ \t]+set[ \t]+[\"']?(?P<key>[\w:.-]+)[\"']?[ \t]+" + _VAL,
+        ("user-secrets",),
+        groups=_GROUPS,
+        priority=CONTEXT,
+        check=_check_named,
+    ),
+    Rule(
+        "credential",
+        r"\b(?:const|static)[ \t]+(?:mut[ \t]+)?(?P<key>\w+)[ \t]*:[ \t]*&(?:'static[ \t]+)?str"
+        r"[ \t]*=[ \t]*\"(?P<dq>(?:[^\"\\\n]|\\.){1,500})\"",
+        ("&str", "&'static str"),
+        groups=("dq",),
+        priority=CONTEXT,
+        check=_check_named,
+    ),
+    Rule(
+        "credential",
+        r"\bENV\[[\"'](?P<key>\w+)[\"']\][ \t]*\|\|=[ \t]*" + _VAL,
+        ("env[",),
+        groups=_GROUPS,
+        priority=CONTEXT,
+        check=_check_named,
+    ),
+    Rule(
+        "credential",
+        r"\"(?P<key>[\w.-]+)\"[ \t]*:[ \t]*\{[^{}\n]{0,200}?\"value\"[ \t]*:[ \t]*"
+        r"\"(?P<dq>(?:[^\"\\\n]|\\.){1,500})\"",
+        ("value",),
+        groups=("dq",),
+        needs=("{",),
+        priority=CONTEXT,
+        check=_check_named,
+    ),
+    Rule(
+        "credential",
+        r"(?P<key>[\w.-]+)[ \t]*=[ \t]*<<-?(?P<tag>[A-Z_]+)\r?\n[ \t]*(?P<bare>[^\s]{1,500})"
+        r"[ \t]*\r?\n[ \t]*(?P=tag)\b",
+        ("<<",),
+        groups=("bare",),
+        priority=CONTEXT,
+        check=_check_named,
+    ),
+]
