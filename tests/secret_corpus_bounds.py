@@ -24,7 +24,7 @@ def families(g: Gen) -> list[tuple[str, Callable[[str], str], str]]:
             lambda s: f"GET https://api.internal/v1/keys/{s}/rotate 404",
             "dapi" + t(HEX, 32),
         ),
-        ("end-git-status", lambda s: f"?? secrets/{s}.txt", "hvs." + t(ALNUM, 95)),
+        ("end-git-status", lambda s: f"?? secrets/{s}.txt", "hvs.CAES" + t(HEX, 3) + t(ALNUM, 88)),
         (
             "end-sentence",
             lambda s: f"Error code: 401 - incorrect key {s}.",

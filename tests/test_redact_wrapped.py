@@ -21,9 +21,11 @@ NOT_WRAPPED = {
     "json-unicode-escape",
     "url-encoded-equals",
     "url-encoded-space",
+    "double-url-encoded",
     # a table cell or a YAML block: a line break ends the cell or the line of the value
     "csv-password-column",
     "tsv-token-column",
+    "markdown-table",
     "yaml-folded",
     "hcl-heredoc",
     "k8s-env-pair",

@@ -15,12 +15,19 @@ PUBLISHED = (
     "pk_test_TYooMQauvdEDq54NiTphI7jx",
     "sk_test_BQokikJOvBiI2HlWgH4olfQ2",
 )
+# jwt.io's example without its signature, as a line cut in two literals quotes it
+_JWT_IO = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwi"
+    "aWF0IjoxNTE2MjM5MDIyfQ"
+)
 _ARN = r"arn:aws[\w-]*:[\w-]+:[\w-]*:\d{12}:[^\s\"'<>]*"
 
 
 def published(secret: str, text: str, start: int) -> bool:
     """A documentation example, a key fingerprint or part of an ARN: public by design."""
     if "EXAMPLE" in secret or any(p in secret for p in PUBLISHED):
+        return True
+    if len(secret) >= 40 and secret in _JWT_IO:
         return True
     if _in_arn(text, start):
         return True

@@ -175,7 +175,7 @@ _ABOUT = words(
     "charset alphabet param params parameter attr attribute column col input widget selector "
     "option arg argument constant const placeholder"
 )
-_NOT_SECRET_FIRST = words("csrf xsrf public publishable")
+_NOT_SECRET_FIRST = words("csrf xsrf public publishable pub")
 # a pagination cursor or a fingerprint: names a position or a public digest, grants nothing
 _NOT_SECRET_ANY = words(
     "next page pagination continuation cursor resume sync fingerprint fingerprints checksum "

@@ -253,7 +253,8 @@ def _single_joins(
     for b, e in breaks:
         if any(s.start <= b < s.end for s in found) or not _token_across(text, b, e):
             continue
-        start = max(text.rfind("\n", 0, b) + 1, b - _REACH)
+        line = text.rfind("\n", 0, b)  # the line before too: `expect "*assword:*"`
+        start = max(text.rfind("\n", 0, max(line, 0)) + 1, b - _REACH)
         stop = text.find("\n", e)
         stop = min(stop if stop != -1 else len(text), e + _REACH)
         budget -= stop - start
