@@ -189,7 +189,6 @@ TEST_FAKES = {
         '7123456789:AAH" + "k3Jd9QmZ2xW7pL4vB8nR1tY6cF5hG0sA',
         'SK" + "0f1e2d3c4b5a69788796a5b4c3d2e1f0',
     ],
-    "tests/test_integrity_marks.py": ["gi1:k:r:1:x", "gi1:k:r:{me}:x"],
     "tests/test_redact_real_code.py": [
         "anonymous@",
         "1*tchar",
