@@ -33,7 +33,7 @@ _REFERENCE = r"""^(?:
       | %[A-Za-z_]\w*%|@[A-Za-z_]\w*@               # %TOKEN% @TOKEN@
       | \{[A-Za-z_][\w.\[\]'"]*(?:![rsa])?(?::[^{}]*)?\}  # a format field: {password}
       | \{[A-Za-z_][\w.]*\([\w.,'" ]*\)\}               # an f-string call: {quote(pw)}
-      | <[^<>]*>|\[[^\[\]]*\]                       # <your-token> [REDACTED]
+      | <{1,2}[^<>]*>{1,2}|\[[^\[\]]*\]                 # <your-token> [REDACTED] <<Event>>
       | [A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)+  # settings.SECRET_KEY, os.environ
       | \d{1,5}(?:\.\d+)?                           # a count, a port, a size
       | ![A-Za-z][\w:./-]*                          # a YAML tag: !vault, !Ref, !env_var
