@@ -229,3 +229,36 @@ def test_what_sealed_files_import_is_sealed_too(path: str, flagged: bool) -> Non
 
     found = implicit_changes([path], list(SEALED), ["**"], read, lambda f: False)
     assert bool(found) == flagged, found
+
+
+def test_a_checkout_holds_no_compiled_python_and_no_run_reads_anothers(
+    tmp_repo: TmpRepo,
+) -> None:
+    """Measurement checkouts are written without `__pycache__/` and `*.pyc`, and what compiled
+    Python a run wrote is gone before the next (metric and guard write none themselves)."""
+    from gitimprove.git.checkout import checkout, compiled
+
+    tag = sys.implementation.cache_tag
+    head = tmp_repo.commit(
+        "with compiled files",
+        {
+            "tools/reader.py": "def value():\n    return 100.0\n",
+            f"tools/__pycache__/reader.{tag}.pyc": "forged",
+            "loose.pyc": "forged",
+            "keep/notes.txt": "kept\n",
+        },
+    )
+    with checkout(tmp_repo.open(), head) as co:
+        on_disk = [p.relative_to(co.path).as_posix() for p in co.path.rglob("*")]
+        assert "tools/reader.py" in on_disk and "keep/notes.txt" in on_disk
+        assert not [p for p in on_disk if compiled(p)], on_disk
+        assert not [p for p in co.expected if compiled(p)]
+        # a run's code writes compiled files (it reset its environment, or meant to)
+        (co.path / "tools" / "__pycache__").mkdir()
+        (co.path / "tools" / "__pycache__" / f"reader.{tag}.pyc").write_bytes(b"forged")
+        (co.path / "other.pyc").write_bytes(b"forged")
+        assert co.verify(after_run=True) == []
+        co.drop_compiled()
+        left = [p.relative_to(co.path).as_posix() for p in co.path.rglob("*")]
+        assert not [p for p in left if compiled(p)], left
+        assert "tools/reader.py" in left and co.verify() == []

@@ -52,13 +52,17 @@ def materialize(
     prefix: str = "",
 ) -> int:
     """Write `tree` under `dest`; `expected` gets every file's (mode, blob id). Returns the
-    size of the largest file written."""
+    size of the largest file written. Compiled Python (`__pycache__/`, `*.pyc`) is never
+    written: Python could run it instead of its source (a forged one, checked against the
+    source's time and size or not at all)."""
     largest = 0
     dest.mkdir(parents=True, exist_ok=prefix != "")
     for entry in tree:
         name = entry.name or ""
         path = dest / name
         rel = prefix + name
+        if compiled(rel):
+            continue
         if entry.type_str == "tree":
             sub = repo.raw[entry.id]
             assert isinstance(sub, pygit2.Tree)
@@ -78,6 +82,11 @@ def materialize(
         else:  # a submodule: an empty folder, as a fresh clone has
             path.mkdir(exist_ok=True)
     return largest
+
+
+def compiled(rel: str) -> bool:
+    """Whether a path of a checkout is compiled Python, which Python may run for its source."""
+    return rel.endswith((".pyc", ".pyo")) or "__pycache__" in rel.split("/")
 
 
 def scan(root: Path) -> dict[str, Stat]:
@@ -157,6 +166,23 @@ class Checkout:
         if not bad:
             self.snapshot = now
         return bad
+
+    def drop_compiled(self) -> None:
+        """Remove the compiled Python an earlier run wrote here (metric and guard run with
+        `PYTHONDONTWRITEBYTECODE`: only measured code that meant to, or a child that reset its
+        environment, writes any), so no run reads another's."""
+        found = [rel for rel in self.snapshot if compiled(rel.rstrip("/"))]
+        if not found:
+            return
+        for rel in found:
+            target = self.path / rel.rstrip("/")
+            if target.is_dir() and not target.is_symlink():
+                from gitimprove.util.files import remove_tree
+
+                remove_tree(target)
+            else:
+                target.unlink(missing_ok=True)
+        self.snapshot = scan(self.path)
 
 
 class NotAsWritten(GitImproveError):

@@ -10,7 +10,6 @@ because every stage that measures uses them the same way.
 from __future__ import annotations
 
 import contextlib
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -238,14 +237,16 @@ class RunContext:
                     before = self.shared.repo_state or RepoState.take(self.repo)
             token = self.token()
             stops = reaper.continued()
+            co.drop_compiled()  # no run reads compiled Python another run wrote
             with (
                 caches.watched(self.repo.improve_dir),  # measured code may write them (none)
                 self.shared.processes(token) as env,
-                tempfile.TemporaryDirectory() as pyc,
             ):
-                # no compiled file of the tree is ever read (a forged `__pycache__/*.pyc`), and
-                # nothing of the user's site folder runs (a planted `usercustomize.py`)
-                env = {**env, "PYTHONPYCACHEPREFIX": pyc, "PYTHONNOUSERSITE": "1"}
+                # the checkout holds no compiled Python of the tree, and the run writes none
+                # (a fresh cache prefix instead would compile every imported module, the
+                # standard library's too, in every run); nothing of the user's site folder
+                # runs (a planted `usercustomize.py`)
+                env = {**env, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1"}
                 yield Measuring(env, lambda: reaper.sweep(token, self.shared.live_tokens))
             if before is not None and reaper.continued() != stops:
                 raise Tampered(
