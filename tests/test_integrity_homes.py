@@ -41,6 +41,8 @@ def _home(root: Path) -> Path:
         ".aider/analytics.json": "{}\n",
         ".aider.conf.yml": "model: x\n",
         ".claude/settings.json": "{}\n",
+        ".claude/projects/-home-user-repo/user.jsonl": '{"type": "user"}\n',
+        ".claude/shell-snapshots/snapshot-bash-0-user.sh": "export PS1=x\n",
         ".claude.json": '{"numStartups": 1}\n',
         ".bashrc": "# mine\n",
     }.items():
@@ -89,8 +91,10 @@ def test_the_agent_cannot_plant_what_runs_outside_later(
 ) -> None:
     """A hostile agent in the sandbox, with `agent`'s home row, writes codex's notify and MCP
     servers, its rules, aider's config and env files, Claude Code's hooks, ~/.bashrc and
-    ~/.gitconfig: nothing of the home changes but the agent's own session files; what it
-    rewrites it rewrites in a private copy."""
+    ~/.gitconfig, Claude Code's shell snapshots and session environment (sourced before every
+    Bash command later) and the user's live transcripts: nothing of the home changes but the
+    agent's history file; its session folders are private to the call, what it rewrites it
+    rewrites in a private copy."""
     home = _home(visible)
     monkeypatch.setenv("HOME", str(home))
     before = {p: p.read_bytes() for p in home.rglob("*") if p.is_file()}
@@ -114,14 +118,19 @@ def test_the_agent_cannot_plant_what_runs_outside_later(
     for rel in grown:
         assert (home / rel).read_text() == "session\n"
     new = sorted(str(p.relative_to(home)) for p in set(after) - set(before))
+    assert new == []  # no session file outlives the call: each folder was private to it
     sessions = {
         "codex": [".codex/log/codex-tui.log", ".codex/sessions/2026/01/01/rollout-x.jsonl"],
         "aider": [".aider/caches/tags.cache"],
-        "claude": [".claude/projects/p/s.jsonl"],
-    }[agent]
-    assert new == sessions
+        "claude": [
+            ".claude/projects/p/s.jsonl", ".claude/shell-snapshots/snapshot-bash-1-x.sh",
+            ".claude/session-env/s/hook-0.sh", ".claude/file-history/s/f@v1",
+        ],
+    }[agent]  # fmt: skip
     wrote = {line.split(" ", 1)[1] for line in lines if line.startswith("wrote ")}
-    assert set(sessions) <= wrote
+    assert set(sessions) <= wrote  # the agent could write its session, privately
+    if agent == "claude":  # the user's transcripts are not even visible to it
+        assert "refused .claude/projects/-home-user-repo/user.jsonl" in lines
     private = {".codex/config.toml", ".claude.json", ".aider/oauth-keys.env"}
     mine = {p.split("/")[0] for p in sessions}
     for rel in private:  # its own row's rewritten files: a private copy it could write

@@ -3,13 +3,19 @@
 Everything of the home is read-only in the sandbox (agents/sandbox.py) except what an
 agent's row below names, each with the reason it is there:
 
-- `~/x/` (ends in "/"): a folder the agent writes for its sessions (made if missing);
+- `~/x/` (ends in "/"): a folder the agent writes for its session: a fresh private folder
+  per call is bound over it (the real one stays as it was, unseen): what the agent writes
+  there is thrown away after the call. Claude Code sources the files of its
+  `shell-snapshots/` and `session-env/` before every Bash command of later sessions, and
+  `claude --resume` (and gitimprove's mining) reads `projects/`: no folder of a tool is ever
+  shared between the agent and what runs later;
 - `~/x`: a file it writes that names no command (history, credentials a login refreshes);
 - `~copy:~/x`: a file the agent rewrites that also holds what runs later, outside the
   sandbox (MCP servers, a `notify` program, hooks, options that name a linter or a test
   command): the agent writes a private copy of it, thrown away after the call.
 
-The rule, enforced here whatever a row says (`binds`): a path that can name a command —
+The rule, enforced here whatever a row says (`binds`): no folder is shared-writable, and a
+file that a tool sources, executes or resumes later, or that can name a command —
 settings, configuration, `.env` files, hooks, rules, prompts, skills, plugins, instructions
 read by later sessions (`names_command`) — is never writable. Such a file is given a private
 copy instead, such a folder stays read-only; a writable folder is never one of them nor
@@ -96,8 +102,9 @@ def state_of(agent: str) -> tuple[str, ...]:
 
 
 def binds(state: Sequence[str], scratch: Path) -> tuple[list[Path], list[tuple[Path, Path]]]:
-    """(writable paths, [(private copy, path it covers)]) for `state`, under the rule above:
-    a writable file that names a command becomes a private copy, such a folder is dropped."""
+    """(writable files, [(private copy, path it covers)]) for `state`, under the rule above:
+    a folder becomes a fresh private folder bound over it, a writable file that names a
+    command becomes a private copy; a folder where configuration lives is dropped."""
     home = Path.home()
     writable: list[Path] = []
     overlays: list[tuple[Path, Path]] = []
@@ -114,12 +121,14 @@ def binds(state: Sequence[str], scratch: Path) -> tuple[list[Path], list[tuple[P
                 private = scratch / f"{i}-{path.name}"
                 shutil.copyfile(path, private)
                 overlays.append((private, path))
-        elif folder:
+        elif folder:  # never shared: what the agent writes there is gone after the call
+            private = scratch / f"{i}-{path.name}"
             try:
-                path.mkdir(parents=True, exist_ok=True)
+                path.mkdir(parents=True, exist_ok=True)  # a mount point must exist
+                private.mkdir()
             except OSError:
                 continue
-            writable.append(path)
+            overlays.append((private, path))
         else:
             writable.append(path)
     return writable, overlays
