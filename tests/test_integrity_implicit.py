@@ -90,6 +90,10 @@ ATTACKS = {
     "pth": "src/evil.pth",
     "sitecustomize": "src/sitecustomize.py",
     "usercustomize": "usercustomize.py",
+    "shadow-dependency": "iniconfig.py",
+    "shadow-dependency-tests": "tests/pluggy/__init__.py",
+    "new-top-level": "helper_mod.py",
+    "dist-info": "src/evil-1.0.dist-info/",
 }
 
 
@@ -99,7 +103,7 @@ ATTACKS = {
 def test_implicitly_loaded_files_are_sealed(tmp_repo: TmpRepo, sandbox: str) -> None:
     names = [*ATTACKS, "pyproject-meta", "near-name"]
     if sandbox == "bwrap":  # the defence does not depend on the mode: a sample is enough
-        names = ["shadow-root", "conftest-root", "pyc", "pyproject-meta"]
+        names = ["shadow-root", "shadow-dependency", "dist-info", "pyc", "pyproject-meta"]
     project(tmp_repo, {str(i): n for i, n in enumerate(names, 1)}, sandbox)
     res = tmp_repo.cli("run", "--run", "h", "-n", str(len(names)), "--json")
     assert res.returncode == 0, res.stderr
@@ -113,7 +117,8 @@ def test_implicitly_loaded_files_are_sealed(tmp_repo: TmpRepo, sandbox: str) -> 
         else:  # an ordinary change is measured and kept
             assert row["status"] == "keep", (name, row)
     tip = tmp_repo.git("ls-tree", "-r", "--name-only", "improve/h").split("\n")
-    assert not {ATTACKS[n] for n in names if n in ATTACKS} - {"pyproject.toml"} & set(tip), tip
+    planted = {ATTACKS[n] for n in names if n in ATTACKS} - {"pyproject.toml"}
+    assert not [p for p in tip if any(p.startswith(x) for x in planted)], tip
     assert "tool" not in tmp_repo.git("show", "improve/h:pyproject.toml")
 
 
@@ -217,8 +222,9 @@ SEALED = {
         ("tools/deep/numpy.py", True),
         ("mod.py", False),  # the project's own module: it was there before
         ("src/numpy.py", False),  # not where the sealed files are
-        ("src/__init__.py", False),
-        ("x.py", False),  # a relative import names no top-level module
+        ("src/__init__.py", True),  # a new top-level package: the root is on sys.path
+        ("x.py", True),  # a new top-level module, whatever imports it
+        ("src/x.py", False),  # not where the sealed files are, named like nothing installed
     ],
 )
 def test_what_sealed_files_import_is_sealed_too(path: str, flagged: bool) -> None:
@@ -262,3 +268,40 @@ def test_a_checkout_holds_no_compiled_python_and_no_run_reads_anothers(
         left = [p.relative_to(co.path).as_posix() for p in co.path.rglob("*")]
         assert not [p for p in left if compiled(p)], left
         assert "tools/reader.py" in left and co.verify() == []
+
+
+@pytest.mark.parametrize(
+    ("path", "flagged"),
+    [
+        ("iniconfig.py", True),  # pytest's dependency, from the interpreter's site-packages
+        ("tests/pluggy/__init__.py", True),  # next to the sealed tests, named like one
+        ("tests/helper.py", False),  # next to the sealed tests, named like nothing
+        ("helper.py", True),  # new at the root: top-level, out of scope unless named
+        ("helper/__init__.py", True),
+        ("src/iniconfig.py", False),  # not on sys.path
+        ("evil-1.0.dist-info/entry_points.txt", True),
+        ("src/deep/x.egg-info/entry_points.txt", True),
+        ("mod.py", False),  # the project's own, changed: not new
+        ("src/tool/__init__.py", False),
+    ],
+)
+def test_new_modules_on_sys_path_are_out_of_scope(path: str, flagged: bool) -> None:
+    """A new top-level module or package, a new module named like one the interpreter
+    imports where the workspace is on sys.path, and any package metadata folder are out of
+    scope unless `mutable` spells them."""
+    from gitimprove.loop.importable import importable_names
+
+    names = importable_names([f"{sys.executable} -m pytest"], Path("/"))
+    assert {"iniconfig", "pluggy", "json"} <= names
+
+    def read(p: str) -> tuple[bytes | None, bytes | None]:
+        return (b"old" if p == "mod.py" else None), b"new"
+
+    sealed = ["tests/test_a.py", "bench.py"]
+    found = implicit_changes([path], sealed, ["**"], read, lambda f: False, names)
+    assert bool(found) == flagged, found
+    if flagged:
+        spelled = path.split("/")[-2] if path.endswith(("__init__.py", ".txt")) else path
+        marker = spelled.rsplit(".", 1)[0] if not spelled.endswith("-info") else spelled
+        assert not implicit_changes([path], sealed, ["**", f"**/{marker}*", marker + "*"],
+                                    read, lambda f: False, names), marker  # fmt: skip

@@ -142,7 +142,9 @@ def precheck(
     with ctx.shared.lock:
         sealed = scope.sealed_paths(trees.changed_paths(ctx.repo, ctx.base_tree, tree), ctx.sealed)
         outside = scope.outside(trees.changed_paths(ctx.repo, ws.incumbent_tree, tree), ctx.mutable)
-        loaded = implicit_in(ctx.repo, ctx.base_tree, tree, ctx.sealed_tree, ctx.mutable)
+        loaded = implicit_in(
+            ctx.repo, ctx.base_tree, tree, ctx.sealed_tree, ctx.mutable, ctx.importable
+        )
     if sealed:
         return Verdict(
             "sealed", "sealed: the attempt changed sealed files: " + ", ".join(sealed[:5])

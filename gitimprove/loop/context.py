@@ -10,10 +10,12 @@ because every stage that measures uses them the same way.
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitimprove.agents import Agent
@@ -24,6 +26,7 @@ from gitimprove.git.checkout import Checkout, checkout
 from gitimprove.git.repo import Repo
 from gitimprove.git.watch import RepoState, put_back
 from gitimprove.loop.decide import Rule
+from gitimprove.loop.importable import importable_names
 from gitimprove.loop.integrity import Tampered
 from gitimprove.loop.metrics import MetricRun, run_metric
 from gitimprove.util import proc, reaper
@@ -176,6 +179,12 @@ class RunContext:
     sandbox: Sandbox = field(default_factory=lambda: Sandbox("none"))
     extraction: str | None = None  # the metric's output form, pinned at calibration
     started: float = field(default_factory=time.monotonic)
+
+    @functools.cached_property
+    def importable(self) -> frozenset[str]:
+        """The module names the metric's and guard's interpreters import (asked once)."""
+        commands = [self.cfg.metric_command, self.cfg.guard_command]
+        return importable_names(commands, self.repo.work_tree or Path.cwd())
 
     def token(self) -> reaper.Token:
         return reaper.Token.new(reaper.repo_key(self.repo.common_dir), self.name)

@@ -7,7 +7,12 @@ imports every `conftest.py` above a test and reads its configuration from `pytes
 and the code lines of `*.pth` files; and a `__pycache__/*.pyc` whose header matches the
 source's size and mtime is run instead of the source. Importing a sealed `tools/reader.py`
 runs `tools/__init__.py` first, and a new `numpy.py` next to a sealed file that imports numpy
-is imported in its place. A change to any of these is
+is imported in its place. Any NEW top-level module or package of the workspace (its root is
+on `sys.path` for `python -m …`), and any new module named like one the metric's or the
+guard's interpreter can import (its standard library and site-packages: a new `iniconfig.py`
+shadows pytest's dependency) where the workspace is on `sys.path`, is loaded instead of what
+it is named after; so is any file of a `*.dist-info` or `*.egg-info` folder (its
+`entry_points.txt` registers a pytest plugin). A change to any of these is
 `out-of-scope` unless a `[scope] mutable` pattern names it (a pattern that matches the path
 *and* spells the name: `conftest.py`, `tests/conftest.py`, `*.pth`, `subprocess.py`; `**`
 alone does not).
@@ -110,18 +115,55 @@ def _tool_sections(data: bytes | None) -> Any:
     return (doc.get("tool"), doc.get("build-system"))
 
 
+_METADATA = (".dist-info", ".egg-info")
+
+
+def _new_module(path: str, roots: set[str]) -> tuple[str, str] | None:
+    """(folder on sys.path, module name) when `path` is a module or a package's `__init__`
+    directly in one of `roots`."""
+    folder, _, name = path.rpartition("/")
+    if folder in roots and (module := _module_name(name)) is not None:
+        return folder, module
+    parent, _, package = folder.rpartition("/")
+    if name == "__init__.py" and folder and parent in roots:
+        return parent, package
+    return None
+
+
+def _loaded_new(
+    path: str, roots: set[str], importable: frozenset[str], mutable: Sequence[str], *, new: bool
+) -> str | None:
+    """Why a changed `path` is out of scope as package metadata or, when `new`, as a module
+    Python loads in place of another."""
+    parts = path.split("/")
+    for part in parts[:-1]:
+        if part.endswith(_METADATA) and not _named(path, part[part.rindex(".") :], mutable):
+            return f"{path} (package metadata: its entry points load plugins into the runner)"
+    found = _new_module(path, roots) if new else None
+    if found is None or _named(path, found[1], mutable):
+        return None
+    folder, module = found
+    if module in importable:
+        return f"{path} (a new module named like the installed {module}: imported instead)"
+    if folder == "":
+        return f"{path} (a new top-level module: the root is on sys.path for python -m)"
+    return None
+
+
 def implicit_changes(
     changed: Iterable[str],
     sealed: Iterable[str],
     mutable: Sequence[str],
     read: Callable[[str], tuple[bytes | None, bytes | None]],
     is_package: Callable[[str], bool],
+    importable: frozenset[str] = frozenset(),
 ) -> list[str]:
     """The changed paths an interpreter or test runner would load implicitly, each with why.
 
     `sealed` are the sealed files (their folders, and the repository's root, are where a module
     named like the standard library's shadows it); `read(path)` gives the file before and after
-    (for `pyproject.toml`); `is_package(folder)` says whether a folder holds `__init__.py`."""
+    (for `pyproject.toml`); `is_package(folder)` says whether a folder holds `__init__.py`;
+    `importable` are the module names the metric's and guard's interpreters import."""
     sealed = list(sealed)
     roots = {""} | {p.rpartition("/")[0] for p in sealed}
     # the packages a sealed module belongs to: their __init__.py runs when it is imported
@@ -149,6 +191,10 @@ def implicit_changes(
                 f"{imported[module]} imports: it would be imported instead)"
             )
             continue
+        why = _loaded_new(path, roots, importable, mutable, new=read(path)[0] is None)
+        if why is not None:
+            out.append(why)
+            continue
         if path.rpartition("/")[2] == "pyproject.toml":
             before, after = read(path)
             if _tool_sections(before) != _tool_sections(after) and not _named(
@@ -165,7 +211,12 @@ def implicit_changes(
 
 
 def implicit_in(
-    repo: Repo, base_tree: str, tree: str, sealed_tree: str, mutable: Sequence[str]
+    repo: Repo,
+    base_tree: str,
+    tree: str,
+    sealed_tree: str,
+    mutable: Sequence[str],
+    importable: frozenset[str] = frozenset(),
 ) -> list[str]:
     """`implicit_changes` between the run's base tree and a candidate's tree."""
 
@@ -176,4 +227,5 @@ def implicit_in(
         return any(x is not None for x in read(f"{folder}/__init__.py"))
 
     changed = trees.changed_paths(repo, base_tree, tree)
-    return implicit_changes(changed, trees.blob_paths(repo, sealed_tree), mutable, read, is_package)
+    sealed = trees.blob_paths(repo, sealed_tree)
+    return implicit_changes(changed, sealed, mutable, read, is_package, importable)

@@ -4,7 +4,8 @@
 argv[1] is a JSON file mapping an iteration to an attack; each attack lowers src/value.txt
 (an honest-looking gain) and writes files the sealed benchmark or the sealed tests would load
 implicitly: a module named like the standard library's next to them, a `conftest.py`, a test
-runner's configuration, a compiled `__pycache__/*.pyc`, a `.pth` or `sitecustomize.py`.
+runner's configuration, a compiled `__pycache__/*.pyc`, a `.pth` or `sitecustomize.py`, a new top-level module, one named like a dependency of the
+guard (`iniconfig.py`), a `*.dist-info` folder whose entry points register a pytest plugin.
 """
 
 import json
@@ -43,6 +44,14 @@ ATTACKS = {
     "pth": {"src/evil.pth": "import os; os.environ['X'] = '1'\n"},
     "sitecustomize": {"src/sitecustomize.py": FAKE},
     "usercustomize": {"usercustomize.py": FAKE},
+    # a dependency of the sealed guard (pytest imports iniconfig), shadowed from the root
+    "shadow-dependency": {"iniconfig.py": "import sys\nsys.exit(0)\n"},
+    "shadow-dependency-tests": {"tests/pluggy/__init__.py": "import sys\nsys.exit(0)\n"},
+    "new-top-level": {"helper_mod.py": FAKE},
+    "dist-info": {
+        "src/evil-1.0.dist-info/entry_points.txt": "[pytest11]\nevil = src.evilplug\n",
+        "src/evil-1.0.dist-info/METADATA": "Name: evil\nVersion: 1.0\n",
+    },
     # not loaded implicitly: these are ordinary changes
     "pyproject-meta": {"pyproject.toml": '[project]\nname = "demo"\nversion = "2"\n'},
     "near-name": {"src/json_helpers.py": "X = 1\n", "src/subprocess.py": "X = 1\n"},
