@@ -226,7 +226,8 @@ def test_the_claude_agent_cannot_plant_what_runs_outside_later(
 ) -> None:
     """An agent in the sandbox writes a SessionStart hook into ~/.claude/settings.json, the
     local settings, CLAUDE.md, hooks/, commands/, agents/, plugins/, and an MCP server into
-    ~/.claude.json: none of it reaches the home folder; its session files do."""
+    ~/.claude.json: none of it reaches the home folder; its session files are private to the
+    call (written, then gone)."""
     home = visible / "home"
     claude = home / ".claude"
     claude.mkdir(parents=True)
@@ -245,7 +246,7 @@ def test_the_claude_agent_cannot_plant_what_runs_outside_later(
            for d in ("hooks", "commands", "agents", "plugins", "output-styles")]
         + [f"(echo '{{\"mcpServers\": {{\"x\": {{\"command\": \"/x\"}}}}}}' > {home}/.claude.json) 2>/dev/null",
            f"echo session > {claude}/projects/s.jsonl", f"echo todo > {claude}/todos/t.json",
-           f"cat {home}/.claude.json"]
+           f"cat {home}/.claude.json {claude}/projects/s.jsonl {claude}/todos/t.json"]
     )  # fmt: skip
     with (
         tempfile.TemporaryDirectory() as scratch,
@@ -254,11 +255,10 @@ def test_the_claude_agent_cannot_plant_what_runs_outside_later(
         writable, overlays = _state_binds(ClaudeAgent.state, Path(scratch))
         res = run_in(box, attack, ws, writable=writable, overlays=overlays)
         assert "mcpServers" in res.stdout, res.stderr  # it wrote its private copy
+        assert "session" in res.stdout and "todo" in res.stdout  # and its session, privately
     after = {p: p.read_bytes() for p in home.rglob("*") if p.is_file()}
     assert {p: after[p] for p in before} == before
-    assert sorted(str(p.relative_to(home)) for p in set(after) - set(before)) == [
-        ".claude/projects/s.jsonl", ".claude/todos/t.json",
-    ]  # fmt: skip
+    assert sorted(str(p.relative_to(home)) for p in set(after) - set(before)) == []
     assert not any((claude / d).exists() for d in ("hooks", "commands", "agents", "plugins"))
     assert os.path.exists(claude / "settings.json")
 
