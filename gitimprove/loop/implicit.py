@@ -157,13 +157,17 @@ def implicit_changes(
     read: Callable[[str], tuple[bytes | None, bytes | None]],
     is_package: Callable[[str], bool],
     importable: frozenset[str] = frozenset(),
+    existed: Callable[[str], bool] | None = None,
 ) -> list[str]:
     """The changed paths an interpreter or test runner would load implicitly, each with why.
 
     `sealed` are the sealed files (their folders, and the repository's root, are where a module
     named like the standard library's shadows it); `read(path)` gives the file before and after
     (for `pyproject.toml`); `is_package(folder)` says whether a folder holds `__init__.py`;
-    `importable` are the module names the metric's and guard's interpreters import."""
+    `importable` are the module names the metric's and guard's interpreters import;
+    `existed(path)` whether the base tree has `path` (read's first half by default)."""
+    if existed is None:
+        existed = lambda path: read(path)[0] is not None  # noqa: E731
     sealed = list(sealed)
     roots = {""} | {p.rpartition("/")[0] for p in sealed}
     # the packages a sealed module belongs to: their __init__.py runs when it is imported
@@ -191,7 +195,8 @@ def implicit_changes(
                 f"{imported[module]} imports: it would be imported instead)"
             )
             continue
-        why = _loaded_new(path, roots, importable, mutable, new=read(path)[0] is None)
+        is_new = _new_module(path, roots) is not None and existed(path) is False
+        why = _loaded_new(path, roots, importable, mutable, new=is_new)
         if why is not None:
             out.append(why)
             continue
@@ -228,4 +233,7 @@ def implicit_in(
 
     changed = trees.changed_paths(repo, base_tree, tree)
     sealed = trees.blob_paths(repo, sealed_tree)
-    return implicit_changes(changed, sealed, mutable, read, is_package, importable)
+    def existed(path: str) -> bool:  # the base only: the candidate's objects are read later
+        return trees.read_in(repo, base_tree, path) is not None
+
+    return implicit_changes(changed, sealed, mutable, read, is_package, importable, existed)
