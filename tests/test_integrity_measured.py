@@ -102,3 +102,63 @@ def test_a_leftover_that_stops_the_harness_never_wins_the_output(tmp_repo: TmpRe
     assert "stopped" in rows[1]["reason"]
     assert (rows[1].get("metric") or {}).get("value") != 1
     assert survivors(mark, tmp_repo) == []
+
+
+@needs_bwrap
+def test_a_grandchild_waiting_for_the_metric_command_never_adds_a_line(
+    tmp_repo: TmpRepo,
+) -> None:
+    """The measured code double-forks a grandchild in its own session that waits (pidfd) for
+    the metric command to exit, then writes a better `METRIC` line to the stdout it inherited:
+    in the sandbox the command is its pid namespace's init, so the grandchild dies with it
+    before its exit is seen; the forged line never counts, in any of several attempts."""
+    mark = code_project(tmp_repo, "pidfd", "bwrap")
+    res = tmp_repo.cli("run", "--run", "m", "-n", "1")
+    assert res.returncode == 0, res.stdout + res.stderr
+    rows = run_rows(tmp_repo, "m")
+    assert rows[1]["status"] in ("keep", "tampered"), rows[1]
+    assert (rows[1].get("metric") or {}).get("value") != 1, rows[1]
+    if rows[1]["status"] == "keep":
+        assert rows[1]["metric"]["value"] == 90
+    assert survivors(mark, tmp_repo) == []
+
+
+def test_output_after_the_command_exited_is_not_output(tmp_path: Path) -> None:
+    """`proc.run` reads what is in the pipe when the command exits; what a grandchild in its
+    own session (waiting for that exit) writes while the harness kills what the run left is
+    never read, only counted (`late`), and makes the metric `tampered`."""
+    import time
+
+    from gitimprove.loop.metrics import run_metric
+    from gitimprove.util import proc
+
+    late = tmp_path / "late.py"
+    late.write_text(
+        "import os, select, sys, time\n"
+        "leader = os.getppid()\n"
+        "if os.fork() == 0:\n"
+        "    os.setsid()\n"
+        "    if os.fork() == 0:\n"
+        "        fd = os.pidfd_open(leader)\n"
+        "        p = select.poll(); p.register(fd, select.POLLIN); p.poll()\n"
+        "        time.sleep(0.05)\n"
+        "        os.write(1, b'METRIC score=0\\n' * 50)\n"
+        "        os._exit(0)\n"
+        "    os._exit(0)\n"
+        "os.wait()\n"
+        "print('METRIC score=7', flush=True)\n"
+    )
+    command = f"{sys.executable} {late}; sleep 0.05"  # the shell is the command's own process
+
+    def reap() -> None:  # the harness's sweep of what the run left takes a while
+        time.sleep(0.4)
+
+    res = proc.run(command, shell=True, cwd=tmp_path, timeout=20, limit=1 << 20,
+                   before_read=reap)  # fmt: skip
+    assert res.stdout.splitlines() == ["METRIC score=7"], res.stdout
+    assert res.late == len("METRIC score=0\n") * 50
+    got = run_metric(command, tmp_path, timeout=20, limit=1 << 20, before_read=reap)
+    assert (got.status, got.value) == ("tampered", None), got
+    assert "after the benchmark exited" in (got.error or "")
+    quiet = proc.run(f"{sys.executable} -c 'print(1)'", shell=True, timeout=20, limit=1 << 20)
+    assert quiet.late == 0 and quiet.stdout == "1\n"

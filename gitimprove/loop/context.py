@@ -298,6 +298,8 @@ class RunContext:
                 before_read=run.reap,
                 limit=int(self.cfg.get("loop", "max_output")),
             )
+        if got.status == "tampered":
+            raise Tampered(f"the metric run's output: {got.error}", ["stdout"], checkout=co)
         if got.status != "ok" or got.value is None:
             raise MetricFailed(got)
         with self.shared.lock:

@@ -191,7 +191,7 @@ MAX_OUTPUT = 64_000_000
 
 @dataclass(frozen=True)
 class MetricRun:
-    status: str  # ok | crash | timeout | metric-error
+    status: str  # ok | crash | timeout | metric-error | tampered
     value: float | None
     exit_code: int | None
     seconds: float
@@ -247,6 +247,12 @@ def run_metric(
         return MetricRun(
             "metric-error", None, 0, result.seconds, tail,
             f"printed too much ({result.over}; [loop] max_output)",
+        )  # fmt: skip
+    if result.late:  # a process that outlived the benchmark wrote to its output
+        return MetricRun(
+            "tampered", None, result.returncode, result.seconds, tail,
+            f"{result.late:,} bytes reached its output after the benchmark exited, from a "
+            "process that outlived it (not counted)",
         )  # fmt: skip
     if b"\0" in result.raw:
         # no benchmark prints NUL bytes; measured code writing over its output does

@@ -3,8 +3,9 @@
 A metric's output must be what the benchmark printed. A temporary file can be reopened
 through `/proc/<pid>/fd/1` and written at any offset (`pwrite`), so measured code could put
 a line after the benchmark's last one; a pipe is a stream: bytes only ever follow. What is
-in the pipe when the command's process group has been killed is the output; anything a
-process that escaped the group writes later is never read."""
+in the pipe the moment the command exits is the output; anything a process that outlived it
+writes later (a double-forked grandchild waiting for the exit) is never read, and is counted
+(`Result.late`): the metric is then `tampered`."""
 
 from __future__ import annotations
 
@@ -56,7 +57,8 @@ def read_until_exit(
     fds: dict[int, Capped], pid: int, done: Callable[[], bool], timeout: float | None
 ) -> bool:
     """Read each of `fds` into its buffer until the process `pid` exits (True) or `timeout`
-    passes (False)."""
+    passes (False). At the exit nothing more is read here: the caller drains what the pipes
+    hold at once, before anything woken by the same exit can add to them."""
     deadline = None if timeout is None else time.monotonic() + timeout
     try:
         pidfd: int | None = os.pidfd_open(pid)
@@ -73,6 +75,8 @@ def read_until_exit(
             step = 0.05 if pidfd is None or not open_ else left
             watch = [*open_] + ([] if pidfd is None else [pidfd])
             ready, _, _ = select.select(watch, [], [], step)
+            if pidfd is not None and pidfd in ready:
+                return True  # it exited: what is in the pipes now is its output (drain)
             for fd in open_ & set(ready):
                 data = os.read(fd, _CHUNK)
                 if data:
@@ -84,11 +88,16 @@ def read_until_exit(
             os.close(pidfd)
 
 
+def pending(fd: int) -> int:
+    """How many bytes wait in the pipe `fd` now."""
+    count = bytearray(4)
+    fcntl.ioctl(fd, termios.FIONREAD, count)
+    return int.from_bytes(count, "little")
+
+
 def drain(fd: int, out: Capped) -> None:
-    """Add to `out` what is in the pipe now (the writers are dead), never waiting for more."""
-    pending = bytearray(4)
-    fcntl.ioctl(fd, termios.FIONREAD, pending)
-    left = int.from_bytes(pending, "little")
+    """Add to `out` what is in the pipe now, never waiting for more."""
+    left = pending(fd)
     os.set_blocking(fd, False)
     while left > 0:
         try:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import FrameType
 
-from gitimprove.util.pipe import Capped, drain, read_until_exit
+from gitimprove.util.pipe import Capped, drain, pending, read_until_exit
 from gitimprove.util.result import TAIL_CHARS, Result
 
 TYPE_CHECKING = False  # not `typing`'s: a cold `log` must not pay for importing it
@@ -165,7 +165,8 @@ def run(
     With `limit` (what the agent, the metric and the guard run: untrusted output) stdout and
     stderr are pipes read until the command exits (util/pipe.py), nothing is written to disk,
     and of a stream over `limit` bytes only its start and end are kept (`Result.over` says
-    so)."""
+    so); what its stdout receives after it exited (from a process that outlived it) is not
+    output: `Result.late` counts those bytes."""
     import tempfile  # not at the top: a cold `log` runs git through `pipeline` only
 
     check_stopping()
@@ -209,6 +210,10 @@ def run(
                 _wait(proc, timeout)
             elif not read_until_exit(readers, proc.pid, lambda: proc.poll() is not None, timeout):
                 raise subprocess.TimeoutExpired(proc.args, timeout or 0.0)
+            else:  # the output is what is in the pipes when it exits, nothing written later
+                for fd, buf in readers.items():
+                    drain(fd, buf)
+                proc.wait()
         except subprocess.TimeoutExpired:
             timed_out = True
             kill_group(proc.pid)
@@ -222,11 +227,14 @@ def run(
                 _live.discard(proc.pid)
         # Children that outlived the leader in its group die with it.
         kill_group(proc.pid)
-        if piped:
+        late = 0
+        if piped and timed_out:
             for fd, buf in readers.items():
                 drain(fd, buf)
         if before_read is not None:
             before_read()
+        if piped and not timed_out:  # what a process that outlived it wrote since: counted
+            late = pending(fds[0][0])
         check_stopping()  # killed by a termination signal: this thread unwinds too
         if piped:
             raw, err_raw = streams["stdout"].value(), streams["stderr"].value()
@@ -241,7 +249,8 @@ def run(
     )
     out = raw.decode("utf-8", errors="replace")
     err = err_raw.decode("utf-8", errors="replace")
-    return Result(argv, proc.returncode, out, err, time.monotonic() - start, timed_out, raw, over)
+    seconds = time.monotonic() - start
+    return Result(argv, proc.returncode, out, err, seconds, timed_out, raw, over, late)
 
 
 def _wait(proc: subprocess.Popen[bytes], timeout: float | None) -> None:

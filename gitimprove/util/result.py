@@ -11,7 +11,9 @@ class Result:
     """What a command did. (A plain class, not a dataclass: a cold `log` runs git through
     this module and must not pay for importing dataclasses.)"""
 
-    __slots__ = ("argv", "over", "raw", "returncode", "seconds", "stderr", "stdout", "timed_out")
+    __slots__ = (
+        "argv", "late", "over", "raw", "returncode", "seconds", "stderr", "stdout", "timed_out",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -23,9 +25,11 @@ class Result:
         timed_out: bool = False,
         raw: bytes = b"",  # stdout as the command wrote it (file names that are not UTF-8)
         over: str = "",  # which stream went over the output limit (its middle is left out)
+        late: int = 0,  # bytes its stdout received after the command exited (never read)
     ) -> None:
         self.argv, self.returncode, self.stdout, self.stderr = argv, returncode, stdout, stderr
         self.seconds, self.timed_out, self.raw, self.over = seconds, timed_out, raw, over
+        self.late = late
 
     def __repr__(self) -> str:
         return f"Result({self.argv!r}, returncode={self.returncode}, timed_out={self.timed_out})"

@@ -9,6 +9,8 @@ or the guard runs the code, it attacks what argv[1] names (comma-separated):
   every later Python benchmark);
 - `daemon`: leave a double-forked, environment-scrubbed process that holds the benchmark's
   stdout (through /proc) and prints a forged `METRIC` line once the benchmark is gone.
+- `pidfd`: leave a double-forked grandchild in its own session that waits (pidfd) for the
+  metric command to exit and then writes a better `METRIC` line to the stdout it inherited.
 - `stop`: leave a process that stops the harness (SIGSTOP), waits for the benchmark to end,
   adds a `METRIC` line to the output it inherited, and lets the harness go on (SIGCONT).
 argv[2] is a mark every planted file and process carries, so a test can look for them.
@@ -64,6 +66,19 @@ def attack():
             os.execve(sys.executable, [sys.executable, "-c", code, str(bench), MARK],
                       {{"PATH": "/usr/bin:/bin"}})
         os._exit(0)
+    if "pidfd" in ATTACKS and os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            import select
+            try:
+                fd = os.pidfd_open(COMMAND)
+                poll = select.poll()
+                poll.register(fd, select.POLLIN)
+                poll.poll()
+                os.write(1, b"METRIC score=1\\n")
+            finally:
+                os._exit(0)
+        os._exit(0)
     if "stop" in ATTACKS:  # stop the harness, add a line once the benchmark is gone, go on
         ready = here / ".stopped"
         if os.fork() == 0:
@@ -95,6 +110,8 @@ def attack():
 
 
 BENCH = os.getpid()
+COMMAND = os.getppid() if pathlib.Path("/proc/%d/exe" % os.getppid()).resolve().name in (
+    "sh", "dash", "bash") else BENCH  # the metric command's own process
 
 
 def score():
