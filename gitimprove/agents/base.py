@@ -15,6 +15,7 @@ from gitimprove.agents import homes
 from gitimprove.errors import GitImproveError
 from gitimprove.redaction import clip
 from gitimprove.util import proc
+from gitimprove.util.text import storable
 
 if TYPE_CHECKING:
     from gitimprove.agents.sandbox import Sandbox
@@ -194,7 +195,7 @@ def apply_report(result: AgentResult, report: Mapping[str, Any] | None) -> None:
     for key in ("description", "hypothesis", "approach", "summary"):
         value = report.get(key)
         if isinstance(value, str) and value.strip():
-            setattr(result, key, clip(" ".join(value.split()), 300))
+            setattr(result, key, clip(" ".join(storable(value).split()), 300))
     if "cost_usd" in report:
         cost = result.number("cost_usd", report.get("cost_usd"))
         if cost is not None:

@@ -97,17 +97,23 @@ class Repo:
     def write_blob(self, data: bytes | str) -> pygit2.Oid:
         from gitimprove.redaction import redact_blob
 
+        if isinstance(data, str):  # a note or a record: text, made storable (util/text.py)
+            from gitimprove.util.text import storable
+
+            data = storable(data)
         return self.raw.create_blob(redact_blob(data))
 
     def create_commit(
         self, tree: pygit2.Oid, message: str, parents: Sequence[str | pygit2.Oid]
     ) -> str:
         from gitimprove.redaction import redact
+        from gitimprove.util.text import storable
 
         sig = self.signature()
         oid = self.raw.create_commit(
-            None, sig, sig, redact(message), tree, [pygit2.Oid(hex=str(p)) for p in parents]
-        )
+            None, sig, sig, redact(storable(message)), tree,
+            [pygit2.Oid(hex=str(p)) for p in parents],
+        )  # fmt: skip
         return str(oid)
 
     def markers(self, prefix: str, owner: str) -> dict[str, dict[str, str]]:
