@@ -1,5 +1,6 @@
 """The .git watch (git/watch.py `WATCH`): the user's own git in the background never stops a
-run; what an agent could use to hurt the user, or what the harness reads, does."""
+run; what an agent could use to hurt the user (a forged upstream included), or what the
+harness reads, does."""
 
 from __future__ import annotations
 
@@ -41,8 +42,8 @@ def test_the_table_is_documented_and_complete() -> None:
 
 
 def test_the_users_own_git_in_the_background_is_tolerated(tmp_repo: TmpRepo) -> None:
-    """fetch (FETCH_HEAD, remote-tracking refs and their reflogs, new folders), pack-refs,
-    gc, reset (ORIG_HEAD), a commit's COMMIT_EDITMSG: nothing to name. A commit on the user's
+    """pack-refs, gc, a commit's COMMIT_EDITMSG: nothing to name; fetch (FETCH_HEAD,
+    remote-tracking refs) and reset (ORIG_HEAD) are named without the sandbox only. A commit on the user's
     branch is named when the agent could reach the repository, not in the sandbox; the
     config, a hook, info/, a tag, a replace ref or a truncated reflog always are where the
     agent could have written them, and the config even in the sandbox (the harness reads it)."""
@@ -59,7 +60,11 @@ def test_the_users_own_git_in_the_background_is_tolerated(tmp_repo: TmpRepo) -> 
     assert "refs/remotes/origin/feature" in set(after.refs) - set(before.refs)
     assert ".git/ORIG_HEAD" in set(after.files) - set(before.files)
     assert before.files[".git/FETCH_HEAD"] != after.files[".git/FETCH_HEAD"]
-    assert before.changes(after) == [] and before.changes(after, reachable=False) == []
+    assert before.changes(after, reachable=False) == []  # in the sandbox: yours
+    # without it an agent could have written them: what your next pull or reset would take
+    named = set(before.changes(after))
+    assert {"refs/remotes/origin/feature", ".git/FETCH_HEAD", ".git/ORIG_HEAD"} <= named, named
+    assert not {n for n in named if "gc" in n or "COMMIT_EDITMSG" in n or "packed" in n}
 
     (tmp_repo.path / "a.txt").write_text("2\n")  # the user's own commit in their work tree
     tmp_repo.git("commit", "-qam", "mine")
@@ -111,13 +116,11 @@ def _user_at_work(tmp_repo: TmpRepo, commit: bool, done: list[str]) -> None:
 
 
 @pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
-def test_a_users_fetch_during_an_agent_call_does_not_stop_the_run(
-    tmp_repo: TmpRepo, sandbox: str
-) -> None:
+def test_a_users_fetch_during_an_agent_call(tmp_repo: TmpRepo, sandbox: str) -> None:
     """The user runs `git fetch` (and, in the sandbox, where only they can touch the
-    repository, commits in their work tree) while the agent works: the run goes on and keeps
-    the agent's change. Without the sandbox the agent itself fetching is the same; its hook
-    is not (test_integrity.py)."""
+    repository, commits in their work tree) while the agent works: in the sandbox the run goes
+    on and keeps the agent's change; without it the fetch cannot be told from an agent's
+    forged upstream, so the run stops naming the refs (the documented trade-off)."""
     plan = hostile_project(
         tmp_repo, {"1": "wait-user:99", "2": "user-fetch:98", "3": "set:97"}, sandbox
     )
@@ -128,6 +131,10 @@ def test_a_users_fetch_during_an_agent_call_does_not_stop_the_run(
     res = tmp_repo.cli("run", "--run", "h", "-n", "3", "--json")
     user.join(timeout=60)
     assert done == ["yes"]
+    if sandbox == "none":
+        assert res.returncode == 1 and "stopped" in res.stderr, res.stderr
+        assert "refs/remotes/origin/" in res.stderr and "Traceback" not in res.stderr
+        return
     assert res.returncode == 0, res.stderr
     events = [json.loads(line) for line in res.stdout.splitlines()]
     assert events[-1]["event"] == "stop" and "iterations reached" in events[-1]["reason"]
@@ -135,3 +142,32 @@ def test_a_users_fetch_during_an_agent_call_does_not_stop_the_run(
     assert [r["status"] for r in rows] == ["baseline", "keep", "keep", "keep"], rows
     assert_sound(tmp_repo, "h", plan["mark"])
     assert tmp_repo.git("rev-parse", "--verify", "-q", "refs/remotes/origin/feature")
+
+
+@pytest.mark.parametrize(
+    ("attack", "named"),
+    [
+        ("forge-remote", "refs/remotes/origin/main"),
+        ("forge-fetch-head", ".git/FETCH_HEAD"),
+        ("forge-orig-head", ".git/ORIG_HEAD"),
+        ("forge-prefetch", "refs/prefetch/remotes/origin/main"),
+    ],
+)
+def test_a_forged_upstream_stops_a_run_without_the_sandbox(
+    tmp_repo: TmpRepo, attack: str, named: str
+) -> None:
+    """Without the sandbox the agent writes a commit into the user's objects and makes it the
+    upstream the user's next pull, rebase or reset takes: the run stops naming the path, the
+    attempt is `tampered`, and `doctor` reports it."""
+    tmp_repo.commit("c", {"a.txt": "1\n"})
+    with_origin(tmp_repo)
+    hostile_project(tmp_repo, {"1": "set:99", "2": f"{attack}:98"}, "none")
+    res = tmp_repo.cli("run", "--run", "h", "-n", "3", "--json")
+    assert res.returncode == 1, res.stderr
+    assert "stopped" in res.stderr and named in res.stderr, res.stderr
+    assert "Traceback" not in res.stderr
+    rows = run_rows(tmp_repo, "h")
+    assert [r["status"] for r in rows] == ["baseline", "keep", "tampered"], rows
+    assert named in rows[2]["reason"]
+    doctor = tmp_repo.cli("doctor")
+    assert named in doctor.stdout + doctor.stderr, doctor.stdout + doctor.stderr

@@ -11,8 +11,10 @@ Not every difference stops the run: `WATCH` below classifies each path, with the
 could hurt: a change stops the run when the agent can reach the repository, that is without
 the sandbox; with it the agent cannot, so only the user made it), `log` (reflogs: growing and
 new ones are the user's git at work, a shrunk, replaced or deleted one stops like `user`) and
-`background` (what the user's own git writes in the background and the harness never reads,
-such as `git fetch`'s FETCH_HEAD and remote-tracking refs: never stops). See
+`background` (what the user's own git writes and neither the harness nor a later git command
+takes as something to merge or go back to, such as COMMIT_EDITMSG or gc.log: never stops).
+Remote-tracking refs, FETCH_HEAD and ORIG_HEAD are `user`: an agent that moved them would have
+the user's next pull, merge or reset take its commit. See
 docs/integrity.md ("The .git watch").
 
 `forged_notes` tells whether the notes ref, moved by someone other than the harness, now holds
@@ -117,16 +119,19 @@ WATCH: tuple[tuple[str, str, str], ...] = (
     (".git/shallow", READ, "which parents the harness's history walk sees"),
     (".git/commondir", READ, "where the repository's git directory is"),
     ("refs/replace/*", READ, "replacement objects change what git shows the harness"),
-    ("refs/remotes/*", BACKGROUND, "`git fetch` writes them; the harness never reads them"),
-    ("refs/prefetch/*", BACKGROUND, "`git maintenance` prefetch; never read"),
-    (".git/FETCH_HEAD", BACKGROUND, "`git fetch` writes it; never read"),
-    (".git/ORIG_HEAD", BACKGROUND, "reset, merge and rebase write it; never read"),
+    # what your next `git pull`, `merge`, `rebase` or `reset ORIG_HEAD` takes as upstream: an
+    # agent without the sandbox could point it at a commit of its own (your fetch during an
+    # agent call then stops a `none` run too: the price of telling them apart)
+    ("refs/remotes/*", USER, "your remote-tracking branches: what pull and rebase merge"),
+    ("refs/prefetch/*", USER, "as refs/remotes/*: `git maintenance` prefetch"),
+    (".git/FETCH_HEAD", USER, "what `git pull` and `git merge FETCH_HEAD` merge"),
+    (".git/ORIG_HEAD", USER, "what `git reset ORIG_HEAD` goes back to"),
     (".git/AUTO_MERGE", BACKGROUND, "merge writes it; never read"),
     (".git/COMMIT_EDITMSG", BACKGROUND, "`git commit` writes it; never read"),
     (".git/gc.log", BACKGROUND, "`git gc --auto` writes it; never read"),
     (".git/gc.pid", BACKGROUND, "`git gc` writes it; never read"),
-    (".git/worktrees/*/ORIG_HEAD", BACKGROUND, "as .git/ORIG_HEAD"),
-    (".git/worktrees/*/FETCH_HEAD", BACKGROUND, "as .git/FETCH_HEAD"),
+    (".git/worktrees/*/ORIG_HEAD", USER, "as .git/ORIG_HEAD"),
+    (".git/worktrees/*/FETCH_HEAD", USER, "as .git/FETCH_HEAD"),
     (".git/worktrees/*/COMMIT_EDITMSG", BACKGROUND, "as .git/COMMIT_EDITMSG"),
     (".git/worktrees/*/AUTO_MERGE", BACKGROUND, "as .git/AUTO_MERGE"),
     (".git/logs/*", LOG, "reflogs: git appends; the history of your branches"),

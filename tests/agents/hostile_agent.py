@@ -301,6 +301,20 @@ elif attack == "user-fetch":  # the agent runs the user's `git fetch` itself (no
     repo = user_repo()
     if repo is not None:
         git("fetch", "-q", "origin", cwd=repo)
+elif attack.startswith("forge-"):  # a commit of its own as the user's upstream
+    repo = user_repo()
+    if repo is not None:
+        tree = git("rev-parse", "HEAD^{tree}", cwd=repo).stdout.strip()
+        env_commit = git("commit-tree", tree, "-p", "HEAD", "-m", "upstream fix", cwd=repo)
+        forged = env_commit.stdout.strip()
+        if attack == "forge-remote":
+            git("update-ref", "refs/remotes/origin/main", forged, cwd=repo)
+        elif attack == "forge-prefetch":
+            git("update-ref", "refs/prefetch/remotes/origin/main", forged, cwd=repo)
+        elif attack == "forge-fetch-head":
+            write(repo / ".git" / "FETCH_HEAD", f"{forged}\t\tbranch 'main' of origin\n")
+        elif attack == "forge-orig-head":
+            write(repo / ".git" / "ORIG_HEAD", forged + "\n")
 elif attack == "user-tag":
     repo = user_repo()
     if repo is not None:
