@@ -7,10 +7,19 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from gitimprove.util.text import printable
+
+
+def safe(text: object) -> str:
+    """Untrusted text (from a record, a file name, an agent) as one printable line: every
+    control or invisible formatting character shown escaped (`\\x1b`, `\\r`, `\\n`)."""
+    return printable(str(text))
+
 
 def echo(message: str = "", *, err: bool = False) -> None:
+    """Print a line; whatever it holds, no terminal control sequence reaches the terminal."""
     stream = sys.stderr if err else sys.stdout
-    stream.write(message + "\n")
+    stream.write(printable(message, lines=True) + "\n")
     stream.flush()
 
 
@@ -23,7 +32,7 @@ def error(message: str) -> None:
 
 
 def write(text: str) -> None:
-    sys.stdout.write(text)
+    sys.stdout.write(printable(text, lines=True))
     sys.stdout.flush()
 
 
@@ -34,8 +43,9 @@ def emit_json(value: Any) -> None:
 def table(
     headers: Sequence[str], rows: Iterable[Sequence[str]], *, right: Sequence[int] = ()
 ) -> str:
-    """Render a plain-text table; columns in `right` are right-aligned."""
-    materialized = [list(map(str, r)) for r in rows]
+    """Render a plain-text table; columns in `right` are right-aligned. Each cell is shown
+    as one printable line (`safe`): a file name or description cannot forge a row."""
+    materialized = [list(map(safe, r)) for r in rows]
     widths = [len(h) for h in headers]
     for row in materialized:
         for i, cell in enumerate(row):

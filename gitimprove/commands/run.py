@@ -40,7 +40,7 @@ def render(event: Event) -> None:
         shown = f"{value:.6g}" if isinstance(value, int | float) else "-"
         level = f" [escalation {event['escalation']}]" if event.get("escalation") else ""
         output.echo(
-            f"#{event['iteration']:<3} {event['commit'][:10]} {event['status']:<13} {shown:>10}  {event.get('reason') or ''}{level}"
+            f"#{event['iteration']:<3} {event['commit'][:10]} {event['status']:<13} {shown:>10}  {output.safe(event.get('reason') or '')}{level}"
         )
     elif kind == "round":
         if event.get("winner"):
@@ -58,7 +58,7 @@ def render(event: Event) -> None:
             else f"-- {event['attempts']} attempts"
         )
     elif kind == "stop":
-        output.echo(f"stopped: {event['reason']}")
+        output.echo(f"stopped: {output.safe(event['reason'])}")
         best, base = event.get("best"), event.get("baseline")
         if isinstance(best, int | float) and isinstance(base, int | float):
             change = f" ({(best - base) / abs(base) * 100:+.1f}%)" if base else ""

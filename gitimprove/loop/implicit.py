@@ -233,6 +233,7 @@ def implicit_in(
 
     changed = trees.changed_paths(repo, base_tree, tree)
     sealed = trees.blob_paths(repo, sealed_tree)
+
     def existed(path: str) -> bool:  # the base only: the candidate's objects are read later
         return trees.read_in(repo, base_tree, path) is not None
 

@@ -15,6 +15,7 @@ import os
 import sys
 
 from gitimprove.util import gitdir
+from gitimprove.util.text import printable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     Row = dict[str, Any]
 
 FORMATS = ("table", "tsv", "tsv8", "tsv7", "tsv6", "karpathy", "jsonl")
-VIEW_VERSION = "2"
+VIEW_VERSION = "3"
 
 
 class Request:
@@ -163,6 +164,9 @@ def produce(loc: gitdir.Location, req: Request) -> tuple[bytes, bytes]:
 
             rows = _select(noterows.view_rows(loc, use_cache=not req.no_cache, store=False), req)
             out_text, err_text = render([Experiment.from_row(r) for r in rows], req)
+    if req.fmt != "jsonl":  # JSON escapes control characters itself
+        out_text = printable(out_text, lines=True)
+    err_text = printable(err_text, lines=True)
     out, err = out_text.encode("utf-8"), err_text.encode("utf-8")
     try:
         from gitimprove.util.files import atomic_write

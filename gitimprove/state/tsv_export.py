@@ -28,6 +28,7 @@ from gitimprove.state.exact import less as _less
 from gitimprove.state.exact import signed as signed
 from gitimprove.state.exact import signed_exact as _signed_exact
 from gitimprove.state.exact import to_decimal as _to_decimal
+from gitimprove.util.text import cell
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -178,7 +179,7 @@ def _source_says_none(row: Row) -> bool:
 
 
 def _clean(text: Any) -> str:
-    return " ".join(str(text or "").split())
+    return cell(str(text or ""))  # no control character reaches a cell (util/text.py)
 
 
 def _timestamp(row: Row) -> str:

@@ -18,6 +18,7 @@ from gitimprove.state.record import Experiment
 from gitimprove.state.records import KEPT
 from gitimprove.util import gitdir
 from gitimprove.util.files import atomic_write
+from gitimprove.util.text import cell
 
 CACHE_VERSION = noterows.CACHE_VERSION
 
@@ -167,7 +168,7 @@ def row_deltas(rows: Sequence[Experiment], direction: str | None) -> list[float 
 
 
 def _clean_text(text: Any) -> str:
-    return " ".join(str(text or "").split())
+    return cell(str(text or ""))  # no control character reaches a cell (util/text.py)
 
 
 def _guard_word(row: Experiment) -> str:
