@@ -57,8 +57,8 @@ def read_until_exit(
     fds: dict[int, Capped], pid: int, done: Callable[[], bool], timeout: float | None
 ) -> bool:
     """Read each of `fds` into its buffer until the process `pid` exits (True) or `timeout`
-    passes (False). At the exit nothing more is read here: the caller drains what the pipes
-    hold at once, before anything woken by the same exit can add to them."""
+    passes (False). At the exit the caller drains what the pipes hold at once; bytes written
+    after that are never read."""
     deadline = None if timeout is None else time.monotonic() + timeout
     try:
         pidfd: int | None = os.pidfd_open(pid)
@@ -75,8 +75,6 @@ def read_until_exit(
             step = 0.05 if pidfd is None or not open_ else left
             watch = [*open_] + ([] if pidfd is None else [pidfd])
             ready, _, _ = select.select(watch, [], [], step)
-            if pidfd is not None and pidfd in ready:
-                return True  # it exited: what is in the pipes now is its output (drain)
             for fd in open_ & set(ready):
                 data = os.read(fd, _CHUNK)
                 if data:
