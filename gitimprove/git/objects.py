@@ -104,37 +104,26 @@ def commits(
 
 def history_blobs(repo: Repo, ref: str) -> Iterator[tuple[str, str, bytes]]:
     """(blob id, path, content) of every blob in any commit of `ref`'s history, once each."""
-    tip = repo.ref_target(ref)
-    if tip is None:
-        return
-    seen_trees: set[str] = set()
-    seen_blobs: set[str] = set()
-    for commit in commits(repo, [tip], hide_user=False):
-        stack: list[tuple[pygit2.Tree, str]] = [(commit.tree, "")]
-        while stack:
-            tree, prefix = stack.pop()
-            if str(tree.id) in seen_trees:
-                continue
-            seen_trees.add(str(tree.id))
-            for entry in tree:
-                path = prefix + (entry.name or "")
-                if entry.type_str == "tree":
-                    sub = repo.raw[entry.id]
-                    assert isinstance(sub, pygit2.Tree)
-                    stack.append((sub, path + "/"))
-                elif entry.type_str == "blob" and str(entry.id) not in seen_blobs:
-                    seen_blobs.add(str(entry.id))
-                    blob = repo.raw[entry.id]
-                    assert isinstance(blob, pygit2.Blob)
-                    yield str(entry.id), path, blob.data
+    seen: set[str] = set()
+    for entry, path in _history_entries(repo, ref):
+        if entry.type_str == "blob" and str(entry.id) not in seen:
+            seen.add(str(entry.id))
+            blob = repo.raw[entry.id]
+            assert isinstance(blob, pygit2.Blob)
+            yield str(entry.id), path, blob.data
 
 
 def history_paths(repo: Repo, ref: str) -> set[str]:
     """Every blob path any commit of `ref`'s history holds (a name is shared as its tree is)."""
+    return {path for _, path in _history_entries(repo, ref)}
+
+
+def _history_entries(repo: Repo, ref: str) -> Iterator[tuple[pygit2.Object, str]]:
+    """(entry, path) of every entry but a folder of every tree in `ref`'s history, each
+    tree walked once (the first path it is met at names its entries)."""
     tip = repo.ref_target(ref)
-    out: set[str] = set()
     if tip is None:
-        return out
+        return
     seen: set[str] = set()
     for commit in commits(repo, [tip], hide_user=False):
         stack: list[tuple[pygit2.Tree, str]] = [(commit.tree, "")]
@@ -150,8 +139,7 @@ def history_paths(repo: Repo, ref: str) -> set[str]:
                     assert isinstance(sub, pygit2.Tree)
                     stack.append((sub, path + "/"))
                 else:
-                    out.add(path)
-    return out
+                    yield entry, path
 
 
 def tip_blobs(repo: Repo, ref: str) -> Iterator[tuple[str, str, bytes]]:
