@@ -80,3 +80,28 @@ def run_rows(repo: TmpRepo, run: str) -> list[dict[str, Any]]:
         if e.state.get("run") == run
     ]
     return sorted(rows, key=lambda r: (r.get("iteration", -1), r.get("candidate") or 0))
+
+
+def value_project(repo: TmpRepo, agent_command: str) -> None:
+    """A committed project whose sealed metric prints `src/value.txt` and whose agent is
+    `agent_command`, without the sandbox: for tests of what the harness does with what an
+    agent reports."""
+    repo.commit(
+        "project",
+        {
+            "bench.py": "print(f\"METRIC score={float(open('src/value.txt').read()):g}\")\n",
+            "src/value.txt": "100\n",
+            ".gitimprove.toml": f"""[metric]
+command = "{sys.executable} bench.py"
+
+[scope]
+mutable = ["src/**"]
+sealed = ["bench.py"]
+
+[agent]
+name = "command"
+command = "{agent_command}"
+sandbox = "none"
+""",
+        },
+    )

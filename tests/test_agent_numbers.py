@@ -16,7 +16,7 @@ import pytest
 from gitimprove.agents import aider, claude, codex
 from gitimprove.agents.base import LIMITS, AgentResult, apply_report, last_json_object
 from tests.conftest import TmpRepo
-from tests.loop_helpers import run_rows
+from tests.loop_helpers import run_rows, value_project
 
 AGENT = Path(__file__).parent / "agents" / "report_agent.py"
 REPORTS = {
@@ -35,25 +35,7 @@ def test_a_hostile_report_is_recorded_without_its_numbers(tmp_repo: TmpRepo) -> 
     names = list(REPORTS)
     plan = tmp_repo.path.parent / "plan.json"
     plan.write_text(json.dumps({str(i): REPORTS[n] for i, n in enumerate(names, 1)}))
-    tmp_repo.commit(
-        "project",
-        {
-            "bench.py": "print(f\"METRIC score={float(open('src/value.txt').read()):g}\")\n",
-            "src/value.txt": "100\n",
-            ".gitimprove.toml": f"""[metric]
-command = "{sys.executable} bench.py"
-
-[scope]
-mutable = ["src/**"]
-sealed = ["bench.py"]
-
-[agent]
-name = "command"
-command = "{sys.executable} {AGENT} {plan}"
-sandbox = "none"
-""",
-        },
-    )
+    value_project(tmp_repo, f"{sys.executable} {AGENT} {plan}")
     res = tmp_repo.cli("run", "--run", "h", "-n", str(len(names)), "--json")
     assert res.returncode == 0, res.stderr
     rows = run_rows(tmp_repo, "h")[1:]

@@ -13,7 +13,7 @@ import pytest
 
 from gitimprove.util.text import storable
 from tests.conftest import TmpRepo
-from tests.loop_helpers import run_rows
+from tests.loop_helpers import run_rows, value_project
 
 AGENT = Path(__file__).parent / "agents" / "report_agent.py"
 REPORTS = [
@@ -42,25 +42,7 @@ def test_storable(text: str, want: str) -> None:
 def _project(repo: TmpRepo, reports: list[str]) -> None:
     plan = repo.path.parent / "plan.json"
     plan.write_text(json.dumps({str(i): r for i, r in enumerate(reports, 1)}))
-    repo.commit(
-        "project",
-        {
-            "bench.py": "print(f\"METRIC score={float(open('src/value.txt').read()):g}\")\n",
-            "src/value.txt": "100\n",
-            ".gitimprove.toml": f"""[metric]
-command = "{sys.executable} bench.py"
-
-[scope]
-mutable = ["src/**"]
-sealed = ["bench.py"]
-
-[agent]
-name = "command"
-command = "{sys.executable} {AGENT} {plan}"
-sandbox = "none"
-""",
-        },
-    )
+    value_project(repo, f"{sys.executable} {AGENT} {plan}")
 
 
 def test_a_lone_surrogate_or_a_nul_in_a_report_is_stored_not_a_crash(tmp_repo: TmpRepo) -> None:

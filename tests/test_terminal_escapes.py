@@ -13,7 +13,7 @@ import pytest
 from gitimprove import output
 from gitimprove.util.text import cell, printable
 from tests.conftest import TmpRepo
-from tests.loop_helpers import run_rows
+from tests.loop_helpers import run_rows, value_project
 
 AGENT = Path(__file__).parent / "agents" / "escape_agent.py"
 # anything a terminal acts on: C0 but newline and tab, DEL, C1, bidi and invisible formatting
@@ -42,25 +42,7 @@ def test_untrusted_text_is_shown_escaped(text: str, shown: str) -> None:
 
 
 def test_no_control_sequence_reaches_the_terminal(tmp_repo: TmpRepo) -> None:
-    tmp_repo.commit(
-        "project",
-        {
-            "bench.py": "print(f\"METRIC score={float(open('src/value.txt').read()):g}\")\n",
-            "src/value.txt": "100\n",
-            ".gitimprove.toml": f"""[metric]
-command = "{sys.executable} bench.py"
-
-[scope]
-mutable = ["src/**"]
-sealed = ["bench.py"]
-
-[agent]
-name = "command"
-command = "{sys.executable} {AGENT}"
-sandbox = "none"
-""",
-        },
-    )
+    value_project(tmp_repo, f"{sys.executable} {AGENT}")
     res = tmp_repo.cli("run", "--run", "h", "-n", "2")
     assert res.returncode == 0, res.stderr
     rows = run_rows(tmp_repo, "h")
