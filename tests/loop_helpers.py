@@ -82,14 +82,23 @@ def run_rows(repo: TmpRepo, run: str) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: (r.get("iteration", -1), r.get("candidate") or 0))
 
 
-def value_project(repo: TmpRepo, agent_command: str) -> None:
-    """A committed project whose sealed metric prints `src/value.txt` and whose agent is
-    `agent_command`, without the sandbox: for tests of what the harness does with what an
-    agent reports."""
+SRC_VALUE_BENCH = "print(f\"METRIC score={float(open('src/value.txt').read()):g}\")\n"
+
+
+def value_project(
+    repo: TmpRepo,
+    agent_command: str,
+    bench: str = SRC_VALUE_BENCH,
+    files: dict[str, str] | None = None,
+) -> None:
+    """A committed project whose sealed metric (`bench`) prints `src/value.txt` and whose
+    agent is `agent_command`, without the sandbox: for tests of what the harness does with
+    what an agent reports or leaves."""
     repo.commit(
         "project",
         {
-            "bench.py": "print(f\"METRIC score={float(open('src/value.txt').read()):g}\")\n",
+            **(files or {}),
+            "bench.py": bench,
             "src/value.txt": "100\n",
             ".gitimprove.toml": f"""[metric]
 command = "{sys.executable} bench.py"

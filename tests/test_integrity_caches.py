@@ -14,6 +14,7 @@ import pytest
 
 from gitimprove.git import caches
 from tests.conftest import TmpRepo
+from tests.loop_helpers import value_project
 
 AGENT = Path(__file__).parent / "agents" / "cache_agent.py"
 BENCH = """import subprocess, sys
@@ -23,25 +24,8 @@ print(f"METRIC score={float(open('src/value.txt').read()):g}")
 
 
 def project(repo: TmpRepo) -> None:
-    repo.commit(
-        "project",
-        {
-            "bench.py": BENCH,
-            "src/prog.py": "print('working')\n",
-            "src/value.txt": "100\n",
-            ".gitimprove.toml": f"""[metric]
-command = "{sys.executable} bench.py"
-
-[scope]
-mutable = ["src/**"]
-sealed = ["bench.py"]
-
-[agent]
-name = "command"
-command = "{sys.executable} {AGENT} worse"
-sandbox = "none"
-""",
-        },
+    value_project(
+        repo, f"{sys.executable} {AGENT} worse", BENCH, {"src/prog.py": "print('working')\n"}
     )
 
 
