@@ -271,6 +271,10 @@ def _families(g: Gen) -> list[tuple[str, Callable[[str], str], str]]:
         ("token-flag", lambda s: f"deploy-cli --token {s} --env prod", t(ALNUM, 32)),
         ("curl-user", lambda s: f"curl -u admin:{s} https://jenkins.internal/api/json", pw()),
         ("sshpass", lambda s: f"sshpass -p '{s}' ssh ci@build.internal", pw()),
+        ("cqlsh", lambda s: f"cqlsh db.internal 9042 -u cassandra -p {s}", pw()),
+        ("useradd", lambda s: f"useradd -m -p '{s}' deploy", pw()),
+        ("snmp-community", lambda s: f"snmpwalk -v2c -c {s} switch01.internal", pw()),
+        ("lftp-user", lambda s: f"lftp -u deploy,{s} sftp://files.internal", pw()),
         ("pgpassword", lambda s: f"PGPASSWORD={s} pg_dump -h db app", pw()),
         ("query-token", lambda s: f"GET /v1/items?page=2&access_token={s} HTTP/1.1", t(ALNUM, 40)),
         (

@@ -233,6 +233,21 @@ RULES: list[Rule] = [
     ),
     Rule(
         "cli-password",
+        # cqlsh / useradd / usermod `-p <pw>`; snmp tools' community string `-c <community>`;
+        # lftp `-u user,<pw>`
+        r"\b(?:(?:cqlsh|useradd|usermod)\b" + _SAME_COMMAND + r"\s-p(?=[ \t])|"
+        r"snmp(?:walk|get|getnext|bulkwalk|bulkget|set|table|trap)\b"
+        + _SAME_COMMAND
+        + r"\s-c(?=[ \t])|lftp\b"
+        + _SAME_COMMAND
+        + r"\s-u[ \t]+[^\s,]+,)"
+        + _QUOTED_OR_BARE,
+        ("cqlsh", "useradd", "usermod", "snmp", "lftp"),
+        priority=CONTEXT,
+        check=_check_value,
+    ),
+    Rule(
+        "cli-password",
         r"(?i)\b(?:curl|wget)\b" + _SAME_COMMAND + r"\s(?:-u|--user|--auth|-a)(?:=|[ \t]*)"
         r"[\"']?[^\s:'\"]+:([^\s'\"]+)",
         ("curl", "wget"),
