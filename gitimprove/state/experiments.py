@@ -109,12 +109,13 @@ def _split_by_git(repo: Repo, tip: str) -> list[Split] | None:
 
     work_tree = str(repo.work_tree) if repo.work_tree else None
     loc = gitdir.Location(str(repo.git_dir), str(repo.common_dir), work_tree)
-    hex_digits = "0123456789abcdef"
+    from gitimprove.state.noteentries import commit_of
+
     try:
         return split_notes(
             (commit, data)
             for path, data in catfile.stream_tree_blobs(loc, tip)
-            if len(commit := path.replace("/", "")) == 40 and not commit.strip(hex_digits)
+            if (commit := commit_of(path))
         )
     except catfile.Unanswered:
         return None

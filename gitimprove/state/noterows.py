@@ -111,8 +111,8 @@ def load(
 def _named(blobs: Iterable[tuple[str, Any]]) -> Iterator[tuple[str, Any]]:
     """(commit, note) for each blob whose path, any fanout, names a commit."""
     for path, data in blobs:
-        commit = path.replace("/", "")
-        if len(commit) == 40 and not commit.strip(_HEX):
+        commit = noteentries.commit_of(path)
+        if commit:
             yield commit, data
 
 
@@ -139,9 +139,6 @@ def _imports_by_git(loc: gitdir.Location, memory_tip: str) -> list[bytes] | None
 
     entries = catfile.tree_blobs(loc, memory_tip, "imports/")
     return None if entries is None else catfile.read_blobs(loc, [oid for _, oid in entries])
-
-
-_HEX = "0123456789abcdef"
 
 
 def rows(note_blobs: Iterable[tuple[str, bytes]], import_blobs: Sequence[bytes]) -> list[Row]:
