@@ -22,9 +22,8 @@ class Unanswered(Exception):
     """git could not answer (an old git without `ls-tree --format`, a missing object)."""
 
 
-def _git(loc: gitdir.Location, args: Sequence[str], stdin: str | None = None) -> proc.Result:
-    env = proc.clean_env({"GIT_DIR": loc.git_dir, "GITIMPROVE_CHILD": "1"})
-    return proc.git(args, cwd=loc.git_dir, env=env, input=stdin, timeout=300)
+def _git(loc: gitdir.Location, args: Sequence[str]) -> proc.Result:
+    return proc.git(args, cwd=loc.git_dir, env=_env(loc), timeout=300)
 
 
 def tree_blobs(loc: gitdir.Location, tip: str, prefix: str = "") -> list[tuple[str, str]] | None:
@@ -40,9 +39,8 @@ def tree_blobs(loc: gitdir.Location, tip: str, prefix: str = "") -> list[tuple[s
 def tree_listing(loc: gitdir.Location, tip: str) -> Iterator[Callable[[], list[tuple[str, str]]]]:
     """`tree_blobs(loc, tip)` started now and read when the caller asks (it can do other work
     while git lists the tree); the call raises Unanswered when git could not answer."""
-    env = proc.clean_env({"GIT_DIR": loc.git_dir, "GITIMPROVE_CHILD": "1"})
     argv = ["git", "ls-tree", "-r", "-z", "--full-tree", tip]
-    with proc.pipeline([argv], cwd=loc.git_dir, env=env) as pipe:
+    with proc.pipeline([argv], cwd=loc.git_dir, env=_env(loc)) as pipe:
 
         def listing() -> list[tuple[str, str]]:
             raw = pipe.out.read()
@@ -64,28 +62,12 @@ def _blob_entries(raw: bytes) -> list[tuple[str, str]]:
 
 
 def read_blobs(loc: gitdir.Location, oids: Sequence[str]) -> list[bytes] | None:
-    """The content of each blob, in order (b"" for one that is missing)."""
-    if not oids:
-        return []
-    res = _git(loc, ["cat-file", "--batch", "--buffer"], "\n".join(oids) + "\n")
-    if not res.ok:
+    """The content of each blob, in order (b"" for one that is missing); None when git
+    could not answer."""
+    try:
+        return list(stream_blobs(loc, oids, missing_ok=True))
+    except Unanswered:
         return None
-    data = res.raw
-    out = []
-    pos = 0
-    for _ in oids:
-        nl = data.find(b"\n", pos)
-        if nl < 0:
-            return None
-        header = data[pos:nl].split()
-        if len(header) != 3:  # "<oid> missing"
-            out.append(b"")
-            pos = nl + 1
-            continue
-        size = int(header[2])
-        out.append(data[nl + 1 : nl + 1 + size])
-        pos = nl + 2 + size
-    return out
 
 
 def stream_tree_blobs(loc: gitdir.Location, tip: str) -> Iterator[tuple[str, bytes]]:
@@ -106,16 +88,23 @@ def stream_tree(loc: gitdir.Location, tip: str) -> Iterator[tuple[str, str, byte
     ]
     with proc.pipeline(argvs, cwd=loc.git_dir, env=_env(loc)) as pipe:
         for oid, kind, rest, data in _batch_output(pipe.out):
+            if kind == b"missing":
+                raise Unanswered(f"{oid.decode(errors='replace')} missing")
             if kind == b"blob":
                 yield rest.decode("utf-8", errors="surrogateescape"), oid.decode("ascii"), data
         if not pipe.ok():
             raise Unanswered("git ls-tree or cat-file failed")
 
 
-def stream_blobs(loc: gitdir.Location, oids: Sequence[str]) -> Iterator[bytes]:
+def stream_blobs(
+    loc: gitdir.Location, oids: Sequence[str], *, missing_ok: bool = False
+) -> Iterator[bytes]:
     """The content of each blob in `oids`, in order, as git reads them (one `cat-file
     --batch` reading the ids from an in-memory file, so nothing waits on a full pipe).
-    Raises Unanswered when git could not answer or an id is not a blob."""
+    Raises Unanswered when git could not answer or an id is not a blob (a missing one is b""
+    when `missing_ok`)."""
+    if not oids:
+        return
     ids = os.memfd_create("blob-ids") if hasattr(os, "memfd_create") else _temp_fd()
     try:
         os.write(ids, "".join(f"{oid}\n" for oid in oids).encode("ascii"))
@@ -125,7 +114,9 @@ def stream_blobs(loc: gitdir.Location, oids: Sequence[str]) -> Iterator[bytes]:
             ids = -1
             n = 0
             for _, kind, _, data in _batch_output(pipe.out):
-                if kind != b"blob":
+                if kind == b"missing" and missing_ok:
+                    data = b""
+                elif kind != b"blob":
                     raise Unanswered(f"{oids[n]} is a {kind.decode(errors='replace')}")
                 n += 1
                 yield data
@@ -156,16 +147,20 @@ def _temp_fd() -> int:
 
 def _batch_output(out: IO[bytes]) -> Iterator[tuple[bytes, bytes, bytes, bytes]]:
     """(object id, type, rest of the request line, content) of each object `cat-file
-    --batch` prints; Unanswered at a missing object or an output cut short."""
+    --batch` prints (type `missing`, no content, for an id git does not have); Unanswered
+    at an output cut short."""
     readline, read = out.readline, out.read
     while True:
         header = readline()
         if not header:
             return
         parts = header.rstrip(b"\n").split(b" ", 3)
+        if len(parts) == 2 and parts[1] == b"missing":  # "<oid> missing"
+            yield parts[0], b"missing", b"", b""
+            continue
         if len(parts) == 3:
             parts.append(b"")
-        if len(parts) != 4 or not parts[2].isdigit():  # "<oid> missing"
+        if len(parts) != 4 or not parts[2].isdigit():
             raise Unanswered(header[:200].decode("utf-8", errors="replace"))
         size = int(parts[2])
         data = read(size + 1)
