@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -57,6 +58,23 @@ def build_once(factory: pytest.TempPathFactory, name: str, build: Callable[[Path
 def copy_scenario(root: Path, dest: Path) -> Path:
     shutil.copytree(root, dest, symlinks=True)
     return dest
+
+
+_SURVIVORS_LOCK = Path(tempfile.gettempdir()) / "gitimprove-tests-survivors.lock"
+
+
+@pytest.fixture(autouse=True)
+def survivors_turn(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Tests marked `survivors` leave marked orphans (util/marks.py) alive for their own
+    resume or doctor to find, and every `git improve run` kills every marked orphan of the
+    user, another test's too: such a test runs alone (the lock held exclusively, across
+    xdist workers); every other test holds it shared."""
+    import fcntl
+
+    alone = request.node.get_closest_marker("survivors") is not None
+    with open(_SURVIVORS_LOCK, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        yield
 
 
 @pytest.fixture(autouse=True)

@@ -17,9 +17,7 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -324,19 +322,8 @@ def wait_for(path: Path, seconds: float = 60) -> int:
     return int(path.read_text())
 
 
-@pytest.fixture
-def survivors_lock() -> Iterator[None]:
-    """Tests that leave kill -9 survivors for their own resume to kill take turns: a resume
-    kills every marked orphan of the user (util/marks.py), another test's too."""
-    import fcntl
-
-    with open(Path(tempfile.gettempdir()) / "gitimprove-tests-survivors.lock", "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        yield
-
-
 @pytest.mark.slow
-@pytest.mark.usefixtures("survivors_lock")
+@pytest.mark.survivors
 def test_kill_9_survivors_die_before_the_resumed_attempt(tmp_repo: TmpRepo, tmp_path: Path) -> None:
     """After a kill -9 of the run and of the agent's supervisor at once (the supervisor would
     otherwise kill them: tests/test_integrity_escape.py), the agent and its daemon live on;

@@ -15,12 +15,11 @@ import pytest
 from gitimprove.agents.sandbox import supervised
 from gitimprove.util import marks, reaper
 from tests.conftest import TmpRepo
-from tests.test_integrity import (  # noqa: F401
+from tests.test_integrity import (
     assert_sound,
     hostile_project,
     start,
     survivors,
-    survivors_lock,
     wait_for,
 )
 
@@ -47,7 +46,7 @@ time.sleep(300)
 """
 
 
-@pytest.mark.usefixtures("survivors_lock")
+@pytest.mark.survivors
 @pytest.mark.parametrize(
     "env", [{}, {"GITIMPROVE_TOKEN": "gi1:k:r:1:x"}, {"GITIMPROVE_TOKEN": "gi1:k:r:{me}:x"}]
 )
@@ -95,7 +94,7 @@ def test_a_supervised_process_and_all_it_starts_carry_the_mark(
 
 
 @pytest.mark.slow
-@pytest.mark.usefixtures("survivors_lock")
+@pytest.mark.survivors
 def test_a_daemon_that_killed_its_supervisor_and_the_harness_dies_on_resume(
     tmp_repo: TmpRepo, tmp_path: Path
 ) -> None:
