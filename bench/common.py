@@ -58,8 +58,11 @@ def report(rows: Sequence[tuple[str, float, float, float, str]], width: int = 40
         ratio = ours / ref
         over |= ratio > budget
         verdict = "ok" if ratio <= budget else "OVER"
+        limit = f"{budget:6.1f}" if budget != float("inf") else "     -"
+        if budget == float("inf"):
+            verdict = "(for information: no budget)"
         print(
-            f"{name:{width}} {ours * 1000:8.1f} {ref * 1000:8.1f} {ratio:6.2f} {budget:6.1f}  {ref_name} {verdict}"
+            f"{name:{width}} {ours * 1000:8.1f} {ref * 1000:8.1f} {ratio:6.2f} {limit}  {ref_name} {verdict}"
         )
     return over
 

@@ -181,6 +181,20 @@ class TmpRepo:
         return open_repo(self.path)
 
 
+def without_digests(root: Path) -> Path:
+    """The repository at `root` with its notes tree as a writer that stores no digests left
+    it (`git notes`, an older gitimprove): the `gitimprove-digests` folder dropped in a new
+    notes commit, so that a `log` reads and parses the notes (state/noteindex.py)."""
+    listing = git(root, "ls-tree", "refs/notes/improve")
+    kept = "".join(line + "\n" for line in listing.splitlines() if "gitimprove-digests" not in line)
+    tree = subprocess.run(
+        ["git", "mktree"], cwd=root, input=kept, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    commit = git(root, "commit-tree", tree, "-p", "refs/notes/improve", "-m", "no digests")
+    git(root, "update-ref", "refs/notes/improve", commit)
+    return root
+
+
 def fast_commits(repo: TmpRepo, n: int, branch: str) -> list[str]:
     """n distinct commits on `branch`, quickly (one fast-import stream), oldest first."""
     lines = []

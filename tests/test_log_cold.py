@@ -372,14 +372,15 @@ def test_a_pipeline_left_early_leaves_no_process(corpus: Path, tmp_path: Path) -
     assert loc is not None
     tip = gitdir.read_ref(loc, "refs/notes/improve")
     assert tip
-    stream = catfile.stream_tree_blobs(loc, tip)
-    first = next(stream)
-    assert len(first[0].replace("/", "")) == 40
-    assert proc.live_children()  # ls-tree and cat-file are running, or waiting to be reaped
+    listed = catfile.tree_blobs(loc, tip)
+    assert listed
+    stream = catfile.stream_blobs(loc, [blob for _, blob in listed])
+    assert next(stream)
+    assert proc.live_children()  # cat-file is running, or waiting to be reaped
     stream.close()
     assert not proc.live_children()
     with pytest.raises(catfile.Unanswered):
-        list(catfile.stream_tree_blobs(loc, "0" * 40))
+        list(catfile.stream_blobs(loc, ["0" * 40]))
     assert not proc.live_children()
 
 

@@ -16,7 +16,15 @@ from gitimprove.errors import GitImproveError
 from gitimprove.git import notes
 from gitimprove.state import logview, notecache, noteentries, records, tsvrows
 from gitimprove.util import gitdir
-from tests.conftest import PY, TmpRepo, build_once, copy_scenario, fast_commits, git
+from tests.conftest import (
+    PY,
+    TmpRepo,
+    build_once,
+    copy_scenario,
+    fast_commits,
+    git,
+    without_digests,
+)
 from tests.test_hostile_records import HOSTILE_LINES
 from tests.test_log_cold import _line, _requests, build_corpus, typed_log
 
@@ -58,7 +66,7 @@ def _note_paths(root: Path) -> list[str]:
 def test_after_notes_change_log_prints_what_the_typed_path_prints(
     corpus: Path, tmp_path: Path
 ) -> None:
-    root = copy_scenario(corpus, tmp_path / "c")
+    root = without_digests(copy_scenario(corpus, tmp_path / "c"))
     repo = TmpRepo(root)
     loc = _loc(root)
     reqs = _requests(loc)
@@ -98,7 +106,7 @@ def test_after_notes_change_log_prints_what_the_typed_path_prints(
 def test_an_unchanged_note_is_not_parsed_again(corpus: Path, tmp_path: Path) -> None:
     """The cache is really used: an entry kept under the note's blob id is taken as it is
     (so it must be right), and one under another id is not taken at all."""
-    root = copy_scenario(corpus, tmp_path / "c")
+    root = without_digests(copy_scenario(corpus, tmp_path / "c"))
     loc = _loc(root)
     req = logview.Request("jsonl")
     _drop_views(loc)
@@ -124,7 +132,7 @@ def test_an_unchanged_note_is_not_parsed_again(corpus: Path, tmp_path: Path) -> 
 def test_a_damaged_note_cache_costs_a_reparse_never_a_wrong_row(
     corpus: Path, tmp_path: Path, damage: str
 ) -> None:
-    root = copy_scenario(corpus, tmp_path / "c")
+    root = without_digests(copy_scenario(corpus, tmp_path / "c"))
     repo = TmpRepo(root)
     loc = _loc(root)
     reqs = [logview.Request("tsv", run="r1"), logview.Request("jsonl")]
@@ -167,7 +175,7 @@ def test_a_damaged_note_cache_costs_a_reparse_never_a_wrong_row(
 def test_processes_writing_the_note_cache_at_once_each_leave_a_whole_file(
     corpus: Path, tmp_path: Path
 ) -> None:
-    root = copy_scenario(corpus, tmp_path / "c")
+    root = without_digests(copy_scenario(corpus, tmp_path / "c"))
     repo = TmpRepo(root)
     loc = _loc(root)
     more = fast_commits(repo, 6, "more")

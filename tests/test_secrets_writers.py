@@ -47,6 +47,8 @@ ALLOWED = {
     ("gitimprove/git/repo.py", "create_blob"): "Repo.write_blob masks with redact_blob first",
     ("gitimprove/git/repo.py", "create_commit"): "Repo.create_commit masks the message first",
     ("gitimprove/git/workspace.py", "create_blob"): "the agent's edit: the user's code, as is",
+    ("gitimprove/git/notes.py", "create_blob"): "the TSV digests stored beside the notes: made "
+    "from note blobs only, which the redactor passed when they were stored",
     ("gitimprove/loop/demo.py", "commit"): "the demo project's first commit: a fixed message",
 }
 # wrappers whose list argument is a git command line

@@ -26,11 +26,11 @@ def _git(loc: gitdir.Location, args: Sequence[str]) -> proc.Result:
     return proc.git(args, cwd=loc.git_dir, env=_env(loc), timeout=300)
 
 
-def tree_blobs(loc: gitdir.Location, tip: str, prefix: str = "") -> list[tuple[str, str]] | None:
-    """(path, blob id) of every blob under `prefix` in the tree of commit `tip`."""
+def tree_blobs(loc: gitdir.Location, tip: str, *prefixes: str) -> list[tuple[str, str]] | None:
+    """(path, blob id) of every blob (under `prefixes`, when given) in the tree of `tip`."""
     args = ["ls-tree", "-r", "-z", "--full-tree", tip]
-    if prefix:
-        args += ["--", prefix]
+    if prefixes:
+        args += ["--", *prefixes]
     res = _git(loc, args)
     return _blob_entries(res.raw) if res.ok else None
 
@@ -70,61 +70,57 @@ def read_blobs(loc: gitdir.Location, oids: Sequence[str]) -> list[bytes] | None:
         return None
 
 
-def stream_tree_blobs(loc: gitdir.Location, tip: str) -> Iterator[tuple[str, bytes]]:
-    """(path, content) of every blob in the tree of commit `tip`, as git reads them (see
-    `stream_tree`)."""
-    for path, _, data in stream_tree(loc, tip):
-        yield path, data
-
-
-def stream_tree(loc: gitdir.Location, tip: str) -> Iterator[tuple[str, str, bytes]]:
-    """(path, blob id, content) of every blob in the tree of commit `tip`, as git reads
-    them: one pipeline (`ls-tree --format` into `cat-file --batch`), so the caller parses the
-    first notes while git still reads the rest. Raises Unanswered (after what it yielded)
-    when git could not answer; the caller then starts over another way."""
-    argvs = [
-        ["git", "ls-tree", "-r", "--full-tree", "--format=%(objectname) %(path)", tip],
-        _BATCH,
-    ]
-    with proc.pipeline(argvs, cwd=loc.git_dir, env=_env(loc)) as pipe:
-        for oid, kind, rest, data in _batch_output(pipe.out):
-            if kind == b"missing":
-                raise Unanswered(f"{oid.decode(errors='replace')} missing")
-            if kind == b"blob":
-                yield rest.decode("utf-8", errors="surrogateescape"), oid.decode("ascii"), data
-        if not pipe.ok():
-            raise Unanswered("git ls-tree or cat-file failed")
-
-
 def stream_blobs(
     loc: gitdir.Location, oids: Sequence[str], *, missing_ok: bool = False
 ) -> Iterator[bytes]:
-    """The content of each blob in `oids`, in order, as git reads them (one `cat-file
-    --batch` reading the ids from an in-memory file, so nothing waits on a full pipe).
-    Raises Unanswered when git could not answer or an id is not a blob (a missing one is b""
-    when `missing_ok`)."""
+    """The content of each blob in `oids`, in order, as git reads them. Raises Unanswered
+    when git could not answer or an id is not a blob (a missing one is b"" when
+    `missing_ok`)."""
     if not oids:
         return
-    ids = os.memfd_create("blob-ids") if hasattr(os, "memfd_create") else _temp_fd()
+    n = 0
+    with _batch(loc, oids) as pipe:
+        for _, kind, _, data in _batch_output(pipe.out):
+            if kind == b"missing" and missing_ok:
+                data = b""
+            elif kind != b"blob":
+                raise Unanswered(f"{oids[n]} is a {kind.decode(errors='replace')}")
+            n += 1
+            yield data
+        if not pipe.ok() or n != len(oids):
+            raise Unanswered("git cat-file failed")
+
+
+def read_objects(loc: gitdir.Location, requests: Sequence[str]) -> list[tuple[bytes, bytes] | None]:
+    """(type, content) of each object `requests` names (`<commit>^{tree}`, `<commit>:<path>`),
+    in order; None for one git does not have. Raises Unanswered when git could not answer."""
+    if not requests:
+        return []
+    with _batch(loc, requests) as pipe:
+        out: list[tuple[bytes, bytes] | None] = [
+            None if kind == b"missing" else (kind, data)
+            for _, kind, _, data in _batch_output(pipe.out)
+        ]
+        if not pipe.ok() or len(out) != len(requests):
+            raise Unanswered("git cat-file failed")
+    return out
+
+
+@contextmanager
+def _batch(loc: gitdir.Location, requests: Sequence[str]) -> Iterator[proc.Pipeline]:
+    """One `cat-file --batch` answering `requests` (object names, one per line), read from an
+    in-memory file so that nothing waits on a full pipe."""
+    names = os.memfd_create("object-names") if hasattr(os, "memfd_create") else _temp_fd()
     try:
-        os.write(ids, "".join(f"{oid}\n" for oid in oids).encode("ascii"))
-        os.lseek(ids, 0, os.SEEK_SET)
-        with proc.pipeline([_BATCH], cwd=loc.git_dir, env=_env(loc), stdin=ids) as pipe:
-            os.close(ids)
-            ids = -1
-            n = 0
-            for _, kind, _, data in _batch_output(pipe.out):
-                if kind == b"missing" and missing_ok:
-                    data = b""
-                elif kind != b"blob":
-                    raise Unanswered(f"{oids[n]} is a {kind.decode(errors='replace')}")
-                n += 1
-                yield data
-            if not pipe.ok() or n != len(oids):
-                raise Unanswered("git cat-file failed")
+        os.write(names, "".join(f"{r}\n" for r in requests).encode("utf-8", "surrogateescape"))
+        os.lseek(names, 0, os.SEEK_SET)
+        with proc.pipeline([_BATCH], cwd=loc.git_dir, env=_env(loc), stdin=names) as pipe:
+            os.close(names)
+            names = -1
+            yield pipe
     finally:
-        if ids >= 0:
-            os.close(ids)
+        if names >= 0:
+            os.close(names)
 
 
 _BATCH = [

@@ -113,7 +113,7 @@ def build_commit(
         changes[target] = repo.write_blob(text)
     if not changes:
         return None, 0
-    new_tree = put_paths(repo, tree, changes)
+    new_tree = indexed(repo, put_paths(repo, tree, changes))
     return repo.create_commit(new_tree, message + "\n", [tip] if tip else []), written
 
 
@@ -131,8 +131,106 @@ def revert_notes(
         _, data = _locate(repo, old_tree, commit)
         if data:
             changes[f"{commit[:2]}/{commit[2:]}"] = repo.write_blob(data)
-    new_tree = put_paths(repo, tree, changes)
+    new_tree = indexed(repo, put_paths(repo, tree, changes))
     return repo.create_commit(new_tree, message + "\n", [tip])
+
+
+def indexed(repo: Repo, tree_id: pygit2.Oid) -> pygit2.Oid:
+    """The notes tree `tree_id` with the TSV view's digests stored beside its fanout folders
+    up to date (state/noteindex.py): a shard is made for each folder whose tree has none,
+    from its notes; the shards of trees no longer there go."""
+    from gitimprove.state import noteindex
+
+    tree = repo.raw[tree_id]
+    assert isinstance(tree, pygit2.Tree)
+    if noteindex.FOLDER in tree and tree[noteindex.FOLDER].type_str != "tree":
+        return indexed(repo, put_paths(repo, tree, {noteindex.FOLDER: None}, mask=False))
+    ver = noteindex.version()
+    wanted = {
+        noteindex.name(e.name, str(e.id), ver): e.id
+        for e in tree
+        if e.type_str == "tree" and e.name and noteindex.is_folder(e.name)
+    }
+    have = set(_shard_ids(repo, tree))
+    changes: dict[str, pygit2.Oid | None] = {
+        f"{noteindex.FOLDER}/{gone}": None for gone in have - wanted.keys()
+    }
+    for made in wanted.keys() - have:
+        notes = _folder_notes(repo, wanted[made])
+        data = noteindex.shard(made[:2], str(wanted[made]), notes)
+        # made from note blobs only, which the redactor passed when they were stored (or
+        # masked when sync adopted them): stored as made, or `doctor` would find every
+        # shard changed, and each notes commit would pay for masking text already masked
+        changes[f"{noteindex.FOLDER}/{made}"] = repo.raw.create_blob(data)
+    # the names are ours (hex and a version): stored as they are, never masked
+    return put_paths(repo, tree, changes, mask=False) if changes else tree_id
+
+
+def _shard_ids(repo: Repo, tree: pygit2.Tree) -> dict[str, pygit2.Oid]:
+    from gitimprove.state import noteindex
+
+    try:
+        folder = repo.raw[tree[noteindex.FOLDER].id]
+    except KeyError:
+        return {}
+    if not isinstance(folder, pygit2.Tree):
+        return {}
+    return {e.name: e.id for e in folder if e.name and e.type_str == "blob"}
+
+
+def false_shards(repo: Repo, tip: str | None = None) -> list[str]:
+    """The stored digests' shards that name a folder's tree as it is but do not hold the
+    digests of its notes (a reader would take them): damaged or forged, made again from the
+    notes and compared."""
+    from gitimprove.state import noteindex
+
+    tree = _notes_tree(repo, tip or repo.ref_target(refs.NOTES))
+    if tree is None:
+        return []
+    ver = noteindex.version()
+    shards = _shard_ids(repo, tree)
+    out = []
+    for e in tree:
+        if e.type_str != "tree" or not e.name or not noteindex.is_folder(e.name):
+            continue
+        name = noteindex.name(e.name, str(e.id), ver)
+        if name in shards:
+            made = noteindex.shard(e.name, str(e.id), _folder_notes(repo, e.id))
+            if _blob(repo, shards[name]) != made:
+                out.append(name)
+    return out
+
+
+def remake_shards(repo: Repo, names: Sequence[str]) -> None:
+    """A notes commit with the shards `names` made again from the notes (`false_shards`)."""
+    from gitimprove.state import noteindex
+
+    def attempt() -> None:
+        tip = repo.ref_target(refs.NOTES)
+        tree = _notes_tree(repo, tip)
+        if tip is None or tree is None:
+            return
+        gone: dict[str, pygit2.Oid | None] = {f"{noteindex.FOLDER}/{n}": None for n in names}
+        new_tree = indexed(repo, put_paths(repo, tree, gone, mask=False))
+        new = repo.create_commit(new_tree, "gitimprove: store the notes' digests again\n", [tip])
+        update_refs(repo, [(refs.NOTES, new, tip)], "gitimprove: store the notes' digests again")
+
+    cas_loop(repo, attempt, what=refs.NOTES, lock="notes")
+
+
+def _folder_notes(repo: Repo, folder_id: pygit2.Oid) -> list[tuple[str, bytes]]:
+    sub = repo.raw[folder_id]
+    assert isinstance(sub, pygit2.Tree)
+    return [
+        (e.name, _blob(repo, e.id))
+        for e in sub
+        if e.type_str == "blob" and e.name and len(e.name) == 38 and _is_hex(e.name)
+    ]
+
+
+def _blob(repo: Repo, oid: pygit2.Oid | str) -> bytes:
+    obj = repo.raw[oid]
+    return obj.data if isinstance(obj, pygit2.Blob) else b""
 
 
 def append_lines(

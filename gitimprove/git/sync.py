@@ -160,7 +160,7 @@ def merge_notes(repo: Repo, remote_tip: str, remote: str) -> int:
                     seen.update((ln, masked))
             text = "".join(ln + "\n" for ln in lines if ln.strip())
             files[f"{commit[:2]}/{commit[2:]}"] = repo.write_blob(text)
-        tree = put_paths(repo, None, files)
+        tree = notes.indexed(repo, put_paths(repo, None, files))
         assert local is not None
         merged = repo.create_commit(
             tree, f"gitimprove: merge notes from {remote}\n", [local, remote_tip]

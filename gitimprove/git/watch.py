@@ -286,6 +286,11 @@ def _run_of(line: str) -> object:
     return obj.get("run") if isinstance(obj, dict) else None
 
 
+def _names_commit(path: str) -> bool:
+    name = path.replace("/", "")
+    return len(name) == 40 and all(c in "0123456789abcdef" for c in name)
+
+
 def forged_notes(
     repo: Repo, old: str | None, new: str | None, run: str, base: str | None = None
 ) -> list[str]:
@@ -306,6 +311,8 @@ def forged_notes(
     before: dict[str, set[str]] = {}
     after: dict[str, set[str]] = {}
     for delta in old_tree.diff_to_tree(new_tree).deltas:
+        if not _names_commit(delta.old_file.path) or not _names_commit(delta.new_file.path):
+            continue  # not a note: the digests stored beside them (state/noteindex.py)
         if delta.status != pygit2.enums.DeltaStatus.ADDED:
             before[delta.old_file.path.replace("/", "")] = _lines(repo, delta.old_file.id)
         if delta.status != pygit2.enums.DeltaStatus.DELETED:

@@ -67,6 +67,8 @@ def run_checks(repo: Repo, *, repair: bool = False, extra: Sequence[Check] = ())
     dropped = caches.drop_all(repo.common_dir / "improve")
     out.append(Finding("caches", True, f"view caches dropped ({dropped} files; rebuilt on use)"))
     out += _notes(repo)
+    digests = _digests(repo, repair)
+    out += [digests] if digests else []
     out += _memory(repo, repair)
     # stale locks
     lock_dir = repo.common_dir / "improve" / "locks"
@@ -136,6 +138,26 @@ def run_checks(repo: Repo, *, repair: bool = False, extra: Sequence[Check] = ())
     else:
         out.append(Finding("workspaces", True, "no stale workspaces"))
     return out
+
+
+def _digests(repo: Repo, repair: bool) -> Finding | None:
+    """The digests stored with the notes (state/noteindex.py) that a `log` would take but that
+    are not those of the notes: made again from the notes by `--repair`."""
+    false = notes.false_shards(repo)
+    if not false:
+        return None
+    f = Finding(
+        "note digests",
+        False,
+        f"{len(false)} stored digest shard(s) do not match their notes "
+        f"({', '.join(n.split('.')[0] for n in false[:SHOWN])}): `log` would show other rows "
+        "than the notes hold",
+        "git improve doctor --repair (makes them again from the notes)",
+    )
+    if repair:
+        notes.remake_shards(repo, false)
+        f.repaired = True
+    return f
 
 
 def _notes(repo: Repo) -> list[Finding]:

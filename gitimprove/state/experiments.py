@@ -111,11 +111,17 @@ def _split_by_git(repo: Repo, tip: str) -> list[Split] | None:
     loc = gitdir.Location(str(repo.git_dir), str(repo.common_dir), work_tree)
     from gitimprove.state.noteentries import commit_of
 
-    try:
+    listed = catfile.tree_blobs(loc, tip)
+    if listed is None:
+        return None
+    named = [(commit, blob) for path, blob in listed if (commit := commit_of(path))]
+    try:  # only the notes: not the digests stored beside them (state/noteindex.py)
         return split_notes(
-            (commit, data)
-            for path, data in catfile.stream_tree_blobs(loc, tip)
-            if (commit := commit_of(path))
+            zip(
+                [c for c, _ in named],
+                catfile.stream_blobs(loc, [b for _, b in named]),
+                strict=True,
+            )
         )
     except catfile.Unanswered:
         return None

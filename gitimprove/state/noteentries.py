@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
     from typing import Any
 
+    from gitimprove.state import noteindex
+
     # a note's own entry (None if none) and its imported ones
     Entry = tuple[Any, list[Any]]
     Cached = tuple[str, Any, list[Any]]  # the same, after the note's blob id
@@ -27,15 +29,18 @@ class Kind:
     """What is made of each note: the parser (notes as (commit, content) → entries), the
     cache's name, and the check that a cached entry has the shape the parser gives."""
 
-    __slots__ = ("name", "parse", "usable")
+    __slots__ = ("name", "parse", "stored", "usable")
 
     def __init__(
         self,
         name: str,
         parse: Callable[[Iterable[tuple[str, bytes]]], list[Entry]],
         usable: Callable[[Any, str], bool],
+        *,
+        stored: bool = False,
     ) -> None:
         self.name, self.parse, self.usable = name, parse, usable
+        self.stored = stored  # its entries are stored with the notes too (`noteindex`)
 
 
 _REWRITE = 64  # changed notes re-parsed on each `log` before the note cache is written again
@@ -45,13 +50,20 @@ _HEX = "0123456789abcdef"
 def entries(loc: gitdir.Location, tip: str, use_cache: bool, kind: Kind) -> list[Entry]:
     """Each note's entries at notes tip `tip`, in the tree's order."""
     from gitimprove.git import catfile
-    from gitimprove.state import notecache, noteread
+    from gitimprove.state import notecache, noteindex, noteread
 
+    stored = noteindex.load(loc, tip) if kind.stored else None
+    if stored is not None:
+        complete = stored.complete
+        if complete is not None:
+            return complete  # every folder has the shard of its notes
     if use_cache and os.path.exists(notecache.path(loc, 0, kind.name)):
         with catfile.tree_listing(loc, tip) as listing:  # git lists the tree as the cache loads
             cached = notecache.load(loc, kind.name)
             if cached:
                 return _changed(loc, listing(), cached, kind)
+    if stored is not None:
+        return _with_stored(loc, tip, stored, kind)
     # the cold case: the tree listed, its notes read and parsed in parts, on every core
     tree = catfile.tree_blobs(loc, tip)
     if tree is None:
@@ -65,6 +77,32 @@ def entries(loc: gitdir.Location, tip: str, use_cache: bool, kind: Kind) -> list
         parsed.update(part)
     empty: Entry = (None, [])
     return [parsed[path][1:] if path in parsed else empty for path, _ in notes]
+
+
+def _with_stored(
+    loc: gitdir.Location, tip: str, stored: noteindex.Stored, kind: Kind
+) -> list[Entry]:
+    """`entries` from the shards of the folders that have theirs; the notes of the other
+    folders listed, read and parsed."""
+    from gitimprove.git import catfile
+
+    missing = stored.missing()
+    listed = catfile.tree_blobs(loc, tip, *[f + "/" for f in missing])
+    if listed is None:
+        raise catfile.Unanswered("git ls-tree failed")
+    notes = [(path, blob) for path, blob in listed if commit_of(path)]
+    data = catfile.read_blobs(loc, [blob for _, blob in notes])
+    if data is None:
+        raise catfile.Unanswered("git cat-file failed")
+    with reader_bulk.no_gc():
+        parsed = kind.parse(zip([commit_of(p) for p, _ in notes], data, strict=True))
+    by_folder: dict[str, list[Entry]] = {}
+    for (path, _), entry in zip(notes, parsed, strict=True):
+        by_folder.setdefault(path[:2], []).append(entry)
+    out: list[Entry] = []
+    for folder, entries in stored.folders:
+        out.extend(entries if entries is not None else by_folder.get(folder, []))
+    return out
 
 
 def _parse_part(

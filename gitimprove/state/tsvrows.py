@@ -63,14 +63,17 @@ def digest(row: Row) -> Digest:
     return (run, iteration, said, name, warnings, key, ts, latest, tsv_export.piece(row))
 
 
-def _entries(note_blobs: Iterable[tuple[str, bytes]]) -> list[Entry]:
+def entries_of(note_blobs: Iterable[tuple[str, bytes]]) -> list[Entry]:
+    """Each note's (own digest or None, imported digests), from (commit, content) pairs."""
     return [
         (None if own is None else digest(own), [digest(r) for r in imported])
         for own, imported in noterows._entries(note_blobs)
     ]
 
 
-DIGESTS = noteentries.Kind(NAME, _entries, lambda entry, blob: notecache.usable(entry, blob, tuple))
+DIGESTS = noteentries.Kind(
+    NAME, entries_of, lambda entry, blob: notecache.usable(entry, blob, tuple), stored=True
+)
 
 
 def digests(loc: gitdir.Location, use_cache: bool = True) -> list[Digest] | None:
