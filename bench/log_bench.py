@@ -193,7 +193,9 @@ def main() -> int:
         # a cold log reads and parses them all. Not the budget's case, shown for information.
         strip_digests(repo)
         bare = timed(argv, repo, args.repeat, before=drop_cache)
-        packed.append(("log --format tsv, cold, no stored digests", bare, git_log, float("inf"), ref))
+        packed.append(
+            ("log --format tsv, cold, no stored digests", bare, git_log, float("inf"), ref)
+        )
 
         subprocess.run(
             ["git", "commit", "-q", "--allow-empty", "-m", "ordinary commit"],
