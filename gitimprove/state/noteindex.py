@@ -115,20 +115,25 @@ def load(loc: gitdir.Location, tip: str) -> Stored | None:
         usable = [(f, oid) for f, oid in wanted if oid is not None]
         if not usable:
             return None
-        blobs = dict(
-            zip(
-                [f for f, _ in usable],
-                catfile.stream_blobs(loc, [o for _, o in usable]),
-                strict=True,
-            )
-        )
+        blobs = catfile.stream_blobs(loc, [oid for _, oid in usable])
+        read = {folder: _decoded(data) for (folder, _), data in zip(usable, blobs, strict=True)}
     except catfile.Unanswered:
         return None
     out: list[tuple[str, list[Entry] | None]] = []
     for (folder, tree), (_, shard_id) in zip(folders, wanted, strict=True):
-        entries = None if shard_id is None else _entries(blobs[folder], name(folder, tree, ver))
-        out.append((folder, entries))
+        got = read.get(folder) if shard_id is not None else None
+        out.append((folder, _entries(got, name(folder, tree, ver)) if got else None))
     return Stored(out)
+
+
+def _decoded(data: bytes) -> tuple[bytes, list[Any]] | None:
+    first, _, body = data.partition(b"\n")
+    body = body.rstrip(b"\n")
+    try:  # one array, not a parse per line (a line is one JSON array, newlines escaped)
+        items = json.loads(b"[" + body.replace(b"\n", b",") + b"]") if body else []
+    except (ValueError, RecursionError):
+        return None
+    return first, items if type(items) is list else []
 
 
 def _tree_entries(raw: bytes) -> list[tuple[bytes, str, str]]:
@@ -149,20 +154,24 @@ def _tree_entries(raw: bytes) -> list[tuple[bytes, str, str]]:
     return out
 
 
-def _entries(data: bytes, expected: str) -> list[Entry] | None:
-    """The entries of a shard whose header names `expected`; None for a damaged one."""
-    first, _, body = data.partition(b"\n")
-    if first != expected.encode("ascii"):
+def _entries(decoded: Any, expected: str) -> list[Entry] | None:
+    """The entries of a decoded shard whose header names `expected`; None for a damaged one."""
+    if type(decoded) is not tuple or len(decoded) != 2 or decoded[0] != expected.encode():
         return None
-    body = body.rstrip(b"\n")
-    try:  # one array, not a parse per line (a line is one JSON array, newlines escaped)
-        items = json.loads(b"[" + body.replace(b"\n", b",") + b"]") if body else []
-        return [
-            (None if own is None else _digest(own), [_digest(d) for d in imported])
-            for own, imported in items
-        ]
-    except (ValueError, TypeError, RecursionError):
+    try:
+        return [(_own(own), [_digest(d) for d in imported]) for own, imported in decoded[1]]
+    except (ValueError, TypeError):
         return None
+
+
+def _own(d: Any) -> Any:
+    """A note's own digest as stored (a list: `tsvrows` reads it by index and orders it by
+    `tuple(d[5])`); imported digests also pass through `latest_versions`, so they are made
+    tuples (`_digest`). A damaged one raises here or where it is used (the caller falls
+    back to the notes)."""
+    if d is not None and (type(d) is not list or len(d) != 9):
+        raise ValueError("not a digest")
+    return d
 
 
 def _digest(d: Any) -> Any:

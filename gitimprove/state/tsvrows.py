@@ -98,8 +98,8 @@ def _version_of(d: Digest) -> tuple[tuple[str, int] | None, str]:
 
 
 def _order(found: list[Digest]) -> list[Digest]:
-    """`noterows.order` over digests."""
-    return noterows.in_order(found, [(d[0], d[5], d[6]) for d in found])
+    """`noterows.order` over digests (a stored one holds its key as a list)."""
+    return noterows.in_order(found, [(d[0], (*d[5],), d[6]) for d in found])
 
 
 def render(
