@@ -147,7 +147,7 @@ class Sandbox:
             "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session",
             "--setenv", "TMPDIR", "/tmp", "--chdir", str(workdir),
         ]  # fmt: skip
-        bpf = seccomp.filter_file()
+        bpf = seccomp.filter_file(measure=measure)
         if bpf is not None:  # bwrap reads the filter from fd 9, opened by a shell on the file
             args = ["/bin/sh", "-c", 'exec "$@" 9<"$0"', bpf, *args, "--seccomp", "9"]
         args.append("--")

@@ -9,6 +9,11 @@ an agent from a tmux server, the user's ssh-agent, a docker socket or a D-Bus bu
 `socket(AF_UNIX, …)` (EPERM) can: without a socket there is nothing to connect with.
 `socketpair()` (what pipes between a process and its children use) stays allowed.
 
+The metric's and the guard's filter (`measure=True`) also refuses reaching into another
+process: `ptrace`, `process_vm_readv`/`process_vm_writev` and `pidfd_getfd`. The code the
+benchmark runs shares its user: without this it could take the benchmark's stdout descriptor
+(`pidfd_getfd`) or write into its memory and add a line after the benchmark's last one.
+
 The filter is classic BPF, assembled here (a few instructions, no library) and handed to
 bubblewrap with `--seccomp FD`. On x86-64 the x32 system calls are refused and 32-bit
 programs may not use `socketcall` (through which `socket` cannot be checked) or
@@ -41,6 +46,9 @@ _NATIVE = {
     "aarch64": (0xC00000B7, 198),
 }
 _I386 = (0x40000003, 359, 102)  # arch, socket, socketcall
+# ptrace, process_vm_readv, process_vm_writev, pidfd_getfd: refused to measured code
+_REACH = {"x86_64": (101, 310, 311, 438), "aarch64": (117, 270, 271, 438)}
+_REACH_I386 = (26, 347, 348, 438)
 # io_uring_setup, io_uring_enter, io_uring_register: the same numbers on every architecture.
 # An io_uring submits socket() and connect() from the kernel, where no filter sees them.
 _IO_URING = (425, 426, 427)
@@ -65,13 +73,16 @@ def _assemble(program: list[tuple[str, int, str, str]]) -> bytes:
     return out
 
 
-def program(machine: str | None = None) -> bytes | None:
-    """The filter for this machine (None where it is not known)."""
-    found = _NATIVE.get(machine or platform.machine())
+def program(machine: str | None = None, *, measure: bool = False) -> bytes | None:
+    """The filter for this machine (None where it is not known); with `measure`, the one for
+    the metric and the guard (no reaching into another process either)."""
+    machine = machine or platform.machine()
+    found = _NATIVE.get(machine)
     if found is None:
         return None
     arch, socket_nr = found
-    x86 = (machine or platform.machine()) == "x86_64"
+    x86 = machine == "x86_64"
+    reach = _REACH[machine] if measure else ()
     code: list[tuple[str, int, str, str]] = [
         ("ld", 4, "", ""),  # seccomp_data.arch
         ("jeq", arch, "", "other_arch"),
@@ -79,7 +90,7 @@ def program(machine: str | None = None) -> bytes | None:
     ]
     if x86:
         code.append(("jge", _X32_BIT, "deny", ""))
-    code += [("jeq", nr, "deny", "") for nr in _IO_URING]
+    code += [("jeq", nr, "deny", "") for nr in (*_IO_URING, *reach)]
     code += [
         ("jeq", socket_nr, "", "allow"),
         ("ld", 16, "", ""),  # the low word of args[0]: the domain (an int)
@@ -92,7 +103,7 @@ def program(machine: str | None = None) -> bytes | None:
             ("jeq", i386, "", "allow"),
             ("ld", 0, "", ""),
             ("jeq", socketcall, "deny", ""),
-            *[("jeq", nr, "deny", "") for nr in _IO_URING],
+            *[("jeq", nr, "deny", "") for nr in (*_IO_URING, *(_REACH_I386 if measure else ()))],
             ("jeq", socket32, "", "allow"),
             ("ld", 16, "", ""),
             ("jeq", _AF_UNIX, "deny", "allow"),
@@ -107,23 +118,23 @@ def program(machine: str | None = None) -> bytes | None:
 
 
 _lock = threading.Lock()
-_file: str | None = None
+_files: dict[bool, str] = {}
 
 
-def filter_file() -> str | None:
+def filter_file(*, measure: bool = False) -> str | None:
     """A file holding the filter, private to this process (removed at exit); None where
     there is no filter for this machine."""
-    global _file
     with _lock:
-        if _file is not None and os.path.exists(_file):
-            return _file
-        data = program()
+        known = _files.get(measure)
+        if known is not None and os.path.exists(known):
+            return known
+        data = program(measure=measure)
         if data is None:
             return None
         fd, path = tempfile.mkstemp(prefix="gitimprove-seccomp-", suffix=".bpf")
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-        _file = path
+        _files[measure] = path
         atexit.register(_remove, path)
         return path
 

@@ -1,17 +1,24 @@
-"""A command's stdout through a pipe, read until the command exits and not after.
+"""A command's stdout through a stream, read until the command exits and not after.
 
 A metric's output must be what the benchmark printed. A temporary file can be reopened
 through `/proc/<pid>/fd/1` and written at any offset (`pwrite`), so measured code could put
-a line after the benchmark's last one; a pipe is a stream: bytes only ever follow. What is
-in the pipe the moment the command exits is the output; anything a process that outlived it
+a line after the benchmark's last one; a stream has no offsets: bytes only ever follow. What
+is in it the moment the command exits is the output; anything a process that outlived it
 writes later (a double-forked grandchild waiting for the exit) is never read, and is counted
-(`Result.late`): the metric is then `tampered`."""
+(`Result.late`): the metric is then `tampered`.
+
+The stream is one end of a unix socket pair (`stream()`), not a pipe: a pipe can be opened
+again through `/proc/<pid>/fd/1` by any process of the same user, so code the benchmark runs
+could write a line into the benchmark's own stdout while the benchmark still runs (after its
+last line, before its exit); a socket cannot be opened through `/proc` at all (ENXIO), so
+only a process that was handed the descriptor can write to it."""
 
 from __future__ import annotations
 
 import fcntl
 import os
 import select
+import socket
 import termios
 import time
 from collections.abc import Callable
@@ -86,15 +93,24 @@ def read_until_exit(
             os.close(pidfd)
 
 
+def stream() -> tuple[int, int]:
+    """(read end, write end) of a one-way stream for a command's output: a unix socket pair,
+    which no process can open again through `/proc/<pid>/fd` (a pipe could be)."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    ours.shutdown(socket.SHUT_WR)
+    theirs.shutdown(socket.SHUT_RD)
+    return ours.detach(), theirs.detach()
+
+
 def pending(fd: int) -> int:
-    """How many bytes wait in the pipe `fd` now."""
+    """How many bytes wait in the stream `fd` now."""
     count = bytearray(4)
     fcntl.ioctl(fd, termios.FIONREAD, count)
     return int.from_bytes(count, "little")
 
 
 def drain(fd: int, out: Capped) -> None:
-    """Add to `out` what is in the pipe now, never waiting for more."""
+    """Add to `out` what is in the stream now, never waiting for more."""
     left = pending(fd)
     os.set_blocking(fd, False)
     while left > 0:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import FrameType
 
-from gitimprove.util.pipe import Capped, drain, pending, read_until_exit
+from gitimprove.util.pipe import Capped, drain, pending, read_until_exit, stream
 from gitimprove.util.result import TAIL_CHARS, Result
 
 TYPE_CHECKING = False  # not `typing`'s: a cold `log` must not pay for importing it
@@ -163,7 +163,7 @@ def run(
     the descriptors open cannot make us wait for it. `before_read` runs once the command
     is done and before its output is read (to kill what it left, which could still write).
     With `limit` (what the agent, the metric and the guard run: untrusted output) stdout and
-    stderr are pipes read until the command exits (util/pipe.py), nothing is written to disk,
+    stderr are streams (socket pairs) read until the command exits (util/pipe.py), nothing is written to disk,
     and of a stream over `limit` bytes only its start and end are kept (`Result.over` says
     so); what its stdout receives after it exited (from a process that outlived it) is not
     output: `Result.late` counts those bytes."""
@@ -175,7 +175,7 @@ def run(
     streams = {"stdout": Capped(limit or 0), "stderr": Capped(limit or 0)}
     with contextlib.ExitStack() as stack:
         if piped:
-            fds = [os.pipe(), os.pipe()]
+            fds = [stream(), stream()]  # not pipes: no process can reopen them via /proc
             outs: list[Any] = [fds[0][1], fds[1][1]]
         else:
             outs = [stack.enter_context(tempfile.TemporaryFile()) for _ in range(2)]
