@@ -77,6 +77,11 @@ def report(rule: Rule, out: Outcome) -> tuple[Change, str]:
     total = f"{out.runs} run{'s' if out.runs != 1 else ''}"
     if out.keep:
         return change, f"kept: {core}"
+    if out.verdict == "two-modes":
+        return change, (
+            f"discarded after {total}: {core}; its runs fall into two groups (two or more runs "
+            "far from the rest agree with each other): a result that holds only in some runs"
+        )
     if out.verdict == "inconclusive":
         return change, f"discarded as inconclusive after {total}: {core}"
     if out.verdict == "below-min-delta":

@@ -25,6 +25,21 @@ def clean(xs: Sequence[float], sigma: float, k: float) -> list[float]:
     return kept if 2 * len(kept) > len(xs) else list(xs)
 
 
+def two_modes(xs: Sequence[float], sigma: float, k: float) -> bool:
+    """Whether 4+ runs of one arm fall into two groups of two or more runs each, apart by more
+    than 2k times each group's own spread and 10k times σ (the unchanged code's noise).
+    A glitch (a load spike) is one run; a second group is something else, such as a forged
+    line that won the race with the benchmark in some runs and lost it in others. σ is the
+    noise measured before this decision: the two groups' own runs would inflate it."""
+    xs = sorted(xs)
+    floor = sigma if math.isfinite(sigma) else 0.0
+    for i in range(2, len(xs) - 1):
+        within = max(floor, statistics.stdev(xs[:i]), statistics.stdev(xs[i:]))
+        if xs[i] - xs[i - 1] > max(2 * k * within, 10 * k * floor):
+            return True
+    return False
+
+
 def arm(xs: Sequence[float], sigma: float, k: float) -> tuple[list[float], bool]:
     """An arm's clean runs, and whether its two runs disagree so that a third must decide."""
     if len(xs) == 2 and sigma > 0 and abs(xs[0] - xs[1]) > k * math.sqrt(2.0) * sigma:

@@ -75,8 +75,9 @@ class NoisePool:
         self.floor = 0.0
         self._cache: Noise | None = None
         self._base: tuple[list[float], float, float, float] | None = None
+        self.calibrated = math.inf  # σ right after the calibration: no candidate's runs in it
 
-    def add(self, runs: Sequence[float]) -> None:
+    def add(self, runs: Sequence[float], *, calibration: bool = False) -> None:
         if len(runs) < 2:
             return
         self.segments.append(tuple(runs))
@@ -85,6 +86,8 @@ class NoisePool:
             self._runs -= len(self.segments.popleft())
         self._cache = None
         self._base = None
+        if calibration:
+            self.calibrated = self.noise().sigma
 
     def set_prior(self, prior: Noise | None) -> None:
         self.prior = prior
@@ -97,6 +100,7 @@ class NoisePool:
         other._runs = self._runs
         other.prior = self.prior
         other.floor = self.floor
+        other.calibrated = self.calibrated
         return other
 
     def _stored(self) -> tuple[list[float], float, float, float]:
@@ -152,7 +156,7 @@ class NoisePool:
                 if prior is not None
                 else UNKNOWN
             )
-        elif var == 0.0 and (prior is None or prior.sigma == 0.0):
+        elif var == 0.0:  # the runs repeated exactly: a noisy history does not fit them
             out = Noise(0.0, df, df)
         else:
             pdf = min(prior.df, PRIOR_DF_CAP) if prior is not None and prior.known else 0.0

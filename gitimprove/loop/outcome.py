@@ -13,6 +13,7 @@ class Outcome:
     keep: bool
     verdict: (
         str  # confident | futile | inconclusive | below-min-delta | deterministic | stored-best
+        # | two-modes (confident, but the candidate's runs fall into two groups: not kept)
     )
     gain: float  # rule scale, + = candidate better
     half: float  # half-width of the interval at the decision's threshold (rule scale)

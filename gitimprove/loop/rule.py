@@ -12,8 +12,8 @@ One decision compares a candidate (arm B) with its incumbent (arm A) in the rule
   on the decision rests on adjacent B/A pairs alone (*paired* mode), where a burst of load
   that covers a pair cancels in its difference and a pair hit on one side is a glitch.
 * Keep is tested at planned looks against a group-sequential boundary (`design.py`), Student-t
-  corrected for the estimated σ; discard as soon as even an optimistic gain is below the
-  smallest gain worth finding or below what the rest of the budget could confirm.
+  corrected for the estimated σ, unless the candidate's runs fall into two groups; discard as
+  soon as an optimistic gain is below what is worth finding or what the budget could confirm.
 * How bold it is follows the noise relative to the metric's level (`schedule.py`).
 * A deterministic metric decides on one candidate run, compared exactly; no incumbent re-run.
 """
@@ -129,7 +129,7 @@ class AdaptiveRule:
             if math.isfinite(step):
                 scale = abs(statistics.median(raw)) if self.relative else 1.0
                 self.pool.floor = step / scale / math.sqrt(12.0) if scale else 0.0
-        self.pool.add(xs)
+        self.pool.add(xs, calibration=True)
         # the calibration teaches the noise, but is never the reference for a keep: taken
         # on a busy machine it would make every later run look faster; the first decision
         # compares with fresh incumbent runs, paired, and those start the window
@@ -156,8 +156,7 @@ class AdaptiveRule:
         return budget.message(self)
 
     def confirmer(self) -> AdaptiveRule:
-        """A rule for a tournament winner's confirmation: the same noise and budget, no window
-        (the winner is compared with fresh, paired incumbent runs only)."""
+        """A tournament winner's confirmation: same noise and budget, fresh paired runs only."""
         other = copy.copy(self)
         other.W, other.window, other.pool = 0, [], self.pool.copy()
         return other
@@ -235,7 +234,9 @@ class AdaptiveRule:
             tk = t_ppf(round(_ND.cdf(z), 6), df) if sigma > 0 else z
             d, se = est.gain, est.se
             if at_look and est.n_cand >= 2 and est.n_ref >= 2 and d - tk * se > 0 and d >= self.md:
-                return self._outcome(True, "confident", est, tk, w, window, sigma)
+                two = est_.two_modes(w.b, self.pool.calibrated, self.k)  # forged in some runs
+                verdict = "two-modes" if two else "confident"
+                return self._outcome(verdict == "confident", verdict, est, tk, w, window, sigma)
             # discard when even an optimistic gain is below what is worth finding, or below
             # what the rest of the budget could still confirm
             se_end = self._se_after(est, self.max_runs - used, sigma)
