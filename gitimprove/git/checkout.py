@@ -30,7 +30,7 @@ import pygit2
 
 from gitimprove.errors import GitImproveError
 from gitimprove.git.repo import Repo
-from gitimprove.util.files import remove_tree
+from gitimprove.util.files import read_state, remove_tree
 
 LINK = pygit2.enums.FileMode.LINK
 EXEC = pygit2.enums.FileMode.BLOB_EXECUTABLE
@@ -257,7 +257,7 @@ def stale_workspaces(repo: Repo) -> list[Path]:
         pid_file = root / f"{entry.name}.pid"
         alive = False
         try:
-            pid = int(pid_file.read_text(encoding="utf-8").split()[0])
+            pid = int(read_state(pid_file).decode("utf-8").split()[0])
             os.kill(pid, 0)
             alive = True
         except (OSError, ValueError, IndexError):

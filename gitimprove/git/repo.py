@@ -24,6 +24,7 @@ from gitimprove.errors import (
 )
 from gitimprove.git import witness
 from gitimprove.util import proc
+from gitimprove.util.files import read_state
 
 ZERO = "0" * 40
 T = TypeVar("T")
@@ -38,7 +39,7 @@ class Repo:
         common = Path(getattr(raw, "commondir", None) or self.git_dir)
         commondir_file = self.git_dir / "commondir"
         if commondir_file.exists():
-            rel = commondir_file.read_text(encoding="utf-8").strip()
+            rel = read_state(commondir_file).decode("utf-8").strip()
             common = (self.git_dir / rel).resolve() if not os.path.isabs(rel) else Path(rel)
         self.common_dir = common.resolve()
         self.work_tree = Path(raw.workdir).resolve() if raw.workdir else None

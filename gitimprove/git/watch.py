@@ -35,6 +35,12 @@ from gitimprove.errors import GitImproveError
 from gitimprove.git import refs, witness
 from gitimprove.git.repo import RefMoved, Repo, update_refs
 from gitimprove.util import proc
+from gitimprove.util.files import state_kind
+from gitimprove.util.keys import KEY_FILE, key_problem, restore_key
+
+# gitimprove's own state files under `<git-common-dir>/improve/`: each must be a regular file
+# (or absent); a FIFO there would hang whoever reads it, a folder would break its writes
+STATE_FILES = (KEY_FILE, witness.FILE, "integrity.jsonl", "hooks.log")
 
 
 def _own(name: str) -> bool:
@@ -241,6 +247,7 @@ class RepoState:
             if old != new and stops(name, old, new, reachable=reachable):
                 out.append(name)
         if after.improve_dir is not None:
+            out += state_problems(after.improve_dir)
             out += witness.moved_outside(after.improve_dir, self.own, after.own)
         for label in sorted(set(self.files) | set(after.files)):
             old, new = self.files.get(label), after.files.get(label)
@@ -253,11 +260,36 @@ class RepoState:
         return out
 
 
+def state_problems(improve_dir: Path) -> list[str]:
+    """gitimprove's state files that are not what it left: the integrity key replaced (not the
+    one this process pinned), a state file that is a FIFO, a folder, a link..."""
+    out = []
+    problem = key_problem(improve_dir)
+    if problem is not None:
+        out.append(f".git/improve/{problem}")
+    for name in STATE_FILES:
+        found = state_kind(improve_dir / name)
+        if found is not None and not (name == KEY_FILE and problem is not None):
+            out.append(f".git/improve/{name} (a {found}, not a regular file)")
+    return out
+
+
 def put_back(repo: Repo, before: RepoState, after: RepoState) -> list[str]:
     """Every gitimprove ref moved outside gitimprove between the two snapshots, put back where
     gitimprove last left it (a ref it never wrote is deleted), each only if it is still where
-    the mover left it. Returns the refs put back."""
+    the mover left it; the integrity key this process pinned too. Returns what was put back."""
     done = []
+    if restore_key(repo.improve_dir):
+        done.append(f".git/improve/{KEY_FILE}")
+    for name in STATE_FILES:  # a FIFO or folder in a state file's place: moved aside
+        if name != KEY_FILE and state_kind(repo.improve_dir / name) is not None:
+            aside = repo.improve_dir / "quarantine"
+            try:
+                os.makedirs(aside, exist_ok=True)
+                os.replace(repo.improve_dir / name, aside / f"{name}.{os.urandom(3).hex()}")
+            except OSError:
+                continue
+            done.append(f".git/improve/{name}")
     for name in witness.unexplained(repo.improve_dir, before.own, after.own, settle=0):
         known, value = witness.last_written(repo.improve_dir, name, before.own.get(name))
         now = after.own.get(name)

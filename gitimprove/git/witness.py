@@ -31,6 +31,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from gitimprove.git import refs
+from gitimprove.util.files import open_state, read_state
 from gitimprove.util.keys import Key, load_key
 
 FILE = "refs.witness"
@@ -70,7 +71,7 @@ def _append(path: Path, data: bytes) -> int:
     """Append `data` in one `write` under a shared lock, into the file now at `path` (not one
     a compactor replaced meanwhile). Returns the file's size after it."""
     while True:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = open_state(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_SH)
             try:
@@ -93,7 +94,7 @@ def compact(improve_dir: Path) -> bool:
     if key is None:
         return False
     try:
-        fd = os.open(path, os.O_RDWR)
+        fd = open_state(path, os.O_RDWR)
     except OSError:
         return False
     try:
@@ -103,7 +104,7 @@ def compact(improve_dir: Path) -> bool:
                 return False  # another compactor replaced it just now
         except FileNotFoundError:
             return False
-        alive = _parse(key, path.read_bytes().decode("utf-8", "replace"))
+        alive = _parse(key, read_state(path).decode("utf-8", "replace"))
         lines = []
         for name in sorted(alive):
             values = alive[name]
@@ -123,7 +124,7 @@ def _alive(improve_dir: Path) -> dict[str, set[str]]:
     """For each witnessed ref, the values gitimprove wrote that no later move superseded."""
     key = load_key(improve_dir, create=False)
     try:
-        data = (improve_dir / FILE).read_bytes().decode("utf-8", "replace")
+        data = read_state(improve_dir / FILE).decode("utf-8", "replace")
     except OSError:
         return {}
     return {} if key is None else _parse(key, data)

@@ -11,6 +11,7 @@ import os
 import sys
 
 from gitimprove.util import gitdir
+from gitimprove.util.files import append_state
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -40,8 +41,7 @@ def log_line(loc: gitdir.Location | None, message: str) -> None:
             folder = os.path.join(base, "gitimprove")
         os.makedirs(folder, exist_ok=True)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        with open(os.path.join(folder, "hooks.log"), "a", encoding="utf-8") as fh:
-            fh.write(f"{stamp} {message.rstrip()}\n")
+        append_state(os.path.join(folder, "hooks.log"), f"{stamp} {message.rstrip()}\n".encode())
     except OSError:
         pass
 

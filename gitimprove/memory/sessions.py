@@ -17,6 +17,7 @@ from gitimprove.git.repo import Repo
 from gitimprove.memory import entries
 from gitimprove.util import proc
 from gitimprove.util.clock import utc_now
+from gitimprove.util.files import read_state
 
 _TYPE = re.compile(r"^(\w+)(?:\([^)]*\))?!?:")
 
@@ -29,10 +30,9 @@ def map_path(improve_dir: str, claude_session: str) -> str:
 def sid_for(improve_dir: str, claude_session: str, *, create: bool = True) -> str | None:
     path = map_path(improve_dir, claude_session)
     try:
-        with open(path, encoding="utf-8") as fh:
-            sid = fh.read().strip()
-            if sid:
-                return sid
+        sid = read_state(path).decode("utf-8", "replace").strip()
+        if sid:
+            return sid
     except OSError:
         pass
     if not create:

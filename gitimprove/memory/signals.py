@@ -27,6 +27,7 @@ from gitimprove.memory.capture import command_key, path_for
 from gitimprove.memory.capture import make_signal as make_signal
 from gitimprove.memory.capture import spool_signals as spool_signals
 from gitimprove.util.clock import host_id, parse_utc, utc_now
+from gitimprove.util.files import read_state
 
 
 def flush(repo: Repo) -> int:
@@ -39,8 +40,7 @@ def flush(repo: Repo) -> int:
         entries: dict[str, bytes] = {}
         for file, path in files:
             try:
-                with open(file, "rb") as fh:
-                    entries[path] = fh.read()
+                entries[path] = read_state(file)
             except OSError:
                 continue
         if not entries:

@@ -12,7 +12,7 @@ import json
 import os
 import time
 
-from gitimprove.util.files import atomic_write
+from gitimprove.util.files import atomic_write, read_state
 from gitimprove.util.reader import scrub
 
 TYPE_CHECKING = False
@@ -59,8 +59,7 @@ def read_pending(improve_dir: str) -> list[tuple[str, bytes]]:
     out = []
     for file, path in pending(improve_dir):
         try:
-            with open(file, "rb") as fh:
-                out.append((path, fh.read()))
+            out.append((path, read_state(file)))
         except OSError:
             continue
     return out

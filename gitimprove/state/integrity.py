@@ -22,6 +22,7 @@ from gitimprove.state.findings import Finding
 from gitimprove.state.records import parse_note
 from gitimprove.util import reaper
 from gitimprove.util.clock import utc_now
+from gitimprove.util.files import append_state, read_state
 
 INCIDENTS = "integrity.jsonl"
 
@@ -30,13 +31,12 @@ def log_incident(repo: Repo, run: str, what: str, paths: list[str]) -> None:
     line = json.dumps({"ts": utc_now(), "run": run, "what": what, "paths": paths}, sort_keys=True)
     path = repo.improve_dir / INCIDENTS
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(line + "\n")
+    append_state(path, (line + "\n").encode("utf-8"))
 
 
 def incidents(repo: Repo) -> list[dict[str, Any]]:
     try:
-        lines = (repo.improve_dir / INCIDENTS).read_text(encoding="utf-8").splitlines()
+        lines = read_state(repo.improve_dir / INCIDENTS).decode("utf-8", "replace").splitlines()
     except OSError:
         return []
     out = []

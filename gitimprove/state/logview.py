@@ -15,6 +15,7 @@ import os
 import sys
 
 from gitimprove.util import gitdir
+from gitimprove.util.files import read_state
 from gitimprove.util.text import printable
 
 TYPE_CHECKING = False
@@ -99,8 +100,7 @@ def _key(loc: gitdir.Location) -> bytes:
 def _cached(path: str, key: bytes) -> tuple[bytes, bytes] | None:
     """(stdout, stderr) from the cache file when its key matches."""
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
+        data = read_state(path)
     except OSError:
         return None
     head, nl, rest = data.partition(b"\n")

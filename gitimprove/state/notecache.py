@@ -18,6 +18,7 @@ import os
 import sys
 
 from gitimprove.util import gitdir
+from gitimprove.util.files import read_state
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -72,8 +73,7 @@ def load(loc: gitdir.Location, name: str = NAME) -> dict[str, Entry]:
 
 def _load(file: str, header: bytes) -> dict[str, Entry]:
     try:
-        with open(file, "rb") as fh:
-            data = fh.read()
+        data = read_state(file)
     except OSError:
         return {}
     if not data.startswith(header):

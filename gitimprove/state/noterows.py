@@ -17,6 +17,7 @@ import os
 
 from gitimprove.state import notecache, noteentries, records
 from gitimprove.util import gitdir, reader_bulk
+from gitimprove.util.files import read_state
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -49,8 +50,7 @@ def view_rows(
     cache_file = os.path.join(loc.improve_dir, "cache", "log.json")
     if use_cache:
         try:
-            with open(cache_file, "rb") as fh:
-                cached = json.loads(fh.read())
+            cached = json.loads(read_state(cache_file))
             if (
                 cached.get("version") == CACHE_VERSION
                 and cached.get("notes") == notes_tip

@@ -17,7 +17,7 @@ from gitimprove.state import noterows
 from gitimprove.state.record import Experiment
 from gitimprove.state.records import KEPT
 from gitimprove.util import gitdir
-from gitimprove.util.files import atomic_write
+from gitimprove.util.files import atomic_write, read_state
 from gitimprove.util.text import cell
 
 CACHE_VERSION = noterows.CACHE_VERSION
@@ -50,7 +50,7 @@ def latest_run_tail(loc: gitdir.Location, n: int = 10) -> tuple[str | None, list
     key = [gitdir.read_ref(loc, refs.NOTES) or "", gitdir.read_ref(loc, refs.MEMORY) or "", n]
     path = Path(loc.improve_dir) / "cache" / "tail.json"
     try:
-        cached = json.loads(path.read_bytes())
+        cached = json.loads(read_state(path))
         if cached.get("key") == key:
             return cached["run"], [Experiment.from_row(r) for r in cached["rows"]]
     except (OSError, ValueError, AttributeError, KeyError, TypeError, RecursionError):

@@ -1,13 +1,98 @@
-"""Atomic file writes and small file helpers."""
+"""Atomic file writes and small file helpers.
+
+Every file of gitimprove's own state (under `<git-common-dir>/improve/` and the files of the
+git directory it reads itself) is opened through `open_state` / `read_state`: never through a
+symbolic link, never blocking (`O_NONBLOCK`: a FIFO put in its place opens at once), and only
+when it is a regular file; anything else is `NotAFile`, naming the path and what it is, never
+a hang."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import stat
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
+
+
+class NotAFile(OSError):
+    """A state file that is something else: a FIFO, a device, a socket, a folder, a link."""
+
+
+def kind(mode: int) -> str:
+    """What a file of `mode` is, in words."""
+    for test, word in (
+        (stat.S_ISREG, "regular file"), (stat.S_ISDIR, "folder"), (stat.S_ISLNK, "symbolic link"),
+        (stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"),
+        (stat.S_ISBLK, "block device"),
+    ):  # fmt: skip
+        if test(mode):
+            return word
+    return "special file"
+
+
+def _refuse(path: str, mode: int) -> NotAFile:
+    return NotAFile(errno.EINVAL, f"a {kind(mode)}, not a regular file", path)
+
+
+def open_state(path: str | os.PathLike[str], flags: int = os.O_RDONLY, mode: int = 0o600) -> int:
+    """A descriptor of the regular file `path` (not through a link, never blocking), or
+    `NotAFile`; `FileNotFoundError` when there is nothing (and `flags` do not create it)."""
+    where = os.fspath(path)
+    extra = os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(where, flags | extra, mode)
+    except FileNotFoundError:
+        raise
+    except OSError:  # ELOOP (a link), ENXIO (a FIFO no one reads), EISDIR, ...
+        try:
+            found = os.lstat(where).st_mode
+        except OSError:
+            raise
+        if stat.S_ISREG(found):
+            raise
+        raise _refuse(where, found) from None
+    found = os.fstat(fd).st_mode
+    if not stat.S_ISREG(found):
+        os.close(fd)
+        raise _refuse(where, found)
+    return fd
+
+
+def read_state(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of the regular file `path` (see `open_state`)."""
+    with os.fdopen(open_state(path), "rb") as fh:
+        return fh.read()
+
+
+def append_state(path: str | os.PathLike[str], data: bytes) -> None:
+    """Append `data` to the regular file `path` in one write (made if absent); a FIFO, folder
+    or link in its place is moved aside to `quarantine/` next to it first, never written."""
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+    try:
+        fd = open_state(path, flags)
+    except NotAFile:
+        where = os.fspath(path)
+        aside = os.path.join(os.path.dirname(where), "quarantine")
+        os.makedirs(aside, exist_ok=True)
+        os.replace(where, os.path.join(aside, f"{os.path.basename(where)}.{os.urandom(3).hex()}"))
+        fd = open_state(path, flags)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+def state_kind(path: str | os.PathLike[str]) -> str | None:
+    """None when `path` is a regular file or absent, else what it is ("FIFO", "folder")."""
+    try:
+        found = os.lstat(path).st_mode
+    except OSError:
+        return None
+    return None if stat.S_ISREG(found) else kind(found)
 
 
 def atomic_write(path: str | os.PathLike[str], data: str | bytes, *, durable: bool = True) -> None:

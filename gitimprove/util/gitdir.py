@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import zlib
 
+from gitimprove.util.files import read_state
+
 CONFIG_FILE = ".gitimprove.toml"
 
 
@@ -39,8 +41,7 @@ class Location:
 
 def _read_text(path: str) -> str | None:
     try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read()
+        return read_state(path).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
 
@@ -129,23 +130,22 @@ def read_ref(loc: Location, name: str, _depth: int = 0) -> str | None:
 
 def _packed_ref(common_dir: str, name: str) -> str | None:
     try:
-        with open(os.path.join(common_dir, "packed-refs"), encoding="utf-8") as fh:
-            for line in fh:
-                if line.startswith(("#", "^")):
-                    continue
-                oid, _, ref = line.rstrip("\n").partition(" ")
-                if ref == name:
-                    return oid
+        text = read_state(os.path.join(common_dir, "packed-refs")).decode("utf-8", "replace")
     except OSError:
         return None
+    for line in text.splitlines():
+        if line.startswith(("#", "^")):
+            continue
+        oid, _, ref = line.partition(" ")
+        if ref == name:
+            return oid
     return None
 
 
 def read_loose_commit_message(loc: Location, oid: str) -> str | None:
     """The message of a loose commit object, or None (packed, missing, not a commit)."""
     try:
-        with open(os.path.join(loc.common_dir, "objects", oid[:2], oid[2:]), "rb") as fh:
-            raw = zlib.decompress(fh.read())
+        raw = zlib.decompress(read_state(os.path.join(loc.common_dir, "objects", oid[:2], oid[2:])))
     except (OSError, zlib.error):
         return None
     header, _, body = raw.partition(b"\0")

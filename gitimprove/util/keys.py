@@ -13,6 +13,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from gitimprove.util.files import NotAFile, atomic_write, read_state
+
 KEY_FILE = "key"
 
 
@@ -29,18 +31,30 @@ def _key_id(secret: bytes) -> str:
     return hashlib.sha256(b"gitimprove key id\0" + secret).hexdigest()[:12]
 
 
+# The key each process first loaded, per improve folder: a process never signs with another
+# (an agent without the sandbox that writes new bytes there, or a folder, gains nothing).
+_pinned: dict[str, Key] = {}
+
+
 def load_key(improve_dir: Path, *, create: bool = True) -> Key | None:
-    """The key, made on first use (created exclusively, 0600); None when unreadable."""
+    """The key, made on first use (created exclusively, 0600); None when unreadable. The
+    first key a process loads is pinned: later calls return it, whatever the file holds."""
+    where = os.path.realpath(improve_dir)
+    if where in _pinned:
+        return _pinned[where]
     path = improve_dir / KEY_FILE
     try:
-        secret = path.read_bytes()
+        secret = read_state(path)
     except FileNotFoundError:
         if not create:
             return None
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         except FileExistsError:
-            secret = path.read_bytes()
+            try:
+                secret = read_state(path)
+            except OSError:
+                return None
         except OSError:
             return None
         else:
@@ -51,4 +65,37 @@ def load_key(improve_dir: Path, *, create: bool = True) -> Key | None:
         return None
     if len(secret) < 16:
         return None
-    return Key(_key_id(secret), secret)
+    key = _pinned[where] = Key(_key_id(secret), secret)
+    return key
+
+
+def key_problem(improve_dir: Path) -> str | None:
+    """What is wrong with the key file, when this process pinned a key there and the file no
+    longer holds it (replaced, emptied, a folder, a FIFO); None when it is as pinned."""
+    pinned = _pinned.get(os.path.realpath(improve_dir))
+    if pinned is None:
+        return None
+    try:
+        now = read_state(improve_dir / KEY_FILE)
+    except NotAFile as e:
+        return f"{KEY_FILE} ({e.strerror})"
+    except OSError:
+        return f"{KEY_FILE} (removed)"
+    if now != pinned.secret:
+        return f"{KEY_FILE} (not the key {pinned.id} this run started with: put back)"
+    return None
+
+
+def restore_key(improve_dir: Path) -> bool:
+    """Put the pinned key back in place of whatever is there now (moved aside to
+    `quarantine/`, never deleted). True when something was restored."""
+    pinned = _pinned.get(os.path.realpath(improve_dir))
+    if pinned is None or key_problem(improve_dir) is None:
+        return False
+    path = improve_dir / KEY_FILE
+    if os.path.lexists(path):
+        aside = improve_dir / "quarantine"
+        os.makedirs(aside, exist_ok=True)
+        os.replace(path, aside / f"{KEY_FILE}.{os.getpid()}.{os.urandom(3).hex()}")
+    atomic_write(path, pinned.secret)
+    return True
