@@ -84,6 +84,7 @@ SCHEMA: dict[str, dict[str, tuple[Check, object]]] = {
         "command": (cv.text, ""),
         "timeout": (cv.duration, 1800.0),
         "sandbox": (cv.choice("auto", "bwrap", "none"), "auto"),
+        "tmp_size": (cv.parse_size, 2_000_000_000),  # each private /tmp, /dev/shm in bwrap
     },
     "memory": {
         "max_lines": (cv.whole(20, 100000), 200),

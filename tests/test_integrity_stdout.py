@@ -117,3 +117,57 @@ def test_a_command_still_sees_ordinary_output_streams(tmp_path: Path) -> None:
     assert lines[0] == "one" and lines[1] == "x" * 300000 and lines[2] == "two"
     assert res.stderr == "err\n"
     assert os.path.exists(tmp_path)
+
+
+STATVFS = """import os, sys
+for where in ("/tmp", "/dev/shm"):
+    st = os.statvfs(where)
+    print(where, st.f_blocks * st.f_frsize)
+    try:
+        with open(os.path.join(where, "fill"), "wb") as f:
+            f.write(b"x" * (12 << 20))
+    except OSError as e:
+        print(where, "full", e.errno)
+"""
+
+
+@needs_bwrap
+@pytest.mark.parametrize("measure", [False, True])
+def test_the_sandboxes_private_tmp_and_shm_are_bounded(tmp_path: Path, measure: bool) -> None:
+    """`[agent] tmp_size` bounds the private /tmp and /dev/shm of the agent's and the
+    measurement's sandbox (a tmpfs is half the RAM otherwise): writing past it is ENOSPC."""
+    import errno
+
+    from gitimprove.agents.sandbox import choose
+
+    hidden = tmp_path / "repo"
+    hidden.mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "probe.py").write_text(STATVFS)
+    box = choose("bwrap", [hidden], tmp_size=8_000_000)
+    argv, shell = box.wrap(f"{sys.executable} probe.py", shell=True, workdir=work, measure=measure)
+    res = proc.run(argv, shell=shell, cwd=work, timeout=30, limit=1 << 20)
+    assert res.ok, res.stderr
+    sizes = dict(line.split()[:2] for line in res.stdout.splitlines() if "full" not in line)
+    assert set(sizes) == {"/tmp", "/dev/shm"}, res.stdout
+    assert all(0 < int(v) <= 8_000_000 + 4096 for v in sizes.values()), sizes
+    assert f"/tmp full {errno.ENOSPC}" in res.stdout
+    assert f"/dev/shm full {errno.ENOSPC}" in res.stdout
+
+
+def test_tmp_size_is_a_setting_with_a_bounded_default(tmp_path: Path) -> None:
+    from gitimprove import config
+    from gitimprove.errors import ConfigError
+
+    (tmp_path / ".gitimprove.toml").write_text('[metric]\ncommand = "true"\n')
+    assert config.load(tmp_path).get("agent", "tmp_size") == 2_000_000_000
+    (tmp_path / ".gitimprove.toml").write_text(
+        '[metric]\ncommand = "true"\n[agent]\ntmp_size = "512MB"\n'
+    )
+    assert config.load(tmp_path).get("agent", "tmp_size") == 512_000_000
+    (tmp_path / ".gitimprove.toml").write_text(
+        '[metric]\ncommand = "true"\n[agent]\ntmp_size = "lots"\n'
+    )
+    with pytest.raises(ConfigError, match="tmp_size"):
+        config.load(tmp_path).get("agent", "tmp_size")

@@ -78,6 +78,7 @@ class Sandbox:
     hide: tuple[Path, ...] = ()  # the user's work tree and git directories
     objects: tuple[Path, ...] = ()  # the user's object directories a workspace borrows
     message: str = ""
+    tmp_size: int = 0  # bytes of each private /tmp and /dev/shm (0: the kernel's half of RAM)
 
     @property
     def active(self) -> bool:
@@ -103,9 +104,14 @@ class Sandbox:
         writable (the home folder too is read-only, caches go to the private /tmp)."""
         if not self.active:  # the measured code too: nothing of it outlives a kill -9 of ours
             return supervised(argv, shell=shell), False
+        # private /tmp and /dev/shm bounded (`[agent] tmp_size`): a tmpfs is half the RAM
+        # otherwise, and filling it starves the machine; the tmpfs mounts that hide the
+        # repository hold nothing but mount points
+        size = ["--size", str(self.tmp_size)] if self.tmp_size and sized(self.exe) else []
+        tiny = ["--size", str(1 << 20)] if size else []
         args = [
             self.exe, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-            "--tmpfs", "/tmp",
+            *size, "--tmpfs", "/tmp", *size, "--tmpfs", "/dev/shm",
         ]  # fmt: skip
         tmp, named = Path("/tmp"), command_paths(argv, shell)
         # A file the agent's command names in /tmp keeps its folder (a plan, a state file),
@@ -116,7 +122,7 @@ class Sandbox:
             if folder != tmp:
                 args += ["--ro-bind", str(folder), str(folder)]
         for folder in self.hide:
-            args += ["--tmpfs", str(folder)]
+            args += [*tiny, "--tmpfs", str(folder)]
         seen: set[Path] = set()
         # The objects the clone borrows come from the harness's own list (`objects`), never
         # from the workspace's alternates file, which the agent can write.
@@ -166,7 +172,9 @@ def supervised(argv: Sequence[str] | str, *, shell: bool) -> list[str]:
     return [sys.executable, "-I", "-S", str(SUPERVISOR), str(os.getpid()), "--", *command]
 
 
-def choose(mode: str, hide: Sequence[Path], objects: Path | None = None) -> Sandbox:
+def choose(
+    mode: str, hide: Sequence[Path], objects: Path | None = None, *, tmp_size: int = 0
+) -> Sandbox:
     """The sandbox for `[agent] sandbox = mode`; `bwrap` that cannot run is an error."""
     if mode not in MODES:
         raise ConfigError(f"agent.sandbox = {mode!r} is not allowed; use one of: auto, bwrap, none")
@@ -179,6 +187,7 @@ def choose(mode: str, hide: Sequence[Path], objects: Path | None = None) -> Sand
             tuple(borrowed_chain(objects.resolve())) if objects is not None else (),
             "sandbox: bwrap (agents see a read-only system, a private /tmp and their own "
             "workspace; your repository is hidden)",
+            tmp_size,
         )
     if mode == "bwrap":
         why = "is not installed" if exe is None else "cannot create its namespaces here"
@@ -188,6 +197,17 @@ def choose(mode: str, hide: Sequence[Path], objects: Path | None = None) -> Sand
         )
     reason = "bubblewrap is not available" if mode == "auto" else 'agent.sandbox = "none"'
     return Sandbox("none", message=f"sandbox: none ({reason}); {NOT_PROTECTED}")
+
+
+def sized(exe: str) -> bool:
+    """Whether this bwrap takes `--size` for a tmpfs (0.7+; cached)."""
+    key = exe + " --size"
+    if key not in _probe:
+        res = proc.run(
+            [exe, "--ro-bind", "/", "/", "--size", "4096", "--tmpfs", "/tmp", "true"], timeout=20
+        )
+        _probe[key] = res.ok
+    return _probe[key]
 
 
 def disable_userns(exe: str) -> list[str]:
