@@ -113,3 +113,31 @@ def test_state_files_are_regular_files_or_refused(tmp_path: Path, what: str) -> 
     append_state(path, b"line\n")
     assert read_state(path) == b"line\n"
     assert len(list((tmp_path / "quarantine").iterdir())) == 1
+
+
+@pytest.mark.parametrize("what", ["bytes", "fifo", "dir"])
+def test_doctor_says_the_key_was_replaced_not_that_records_were_forged(
+    tmp_repo: TmpRepo, what: str
+) -> None:
+    """The key replaced while no run watched (between runs, or the harness killed first):
+    `doctor` never hangs on it and says the key changed, not that the honest records are
+    forged."""
+    project(tmp_repo, "unrelated.txt", "bytes")  # an agent that leaves the state alone
+    res = tmp_repo.cli("run", "--run", "s", "-n", "1")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert run_rows(tmp_repo, "s")[1]["status"] == "keep"
+    key = tmp_repo.path / ".git" / "improve" / "key"
+    clean = tmp_repo.cli("doctor")
+    assert "forged" not in clean.stdout.lower() and "did not write" not in clean.stdout
+    key.unlink()
+    if what == "bytes":
+        key.write_bytes(os.urandom(32))
+    elif what == "fifo":
+        os.mkfifo(key)
+    else:
+        key.mkdir()
+    doctor = tmp_repo.cli("doctor")
+    out = doctor.stdout + doctor.stderr
+    assert "Traceback" not in out
+    assert "the key was replaced" in out, out
+    assert "did not write" not in out, out

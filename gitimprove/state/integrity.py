@@ -22,7 +22,8 @@ from gitimprove.state.findings import Finding
 from gitimprove.state.records import parse_note
 from gitimprove.util import reaper
 from gitimprove.util.clock import utc_now
-from gitimprove.util.files import append_state, read_state
+from gitimprove.util.files import append_state, read_state, state_kind
+from gitimprove.util.keys import KEY_FILE
 
 INCIDENTS = "integrity.jsonl"
 
@@ -173,6 +174,39 @@ def _run_branches(repo: Repo) -> list[Finding]:
     return out
 
 
+def _local_runs(repo: Repo) -> set[object]:
+    """The runs this repository ran itself (their base ref is here)."""
+    prefix = "refs/improve/runs/"
+    return {
+        name[len(prefix) : -len("/base")]
+        for name in repo.raw.references
+        if name.startswith(prefix) and name.endswith("/base")
+    }
+
+
+def _key_replaced(
+    repo: Repo, key: signing.Key | None, found: dict[str, list[dict[str, Any]]], none_ok: bool
+) -> Finding | None:
+    """The key file is not the key the records were signed with (a FIFO, a folder, other
+    bytes, when no record verifies and some fail): say so, rather than call every honest
+    record forged."""
+    kind = state_kind(repo.improve_dir / KEY_FILE)
+    ids = {signing.key_id_of(r) for lines in found.values() for r in lines} - {None}
+    if kind is None and not (none_ok and ids and (key is None or key.id not in ids)):
+        return None
+    what = f"a {kind}" if kind is not None else "a key no record was signed with"
+    return Finding(
+        "signatures",
+        False,
+        f".git/improve/{KEY_FILE} is {what}, not the key this repository's records were signed "
+        f"with ({', '.join(sorted(str(i) for i in ids))}): the key was replaced (an agent "
+        "without the sandbox?), which says nothing against the records; they cannot be checked",
+        f"move .git/improve/{KEY_FILE} aside and put back the original key from a backup if "
+        "you have one (runs write a new key otherwise; older records then show as signed in "
+        "another clone)",
+    )
+
+
 def _signatures(repo: Repo) -> Finding | None:
     """Every record checked against its integrity tag (state/signing.py)."""
     found: dict[str, list[dict[str, Any]]] = {}
@@ -182,7 +216,13 @@ def _signatures(repo: Repo) -> Finding | None:
             found[commit] = lines
     if not found:
         return None
-    v = signing.classify(found, signing.load_key(repo.improve_dir, create=False))
+    key = signing.load_key(repo.improve_dir, create=False)
+    v = signing.classify(found, key)
+    local = {r.get("run") for lines in found.values() for r in lines} & _local_runs(repo)
+    suspect = not v.verified and (bool(v.forged) or (bool(v.foreign) and bool(local)))
+    replaced = _key_replaced(repo, key, found, suspect)
+    if replaced is not None:
+        return replaced
     parts = [f"{v.verified} record(s) written by this repository's harness verify"]
     if v.foreign:
         parts.append(f"{v.foreign} signed in another clone")
