@@ -46,10 +46,13 @@ sandbox = "none"
     )
 
 
+SLOW = pytest.mark.slow  # the same mechanism as the default cases, other files and kinds
 CASES = [
-    ("key", "fifo"), ("key", "dir"), ("key", "bytes"), ("key", "empty"), ("key", "link"),
-    ("refs.witness", "fifo"), ("refs.witness", "dir"), ("integrity.jsonl", "fifo"),
-    ("hooks.log", "fifo"),
+    ("key", "fifo"), ("key", "bytes"), ("refs.witness", "fifo"),
+    pytest.param("key", "dir", marks=SLOW), pytest.param("key", "empty", marks=SLOW),
+    pytest.param("key", "link", marks=SLOW), pytest.param("refs.witness", "dir", marks=SLOW),
+    pytest.param("integrity.jsonl", "fifo", marks=SLOW),
+    pytest.param("hooks.log", "fifo", marks=SLOW),
 ]  # fmt: skip
 
 
@@ -99,8 +102,8 @@ def test_state_files_are_regular_files_or_refused(tmp_path: Path, what: str) -> 
         (tmp_path / "elsewhere").write_bytes(b"x")
         path.symlink_to(tmp_path / "elsewhere")
     else:
-        sock = socket.socket(socket.AF_UNIX)
-        sock.bind(str(path))
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.bind(str(path))
     for call in (
         lambda: read_state(path),
         lambda: open_state(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT),
@@ -115,7 +118,9 @@ def test_state_files_are_regular_files_or_refused(tmp_path: Path, what: str) -> 
     assert len(list((tmp_path / "quarantine").iterdir())) == 1
 
 
-@pytest.mark.parametrize("what", ["bytes", "fifo", "dir"])
+@pytest.mark.parametrize(
+    "what", ["fifo", pytest.param("bytes", marks=SLOW), pytest.param("dir", marks=SLOW)]
+)
 def test_doctor_says_the_key_was_replaced_not_that_records_were_forged(
     tmp_repo: TmpRepo, what: str
 ) -> None:
