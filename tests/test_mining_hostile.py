@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gitimprove.memory import mining
+from gitimprove.memory import deferred, mining
 from tests.conftest import PY, TmpRepo, main_in_process
 
 SESSION = "5f0c1d2e-aaaa-bbbb-cccc-000000000001"
@@ -54,7 +54,7 @@ def spool(repo: TmpRepo) -> list[str]:
 
 def spooled_contents(repo: TmpRepo) -> list[str]:
     folder = repo.path / ".git" / "improve" / "spool"
-    return [json.loads(p.read_text())["content"] for p in sorted(folder.iterdir())]
+    return [deferred.finish(json.loads(p.read_text()))["content"] for p in sorted(folder.iterdir())]
 
 
 def watermark(repo: TmpRepo) -> dict[str, object]:

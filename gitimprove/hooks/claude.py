@@ -2,8 +2,9 @@
 (exit code, JSON object for stdout or None, text for stderr or None). Exit 2 only for a
 deliberate block by the configured gate.
 
-The hot handlers (PostToolUseFailure, PreCompact, Stop) import no pygit2: signals go to the
-local spool, which the next SessionStart, SessionEnd or memory command flushes.
+The hot handlers (PostToolUseFailure, PreCompact, Stop) import no pygit2 and do not mask:
+signals go to the local spool with their text deferred (`memory/deferred.py`), and the next
+SessionStart, SessionEnd or memory command flushes them, masking as it writes.
 """
 
 from __future__ import annotations
@@ -31,8 +32,7 @@ def _session(payload: dict[str, Any]) -> str:
 
 
 def post_tool_use_failure(loc: gitdir.Location, payload: dict[str, Any]) -> Result:
-    from gitimprove.memory import capture
-    from gitimprove.redaction import clip
+    from gitimprove.memory import capture, deferred
 
     if payload.get("is_interrupt"):
         return 0, None, None
@@ -43,15 +43,16 @@ def post_tool_use_failure(loc: gitdir.Location, payload: dict[str, Any]) -> Resu
         error = json.dumps(resp, ensure_ascii=False) if resp is not None else ""
     inp = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
     assert isinstance(inp, dict)
-    summary = clip(str(inp.get("command") or inp.get("file_path") or inp.get("pattern") or ""), 300)
-    sig = capture.make_signal(
+    summary = str(inp.get("command") or inp.get("file_path") or inp.get("pattern") or "")
+    sig = capture.make_signal(  # masked when the spool is flushed, before every cut
         type_="failure",
-        content=f"{tool} failed: {clip(error.strip(), 500)}",
-        context=summary,
+        content=[f"{tool} failed: ", deferred.cut(error.strip(), 500)],
+        context=[deferred.cut(summary, 300)],
         session=_session(payload),
         hook="PostToolUseFailure",
         file=str(inp.get("file_path")) if inp.get("file_path") else None,
         tags=(tool,),
+        defer=True,
     )
     capture.spool_signals(loc.improve_dir, [sig])
     return 0, None, None
@@ -69,6 +70,7 @@ def _mine(loc: gitdir.Location, payload: dict[str, Any], hook: str) -> int:
         _session(payload),
         hook,
         last_assistant_message=payload.get("last_assistant_message") or None,
+        defer=True,
     )
     return capture.spool_signals(loc.improve_dir, found)
 

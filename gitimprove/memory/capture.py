@@ -1,8 +1,9 @@
 """Building and spooling signals: the hot path of the capture hooks.
 
-No pygit2 here (DESIGN §13): a hook builds the signal, masks secrets (before any cut), and
-spools it; the memory branch is written later by `signals.flush`, which masks again as every
-blob is written.
+No pygit2 here, and no masking on the hot path (DESIGN §13): a hook builds the signal with
+its text deferred (`make_signal(defer=True)`: the raw window a masked cut looks at, see
+`deferred.py`) and spools it; `signals.flush` renders it (masked, then cut: the same text as
+masking at once) as it writes it to the memory branch, where every blob is masked again.
 """
 
 from __future__ import annotations
@@ -10,8 +11,7 @@ from __future__ import annotations
 import os
 
 from gitimprove.errors import GitImproveError
-from gitimprove.memory import spool
-from gitimprove.redaction import clip
+from gitimprove.memory import deferred, spool
 from gitimprove.redaction.engine import compiled
 from gitimprove.util.clock import host_id, utc_now
 
@@ -19,6 +19,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
     from typing import Any
+
+    from gitimprove.memory.deferred import Expr
 
 TYPES = (
     "correction",
@@ -76,20 +78,31 @@ def command_key(command: str) -> str:
     return text
 
 
+def _field(text: str | list[Expr], limit: int) -> dict[str, Any]:
+    """`clip(text.strip(), limit)`, deferred; `text` may be parts some of which are."""
+    if isinstance(text, str):
+        return deferred.cut(text.strip(), limit)
+    return deferred.joined(text, limit)
+
+
 def make_signal(
     *,
     type_: str,
-    content: str,
+    content: str | list[Expr],
     session: str | None,
     hook: str,
-    context: str = "",
+    context: str | list[Expr] = "",
     confidence: int = 1,
     turn: int | None = None,
     file: str | None = None,
     category: str | None = None,
     tags: Sequence[str] = (),
     now: str | None = None,
+    defer: bool = False,
 ) -> dict[str, Any]:
+    """A new signal. Its content and context are masked before they are cut to 2,000
+    characters; with `defer` (a hot hook) that happens when the spool is flushed, and the
+    signal holds the raw text it needs under `raw` till then (`deferred.finish`)."""
     if type_ not in TYPES:
         raise GitImproveError(
             f"unknown signal type {type_!r}", hint="use one of: " + ", ".join(TYPES)
@@ -99,7 +112,8 @@ def make_signal(
             f"unknown category {category!r}", hint="use one of: " + ", ".join(CATEGORIES)
         )
     ts = now or utc_now()
-    return {
+    raw = {"content": _field(content, 2000), "context": _field(context, 2000)}
+    sig: dict[str, Any] = {
         "v": 1,
         "id": f"SIG-{ts[:10].replace('-', '')}-{host_id()}-{os.urandom(3).hex()}",
         "ts": ts,
@@ -108,12 +122,14 @@ def make_signal(
         "status": "captured",
         "confidence": max(1, min(4, int(confidence))),
         "source": {"hook": hook, "turn": turn, "file": file},
-        "content": clip(content.strip(), 2000),
-        "context": clip(context.strip(), 2000),
+        "content": "",
+        "context": "",
         "category": category or DEFAULT_CATEGORY[type_],
         "tags": [t for t in tags if t],
         "related": [],
+        deferred.RAW: raw,
     }
+    return sig if defer else deferred.finish(sig)
 
 
 def path_for(signal: dict[str, Any]) -> str:

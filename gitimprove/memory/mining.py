@@ -94,10 +94,11 @@ def _result_text(block: dict[str, Any]) -> str:
 
 
 class Miner:
-    def __init__(self, state: State, session: str, hook: str) -> None:
+    def __init__(self, state: State, session: str, hook: str, *, defer: bool = False) -> None:
         self.s = state
         self.session = session
         self.hook = hook
+        self.defer = defer
         self.out: list[dict[str, Any]] = []
 
     def _emit(
@@ -120,6 +121,7 @@ class Miner:
                 turn=self.s.turn,
                 file=file,
                 tags=tags,
+                defer=self.defer,
             )
         )
 
@@ -328,9 +330,11 @@ def mine(
     hook: str,
     *,
     last_assistant_message: str | None = None,
+    defer: bool = False,
 ) -> list[dict[str, Any]]:
     """Signals from the part of the transcript not mined yet; advances the watermark past
-    every complete line, read or not."""
+    every complete line, read or not. With `defer` (a hook) the signals' last cut is left
+    to the flush (`capture.make_signal`)."""
     wm = watermark_path(improve_dir, session)
     state = State.load(wm)
     try:
@@ -339,7 +343,7 @@ def mine(
         return []
     if size < state.offset:  # the file was replaced: start over
         state = State()
-    miner = Miner(state, session, hook)
+    miner = Miner(state, session, hook, defer=defer)
     with open(path, "rb") as fh:
         fh.seek(state.offset)
         for raw, offset in transcript.complete_lines(fh, state):

@@ -19,7 +19,7 @@ from typing import Any
 
 from gitimprove.git import memory
 from gitimprove.git.repo import Repo
-from gitimprove.memory import entries, spool
+from gitimprove.memory import deferred, entries, spool
 from gitimprove.memory.capture import CATEGORIES as CATEGORIES
 from gitimprove.memory.capture import STATUSES as STATUSES
 from gitimprove.memory.capture import TYPES as TYPES
@@ -31,7 +31,9 @@ from gitimprove.util.files import read_state
 
 
 def flush(repo: Repo) -> int:
-    """Move spooled entries into the memory branch; returns how many were added."""
+    """Move spooled entries into the memory branch; returns how many were added. A hook
+    spools text unmasked (`deferred.py`): it is masked here, then cut, and masked again as
+    every blob is written (the rules load once, however many entries there are)."""
     improve_dir = str(repo.common_dir / "improve")
     if not spool.pending(improve_dir):
         return 0
@@ -40,7 +42,7 @@ def flush(repo: Repo) -> int:
         entries: dict[str, bytes] = {}
         for file, path in files:
             try:
-                entries[path] = read_state(file)
+                entries[path] = deferred.finish_entry(read_state(file))
             except OSError:
                 continue
         if not entries:
@@ -59,7 +61,7 @@ def add_now(repo: Repo, signal: dict[str, Any]) -> str:
     path = path_for(signal)
     memory.add_entries(
         repo,
-        {path: json.dumps(signal, sort_keys=True, ensure_ascii=False) + "\n"},
+        {path: json.dumps(deferred.finish(signal), sort_keys=True, ensure_ascii=False) + "\n"},
         message=f"gitimprove: signal {signal['id']}",
     )
     return path
@@ -114,12 +116,13 @@ def all_signals(
     repo: Repo, *, include_spool: bool = True, bad: list[entries.BadEntry] | None = None
 ) -> list[dict[str, Any]]:
     """Every readable signal with its folded status (events applied), oldest first; the
-    entries that cannot be read go to `bad`."""
+    entries that cannot be read go to `bad`. Spooled ones are shown as the flush will store
+    them: rendered and masked (a hook spools text unmasked)."""
     sigs: dict[str, dict[str, Any]] = {}
     spooled = []
     if include_spool:
         spooled = [
-            (p, d)
+            (p, deferred.shown(d))
             for p, d in spool.read_pending(str(repo.common_dir / "improve"))
             if p.startswith("signals/")
         ]

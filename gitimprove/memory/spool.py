@@ -1,6 +1,8 @@
 """A local spool of memory entries written by hot hooks without pygit2.
 
-A hook writes one file per entry to `<git-common-dir>/improve/spool/` (temp file + rename).
+A hook writes one file per entry to `<git-common-dir>/improve/spool/` (temp file + rename),
+readable by the user alone (the folder 0700, the files 0600): a hook does not mask, so an
+entry may hold a secret until the flush masks it (`deferred.py`).
 `flush` moves every spooled entry into the memory branch in one compare-and-swap commit and
 only then deletes the files; entry paths come from the file names, so a flush interrupted
 after the commit adds nothing when it runs again.
@@ -38,10 +40,11 @@ def put(improve_dir: str, path: str, data: dict[str, object]) -> str:
     The entry is whole or absent: text that is not valid Unicode (a lone surrogate from a
     payload) becomes U+FFFD rather than failing the write, and a temp file never stays."""
     folder = spool_dir(improve_dir)
-    os.makedirs(folder, exist_ok=True)
+    if not os.path.isdir(folder):
+        os.makedirs(folder, mode=0o700, exist_ok=True)
     name = path.replace("/", SEP)
     text = scrub(json.dumps(data, sort_keys=True, ensure_ascii=False)) + "\n"
-    atomic_write(os.path.join(folder, name), text)  # its temp name starts with "."
+    atomic_write(os.path.join(folder, name), text)  # 0600; its temp name starts with "."
     return path
 
 

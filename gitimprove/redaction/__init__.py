@@ -166,16 +166,27 @@ def _cut_outside_marker(text: str, cut: int, *, keep_head: bool) -> int:
     return start if keep_head else m.end()
 
 
-def _window(text: str, limit: int, *, head: bool) -> str:
-    """The part of `text` a cut at `limit` can keep, masked: only a window of `limit` plus a
-    margin is scanned, so the time is bounded whatever the size of `text`. The window is
-    masked, then cut half a margin past `limit` (or at the end of a secret straddling that
-    point), so that a secret split by the window's own edge stays out of what is kept."""
-    if len(text) <= limit + MARGIN:
-        return redact(text)
+def window(text: str, limit: int, *, tail: bool = False) -> tuple[str, bool]:
+    """What `clip(text, limit)` (`clip_tail` with `tail`) looks at, and whether `text` is
+    longer than that: the first (last) `limit` plus a margin characters. No rule runs, so a
+    hook keeps this much unmasked and the flush gives the very same result with
+    `clip_window` (DESIGN §13: the hot hooks do not mask)."""
+    n = limit + MARGIN
+    if len(text) <= n:
+        return text, False
+    return (text[-n:] if tail else text[:n]), True
+
+
+def _masked(window: str, limit: int, *, head: bool, longer: bool) -> str:
+    """The part of a text a cut at `limit` can keep, masked, from its `window`: only a
+    window of `limit` plus a margin is scanned, so the time is bounded whatever the size of
+    the text. The window of a longer text is masked, then cut half a margin past `limit` (or
+    at the end of a secret straddling that point), so that a secret split by the window's
+    own edge stays out of what is kept."""
+    if not longer:
+        return redact(window)
     from gitimprove.redaction.engine import Span
 
-    window = text[: limit + MARGIN] if head else text[-(limit + MARGIN) :]
     found = spans(window)
     if head:
         cut = limit + MARGIN // 2
@@ -191,20 +202,30 @@ def _window(text: str, limit: int, *, head: bool) -> str:
     return apply(window[cut:], kept)
 
 
-def clip(text: str, limit: int) -> str:
-    """The first `limit` characters of `text`, masked before the cut."""
-    masked = _window(text, limit, head=True)
+def clip_window(window_: str, limit: int, longer: bool, *, tail: bool = False) -> str:
+    """`clip` (`clip_tail` with `tail`) of a text given by its `window` and whether the
+    text was longer: with `win, longer = window(text, n)`, `clip_window(win, n, longer)` is
+    `clip(text, n)`."""
+    if not longer or len(window_) > limit + MARGIN:  # a whole text, or more than a window
+        window_, longer = window(window_, limit, tail=tail)
+    masked = _masked(window_, limit, head=not tail, longer=longer)
     if len(masked) <= limit:
         return masked
+    if tail:
+        return masked[_cut_outside_marker(masked, len(masked) - limit, keep_head=False) :]
     return masked[: _cut_outside_marker(masked, limit, keep_head=True)]
+
+
+def clip(text: str, limit: int) -> str:
+    """The first `limit` characters of `text`, masked before the cut."""
+    win, longer = window(text, limit)
+    return clip_window(win, limit, longer)
 
 
 def clip_tail(text: str, limit: int) -> str:
     """The last `limit` characters of `text`, masked before the cut."""
-    masked = _window(text, limit, head=False)
-    if len(masked) <= limit:
-        return masked
-    return masked[_cut_outside_marker(masked, len(masked) - limit, keep_head=False) :]
+    win, longer = window(text, limit, tail=True)
+    return clip_window(win, limit, longer, tail=True)
 
 
 def redact_blob(data: bytes | str) -> bytes:
