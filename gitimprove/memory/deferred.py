@@ -61,10 +61,10 @@ def render(expr: Any, depth: int = 0) -> str:
         if expr.get("strip"):
             text = text.strip()
         return clip_tail(text, limit) if tail else clip(text, limit)
-    text, longer = expr.get("text"), expr.get("longer")
-    if not isinstance(text, str) or not isinstance(longer, bool):
+    kept, longer = expr.get("text"), expr.get("longer")
+    if not isinstance(kept, str) or not isinstance(longer, bool):
         raise ValueError("a deferred cut without its text")
-    return clip_window(text, limit, longer, tail=bool(tail))
+    return clip_window(kept, limit, longer, tail=bool(tail))
 
 
 def finish(obj: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,163 @@
+"""A hot hook spools text unmasked (the flush masks it): the spool is the user's alone and
+stays in `.git/improve/spool`, and nothing that shows a spooled entry (SessionStart's
+context, MEMORY.md, the signal readers and their grouping keys) shows a secret."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gitimprove import redaction
+from gitimprove.hooks import claude
+from gitimprove.memory import capture, render, signals
+from gitimprove.redaction import engine
+from gitimprove.util import gitdir
+from tests.conftest import PY, TmpRepo
+from tests.secret_corpus import Fake, corpus
+from tests.test_secrets_writers import all_objects, left_in
+
+FAKES = corpus(seed=4141)[::4]
+SESSION = "9c1d2e3f-4a5b-4c6d-8e7f-0a1b2c3d4e5f"
+
+
+@pytest.fixture
+def configured(tmp_repo: TmpRepo) -> TmpRepo:
+    tmp_repo.commit("initial", {".gitimprove.toml": '[metric]\ncommand = "echo 1"\n', "a.txt": "a"})
+    return tmp_repo
+
+
+def fire(repo: TmpRepo, event: str, umask: int | None = None, **fields: object) -> str:
+    """A real hook process (with `umask` set in it); returns its stdout."""
+    payload = {"session_id": SESSION, "cwd": str(repo.path), "hook_event_name": event, **fields}
+    env = {**os.environ, "GITIMPROVE_DISABLE": "", "GITIMPROVE_CHILD": ""}
+    res = subprocess.run(
+        [PY, "-m", "gitimprove", "hook", event],
+        cwd=repo.path,
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env=env,
+        preexec_fn=(lambda: os.umask(umask)) if umask is not None else None,
+        check=False,
+    )
+    assert res.returncode == 0 and res.stderr == "", res.stderr
+    log = repo.path / ".git" / "improve" / "hooks.log"
+    assert not log.exists() or "internal error" not in log.read_text(), log.read_text()
+    return res.stdout
+
+
+def fail_with_secrets(repo: TmpRepo, fakes: list[Fake], umask: int | None = None) -> None:
+    for n in range(0, len(fakes), 4):
+        group = fakes[n : n + 4]
+        fire(
+            repo,
+            "PostToolUseFailure",
+            umask=umask,
+            tool_name="Bash",
+            # a path is kept as it is (`source.file`): masked too, whole, when shown
+            tool_input={"command": f"deploy {group[0].text}", "file_path": group[-1].text},
+            error="Exit code 1\n" + "\n".join(f.text for f in group),
+        )
+
+
+def spool_dir(repo: TmpRepo) -> Path:
+    return repo.path / ".git" / "improve" / "spool"
+
+
+def shown(text: str) -> list[str]:
+    """Families with a piece of their secret in `text`."""
+    return left_in(text, FAKES)
+
+
+def test_the_spool_is_readable_by_the_user_alone(configured: TmpRepo) -> None:
+    """Even under a umask of 0, the folder is 0700 and every entry 0600; the unmasked text is
+    nowhere else: not in any other file of the git directory, not in any git object."""
+    fail_with_secrets(configured, FAKES, umask=0)
+    folder = spool_dir(configured)
+    files = sorted(folder.iterdir())
+    assert len(files) == (len(FAKES) + 3) // 4
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    for f in files:
+        assert stat.S_IMODE(f.stat().st_mode) == 0o600, f
+    assert shown("".join(f.read_text() for f in files))  # the hook did not mask: the flush will
+    git_dir = configured.path / ".git"
+    elsewhere = [
+        p
+        for p in git_dir.rglob("*")
+        if p.is_file() and folder not in p.parents and not p.name.endswith((".pack", ".idx"))
+    ]
+    for p in elsewhere:
+        assert not shown(p.read_bytes().decode("utf-8", "replace")), p
+    assert not shown(all_objects(configured.path))
+
+
+def test_readers_of_the_spool_see_it_masked(configured: TmpRepo) -> None:
+    """Before any flush: the signal readers, their grouping keys, MEMORY.md and the context
+    SessionStart would inject all show the spooled failures masked."""
+    fail_with_secrets(configured, FAKES)
+    fail_with_secrets(configured, FAKES[:4])  # the same failure again: one group
+    repo = configured.open()
+    sigs = signals.all_signals(repo)
+    assert len(sigs) == (len(FAKES) + 3) // 4 + 1
+    assert not shown(json.dumps(sigs, ensure_ascii=False))
+    assert all("[REDACTED:" in str(s["content"]) for s in sigs)
+    keys = [signals.subject(s) for s in sigs]
+    assert not shown(repr(keys))
+    assert keys[0] == keys[-1] and len(signals.groups(sigs)) == len(sigs) - 1
+    assert not shown(render.render(repo, max_lines=200))
+    loc = gitdir.discover(str(configured.path))
+    assert loc is not None
+    text = claude.context(loc, repo, {"session_id": SESSION, "source": "compact"})
+    assert "Signals captured earlier in this session" in text and "[REDACTED:" in text
+    assert not shown(text)
+    assert len(list(spool_dir(configured).iterdir())) == len(sigs)  # nothing was flushed
+
+
+def test_session_start_never_shows_a_spooled_secret(configured: TmpRepo) -> None:
+    """After a compaction SessionStart injects this session's spooled signals: masked, in
+    Claude's context (the hook's stdout) as in every git object."""
+    fail_with_secrets(configured, FAKES)
+    out = fire(configured, "SessionStart", source="compact")
+    context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert "Signals captured earlier in this session" in context and "[REDACTED:" in context
+    assert not shown(out)
+    assert not list(spool_dir(configured).iterdir())  # flushed
+    dump = all_objects(configured.path)
+    assert dump.count("[REDACTED:") >= len(FAKES)
+    assert not shown(dump)
+
+
+def test_a_flush_loads_the_rules_once(configured: TmpRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """50 spooled signals are masked at the flush with the rules loaded once, not 50 times."""
+    improve = str(configured.path / ".git" / "improve")
+    for n in range(50):
+        fake = FAKES[n % len(FAKES)]
+        sig = capture.make_signal(
+            type_="failure",
+            content=["Bash failed: ", capture.deferred.cut(fake.text, 500)],
+            context=[capture.deferred.cut(f"run {fake.text}", 300)],
+            session=SESSION,
+            hook="PostToolUseFailure",
+            defer=True,
+        )
+        capture.spool_signals(improve, [sig])
+    loads = []
+    real = engine.load_gitleaks
+
+    def counted() -> list[engine.Rule]:
+        loads.append(1)
+        return real()
+
+    monkeypatch.setattr(engine, "load_gitleaks", counted)
+    monkeypatch.setattr(redaction, "_rules", None)
+    repo = configured.open()
+    assert signals.flush(repo) == 50
+    assert len(loads) == 1
+    stored = signals.all_signals(repo, include_spool=False)
+    assert len(stored) == 50 and all("[REDACTED:" in str(s["content"]) for s in stored)
+    assert not shown(all_objects(configured.path))
