@@ -8,6 +8,7 @@ import json
 import os
 import stat
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -118,18 +119,39 @@ def test_readers_of_the_spool_see_it_masked(configured: TmpRepo) -> None:
     assert len(list(spool_dir(configured).iterdir())) == len(sigs)  # nothing was flushed
 
 
+def flushed(repo: TmpRepo) -> None:
+    """Wait for the flush SessionStart left running."""
+    folder = spool_dir(repo)
+    for _ in range(600):
+        if not [p for p in folder.iterdir() if not p.name.startswith(".")]:
+            return
+        time.sleep(0.05)
+    raise AssertionError("the spool was not flushed")
+
+
 def test_session_start_never_shows_a_spooled_secret(configured: TmpRepo) -> None:
-    """After a compaction SessionStart injects this session's spooled signals: masked, in
-    Claude's context (the hook's stdout) as in every git object."""
+    """SessionStart hands the spool to a detached flush and reads, of the spool, only this
+    session's signals after a compaction: masked, in Claude's context (the hook's stdout) as
+    in every git object once flushed."""
     fail_with_secrets(configured, FAKES)
     out = fire(configured, "SessionStart", source="compact")
     context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
     assert "Signals captured earlier in this session" in context and "[REDACTED:" in context
     assert not shown(out)
-    assert not list(spool_dir(configured).iterdir())  # flushed
+    flushed(configured)
     dump = all_objects(configured.path)
     assert dump.count("[REDACTED:") >= len(FAKES)
     assert not shown(dump)
+    assert len(signals.all_signals(configured.open(), include_spool=False)) == len(
+        range(0, len(FAKES), 4)
+    )
+    # a new session: its context lists the (now flushed) signals in MEMORY.md, masked
+    fail_with_secrets(configured, FAKES[4:])
+    out = fire(configured, "SessionStart", source="startup", session_id="another")
+    assert "Captured, not yet reviewed" in out and "[REDACTED:" in out
+    assert not shown(out)
+    flushed(configured)
+    assert not shown(all_objects(configured.path))
 
 
 def test_a_flush_loads_the_rules_once(configured: TmpRepo, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -165,10 +165,10 @@ def session_end(loc: gitdir.Location, payload: dict[str, Any]) -> Result:
 def session_start(loc: gitdir.Location, payload: dict[str, Any]) -> Result:
     from gitimprove.git import sessions as refs_sessions
     from gitimprove.git.repo import open_repo
-    from gitimprove.memory import sessions, signals
+    from gitimprove.memory import sessions
 
     repo = open_repo(loc.work_tree or loc.git_dir)
-    signals.flush(repo)
+    _flush_later(loc)
     claude_id = _session(payload)
     sid = sessions.sid_for(loc.improve_dir, claude_id)
     assert sid is not None
@@ -182,6 +182,35 @@ def session_start(loc: gitdir.Location, payload: dict[str, Any]) -> Result:
         {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}},
         None,
     )
+
+
+def _flush_later(loc: gitdir.Location) -> None:
+    """Hand the spool to a detached flush: hooks spool text unmasked, and masking it is the
+    flush's work, too much for a session's start (DESIGN §13); the context below reads the
+    memory branch, and from the spool only this session's signals after a compaction."""
+    from gitimprove.memory import spool
+
+    if not spool.pending(loc.improve_dir):
+        return
+    from gitimprove.util import proc
+
+    argv = [sys.executable, "-m", "gitimprove", "hook", "flush"]
+    log = os.path.join(loc.improve_dir, "flush.log")
+    proc.spawn_detached(argv, cwd=loc.work_tree or loc.git_dir, log_path=log)
+
+
+def flush(loc: gitdir.Location, args: list[str]) -> int:
+    """The detached half of SessionStart: the spool onto the memory branch, masked; at a
+    lower priority than the session it serves."""
+    from gitimprove.git.repo import open_repo
+    from gitimprove.memory import signals
+
+    try:
+        os.nice(10)
+    except OSError:
+        pass
+    signals.flush(open_repo(loc.work_tree or loc.git_dir))
+    return 0
 
 
 def context(loc: gitdir.Location, repo: Any, payload: dict[str, Any]) -> str:
@@ -210,10 +239,11 @@ def context(loc: gitdir.Location, repo: Any, payload: dict[str, Any]) -> str:
     if ideas:
         parts.append("## Pending ideas (git improve idea)\n" + "\n".join(ideas[-10:]))
     if payload.get("source") == "compact":
+        ours = _session(payload)  # still in the spool, or flushed: masked either way
         mine = [
             s
-            for s in signals.all_signals(repo)
-            if s.get("session") == _session(payload) and s.get("status") == "captured"
+            for s in signals.all_signals(repo, spooled=lambda s: s.get("session") == ours)
+            if s.get("session") == ours and s.get("status") == "captured"
         ]
         if mine:
             parts.append(
@@ -229,7 +259,7 @@ def context(loc: gitdir.Location, repo: Any, payload: dict[str, Any]) -> str:
         max_lines = int(config.load(Path(loc.work_tree or ".")).get("memory", "max_lines"))
     except Exception:
         pass
-    memory_md = render.render(repo, max_lines=max_lines)
+    memory_md = render.render(repo, max_lines=max_lines, include_spool=False)
     head = "# gitimprove context\n"
     budget = CONTEXT_LIMIT - len(head) - 200
     out = []

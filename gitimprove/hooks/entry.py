@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 HANDLERS: dict[str, str] = {
     "post-commit": "gitimprove.hooks.post_commit:handle",
     "session-summary": "gitimprove.hooks.claude:session_summary",
+    "flush": "gitimprove.hooks.claude:flush",
     "pre-push": "gitimprove.hooks.pre_push:handle",
 }
 MAX_PAYLOAD = 64 << 20  # a hook's stdin beyond this is not read

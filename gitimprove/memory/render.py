@@ -21,9 +21,11 @@ def render(
     max_lines: int = 200,
     ttl_days: int = 14,
     bad: list[entries.BadEntry] | None = None,
+    include_spool: bool = True,
 ) -> str:
     """MEMORY.md; entries that cannot be read are skipped, counted in a last line, and
-    listed in `bad` for the caller to show."""
+    listed in `bad` for the caller to show. Signals still in the spool are listed masked,
+    unless not `include_spool` (masking them is the flush's cost)."""
     skipped: list[entries.BadEntry] = []
     keep = max(20, int(max_lines * 0.9))
     lines = [
@@ -60,7 +62,10 @@ def render(
         lines.append("- (none yet)")
     pending = [
         g
-        for g in signals.groups(signals.all_signals(repo, bad=skipped), ttl_days=ttl_days)
+        for g in signals.groups(
+            signals.all_signals(repo, include_spool=include_spool, bad=skipped),
+            ttl_days=ttl_days,
+        )
         if g.status == "captured"
     ]
     lines += ["", "## Captured, not yet reviewed"]

@@ -130,11 +130,11 @@ def finish(
     if start is None or end is None:
         return None
     refs_sessions.mark(repo, sid, "end", end)
-    failed = sum(
-        1
-        for s in all_signals(repo)
-        if s.get("type") == "failure" and s.get("session") in (sid, claude_session)
-    )
+
+    def failure(s: dict[str, Any]) -> bool:
+        return s.get("type") == "failure" and s.get("session") in (sid, claude_session)
+
+    failed = sum(1 for s in all_signals(repo, spooled=failure) if failure(s))
     summary = summarize(
         repo,
         sid,

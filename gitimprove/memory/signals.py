@@ -13,7 +13,7 @@ import datetime as _dt
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -112,21 +112,35 @@ class Group:
         return str(self.first.get("status", "captured"))
 
 
+def _meta(data: bytes) -> dict[str, Any]:
+    try:
+        obj = json.loads(data)
+    except ValueError:
+        return {}
+    return obj if isinstance(obj, dict) else {}
+
+
 def all_signals(
-    repo: Repo, *, include_spool: bool = True, bad: list[entries.BadEntry] | None = None
+    repo: Repo,
+    *,
+    include_spool: bool = True,
+    spooled: Callable[[dict[str, Any]], bool] | None = None,
+    bad: list[entries.BadEntry] | None = None,
 ) -> list[dict[str, Any]]:
     """Every readable signal with its folded status (events applied), oldest first; the
     entries that cannot be read go to `bad`. Spooled ones are shown as the flush will store
-    them: rendered and masked (a hook spools text unmasked)."""
+    them: rendered and masked (a hook spools text unmasked), which costs what the flush
+    costs; `spooled` picks, by their fields other than text (type, session), the only ones
+    worth that."""
     sigs: dict[str, dict[str, Any]] = {}
-    spooled = []
+    extra = []
     if include_spool:
-        spooled = [
+        extra = [
             (p, deferred.shown(d))
             for p, d in spool.read_pending(str(repo.common_dir / "improve"))
-            if p.startswith("signals/")
+            if p.startswith("signals/") and (spooled is None or spooled(_meta(d)))
         ]
-    for path, obj in entries.read(repo, "signals", extra=spooled, bad=bad):
+    for path, obj in entries.read(repo, "signals", extra=extra, bad=bad):
         obj["path"] = path
         sigs[str(obj["id"])] = obj
     events = [ev for _, ev in entries.read(repo, "events", bad=bad)]

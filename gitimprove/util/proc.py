@@ -44,6 +44,8 @@ _GIT_LOCATION_VARS = (
 # was reparented to us (kill it) from a child another thread owns (leave it).
 _registry = threading.RLock()
 _live: set[int] = set()
+# Detached processes are never waited for: kept, not dropped while running (not a leak)
+_detached: list[subprocess.Popen[bytes]] = []
 
 
 @contextmanager
@@ -327,6 +329,7 @@ def spawn_detached(
                 close_fds=True,
             )
             _live.add(proc.pid)
+            _detached.append(proc)
     finally:
         log.close()
     return proc.pid
