@@ -183,3 +183,43 @@ def test_a_flush_loads_the_rules_once(configured: TmpRepo, monkeypatch: pytest.M
     stored = signals.all_signals(repo, include_spool=False)
     assert len(stored) == 50 and all("[REDACTED:" in str(s["content"]) for s in stored)
     assert not shown(all_objects(configured.path))
+
+
+WORKER = """
+import json, subprocess, sys
+cwd, n, secrets = sys.argv[1], int(sys.argv[2]), json.loads(sys.argv[3])
+for i, secret in enumerate(secrets):
+    payload = {"session_id": f"w{n}", "cwd": cwd, "hook_event_name": "PostToolUseFailure",
+               "tool_name": "Bash", "tool_input": {"command": f"job {n}-{i}"},
+               "error": f"Exit code 1\\n{secret}"}
+    subprocess.run([sys.executable, "-m", "gitimprove", "hook", "PostToolUseFailure"],
+                   cwd=cwd, input=json.dumps(payload), text=True, check=True)
+    event = "SessionStart" if i % 2 else "flush"  # a detached flush, or one of its own
+    subprocess.run([sys.executable, "-m", "gitimprove", "hook", event], cwd=cwd,
+                   input=json.dumps({**payload, "hook_event_name": event, "source": "startup"}),
+                   text=True, check=True, stdout=subprocess.DEVNULL)
+"""
+
+
+def test_hooks_and_flushes_at_once_lose_nothing_and_leak_nothing(configured: TmpRepo) -> None:
+    """Four processes capture failures and flush (themselves, or detached by SessionStart)
+    all at once: every signal lands on the memory branch exactly once, masked."""
+    env = {**os.environ, "GITIMPROVE_DISABLE": "", "GITIMPROVE_CHILD": ""}
+    workers = [
+        subprocess.Popen(
+            [PY, "-c", WORKER, str(configured.path), str(n), json.dumps([f.text for f in part])],
+            env=env,
+        )
+        for n, part in enumerate([FAKES[i::4][:5] for i in range(4)])
+    ]
+    assert [w.wait(timeout=300) for w in workers] == [0, 0, 0, 0]
+    res = configured.cli("signal", "list", "--json")  # flushes what is left, after the others
+    assert res.returncode == 0, res.stderr
+    flushed(configured)
+    stored = signals.all_signals(configured.open(), include_spool=False)
+    failures = [s for s in stored if s.get("type") == "failure"]
+    assert sorted(str(s["context"]) for s in failures) == sorted(
+        f"job {n}-{i}" for n in range(4) for i in range(5)
+    )
+    assert len({s["id"] for s in failures}) == 20
+    assert not shown(all_objects(configured.path)) and not shown(res.stdout)
