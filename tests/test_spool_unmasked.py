@@ -52,7 +52,7 @@ def fire(repo: TmpRepo, event: str, umask: int | None = None, **fields: object) 
     return res.stdout
 
 
-def fail_with_secrets(repo: TmpRepo, fakes: list[Fake], umask: int | None = None) -> None:
+def spool_failures(repo: TmpRepo, fakes: list[Fake], umask: int | None = None) -> None:
     for n in range(0, len(fakes), 4):
         group = fakes[n : n + 4]
         fire(
@@ -78,7 +78,7 @@ def shown(text: str) -> list[str]:
 def test_the_spool_is_readable_by_the_user_alone(configured: TmpRepo) -> None:
     """Even under a umask of 0, the folder is 0700 and every entry 0600; the unmasked text is
     nowhere else: not in any other file of the git directory, not in any git object."""
-    fail_with_secrets(configured, FAKES, umask=0)
+    spool_failures(configured, FAKES, umask=0)
     folder = spool_dir(configured)
     files = sorted(folder.iterdir())
     assert len(files) == (len(FAKES) + 3) // 4
@@ -100,8 +100,8 @@ def test_the_spool_is_readable_by_the_user_alone(configured: TmpRepo) -> None:
 def test_readers_of_the_spool_see_it_masked(configured: TmpRepo) -> None:
     """Before any flush: the signal readers, their grouping keys, MEMORY.md and the context
     SessionStart would inject all show the spooled failures masked."""
-    fail_with_secrets(configured, FAKES)
-    fail_with_secrets(configured, FAKES[:4])  # the same failure again: one group
+    spool_failures(configured, FAKES)
+    spool_failures(configured, FAKES[:4])  # the same failure again: one group
     repo = configured.open()
     sigs = signals.all_signals(repo)
     assert len(sigs) == (len(FAKES) + 3) // 4 + 1
@@ -133,7 +133,7 @@ def test_session_start_never_shows_a_spooled_secret(configured: TmpRepo) -> None
     """SessionStart hands the spool to a detached flush and reads, of the spool, only this
     session's signals after a compaction: masked, in Claude's context (the hook's stdout) as
     in every git object once flushed."""
-    fail_with_secrets(configured, FAKES)
+    spool_failures(configured, FAKES)
     out = fire(configured, "SessionStart", source="compact")
     context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
     assert "Signals captured earlier in this session" in context and "[REDACTED:" in context
@@ -146,7 +146,7 @@ def test_session_start_never_shows_a_spooled_secret(configured: TmpRepo) -> None
         range(0, len(FAKES), 4)
     )
     # a new session: its context lists the (now flushed) signals in MEMORY.md, masked
-    fail_with_secrets(configured, FAKES[4:])
+    spool_failures(configured, FAKES[4:])
     out = fire(configured, "SessionStart", source="startup", session_id="another")
     assert "Captured, not yet reviewed" in out and "[REDACTED:" in out
     assert not shown(out)

@@ -44,8 +44,6 @@ _GIT_LOCATION_VARS = (
 # was reparented to us (kill it) from a child another thread owns (leave it).
 _registry = threading.RLock()
 _live: set[int] = set()
-# Detached processes are never waited for: kept, not dropped while running (not a leak)
-_detached: list[subprocess.Popen[bytes]] = []
 
 
 @contextmanager
@@ -313,26 +311,24 @@ def spawn_detached(
     cwd: str | os.PathLike[str] | None = None,
     log_path: str | os.PathLike[str] | None = None,
     env: Mapping[str, str] | None = None,
-) -> int:
-    """Start a process that outlives us (own session, no inherited pipes); return its pid."""
+) -> None:
+    """Start a process that outlives us (own session, no inherited pipes). A shell starts
+    it and exits at once, so it is never our child: nothing to wait for, no zombie."""
     log = open(log_path, "ab") if log_path else open(os.devnull, "wb")  # noqa: SIM115
     try:
-        with _registry:  # meant to outlive us: never an orphan for the reaper to kill
-            proc = subprocess.Popen(
-                list(argv),
-                cwd=cwd,
-                env=dict(env) if env is not None else clean_env(),
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-                start_new_session=True,
-                close_fds=True,
-            )
-            _live.add(proc.pid)
-            _detached.append(proc)
+        subprocess.run(
+            ["/bin/sh", "-c", '"$@" &', "sh", *argv],
+            cwd=cwd,
+            env=dict(env) if env is not None else clean_env(),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+            close_fds=True,
+            check=False,
+        )
     finally:
         log.close()
-    return proc.pid
 
 
 class Pipeline:
