@@ -113,11 +113,11 @@ def test_a_deferred_signal_finishes_as_the_signal_made_at_once() -> None:
     masking at once gave."""
     rng = random.Random(7)
     for n, (text, _) in enumerate(CASES[:120]):
-        tool = rng.choice(("Bash", "  Bash", "mcp__db__query", " ", ""))
+        tool = rng.choice(("Bash", "  Bash", "mcp__db__query", " ", "", " \n" * 3000 + "T" * 7000))
         command = FAKES[n % len(FAKES)].text + " " + "y" * rng.randrange(0, 400)
         now = _signal(f"{tool} failed: {clip(text.strip(), 500)}", clip(command, 300), False)
         spooled = _signal(
-            [f"{tool} failed: ", deferred.cut(text.strip(), 500)],
+            [deferred.head(f"{tool} failed: ", 2000), deferred.cut(text.strip(), 500)],
             [deferred.cut(command, 300)],
             True,
         )

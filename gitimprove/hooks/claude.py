@@ -46,7 +46,7 @@ def post_tool_use_failure(loc: gitdir.Location, payload: dict[str, Any]) -> Resu
     summary = str(inp.get("command") or inp.get("file_path") or inp.get("pattern") or "")
     sig = capture.make_signal(  # masked when the spool is flushed, before every cut
         type_="failure",
-        content=[f"{tool} failed: ", deferred.cut(error.strip(), 500)],
+        content=[deferred.head(f"{tool} failed: ", 2000), deferred.cut(error.strip(), 500)],
         context=[deferred.cut(summary, 300)],
         session=_session(payload),
         hook="PostToolUseFailure",

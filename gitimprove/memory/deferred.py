@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 
-from gitimprove.redaction import clip, clip_tail, clip_window, window
+from gitimprove.redaction import MARGIN, clip, clip_tail, clip_window, window
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -37,6 +37,13 @@ def cut(text: str, limit: int, *, tail: bool = False) -> dict[str, Any]:
     """`clip(text, limit)` (`clip_tail` with `tail`), to be rendered at the flush."""
     win, longer = window(text, limit, tail=tail)
     return {"cut": limit, "tail": tail, "longer": longer, "text": win}
+
+
+def head(text: str, limit: int) -> str:
+    """The part of a literal that starts a `joined` text clipped at `limit` that the clip
+    can see: its leading space stripped (the join is), the rest past a window dropped (the
+    clip knows the text is longer either way)."""
+    return text.lstrip()[: limit + MARGIN + 1]
 
 
 def joined(parts: list[Expr], limit: int, *, strip: bool = True) -> dict[str, Any]:
