@@ -16,6 +16,8 @@ import pytest
 from gitimprove import redaction
 from gitimprove.redaction import (
     calls,
+    commands,
+    configs,
     context,
     engine,
     hashes,
@@ -56,6 +58,8 @@ def test_every_rule_and_allowlist_compiles_without_warnings() -> None:
         *hashes.RULES,
         *prose.RULES,
         *piped.RULES,
+        *commands.RULES,
+        *configs.RULES,
     ]
     assert len(GITLEAKS) >= 200 and len(rules) == len(GITLEAKS) + len(ours)
     with warnings.catch_warnings():

@@ -39,6 +39,8 @@ def ruleset() -> RuleSet:
     if _rules is None:
         from gitimprove.redaction import (
             calls,
+            commands,
+            configs,
             context,
             hashes,
             keys,
@@ -70,6 +72,8 @@ def ruleset() -> RuleSet:
                 *hashes.RULES,
                 *prose.RULES,
                 *piped.RULES,
+                *commands.RULES,
+                *configs.RULES,
             ]
         )
     return _rules

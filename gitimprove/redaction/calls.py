@@ -98,12 +98,22 @@ def _callee_may_wrap(fn: str) -> bool:
     return not (last and last.group(0).lower().lstrip("_").startswith(_READERS))
 
 
+# a store of credentials (`keychain.set(…)`, `keytar.setPassword(…)`, `Keyring.add(…)`) and
+# the methods that put one into it
+_STORES = r"(?i)key_?chain|keyring|keytar|keystore|cred(?:ential)?_?(?:store|manager|locker)|"
+_STORES += r"secret_?(?:store|storage|manager)|vault|wallet|safe_?storage|locksmith"
+_PUTS = ("set", "add", "save", "store", "put", "write", "create", "update", "upsert", "insert")
+
+
 def _callee_takes_credential(fn: str) -> bool:
     last = compiled(r"[A-Za-z_$][\w$]*$", 0).search(fn)
     name = last.group(0) if last else fn
     low = name.lower().lstrip("_")
     if low.startswith(_READERS):
         return False
+    owner = fn[: len(fn) - len(name)]
+    if low.startswith(_PUTS) and compiled(_STORES, 0).search(owner):
+        return True  # `keychain.set('svc', 'acct', '…')`
     return compiled(_CALL_WORDS, re.I).search(name) is not None and not (
         low.startswith("author") or "bypass" in low or "compass" in low or "passthrough" in low
     )
@@ -231,15 +241,17 @@ def _column_is_secret(column: str) -> bool:
     return key_strength(column) == "strong"
 
 
+_CALL_KEYWORDS = tuple(
+    w
+    for w in _CALL_WORDS.split("|")
+    if w not in ("passwd", "passphrase", "passcode", "api_key", "private_key")
+)
+
 RULES: list[Rule] = [
     Rule(
         "credential",
         _CALLEE,
-        tuple(
-            w
-            for w in _CALL_WORDS.split("|")
-            if w not in ("passwd", "passphrase", "passcode", "api_key", "private_key")
-        ),
+        (*_CALL_KEYWORDS, "keychain", "keyring", "keytar", "keystore", "vault", "wallet", "store"),
         needs=("'", '"'),
         priority=CONTEXT,
         expand=_credential_call,

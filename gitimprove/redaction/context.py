@@ -233,16 +233,15 @@ RULES: list[Rule] = [
     ),
     Rule(
         "cli-password",
-        # cqlsh / useradd / usermod `-p <pw>`; snmp tools' community string `-c <community>`;
-        # lftp `-u user,<pw>`
-        r"\b(?:(?:cqlsh|useradd|usermod)\b" + _SAME_COMMAND + r"\s-p(?=[ \t])|"
-        r"snmp(?:walk|get|getnext|bulkwalk|bulkget|set|table|trap)\b"
+        # cqlsh / useradd / usermod `-p <pw>`; lftp `-u user,<pw>` (snmp tools' community
+        # string is in `commands.py`, which knows its well-known defaults)
+        r"\b(?:(?:cqlsh|useradd|usermod)\b"
         + _SAME_COMMAND
-        + r"\s-c(?=[ \t])|lftp\b"
+        + r"\s-p(?=[ \t])|lftp\b"
         + _SAME_COMMAND
         + r"\s-u[ \t]+[^\s,]+,)"
         + _QUOTED_OR_BARE,
-        ("cqlsh", "useradd", "usermod", "snmp", "lftp"),
+        ("cqlsh", "useradd", "usermod", "lftp"),
         priority=CONTEXT,
         check=_check_value,
     ),

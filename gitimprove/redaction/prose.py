@@ -4,7 +4,9 @@
 "pw is …", "creds are bob/…", "my passphrase was set as …": a word naming a credential,
 at most four words naming whose it is, a connector (`is`, `=`, `:`, `to`, `as`, `with`,
 `are`, `now` …) and a token that reads as a credential (`credential_like`: no plain word,
-host, path, address or versioned name), optionally after a user and a slash.
+host, path, address or versioned name), optionally after a user and a slash. A user and
+a password given together after logging in or an account ("log in as root / …", "connect as
+sa:…", "the admin account is admin / …") need no credential word.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from gitimprove.redaction.engine import CONTEXT, Rule, compiled
 from gitimprove.redaction.values import (
     assignment_is_secret,
     is_identifier_value,
+    is_value,
     kind_of,
     looks_random,
 )
@@ -92,6 +95,18 @@ def _check_spaced_key(secret: str, m: re.Match[str]) -> bool | str:
     return kind_of(key)
 
 
+def _check_user_pair(secret: str, m: re.Match[str]) -> bool | str:
+    """`root / <pw>`: a value beside a user; not a port, a path, a word or a uid:gid."""
+    value = secret.rstrip(".,;:!?)*_~")
+    if m.group("sep") != "/" and value.isdigit():
+        return False  # `sa:1433` is a port, `bob:1000` a uid
+    if len(value) < 4 or not is_value(value) or is_identifier_value(value):
+        return False
+    if value.isalpha() and not (value.islower() or value.isupper() or value.istitle()):
+        return "password"  # mixed case: `hunTer`
+    return any(not c.isalpha() for c in value) and "password"
+
+
 RULES: list[Rule] = [
     Rule(
         # a key of two to four words, quoted (JSON, YAML) or starting a line (INI, prose)
@@ -118,5 +133,20 @@ RULES: list[Rule] = [
         groups=("v",),
         priority=CONTEXT,
         check=_check,
+    ),
+    Rule(
+        # "log in as root / …", "connect as sa:…", "the admin account is admin / …"
+        "password",
+        r"(?i)\b(?:log(?:ged)?[ -]?(?:in|on)|sign(?:ed)?[ -]?in|connect(?:ed)?|ssh(?:ed)?|"
+        r"su|authenticat\w*|account|creds?|credentials?)(?:[ \t]+[\w'-]{1,20}){0,3}?[ \t]*"
+        r"(?:[ \t]as|[ \t]with|[ \t]is|[ \t]are|[ \t]using|:|=)[ \t]*[\"'`]?"
+        r"(?P<user>[\w.@\\-]{1,40})[ \t]*(?P<sep>/|:)[ \t]*"
+        r"(?P<v>[^\s\"'`,;/()\[\]{}<>]{3,99}[^\s\"'`,;/()\[\]{}<>.?])"
+        r"(?=[.,;?)]*(?:[\s\"'`]|$))",
+        ("log", "sign", "connect", "ssh", "su ", "authenticat", "account", "cred"),
+        groups=("v",),
+        needs=("/", ":"),
+        priority=CONTEXT,
+        check=_check_user_pair,
     ),
 ]

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 _SEPARATORS = (",", "\t", "|", ";")
 _COLUMN = r"[A-Za-z][\w .()/-]{0,40}"
 _CELL_WORDS = ("secret", "password", "passwd", "token", "key", "credential", "pwd")
+_HEADER_WORDS = (*_CELL_WORDS, "pass", "pw", "psw")
 
 
 def _cells(line: str, sep: str) -> list[tuple[int, int]]:
@@ -48,7 +49,14 @@ def _cells(line: str, sep: str) -> list[tuple[int, int]]:
     return out
 
 
+# a column headed by one of these short words holds passwords (in a line of column names;
+# elsewhere `pass` is a test's outcome and `PWD` the working directory)
+_SHORT_COLUMNS = (["pwd"], ["pass"], ["pw"], ["psw"], ["pword"], ["pwds"])
+
+
 def _secret_column(name: str) -> bool:
+    if name.isalpha() and key_words(name) in _SHORT_COLUMNS:
+        return True
     if key_strength(name) != "strong":
         return False
     parts = key_words(name.replace(" ", "_"))
@@ -183,9 +191,9 @@ _KEYWORDS = tuple(f"{w}" for w in _CELL_WORDS)
 RULES: list[Rule] = [
     Rule(
         "credential",
-        r"(?im)^(?P<header>(?=[^\n]*[,\t|;])[^\n]{0,4000}?(?:secret|password|passwd|token|key|credential|pwd)"
+        r"(?im)^(?P<header>(?=[^\n]*[,\t|;])[^\n]{0,4000}?(?:secret|pass|pw|psw|token|key|credential)"
         r"[^\n]{0,4000})$",
-        _KEYWORDS,
+        _HEADER_WORDS,
         needs=("\n",),
         priority=CONTEXT,
         expand=_table,
