@@ -200,6 +200,10 @@ class RuleSet:
             from gitimprove.redaction import decoded
 
             out.extend(decoded.spans(self, text))
+        if views and compiled(r"[A-Za-z0-9+/_-]{20}").search(text):
+            from gitimprove.redaction import layers
+
+            out.extend(layers.spans(self, text))
         return out
 
     def _rule_spans(self, rule: Rule, text: str, lower: str | None = None) -> Iterable[Span]:
