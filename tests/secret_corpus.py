@@ -293,6 +293,7 @@ def corpus(seed: int = 14) -> list[Fake]:
     from tests import (
         secret_corpus_bounds,
         secret_corpus_calls,
+        secret_corpus_commands,
         secret_corpus_shapes,
         secret_corpus_tools,
     )
@@ -301,6 +302,7 @@ def corpus(seed: int = 14) -> list[Fake]:
     found = _families(g) + secret_corpus_shapes.families(g) + secret_corpus_tools.families(g)
     found += secret_corpus_calls.families(g)
     found += secret_corpus_bounds.families(g)
+    found += secret_corpus_commands.families(g)
     return [Fake(family, shape(secret), secret) for family, shape, secret in found]
 
 

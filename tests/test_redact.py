@@ -200,6 +200,7 @@ TEST_FAKES = {
         "Xk3v9Qp2Lm7Rt5Wz8Yb4",
         "Xk3v9-Qp2Lm",
     ],
+    "tests/test_redact_commands.py": ["s3cr3tC0mmunity{PW2[:3]}"],
     "bench/hooks_bench.py": [
         "Hunter2xyz!",
         "q8Wv2Lk9Zr4Tm1Xs9fQ2",

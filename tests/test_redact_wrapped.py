@@ -29,6 +29,8 @@ NOT_WRAPPED = {
     "yaml-folded",
     "hcl-heredoc",
     "k8s-env-pair",
+    "yaml-block-wrapped",
+    "psql-wrapped-cell",
     # all letters: a wrapped run of letters reads as words
     "passphrase-letters",
     # found by its URL and user id beside it, which the fake splits from the token

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 
 from gitimprove.redaction.engine import CONTEXT, Rule, compiled
-from gitimprove.redaction.values import is_value
+from gitimprove.redaction.values import is_value, words
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ COMMANDS: tuple[Cmd, ...] = (
     Cmd("mosquitto_sub", opts="-P"),
     Cmd("mosquitto_passwd", takes="-U", at=(2,)),
     # Windows
-    Cmd("net use", after=r"\\\\[^\\\s]+\\.*", slash=True, opts="/password: /p:"),
+    Cmd("net use", after=r"\\{2,4}[^\\\s]+\\.*", slash=True, opts="/password: /p:"),
     Cmd("sc config", opts="password="),
     Cmd("sc.exe config", opts="password="),
     Cmd("sc create", opts="password="),
@@ -231,12 +231,21 @@ def _starts_command(m: re.Match[str]) -> bool:
     return compiled(_COMMAND_START, 0).search(m.string, line, m.start()) is not None
 
 
+# words that continue a sentence about a command rather than give it a value
+_PROSE = words(
+    "a an the and or with without for to as is are was of in on by using via then from "
+    "first here there this that it its your my their"
+)
+
+
 def _secret(cmd: Cmd, value: str, command: bool) -> bool:
     v = value.strip()
     if v.lower() in cmd.public or v in ("*", "-") or v.startswith(("$", "%", "<", "{")):
         return False
     if compiled(r"[\w.-]+=", 0).match(v) or "[REDACTED:" in v:
         return False  # `username=bob` is a setting, not a bare credential
+    if v.lower() in _PROSE:
+        return False  # `… add_user bob with a password`
     if not command and not any(not c.isalpha() for c in v):
         return False  # a plain word after a program named in a sentence is prose
     if not any(c.isalnum() for c in v) or compiled(r"(?i)x{3,}|\*{3,}", 0).fullmatch(v):

@@ -11,6 +11,8 @@
 - an XML element whose `name` / `key` attribute names a credential and whose text, or a
   `<value>` inside it, is the value (.NET `<setting name="ApiToken"><value>…</value>`, Java
   `<entry key="password">…</entry>`);
+- a YAML block scalar under a credential key (`client_secret: >-`, `token: |`): every line
+  of it, so a value wrapped onto several lines is masked whole;
 - a password typed into a login form by a test: Selenium `find_element(By.ID,
   "password").send_keys("…")`, Playwright `locator("#password").fill("…")`, Cypress
   `cy.get("#password").type("…")`, WebdriverIO `setValue`, Capybara `fill_in "Password",
@@ -21,8 +23,12 @@ from __future__ import annotations
 
 import re
 
-from gitimprove.redaction.engine import CONTEXT, Rule
+from gitimprove.redaction.engine import CONTEXT, Rule, compiled
 from gitimprove.redaction.values import assignment_is_secret, is_value, kind_of
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 _CRED = r"[\w.:-]{0,60}?(?:pass|pwd|pw|secret|token|key|cred|auth|psk|salt)[\w.:-]{0,60}"
 _LIT = r"""(?:"(?P<dq>(?:[^"\\\n]|\\.){1,500})"|'(?P<sq>(?:[^'\\\n]|\\.){1,500})')"""
@@ -47,7 +53,26 @@ def _check_quoted(secret: str, m: re.Match[str]) -> bool | str:
 
 def _check_value(secret: str, m: re.Match[str]) -> bool:
     v = secret.strip()
+    if m.groupdict().get("bare") is not None and ("{" in v or "}" in v):
+        return False  # a template's field (`0s{psk}`), not a bare secret
     return is_value(v) and not v.startswith(("$", "%{", "{{", "<"))
+
+
+def _check_field(secret: str, m: re.Match[str]) -> bool:
+    """A literal typed into a field whose locator names a secret (`By.ID, "password"`)."""
+    return _check_typed(secret, m) and compiled("(?i)" + _FIELD, 0).search(m["loc"]) is not None
+
+
+def _block(m: re.Match[str]) -> Iterable[tuple[int, int]]:
+    """The lines of a YAML block scalar under a credential key, when together they are one."""
+    body = m.group("body")
+    joined = "".join(body.split())
+    if "\n" not in body.rstrip("\n") or not _named(m.group("key"), joined, quoted=True):
+        return []  # one line: the other rules read it
+    if len(body.split()) != len(body.strip().splitlines()):
+        return []  # words on a line: prose or a script, not a wrapped value
+    start = m.start("body") + len(body) - len(body.lstrip())
+    return [(start, m.start("body") + len(body.rstrip()))]
 
 
 def _check_typed(secret: str, m: re.Match[str]) -> bool:
@@ -55,6 +80,15 @@ def _check_typed(secret: str, m: re.Match[str]) -> bool:
 
 
 RULES: list[Rule] = [
+    Rule(
+        "credential",
+        r"(?m)^(?P<ind>[ \t]*)(?:-[ \t]+)?[\"']?(?P<key>" + _CRED + r")[\"']?[ \t]*:[ \t]*"
+        r"(?:[&!][\w!-]+[ \t]+)?[|>][-+]?[1-9]?[ \t]*\r?\n"
+        r"(?P<body>(?:(?P=ind)[ \t]+\S[^\n]*(?:\n|$)){1,200})",
+        (": |", ": >", ":|", ":>"),  # (not the line break: JSON escapes it)
+        priority=CONTEXT,
+        expand=_block,
+    ),
     Rule(
         "credential",
         r"(?im)^[ \t]*(?:SetEnv|fastcgi_param|uwsgi_param|scgi_param|php_(?:admin_)?value"
@@ -110,7 +144,7 @@ RULES: list[Rule] = [
         # Selenium, Playwright, Cypress, WebdriverIO: a literal typed into a secret field
         "password",
         r"(?i)(?:find_?element\w*|locator|get_?by_?\w+|query_?selector|\bcy\.get|\$)\s*\("
-        r"[^()\n]{0,120}?" + _FIELD + r"[^()\n]{0,120}?\)(?:\s*\.\s*(?:clear|click|first|"
+        r"(?P<loc>(?:[^()\n]|\([^()\n]*\)){1,240})\)(?:\s*\.\s*(?:clear|click|first|"
         r"nth\(\d+\))\s*\(\s*\))*\s*\.\s*(?:send_?keys|fill|type|set_?value|add_?value|"
         r"press_?sequentially|input_?text)\s*\(\s*" + _LIT,
         (
@@ -125,7 +159,7 @@ RULES: list[Rule] = [
         ),
         groups=("dq", "sq"),
         priority=CONTEXT,
-        check=_check_typed,
+        check=_check_field,
     ),
     Rule(
         # `page.fill("#password", "…")`, `fill_in "Password", with: "…"`

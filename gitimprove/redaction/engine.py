@@ -200,7 +200,7 @@ class RuleSet:
             from gitimprove.redaction import decoded
 
             out.extend(decoded.spans(self, text))
-        if views and compiled(r"[A-Za-z0-9+/_-]{20}").search(text):
+        if views and compiled(r"[A-Za-z0-9+/_-]{16}").search(text):
             from gitimprove.redaction import layers
 
             out.extend(layers.spans(self, text))

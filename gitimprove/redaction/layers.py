@@ -17,10 +17,12 @@ import binascii
 
 from gitimprove.redaction.engine import CONTEXT, RuleSet, Span, compiled
 
-# a run of base64 (standard or URL-safe), possibly wrapped onto indented lines
+# a run of base64 (standard or URL-safe), possibly wrapped onto other (indented) lines: a
+# long piece, with a short one before it and any after it (a wrap may cut anywhere)
+_BREAK = r"(?:\r?\n[ \t]*|\\n[ \t]*)"
 _RUN = (
-    r"(?<![\w+/-])(?P<run>[A-Za-z0-9+/_-]{20,}(?:(?:\r?\n[ \t]*|\\n[ \t]*)[A-Za-z0-9+/_-]{4,})*"
-    r"(?:=|%3[Dd]){0,2})(?![\w+/=%-])"
+    r"(?<![\w+/-])(?P<run>(?:[A-Za-z0-9+/_-]{1,19}" + _BREAK + r")?[A-Za-z0-9+/_-]{16,}"
+    r"(?:" + _BREAK + r"[A-Za-z0-9+/_-]+)*(?:=|%3[Dd]){0,2})(?![\w+/=%-])"
 )
 _DEPTH = 3
 _LIMIT = 1 << 16  # a run longer than this is data (an image), not a credentials file
@@ -31,7 +33,7 @@ def _decode(run: str) -> str | None:
     """The text a run of base64 encodes, or None (not base64, binary, not text)."""
     clean = compiled(r"\\n|\s", 0).sub("", run).replace("%3D", "=").replace("%3d", "=")
     clean = clean.rstrip("=")
-    if len(clean) % 4 == 1 or len(clean) > _LIMIT:
+    if len(clean) < 20 or len(clean) % 4 == 1 or len(clean) > _LIMIT:
         return None
     if "-" in clean or "_" in clean:
         if "+" in clean or "/" in clean:
@@ -48,7 +50,6 @@ def _decode(run: str) -> str | None:
 
 def spans(rs: RuleSet, text: str) -> list[Span]:
     """Runs of base64 in `text` whose decoded text holds a secret, each masked whole."""
-    global _depth
     if _depth >= _DEPTH:
         return []
     out: list[Span] = []
@@ -56,26 +57,41 @@ def spans(rs: RuleSet, text: str) -> list[Span]:
         run = m.group("run")
         if not (any(c.isdigit() for c in run) and any(c.isupper() for c in run)):
             continue  # a word, a path or an identifier, not base64 of anything
-        decoded = _decode(run)
+        found = _inside(rs, text, _pieces(run, m.start()))
+        if found is not None:
+            out.append(found)
+    return out
+
+
+def _pieces(run: str, at: int) -> list[tuple[int, int]]:
+    """Where the lines of a wrapped run are (line breaks and indentation left out)."""
+    out = []
+    pos = 0
+    for b in compiled(_BREAK, 0).finditer(run):
+        out.append((at + pos, at + b.start()))
+        pos = b.end()
+    out.append((at + pos, at + len(run)))
+    return out
+
+
+def _inside(rs: RuleSet, text: str, pieces: list[tuple[int, int]]) -> Span | None:
+    """The run, when what it encodes holds a secret: all its lines, else without a word
+    joined before or after it (`type:` on the next line)."""
+    global _depth
+    n = len(pieces)
+    for a, b in ((0, n), (0, n - 1), (1, n), (1, n - 1)):
+        if b <= a or (n == 1 and (a, b) != (0, 1)):
+            continue
+        decoded = _decode("".join(text[s:e] for s, e in pieces[a:b]))
         if decoded is None:
-            first = run.split("\n", 1)[0].split("\\n", 1)[0]
-            decoded = _decode(first) if first != run else None
-            if decoded is None:
-                continue
-            end = m.start() + len(first)
-        else:
-            end = m.end()
+            continue
         _depth += 1
         try:
             found = rs.spans(decoded)
         finally:
             _depth -= 1
-        if found:
-            best = min(found, key=lambda s: s.priority)
-            out.append(Span(m.start(), end, best.kind, min(best.priority, CONTEXT)))
-    return out
-
-
-def may_hold(text: str) -> bool:
-    """Whether `text` may hold a run of base64 worth decoding (a cheap test first)."""
-    return len(text) >= 20 and compiled(_RUN, 0).search(text) is not None
+        if not found:
+            return None
+        best = min(found, key=lambda s: s.priority)
+        return Span(pieces[a][0], pieces[b - 1][1], best.kind, min(best.priority, CONTEXT))
+    return None

@@ -63,13 +63,15 @@ def _secret_column(name: str) -> bool:
     return not (parts and parts[-1] in ("id", "ids", "name", "type", "arn"))
 
 
-def _table(m: re.Match[str]) -> Iterable[tuple[int, int]]:
-    """The cells, below a header row naming a secret column, in that column."""
-    text = m.string
-    header, start = m.group("header"), m.start("header")
+def _weak_column(name: str) -> bool:
+    return name.isalpha() and key_strength(name) == "weak"
+
+
+def _header(header: str) -> tuple[str, list[str]] | None:
+    """The separator and the column names of a header row, or None (code, prose)."""
     sep = max(_SEPARATORS, key=header.count)
     if header.count(sep) == 0:
-        return
+        return None
     names = [header[a:b] for a, b in _cells(header, sep)]
     if names and not compiled(_COLUMN, 0).fullmatch(names[0]):
         # text before the row (`Bash failed: host,port`): its last word names the column
@@ -78,10 +80,27 @@ def _table(m: re.Match[str]) -> Iterable[tuple[int, int]]:
     if sum(1 for n in names if n) < 2 or any(
         not compiled(_COLUMN, 0).fullmatch(n) for n in names if n
     ):
-        return  # not a row of column names (code, prose)
-    width = header.count(sep)
+        return None
+    return sep, names
+
+
+def _table(m: re.Match[str]) -> Iterable[tuple[int, int]]:
+    """The cells, below a header row naming a secret column, in that column."""
+    text = m.string
+    header, start = m.group("header"), m.start("header")
+    read = _header(header)
+    if read is None:
+        # a sentence before the row that holds the separator itself ("No, use this: a,b")
+        said = list(compiled(r"[:.?!][ \t]+", 0).finditer(header))
+        read = _header(header[said[-1].end() :]) if said else None
+        if read is None:
+            return
+    sep, names = read
+    width = len(names) - 1
     columns = [n for n, name in enumerate(names) if _secret_column(name)]
-    if not columns:
+    # a column that may hold one (`token`, `key`): its random-looking cells
+    weak = [n for n, name in enumerate(names) if n not in columns and _weak_column(name)]
+    if not columns and not weak:
         return
     pos = start + len(header) + 1
     misses = 0  # rows may come later (`head -1 users.csv`, then `grep bob users.csv`)
@@ -89,6 +108,9 @@ def _table(m: re.Match[str]) -> Iterable[tuple[int, int]]:
         stop = text.find("\n", pos)
         stop = len(text) if stop == -1 else stop
         line = text[pos:stop]
+        if line.strip() and not line.strip().strip("-+=|: "):
+            pos = stop + 1  # a rule between the header and the rows (psql, mysql)
+            continue
         apart = misses > 0 and (line[:1].isspace() or any(c in line for c in "()=[]{}"))
         if not line.strip() or line.count(sep) != width or _header_like(line, sep) or apart:
             misses += 1  # (a row after other lines is data, not indented code or a call)
@@ -96,14 +118,14 @@ def _table(m: re.Match[str]) -> Iterable[tuple[int, int]]:
             continue
         misses = 0
         cells = _cells(line, sep)
-        for n in columns:
+        for n in columns + weak:
             if n < len(cells):
                 a, b = cells[n]
                 value = line[a:b]
                 if (
                     is_value(value)
                     and " " not in value
-                    and (secret_like(value) or looks_random(value))
+                    and (looks_random(value.rstrip("+")) or (n in columns and secret_like(value)))
                 ):
                     yield pos + a, pos + b
         pos = stop + 1
