@@ -128,6 +128,23 @@ LEAKS: list[tuple[str, str | list[str]]] = [
     (f"keychain.set('svc', 'acct', '{PW}')", PW),
     (f"await keytar.setPassword('acme', 'bob', '{PW}')", PW),
     (f'Keyring.add("acme", "bob", "{PW}")', PW),
+    # more shapes of the same classes
+    (f'rabbitmqctl add_user "bob" "{PW}"', PW),
+    (f"rabbitmqctl.bat add_user bob {PW}", PW),
+    (f"kubectl exec -it rabbit-0 -- rabbitmqctl change_password admin {PW}", PW),
+    (f"net use * \\\\host\\share {PW} /user:bob", PW),
+    (f"net use \\\\host\\share /user:bob {PW}", PW),
+    (f"snmpwalk -v3 -l authPriv -u ops -a SHA -A {PW} -x AES -X {PW2} host", [PW, PW2]),
+    (f'sqlcmd -S tcp:db,1433 -U sa -P "{PW}" -i x.sql', PW),
+    (f'KeychainWrapper.standard.set("{PW}", forKey: "password")', PW),
+    (f'password_field.send_keys("{PW}")', PW),
+    (f'await passwordInput.fill("{PW}")', PW),
+    (f"<parameter><name>password</name><value>{PW}</value></parameter>", PW),
+    (f"<param-name>db.password</param-name>\n  <param-value>{PW}</param-value>", PW),
+    (f"<property><name>fs.s3a.secret.key</name><value>{KEY40}</value></property>", KEY40),
+    (f'<string name="api_key">{KEY40}</string>', KEY40),
+    (f'"username","password"\n"bob","{PW}"', PW),
+    (f"Username,Pass,Email\nbob,{PW},b@acme.io", PW),
     # layers: YAML block scalars and wrapped cells
     (f"password: |\n  {PW}\nother: 1", PW),
     (f"  client_secret: >-\n    {KEY40[:20]}\n    {KEY40[20:]}\n  x: 2", [KEY40[:20], KEY40[20:]]),
@@ -179,6 +196,9 @@ PASS = [
     "the PSK and RSA modes are described in ipsec.secrets(5)",
     ": RSA moon.pem",
     "Input Password    id=password    ${PASSWORD}",
+    "<property><name>fs.s3a.endpoint</name><value>s3.amazonaws.com</value></property>",
+    "password_field.send_keys(Keys.RETURN)",
+    "snmpwalk -v3 -l authPriv -u ops -a SHA -A $AUTH_PASS -x AES -X $PRIV_PASS host",
 ]
 
 

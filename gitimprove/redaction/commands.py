@@ -56,7 +56,7 @@ class Cmd:
         self.public = public
 
 
-_SNMP = "-c"
+_SNMP = "-c -A -X"  # the community; SNMPv3 authentication and privacy passphrases
 _SNMP_DEFAULTS = ("public", "private")
 COMMANDS: tuple[Cmd, ...] = (
     # message brokers, object stores
@@ -132,7 +132,7 @@ COMMANDS: tuple[Cmd, ...] = (
 )
 
 # one argument: a quoted string (its content is the value) or a run of non-blanks
-_ARG = r"""(?:"(?P<dq>(?:[^"\\\n]|\\.)*)"|'(?P<sq>[^'\n]*)'|(?P<bare>(?:[^\s"'|;&`<>]|\\ )+))"""
+_ARG = r"""(?:"(?P<dq>(?:[^"\\\n]|\\.)*)"|'(?P<sq>[^'\n]*)'|(?P<bare>(?:[^\s"'|;&`]|\\ )+))"""
 # the rest of one command: not past a line break, a pipe, `;` or `&`
 _REST = r"""(?:[^\n|;&"']|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')*"""
 
@@ -254,7 +254,7 @@ def _secret(cmd: Cmd, value: str, command: bool) -> bool:
 
 
 def _rule(first: str, cmds: list[Cmd]) -> Rule:
-    prog = re.escape(first).replace(r"\.exe", r"(?:\.exe)?")
+    prog = re.escape(first).replace(r"\.exe", "")
 
     def expand(m: re.Match[str]) -> Iterable[tuple[int, int]]:
         seen: set[tuple[int, int]] = set()
@@ -268,7 +268,7 @@ def _rule(first: str, cmds: list[Cmd]) -> Rule:
     keywords = {first.lower() if len(first) >= 4 else " ".join(c.words[:2]).lower() for c in cmds}
     return Rule(
         "cli-password",
-        r"(?i)(?<![\w.-])(?P<prog>" + prog + r"(?:\.exe)?)(?![\w.-])" + _REST,
+        r"(?i)(?<![\w.-])(?P<prog>" + prog + r"(?:\.exe|\.bat|\.cmd)?)(?![\w.-])" + _REST,
         tuple(sorted(keywords)),
         priority=CONTEXT,
         expand=expand,

@@ -141,6 +141,19 @@ RULES: list[Rule] = [
         check=_check_quoted,
     ),
     Rule(
+        # a name element and a value element side by side: `<name>password</name>
+        # <value>…</value>`, web.xml's `<param-name>…</param-name><param-value>…`
+        "credential",
+        r"(?i)<(?P<nt>name|key|param-name|param_name|env-entry-name)>\s*(?P<key>" + _CRED + r")"
+        r"\s*</(?P=nt)>\s*(?:<(?:type|env-entry-type)>[^<>\n]{0,80}</(?:type|env-entry-type)>\s*)?"
+        r"<(?P<vt>value|param-value|param_value|env-entry-value)>\s*(?:<!\[CDATA\[(?P<cd>[^\n]{1,500}?)\]\]>"
+        r"|(?P<dq>[^<>\n]{1,500}?))\s*</(?P=vt)>",
+        ("<name>", "<key>", "<param-name>", "<param_name>", "<env-entry-name>"),
+        groups=("cd", "dq"),
+        priority=CONTEXT,
+        check=_check_quoted,
+    ),
+    Rule(
         # Selenium, Playwright, Cypress, WebdriverIO: a literal typed into a secret field
         "password",
         r"(?i)(?:find_?element\w*|locator|get_?by_?\w+|query_?selector|\bcy\.get|\$)\s*\("
@@ -160,6 +173,16 @@ RULES: list[Rule] = [
         groups=("dq", "sq"),
         priority=CONTEXT,
         check=_check_field,
+    ),
+    Rule(
+        # a field held in a variable named after it: `password_input.send_keys("…")`
+        "password",
+        r"(?i)(?<![\w$])[\w$]*(?:pass(?:word|wd|phrase|code)?|pwd)[\w$]*(?:\(\))?\s*\.\s*"
+        r"(?:send_?keys|fill|type|set_?value|press_?sequentially)\s*\(\s*" + _LIT,
+        ("send_keys", "sendkeys", ".fill(", ".type(", "setvalue", "pressseq", "press_seq"),
+        groups=("dq", "sq"),
+        priority=CONTEXT,
+        check=_check_typed,
     ),
     Rule(
         # `page.fill("#password", "…")`, `fill_in "Password", with: "…"`
