@@ -14,7 +14,7 @@ writes them, then times:
 gitimprove runs from its compiled bytecode, as an installed package does (pip compiles it);
 a PYTHONDONTWRITEBYTECODE in the environment would make each run compile every module again.
 
-Usage: python bench/log_bench.py [--experiments 10000] [--repeat 7]
+Usage: python bench/log_bench.py [--experiments 10000] [--repeat 7] [--minimal]
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from pathlib import Path
 from common import ENV, ROOT, report, timed
 
 
-def build(path: Path, n: int) -> None:
+def build(path: Path, n: int, minimal: bool = False) -> None:
     def git(*args: str, **kw) -> subprocess.CompletedProcess[str]:  # type: ignore[no-untyped-def]
         return subprocess.run(
             ["git", *args], cwd=path, env=ENV, check=True, text=True, capture_output=True, **kw
@@ -65,25 +65,81 @@ def build(path: Path, n: int) -> None:
     repo = open_repo(path)
     batch = {}
     for i, c in enumerate(commits):
-        status = "keep" if i % 7 == 0 else "discard"
-        fields = {
-            "run": "bench",
-            "iteration": i,
-            "status": "baseline" if i == 0 else status,
-            "description": f"attempt {i}",
-            "metric": {
-                "name": "ms",
-                "direction": "lower",
-                "value": 100.0 - i * 0.001,
-                "samples": [100.0 - i * 0.001] * 3,
-            },
-            "guard": {"status": "pass"},
-        }
+        status = "baseline" if i == 0 else ("keep" if i % 7 == 0 else "discard")
+        fields = note_fields(i, status, 100.0 - i * 0.001, minimal)
         batch[c] = [make_line("create", fields)]
     notes.append_lines(repo, batch)
 
 
-def add_experiment(path: Path, i: int) -> None:
+def note_fields(i: int, status: str, value: float, minimal: bool) -> dict[str, object]:
+    """A note as the loop writes one (the agent, the decision and its interval, the harness,
+    the reason: about 1.4 KB), or with `minimal` only what the TSV shows (about 250 bytes)."""
+    fields: dict[str, object] = {
+        "run": "bench",
+        "iteration": i,
+        "status": status,
+        "description": f"attempt {i}",
+        "metric": {"name": "ms", "direction": "lower", "value": value, "samples": [value] * 3},
+        "guard": {"status": "pass"},
+    }
+    if minimal or status == "baseline":
+        return fields
+    samples = [round(value + (k - 2) * 0.01, 3) for k in range(5)]
+    incumbent = round(value + 0.004, 3)
+    delta = round(value - incumbent, 6)
+    fields["metric"] = {
+        "name": "ms",
+        "direction": "lower",
+        "value": value,
+        "samples": samples,
+        "incumbent": incumbent,
+        "incumbent_samples": [incumbent, incumbent + 0.01],
+        "delta": delta,
+        "delta_pct": delta / incumbent * 100,
+        "interval": [delta - 0.02, delta + 0.02],
+        "interval_pct": [(delta - 0.02) / incumbent * 100, (delta + 0.02) / incumbent * 100],
+        "confidence": 0.95,
+    }
+    fields["decision"] = {
+        "bound": 1.98,
+        "gain": -delta,
+        "half": 0.02,
+        "keep": status == "keep",
+        "mode": "paired",
+        "n_cand": 5,
+        "n_ref": 2,
+        "rework": 0,
+        "rule": "confirmed" if status == "keep" else "futile",
+        "runs": 7,
+        "sequence": "BABBAAB",
+        "sigma": 0.0123,
+        "window_reset": False,
+        "window_used": 4,
+    }
+    fields["agent"] = {"exit_code": 0, "name": "claude", "rework": 0, "seconds": 41.7}
+    fields["harness"] = {
+        "guard_command": "pytest -q",
+        "metric_command": "python bench.py",
+        "platform": "linux",
+        "python": "3.11.7",
+        "sealed_tree": "94db1986da42c535aa1b078028384159d8332216",
+    }
+    fields["candidate"] = 0
+    fields["escalation"] = 0
+    fields["scope"] = "src"
+    fields["parent"] = "478830f8e4f0769331ff4943d4ca094721dcc825"
+    fields["tree"] = "0e779a0566cb3bc4387ce1a1f1d192fcc61cc058"
+    fields["started"] = "2026-11-23T04:18:24.922041Z"
+    fields["finished"] = "2026-11-23T04:19:03.675149Z"
+    fields["integrity"] = "16dcb7f658f9:b40f0f2c1655297a109958bdc0af8d0b"
+    fields["reason"] = (
+        f"{'kept' if status == 'keep' else 'discarded'} after 7 runs: 0.004 lower (0.0%), "
+        "interval 0.016 to 0.024 lower, 5 candidate and 2 incumbent runs"
+    )
+    return fields
+
+
+def add_experiment(path: Path, i: int, minimal: bool = False) -> None:
     """One more experiment commit with its note, as the loop records one."""
     subprocess.run(
         ["git", "commit", "-q", "--allow-empty", "-m", f"experiment(perf): attempt {i}"],
@@ -98,14 +154,7 @@ def add_experiment(path: Path, i: int) -> None:
     commit = subprocess.run(
         ["git", "rev-parse", "HEAD"], cwd=path, env=ENV, check=True, text=True, capture_output=True
     ).stdout.strip()
-    fields = {
-        "run": "bench",
-        "iteration": i,
-        "status": "discard",
-        "description": f"attempt {i}",
-        "metric": {"name": "ms", "direction": "lower", "value": 90.5, "samples": [90.5] * 3},
-        "guard": {"status": "pass"},
-    }
+    fields = note_fields(i, "discard", 90.5, minimal)
     notes.append_lines(open_repo(path), {commit: [make_line("create", fields)]})
 
 
@@ -131,14 +180,20 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--experiments", type=int, default=10000)
     ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument(
+        "--minimal",
+        action="store_true",
+        help="notes holding only what the TSV shows (~250 bytes), not the loop's (~1.4 KB)",
+    )
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="gitimprove-bench-"))
     try:
         repo = tmp / "repo"
         repo.mkdir()
         t0 = time.perf_counter()
-        build(repo, args.experiments)
-        print(f"built {args.experiments} experiments with notes in {time.perf_counter() - t0:.1f}s")
+        build(repo, args.experiments, args.minimal)
+        kind = "minimal notes" if args.minimal else "notes as the loop writes them"
+        print(f"built {args.experiments} experiments ({kind}) in {time.perf_counter() - t0:.1f}s")
         py = sys.executable
         cache = repo / ".git" / "improve" / "cache"
         ENV.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -176,7 +231,7 @@ def main() -> int:
         # of the folder it changed): the rendered view is stale, everything else as the last
         # `log` left it.
         subprocess.run(argv, cwd=repo, env=ENV, check=True, stdout=subprocess.DEVNULL)
-        add_experiment(repo, args.experiments)
+        add_experiment(repo, args.experiments, args.minimal)
 
         def drop_views() -> None:
             for f in cache.glob("view-*"):

@@ -107,6 +107,43 @@ def read_objects(loc: gitdir.Location, requests: Sequence[str]) -> list[tuple[by
 
 
 @contextmanager
+def session(
+    loc: gitdir.Location,
+) -> Iterator[Callable[[Sequence[str]], list[tuple[bytes, bytes] | None]]]:
+    """One `cat-file --batch` answering requests in rounds (`read_objects` each time, without
+    another git process): the caller can name the objects of a round after the one before.
+    `ask` raises Unanswered when git could not answer."""
+    feed_r, feed_w = os.pipe()
+    try:
+        with proc.pipeline(
+            [_BATCH[:2] + _BATCH[3:]], cwd=loc.git_dir, env=_env(loc), stdin=feed_r
+        ) as pipe:
+            os.close(feed_r)
+            feed_r = -1
+            answers = _batch_output(pipe.out)
+
+            def ask(requests: Sequence[str]) -> list[tuple[bytes, bytes] | None]:
+                data = "".join(f"{r}\n" for r in requests).encode("utf-8", "surrogateescape")
+                while data:
+                    data = data[os.write(feed_w, data) :]
+                out: list[tuple[bytes, bytes] | None] = []
+                for _ in requests:
+                    got = next(answers, None)
+                    if got is None:
+                        raise Unanswered("git cat-file ended early")
+                    out.append(None if got[1] == b"missing" else (got[1], got[3]))
+                return out
+
+            yield ask
+    except OSError as exc:  # git gone: a broken pipe
+        raise Unanswered(str(exc)) from None
+    finally:
+        for fd in (feed_r, feed_w):
+            if fd >= 0:
+                os.close(fd)
+
+
+@contextmanager
 def _batch(loc: gitdir.Location, requests: Sequence[str]) -> Iterator[proc.Pipeline]:
     """One `cat-file --batch` answering `requests` (object names, one per line), read from an
     in-memory file so that nothing waits on a full pipe."""

@@ -100,29 +100,33 @@ def load(loc: gitdir.Location, tip: str) -> Stored | None:
     from gitimprove.git import catfile
 
     try:
-        top, index = catfile.read_objects(loc, [f"{tip}^{{tree}}", f"{tip}:{FOLDER}"])
-        if top is None or top[0] != b"tree" or index is None or index[0] != b"tree":
-            return None
-        folders: list[tuple[str, str]] = []
-        for mode, entry, oid in _tree_entries(top[1]):
-            if mode == b"40000" and is_folder(entry):
-                folders.append((entry, oid))
-            elif entry != FOLDER and _HEX.issuperset(entry) and len(entry) <= 40:
-                return None  # a note (or folder of notes) outside the 2/38 fanout
-        shards = {entry: oid for mode, entry, oid in _tree_entries(index[1]) if mode == b"100644"}
-        ver = version()
-        wanted = [(f, shards.get(name(f, tree, ver))) for f, tree in folders]
-        usable = [(f, oid) for f, oid in wanted if oid is not None]
-        if not usable:
-            return None
-        blobs = catfile.stream_blobs(loc, [oid for _, oid in usable])
-        read = {folder: _decoded(data) for (folder, _), data in zip(usable, blobs, strict=True)}
+        with catfile.session(loc) as ask:  # one git process, two rounds
+            top, index = ask([f"{tip}^{{tree}}", f"{tip}:{FOLDER}"])
+            if top is None or top[0] != b"tree" or index is None or index[0] != b"tree":
+                return None
+            folders: list[tuple[str, str]] = []
+            for mode, entry, oid in _tree_entries(top[1]):
+                if mode == b"40000" and is_folder(entry):
+                    folders.append((entry, oid))
+                elif entry != FOLDER and _HEX.issuperset(entry) and len(entry) <= 40:
+                    return None  # a note (or folder of notes) outside the 2/38 fanout
+            shards = {e: oid for mode, e, oid in _tree_entries(index[1]) if mode == b"100644"}
+            ver = version()
+            wanted = [(f, shards.get(name(f, tree, ver))) for f, tree in folders]
+            usable = [(f, oid) for f, oid in wanted if oid is not None]
+            if not usable:
+                return None
+            got = ask([oid for _, oid in usable])
     except catfile.Unanswered:
         return None
+    read = {
+        folder: _decoded(obj[1]) if obj is not None and obj[0] == b"blob" else None
+        for (folder, _), obj in zip(usable, got, strict=True)
+    }
     out: list[tuple[str, list[Entry] | None]] = []
     for (folder, tree), (_, shard_id) in zip(folders, wanted, strict=True):
-        got = read.get(folder) if shard_id is not None else None
-        out.append((folder, _entries(got, name(folder, tree, ver)) if got else None))
+        shard = read.get(folder) if shard_id is not None else None
+        out.append((folder, _entries(shard, name(folder, tree, ver)) if shard else None))
     return Stored(out)
 
 
