@@ -262,3 +262,21 @@ def test_a_forged_shard_is_named_by_doctor_and_made_again_by_repair(
     again = repo.cli("doctor")
     assert "note digests" not in again.stdout, again.stdout
     assert _matches_oracle(loc) >= 6
+
+
+def test_one_cat_file_answers_in_rounds_and_leaves_no_process(
+    log_corpus: Path, tmp_path: Path
+) -> None:
+    from gitimprove.git import catfile
+    from gitimprove.util import proc
+
+    root = copy_scenario(log_corpus, tmp_path / "c")
+    loc = _loc(root)
+    with catfile.session(loc) as ask:
+        top, missing = ask(["refs/notes/improve^{tree}", "refs/notes/improve:no-such-path"])
+        assert top is not None and top[0] == b"tree" and missing is None
+        blob = git(root, "rev-parse", f"refs/notes/improve:{noteindex.FOLDER}")
+        (index,) = ask([blob])  # a second round names what the first one gave
+        assert index is not None and index[0] == b"tree"
+        assert proc.live_children()
+    assert not proc.live_children()
