@@ -349,7 +349,7 @@ def render_new(
     m.add("confidence", 0.95)
     m.add("max_runs", "auto")
     m["max_runs"].comment(
-        'runs per decision at most: "auto" (from the noise, at each run\'s start) or a number'
+        'runs per decision at most: "auto" (from the noise, planned at each decision) or a number'
     )
     doc.add("metric", m)
     g = tomlkit.table()

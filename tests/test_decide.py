@@ -111,6 +111,11 @@ def test_a_resumed_rule_decides_as_the_live_one() -> None:
     assert replay.window == live.window
     assert replay.pool.segments == live.pool.segments
     assert replay.noise() == live.noise()
+    for e in (0.0, 0.03, 0.08):  # the budget is planned again from the replayed noise
+        m1, m2 = (Machine(random.Random(f"next-{e}"), SCENARIOS["bursts"]) for _ in range(2))
+        a = live.decide(lambda: m1.run(t), lambda e=e: m1.run(t * (1 - e)), moved=False)
+        b = replay.decide(lambda: m2.run(t), lambda e=e: m2.run(t * (1 - e)), moved=False)
+        assert (a.sequence, a.keep, live.max_runs) == (b.sequence, b.keep, replay.max_runs)
 
 
 def test_noise_pool_honest_df_prior_and_glitches() -> None:
@@ -168,3 +173,26 @@ def test_boldness_follows_the_relative_noise_within_the_no_effect_cap() -> None:
     off = AdaptiveRule(adapt=False)
     b = boldness(off, 0.2)
     assert (b.alpha, b.find, b.curtail) == (off.alpha, off.find, off.curtail)
+
+
+def test_the_budget_follows_the_noise_after_a_busy_calibration() -> None:
+    """Calibration runs slowed by load measure too much noise; the budget a decision may use
+    is planned again from what later runs teach, and the reason names that budget."""
+    m = Machine(random.Random("busy"), SCENARIOS["cv1"])
+    busy = iter([1.0, 1.35, 1.1, 1.5, 1.2])
+    rule = AdaptiveRule(min_delta=MinDelta(0.0, relative=True), max_runs=None)
+    rule.calibrate(lambda: next(busy) * m.run(1.0))
+    first = rule.plan_budget()
+    assert rule.noise().sigma > 0.1  # the busy calibration, taken at its word
+    budgets = []
+    for _ in range(40):
+        out = rule.decide(lambda: m.run(1.0), lambda: m.run(1.0), moved=False)
+        budgets.append(rule.max_runs)
+        assert out.runs <= rule.max_runs
+    assert rule.noise().sigma < 0.03 and budgets[-1] < first, (first, budgets)
+    fixed = AdaptiveRule(min_delta=MinDelta(0.0, relative=True), max_runs=12)
+    fixed.calibrate(lambda: m.run(1.0))
+    fixed.plan_budget()
+    for _ in range(5):
+        fixed.decide(lambda: m.run(1.0), lambda: m.run(1.0), moved=False)
+        assert fixed.max_runs == 12  # a configured budget is never re-planned

@@ -2,7 +2,10 @@
 
 With `max_runs = "auto"` the budget is chosen after calibration: the runs a decision needs to
 confirm the smallest gain worth finding (min_delta, or 0.9σ if larger) 3 times in 4, between
-8 and 64. The baseline note keeps the noise and the budget, so a resumed run restores them.
+8 and 64; it is planned again before every decision from the noise learned so far, so a
+calibration taken on a busy machine (or hit by a glitch) does not inflate it for the whole run.
+The baseline note keeps the noise and the first budget; a resumed run rebuilds the noise from
+the notes and so plans every later budget as the uninterrupted run did.
 """
 
 from __future__ import annotations
@@ -88,7 +91,8 @@ def message(rule: AdaptiveRule) -> str:
     g = rule.worth_finding()
     return (
         f"noise ≈ {_size(rule, noise.sigma)} per run ({source}); up to {rule.max_runs} runs "
-        f"per decision, enough to confirm gains of about {_size(rule, g)}"
+        f"per decision, enough to confirm gains of about {_size(rule, g)} (planned again "
+        "before each decision as the noise is learned)"
     )
 
 
