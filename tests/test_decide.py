@@ -113,8 +113,8 @@ def test_a_resumed_rule_decides_as_the_live_one() -> None:
     assert replay.noise() == live.noise()
     for e in (0.0, 0.03, 0.08):  # the budget is planned again from the replayed noise
         m1, m2 = (Machine(random.Random(f"next-{e}"), SCENARIOS["bursts"]) for _ in range(2))
-        a = live.decide(lambda: m1.run(t), lambda e=e: m1.run(t * (1 - e)), moved=False)
-        b = replay.decide(lambda: m2.run(t), lambda e=e: m2.run(t * (1 - e)), moved=False)
+        a = live.decide(lambda m=m1: m.run(t), lambda m=m1, e=e: m.run(t * (1 - e)), moved=False)
+        b = replay.decide(lambda m=m2: m.run(t), lambda m=m2, e=e: m.run(t * (1 - e)), moved=False)
         assert (a.sequence, a.keep, live.max_runs) == (b.sequence, b.keep, replay.max_runs)
 
 

@@ -85,7 +85,6 @@ class AdaptiveRule:
         self.z_fut = futility  # optimism of the discard test, in standard errors
         self.W = window
         self.k = outlier_k  # glitch threshold, in σ
-        self.first_glitch = outlier_k
         self.calib_runs = calib_runs
         self.spend = spend
         self.consistency = consistency
@@ -245,9 +244,7 @@ class AdaptiveRule:
             se_end = self._se_after(est, self.max_runs - used, sigma)
             t_end = t_ppf(round(_ND.cdf(bounds[-1]), 6), df) if sigma > 0 else 0.0
             target = max(self.md, t_end * se_end, bold.find * sigma)
-            extreme = nc <= 1 and d < -self.first_glitch * sigma * math.sqrt(
-                1.0 + 1.0 / max(1, est.n_ref)
-            )
+            extreme = nc <= 1 and d < -self.k * sigma * math.sqrt(1.0 + 1.0 / max(1, est.n_ref))
             # ... or when, were the current estimate true, the rest of the budget would
             # still not get it kept (conditional power below `curtail`)
             spare = (
