@@ -167,10 +167,8 @@ class AdaptiveRule:
         """Decide one candidate. `moved`: whether a keep makes the candidate the incumbent
         (default: yes). `absorb=False` leaves the rule's state alone (a tournament takes its
         round's outcomes in at the round's end, in candidate order)."""
-        if self.exact is not None:
-            out = self._decide_exact(run_cand)
-        else:
-            out = self._decide(run_base, run_cand)
+        exact = self.exact is not None
+        out = self._decide_exact(run_cand) if exact else self._decide(run_base, run_cand)
         if absorb:
             self.absorb(out, moved=out.keep if moved is None else moved)
         return out
@@ -189,8 +187,7 @@ class AdaptiveRule:
         return Outcome(keep, verdict, gain_units, 0.0, [v], [], "B", "exact", 0, False, inc, 0, 1)
 
     def _decide(self, run_base: Run, run_cand: Run) -> Outcome:
-        if self.auto_budget:  # the budget follows the noise as it is learned
-            budget.plan(self)
+        budget.plan(self)  # an automatic budget follows the noise as it is learned
         w = Work()
         window = list(self.window)
 
