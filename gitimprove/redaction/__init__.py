@@ -97,6 +97,11 @@ def _sha256(data: bytes) -> Any:
 
 
 def marker(kind: str, secret: str) -> str:
+    """What `secret` becomes: its kind and a short hash of the secret alone, so that one
+    secret gives one marker wherever it appears (a line break and indentation inside it,
+    where a terminal or a log wrapped it, or a CRLF line ending, do not count)."""
+    if "\n" in secret:
+        secret = re.sub(r"\r?\n[ \t]*", "", secret)
     digest = _sha256(secret.encode("utf-8", errors="surrogateescape")).hexdigest()
     return f"[REDACTED:{kind}:{digest[:4]}]"
 

@@ -41,8 +41,10 @@ def _check_assignment(secret: str, m: re.Match[str]) -> bool | str:
         key
     ):
         return False  # a source location in a stack trace: `lib/phoenix/token.ex:266:`
-    if not quoted and compiled(r"(?:!!?|[&*])[\w!-]+", 0).fullmatch(secret):
-        return False  # a YAML tag, anchor or alias: `pw: &p <value>`, `token: !!str <v>`
+    if not quoted and compiled(r"(?:!!?|&|\d*\*\d*)[\w!-]+", 0).fullmatch(secret):
+        # a YAML tag, anchor or alias: `pw: &p <value>`, `token: !!str <v>`; an ABNF
+        # repetition: `token = 1*tchar`
+        return False
     before = m.string[max(0, m.start() - 12) : m.start()]
     if before.endswith("${") and secret.startswith(("?", "+")):
         return False  # `${DB_PASSWORD:?must be set}`: an error message, not a default

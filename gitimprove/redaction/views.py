@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 
+from gitimprove.redaction import wraps
 from gitimprove.redaction.engine import SPECIFIC, RuleSet, Span, compiled
 
 _RUN_CHARS = "A-Za-z0-9+/=_-"
@@ -36,19 +37,7 @@ _FOLD = {
     **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032", "'"),
     **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033", '"'),
 }
-# a break inside a token: after a long line or a long run, before a run of 4 or more (or
-# an indented run of 3 or more: a wrapped line's continuation); a break inside a scheme
-_BREAK = (
-    rf"(?<=[{_RUN_CHARS}])\r?\n(?:(?=[{_RUN_CHARS}]{{4}})|(?P<indent>[ \t]+)(?=[{_RUN_CHARS}]{{3}}))"
-    r"|(?<=[A-Za-z0-9+.-]:)(?P<scheme>\r?\n)(?=//)"
-)
-_LONG_LINE, _LONG_RUN, _REACH, _WINDOW = 40, 8, 400, 4000
-# what a token or a URL holds: a line break (and indentation) between two runs of these
-# whose joined run is token-like is a wrap, wherever it cut the token (after its first few
-# characters, or before its last two)
-_WRAP_CHARS = "A-Za-z0-9+/=_.:%~!#$*@-"
-_WRAP = rf"(?<=[{_WRAP_CHARS}])\r?\n[ \t]*(?=[{_WRAP_CHARS}])"
-_TOKEN_RUN = 16
+_REACH, _WINDOW = 400, 4000
 
 
 class View:
@@ -138,89 +127,9 @@ def _needs_cleaning(text: str) -> bool:
     )
 
 
-def _breaks(text: str) -> list[tuple[int, int]]:
-    """Where line breaks (with a continuation's indentation) may split a token."""
-    out = []
-    for m in compiled(_BREAK, 0).finditer(text):
-        if m.group("scheme") is not None:
-            out.append(m.span())
-            continue
-        if m.group("indent") is not None and not _continuation(text, m.end()):
-            continue
-        if _statement_line(text, m.end()):
-            continue
-        line_start = text.rfind("\n", 0, m.start()) + 1
-        run = compiled(rf"[{_RUN_CHARS}]*$", 0).search(
-            text, max(line_start, m.start() - 64), m.start()
-        )
-        piece = run.group(0) if run is not None else ""
-        # a token's head: long, or short but not a word (`ghp_k3`, `sk-4f`)
-        tokenish = (
-            len(piece) >= 4
-            and any(c.isalpha() for c in piece)
-            and (any(c.isdigit() or c in "_-" for c in piece))
-        )
-        if len(piece) >= _LONG_RUN or tokenish or m.start() - line_start >= _LONG_LINE:
-            out.append(m.span())
-    if "\n" in text:
-        out.extend(_wraps(text, {a for a, _ in out}))
-    return sorted(out)
-
-
-def _wraps(text: str, known: set[int]) -> list[tuple[int, int]]:
-    """Breaks whose two sides joined read as one token (16 or more token or URL characters,
-    letters and digits): a token cut after its first few characters (`gith` / `ub_pat_…`,
-    `AKIA` / `…`, `https://ho` / `oks.slack.com/…`) or before its last two. A next line
-    that starts a statement of its own (`NAME = …`) is code, not a wrapped token."""
-    return [
-        m.span()
-        for m in compiled(_WRAP, 0).finditer(text)
-        if m.start() not in known and _token_across(text, m.start(), m.end())
-    ]
-
-
-def _token_across(text: str, b: int, e: int) -> bool:
-    """Whether the runs of token characters either side of the break text[b:e] read as one
-    token once joined; a next line that starts a statement of its own (`NAME = …`,
-    `name: …`, `call(…`) is code, not the rest of a token."""
-    head = compiled(rf"[{_WRAP_CHARS}]{{1,64}}$", 0).search(text, max(0, b - 64), b)
-    tail = compiled(rf"[{_WRAP_CHARS}]{{1,64}}", 0).match(text, e)
-    if head is None or tail is None:
-        return False
-    if compiled(r"[ \t]*(?:=|:[ \t])|\(", 0).match(text, tail.end()):
-        return False
-    run = head.group(0) + tail.group(0)
-    if len(run) < _TOKEN_RUN or not any(c.isalpha() for c in run):
-        return False
-    # digits in it, or letters of both cases around a `_` (`api_org_kQzT…`)
-    return any(c.isdigit() for c in run) or ("_" in run and not run.islower() and not run.isupper())
-
-
-def _continuation(text: str, at: int) -> bool:
-    """An indented line that continues a token: one run of non-space characters (code's
-    indented lines hold spaces, calls or operators)."""
-    stop = text.find("\n", at)
-    line = text[at : stop if stop != -1 else len(text)].rstrip()
-    if _statement_line(text, at):
-        return False
-    return 3 <= len(line) <= 200 and not any(c in line for c in " \t()")
-
-
-def _statement_line(text: str, at: int) -> bool:
-    """A line of code of its own: a block's opener (`else:`) or a bare statement."""
-    stop = text.find("\n", at)
-    line = text[at : stop if stop != -1 else len(text)].strip()
-    return line.endswith(":") or line in _STATEMENTS
-
-
-_STATEMENTS = frozenset(
-    ["pass", "break", "continue", "return", "raise", "else", "fi", "done", "esac", "then", "end"]
-)
-
-
 def _joined_spans(rs: RuleSet, text: str) -> list[Span]:
     """Findings in `text` with token-splitting line breaks removed that cross one of them."""
-    breaks = _breaks(text)
+    breaks = [br for br in wraps.breaks(text) if not _ends_token(rs, text, *br)]
     if not breaks:
         return []
     view = _join_at(text, breaks)
@@ -240,7 +149,37 @@ def _joined_spans(rs: RuleSet, text: str) -> list[Span]:
                 o_start, o_end = view.original(a, b)
                 out.append(Span(o_start, o_end, s.kind, s.priority))
     out.extend(_single_joins(rs, text, breaks, out))
-    return out
+    return [_complete_before(rs, text, breaks, s) for s in out]
+
+
+def _ends_token(rs: RuleSet, text: str, b: int, e: int) -> bool:
+    """Whether a secret found on the line before the break text[b:e] ends at it, and the
+    next line starts with something of its own (a key, a word): the line ends the secret."""
+    if not wraps.starts_line(text, e):
+        return False
+    line = text.rfind("\n", 0, b) + 1
+    return any(s.end == b - line for s in rs.spans(text[line:b], views=False))
+
+
+def _complete_before(rs: RuleSet, text: str, breaks: list[tuple[int, int]], s: Span) -> Span:
+    """`s`, ended at the last break it crosses when what it holds before that break is a
+    whole token on its own (a provider's format, its own wrapped pieces joined) and what
+    it holds after is a common word or command: the next line's first word (`ghp_…` /
+    `and …`, `…` / `ls`) is not the token's rest."""
+    crossed = [(b, e) for b, e in breaks if s.start < b < s.end]
+    if not crossed or crossed[-1][0] - s.start < wraps.TOKEN_RUN:
+        return s
+    b, e = crossed[-1]
+    word = text[e : s.end]
+    if word.lower() not in wraps.WORDS or not (word.islower() or word.istitle()):
+        return s
+    line = text.rfind("\n", 0, crossed[0][0]) + 1
+    view = _join_at(text[line:b], [(x - line, y - line) for x, y in crossed[:-1]])
+    for found in rs.spans(view.text, views=False):
+        start, end = view.original(found.start, found.end)
+        if found.priority == SPECIFIC and line + start == s.start and end == b - line:
+            return Span(s.start, b, found.kind, found.priority)
+    return s
 
 
 def _single_joins(
@@ -251,7 +190,7 @@ def _single_joins(
     out: list[Span] = []
     budget = 2 * len(text) + 4096  # two lines per break: about twice the text at most
     for b, e in breaks:
-        if any(s.start <= b < s.end for s in found) or not _token_across(text, b, e):
+        if any(s.start <= b < s.end for s in found) or not wraps.token_across(text, b, e):
             continue
         line = text.rfind("\n", 0, b)  # the line before too: `expect "*assword:*"`
         start = max(text.rfind("\n", 0, max(line, 0)) + 1, b - _REACH)
