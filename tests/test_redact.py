@@ -201,6 +201,12 @@ TEST_FAKES = {
         "Xk3v9-Qp2Lm",
     ],
     "tests/test_redact_commands.py": ["s3cr3tC0mmunity{PW2[:3]}"],
+    "tests/test_redact_lines_survive.py": [
+        "Xk29vLqPz81Wm",
+        "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzQ8Lm2Nv4T",
+        "7f3e9b2a4c1d8e6f",
+    ],
     "bench/hooks_bench.py": [
         "Hunter2xyz!",
         "q8Wv2Lk9Zr4Tm1Xs9fQ2",

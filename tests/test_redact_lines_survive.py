@@ -155,8 +155,44 @@ def test_every_family_keeps_the_lines_after_it() -> None:
 
 
 def test_invalid_utf8_bytes_in_a_blob_are_kept() -> None:
-    raw = b"name: caf\xe9 \xff\xfe\nGITHUB_TOKEN=" + GHP.encode() + b"\n\x80tail\xc3\n"
+    raw = b"name: caf\xe9 \xff\xfe\nGITHUB_TOKEN=%s\n\x80tail\xc3\n" % GHP.encode()
     out = redaction.redact_blob(raw)
     assert GHP.encode() not in out
     assert out.startswith(b"name: caf\xe9 \xff\xfe\nGITHUB_TOKEN=[REDACTED:")
     assert out.endswith(b"]\n\x80tail\xc3\n")
+
+
+# a type annotation between a credential's name and its quoted literal
+TYPED = [
+    'const password: string = "{}";',
+    'let apiToken: string = "{}"',
+    'password: str = "{}"',
+    "    db_password: Optional[str] = '{}'",
+    'val dbPassword: String = "{}"',
+    'let password: String = "{}"',
+    'let password: &str = "{}";',
+    'private var clientSecret: String = "{}"',
+]
+
+
+@pytest.mark.parametrize("line", TYPED, ids=range(len(TYPED)))
+def test_a_type_annotated_declaration_is_masked_inside_its_quotes(line: str) -> None:
+    out = redaction.redact(line.format(PW) + "\nnext = 1\n")
+    assert PW not in out and out.endswith("\nnext = 1\n"), out
+    assert MARKERS.findall(out) == [_hash(PW)]
+    quote = line[line.index("{}") - 1]
+    assert f"{quote}[REDACTED:" in out, out
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        'password: str = ""',
+        'password: str = "password"',
+        "password: str = field(default=None)",
+        'token: Token = next_token("x")',
+        'secret_key: str = os.environ["SECRET_KEY"]',
+    ],
+)
+def test_a_type_annotated_declaration_of_no_literal_is_left(line: str) -> None:
+    assert redaction.redact(line) == line

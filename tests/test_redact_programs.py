@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gitimprove.redaction import engine, programs, ruleset, views
+from gitimprove.redaction import engine, programs, ruleset, views, wraps
 from tests.conftest import ROOT
 from tests.secret_corpus import corpus
 
@@ -57,7 +57,13 @@ def test_every_rule_program_matches_as_a_fresh_compile() -> None:
     """The program kept for each pattern finds exactly what `re.compile` finds."""
     sample = "\n".join(_texts())
     patterns = {(r.regex, int(r.flags)) for r in ruleset().rules}
-    patterns |= {(views._DROP, 0), (views._BREAK, 0), (engine.MARKER, 0)}
+    patterns |= {
+        (views._DROP, 0),
+        (wraps._BREAK, 0),
+        (wraps._WRAP, 0),
+        (wraps._KEY_LINE, 0),
+        (engine.MARKER, 0),
+    }
     for regex, flags in sorted(patterns):
         fresh = re.compile(regex, flags)
         kept, raw = programs._compile(regex, flags)

@@ -18,10 +18,6 @@ SKIP_DIRS = {"site-packages", "dist-packages", "__pycache__", "test", "tests", "
 KNOWN = {
     # a documentation example of a password, written as one
     ("urllib/request.py", "geheim$parole"),
-    # a doctest that logs in with the password "anonymous@"
-    ("ftplib.py", "anonymous@"),
-    # RFC 7230's grammar `token = 1*tchar`: reads as an assignment of a symbol-laden value
-    ("http/client.py", "1*tchar"),
     # a C header's identifiers in a test fixture, listed after a `key` name
     ("lib2to3/tests/data/infinite_recursion.py", "RIPEMD160_CTX"),
     ("lib2to3/tests/data/infinite_recursion.py", "RIPEMD160state_st"),
@@ -74,7 +70,7 @@ def test_the_standard_librarys_most_credential_laden_modules_pass() -> None:
     assert len(files) >= 15
     found = _masks(files)
     assert not _unknown(found), _unknown(found)
-    assert len(found) <= 3
+    assert len(found) <= 1
 
 
 @pytest.mark.slow
@@ -132,6 +128,14 @@ ORDINARY = [
     "    https://user:password@example.org/path",
     "                                  password combination.",
     " 'pass': 'The \"pass\" statement\\n'",
+    # anonymous FTP's conventional password, an ABNF repetition, an MD5 under a bare `key`
+    ">>> ftp.login()  # user anonymous, passwd anonymous@",
+    "passwd anonymous@",
+    "# token = 1*tchar",
+    "key: d41d8cd98f00b204e9800998ecf8427e",
+    "Cache restored from key: Linux-pip-3f9a0c4e1b2d7a8c9e0f1a2b3c4d5e6f",
+    "api_key: abc123def456",
+    "session_key: 3f2a9c0d1e4b5a6c",
 ]
 
 

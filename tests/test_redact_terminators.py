@@ -30,7 +30,10 @@ def _found(rule: engine.Rule) -> tuple[str, str]:
         text = sample(rule.regex, rule.flags, rng)
         found = list(rs._rule_spans(rule, text))
         if found:
-            return text[: found[0].end], text[found[0].start : found[0].end]
+            start, end = found[0].start, found[0].end
+            if start and text[start - 1] in "\"'" and text[end : end + 1] == text[start - 1]:
+                end += 1  # a quoted secret is masked inside its quotes: keep the closing one
+            return text[:end], text[found[0].start : found[0].end]
     pytest.fail(f"no sample of {rule.id} passes its own entropy and allowlists")
 
 

@@ -123,6 +123,9 @@ _KEY = (
     r"auth|sig|signature|cookie|dsn|salt|key|pin|passcode)[\w.-]{0,40}"
 )
 # a bare value ends at an escape sequence (`\n` of text that is itself JSON-escaped)
+# a type annotation before a quoted literal: `password: str = "…"`, `val pw: String = "…"`,
+# `const token: string = '…'`
+_TYPED = r"""(?P<typed>:[ \t]*&?[A-Za-z_][\w.<>\[\]?|]{0,40}[ \t]*=(?![=>])(?=[ \t]*\\?["']))"""
 _VALUE = (
     r"""(?:"(?P<dq>(?:[^"\\\n]|\\.){1,500})"|'(?P<sq>[^'\n]{1,500})'"""
     r"""|(?P<bare>(?:[^\s'"`,;&()<>{}\[\]|\\]|\\(?![nrt"\\])){1,500}))"""
@@ -269,7 +272,10 @@ RULES: list[Rule] = [
     Rule(
         "credential",
         r"(?i)(?<![\w.-])(?P<kq>\\?[\"']?)(?P<key>" + _KEY + r")(?P=kq)"
-        r"(?P<sep>[ \t]*(?::=|=>|=|:)[ \t]*)(?:[&!][\w!-]{1,40}[ \t]+)?\\?" + _VALUE,
+        r"(?P<sep>[ \t]*(?:"
+        + _TYPED
+        + r"|:=|=>|=|:)[ \t]*)(?:[&!][\w!-]{1,40}[ \t]+)?\\?"
+        + _VALUE,
         tuple(words("pass pwd pw secret token key auth cred sig cookie dsn salt pin")),
         groups=("dq", "sq", "bare"),
         priority=CONTEXT,

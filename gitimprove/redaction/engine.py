@@ -215,7 +215,13 @@ class RuleSet:
                         yield Span(start, end, rule.id, rule.priority)
                 continue
             start, end = _secret_span(m, rule.groups)
-            if end - start > 2 and text[start] in "\"'" and text[end - 1] == text[start]:
+            q = text[start]
+            if (
+                end - start > 2
+                and q in "\"'"
+                and text[end - 1] == q
+                and q not in text[start + 1 : end - 1]
+            ):
                 start, end = start + 1, end - 1  # the quotes around a secret are not part of it
             if start >= end:
                 continue

@@ -24,7 +24,9 @@ def words(text: str) -> frozenset[str]:
 
 _NOT_VALUES = words(
     "none null nil true false undefined str string bytes int integer bool boolean number float "
-    "any object optional required redacted hidden masked your_token your_password your_api_key"
+    "any object optional required redacted hidden masked your_token your_password your_api_key "
+    # anonymous FTP's conventional password (ftplib: `passwd anonymous@`): public by design
+    "anonymous anonymous@"
 )
 # compiled on first use (importing this module must stay cheap for the hooks)
 _REFERENCE = r"""^(?:
@@ -85,7 +87,8 @@ def _random_part(value: str) -> bool:
 _PATH = r"(?:~|/(?:bin|etc|home|opt|tmp|usr|var|srv|mnt|root|Users|workspace|app|src|data)\b)[\w ./@+-]*"
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 # git ids and SHA-256 digests, also after names (a CI cache key: `Linux-pip-<sha256>`)
-_HASH = r"[0-9a-f]{7,12}|(?:[\w.]+-)*(?:[0-9a-f]{40}|[0-9a-f]{64})|[0-9A-F]{40}|[0-9A-F]{64}"
+# (an MD5 digest after names too: a cache key `Linux-pip-<md5>`)
+_HASH = r"[0-9a-f]{7,12}|(?:[\w.]+-)+[0-9a-f]{32}|(?:[\w.]+-)*(?:[0-9a-f]{40}|[0-9a-f]{64})|[0-9A-F]{40}|[0-9A-F]{64}"
 
 
 def is_identifier_value(value: str) -> bool:
@@ -281,6 +284,8 @@ def assignment_is_secret(key: str, value: str, *, quoted: bool, env_style: bool)
         return False  # `session_key: 3f2a9c0d1e4b5a6c`: an id in a log (see docs/secrets.md)
     if names_itself(key, value):
         return False
+    if key_words(key) == ["key"] and compiled(r"[0-9a-f]{32}", 0).fullmatch(value):
+        return False  # `key: <md5>`: a bare key names a digest (a cache or object key)
     if is_identifier_value(value) and not _names_secret(key):
         # a bare hex digest under a key that is exactly a token (`token=<40 hex>`: an old
         # GitHub OAuth token) is one; under `commit`, `etag` or `sha` it names a version
@@ -303,6 +308,7 @@ def _names_secret(key: str) -> bool:
             "secret",
             "api_key",
             "apikey",
+            "access_key",
             "credential",
             "private",
             "auth_token",
@@ -362,5 +368,7 @@ def check_keyed(secret: str, m: re.Match[str]) -> bool:
     value = secret.strip("'\"`")
     if names_itself(key, value):
         return False
+    if key_words(key) == ["key"] and compiled(r"[0-9a-f]{32}", 0).fullmatch(value):
+        return False  # `key: <md5>`: a bare key names a digest (a cache or object key)
     # a name about the credential (`PASSWORD_FIELD`) given a random value still holds one
     return not (parts and parts[-1] in _ABOUT) or looks_random(value, min_len=8)
