@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from gitimprove.git import listing
 from gitimprove.git.workspace import agent_workspace, hash_workspace
 from tests.conftest import TmpRepo
 from tests.loop_helpers import run_rows
@@ -27,6 +28,14 @@ REFUSED = {  # attack: the path the reason names
     "link-pair-loop": "src/a",
     "link-dangling": "src/gone",
     "link-out": "src/out",
+    "fifo-gitignore": ".gitignore (a FIFO",
+    "fifo-nested-gitignore": "src/.gitignore (a FIFO",
+    "fifo-gitattributes": ".gitattributes (a FIFO",
+    "fifo-gitmodules": ".gitmodules (a FIFO",
+    "link-gitignore-to-fifo": "src/.gitignore (a FIFO",
+    "sparse-gitignore": "src/.gitignore (214,748,364,800 bytes, over scope.max_file_size",
+    "nested-repo-fifo-head": "src/sub/.git/HEAD (a FIFO",
+    "fifo-gitfile": "src/sub/.git (a FIFO",
 }
 if os.geteuid() == 0:
     REFUSED["device"] = "src/null"
@@ -70,7 +79,8 @@ def test_special_files_and_unresolved_links_are_out_of_scope(
 ) -> None:
     names = [*REFUSED, *FINE]
     if sandbox == "bwrap":
-        names = ["fifo", "link-loop", "link-to-fifo", "link-fine"]  # no AF_UNIX socket there
+        names = ["fifo", "link-loop", "link-to-fifo", "link-fine", "fifo-gitignore"]
+        names += ["sparse-gitignore", "nested-repo-fifo-head"]  # no AF_UNIX socket there
     project(tmp_repo, names, sandbox)
     res = tmp_repo.cli("run", "--run", "h", "-n", str(len(names)), "--json")
     assert res.returncode == 0, res.stderr
@@ -108,3 +118,50 @@ def test_what_the_hash_refuses(tmp_repo: TmpRepo, make: object, why: str | None)
         assert not text, text
     else:
         assert why in text, text
+
+
+def _deep(ws: Path, levels: int) -> Path:
+    folder = ws.joinpath(*["d"] * levels)
+    folder.mkdir(parents=True)
+    return folder
+
+
+def test_a_git_input_past_the_walk_times_out_into_a_reason(
+    tmp_repo: TmpRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second net: a FIFO git reads where the check does not look (here past a walk cut
+    short) makes the listing time out, and the hash names why instead of hanging."""
+    head = tmp_repo.commit("c", {"a.txt": "a\n"})
+    monkeypatch.setattr(listing, "MAX_DEPTH", 1)
+    monkeypatch.setattr(listing, "LIST_TIMEOUT", 2.0)
+    with agent_workspace(tmp_repo.open(), head, "w") as ws:
+        os.mkfifo(_deep(ws, 3) / ".gitignore")
+        got = hash_workspace(tmp_repo.open(), ws)
+    assert any("did not list them within 2s" in r for r in got.refused), got.refused
+
+
+def test_git_failing_to_list_is_a_reason_not_an_error(
+    tmp_repo: TmpRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """git out of memory on a sparse `.gitignore` the check did not reach: named, not raised."""
+    head = tmp_repo.commit("c", {"a.txt": "a\n"})
+    monkeypatch.setattr(listing, "MAX_DEPTH", 1)
+    with agent_workspace(tmp_repo.open(), head, "w") as ws:
+        with open(_deep(ws, 3) / ".gitignore", "wb") as f:
+            f.truncate(200 << 30)
+        got = hash_workspace(tmp_repo.open(), ws)
+    assert any("git could not list them" in r for r in got.refused), got.refused
+
+
+@pytest.mark.parametrize("name", [".gitignore", "src/.gitattributes", "x/.gitmodules"])
+def test_git_inputs_over_the_size_cap_are_removed_before_git_reads_them(
+    tmp_repo: TmpRepo, name: str
+) -> None:
+    head = tmp_repo.commit("c", {"src/a.txt": "a\n", "x/b.txt": "b\n"})
+    with agent_workspace(tmp_repo.open(), head, "w") as ws:
+        (ws / name).write_text("*.log\n" * 100)
+        got = hash_workspace(tmp_repo.open(), ws, max_file=50)
+        assert not (ws / name).exists()
+    assert any(r.startswith(f"{name} (600 bytes, over scope.max_file_size") for r in got.refused)
+    small = hash_workspace(tmp_repo.open(), tmp_repo.path, max_file=10_000)
+    assert not small.refused, small.refused

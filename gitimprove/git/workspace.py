@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import secrets
 import stat
-import tempfile
 import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,6 +22,7 @@ import pygit2
 
 from gitimprove.errors import GitImproveError
 from gitimprove.git.checkout import EXEC, LINK, remove_workspace, work_root
+from gitimprove.git.listing import MAX_DEPTH, Listing, kind, list_files
 from gitimprove.git.repo import Repo
 from gitimprove.util import proc
 
@@ -103,100 +103,6 @@ class Hashed:
     escaping: list[str] = field(default_factory=list)  # "link -> target" leaving the workspace
 
 
-def _special_files(path: Path) -> list[bytes]:
-    """FIFOs, sockets and devices under `path` (not in its `.git`): git lists none of them,
-    so without this walk they would be left out of the tree without a word."""
-    found: list[bytes] = []
-    stack: list[tuple[bytes, int]] = [(b"", 0)]
-    root = os.fsencode(path)
-    while stack:
-        rel, depth = stack.pop()
-        try:
-            entries = list(os.scandir(os.path.join(root, rel) if rel else root))
-        except OSError:
-            continue  # a folder that cannot be opened is named by the listing
-        for entry in entries:
-            name = os.fsencode(entry.name)
-            if not rel and name == b".git":
-                continue
-            sub = rel + b"/" + name if rel else name
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    if depth < MAX_DEPTH:
-                        stack.append((sub, depth + 1))
-                elif not (entry.is_file(follow_symlinks=False) or entry.is_symlink()):
-                    found.append(sub)
-            except OSError:
-                continue
-    return found
-
-
-def _kind(mode: int) -> str:
-    return (
-        "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
-        else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
-    )  # fmt: skip
-
-
-def _utf8(raw: bytes) -> bool:
-    try:
-        raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
-def _special(path: Path, raw: bytes) -> str:
-    try:
-        kind = _kind(os.lstat(os.path.join(os.fsencode(path), raw)).st_mode)
-    except OSError:
-        kind = "not a regular file"
-    name = raw.decode("utf-8", "backslashreplace")
-    return f"{name} ({kind}: only regular files, folders and links can be committed)"
-
-
-def _list_files(path: Path) -> tuple[list[bytes], list[str]]:
-    """Files that are not ignored, listed with a git directory of our own (never the clone's),
-    and what cannot be committed: the folders git could not open (a path past the system's
-    limit, no permission) and special files (FIFOs, sockets, devices) that are not ignored."""
-    with tempfile.TemporaryDirectory() as tmp:
-        gitdir = Path(tmp) / "git"
-        for sub in ("objects", "refs"):
-            (gitdir / sub).mkdir(parents=True)
-        (gitdir / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
-        env = proc.clean_env(
-            {
-                "GIT_DIR": str(gitdir),
-                "GIT_WORK_TREE": str(path),
-                "GIT_INDEX_FILE": str(Path(tmp) / "index"),
-            },
-        )
-        res = proc.run(
-            ["git", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
-             "ls-files", "-z", "--others", "--exclude-standard"],
-            cwd=path,
-            env=env,
-            timeout=120,
-        )  # fmt: skip
-        special = _special_files(path)
-        names = [s.decode("utf-8") for s in special if _utf8(s)]  # others are refused anyway
-        if names and res.ok:  # only those git would not ignore matter
-            ignored = proc.run(
-                ["git", "-c", "core.fsmonitor=false", "check-ignore", "-z", "--stdin"],
-                cwd=path, env=env, timeout=120, input="\0".join(names),
-            )  # fmt: skip
-            skip = {s.encode("utf-8") for s in ignored.stdout.split("\0") if s}
-            special = [s for s in special if s not in skip]
-    if not res.ok:
-        raise GitImproveError(f"could not list the workspace's files: {res.stderr.strip()}")
-    unopened = [_special(path, s) for s in special] + [
-        line.split("'", 1)[1].rstrip("'")[:80] + "… (a folder git cannot open)"
-        for line in res.stderr.splitlines()
-        if line.startswith("warning: could not open directory '")
-    ]
-    return [p for p in res.raw.split(b"\0") if p], unopened
-
-
 def _escapes(root: Path, full: Path) -> str | None:
     """Why the link at `full` does not resolve to a regular file or a folder inside the
     workspace, or None when it does."""
@@ -213,7 +119,7 @@ def _escapes(root: Path, full: Path) -> str | None:
     if (root / ".git") == real or (root / ".git") in real.parents:
         return "into the workspace's .git"
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-        return f"to {_kind(mode)}"
+        return f"to {kind(mode)}"
     return None
 
 
@@ -224,11 +130,6 @@ def _read_capped(full: Path, cap: int) -> bytes | None:
     return None if len(data) > cap else data
 
 
-# Folders a path may nest in (git's own core.maxTreeDepth is 4096; no project comes close to
-# this): a deeper file is left out and the attempt is out-of-scope, naming the folder.
-MAX_DEPTH = 200
-
-
 def hash_workspace(
     repo: Repo, path: Path, *, max_file: int = 100_000_000, max_tree: int = 1_000_000_000
 ) -> Hashed:
@@ -237,13 +138,21 @@ def hash_workspace(
     Never fails because of what the agent did: a name git refuses, a nested repository, a
     link leaving the workspace, a file over `max_file` bytes or the files past `max_tree`
     bytes in all are left out of the tree and named in the result (no more than the cap of
-    a file is ever read)."""
+    a file is ever read); so is a file git reads itself (a `.gitignore`...) that is not a
+    regular file within `max_file`, removed before git lists the workspace (git/listing.py)."""
     total = 0
     files: dict[str, pygit2.Oid] = {}
     modes: dict[str, int] = {}
     escaping: list[str] = []
     root = Path(os.path.realpath(path))
-    listed, refused = _list_files(path) if path.is_dir() and not path.is_symlink() else ([], [])
+    listing = (
+        list_files(path, max_file)
+        if path.is_dir() and not path.is_symlink()
+        else Listing([], [], None)
+    )
+    listed, refused = listing.paths, listing.refused
+    if listing.failed is not None:
+        refused.append(f"(the workspace's files: {listing.failed})")
     if path.is_symlink():  # the workspace itself replaced by a link to somewhere else
         refused.append(f"{path.name} (the workspace folder was replaced by a link)")
     for raw in listed:

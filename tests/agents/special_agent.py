@@ -39,6 +39,28 @@ elif attack == "link-dangling":
     os.symlink("nothing-here", "src/gone")
 elif attack == "link-out":
     os.symlink("../../../../../../../../dev/null", "src/out")
+elif attack == "fifo-gitignore":  # git reads it while the harness lists the workspace
+    os.mkfifo(".gitignore.new")
+    os.replace(".gitignore.new", ".gitignore")
+elif attack == "fifo-nested-gitignore":
+    os.mkfifo("src/.gitignore")
+elif attack == "fifo-gitattributes":
+    os.mkfifo(".gitattributes")
+elif attack == "fifo-gitmodules":
+    os.mkfifo(".gitmodules")
+elif attack == "link-gitignore-to-fifo":
+    os.mkfifo("build-fifo")
+    os.symlink("../build-fifo", "src/.gitignore")
+elif attack == "sparse-gitignore":  # 200 GB of nothing: git would allocate it whole
+    with open("src/.gitignore", "wb") as f:
+        f.truncate(200 << 30)
+elif attack == "nested-repo-fifo-head":  # git reads a nested repository's HEAD
+    for sub in ("objects", "refs"):
+        os.makedirs(f"src/sub/.git/{sub}")
+    os.mkfifo("src/sub/.git/HEAD")
+elif attack == "fifo-gitfile":  # a `.git` file is read as a pointer to a repository
+    os.makedirs("src/sub")
+    os.mkfifo("src/sub/.git")
 elif attack == "ignored-fifo":  # not committed, not measured: an ordinary attempt
     os.mkfifo("build-fifo")
 elif attack == "link-fine":
