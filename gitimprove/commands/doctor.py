@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from gitimprove import output
-from gitimprove.git.repo import open_repo
+from gitimprove.git.repo import open_repo, unreadable
 from gitimprove.hooks import install
 from gitimprove.loop.repair import check_phantoms
 from gitimprove.state.doctor import Check, run_checks
@@ -28,6 +30,20 @@ def command(repair: bool, secrets: bool, as_json: bool) -> int:
     history, which it explains and never does. Secrets are shown masked, never in the clear.
     Exits 1 when a problem remains.
     """
+    unsafe = unreadable(Path.cwd(), refs=True)  # before anything opens them: never a hang
+    if unsafe:
+        fix = (
+            "put a regular file back in each place (a FIFO or a huge file there hangs every "
+            "git command); move the thing itself aside, never read it"
+        )
+        for item in unsafe:
+            if as_json:
+                output.emit_json(
+                    {"check": "git directory", "ok": False, "message": item, "fix": fix}
+                )
+            else:
+                output.echo(f"[FAIL] git directory: {item}\n        fix: {fix}")
+        return 1
     repo = open_repo(need_work_tree=False)
     extra: list[Check] = [lambda r, fix: install.check_shims(r.work_tree, fix), check_phantoms]
     if secrets:

@@ -22,7 +22,7 @@ from gitimprove.errors import (
     NotARepositoryError,
     UnknownCommitError,
 )
-from gitimprove.git import witness
+from gitimprove.git import gitfiles, witness
 from gitimprove.util import proc
 from gitimprove.util.files import read_state
 
@@ -147,9 +147,25 @@ class Repo:
         return out
 
 
+def unreadable(where: Path, *, refs: bool = False) -> list[str]:
+    """Files of the git directory around `where` git would hang on (a FIFO) or choke over
+    (git/gitfiles.py), found before anything opens them; with `refs`, the loose refs too."""
+    found = gitfiles.locate(where)
+    if isinstance(found, str):
+        return [found]
+    return [] if found is None else gitfiles.problems(*found, refs=refs)
+
+
 def open_repo(path: str | os.PathLike[str] | None = None, *, need_work_tree: bool = True) -> Repo:
     """Open the repository around `path` (default: the cwd), with a clear error otherwise."""
     where = Path(path) if path is not None else Path.cwd()
+    unsafe = unreadable(where, refs=True)
+    if unsafe:
+        raise GitImproveError(
+            "git would hang on or choke over files of this repository: " + "; ".join(unsafe[:5]),
+            hint="put the regular file back (`git improve doctor` names each; a FIFO or a huge "
+            "file there hangs every git command), then run this again",
+        )
     try:
         found = pygit2.discover_repository(str(where))
     except pygit2.GitError:

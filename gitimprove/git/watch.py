@@ -32,10 +32,10 @@ from pathlib import Path
 import pygit2
 
 from gitimprove.errors import GitImproveError
-from gitimprove.git import refs, witness
+from gitimprove.git import gitfiles, refs, witness
 from gitimprove.git.repo import RefMoved, Repo, update_refs
 from gitimprove.util import proc
-from gitimprove.util.files import state_kind
+from gitimprove.util.files import atomic_write, read_state, state_kind
 from gitimprove.util.keys import KEY_FILE, key_problem, restore_key
 
 # gitimprove's own state files under `<git-common-dir>/improve/`: each must be a regular file
@@ -192,9 +192,22 @@ class RepoState:
     dirty: dict[str, str | None]
     own: dict[str, str] = field(default_factory=dict)  # gitimprove's refs (every run's)
     improve_dir: Path | None = None
+    unsafe: list[str] = field(default_factory=list)  # files git would hang on (gitfiles.py)
+    kept: dict[str, bytes] = field(default_factory=dict)  # HEAD and config, to put back
 
     @classmethod
     def take(cls, repo: Repo) -> RepoState:
+        """The snapshot; when a file libgit2 or git would read is not a regular file within
+        bounds (a FIFO for `.git/config`), only that (`unsafe`), nothing read."""
+        unsafe = gitfiles.problems(repo.git_dir, repo.common_dir)
+        if unsafe:
+            return cls({}, {}, b"", {}, {}, repo.improve_dir, unsafe)
+        kept = {}
+        for name, base in (("HEAD", repo.git_dir), ("config", repo.common_dir)):
+            try:
+                kept[name] = read_state(base / name)  # checked above: regular, bounded
+            except OSError:
+                continue
         found: dict[str, str] = {}
         own: dict[str, str] = {}
         for name in repo.raw.references:
@@ -236,12 +249,14 @@ class RepoState:
                 if len(item) > 3 and item[2:3] == b" ":
                     rel = os.fsdecode(item[3:])
                     dirty[rel] = _file_state(repo.work_tree / rel)
-        return cls(found, files, status, dirty, own, repo.improve_dir)
+        return cls(found, files, status, dirty, own, repo.improve_dir, [], kept)
 
     def changes(self, after: RepoState, *, reachable: bool = True) -> list[str]:
         """What differs from `self` in `after` and stops the run (`stops`: `reachable` is
         false in the sandbox), each named the way a person finds it."""
-        out = []
+        out = list(after.unsafe)  # whatever the sandbox: the harness itself would hang
+        if after.unsafe:
+            return out
         for name in sorted(set(self.refs) | set(after.refs)):
             old, new = self.refs.get(name), after.refs.get(name)
             if old != new and stops(name, old, new, reachable=reachable):
@@ -278,7 +293,10 @@ def put_back(repo: Repo, before: RepoState, after: RepoState) -> list[str]:
     """Every gitimprove ref moved outside gitimprove between the two snapshots, put back where
     gitimprove last left it (a ref it never wrote is deleted), each only if it is still where
     the mover left it; the integrity key this process pinned too. Returns what was put back."""
-    done = []
+    done = gitfiles.move_aside(repo.git_dir, repo.common_dir, repo.improve_dir, after.unsafe)
+    for name, base in (("HEAD", repo.git_dir), ("config", repo.common_dir)):
+        if f".git/{name}" in done and name in before.kept:  # as it was before the agent
+            atomic_write(base / name, before.kept[name])
     if restore_key(repo.improve_dir):
         done.append(f".git/improve/{KEY_FILE}")
     for name in STATE_FILES:  # a FIFO or folder in a state file's place: moved aside
