@@ -165,3 +165,21 @@ def test_git_inputs_over_the_size_cap_are_removed_before_git_reads_them(
     assert any(r.startswith(f"{name} (600 bytes, over scope.max_file_size") for r in got.refused)
     small = hash_workspace(tmp_repo.open(), tmp_repo.path, max_file=10_000)
     assert not small.refused, small.refused
+
+
+@pytest.mark.parametrize("where", [".gitconfig", ".config/git/ignore", "xdg/git/ignore"])
+def test_the_listing_reads_no_global_git_file_an_agent_could_plant(
+    tmp_repo: TmpRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """Without the sandbox an agent can write the home folder: a FIFO there is never read."""
+    head = tmp_repo.commit("c", {"a.txt": "a\n"})
+    home = tmp_path / "home"
+    (home / where).parent.mkdir(parents=True)
+    os.mkfifo(home / where)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / "xdg"))
+    monkeypatch.setattr(listing, "LIST_TIMEOUT", 10.0)
+    with agent_workspace(tmp_repo.open(), head, "w") as ws:
+        (ws / "new.txt").write_text("n\n")
+        got = hash_workspace(tmp_repo.open(), ws)
+    assert not got.refused, got.refused

@@ -1,8 +1,10 @@
 """Listing an agent's workspace: the files git would commit, and what it cannot hold.
 
 The listing runs git (`ls-files --others --exclude-standard`) over a folder an agent wrote, so
-the files git itself reads there are checked first: every `.gitignore`, `.gitattributes` and
-`.gitmodules`, and a nested repository's `.git` (its HEAD, commondir, config…). Each must be a
+no global or system configuration is read (an agent without the sandbox can write ~/.gitconfig
+or ~/.config/git/ignore), and the files git itself reads there are checked first: every
+`.gitignore`, `.gitattributes` and `.gitmodules`, and a nested repository's `.git` (its HEAD,
+commondir, config…). Each must be a
 regular file (or a link to one) within [scope] max_file_size: a FIFO would hang git, a huge
 (sparse) file exhaust its memory. One that is not is removed from the throwaway workspace
 before git runs and named, so the attempt is `out-of-scope` with the reason. A timeout on
@@ -162,17 +164,21 @@ def list_files(path: Path, max_file: int) -> Listing:
                 "GIT_DIR": str(gitdir),
                 "GIT_WORK_TREE": str(path),
                 "GIT_INDEX_FILE": str(Path(tmp) / "index"),
+                # no global or system configuration (an agent without the sandbox can write
+                # ~/.gitconfig, or put a FIFO at ~/.config/git/ignore): only the workspace's
+                # own .gitignore files, checked above, decide what is ignored
+                **proc.ISOLATED_GIT_ENV,
+                "XDG_CONFIG_HOME": str(Path(tmp) / "xdg"),
             },
         )
         res = proc.run(
-            ["git", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null",
-             "ls-files", "-z", "--others", "--exclude-standard"],
+            ["git", *proc.ISOLATED_GIT_ARGS, "ls-files", "-z", "--others", "--exclude-standard"],
             cwd=path, env=env, timeout=LIST_TIMEOUT,
         )  # fmt: skip
         names = [s.decode("utf-8") for s in special if _utf8(s)]  # others are refused anyway
         if names and res.ok:  # only those git would not ignore matter
             ignored = proc.run(
-                ["git", "-c", "core.fsmonitor=false", "check-ignore", "-z", "--stdin"],
+                ["git", *proc.ISOLATED_GIT_ARGS, "check-ignore", "-z", "--stdin"],
                 cwd=path, env=env, timeout=LIST_TIMEOUT, input="\0".join(names),
             )  # fmt: skip
             if ignored.timed_out:
