@@ -302,8 +302,7 @@ def git(
 
 
 ISOLATED_GIT_ENV = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
-# core.excludesFile and core.attributesFile default to ~/.config/git/{ignore,attributes}, read
-# even without a global configuration: a FIFO an agent put there would hang the harness's git
+# excludesFile/attributesFile default to ~/.config/git/*: an agent's FIFO there would hang git
 ISOLATED_GIT_ARGS = (
     "-c", "core.fsmonitor=false", "-c", "core.hooksPath=" + os.devnull,
     "-c", "core.excludesFile=" + os.devnull, "-c", "core.attributesFile=" + os.devnull,
