@@ -186,13 +186,33 @@ def without_digests(root: Path) -> Path:
     it (`git notes`, an older gitimprove): the `gitimprove-digests` folder dropped in a new
     notes commit, so that a `log` reads and parses the notes (state/noteindex.py)."""
     listing = git(root, "ls-tree", "refs/notes/improve")
-    kept = "".join(line + "\n" for line in listing.splitlines() if "gitimprove-digests" not in line)
-    tree = subprocess.run(
-        ["git", "mktree"], cwd=root, input=kept, capture_output=True, text=True, check=True
-    ).stdout.strip()
-    commit = git(root, "commit-tree", tree, "-p", "refs/notes/improve", "-m", "no digests")
-    git(root, "update-ref", "refs/notes/improve", commit)
+    kept = [line for line in listing.splitlines() if "gitimprove-digests" not in line]
+    set_notes_tree(root, kept, "no digests")
     return root
+
+
+def set_notes_tree(root: Path, entries: list[str], message: str) -> None:
+    """refs/notes/improve moved to a new notes commit whose top tree holds `entries`
+    (`git ls-tree` lines), as a writer other than gitimprove would leave it."""
+    tree = mktree(root, entries)
+    commit = git(root, "commit-tree", tree, "-p", "refs/notes/improve", "-m", message)
+    git(root, "update-ref", "refs/notes/improve", commit)
+
+
+def mktree(root: Path, entries: list[str]) -> str:
+    """A tree object made by `git mktree` from `git ls-tree` lines."""
+    return subprocess.run(
+        ["git", "mktree"], cwd=root, input="".join(e + "\n" for e in entries),
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+
+
+def hash_blob(root: Path, data: bytes) -> str:
+    """A blob object written by `git hash-object -w`."""
+    return subprocess.run(
+        ["git", "hash-object", "-w", "--stdin"], cwd=root, input=data, capture_output=True,
+        check=True,
+    ).stdout.decode().strip()  # fmt: skip
 
 
 def fast_commits(repo: TmpRepo, n: int, branch: str) -> list[str]:

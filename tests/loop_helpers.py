@@ -90,10 +90,16 @@ def value_project(
     agent_command: str,
     bench: str = SRC_VALUE_BENCH,
     files: dict[str, str] | None = None,
+    *,
+    sandbox: str = "none",
+    timeouts: bool = False,
 ) -> None:
     """A committed project whose sealed metric (`bench`) prints `src/value.txt` and whose
-    agent is `agent_command`, without the sandbox: for tests of what the harness does with
-    what an agent reports or leaves."""
+    agent is `agent_command` (without the sandbox unless `sandbox` names one): for tests of
+    what the harness does with what an agent reports or leaves. With `timeouts`, the metric
+    has 20 s and the agent 8 s (a hostile agent that hangs ends the attempt, not the test)."""
+    metric_timeout = 'timeout = "20s"\n' if timeouts else ""
+    agent_timeout = 'timeout = "8s"\n' if timeouts else ""
     repo.commit(
         "project",
         {
@@ -102,7 +108,7 @@ def value_project(
             "src/value.txt": "100\n",
             ".gitimprove.toml": f"""[metric]
 command = "{sys.executable} bench.py"
-
+{metric_timeout}
 [scope]
 mutable = ["src/**"]
 sealed = ["bench.py"]
@@ -110,7 +116,7 @@ sealed = ["bench.py"]
 [agent]
 name = "command"
 command = "{agent_command}"
-sandbox = "none"
+{agent_timeout}sandbox = "{sandbox}"
 """,
         },
     )

@@ -17,30 +17,14 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import TmpRepo
-from tests.loop_helpers import run_rows
+from tests.loop_helpers import run_rows, value_project
 
 AGENT = Path(__file__).parent / "agents" / "gitdir_replacer.py"
 BENCH = "print('METRIC score=' + open('src/value.txt').read().strip())\n"
 
 
 def project(repo: TmpRepo, name: str, what: str) -> None:
-    config = f"""[metric]
-command = "{sys.executable} bench.py"
-timeout = "20s"
-
-[scope]
-mutable = ["src/**"]
-sealed = ["bench.py"]
-
-[agent]
-name = "command"
-command = "{sys.executable} {AGENT} {name} {what}"
-timeout = "8s"
-sandbox = "none"
-"""
-    repo.commit(
-        "project", {"bench.py": BENCH, "src/value.txt": "100\n", ".gitimprove.toml": config}
-    )
+    value_project(repo, f"{sys.executable} {AGENT} {name} {what}", BENCH, timeouts=True)
 
 
 SLOW = pytest.mark.slow  # the same mechanism, other files

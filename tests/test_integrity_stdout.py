@@ -20,7 +20,7 @@ import pytest
 
 from gitimprove.util import proc
 from tests.conftest import TmpRepo
-from tests.loop_helpers import run_rows
+from tests.loop_helpers import run_rows, value_project
 from tests.test_integrity import needs_bwrap, survivors
 
 AGENT = Path(__file__).parent / "agents" / "output_forger.py"
@@ -32,22 +32,8 @@ print("METRIC score=" + pathlib.Path("src/value.txt").read_text().strip(), flush
 
 def forger_project(repo: TmpRepo, how: str, sandbox: str) -> str:
     mark = f"forger-{secrets.token_hex(6)}"
-    config = f"""[metric]
-command = "{sys.executable} bench.py"
-timeout = "20s"
-
-[scope]
-mutable = ["src/**"]
-sealed = ["bench.py"]
-
-[agent]
-name = "command"
-command = "{sys.executable} {AGENT} {how} {mark}"
-timeout = "8s"
-sandbox = "{sandbox}"
-"""
-    files = {"bench.py": BENCH, "src/work.py": "pass\n", "src/value.txt": "100\n"}
-    repo.commit("project", {**files, ".gitimprove.toml": config})
+    agent = f"{sys.executable} {AGENT} {how} {mark}"
+    value_project(repo, agent, BENCH, {"src/work.py": "pass\n"}, sandbox=sandbox, timeouts=True)
     return mark
 
 

@@ -6,7 +6,6 @@ is read from its notes instead, never shown wrong."""
 from __future__ import annotations
 
 import random
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,16 +14,20 @@ from gitimprove.errors import GitImproveError
 from gitimprove.git import notes
 from gitimprove.state import logview, noteindex, records
 from gitimprove.util import gitdir
-from tests.conftest import TmpRepo, copy_scenario, fast_commits, git, without_digests
+from tests.conftest import (
+    TmpRepo,
+    copy_scenario,
+    fast_commits,
+    git,
+    hash_blob,
+    mktree,
+    set_notes_tree,
+    without_digests,
+)
 from tests.test_log_cold import _line, _requests, typed_log
+from tests.test_note_cache import _loc
 
 TSV = ("tsv", "tsv6", "karpathy")
-
-
-def _loc(root: Path) -> gitdir.Location:
-    loc = gitdir.discover(str(root))
-    assert loc is not None
-    return loc
 
 
 def _stored(loc: gitdir.Location) -> noteindex.Stored | None:
@@ -67,32 +70,18 @@ def _matches_oracle(loc: gitdir.Location) -> int:
 
 def _replace_shard(root: Path, shard: str, data: bytes) -> None:
     """The shard `shard` given other content under the same name, in a new notes commit."""
-    blob = (
-        subprocess.run(
-            ["git", "hash-object", "-w", "--stdin"], cwd=root, input=data, capture_output=True
-        )
-        .stdout.decode()
-        .strip()
-    )
+    blob = hash_blob(root, data)
     index = git(root, "ls-tree", f"refs/notes/improve:{noteindex.FOLDER}")
     lines = [
         f"100644 blob {blob}\t{shard}" if line.endswith("\t" + shard) else line
         for line in index.splitlines()
     ]
-    sub = _mktree(root, lines)
+    sub = mktree(root, lines)
     top = [
         f"040000 tree {sub}\t{noteindex.FOLDER}" if line.endswith("\t" + noteindex.FOLDER) else line
         for line in git(root, "ls-tree", "refs/notes/improve").splitlines()
     ]
-    commit = git(root, "commit-tree", _mktree(root, top), "-p", "refs/notes/improve", "-m", "x")
-    git(root, "update-ref", "refs/notes/improve", commit)
-
-
-def _mktree(root: Path, lines: list[str]) -> str:
-    return subprocess.run(
-        ["git", "mktree"], cwd=root, input="".join(ln + "\n" for ln in lines), text=True,
-        capture_output=True, check=True,
-    ).stdout.strip()  # fmt: skip
+    set_notes_tree(root, top, "a shard replaced")
 
 
 def test_every_folder_has_its_shard_and_a_cold_log_reads_only_them(
@@ -168,19 +157,10 @@ def test_a_tree_with_notes_outside_the_fanout_is_read_from_its_notes(
     loc = _loc(root)
     repo = TmpRepo(root)
     (flat,) = fast_commits(repo, 1, "flat")
-    blob = (
-        subprocess.run(
-            ["git", "hash-object", "-w", "--stdin"],
-            cwd=root,
-            input=records.make_line("create", _line(random.Random(9), 997, "r3")).encode() + b"\n",
-            capture_output=True,
-        )
-        .stdout.decode()
-        .strip()
-    )
+    line = records.make_line("create", _line(random.Random(9), 997, "r3"))
+    blob = hash_blob(root, line.encode() + b"\n")
     top = [*git(root, "ls-tree", "refs/notes/improve").splitlines(), f"100644 blob {blob}\t{flat}"]
-    commit = git(root, "commit-tree", _mktree(root, top), "-p", "refs/notes/improve", "-m", "x")
-    git(root, "update-ref", "refs/notes/improve", commit)
+    set_notes_tree(root, top, "a note outside the fanout")
     assert _stored(loc) is None
     assert _matches_oracle(loc) >= 6
 
