@@ -91,28 +91,14 @@ def stream_blobs(
             raise Unanswered("git cat-file failed")
 
 
-def read_objects(loc: gitdir.Location, requests: Sequence[str]) -> list[tuple[bytes, bytes] | None]:
-    """(type, content) of each object `requests` names (`<commit>^{tree}`, `<commit>:<path>`),
-    in order; None for one git does not have. Raises Unanswered when git could not answer."""
-    if not requests:
-        return []
-    with _batch(loc, requests) as pipe:
-        out: list[tuple[bytes, bytes] | None] = [
-            None if kind == b"missing" else (kind, data)
-            for _, kind, _, data in _batch_output(pipe.out)
-        ]
-        if not pipe.ok() or len(out) != len(requests):
-            raise Unanswered("git cat-file failed")
-    return out
-
-
 @contextmanager
 def session(
     loc: gitdir.Location,
 ) -> Iterator[Callable[[Sequence[str]], list[tuple[bytes, bytes] | None]]]:
-    """One `cat-file --batch` answering requests in rounds (`read_objects` each time, without
-    another git process): the caller can name the objects of a round after the one before.
-    `ask` raises Unanswered when git could not answer."""
+    """One `cat-file --batch` answering requests in rounds: `ask(names)` gives (type, content)
+    of each object named (`<commit>^{tree}`, `<commit>:<path>`, an id), None for one git does
+    not have, so the caller can name the objects of a round after the one before without
+    another git process. `ask` raises Unanswered when git could not answer."""
     feed_r, feed_w = os.pipe()
     try:
         with proc.pipeline(
