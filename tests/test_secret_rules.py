@@ -19,9 +19,12 @@ from gitimprove.redaction import (
     commands,
     configs,
     context,
+    dialects,
     engine,
     hashes,
     keys,
+    nested,
+    outputs,
     piped,
     positional,
     prose,
@@ -60,6 +63,9 @@ def test_every_rule_and_allowlist_compiles_without_warnings() -> None:
         *piped.RULES,
         *commands.RULES,
         *configs.RULES,
+        *nested.RULES,
+        *outputs.RULES,
+        *dialects.RULES,
     ]
     assert len(GITLEAKS) >= 200 and len(rules) == len(GITLEAKS) + len(ours)
     with warnings.catch_warnings():

@@ -42,8 +42,11 @@ def ruleset() -> RuleSet:
             commands,
             configs,
             context,
+            dialects,
             hashes,
             keys,
+            nested,
+            outputs,
             piped,
             positional,
             prose,
@@ -74,6 +77,9 @@ def ruleset() -> RuleSet:
                 *piped.RULES,
                 *commands.RULES,
                 *configs.RULES,
+                *nested.RULES,
+                *outputs.RULES,
+                *dialects.RULES,
             ]
         )
     return _rules

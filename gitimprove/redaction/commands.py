@@ -106,6 +106,13 @@ COMMANDS: tuple[Cmd, ...] = (
     Cmd("ldapmodify", opts="-w"),
     Cmd("ldapadd", opts="-w"),
     Cmd("ldapdelete", opts="-w"),
+    # remote desktops: `xfreerdp /p:<pw>`, `rdesktop -p <pw>` (`-p -` reads it from stdin)
+    Cmd("xfreerdp", slash=True, opts="/p: /password: /gp: /gateway-password:"),
+    Cmd("wlfreerdp", slash=True, opts="/p: /password:"),
+    Cmd("sdl-freerdp", slash=True, opts="/p: /password:"),
+    Cmd("rdesktop", opts="-p", takes="-u -d -g -a -k -T -r -x"),
+    Cmd("vncviewer", opts="-passwd -password"),
+    Cmd("sshpass", opts="-p*"),
     # archives and keys
     Cmd("7z", opts="-p*"),
     Cmd("7za", opts="-p*"),

@@ -2,7 +2,8 @@
 
 A secret can be written in an encoding a reader decodes without noticing: URL-encoded
 (`password%3D…`, `postgres%3A%2F%2Fapp%3A…%40db`), as HTML entities (`password&#61;…`), as
-JSON or source escapes (`password\\u003d…`), split by string concatenation
+JSON or source escapes (`password\\u003d…`), JSON escaped inside a JSON string
+(`"SecretString": "{\\"password\\": \\"…\\"}"`, escaped twice too), split by string concatenation
 (`"<head>" + "<tail>"`), or as a YAML block scalar (`password: >` and the value on the
 next, indented line). The view decodes these (only when the text holds one of their marks,
 so plain text costs one scan), the rules run on it near what changed, and each finding is
@@ -36,6 +37,8 @@ _PATTERN = (
     r"|&#(?P<dec>[0-9]{1,5});|&#[xX](?P<hex>[0-9A-Fa-f]{1,4});"
     r"|&(?P<name>" + "|".join(_ENTITIES) + r");"
     r"|\\u(?P<u>[0-9A-Fa-f]{4})|\\x(?P<x>[0-9A-Fa-f]{2})"
+    # JSON escaped inside a JSON string (`"{\\"password\\":\\"…\\"}"`), doubly too
+    r"|\\(?P<esc>[\"\\/'])"
     # string concatenation inside a token: "<head>" + "<tail>", 'a' . 'b', "a" & "b"
     rf"|(?<=[{_WORDCHARS}])(?P<cat>[\"'])[ \t]*(?:\+|\.|&|\|\|)?[ \t]*(?:\r?\n[ \t]*)?"
     rf"(?:\+|\.|&)?[ \t]*(?P=cat)(?=[{_WORDCHARS}])"
@@ -54,6 +57,8 @@ def _char(m: object) -> str | None:
             code = int(value, base)
             c = chr(code) if code < 0x110000 else ""
             return c if c.isascii() and (c.isprintable() or c == " ") else None
+    if m.group("esc") is not None:
+        return str(m.group("esc"))
     if m.group("name") is not None:
         return _ENTITIES[m.group("name")]
     if m.group("cat") is not None:
@@ -117,7 +122,20 @@ def _layer_spans(rs: RuleSet, chain: list[View]) -> list[Span]:
     for start, end in _windows(view.text, edits):
         for s in rs.spans(view.text[start:end], views=False):
             a, b = s.start + start, s.end + start
+            b = _before_escaped_quote(view.text, a, b)
             for layer in reversed(chain):
                 a, b = layer.original(a, b)
             out.append(Span(a, b, s.kind, s.priority))
     return out
+
+
+def _before_escaped_quote(text: str, a: int, b: int) -> int:
+    """Where a secret found in a view ends: an escaped quote or a backslash still to be
+    decoded (JSON inside JSON inside JSON, one layer down) closes its string."""
+    for q in ('\\"', "\\'"):
+        at = text.find(q, a + 1, b)
+        if at != -1:
+            b = at
+    while b > a + 1 and text[b - 1] == "\\":
+        b -= 1
+    return b

@@ -240,7 +240,7 @@ class RuleSet:
 
 # what an encoding, a concatenation or a YAML block scalar leaves in a text
 _ENCODING_MARKS: tuple[str, ...] = ("%", "&", "\\u", "\\x", '" +', "' +", '"+', "'+", '" .')
-_ENCODING_MARKS += ("' .", '"\n', "'\n", ">\n", "|\n", "-\n", "+\n")
+_ENCODING_MARKS += ("' .", '"\n', "'\n", ">\n", "|\n", "-\n", "+\n", '\\"')
 
 
 def _may_be_encoded(text: str) -> bool:

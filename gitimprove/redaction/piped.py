@@ -26,8 +26,24 @@ _GROUPS = ("dq", "sq", "bare")
 _READS_SECRET = (
     r"sudo\b[^\n|;&]*?\s-S\b|sudo\s+--stdin\b|gh\s+secret\s+set\b|"
     r"gcloud\s+secrets\s+(?:create|versions\s+add)\b|passwd\s+--stdin\b|"
-    r"kubectl\s+create\s+secret\b[^\n|;&]*--from-file=[\w-]*=?/dev/stdin"
+    r"kubectl\s+create\s+secret\b[^\n|;&]*--from-file=[\w-]*=?/dev/stdin|"
+    # secret stores of hosting platforms that read the value from stdin
+    r"(?:npx\s+|bunx\s+)?wrangler\s+(?:pages\s+)?secret\s+put\b|vercel\s+env\s+add\b|"
+    r"netlify\s+env:set\b|firebase\s+functions[:]secrets[:]set\b|fly(?:ctl)?\s+secrets\s+import\b|"
+    r"supabase\s+secrets\s+set\b|(?:docker|podman|helm\s+registry|oras|crane\s+auth)\s+login\b"
+    r"[^\n|;&]*--password-stdin"
 )
+
+_READERS: tuple[str, ...] = (
+    "sudo",
+    "gh secret",
+    "gcloud secrets",
+    "passwd",
+    "kubectl",
+    "wrangler",
+    "vercel",
+)
+_READERS += ("netlify", "firebase", "secrets", "stdin")
 
 
 def _check_value(secret: str, m: re.Match[str]) -> bool | str:
@@ -49,7 +65,7 @@ RULES: list[Rule] = [
         + r"[ \t]*\|[ \t]*(?:"
         + _READS_SECRET
         + r")",
-        ("sudo", "gh secret", "gcloud secrets", "passwd", "kubectl"),
+        _READERS,
         groups=_GROUPS,
         needs=("|",),
         priority=CONTEXT,

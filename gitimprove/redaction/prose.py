@@ -30,7 +30,8 @@ _WORD = (
 # words that may lead to the connector, and the connector itself (the last one)
 _CONNECTOR = (
     r"(?:[ \t]+(?:has|have|had|been|be|now|just|was|is|are|were|set|changed|reset|updated|"
-    r"still)\b){0,3}(?:[ \t]*[:=]|[ \t]+(?:is|are|was|were|to|as|with|becomes?)\b)"
+    r"still)\b,?){0,3}(?:[ \t]*[:=]|[ \t]+(?:is|are|was|were|to|as|with|becomes?)\b"
+    r"|,?[ \t]+(?:it'?s|it[ \t]+is|it[ \t]+was|which[ \t]+is)\b|'s\b)"
     r"(?:[ \t]+(?:now|still|just|probably|actually))?"
 )
 
@@ -125,7 +126,7 @@ RULES: list[Rule] = [
         "credential",
         r"(?i)\b"
         + _WORD
-        + r"\b(?:[ \t]+[\w'@.:-]{1,40}){0,4}?"
+        + r"\b(?:[ \t]+[\w'@.:-]{1,40},?){0,4}?"
         + _CONNECTOR
         + r"[ \t]*:?[ \t]*[\"'`]?(?:[\w.@-]{1,40}[ \t]*/[ \t]*)?"
         r"(?P<v>(?=[A-Za-z0-9!@#$%^*+~_.-])(?=[^\s\"'`]*(?:[\d!@#$%^&*+~=?]|(?-i:[a-z][A-Z])))[^\s\"'`,;/\\()\[\]{}<>]{4,100}?)(?=[.,;:!?)*_~]*(?:[\s\"'`,;]|$))",

@@ -104,4 +104,45 @@ RULES: list[Rule] = [
         r"(?<![A-Za-z0-9+/])(?:[A-Za-z0-9]{2}oJb3JpZ2luX2|[A-Za-z]{2}oGZXIvYXdz)[A-Za-z0-9+/]{60,}={0,2}",
         ("ojb3jpz2lux2", "ogzxivyxdz"),
     ),
+    # formats trufflehog detects and gitleaks' default set lacks, each behind a prefix that
+    # no word or identifier has (a digit is required where the prefix is short)
+    Rule("posthog-api-key", r"\bph[xc]_(?=\w*\d)\w{30,}", ("phx_", "phc_")),
+    Rule("bitbucket-app-password", r"\bATBB[A-Za-z0-9_=.-]{28,}", ("atbb",)),
+    Rule("google-refresh-token", r"(?<![\w/])1//0[\w-]{30,}", ("1//0",)),
+    Rule("crates-io-token", r"\bcio(?=[A-Za-z]*\d)[A-Za-z0-9]{32}\b", ("cio",)),
+    Rule("nvidia-api-key", r"\bnvapi-[\w-]{40,}", ("nvapi-",)),
+    Rule(
+        "fireworks-api-key", r"\bfw_(?=[A-Za-z]*\d)(?=[a-z0-9]*[A-Z])[A-Za-z0-9]{20,}\b", ("fw_",)
+    ),
+    Rule("cerebras-api-key", r"\bcsk-(?=[a-z]*\d)[a-z0-9]{40,}\b", ("csk-",)),
+    Rule("gcs-hmac-access-id", r"\bGOOG(?=[0-9A-Z]*\d)[0-9A-Z]{20,}\b", ("goog",)),
+    Rule(
+        # an HMAC key's secret: 40 base64 characters after its access id
+        "gcs-hmac-secret",
+        r"\bGOOG(?=[0-9A-Z]*\d)[0-9A-Z]{20,}\b[^\n]{0,80}?(?<![A-Za-z0-9+/])"
+        r"((?=[A-Za-z0-9+/]*\d)[A-Za-z0-9+/]{40})(?![A-Za-z0-9+/=])",
+        ("goog",),
+    ),
+    Rule("fcm-server-key", r"\bAAAA[\w-]{7}:APA91b[\w-]{100,}", ("apa91b",)),
+    Rule("azure-devops-pat", r"\b[A-Za-z0-9]{70,80}AZDO[A-Za-z0-9]{4}\b", ("azdo",)),
+    Rule("deno-deploy-token", r"\bdd[pw]_(?=[A-Za-z]*\d)[A-Za-z0-9]{36}\b", ("ddp_", "ddw_")),
+    Rule("mailersend-api-token", r"\bmlsn\.[a-f0-9]{64}\b", ("mlsn.",)),
+    Rule("contentful-pat", r"\bCFPAT-[\w-]{40,}", ("cfpat-",)),
+    Rule("clickup-api-token", r"\bpk_\d{6,}_[A-Z0-9]{32}\b", ("pk_",)),
+    Rule("dbt-cloud-token", r"\bdbt[cu]_(?=[\w-]*\d)[\w-]{30,}", ("dbtc_", "dbtu_")),
+    Rule("sumup-api-key", r"\bsup_sk_[A-Za-z0-9]{30,}\b", ("sup_sk_",)),
+    Rule("typeform-pat", r"\btfp_(?=[\w.=-]*\d)[\w.=-]{40,}", ("tfp_",)),
+    Rule(
+        "stytch-secret",
+        r"\bsecret-(?:live|test)-(?=[\w=-]*\d)[\w=-]{30,}",
+        ("secret-live-", "secret-test-"),
+    ),
+    Rule("scaleway-access-key", r"\bSCW(?=[A-Z]*\d)[A-Z0-9]{17}\b", ("scw",)),
+    Rule(
+        # Consul / Nomad ACL tokens are UUIDs printed as `SecretID` / `Secret ID`
+        "acl-token",
+        r"(?i)\bsecret[ _-]?id[\"']?[ \t]*[:=][ \t]*[\"']?"
+        r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b",
+        ("secretid", "secret id", "secret_id", "secret-id"),
+    ),
 ]

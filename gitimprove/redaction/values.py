@@ -160,7 +160,9 @@ _CAMEL = r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+"
 _STRONG = words(
     "password passwd passphrase pwd pw pass secret secrets token apikey credential credentials "
     "creds pin pincode passcode privatekey clientsecret accesstoken authtoken refreshtoken bearertoken sessiontoken "
-    "accountkey masterkey signingkey secretkey accesskey encryptionkey sharedaccesskey"
+    "accountkey masterkey signingkey secretkey accesskey encryptionkey sharedaccesskey "
+    # LDAP clients' and servers' bind passwords (nslcd, slapd, sssd)
+    "bindpw rootpw authtok"
 )
 _PAIRS = words(
     "api_key access_key secret_key private_key client_secret account_key master_key "
@@ -289,14 +291,34 @@ def assignment_is_secret(key: str, value: str, *, quoted: bool, env_style: bool)
     if is_identifier_value(value) and not _names_secret(key):
         # a bare hex digest under a key that is exactly a token (`token=<40 hex>`: an old
         # GitHub OAuth token) is one; under `commit`, `etag` or `sha` it names a version
-        return (
-            key_words(key)[-1:] == ["token"] and compiled(_HEX_ID, 0).fullmatch(value) is not None
+        return key_words(key)[-1:] == ["token"] and (
+            compiled(_HEX_ID, 0).fullmatch(value) is not None or _uuid_token(key, value)
         )
     if strength == "weak":
         return looks_random(value)
     if quoted or env_style or secret_like(value) or looks_random(value) or mixed_case(value):
         return True
     return kind_of(key) == "password" and _is_passphrase(value) and value.lower() not in key.lower()
+
+
+# tokens that are ids, not credentials: a page cursor, a request's or a trace's id
+_ID_TOKENS = words(
+    "page next continuation cursor idempotency sync request correlation trace cancellation "
+    "change resume pagination client csrf xsrf state nonce"
+)
+
+
+def _uuid_token(key: str, value: str) -> bool:
+    """A UUID under a key that is a token (`CONSUL_HTTP_TOKEN`, `NOMAD_TOKEN`,
+    `X-Postmark-Server-Token`, `HEROKU_API_TOKEN`): Consul, Nomad, Postmark and Heroku
+    tokens are UUIDs. A page cursor or a request id is not (`next_token`, `request_token`),
+    nor a UUID under a bare `token`."""
+    parts = key_words(key)
+    return (
+        len(parts) >= 2  # a bare `token = <uuid>` is as often a request's id
+        and compiled(_UUID, 0).fullmatch(value) is not None
+        and not any(w in _ID_TOKENS for w in parts)
+    )
 
 
 def _names_secret(key: str) -> bool:

@@ -1,0 +1,143 @@
+"""Secrets whose name and value are kept apart by the structure around them.
+
+- a name/value pair split across two fields of one record: `{"key": "DB_PASSWORD", "val":
+  "…"}`, AWS SSM / ECS / CloudFormation `{"Name": "api_token", "Value": "…"}`,
+  `ParameterKey` / `ParameterValue`, `OptionName` / `Value`, Kubernetes and compose env lists
+  (`- name: DB_PASSWORD` then `value: …` on the next line), either field first;
+- an SSM parameter of type `SecureString`: its `Value` whatever its name;
+- a list under a credential key: `api_keys: ["…", "…"]`, `"tokens": ["…"]`, and a YAML
+  block list (`tokens:` then `- …` lines).
+
+JSON escaped inside a JSON string is read by the decoded view (`decoded.py`); these rules
+then see the inner record as plain JSON.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gitimprove.redaction.engine import CONTEXT, Rule, compiled
+from gitimprove.redaction.values import assignment_is_secret, is_value, kind_of
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+_NAME_FIELD = (
+    r"(?:name|key|id|var|variable|env|field|setting|label|parameter_?(?:name|key)"
+    r"|option_?name|secret_?name|param)"
+)
+_VALUE_FIELD = (
+    r"(?:value|val|secret|secret_?string|string_?value|data|contents?|parameter_?value"
+    r"|secret_?value|plaintext)"
+)
+_Q = r"[\"']?"
+_KEY = r"(?P<key>[\w./:@-]{1,120})"
+_VAL = r"""(?:"(?P<dq>(?:[^"\\\n]|\\.){1,500})"|'(?P<sq>[^'\n]{1,500})'|(?P<bare>[^\s'",;{}\[\]]{1,500}))"""
+_GROUPS = ("dq", "sq", "bare")
+# between the two fields of one record: a separator, perhaps a line break and a list dash
+_BETWEEN = r"[ \t]*[,;]?[ \t]*(?:\r?\n[ \t]*(?:-[ \t]+)?)?"
+# other fields of the same record between the two (no brace: still one record)
+_OTHERS = r"(?:[^{}]{0,200}?)"
+
+
+def _check_pair(secret: str, m: re.Match[str]) -> bool | str:
+    key = m.group("key").rsplit("/", 1)[-1].rsplit(".", 1)[-1].rsplit(":", 1)[-1]
+    if not assignment_is_secret(key, secret, quoted=True, env_style=True):
+        return False
+    return kind_of(key)
+
+
+def _check_value(secret: str, m: re.Match[str]) -> bool:
+    return is_value(secret)
+
+
+def _field(names: str) -> str:
+    return rf"(?<![\w-]){_Q}(?i:{names}){_Q}[ \t]*[:=][ \t]*"
+
+
+# a credential key opening a list: `api_keys: [`, `"tokens": [`, `tokens:` + `- …` lines
+_LIST_KEY = r"(?P<key>[\w.-]{0,60}?(?:pass|pwd|secret|token|key|cred|auth)[\w.-]{0,60})"
+_ITEM = r"""(?:"((?:[^"\\\n]|\\.){1,500})"|'([^'\n]{1,500})'|([^\s'",\[\]#]{1,500}))"""
+
+
+def _singular(key: str) -> str:
+    """The name of one item of a list: `api_keys` holds api keys, `tokens` tokens."""
+    return key[:-1] if key[-1:] in "sS" and key[-2:-1] not in "sS" else key
+
+
+def _flow_items(m: re.Match[str]) -> Iterable[tuple[int, int]]:
+    key, body, at = _singular(m.group("key")), m.group("items"), m.start("items")
+    if not compiled(
+        r"[ \t]*" + _ITEM + r"(?:[ \t]*,[ \t]*" + _ITEM + r")*[ \t]*,?[ \t]*", 0
+    ).fullmatch(body):
+        return  # not a list of literals (a comprehension, an index, a call)
+    for item in compiled(_ITEM, 0).finditer(body):
+        g = next(n for n in (1, 2, 3) if item.group(n) is not None)
+        value = item.group(g)
+        if assignment_is_secret(key, value, quoted=g != 3, env_style=True):
+            yield at + item.start(g), at + item.end(g)
+
+
+def _block_items(m: re.Match[str]) -> Iterable[tuple[int, int]]:
+    key, body, at = _singular(m.group("key")), m.group("items"), m.start("items")
+    item_re = compiled(r"(?m)^[ \t]*-[ \t]+" + _ITEM + r"[ \t]*\r?$", 0)
+    for item in item_re.finditer(body):
+        g = next(n for n in (1, 2, 3) if item.group(n) is not None)
+        value = item.group(g)
+        if assignment_is_secret(key, value, quoted=g != 3, env_style=True):
+            yield at + item.start(g), at + item.end(g)
+
+
+RULES: list[Rule] = [
+    Rule(
+        # the name first, then its value: `{"Name": "api_token", "Value": "…"}`
+        "credential",
+        _field(_NAME_FIELD) + _Q + _KEY + _Q + _BETWEEN + _OTHERS + _field(_VALUE_FIELD) + _VAL,
+        ("value", "val", "secret", "data", "content", "plaintext"),
+        groups=_GROUPS,
+        priority=CONTEXT,
+        check=_check_pair,
+    ),
+    Rule(
+        # the value first, then its name: `{"Value": "…", "Name": "DB_PASSWORD"}`
+        "credential",
+        _field(_VALUE_FIELD) + _VAL + _BETWEEN + _OTHERS + _field(_NAME_FIELD) + _Q + _KEY + _Q,
+        ("value", "val", "secret", "data", "content", "plaintext"),
+        groups=_GROUPS,
+        priority=CONTEXT,
+        check=_check_pair,
+    ),
+    Rule(
+        # SSM: a SecureString parameter's value, before or after its type
+        "credential",
+        r"(?i)[\"']?type[\"']?[ \t]*[:=][ \t]*[\"']?SecureString[\"']?[^{}]{0,300}?"
+        r"[\"']?value[\"']?[ \t]*[:=][ \t]*"
+        + _VAL
+        + r"|[\"']?value[\"']?[ \t]*[:=][ \t]*(?P<dq2>\"(?:[^\"\\\n]|\\.){1,500}\")"
+        r"[^{}]{0,300}?[\"']?type[\"']?[ \t]*[:=][ \t]*[\"']?SecureString",
+        ("securestring",),
+        groups=(*_GROUPS, "dq2"),
+        priority=CONTEXT,
+        check=_check_value,
+    ),
+    Rule(
+        # a flow list under a credential key: `api_keys: ["…", "…"]`
+        "credential",
+        r"(?<![\w-])[\"']?" + _LIST_KEY + r"[\"']?[ \t]*[:=][ \t]*\[(?P<items>[^\[\]\n]{1,2000})\]",
+        ("pass", "pwd", "secret", "token", "key", "cred", "auth"),
+        needs=("[",),
+        priority=CONTEXT,
+        expand=_flow_items,
+    ),
+    Rule(
+        # a YAML block list under a credential key: `tokens:` then `- …` lines
+        "credential",
+        r"(?m)^(?P<ind>[ \t]*)[\"']?" + _LIST_KEY + r"[\"']?[ \t]*:[ \t]*\r?\n"
+        r"(?P<items>(?:(?P=ind)[ \t]*-[ \t]+[^\n]*(?:\n|$)){1,200})",
+        ("pass", "pwd", "secret", "token", "key", "cred", "auth"),
+        needs=("- ",),
+        priority=CONTEXT,
+        expand=_block_items,
+    ),
+]

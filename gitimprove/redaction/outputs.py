@@ -1,0 +1,189 @@
+"""What a command that prints a secret printed: the lines after it in a terminal log.
+
+`aws configure get aws_secret_access_key`, `op item get … --fields password`, `kubectl get
+secret … | base64 -d`, `echo $DB_PASSWORD`, `vault kv get -field=password …`, `gcloud auth
+print-access-token`, `az storage account keys list`, `heroku auth:token`, `gh auth token`:
+such a command's output is the secret itself, with no name beside it. `PRINTS_SECRET` is the
+table of these commands (a row is data: the command's words as a regex, and the keywords
+that must occur in a text for the rule to be compiled). After a command of the table, the
+output lines up to the next prompt or blank line are read:
+
+- a line that is one token (no blank inside) is the secret;
+- a line naming a field and its value (`"value": "…"`, `password    …` in a table,
+  `"accessToken": "…"`) is a secret when the field is a value or names a credential.
+
+`echo $VAR` / `printenv VAR` count when `VAR` names a credential; `cat <file>` when the
+file's name does (`~/.vault_pass`, `db-password.txt`, `/run/secrets/api_token`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from gitimprove.redaction.engine import CONTEXT, Rule, compiled
+from gitimprove.redaction.values import is_value, key_strength, looks_random
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+_S = r"[ \t]+"
+_ARGS = r"[^\n]*?"
+# a file name that names a secret: `.vault_pass`, `db_password.txt`, `secrets/api_token`
+_SECRET_FILE = (
+    r"[^\s|;&]*?(?i:vault[_-]?pass|passw(?:or)?d|passphrase|secret|token|api[_-]?key"
+    r"|\.pass\b|credentials?|\.pgpass)[^\s|;&]*"
+)
+# (keywords, command) — keywords lower-case, as the prefilter looks for them
+PRINTS_SECRET: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("aws configure",), r"aws" + _S + r"configure" + _S + r"get\b"),
+    (("get-secret-value",), r"aws" + _S + r"secretsmanager" + _S + r"get-secret-value\b"),
+    (("get-parameter",), r"aws" + _S + r"ssm" + _S + r"get-parameters?\b"),
+    (("get-login-password",), r"aws" + _S + r"ecr(?:-public)?" + _S + r"get-login-password\b"),
+    (("get-authorization-token",), r"aws" + _S + r"codeartifact" + _S + r"get-authorization-token"),
+    (
+        ("op read", "op item", "op get"),
+        r"op" + _S + r"(?:read|item" + _S + r"get|get" + _S + r"item)\b",
+    ),
+    (("kubectl",), r"kubectl\b" + _ARGS + r"(?:get" + _S + r"secrets?\b|create" + _S + r"token\b)"),
+    (
+        ("echo", "printenv"),
+        r"(?:echo(?:[ \t]+-[neE]+)?" + _S + r"[\"']?\$\{?(?P<var>\w+)\}?[\"']?"
+        r"|printenv" + _S + r"(?P<var2>\w+))[ \t]*(?=\r?\n)",
+    ),
+    (
+        ("cat ", "type ", "get-content"),
+        r"(?:cat|type|Get-Content)" + _S + r"(?:-\w+[ \t]+)*" + _SECRET_FILE,
+    ),
+    (
+        ("vault",),
+        r"vault"
+        + _S
+        + r"(?:kv"
+        + _S
+        + r"get|read|print"
+        + _S
+        + r"token|token"
+        + _S
+        + r"create|write)\b",
+    ),
+    (
+        ("gcloud",),
+        r"gcloud" + _S + r"(?:auth" + _S + r"(?:application-default" + _S + r")?print-"
+        r"(?:access|identity)-token|secrets" + _S + r"versions" + _S + r"access)\b",
+    ),
+    (
+        ("az ",),
+        r"az"
+        + _S
+        + r"(?:storage"
+        + _S
+        + r"account"
+        + _S
+        + r"(?:keys"
+        + _S
+        + r"list|show-connection-string)"
+        r"|account"
+        + _S
+        + r"get-access-token|keyvault"
+        + _S
+        + r"secret"
+        + _S
+        + r"show|acr"
+        + _S
+        + r"login"
+        r"|cosmosdb" + _S + r"keys" + _S + r"list)\b",
+    ),
+    (("heroku",), r"heroku" + _S + r"(?:auth:token|authorizations:create|config:get)\b"),
+    (("auth token",), r"(?:gh|glab|doctl|fly|flyctl|tea)" + _S + r"auth" + _S + r"token\b"),
+    (
+        ("pass ", "gopass"),
+        r"(?:pass|gopass)(?:" + _S + r"show)?" + _S + r"(?!-)[\w./-]+[ \t]*(?=\r?\n)",
+    ),
+    (
+        ("find-generic-password", "find-internet-password"),
+        r"security" + _S + r"find-(?:generic|internet)-password\b" + _ARGS + r"[ \t]-w\b",
+    ),
+    (("secret-tool",), r"secret-tool" + _S + r"lookup\b"),
+    (
+        ("bw get", "lpass show", "keepassxc-cli"),
+        r"(?:bw" + _S + r"get" + _S + r"(?:password|totp|item)"
+        r"|lpass" + _S + r"show|keepassxc-cli" + _S + r"show)\b",
+    ),
+    (("openssl rand", "pwgen"), r"(?:openssl" + _S + r"rand\b|pwgen\b)"),
+    (("doppler",), r"doppler" + _S + r"secrets" + _S + r"get\b"),
+    (("terraform output",), r"terraform" + _S + r"output\b"),
+    (("docker",), r"docker" + _S + r"secret" + _S + r"inspect\b"),
+)
+# what may come before a command on its line: a prompt, `sudo`, an environment
+_STARTS = (
+    r"[ \t]*(?:(?:[$#%>][ \t]*|PS[^\n>]{0,200}>[ \t]*|[\w.-]+@[\w.-]+:[^\n$#]{0,200}[$#][ \t]*"
+    r"|\([\w.-]+\)[ \t]*|!)?(?:sudo[ \t]+(?:-\S+[ \t]+)*)?(?:[A-Z_]+=\S*[ \t]+)*)"
+)
+# a line that starts another command: a prompt, a REPL's, a user@host prompt
+_PROMPT = r"[ \t]*(?:[$#%>][ \t]|PS[ \t]|>>>|[\w.-]+@[\w.-]+:[^\n]*[$#][ \t]|In[ \t]\[\d+\])"
+# the output: lines after the command, up to a blank line or a prompt
+_OUTPUT = r"(?P<out>(?:(?!" + _PROMPT + r")[ \t]*\S[^\n]{0,2000}(?:\n|$)){1,60})"
+# a field and its value in the output: `"value": "…"`, `password    …`, `Token: …`
+_FIELD = (
+    r"^[ \t]*[\"']?(?P<name>[\w .-]{1,60}?)[\"']?[ \t]*(?:[:=][ \t]*|[ \t]{2,}|\t)"
+    r"[\"']?(?P<value>[^\s\"',]{4,500})[\"']?,?[ \t]*\r?$"
+)
+_VALUE_FIELDS = frozenset({"value", "values", "secretstring", "secret", "data", "plaintext"})
+
+
+def _secret_var(m: re.Match[str]) -> bool:
+    """`echo $X` / `printenv X` print a secret when X names a credential."""
+    var = m.groupdict().get("var") or m.groupdict().get("var2")
+    return var is None or key_strength(var) == "strong"
+
+
+def _line_secret(line: str) -> tuple[int, int] | None:
+    """Where the secret is in one output line, if the line is one."""
+    body = line.rstrip("\r")
+    stripped = body.strip()
+    if not stripped or "[REDACTED:" in stripped:
+        return None
+    at = body.index(stripped)
+    if not any(c.isspace() for c in stripped):
+        token = stripped.strip("\"'")
+        if is_value(token) and not compiled(r"[\[\]{}(),:]+|[A-Z][\w-]*:", 0).fullmatch(token):
+            start = at + stripped.index(token)
+            return start, start + len(token)
+        return None
+    m = compiled(_FIELD, 0).match(body)
+    if m is None:
+        return None
+    name, value = m.group("name").strip(), m.group("value")
+    flat = name.lower().replace(" ", "").replace("_", "").replace("-", "")
+    named = flat in _VALUE_FIELDS or key_strength(name) == "strong"
+    if named and is_value(value) and (len(value) >= 8 or looks_random(value, min_len=8)):
+        return m.start("value"), m.end("value")
+    if key_strength(name) == "weak" and looks_random(value):
+        return m.start("value"), m.end("value")  # `key1  <88 base64>` in a table
+    return None
+
+
+def _output(m: re.Match[str]) -> Iterable[tuple[int, int]]:
+    if not _secret_var(m):
+        return
+    at = m.start("out")
+    for line in m.group("out").split("\n"):
+        found = _line_secret(line)
+        if found is not None:
+            yield at + found[0], at + found[1]
+        at += len(line) + 1
+
+
+def _rule(keywords: tuple[str, ...], command: str) -> Rule:
+    return Rule(
+        "command-output",
+        r"(?m)^" + _STARTS + r"(?:" + command + r")[^\n]*\n" + _OUTPUT,
+        keywords,
+        needs=("\n",),
+        priority=CONTEXT,
+        expand=_output,
+    )
+
+
+RULES: list[Rule] = [_rule(keywords, command) for keywords, command in PRINTS_SECRET]
