@@ -162,10 +162,10 @@ RULES: list[Rule] = [
         "credential",
         r"\b(?:(?:std::)?(?:w?string|string_view)|QString|String|auto|(?:const[ \t]+)?char"
         r"(?:[ \t]*\*)?|wchar_t(?:[ \t]*\*)?)[ \t&*]+(?P<key>[A-Za-z_]\w*)(?:\[\d*\])?[ \t]*"
-        r"(?:=[ \t]*)?[{(][ \t]*(?:u8|L|u|U)?\"(?P<dq>(?:[^\"\\\n]|\\.){1,500})\"[ \t]*[})]",
+        r"(?:=[ \t]*[{(]?|[{(])[ \t]*(?:u8|L|u|U)?\"(?P<dq>(?:[^\"\\\n]|\\.){1,500})\"",
         ("string", "char", "auto"),
         groups=("dq",),
-        needs=("{", "("),
+        needs=('"',),
         priority=CONTEXT,
         check=_check_strong,
     ),

@@ -35,10 +35,12 @@ _Q = r"[\"']?"
 _KEY = r"(?P<key>[\w./:@-]{1,120})"
 _VAL = r"""(?:"(?P<dq>(?:[^"\\\n]|\\.){1,500})"|'(?P<sq>[^'\n]{1,500})'|(?P<bare>[^\s'",;{}\[\]]{1,500}))"""
 _GROUPS = ("dq", "sq", "bare")
-# between the two fields of one record: a separator, perhaps a line break and a list dash
-_BETWEEN = r"[ \t]*[,;]?[ \t]*(?:\r?\n[ \t]*(?:-[ \t]+)?)?"
-# other fields of the same record between the two (no brace: still one record)
-_OTHERS = r"(?:[^{}]{0,200}?)"
+# between the two fields of one record: a separator, perhaps a line break (not into the
+# next item of a list: `- name: LOG` / `value: …` / `- name: DB_PASSWORD` pairs nothing)
+_BETWEEN = r"[ \t]*[,;]?[ \t]*(?:\r?\n[ \t]*(?!-[ \t]))?"
+# other fields of the same record between the two (no brace, no list item's dash, no blank
+# line: still one record)
+_OTHERS = r"(?:(?!\r?\n[ \t]*(?:-[ \t]|\r?\n))[^{}]){0,200}?"
 
 
 def _check_pair(secret: str, m: re.Match[str]) -> bool | str:

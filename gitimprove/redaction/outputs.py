@@ -36,7 +36,7 @@ _SECRET_FILE = (
 )
 # (keywords, command) — keywords lower-case, as the prefilter looks for them
 PRINTS_SECRET: tuple[tuple[tuple[str, ...], str], ...] = (
-    (("aws configure",), r"aws" + _S + r"configure" + _S + r"get\b"),
+    (("aws configure",), r"aws" + _S + r"configure" + _S + r"get" + _S + r"(?P<var3>[\w.-]+)"),
     (("get-secret-value",), r"aws" + _S + r"secretsmanager" + _S + r"get-secret-value\b"),
     (("get-parameter",), r"aws" + _S + r"ssm" + _S + r"get-parameters?\b"),
     (("get-login-password",), r"aws" + _S + r"ecr(?:-public)?" + _S + r"get-login-password\b"),
@@ -94,7 +94,14 @@ PRINTS_SECRET: tuple[tuple[tuple[str, ...], str], ...] = (
         + r"login"
         r"|cosmosdb" + _S + r"keys" + _S + r"list)\b",
     ),
-    (("heroku",), r"heroku" + _S + r"(?:auth:token|authorizations:create|config:get)\b"),
+    (
+        ("heroku",),
+        r"heroku"
+        + _S
+        + r"(?:auth:token|authorizations:create|config:get"
+        + _S
+        + r"(?P<var4>\w+))\b",
+    ),
     (("auth token",), r"(?:gh|glab|doctl|fly|flyctl|tea)" + _S + r"auth" + _S + r"token\b"),
     (
         ("pass ", "gopass"),
@@ -111,8 +118,11 @@ PRINTS_SECRET: tuple[tuple[tuple[str, ...], str], ...] = (
         r"|lpass" + _S + r"show|keepassxc-cli" + _S + r"show)\b",
     ),
     (("openssl rand", "pwgen"), r"(?:openssl" + _S + r"rand\b|pwgen\b)"),
-    (("doppler",), r"doppler" + _S + r"secrets" + _S + r"get\b"),
-    (("terraform output",), r"terraform" + _S + r"output\b"),
+    (("doppler",), r"doppler" + _S + r"secrets" + _S + r"get" + _S + r"(?P<var5>\w+)"),
+    (
+        ("terraform output",),
+        r"terraform" + _S + r"output" + _S + r"(?:-[\w=-]+" + _S + r")*(?P<var6>\w+)",
+    ),
     (("docker",), r"docker" + _S + r"secret" + _S + r"inspect\b"),
 )
 # what may come before a command on its line: a prompt, `sudo`, an environment
@@ -133,9 +143,10 @@ _VALUE_FIELDS = frozenset({"value", "values", "secretstring", "secret", "data", 
 
 
 def _secret_var(m: re.Match[str]) -> bool:
-    """`echo $X` / `printenv X` print a secret when X names a credential."""
-    var = m.groupdict().get("var") or m.groupdict().get("var2")
-    return var is None or key_strength(var) == "strong"
+    """`echo $X`, `printenv X`, `aws configure get X`, `terraform output X` print a secret
+    when X names a credential."""
+    names = [v for k, v in m.groupdict().items() if k.startswith("var") and v is not None]
+    return all(key_strength(v) == "strong" for v in names)
 
 
 def _line_secret(line: str) -> tuple[int, int] | None:

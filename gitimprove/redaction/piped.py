@@ -60,7 +60,7 @@ def _check_named(secret: str, m: re.Match[str]) -> bool | str:
 RULES: list[Rule] = [
     Rule(
         "password",
-        r"\b(?:echo|printf)(?:[ \t]+-[neE]+)*(?:[ \t]+(?:'%s\\n'|\"%s\\n\"))?[ \t]+"
+        r"\b(?:echo|printf)(?:[ \t]+-[neE]+)*(?:[ \t]+(?:'%s(?:\\n)?'|\"%s(?:\\n)?\"|%s))?[ \t]+"
         + _VAL
         + r"[ \t]*\|[ \t]*(?:"
         + _READS_SECRET
