@@ -209,7 +209,30 @@ SHAPES = [
     ("rotated the api token, which is " + T[1][:20], T[1][:20]),
 ]
 
-LEAKS = NESTED + OUTPUTS + PROVIDERS + SHAPES
+Q = [_fake(14) for _ in range(20)]
+MORE = [
+    ('{"Parameters":[{"ParameterKey":"DbPassword","ParameterValue":"' + Q[0] + '"}]}', Q[0]),
+    ('{"name": "GITHUB_TOKEN", "type": "PLAINTEXT", "value": "' + Q[1] + '"}', Q[1]),
+    ('{"variable":"API_KEY","secret":"' + Q[2] + '"}', Q[2]),
+    ("api_tokens:\n- " + Q[3] + "\n- " + Q[4] + "\n", [Q[3], Q[4]]),
+    ("> echo %DB_PASSWORD%\n" + Q[5] + "\n", Q[5]),
+    ("PS C:\\> echo $env:API_TOKEN\n" + Q[6] + "\n", Q[6]),
+    ("$ gcloud secrets versions access latest --secret=db-password\n" + Q[7] + "\n", Q[7]),
+    ("$ heroku config:get DATABASE_PASSWORD -a app\n" + Q[8] + "\n", Q[8]),
+    ("GRANT ALL ON *.* TO 'u'@'%' IDENTIFIED BY '" + Q[9] + "';", Q[9]),
+    ("create user scott identified by " + Q[10] + ";", Q[10]),
+    ("rootpw " + Q[11], Q[11]),
+    ('auto token = std::string{"' + Q[12] + '"};', Q[12]),
+    ('QString password = QStringLiteral("' + Q[13] + '");', Q[13]),
+    ("ansible-vault view --vault-password-file <(echo " + Q[14] + ") vars.yml", Q[14]),
+    ("echo '" + Q[15] + "' > .vault_password", Q[15]),
+    ("Set-Cookie: connect.sid=s%3A" + Q[16] + "; Path=/", Q[16]),
+    ("echo " + Q[17] + " | wrangler pages secret put API_KEY", Q[17]),
+    ("I changed the root password to " + Q[18], Q[18]),
+    ("the prod db password, it's " + Q[19], Q[19]),
+]
+
+LEAKS = NESTED + OUTPUTS + PROVIDERS + SHAPES + MORE
 
 PASS = [
     # UUIDs that are ids, `echo` of an ordinary variable, cookies without a secret
@@ -340,3 +363,25 @@ def test_a_value_is_not_paired_with_the_name_of_the_next_list_item() -> None:
         "- name: DB_PASSWORD\n  value: [REDACTED:password:0000]\n- name: PORT\n  value: '8080'\n"
     )
     assert redact(masked) == masked
+
+
+@pytest.mark.parametrize(
+    "record,secrets",
+    [
+        ({"Name": "/prod/db", "Type": "SecureString", "Value": P[0]}, [P[0]]),
+        ({"Parameter": {"Type": "SecureString", "Name": "/x", "Value": P[1]}}, [P[1]]),
+        ({"tokens": [T[0], T[1]], "names": ["alpha", "beta"]}, [T[0], T[1]]),
+        ({"key": "DB_PASSWORD", "val": P[2]}, [P[2]]),
+        ([{"ParameterKey": "MasterUserPassword", "ParameterValue": P[3]}], [P[3]]),
+        ({"SecretString": json.dumps({"password": P[4], "user": "app"})}, [P[4]]),
+    ],
+)
+def test_a_stored_json_record_of_these_shapes_is_masked_and_stays_valid(
+    record: object, secrets: list[str]
+) -> None:
+    for blob in (json.dumps(record), json.dumps(record, indent=2)):
+        out = redact_blob(blob.encode()).decode()
+        assert all(s not in out for s in secrets), out
+        assert json.loads(out)
+    plain = {"Name": "/app/region", "Type": "String", "Value": "eu-west-1", "names": ["a", "b"]}
+    assert redact_blob(json.dumps(plain).encode()) == json.dumps(plain).encode()

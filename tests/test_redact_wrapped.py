@@ -22,6 +22,8 @@ NOT_WRAPPED = {
     "url-encoded-equals",
     "url-encoded-space",
     "double-url-encoded",
+    "json-in-json",
+    "json-in-json-twice",
     # a table cell or a YAML block: a line break ends the cell or the line of the value
     "csv-password-column",
     "tsv-token-column",

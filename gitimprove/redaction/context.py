@@ -284,7 +284,7 @@ RULES: list[Rule] = [
     Rule(
         "credential",
         r"(?i)\b(?:password|passwd|passphrase|secret|token|api[ _-]?key|access[ _-]?key|"
-        r"credential)s?(?:\s+(?:is|was|of)\s+|\s*[:=]\s*|\s+)[\"'`]?([A-Za-z0-9+/_.~=-]{16,})",
+        r"credential)s?(?:\s+(?:is|was|of)\s+|\s*[:=]\s*|[ \t]+)[\"'`]?([A-Za-z0-9+/_.~=-]{16,})",
         ("pass", "secret", "token", "key", "credential"),
         priority=CONTEXT,
         check=_check_random,

@@ -12,6 +12,7 @@
   (`[password] => …`) of an array with a credential key;
 - C and C++ initialisation: `std::string secret{"…"}`, `string token("…")`,
   `char password[] = "…"`;
+- a password file given as a process substitution (`--vault-password-file <(echo …)`);
 - a value written into a file whose name names a secret: `echo '…' > ~/.vault_pass`,
   `printf '%s' … > secrets/api_token`.
 """
@@ -107,7 +108,7 @@ RULES: list[Rule] = [
     Rule(
         # postfix sasl_passwd: `[host]:port user:password` or `host:port user:password`
         "password",
-        r"(?m)^[ \t]*(?:\[[\w.-]+\](?::\d{1,5})?|[\w-]+(?:\.[\w-]+)+:\d{1,5})[ \t]+"
+        r"(?m)(?:^|(?<=[:>$#][ \t]))[ \t]*(?:\[[\w.-]+\](?::\d{1,5})?|[\w-]+(?:\.[\w-]+)+:\d{1,5})[ \t]+"
         r"[^\s:]{1,100}:(?P<bare>\S{1,200})[ \t]*\r?$",
         ("]:", ":25", ":465", ":587", ":2525", "smtp", "sasl"),
         groups=("bare",),
@@ -117,7 +118,7 @@ RULES: list[Rule] = [
     Rule(
         # a configuration key whose value follows a blank or `=` (nslcd, slapd, redis, sssd)
         "password",
-        r"(?im)^[ \t]*(?P<key>"
+        r"(?im)(?:^|(?<=[:>$#][ \t]))[ \t]*(?P<key>"
         + _BIND_KEYS
         + r")(?:[ \t]*[=:][ \t]*|[ \t]+)"
         + _VAL
@@ -151,7 +152,7 @@ RULES: list[Rule] = [
     Rule(
         # PHP print_r: [password] => …
         "credential",
-        r"(?m)^[ \t]*\[(?P<key>[\w.-]{1,80})\][ \t]*=>[ \t]*(?P<bare>[^\s]{1,500})[ \t]*\r?$",
+        r"(?m)(?:^|(?<=[:>$#][ \t]))[ \t]*\[(?P<key>[\w.-]{1,80})\][ \t]*=>[ \t]*(?P<bare>[^\s]{1,500})[ \t]*\r?$",
         ("=>",),
         groups=("bare",),
         priority=CONTEXT,
@@ -162,12 +163,25 @@ RULES: list[Rule] = [
         "credential",
         r"\b(?:(?:std::)?(?:w?string|string_view)|QString|String|auto|(?:const[ \t]+)?char"
         r"(?:[ \t]*\*)?|wchar_t(?:[ \t]*\*)?)[ \t&*]+(?P<key>[A-Za-z_]\w*)(?:\[\d*\])?[ \t]*"
-        r"(?:=[ \t]*[{(]?|[{(])[ \t]*(?:u8|L|u|U)?\"(?P<dq>(?:[^\"\\\n]|\\.){1,500})\"",
+        r"(?:=[ \t]*(?:(?:std::)?(?:w?string|string_view)|QStringLiteral|QString)?[ \t]*[{(]?|[{(])"
+        r"[ \t]*(?:u8|L|u|U)?\"(?P<dq>(?:[^\"\\\n]|\\.){1,500})\"",
         ("string", "char", "auto"),
         groups=("dq",),
         needs=('"',),
         priority=CONTEXT,
         check=_check_strong,
+    ),
+    Rule(
+        # a password file given as a process substitution: `--vault-password-file <(echo …)`
+        "password",
+        r"(?i)(?<![\w-])--?[\w-]*(?:pass|secret|token|key)[\w-]*[ \t=]+<\([ \t]*"
+        r"(?:echo|printf)(?:[ \t]+-[neE]+)*(?:[ \t]+(?:'%s'|\"%s\"|%s))?[ \t]+"
+        + _VAL
+        + r"[ \t]*\)",
+        ("<(",),
+        groups=_GROUPS,
+        priority=CONTEXT,
+        check=_check_file,
     ),
     Rule(
         # echo '…' > ~/.vault_pass: what is written into a file named after a secret

@@ -78,8 +78,12 @@ def _short(value: str, key: str | None, within: Sequence[str]) -> str:
     return found
 
 
-_NAME_FIELDS = frozenset({"name", "key", "parametername", "parameter_name", "variable"})
-_VALUE_FIELDS = frozenset({"value", "secretstring", "secret_string"})
+_NAME_FIELDS = frozenset(
+    {"name", "key", "parametername", "parameter_name", "parameterkey", "optionname", "variable"}
+)
+_VALUE_FIELDS = frozenset(
+    {"value", "val", "secretstring", "secret_string", "parametervalue", "secretvalue"}
+)
 _NUMBER = re.compile(r"(\s*:\s*)(-?\d+)(?=\s*[,}\]]|\s*$)")
 
 
@@ -87,7 +91,7 @@ def _paired(text: str) -> dict[str, str]:
     """Values a sibling field names as a credential (`{"Name": "api_key", "Value": "…"}`,
     ECS, SSM and Kubernetes shapes), each with the kind its marker gets."""
     low = text.lower()
-    if '"value"' not in low and '"secretstring"' not in low and '"secret_string"' not in low:
+    if not any(f in low for f in ('"value', '"val"', '"secret', '"parametervalue"', "[")):
         return {}
     try:
         stack: list[object] = [json.loads(text)]
@@ -103,6 +107,16 @@ def _paired(text: str) -> dict[str, str]:
             if parent is not None and "value" in fields:
                 # `terraform output -json`: `{"db_password": {"sensitive": true, "value": …}}`
                 names.append(parent)
+            if str(fields.get("type", "")).lower() == "securestring":
+                names.append("secret")  # SSM: the value is a secret whatever its name
+            for k, v in item.items():  # a list under a credential key: `"tokens": [...]`
+                if isinstance(v, list):
+                    one = str(k)[:-1] if str(k)[-1:] in "sS" else str(k)
+                    for x in v:
+                        if isinstance(x, str) and assignment_is_secret(
+                            one, x, quoted=True, env_style=True
+                        ):
+                            out[x] = kind_of(one)
             values = [
                 v
                 for k, v in fields.items()
@@ -150,7 +164,7 @@ def redact_json_text(text: str, within: Sequence[str] | None = None) -> str:
         is_key = _COLON.match(text, m.end()) is not None
         between = text[pos : m.start()]
         owner = key if not is_key and key is not None and between.strip() == ":" else None
-        if not is_key and value in paired and between.strip() == ":":
+        if not is_key and value in paired and "".join(between.split()) in (":", "[", ",", ":["):
             new = redaction.marker(paired[value], value)
         else:
             new = _short(value, None if is_key else owner, within)

@@ -43,6 +43,20 @@ _BETWEEN = r"[ \t]*[,;]?[ \t]*(?:\r?\n[ \t]*(?!-[ \t]))?"
 _OTHERS = r"(?:(?!\r?\n[ \t]*(?:-[ \t]|\r?\n))[^{}]){0,200}?"
 
 
+def _others(stop: str) -> str:
+    """`_OTHERS` that also stops at another field named `stop` (a second name before any
+    value starts another pair: this keeps a scan of many names linear)."""
+    return (
+        r"(?:(?!\r?\n[ \t]*(?:-[ \t]|\r?\n))(?!(?<![\w-])"
+        + _Q
+        + r"(?i:"
+        + stop
+        + r")"
+        + _Q
+        + r"[ \t]*[:=])[^{}]){0,200}?"
+    )
+
+
 def _check_pair(secret: str, m: re.Match[str]) -> bool | str:
     key = m.group("key").rsplit("/", 1)[-1].rsplit(".", 1)[-1].rsplit(":", 1)[-1]
     if not assignment_is_secret(key, secret, quoted=True, env_style=True):
@@ -95,7 +109,14 @@ RULES: list[Rule] = [
     Rule(
         # the name first, then its value: `{"Name": "api_token", "Value": "…"}`
         "credential",
-        _field(_NAME_FIELD) + _Q + _KEY + _Q + _BETWEEN + _OTHERS + _field(_VALUE_FIELD) + _VAL,
+        _field(_NAME_FIELD)
+        + _Q
+        + _KEY
+        + _Q
+        + _BETWEEN
+        + _others(_NAME_FIELD)
+        + _field(_VALUE_FIELD)
+        + _VAL,
         ("value", "val", "secret", "data", "content", "plaintext"),
         groups=_GROUPS,
         priority=CONTEXT,
@@ -104,22 +125,41 @@ RULES: list[Rule] = [
     Rule(
         # the value first, then its name: `{"Value": "…", "Name": "DB_PASSWORD"}`
         "credential",
-        _field(_VALUE_FIELD) + _VAL + _BETWEEN + _OTHERS + _field(_NAME_FIELD) + _Q + _KEY + _Q,
+        _field(_VALUE_FIELD)
+        + _VAL
+        + _BETWEEN
+        + _others(_VALUE_FIELD)
+        + _field(_NAME_FIELD)
+        + _Q
+        + _KEY
+        + _Q,
         ("value", "val", "secret", "data", "content", "plaintext"),
         groups=_GROUPS,
         priority=CONTEXT,
         check=_check_pair,
     ),
     Rule(
-        # SSM: a SecureString parameter's value, before or after its type
+        # SSM: a SecureString parameter's value after its type
         "credential",
-        r"(?i)[\"']?type[\"']?[ \t]*[:=][ \t]*[\"']?SecureString[\"']?[^{}]{0,300}?"
-        r"[\"']?value[\"']?[ \t]*[:=][ \t]*"
-        + _VAL
-        + r"|[\"']?value[\"']?[ \t]*[:=][ \t]*(?P<dq2>\"(?:[^\"\\\n]|\\.){1,500}\")"
-        r"[^{}]{0,300}?[\"']?type[\"']?[ \t]*[:=][ \t]*[\"']?SecureString",
+        r"(?i)[\"']?type[\"']?[ \t]*[:=][ \t]*[\"']?SecureString[\"']?"
+        + _OTHERS
+        + r"[\"']?value[\"']?[ \t]*[:=][ \t]*"
+        + _VAL,
         ("securestring",),
-        groups=(*_GROUPS, "dq2"),
+        groups=_GROUPS,
+        priority=CONTEXT,
+        check=_check_value,
+    ),
+    Rule(
+        # … and before it (a rule of its own: a value of another record before it must not
+        # hide this one)
+        "credential",
+        r"(?i)[\"']?value[\"']?[ \t]*[:=][ \t]*"
+        + _VAL
+        + _OTHERS
+        + r"[\"']?type[\"']?[ \t]*[:=][ \t]*[\"']?SecureString",
+        ("securestring",),
+        groups=_GROUPS,
         priority=CONTEXT,
         check=_check_value,
     ),
@@ -135,7 +175,7 @@ RULES: list[Rule] = [
     Rule(
         # a YAML block list under a credential key: `tokens:` then `- …` lines
         "credential",
-        r"(?m)^(?P<ind>[ \t]*)[\"']?" + _LIST_KEY + r"[\"']?[ \t]*:[ \t]*\r?\n"
+        r"(?m)(?:^|(?<=[ \t]))(?P<ind>[ \t]*)[\"']?" + _LIST_KEY + r"[\"']?[ \t]*:[ \t]*\r?\n"
         r"(?P<items>(?:(?P=ind)[ \t]*-[ \t]+[^\n]*(?:\n|$)){1,200})",
         ("pass", "pwd", "secret", "token", "key", "cred", "auth"),
         needs=("- ",),

@@ -12,7 +12,7 @@ output lines up to the next prompt or blank line are read:
 - a line naming a field and its value (`"value": "…"`, `password    …` in a table,
   `"accessToken": "…"`) is a secret when the field is a value or names a credential.
 
-`echo $VAR` / `printenv VAR` count when `VAR` names a credential; `cat <file>` when the
+`echo $VAR` (`%VAR%`, `$env:VAR`) / `printenv VAR` count when `VAR` names a credential; `cat <file>` when the
 file's name does (`~/.vault_pass`, `db-password.txt`, `/run/secrets/api_token`).
 """
 
@@ -48,7 +48,7 @@ PRINTS_SECRET: tuple[tuple[tuple[str, ...], str], ...] = (
     (("kubectl",), r"kubectl\b" + _ARGS + r"(?:get" + _S + r"secrets?\b|create" + _S + r"token\b)"),
     (
         ("echo", "printenv"),
-        r"(?:echo(?:[ \t]+-[neE]+)?" + _S + r"[\"']?\$\{?(?P<var>\w+)\}?[\"']?"
+        r"(?:echo(?:[ \t]+-[neE]+)?" + _S + r"[\"']?(?:\$\{?|\$env:|%)(?P<var>\w+)[}%]?[\"']?"
         r"|printenv" + _S + r"(?P<var2>\w+))[ \t]*(?=\r?\n)",
     ),
     (
@@ -149,6 +149,25 @@ def _secret_var(m: re.Match[str]) -> bool:
     return all(key_strength(v) == "strong" for v in names)
 
 
+def _one_token(token: str) -> bool:
+    """A line that is one token is a secret unless it is punctuation, a label, code (a
+    trailing `,` `;` `(` …) or a name in lower-case words (`kubectl-secret-output`)."""
+    return (
+        is_value(token)
+        and token[-1] not in ",;([{"
+        and token[0] not in ")]}"
+        and compiled(r"[\[\]{}(),:]+|[A-Z][\w-]*:|[a-z]+(?:[-_.][a-z]+)*", 0).fullmatch(token)
+        is None
+    )
+
+
+def _named(name: str) -> bool:
+    """A field whose value is the secret: a value (`"value"`, `SecretString`) or a name
+    naming a credential (`password`, `accessToken`)."""
+    flat = name.strip().lower().replace(" ", "").replace("_", "").replace("-", "")
+    return flat in _VALUE_FIELDS or key_strength(name.strip()) == "strong"
+
+
 def _line_secret(line: str) -> tuple[int, int] | None:
     """Where the secret is in one output line, if the line is one."""
     body = line.rstrip("\r")
@@ -158,7 +177,7 @@ def _line_secret(line: str) -> tuple[int, int] | None:
     at = body.index(stripped)
     if not any(c.isspace() for c in stripped):
         token = stripped.strip("\"'")
-        if is_value(token) and not compiled(r"[\[\]{}(),:]+|[A-Z][\w-]*:", 0).fullmatch(token):
+        if _one_token(token):
             start = at + stripped.index(token)
             return start, start + len(token)
         return None
@@ -166,18 +185,36 @@ def _line_secret(line: str) -> tuple[int, int] | None:
     if m is None:
         return None
     name, value = m.group("name").strip(), m.group("value")
-    flat = name.lower().replace(" ", "").replace("_", "").replace("-", "")
-    named = flat in _VALUE_FIELDS or key_strength(name) == "strong"
-    if named and is_value(value) and (len(value) >= 8 or looks_random(value, min_len=8)):
+    if _named(name) and is_value(value) and (len(value) >= 8 or looks_random(value, min_len=8)):
         return m.start("value"), m.end("value")
     if key_strength(name) == "weak" and looks_random(value):
         return m.start("value"), m.end("value")  # `key1  <88 base64>` in a table
     return None
 
 
+def _starts_command(m: re.Match[str]) -> bool:
+    """Whether the command starts its line, after a prompt or after a label ending in `:`
+    (`Bash failed: $ …`): not a word in a sentence or in code."""
+    line = m.string.rfind("\n", 0, m.start()) + 1
+    before = m.string[line : m.start()]
+    return compiled(_STARTS, 0).fullmatch(before) is not None or (
+        compiled(r"[^\n]*[:$#>%][ \t]*" + _STARTS, 0).fullmatch(before) is not None
+    )
+
+
+# a quoted field value a terminal wrapped onto the next line
+_WRAPPED = (
+    r"(?m)^[ \t]*\"(?P<name>[\w .-]{1,60})\"[ \t]*:[ \t]*\""
+    r"(?P<value>[^\"\s]{1,500}\r?\n[ \t]*[^\"\s]{1,500})\""
+)
+
+
 def _output(m: re.Match[str]) -> Iterable[tuple[int, int]]:
-    if not _secret_var(m):
+    if not _secret_var(m) or not _starts_command(m):
         return
+    for w in compiled(_WRAPPED, 0).finditer(m.string, m.start("out"), m.end("out")):
+        if _named(w.group("name")):
+            yield w.span("value")
     at = m.start("out")
     for line in m.group("out").split("\n"):
         found = _line_secret(line)
@@ -189,7 +226,7 @@ def _output(m: re.Match[str]) -> Iterable[tuple[int, int]]:
 def _rule(keywords: tuple[str, ...], command: str) -> Rule:
     return Rule(
         "command-output",
-        r"(?m)^" + _STARTS + r"(?:" + command + r")[^\n]*\n" + _OUTPUT,
+        r"(?<![\w./-])(?:" + command + r")[^\n]*\n" + _OUTPUT,
         keywords,
         needs=("\n",),
         priority=CONTEXT,

@@ -137,6 +137,7 @@ RULES: list[Rule] = [
         r"\bsecret-(?:live|test)-(?=[\w=-]*\d)[\w=-]{30,}",
         ("secret-live-", "secret-test-"),
     ),
+    Rule("asana-pat", r"(?<![\w/])[12]/\d{10,20}/\d{10,20}:[0-9a-f]{32}\b", ("1/", "2/")),
     Rule("scaleway-access-key", r"\bSCW(?=[A-Z]*\d)[A-Z0-9]{17}\b", ("scw",)),
     Rule(
         # Consul / Nomad ACL tokens are UUIDs printed as `SecretID` / `Secret ID`
