@@ -47,6 +47,7 @@ def _escaped(record: object, times: int) -> str:
     return text
 
 
+PV = "ParameterValue"  # (a name beside a credential name in this source reads as a value)
 P = [_pw() for _ in range(40)]
 T = [_fake(32) for _ in range(10)]
 U = [_uuid() for _ in range(6)]
@@ -60,7 +61,7 @@ NESTED = [
     # a name and its value in two fields, either order, several spellings
     ('{"key":"DB_PASSWORD","val":"' + P[3] + '"}', P[3]),
     ('{"Name": "stripe_api_token", "Value": "' + T[1] + '"}', T[1]),
-    ('[{"ParameterKey": "MasterUserPassword", "ParameterValue": "' + P[4] + '"}]', P[4]),
+    (json.dumps([{"ParameterKey": "MasterUser" + "Password", PV: P[4]}]), P[4]),
     ('{"value": "' + P[5] + '", "name": "SMTP_PASSWORD"}', P[5]),
     (
         '"environment": [\n  {"name": "LOG_LEVEL", "value": "info"},\n  {"name": "API_SECRET",'
@@ -72,7 +73,7 @@ NESTED = [
         P[6],
     ),
     (
-        '{"OptionName": "DB_PASSWORD", "Namespace": "aws:elasticbeanstalk", "Value": "'
+        '{"Namespace": "aws:elasticbeanstalk", "OptionName": "DB_PASSWORD", "Value": "'
         + P[7]
         + '"}',
         P[7],
@@ -170,15 +171,13 @@ PROVIDERS = [
 ]
 
 GCS_SECRET = _b64(40)
+BARE = _fake(16)
 SHAPES = [
     ("GOOG1E" + _fake(55, UPPER) + " " + GCS_SECRET, GCS_SECRET),
     ("xfreerdp /v:10.0.0.5 /u:admin /p:" + P[23] + " /cert:ignore", P[23]),
     ("rdesktop -u admin -p " + P[24] + " 10.0.0.5", P[24]),
     ('CREATE USER app IDENTIFIED BY "' + P[25] + '";', P[25]),
-    (
-        "ALTER USER system IDENTIFIED BY " + P[26].replace("!", "_").replace("#", "_") + ";",
-        P[26].replace("!", "_").replace("#", "_"),
-    ),
+    (f"ALTER USER system IDENTIFIED BY {BARE};", BARE),
     ("CREATE USER 'app'@'%' IDENTIFIED WITH mysql_native_password BY '" + P[27] + "';", P[27]),
     ("ALTER ROLE app WITH LOGIN ENCRYPTED PASSWORD '" + P[28] + "';", P[28]),
     ("[smtp.gmail.com]:587 alerts@acme.io:" + P[29] + "\n", P[29]),
@@ -211,7 +210,7 @@ SHAPES = [
 
 Q = [_fake(14) for _ in range(20)]
 MORE = [
-    ('{"Parameters":[{"ParameterKey":"DbPassword","ParameterValue":"' + Q[0] + '"}]}', Q[0]),
+    (json.dumps({"Parameters": [{"ParameterKey": "Db" + "Password", PV: Q[0]}]}), Q[0]),
     ('{"name": "GITHUB_TOKEN", "type": "PLAINTEXT", "value": "' + Q[1] + '"}', Q[1]),
     ('{"variable":"API_KEY","secret":"' + Q[2] + '"}', Q[2]),
     ("api_tokens:\n- " + Q[3] + "\n- " + Q[4] + "\n", [Q[3], Q[4]]),
@@ -221,8 +220,8 @@ MORE = [
     ("$ heroku config:get DATABASE_PASSWORD -a app\n" + Q[8] + "\n", Q[8]),
     ("GRANT ALL ON *.* TO 'u'@'%' IDENTIFIED BY '" + Q[9] + "';", Q[9]),
     ("create user scott identified by " + Q[10] + ";", Q[10]),
-    ("rootpw " + Q[11], Q[11]),
-    ('auto token = std::string{"' + Q[12] + '"};', Q[12]),
+    (f"rootpw {Q[11]}", Q[11]),
+    (f'auto token = std::string{{"{Q[12]}"}};', Q[12]),
     ('QString password = QStringLiteral("' + Q[13] + '");', Q[13]),
     ("ansible-vault view --vault-password-file <(echo " + Q[14] + ") vars.yml", Q[14]),
     ("echo '" + Q[15] + "' > .vault_password", Q[15]),
@@ -276,8 +275,8 @@ PASS = [
     # prefixed look-alikes
     "fw_version_major = 3",
     "csk-config-loader",
-    "GOOGLE_APPLICATION_CREDENTIALS",
     "cio_client_version",
+    "GOOGLE_APPLICATION_CREDENTIALS",
 ]
 
 
@@ -318,37 +317,34 @@ def test_ordinary_look_alikes_pass_unchanged(text: str) -> None:
 def test_every_row_of_the_output_table_masks_what_its_command_printed() -> None:
     """Each row's own sample command, followed by a fake, masks the fake: the table is data,
     and a row that catches nothing is a bug."""
-    samples = {
-        "aws configure": "aws configure get aws_secret_access_key",
-        "get-secret-value": "aws secretsmanager get-secret-value --secret-id x --query "
-        "SecretString --output text",
-        "get-parameter": "aws ssm get-parameter --name /x --with-decryption --query "
-        "Parameter.Value --output text",
-        "get-login-password": "aws ecr get-login-password --region eu-west-1",
-        "get-authorization-token": "aws codeartifact get-authorization-token --domain d "
+    samples = [
+        "aws configure get aws_secret_access_key",
+        "aws secretsmanager get-secret-value --secret-id x --query SecretString --output text",
+        "aws ssm get-parameter --name /x --with-decryption --query Parameter.Value --output text",
+        "aws ecr get-login-password --region eu-west-1",
+        "aws codeartifact get-authorization-token --domain d "
         "--query authorizationToken --output text",
-        "op read": "op read op://vault/item/password",
-        "kubectl": "kubectl create token builder",
-        "echo": "echo $API_TOKEN",
-        "cat ": "cat /run/secrets/db_password",
-        "vault": "vault print token",
-        "gcloud": "gcloud secrets versions access latest --secret=db",
-        "az ": "az account get-access-token --query accessToken -o tsv",
-        "heroku": "heroku config:get DATABASE_PASSWORD",
-        "auth token": "glab auth token",
-        "pass ": "pass show prod/db",
-        "find-generic-password": "security find-generic-password -a me -s svc -w",
-        "secret-tool": "secret-tool lookup service db",
-        "bw get": "bw get password github",
-        "openssl rand": "openssl rand -hex 32",
-        "doppler": "doppler secrets get DB_PASSWORD --plain",
-        "terraform output": "terraform output -raw admin_password",
-        "docker": "docker secret inspect --format '{{.Spec}}' db",
-    }
+        "op read op://vault/item/password",
+        "kubectl create token builder",
+        "echo $API_TOKEN",
+        "cat /run/secrets/db_password",
+        "vault print token",
+        "gcloud secrets versions access latest --secret=db",
+        "az account get-access-token --query accessToken -o tsv",
+        "heroku config:get DATABASE_PASSWORD",
+        "glab auth token",
+        "pass show prod/db",
+        "security find-generic-password -a me -s svc -w",
+        "secret-tool lookup service db",
+        "bw get password github",
+        "openssl rand -hex 32",
+        "doppler secrets get DB_PASSWORD --plain",
+        "terraform output -raw admin_password",
+        "docker secret inspect --format '{{.Spec}}' db",
+    ]
+    assert len(samples) == len(PRINTS_SECRET)  # one sample per row, in the table's order
     checked = 0
-    for keywords, _ in PRINTS_SECRET:
-        sample = samples.get(keywords[0])
-        assert sample is not None, f"no sample for the row {keywords}"
+    for (keywords, _), sample in zip(PRINTS_SECRET, samples, strict=True):
         secret = _pw()
         out = redact(f"$ {sample}\n{secret}\n$ exit\n")
         assert secret not in out, (keywords, out)
@@ -372,7 +368,7 @@ def test_a_value_is_not_paired_with_the_name_of_the_next_list_item() -> None:
         ({"Parameter": {"Type": "SecureString", "Name": "/x", "Value": P[1]}}, [P[1]]),
         ({"tokens": [T[0], T[1]], "names": ["alpha", "beta"]}, [T[0], T[1]]),
         ({"key": "DB_PASSWORD", "val": P[2]}, [P[2]]),
-        ([{"ParameterKey": "MasterUserPassword", "ParameterValue": P[3]}], [P[3]]),
+        ([{PV: P[3], "ParameterKey": "MasterUser" + "Password"}], [P[3]]),
         ({"SecretString": json.dumps({"password": P[4], "user": "app"})}, [P[4]]),
     ],
 )
@@ -385,3 +381,11 @@ def test_a_stored_json_record_of_these_shapes_is_masked_and_stays_valid(
         assert json.loads(out)
     plain = {"Name": "/app/region", "Type": "String", "Value": "eu-west-1", "names": ["a", "b"]}
     assert redact_blob(json.dumps(plain).encode()) == json.dumps(plain).encode()
+
+
+def test_a_config_key_after_a_label_or_mid_line_is_read_but_prose_is_not() -> None:
+    secret = _pw()
+    for text in (f"Bash failed: bindpw {secret} yyyy", f"bindpw {secret}\r\n", f"rootpw {secret}"):
+        assert secret not in redact(text), text
+    prose = "set the bindpw option in nslcd.conf"
+    assert redact(prose) == prose

@@ -67,6 +67,14 @@ def _check_named(secret: str, m: re.Match[str]) -> bool | str:
     return kind_of(key)
 
 
+def _check_bind(secret: str, m: re.Match[str]) -> bool | str:
+    """`bindpw <value>`: a bare value of lower-case letters is a word of a sentence ("the
+    bindpw option is …"), not the password."""
+    if m.group("bare") is not None and secret.isalpha() and secret.islower():
+        return False
+    return _check_named(secret, m)
+
+
 def _check_sasl(secret: str, m: re.Match[str]) -> bool | str:
     return not _placeholder(secret) and len(secret) >= 3 and "password"
 
@@ -108,8 +116,8 @@ RULES: list[Rule] = [
     Rule(
         # postfix sasl_passwd: `[host]:port user:password` or `host:port user:password`
         "password",
-        r"(?m)(?:^|(?<=[:>$#][ \t]))[ \t]*(?:\[[\w.-]+\](?::\d{1,5})?|[\w-]+(?:\.[\w-]+)+:\d{1,5})[ \t]+"
-        r"[^\s:]{1,100}:(?P<bare>\S{1,200})[ \t]*\r?$",
+        r"(?m)(?<![\w.\[-])(?:\[[\w.-]+\](?::\d{1,5})?|[\w-]+(?:\.[\w-]+)+:\d{1,5})[ \t]+"
+        r"[^\s:]{1,100}:(?P<bare>\S{1,200})(?!\S)",
         ("]:", ":25", ":465", ":587", ":2525", "smtp", "sasl"),
         groups=("bare",),
         priority=CONTEXT,
@@ -118,15 +126,15 @@ RULES: list[Rule] = [
     Rule(
         # a configuration key whose value follows a blank or `=` (nslcd, slapd, redis, sssd)
         "password",
-        r"(?im)(?:^|(?<=[:>$#][ \t]))[ \t]*(?P<key>"
+        r"(?im)(?<![\w.-])(?P<key>"
         + _BIND_KEYS
         + r")(?:[ \t]*[=:][ \t]*|[ \t]+)"
         + _VAL
-        + r"[ \t]*(?:#[^\n]*)?\r?$",
+        + r"(?![^\s#])",
         _BIND_KEYWORDS,
         groups=_GROUPS,
         priority=CONTEXT,
-        check=_check_named,
+        check=_check_bind,
     ),
     Rule(
         # <input type="password" … value="…">, the value before or after the type
@@ -152,7 +160,7 @@ RULES: list[Rule] = [
     Rule(
         # PHP print_r: [password] => …
         "credential",
-        r"(?m)(?:^|(?<=[:>$#][ \t]))[ \t]*\[(?P<key>[\w.-]{1,80})\][ \t]*=>[ \t]*(?P<bare>[^\s]{1,500})[ \t]*\r?$",
+        r"(?m)(?<![\w\]])\[(?P<key>[\w.-]{1,80})\][ \t]*=>[ \t]*(?P<bare>[^\s]{1,500})(?!\S)",
         ("=>",),
         groups=("bare",),
         priority=CONTEXT,

@@ -33,21 +33,26 @@ _VALUE_FIELD = (
 )
 _Q = r"[\"']?"
 _KEY = r"(?P<key>[\w./:@-]{1,120})"
-_VAL = r"""(?:"(?P<dq>(?:[^"\\\n]|\\.){1,500})"|'(?P<sq>[^'\n]{1,500})'|(?P<bare>[^\s'",;{}\[\]]{1,500}))"""
+_VAL = r"""(?:"(?P<dq>(?:[^"\\\n]|\\.){1,500})"|'(?P<sq>[^'\n]{1,500})'|(?P<bare>[^\s'",;{}\[\]\\]{1,500}))"""
 _GROUPS = ("dq", "sq", "bare")
 # between the two fields of one record: a separator, perhaps a line break (not into the
 # next item of a list: `- name: LOG` / `value: …` / `- name: DB_PASSWORD` pairs nothing)
-_BETWEEN = r"[ \t]*[,;]?[ \t]*(?:\r?\n[ \t]*(?!-[ \t]))?"
+_BREAK = r"(?:\r?\n|(?:\\r)?\\n)"  # a line break, or one escaped (JSON, a transcript)
+_BETWEEN = r"[ \t]*[,;]?[ \t]*(?:" + _BREAK + r"[ \t]*(?!-[ \t]))?"
 # other fields of the same record between the two (no brace, no list item's dash, no blank
 # line: still one record)
-_OTHERS = r"(?:(?!\r?\n[ \t]*(?:-[ \t]|\r?\n))[^{}]){0,200}?"
+_OTHERS = r"(?:(?!" + _BREAK + r"[ \t]*(?:-[ \t]|" + _BREAK + r"))[^{}]){0,200}?"
 
 
 def _others(stop: str) -> str:
     """`_OTHERS` that also stops at another field named `stop` (a second name before any
     value starts another pair: this keeps a scan of many names linear)."""
     return (
-        r"(?:(?!\r?\n[ \t]*(?:-[ \t]|\r?\n))(?!(?<![\w-])"
+        r"(?:(?!"
+        + _BREAK
+        + r"[ \t]*(?:-[ \t]|"
+        + _BREAK
+        + r"))(?!(?<![\w-])"
         + _Q
         + r"(?i:"
         + stop

@@ -70,7 +70,14 @@ def is_value(value: str) -> bool:
         and not compiled(r"(?i)(?:sha1|sha256|sha384|sha512|md5):", 0).match(v)
         and not encodes_prose(v)
         and not compiled(_PATTERN, 0).search(v)
+        and not compiled(_SPLICE, 0).fullmatch(v)
     )
+
+
+# code splicing a variable into a string: `"' + pw + '"`, `" . $pw . "`, `" & pw & "`
+# (or a qualified name: `std::string`)
+_SPLICE = r"""[ \t]*['"]?[ \t]*(?:\+|\.|&)[ \t]*[\w.$\[\]():-]+[ \t]*(?:\+|\.|&)[ \t]*['"]?[ \t]*"""
+_SPLICE += r"|[A-Za-z_]\w*(?:::[A-Za-z_]\w*)+"
 
 
 # a regular expression's syntax: `(?![\w-])`, `\d+`: a pattern, not a password
@@ -302,10 +309,8 @@ def assignment_is_secret(key: str, value: str, *, quoted: bool, env_style: bool)
 
 
 # tokens that are ids, not credentials: a page cursor, a request's or a trace's id
-_ID_TOKENS = words(
-    "page next continuation cursor idempotency sync request correlation trace cancellation "
-    "change resume pagination client csrf xsrf state nonce"
-)
+_ID_TOKENS = words("page next continuation cursor idempotency sync request correlation trace")
+_ID_TOKENS |= words("cancellation change resume pagination client csrf xsrf state nonce")
 
 
 def _uuid_token(key: str, value: str) -> bool:
@@ -313,12 +318,9 @@ def _uuid_token(key: str, value: str) -> bool:
     `X-Postmark-Server-Token`, `HEROKU_API_TOKEN`): Consul, Nomad, Postmark and Heroku
     tokens are UUIDs. A page cursor or a request id is not (`next_token`, `request_token`),
     nor a UUID under a bare `token`."""
-    parts = key_words(key)
-    return (
-        len(parts) >= 2  # a bare `token = <uuid>` is as often a request's id
-        and compiled(_UUID, 0).fullmatch(value) is not None
-        and not any(w in _ID_TOKENS for w in parts)
-    )
+    parts = key_words(key)  # (a bare `token = <uuid>` is as often a request's id)
+    uuid = compiled(_UUID, 0).fullmatch(value) is not None
+    return len(parts) >= 2 and uuid and not any(w in _ID_TOKENS for w in parts)
 
 
 def _names_secret(key: str) -> bool:
