@@ -116,8 +116,8 @@ RULES: list[Rule] = [
     Rule(
         # postfix sasl_passwd: `[host]:port user:password` or `host:port user:password`
         "password",
-        r"(?m)(?<![\w.\[-])(?:\[[\w.-]+\](?::\d{1,5})?|[\w-]+(?:\.[\w-]+)+:\d{1,5})[ \t]+"
-        r"[^\s:]{1,100}:(?P<bare>\S{1,200})(?!\S)",
+        r"(?m)(?<![\w.\[-])(?:\[[\w-]+(?:\.[\w-]+)+\](?::\d{1,5})?|[\w-]+(?:\.[\w-]+)+:\d{1,5})"
+        r"[ \t]+[^\s:\[\]]{1,100}:(?P<bare>\S{1,200})(?!\S)",
         ("]:", ":25", ":465", ":587", ":2525", "smtp", "sasl"),
         groups=("bare",),
         priority=CONTEXT,

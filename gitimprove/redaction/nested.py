@@ -17,16 +17,17 @@ from __future__ import annotations
 import re
 
 from gitimprove.redaction.engine import CONTEXT, Rule, compiled
-from gitimprove.redaction.values import assignment_is_secret, is_value, kind_of
+from gitimprove.redaction.values import assignment_is_secret, is_value, kind_of, looks_random
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-_NAME_FIELD = (
-    r"(?:name|key|id|var|variable|env|field|setting|label|parameter_?(?:name|key)"
-    r"|option_?name|secret_?name|param)"
-)
+_NAME_FIELD = r"(?:name|key|var|variable|parameter_?(?:name|key)|option_?name|secret_?name|param)"
+# a pair rule is tried only just before these words (the start of a field name), not at
+# every position of a text
+_NAME_WORDS = ("name", "key", "var", "param")
+_VALUE_WORDS = ("val", "secret", "data", "content", "plaintext")
 _VALUE_FIELD = (
     r"(?:value|val|secret|secret_?string|string_?value|data|contents?|parameter_?value"
     r"|secret_?value|plaintext)"
@@ -87,8 +88,22 @@ def _singular(key: str) -> str:
     return key[:-1] if key[-1:] in "sS" and key[-2:-1] not in "sS" else key
 
 
+# the key before a list, read back from the start of the match: `api_keys: [`, `tokens:`
+_KEY_BEFORE = r"""(?:^|(?<=[\s{,]))(?P<ind>[ \t]*)["']?""" + _LIST_KEY + r"""["']?[ \t]*\Z"""
+
+
+def _key_before(m: re.Match[str]) -> tuple[str, str] | None:
+    """The credential key the list at `m` is the value of, and its line's indentation."""
+    line = m.string.rfind("\n", 0, m.start()) + 1
+    k = compiled(_KEY_BEFORE, 0).search(m.string[max(line, m.start() - 200) : m.start()])
+    return (_singular(k.group("key")), k.group("ind")) if k else None
+
+
 def _flow_items(m: re.Match[str]) -> Iterable[tuple[int, int]]:
-    key, body, at = _singular(m.group("key")), m.group("items"), m.start("items")
+    found = _key_before(m)
+    if found is None:
+        return
+    key, body, at = found[0], m.group("items"), m.start("items")
     if not compiled(
         r"[ \t]*" + _ITEM + r"(?:[ \t]*,[ \t]*" + _ITEM + r")*[ \t]*,?[ \t]*", 0
     ).fullmatch(body):
@@ -96,17 +111,24 @@ def _flow_items(m: re.Match[str]) -> Iterable[tuple[int, int]]:
     for item in compiled(_ITEM, 0).finditer(body):
         g = next(n for n in (1, 2, 3) if item.group(n) is not None)
         value = item.group(g)
+        if g == 3 and not looks_random(value):
+            continue  # a bare item of a list in code is a name (`[listener.fileno(), r]`)
         if assignment_is_secret(key, value, quoted=g != 3, env_style=True):
             yield at + item.start(g), at + item.end(g)
 
 
 def _block_items(m: re.Match[str]) -> Iterable[tuple[int, int]]:
-    key, body, at = _singular(m.group("key")), m.group("items"), m.start("items")
-    item_re = compiled(r"(?m)^[ \t]*-[ \t]+" + _ITEM + r"[ \t]*\r?$", 0)
+    found = _key_before(m)
+    if found is None:
+        return
+    (key, ind), body, at = found, m.group("items"), m.start("items")
+    item_re = compiled(r"(?m)^(?P<lead>[ \t]*)-[ \t]+" + _ITEM + r"[ \t]*\r?$", 0)
     for item in item_re.finditer(body):
-        g = next(n for n in (1, 2, 3) if item.group(n) is not None)
+        if not item.group("lead").startswith(ind):
+            break  # a list less indented than the key is not its value
+        g = next(n for n in (2, 3, 4) if item.group(n) is not None)  # (1: the lead)
         value = item.group(g)
-        if assignment_is_secret(key, value, quoted=g != 3, env_style=True):
+        if assignment_is_secret(key, value, quoted=g != 4, env_style=True):
             yield at + item.start(g), at + item.end(g)
 
 
@@ -122,10 +144,11 @@ RULES: list[Rule] = [
         + _others(_NAME_FIELD)
         + _field(_VALUE_FIELD)
         + _VAL,
-        ("value", "val", "secret", "data", "content", "plaintext"),
+        _NAME_WORDS,
         groups=_GROUPS,
         priority=CONTEXT,
         check=_check_pair,
+        near=18,
     ),
     Rule(
         # the value first, then its name: `{"Value": "…", "Name": "DB_PASSWORD"}`
@@ -138,10 +161,11 @@ RULES: list[Rule] = [
         + _Q
         + _KEY
         + _Q,
-        ("value", "val", "secret", "data", "content", "plaintext"),
+        _VALUE_WORDS,
         groups=_GROUPS,
         priority=CONTEXT,
         check=_check_pair,
+        near=16,
     ),
     Rule(
         # SSM: a SecureString parameter's value after its type
@@ -171,7 +195,7 @@ RULES: list[Rule] = [
     Rule(
         # a flow list under a credential key: `api_keys: ["…", "…"]`
         "credential",
-        r"(?<![\w-])[\"']?" + _LIST_KEY + r"[\"']?[ \t]*[:=][ \t]*\[(?P<items>[^\[\]\n]{1,2000})\]",
+        r"[:=][ \t]*\[(?P<items>[^\[\]\n]{1,2000})\]",
         ("pass", "pwd", "secret", "token", "key", "cred", "auth"),
         needs=("[",),
         priority=CONTEXT,
@@ -180,8 +204,7 @@ RULES: list[Rule] = [
     Rule(
         # a YAML block list under a credential key: `tokens:` then `- …` lines
         "credential",
-        r"(?m)(?:^|(?<=[ \t]))(?P<ind>[ \t]*)[\"']?" + _LIST_KEY + r"[\"']?[ \t]*:[ \t]*\r?\n"
-        r"(?P<items>(?:(?P=ind)[ \t]*-[ \t]+[^\n]*(?:\n|$)){1,200})",
+        r":[ \t]*\r?\n(?P<items>(?:[ \t]*-[ \t]+[^\n]*(?:\n|$)){1,200})",
         ("pass", "pwd", "secret", "token", "key", "cred", "auth"),
         needs=("- ",),
         priority=CONTEXT,
