@@ -61,6 +61,7 @@ def copy_scenario(root: Path, dest: Path) -> Path:
 
 
 _SURVIVORS_LOCK = Path(tempfile.gettempdir()) / "gitimprove-tests-survivors.lock"
+_SURVIVORS_GATE = Path(tempfile.gettempdir()) / "gitimprove-tests-survivors.gate"
 
 
 @pytest.fixture(autouse=True)
@@ -72,8 +73,15 @@ def survivors_turn(request: pytest.FixtureRequest) -> Iterator[None]:
     import fcntl
 
     alone = request.node.get_closest_marker("survivors") is not None
-    with open(_SURVIVORS_LOCK, "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+    # a gate in front of the lock gives a waiting `survivors` test its turn after the tests
+    # running now: without it, new shared holders keep coming and it waits for the others'
+    # whole share of the suite while its own worker idles
+    with open(_SURVIVORS_GATE, "a") as gate, open(_SURVIVORS_LOCK, "a") as f:
+        fcntl.flock(gate, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        finally:
+            fcntl.flock(gate, fcntl.LOCK_UN)
         yield
 
 
