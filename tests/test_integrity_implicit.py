@@ -264,7 +264,7 @@ def test_a_checkout_holds_no_compiled_python_and_no_run_reads_anothers(
         (co.path / "tools" / "__pycache__" / f"reader.{tag}.pyc").write_bytes(b"forged")
         (co.path / "other.pyc").write_bytes(b"forged")
         assert co.verify(after_run=True) == []
-        co.drop_compiled()
+        assert co.reset() == []
         left = [p.relative_to(co.path).as_posix() for p in co.path.rglob("*")]
         assert not [p for p in left if compiled(p)], left
         assert "tools/reader.py" in left and co.verify() == []

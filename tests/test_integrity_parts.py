@@ -153,8 +153,11 @@ def test_checkout_verification(tmp_repo: TmpRepo) -> None:
         (co.path / "src" / "__pycache__").mkdir()
         (co.path / "src" / "__pycache__" / "a.pyc").write_bytes(b"x")
         assert co.verify(after_run=True) == []
-        (co.path / "src" / "__pycache__" / "a.pyc").write_bytes(b"xy")
-        assert co.verify() == ["src/__pycache__/a.pyc (changed)"]
+        assert co.added() == ["src/__pycache__"]
+        assert co.reset() == [] and not (co.path / "src" / "__pycache__").exists()
+        assert co.verify() == []
+        (co.path / "src" / "__pycache__").mkdir()  # between runs: named
+        assert co.verify() == ["src (changed)", "src/__pycache__ (added)"]
         # a file of the commit: changed, rewritten with the same content, replaced, removed
         with checkout(repo, head) as c3:
             (c3.path / "src" / "a.py").write_text("A = 2\n")

@@ -9,13 +9,15 @@ process.
 
 `Checkout.verify` compares the folder with the snapshot taken when it was written (or after
 its last run): the listing plus every entry's `lstat` (mode, size, mtime, ctime, inode). Between
-runs nothing may change at all; during a run the files of the commit may not change (the
-measured process may add files, such as caches, which the next snapshot then includes). A file
-of the commit that changed is re-hashed to tell "changed" from "rewritten" in the reason.
+runs nothing may change at all; during a run the files of the commit may not change. What a
+run adds (output, caches, a planted module) is removed by `Checkout.reset` before the next
+run, so every run starts from exactly the committed tree and no run sees another's files. A
+file of the commit that changed is re-hashed to tell "changed" from "rewritten" in the reason.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import secrets
@@ -142,12 +144,13 @@ class Checkout:
     snapshot: dict[str, Stat] = field(default_factory=dict)
     largest: int | None = None  # the largest file written: nothing larger is ever read
     lock: threading.Lock = field(default_factory=threading.Lock)
+    tree: frozenset[str] = frozenset()  # every path the commit puts here, folders included
 
     def verify(self, *, after_run: bool = False) -> list[str]:
         """The paths that differ from the last snapshot (empty: all is as it was).
 
-        With `after_run`, new files and changed folders are the run's own output and are taken
-        into the snapshot; a file of the commit that changed never is."""
+        With `after_run`, files a run added (its output, caches) are not named: `added` lists
+        them and `reset` removes them; a file of the commit that changed always is."""
         now = scan(self.path)
         if now == self.snapshot:
             return []
@@ -163,26 +166,49 @@ class Checkout:
             elif not after_run:
                 state = "added" if before is None else "removed" if after is None else "changed"
                 bad.append(f"{rel} ({state})")
-        if not bad:
-            self.snapshot = now
         return bad
 
-    def drop_compiled(self) -> None:
-        """Remove the compiled Python an earlier run wrote here (metric and guard run with
-        `PYTHONDONTWRITEBYTECODE`: only measured code that meant to, or a child that reset its
-        environment, writes any), so no run reads another's."""
-        found = [rel for rel in self.snapshot if compiled(rel.rstrip("/"))]
-        if not found:
-            return
-        for rel in found:
-            target = self.path / rel.rstrip("/")
-            if target.is_dir() and not target.is_symlink():
-                from gitimprove.util.files import remove_tree
+    def added(self, *, every: bool = False) -> list[str]:
+        """What is here that the commit does not hold (a run's output): the top-most paths,
+        or with `every` each path under them too."""
+        now = scan(self.path)
+        extra = sorted(rel for rel in now if rel not in self.tree)
+        if every:
+            return extra
+        out: list[str] = []
+        for rel in extra:
+            if not out or not rel.startswith(out[-1] + "/"):
+                out.append(rel)
+        return out
 
+    def reset(self) -> list[str]:
+        """Remove everything a run added (files, links, folders, caches, ignored or not), so
+        the next run starts from exactly the committed tree; returns what could not be
+        removed. The snapshot is taken anew."""
+        left = []
+        for rel in self.added():
+            target = self.path / rel
+            remove_tree(target)  # a file or link is unlinked, never followed
+            if os.path.lexists(target):  # a folder the run made unreadable
+                _unlock(target)
                 remove_tree(target)
-            else:
-                target.unlink(missing_ok=True)
+            if os.path.lexists(target):
+                left.append(rel)
         self.snapshot = scan(self.path)
+        return left
+
+
+def _unlock(folder: Path) -> None:
+    """Make a folder tree a run wrote readable again (mode 0700 on each folder), so it can
+    be removed; links are never followed."""
+    if os.path.islink(folder) or not folder.is_dir():
+        return
+    with contextlib.suppress(OSError):
+        os.chmod(folder, 0o700)
+    for top, dirs, _files in os.walk(folder):
+        for name in dirs:
+            with contextlib.suppress(OSError):
+                os.chmod(os.path.join(top, name), 0o700, follow_symlinks=False)
 
 
 class NotAsWritten(GitImproveError):
@@ -235,6 +261,7 @@ def checkout(repo: Repo, commit: str, purpose: str = "measure") -> Iterator[Chec
             largest = materialize(repo, obj.tree, path, expected)  # mkdir fails if it exists
             co = Checkout(path, commit, expected, largest=largest)
             co.snapshot = scan(path)
+            co.tree = frozenset(co.snapshot)
             bad = not_as_written(co)
             if not bad:
                 yield co

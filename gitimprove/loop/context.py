@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Any
 from gitimprove.agents import Agent
 from gitimprove.agents.sandbox import Sandbox
 from gitimprove.config import Config
-from gitimprove.git import caches
+from gitimprove.git import caches, trees
 from gitimprove.git.checkout import Checkout, checkout
 from gitimprove.git.repo import Repo
 from gitimprove.git.watch import RepoState, put_back
 from gitimprove.loop.decide import Rule
 from gitimprove.loop.importable import importable_names
-from gitimprove.loop.integrity import Tampered
+from gitimprove.loop.integrity import Tampered, after_run
 from gitimprove.loop.metrics import MetricRun, run_metric
 from gitimprove.util import proc, reaper
 
@@ -181,6 +181,10 @@ class RunContext:
     started: float = field(default_factory=time.monotonic)
 
     @functools.cached_property
+    def sealed_paths(self) -> list[str]:
+        return trees.blob_paths(self.repo, self.sealed_tree)
+
+    @functools.cached_property
     def importable(self) -> frozenset[str]:
         """The module names the metric's and guard's interpreters import (asked once)."""
         commands = [self.cfg.metric_command, self.cfg.guard_command]
@@ -246,15 +250,14 @@ class RunContext:
                     before = self.shared.repo_state or RepoState.take(self.repo)
             token = self.token()
             stops = reaper.continued()
-            co.drop_compiled()  # no run reads compiled Python another run wrote
             with (
                 caches.watched(self.repo.improve_dir),  # measured code may write them (none)
                 self.shared.processes(token) as env,
             ):
-                # the checkout holds no compiled Python of the tree, and the run writes none
-                # (a fresh cache prefix instead would compile every imported module, the
-                # standard library's too, in every run); nothing of the user's site folder
-                # runs (a planted `usercustomize.py`)
+                # the checkout holds only the commit's files (no compiled Python), and the
+                # run writes none (a fresh cache prefix instead would compile every imported
+                # module, the standard library's too, in every run); nothing of the user's
+                # site folder runs (a planted `usercustomize.py`)
                 env = {**env, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1"}
                 yield Measuring(env, lambda: reaper.sweep(token, self.shared.live_tokens))
             if before is not None and reaper.continued() != stops:
@@ -276,9 +279,7 @@ class RunContext:
                 raise Tampered(
                     f"your repository changed during the {what}", changed, checkout=co, stop=True
                 )
-            bad = co.verify(after_run=True)
-            if bad:
-                raise Tampered(f"files of the commit changed during the {what}", bad, checkout=co)
+            after_run(self, co, what)
 
     def measured_command(self, command: str, co: Checkout) -> tuple[list[str] | str, bool]:
         """(argv, shell) of a metric or guard command: in the sandbox when one is in force."""

@@ -131,7 +131,13 @@ def _new_module(path: str, roots: set[str]) -> tuple[str, str] | None:
 
 
 def _loaded_new(
-    path: str, roots: set[str], importable: frozenset[str], mutable: Sequence[str], *, new: bool
+    path: str,
+    roots: set[str],
+    importable: frozenset[str],
+    mutable: Sequence[str],
+    *,
+    new: bool,
+    top_level: bool = True,
 ) -> str | None:
     """Why a changed `path` is out of scope as package metadata or, when `new`, as a module
     Python loads in place of another."""
@@ -145,7 +151,7 @@ def _loaded_new(
     folder, module = found
     if module in importable:
         return f"{path} (a new module named like the installed {module}: imported instead)"
-    if folder == "":
+    if folder == "" and top_level:
         return f"{path} (a new top-level module: the root is on sys.path for python -m)"
     return None
 
@@ -158,6 +164,8 @@ def implicit_changes(
     is_package: Callable[[str], bool],
     importable: frozenset[str] = frozenset(),
     existed: Callable[[str], bool] | None = None,
+    *,
+    top_level: bool = True,
 ) -> list[str]:
     """The changed paths an interpreter or test runner would load implicitly, each with why.
 
@@ -165,7 +173,8 @@ def implicit_changes(
     named like the standard library's shadows it); `read(path)` gives the file before and after
     (for `pyproject.toml`); `is_package(folder)` says whether a folder holds `__init__.py`;
     `importable` are the module names the metric's and guard's interpreters import;
-    `existed(path)` whether the base tree has `path` (read's first half by default)."""
+    `existed(path)` whether the base tree has `path` (read's first half by default); without
+    `top_level`, a new module at the root that nothing named imports is not named."""
     if existed is None:
         existed = lambda path: read(path)[0] is not None  # noqa: E731
     sealed = list(sealed)
@@ -196,7 +205,7 @@ def implicit_changes(
             )
             continue
         is_new = _new_module(path, roots) is not None and existed(path) is False
-        why = _loaded_new(path, roots, importable, mutable, new=is_new)
+        why = _loaded_new(path, roots, importable, mutable, new=is_new, top_level=top_level)
         if why is not None:
             out.append(why)
             continue
@@ -238,3 +247,26 @@ def implicit_in(
         return trees.read_in(repo, base_tree, path) is not None
 
     return implicit_changes(changed, sealed, mutable, read, is_package, importable, existed)
+
+
+def planted_during_run(
+    added: Iterable[str],
+    sealed: Sequence[str],
+    read_sealed: Callable[[str], bytes | None],
+    is_package: Callable[[str], bool],
+    importable: frozenset[str] = frozenset(),
+) -> list[str]:
+    """The files a metric or guard run wrote (`added`, paths under the checkout, folders
+    expanded by the caller) that Python or the test runner would load implicitly in a later
+    process of the same run: a `conftest.py`, `sitecustomize.py`, `*.pth`, a module named like
+    the standard library's or an installed one beside a sealed file... Compiled Python (the
+    `__pycache__` an interpreter writes) and a new module no one imports are plain output:
+    every run's output is removed before the next run."""
+
+    def read(path: str) -> tuple[bytes | None, bytes | None]:
+        return read_sealed(path), b""
+
+    found = implicit_changes(
+        added, sealed, [], read, is_package, importable, lambda path: False, top_level=False
+    )
+    return [f for f in found if "compiled Python" not in f]

@@ -16,21 +16,24 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gitimprove.errors import ConfigError, GitImproveError
-from gitimprove.git import refs
+from gitimprove.git import refs, trees
 from gitimprove.git.repo import Repo
 from gitimprove.git.watch import forged_notes
+from gitimprove.loop.implicit import planted_during_run
 from gitimprove.state.integrity import log_incident
 
 __all__ = ["IntegrityError", "Tampered", "check_config_pin", "check_run_refs", "log_incident"]
 
 if TYPE_CHECKING:
     from gitimprove.git.checkout import Checkout
+    from gitimprove.loop.context import RunContext
 
 
 class Tampered(Exception):
@@ -66,6 +69,38 @@ def fresh_checkout(stack: ExitStack[Any], repo: Repo, commit: str, name: str) ->
         return stack.enter_context(checkout(repo, commit, name))
     except NotAsWritten as exc:
         raise Tampered("the measurement checkout changed while it was written", exc.paths) from None
+
+
+def after_run(ctx: RunContext, co: Checkout, what: str) -> None:
+    """After a metric or guard run: the commit's files must be as written, and a file the run
+    wrote that Python or the test runner loads without being named (`conftest.py`, a module
+    shadowing the standard library's, `*.pth`...) makes the attempt `tampered`; whatever the
+    run wrote is removed either way, so the next run of any arm starts from the commit."""
+    bad = co.verify(after_run=True)
+    if bad:
+        co.reset()
+        raise Tampered(f"files of the commit changed during the {what}", bad, checkout=co)
+    added = co.added(every=True)
+    found: list[str] = []
+    if added:
+        with ctx.shared.lock:
+            sealed = ctx.sealed_paths
+            found = planted_during_run(
+                added,
+                sealed,
+                lambda p: trees.read_in(ctx.repo, ctx.sealed_tree, p) if p in sealed else None,
+                lambda folder: os.path.lexists(co.path / folder / "__init__.py"),
+                ctx.importable,
+            )
+    left = co.reset() if added else []
+    if found:
+        raise Tampered(
+            f"the {what} wrote files Python or the test runner loads without being named",
+            found,
+            checkout=co,
+        )
+    if left:
+        raise Tampered(f"the {what} left files that cannot be removed", left, checkout=co)
 
 
 def stop_error(run: str, exc: Tampered) -> IntegrityError:

@@ -20,7 +20,7 @@ from typing import Any
 from gitimprove.config import Config
 from gitimprove.errors import GitImproveError, MetricError
 from gitimprove.git import history
-from gitimprove.git.checkout import checkout
+from gitimprove.git.checkout import Checkout, checkout
 from gitimprove.git.repo import Repo
 from gitimprove.loop.decide import decide_fixed
 from gitimprove.loop.metrics import MetricRun, run_metric
@@ -61,9 +61,18 @@ class ArmRuns:
     name: str | None = None
 
 
-def _run_once(cfg: Config, path: Path, arm: ArmRuns) -> None:
+def _run_once(cfg: Config, co: Checkout, arm: ArmRuns) -> None:
+    """One metric run, from exactly the committed tree (what an earlier run wrote is gone)."""
     if arm.failure is not None:
         return
+    path = co.path
+    changed = co.verify(after_run=True)
+    if changed:
+        raise GitImproveError(
+            f"a metric run changed files of {co.commit[:10]}: " + ", ".join(changed[:10]),
+            hint="the metric must not rewrite the code it measures; write output elsewhere",
+        )
+    co.reset()
     got = run_metric(
         cfg.metric_command,
         path,
@@ -137,9 +146,8 @@ def measure_baseline(
     """Run the metric `runs` times on `commit`; raise MetricError with the output if it fails."""
     arm = ArmRuns()
     with checkout(repo, commit, "baseline") as co:
-        path = co.path
         for i in range(runs):
-            _run_once(cfg, path, arm)
+            _run_once(cfg, co, arm)
             if arm.failure is not None:
                 break
             if progress:
@@ -274,15 +282,16 @@ def _measure_one(
         checkout(repo, commit, "measure") as cand_co,
         checkout(repo, parent, "incumbent") as inc_co,
     ):
-        cand_path, inc_path = cand_co.path, inc_co.path
         for i in range(runs):
-            _run_once(cfg, cand_path, cand)
+            _run_once(cfg, cand_co, cand)
             if cand.failure is not None:
                 break
-            _run_once(cfg, inc_path, inc)
+            _run_once(cfg, inc_co, inc)
             if progress:
                 progress(f"{commit[:10]} run {i + 1}/{runs}: {cand.samples[-1]:.10g}")
-        guard = _guard(cfg, cand_path) if cand.failure is None else {"status": "skipped"}
+        if cand.failure is None:
+            cand_co.reset()
+        guard = _guard(cfg, cand_co.path) if cand.failure is None else {"status": "skipped"}
     fields: dict[str, Any] = {
         "run": incumbent.run,
         "parent": parent,

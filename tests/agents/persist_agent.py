@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""An agent whose code writes files while it is measured, for a later run to find
+(the `command` contract of DESIGN §9).
+
+argv[1] says what the first iteration's code does when the benchmark runs it:
+- `plant:<path>`: write `<path>` (relative to the measurement checkout's root) holding Python
+  that prints a forged `METRIC score=1` line and exits: from the next run on, the sealed
+  benchmark imports it (`subprocess.py`, `json/__init__.py`), pytest or `site` loads it
+  (`conftest.py`, `sitecustomize.py`, `x.pth`);
+- `guardplant:<path>`: the same, only when the guard runs it (`prog.py guard`);
+- `cache`: print a worse value once, and a much better one whenever a `cache.bin` it wrote in
+  an earlier run is there;
+- `honest`: print a better value and leave the output any program leaves (`__pycache__`,
+  `.pytest_cache`, `out/`).
+Every later iteration writes an honest improvement (90).
+"""
+
+import os
+import pathlib
+import sys
+
+plan = sys.argv[1]
+prog = pathlib.Path("src/prog.py")
+if os.environ.get("GITIMPROVE_ITERATION", "1") != "1":
+    prog.write_text("print(90)\n")
+    print('{"description": "honest 90"}')
+    sys.exit(0)
+kind, _, target = plan.partition(":")
+ROOT = "pathlib.Path(__file__).resolve().parent.parent"
+if kind in ("plant", "guardplant"):  # guardplant: only when the guard runs it (`prog.py guard`)
+    forged = "import sys\nprint('METRIC score=1')\nsys.exit(0)\n"
+    if target.endswith(".pth"):
+        forged = "import sys; print('METRIC score=1'); sys.exit(0)\n"
+    prog.write_text(
+        f"import pathlib, sys\nt = {ROOT} / {target!r}\n"
+        f"if {kind == 'plant'} or sys.argv[1:] == ['guard']:\n"
+        "    t.parent.mkdir(parents=True, exist_ok=True)\n"
+        f"    t.write_text({forged!r})\nprint(99)\n"
+    )
+elif kind == "cache":
+    prog.write_text(
+        f"import pathlib\nc = {ROOT} / 'cache.bin'\n"
+        "if c.exists():\n    print(80)\nelse:\n    c.write_text('x')\n    print(103)\n"
+    )
+else:
+    prog.write_text(
+        f"import pathlib\nroot = {ROOT}\n"
+        "for rel in ('__pycache__/bench.cpython-311.pyc', '.pytest_cache/v/cache/nodeids',\n"
+        "            'out/result.txt', 'src/__pycache__/prog.cpython-311.pyc'):\n"
+        "    (root / rel).parent.mkdir(parents=True, exist_ok=True)\n"
+        "    (root / rel).write_bytes(b'x')\n"
+        "print(90)\n"
+    )
+print(f'{{"description": "{kind}"}}')
