@@ -5,6 +5,8 @@ from pathlib import Path
 import click
 
 from gitimprove import output
+from gitimprove.git.gitfiles import LIMITS
+from gitimprove.git.listing import git_inputs
 from gitimprove.git.repo import open_repo, unreadable
 from gitimprove.hooks import install
 from gitimprove.loop.repair import check_phantoms
@@ -31,20 +33,22 @@ def command(repair: bool, secrets: bool, as_json: bool) -> int:
     Exits 1 when a problem remains.
     """
     unsafe = unreadable(Path.cwd(), refs=True)  # before anything opens them: never a hang
+    repo = None if unsafe else open_repo(need_work_tree=False)
+    if repo is not None and repo.work_tree is not None:  # what `git status` would hang on
+        unsafe = [f"work tree: {p}" for p in git_inputs(repo.work_tree, LIMITS["list"])]
     if unsafe:
         fix = (
             "put a regular file back in each place (a FIFO or a huge file there hangs every "
             "git command); move the thing itself aside, never read it"
         )
         for item in unsafe:
+            check = "work tree" if item.startswith("work tree: ") else "git directory"
             if as_json:
-                output.emit_json(
-                    {"check": "git directory", "ok": False, "message": item, "fix": fix}
-                )
+                output.emit_json({"check": check, "ok": False, "message": item, "fix": fix})
             else:
-                output.echo(f"[FAIL] git directory: {item}\n        fix: {fix}")
+                output.echo(f"[FAIL] {check}: {item}\n        fix: {fix}")
         return 1
-    repo = open_repo(need_work_tree=False)
+    assert repo is not None
     extra: list[Check] = [lambda r, fix: install.check_shims(r.work_tree, fix), check_phantoms]
     if secrets:
         from gitimprove.state import secrets as stored

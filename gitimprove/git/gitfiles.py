@@ -1,30 +1,56 @@
 """The files of the user's git directory that git and libgit2 read, checked before they do.
 
-libgit2 (in the harness) and git (in its subprocesses) open `HEAD`, `config`, `packed-refs`,
-the index, every loose ref, the object alternates, `commondir`/`gitdir` and a linked
-worktree's own files with plain blocking reads: a FIFO in one's place would hang them for
-ever, a huge (sparse) one exhaust their memory. `problems` names each that is not a regular
-file (a link is followed: what git would open) within `MAX_SIZE`, using `lstat`/`stat` only;
-the harness checks before it touches the repository (docs/integrity.md, "Files git reads").
+libgit2 (in the harness) and git (in its subprocesses) open `HEAD`, `config` and every file it
+includes (`[include]`/`[includeIf]`, recursively), `packed-refs`, the index, every loose ref,
+the object alternates and the alternates of those (a chain), `info/*`, the packs' files,
+`commondir`/`gitdir`, a linked worktree's and a submodule's own files (`worktrees/`,
+`modules/`), and the state files of a merge or rebase, with plain blocking reads: a FIFO in
+one's place would hang them for ever, a huge (sparse) one exhaust their memory. `problems`
+names each that is not a regular file (a link is followed: what git would open) within the
+limit of its kind (`LIMITS`), using `stat` and small reads only; the harness checks before it
+touches the repository (docs/integrity.md, "Files git reads").
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from pathlib import Path
 
-__all__ = ["MAX_SIZE", "locate", "move_aside", "problems"]
+__all__ = ["LIMITS", "MAX_SIZE", "hung", "locate", "move_aside", "problems"]
 
-# No git directory file honestly comes near this (a huge monorepo's index: a few hundred MB).
-MAX_SIZE = 4 << 30
+_KB, _MB = 1 << 10, 1 << 20
+# What each kind of file honestly comes near, with room to spare: a ref is 41 bytes, a config
+# with thousands of branches a few hundred KB, a huge monorepo's packed-refs ~100 MB and its
+# index a few hundred MB. Anything larger is named, never read.
+LIMITS = {
+    "ref": 64 * _KB,  # HEAD, ORIG_HEAD, a loose ref, commondir, gitdir
+    "config": 8 * _MB,  # config, config.worktree, each included file
+    "list": 64 * _MB,  # info/*, alternates, shallow, FETCH_HEAD, a rebase's state
+    "packed-refs": 1 << 30,
+    "index": 2 << 30,
+}
+MAX_SIZE = max(LIMITS.values())
+MAX_INCLUDE_DEPTH = 10  # git's own limit on nested includes
+MAX_ALTERNATE_DEPTH = 5  # git's own limit on the alternates chain
 
-_NAMED = ("HEAD", "config", "config.worktree", "index", "commondir", "gitdir", "ORIG_HEAD")
-_COMMON = ("config", "packed-refs", "shallow", "objects/info/alternates", "info/grafts")
+_NAMED = {
+    "HEAD": "ref", "config": "config", "config.worktree": "config", "index": "index",
+    "commondir": "ref", "gitdir": "ref", "ORIG_HEAD": "ref",
+}  # fmt: skip
+_COMMON = {
+    "config": "config", "packed-refs": "packed-refs", "shallow": "list",
+    "objects/info/alternates": "list", "info/grafts": "list",
+}  # fmt: skip
+# folders whose every file git may read (kind "list" unless named above); their files may be
+# large (packs) only where no limit applies
+_FOLDERS = {"info": "list", "rebase-merge": "list", "rebase-apply": "list", "sequencer": "list"}
+_UNBOUNDED = ("objects/pack", "objects/info")  # packs, commit-graphs: any size, but files
 
 
-def _problem(path: str | Path) -> str | None:
+def _problem(path: str | Path, limit: int = MAX_SIZE) -> str | None:
     try:
         st = os.stat(path)
     except FileNotFoundError:
@@ -33,7 +59,7 @@ def _problem(path: str | Path) -> str | None:
         return None if exc.errno != errno.ELOOP else "a link that does not resolve"
     mode = st.st_mode
     if stat.S_ISREG(mode):
-        return f"{st.st_size:,} bytes, over {MAX_SIZE:,}" if st.st_size > MAX_SIZE else None
+        return f"{st.st_size:,} bytes, over {limit:,}" if st.st_size > limit else None
     if stat.S_ISDIR(mode):
         return None
     kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
@@ -42,6 +68,7 @@ def _problem(path: str | Path) -> str | None:
 
 def _refs(root: str, out: list[str]) -> None:
     todo = [(root, ".git/refs")]
+    limit = LIMITS["ref"]
     while todo:
         folder, label = todo.pop()
         try:
@@ -51,43 +78,191 @@ def _refs(root: str, out: list[str]) -> None:
         for entry in entries:
             if entry.is_dir(follow_symlinks=False):
                 todo.append((entry.path, f"{label}/{entry.name}"))
-            elif not entry.is_file(follow_symlinks=False) or entry.is_symlink():
-                why = _problem(entry.path)  # a link, a FIFO...: what it leads to
-                if why is not None:
+                continue
+            why = _problem(entry.path, limit)  # a link, a FIFO, a huge file: what it leads to
+            if why is not None:
+                out.append(f"{label}/{entry.name} ({why})")
+
+
+def _folder_files(path: str, label: str, limit: int | None, out: list[str]) -> None:
+    """Every entry at the top of a folder git reads files of (not its sub-folders)."""
+    try:
+        with os.scandir(path) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    continue
+                why = _problem(entry.path, MAX_SIZE if limit is None else limit)
+                if why is not None and (limit is not None or "bytes" not in why):
                     out.append(f"{label}/{entry.name} ({why})")
-            elif entry.stat(follow_symlinks=False).st_size > MAX_SIZE:
-                out.append(f"{label}/{entry.name} ({_problem(entry.path)})")
+    except OSError:
+        pass
+
+
+def _top_level(path: str, label: str, out: list[str], seen: set[str]) -> None:
+    """Files at the top of a git directory git may read: MERGE_HEAD, FETCH_HEAD... (a
+    socket named `*.ipc` is git's fsmonitor daemon's)."""
+    try:
+        with os.scandir(path) as entries:
+            for entry in entries:
+                full = entry.path
+                if full in seen or entry.is_dir(follow_symlinks=False):
+                    continue
+                why = _problem(full, LIMITS["list"])
+                if why is not None and not (entry.name.endswith(".ipc") and "socket" in why):
+                    seen.add(full)
+                    out.append(f"{label}/{entry.name} ({why})")
+    except OSError:
+        pass
+
+
+_SECTION = re.compile(r'\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"(?:[^"\\]|\\.)*")?\s*\]')
+_PATH_KEY = re.compile(r'\s*path\s*=\s*("(?:[^"\\]|\\.)*"|[^#;]*)', re.IGNORECASE)
+
+
+def includes(config: Path) -> list[str]:
+    """The `path` values of a config file's `[include]` and `[includeIf …]` sections, as
+    written (a file `problems` allowed: regular, bounded)."""
+    try:
+        with open(config, "rb") as f:
+            text = f.read(LIMITS["config"] + 1).decode("utf-8", "surrogateescape")
+    except OSError:
+        return []
+    out: list[str] = []
+    section = ""
+    for line in text.replace("\\\n", "").splitlines():
+        head = _SECTION.match(line)
+        if head is not None:
+            section = head.group(1).lower()
+            line = line[head.end() :]
+        if section in ("include", "includeif"):
+            m = _PATH_KEY.match(line)
+            if m is not None:
+                value = m.group(1).strip()
+                if value.startswith('"') and value.endswith('"') and len(value) > 1:
+                    value = re.sub(r"\\(.)", r"\1", value[1:-1])
+                if value:
+                    out.append(value)
+    return out
+
+
+def _include_target(value: str, config: Path) -> Path:
+    if value.startswith("~/") or value == "~":
+        return Path(os.path.expanduser(value))
+    found = Path(value)
+    return found if found.is_absolute() else config.parent / found
+
+
+def _config_chain(config: Path, label: str, out: list[str], seen: set[str], depth: int) -> None:
+    """Check the files `config` includes, and theirs, up to git's depth."""
+    if depth > MAX_INCLUDE_DEPTH:
+        out.append(f"{label} (includes nested deeper than {MAX_INCLUDE_DEPTH})")
+        return
+    for value in includes(config):
+        target = _include_target(value, config)
+        key = os.fspath(target)
+        if key in seen:
+            continue
+        seen.add(key)
+        why = _problem(target, LIMITS["config"])
+        if why is not None:
+            out.append(f"{label}: include {value} ({why})")
+        elif os.path.isfile(target):
+            _config_chain(target, f"{label} → {value}", out, seen, depth + 1)
+
+
+def _alternates(objects: Path, label: str, out: list[str], depth: int) -> None:
+    """The alternates chain: each alternate object folder's own `info/alternates`, and its
+    packs' files, up to git's depth."""
+    listed = objects / "info" / "alternates"
+    if depth > MAX_ALTERNATE_DEPTH or not os.path.isfile(listed):
+        return
+    try:
+        with open(listed, "rb") as f:
+            text = f.read(LIMITS["list"]).decode("utf-8", "surrogateescape")
+    except OSError:
+        return
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        alt = Path(line) if os.path.isabs(line) else objects / line
+        where = f"{label} → {line}"
+        for rel in ("info/alternates", "info/packs", "info/commit-graph"):
+            why = _problem(alt / rel, LIMITS["list"] if rel == "info/alternates" else MAX_SIZE)
+            if why is not None:
+                out.append(f"{where}/{rel} ({why})")
+        _folder_files(os.fspath(alt / "pack"), f"{where}/pack", None, out)
+        _alternates(alt, where, out, depth + 1)
 
 
 def problems(git_dir: Path, common: Path, *, refs: bool = True) -> list[str]:
-    """What git would block on or choke over in the git directory, each as
-    `.git/<path> (why)`; with `refs`, every loose ref too (a walk of `refs/`)."""
+    """What git would block on or choke over in the git directory (and what it reads from
+    there: included config files, the alternates chain), each as `.git/<path> (why)`; with
+    `refs`, every loose ref too (a walk of `refs/`)."""
     out: list[str] = []
     gd, cd = os.fspath(git_dir), os.fspath(common)
-    places = [(f"{gd}/{n}", n) for n in _NAMED]
+    places = [(f"{gd}/{n}", n, k) for n, k in _NAMED.items()]
     if cd != gd:
-        places += [(f"{cd}/{n}", n) for n in _NAMED if n not in ("HEAD", "index", "gitdir")]
-    places += [(f"{cd}/{n}", n) for n in _COMMON if n != "config" or cd != gd]
-    try:
-        with os.scandir(f"{cd}/worktrees") as trees:
-            for tree in trees:
-                if tree.is_dir(follow_symlinks=False):
-                    places += [(f"{tree.path}/{n}", f"worktrees/{tree.name}/{n}") for n in _NAMED]
-    except OSError:
-        pass
+        places += [
+            (f"{cd}/{n}", n, k) for n, k in _NAMED.items() if n not in ("HEAD", "index", "gitdir")
+        ]
+    places += [(f"{cd}/{n}", n, k) for n, k in _COMMON.items() if n != "config" or cd != gd]
+    for base, prefix in ((f"{cd}/worktrees", "worktrees"), (f"{cd}/modules", "modules")):
+        places += _nested_dirs(base, prefix)
     seen: set[str] = set()
-    for path, label in places:
+    for path, label, kind in places:
         if path in seen:
             continue
         seen.add(path)
-        why = _problem(path)
+        why = _problem(path, LIMITS[kind])
         if why is not None:
             out.append(f".git/{label} ({why})")
+    for root, label in {(gd, ".git"), (cd, ".git")}:
+        _top_level(root, label, out, seen)
+        for folder, kind in _FOLDERS.items():
+            _folder_files(f"{root}/{folder}", f"{label}/{folder}", LIMITS[kind], out)
+    for folder in _UNBOUNDED:
+        _folder_files(f"{cd}/{folder}", f".git/{folder}", None, out)
+    if not out:  # only files found regular and bounded are read
+        chain: set[str] = set()
+        # (the harness reads no global configuration: only the repository's includes count)
+        for config, label in (
+            (common / "config", ".git/config"),
+            (git_dir / "config.worktree", ".git/config.worktree"),
+        ):
+            _config_chain(config, label, out, chain, 1)
+        _alternates(common / "objects", ".git/objects/info/alternates", out, 1)
     if refs:
         _refs(f"{cd}/refs", out)
         if gd != cd:
             _refs(f"{gd}/refs", out)
-    return out
+    return sorted(set(out), key=out.index)
+
+
+def hung(git_dir: Path, common: Path, command: str, seconds: float) -> str:
+    """What to say when a git command on the repository ran out of time: what it waits on."""
+    found = problems(git_dir, common)
+    said = f"`git {command}` did not finish in {seconds:.0f}s"
+    return said + (f"; it waits on {', '.join(found[:5])}" if found else "")
+
+
+def _nested_dirs(base: str, prefix: str, depth: int = 0) -> list[tuple[str, str, str]]:
+    """The named files of each linked worktree's or submodule's git directory (submodules
+    nest: `modules/a/modules/b`)."""
+    places: list[tuple[str, str, str]] = []
+    try:
+        with os.scandir(base) as found:
+            for tree in found:
+                if not tree.is_dir(follow_symlinks=False):
+                    continue
+                label = f"{prefix}/{tree.name}"
+                places += [(f"{tree.path}/{n}", f"{label}/{n}", k) for n, k in _NAMED.items()]
+                places.append((f"{tree.path}/packed-refs", f"{label}/packed-refs", "packed-refs"))
+                if prefix.startswith("modules") and depth < 8:
+                    places += _nested_dirs(f"{tree.path}/modules", f"{label}/modules", depth + 1)
+    except OSError:
+        pass
+    return places
 
 
 def locate(where: Path) -> tuple[Path, Path] | str | None:
@@ -141,15 +316,22 @@ def _small(path: Path) -> str | None:
 
 def move_aside(git_dir: Path, common: Path, improve_dir: Path, found: list[str]) -> list[str]:
     """Move each file `problems` named to `<improve>/quarantine/` (never read, never
-    followed: a link itself is moved), so nothing that opens the repository next hangs."""
+    followed: a link itself is moved), so nothing that opens the repository next hangs. For a
+    file that a config includes or an alternate lists, the config or alternates file of the
+    repository that leads to it is moved (the harness then puts back the config it knew);
+    nothing outside the git directory is touched."""
     done = []
     aside = improve_dir / "quarantine"
     for item in found:
-        rel = item.split(" (", 1)[0].removeprefix(".git/")
+        if not item.startswith(".git/"):
+            continue  # the work tree, the user's own config: named, left as they are
+        rel = re.split(r" \(|: include | → ", item, maxsplit=1)[0].removeprefix(".git/")
         for base in (git_dir, common):
             path = base / rel
-            if not os.path.lexists(path) or _problem(path) is None:
+            if not os.path.lexists(path):
                 continue
+            if f".git/{rel}" in done:
+                break
             try:
                 os.makedirs(aside, exist_ok=True)
                 os.replace(path, aside / f"{rel.replace('/', '_')}.{os.urandom(3).hex()}")

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from gitimprove.util import proc
 
-__all__ = ["LIST_TIMEOUT", "MAX_DEPTH", "Listing", "list_files"]
+__all__ = ["LIST_TIMEOUT", "MAX_DEPTH", "Listing", "git_inputs", "list_files"]
 
 # Folders a path may nest in (git's own core.maxTreeDepth is 4096; no project comes close to
 # this): a deeper file is left out and the attempt is out-of-scope, naming the folder.
@@ -57,9 +57,13 @@ def _input_problem(full: bytes, cap: int) -> str | None:
     return None
 
 
-def _walk(root: bytes, cap: int) -> tuple[list[bytes], list[tuple[bytes, str]]]:
+def _walk(
+    root: bytes, cap: int, skip: frozenset[bytes] = frozenset()
+) -> tuple[list[bytes], list[tuple[bytes, str]]]:
     """Special files (FIFOs, sockets, devices) under `root` but its `.git`, which git lists
-    not at all, and the files git reads itself that it must not (with why)."""
+    not at all, and the files git reads itself that it must not (with why). A folder in `skip`
+    (one git ignores: it never enters it) is not entered, but its own `.git` is checked: git
+    looks whether a folder is a repository before whether it is ignored."""
     found: list[bytes] = []
     inputs: list[tuple[bytes, str]] = []
     stack: list[tuple[bytes, int]] = [(b"", 0)]
@@ -83,7 +87,14 @@ def _walk(root: bytes, cap: int) -> tuple[list[bytes], list[tuple[bytes, str]]]:
                         continue
                 if name == b".git" and is_dir:  # a nested repository: git reads its HEAD...
                     inputs += _nested_git(root, sub, cap)
-                if is_dir:
+                if is_dir and sub in skip:
+                    found_git = os.path.join(root, sub, b".git")
+                    why = _input_problem(found_git, cap)
+                    if why is not None:
+                        inputs.append((sub + b"/.git", why))
+                    elif os.path.isdir(found_git):
+                        inputs += _nested_git(root, sub + b"/.git", cap)
+                elif is_dir:
                     if depth < MAX_DEPTH:
                         stack.append((sub, depth + 1))
                 elif not (entry.is_file(follow_symlinks=False) or entry.is_symlink()):
@@ -91,6 +102,13 @@ def _walk(root: bytes, cap: int) -> tuple[list[bytes], list[tuple[bytes, str]]]:
             except OSError:
                 continue
     return found, inputs
+
+
+def git_inputs(root: Path, cap: int, skip: frozenset[bytes] = frozenset()) -> list[str]:
+    """The files git would read in a work tree that it must not (a FIFO `.gitignore`, a
+    nested repository's FIFO `HEAD`, a huge `.gitattributes`...), each as `path (why)`."""
+    _special, inputs = _walk(os.fsencode(root), cap, skip)
+    return [f"{os.fsdecode(rel)} ({why})" for rel, why in sorted(inputs)]
 
 
 def _nested_git(root: bytes, sub: bytes, cap: int) -> list[tuple[bytes, str]]:

@@ -147,6 +147,9 @@ class Repo:
         return out
 
 
+GIT_TIMEOUT = 120.0  # seconds any git command on the user's repository may take
+
+
 def unreadable(where: Path, *, refs: bool = False) -> list[str]:
     """Files of the git directory around `where` git would hang on (a FIFO) or choke over
     (git/gitfiles.py), found before anything opens them; with `refs`, the loose refs too."""
@@ -229,7 +232,13 @@ def update_refs(
         env=proc.clean_env({"GIT_DIR": str(repo.git_dir)}),
         input="\n".join(lines),
         isolated=True,  # no reference-transaction hook of a hooksPath an agent configured
+        timeout=GIT_TIMEOUT,
     )
+    if result.timed_out:
+        raise GitImproveError(
+            gitfiles.hung(repo.git_dir, repo.common_dir, "update-ref", GIT_TIMEOUT),
+            hint="put a regular file back in its place (`git improve doctor` names it)",
+        )
     if result.returncode != 0:
         err = result.stderr.strip()
         if any(m in err for m in _RETRYABLE):

@@ -34,7 +34,7 @@ import pygit2
 from gitimprove.errors import GitImproveError
 from gitimprove.git import gitfiles, refs, witness
 from gitimprove.git.repo import RefMoved, Repo, update_refs
-from gitimprove.util import proc
+from gitimprove.git.status import work_tree_status
 from gitimprove.util.files import atomic_write, read_state, state_kind
 from gitimprove.util.keys import KEY_FILE, key_problem, restore_key
 
@@ -239,12 +239,9 @@ class RepoState:
             )
         status, dirty = b"", {}
         if repo.work_tree is not None:
-            res = proc.git(
-                ["--no-optional-locks", "status", "--porcelain", "-z", "--untracked-files=all"],
-                cwd=repo.work_tree,
-                isolated=True,  # ~/.gitconfig is the agent's to write: nothing of it runs
-            )
-            status = res.raw if res.ok else f"error: {res.stderr}".encode()
+            status, stuck = work_tree_status(repo.work_tree)
+            if stuck:
+                return cls({}, {}, b"", {}, {}, repo.improve_dir, stuck)
             for item in status.split(b"\0"):
                 if len(item) > 3 and item[2:3] == b" ":
                     rel = os.fsdecode(item[3:])

@@ -21,9 +21,10 @@ from pathlib import Path
 import pygit2
 
 from gitimprove.errors import GitImproveError
+from gitimprove.git import gitfiles
 from gitimprove.git.checkout import EXEC, LINK, remove_workspace, work_root
 from gitimprove.git.listing import MAX_DEPTH, Listing, kind, list_files
-from gitimprove.git.repo import Repo
+from gitimprove.git.repo import GIT_TIMEOUT, Repo
 from gitimprove.util import proc
 
 __all__ = ["Hashed", "agent_workspace", "hash_workspace", "refused_name"]
@@ -40,7 +41,13 @@ def agent_workspace(repo: Repo, commit: str, name: str) -> Iterator[Path]:
         res = proc.git(
             ["clone", "-q", "--shared", "--no-checkout", "--no-tags", str(repo.git_dir), str(path)],
             isolated=True,
+            timeout=GIT_TIMEOUT,
         )
+        if res.timed_out:
+            raise GitImproveError(
+                gitfiles.hung(repo.git_dir, repo.common_dir, "clone", GIT_TIMEOUT),
+                hint="put a regular file back in its place (`git improve doctor` names it)",
+            )
         if not res.ok:
             raise GitImproveError(f"could not create the workspace {path}: {res.stderr.strip()}")
         _forget_origin(path / ".git" / "config")
