@@ -85,6 +85,7 @@ SCHEMA: dict[str, dict[str, tuple[Check, object]]] = {
         "timeout": (cv.duration, 1800.0),
         "sandbox": (cv.choice("auto", "bwrap", "none"), "auto"),
         "tmp_size": (cv.parse_size, 2_000_000_000),  # each private /tmp, /dev/shm in bwrap
+        "workspace_size": (cv.parse_size, 4_000_000_000),  # bytes on disk after the agent
     },
     "memory": {
         "max_lines": (cv.whole(20, 100000), 200),

@@ -81,7 +81,8 @@ def from_environment(exc: BaseException) -> GitImproveError | None:
     return GitImproveError(
         f"the file system refused: {reason}" + (f" ({where})" if where else f" ({text})"),
         hint="free some space or make the repository writable, then run the command again "
-        "(every record is written whole or not at all; `git improve doctor` checks them)",
+        "(a stopped run: `git improve run --resume`; every record is written whole or not at "
+        "all; `git improve doctor` checks them)",
     )
 
 

@@ -24,6 +24,7 @@ from gitimprove.git.workspace import Hashed, agent_workspace, hash_workspace
 from gitimprove.loop import program
 from gitimprove.loop.context import RunContext
 from gitimprove.loop.integrity import Tampered
+from gitimprove.loop.space import check_workspace
 from gitimprove.util import reaper
 
 if TYPE_CHECKING:
@@ -154,7 +155,9 @@ class AgentTampered(Tampered):
 
 def snapshot_tree(ctx: RunContext, ws: Workspace) -> Hashed:
     """The tree of the workspace's files, hashed by the harness (never the clone's index or
-    config), with what had to be left out of it."""
+    config), with what had to be left out of it; Unrecorded when the workspace is larger
+    than `[agent] workspace_size` on disk."""
+    check_workspace(ctx, ws.path)
     with ctx.shared.lock:
         return hash_workspace(
             ctx.repo,

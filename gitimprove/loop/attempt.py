@@ -38,6 +38,7 @@ from gitimprove.loop.implicit import implicit_in
 from gitimprove.loop.integrity import Tampered, fresh_checkout, log_incident, stop_error
 from gitimprove.loop.ledger import Note, note_agent, record, start_note
 from gitimprove.loop.measure import metric_block
+from gitimprove.loop.space import Unrecorded, out_of_space, record_failed
 from gitimprove.redaction import clip
 from gitimprove.state.record import CRASHES
 from gitimprove.util.clock import utc_now
@@ -313,12 +314,19 @@ def run_attempt(ctx: RunContext, spec: AttemptSpec) -> Event | None:
                     return None
                 cost += result.cost_usd or 0.0
                 note_agent(note, spec, ctx, result, rework, cost)
-                hashed = snapshot_tree(ctx, ws)
-                note["tree"] = hashed.tree
-                verdict = precheck(ctx, spec, ws, result, hashed)
-                commit, note["scope"] = commit_tree(
-                    ctx, spec, hashed.tree, note.get("description", "")
-                )
+                commit = None
+                try:
+                    hashed = snapshot_tree(ctx, ws)
+                    note["tree"] = hashed.tree
+                    verdict = precheck(ctx, spec, ws, result, hashed)
+                    commit, note["scope"] = commit_tree(
+                        ctx, spec, hashed.tree, note.get("description", "")
+                    )
+                except Exception as exc:
+                    end = exc if isinstance(exc, Unrecorded) else out_of_space(ctx, exc, "hashing")
+                    if end is None:
+                        raise
+                    return record_failed(ctx, spec, ws, note, end)
                 if tampered is not None:
                     return record_tampered(ctx, commit, note, tampered)
                 if verdict is not None:
@@ -333,9 +341,12 @@ def run_attempt(ctx: RunContext, spec: AttemptSpec) -> Event | None:
                     return record_tampered(ctx, commit, note, exc)
                 except Exception as exc:
                     bad = corrupt_object(exc)
-                    if bad is None:
+                    if bad is not None:
+                        return record_tampered(ctx, commit, note, planted(bad))
+                    end = out_of_space(ctx, exc, "measuring the candidate")
+                    if end is None:
                         raise
-                    return record_tampered(ctx, commit, note, planted(bad))
+                    return record_failed(ctx, spec, ws, note, end, commit)
                 if isinstance(done, str):  # the guard failed and the agent may rework
                     rework += 1
                     rework_tail = done

@@ -1,0 +1,61 @@
+"""A full disk, told apart from other failures, and the bytes a workspace holds.
+
+libgit2 reports a blob it could not write for want of space as a `GitError` that says "no
+error" (the cause is lost on the way), so a failure while writing to the repository is
+checked against the free space of its file system instead of its message.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
+__all__ = ["LOW", "disk_usage", "free_bytes", "out_of_space"]
+
+LOW = 16 << 20  # less free space than this: a write that failed did so for want of space
+_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+def free_bytes(path: Path) -> int | None:
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return None
+    return st.f_bavail * st.f_frsize
+
+
+def out_of_space(exc: BaseException, where: Path) -> bool:
+    """Whether `exc` (an OSError, or git's own error) came from a full disk or quota."""
+    if isinstance(exc, OSError) and exc.errno in _FULL:
+        return True
+    text = str(exc)
+    if "No space left on device" in text or "Disk quota exceeded" in text:
+        return True
+    if type(exc).__name__ != "GitError":
+        return False
+    free = free_bytes(where)
+    return free is not None and free < LOW
+
+
+def disk_usage(root: Path, stop_past: int) -> int:
+    """The bytes the files under `root` take on disk (allocated blocks: a sparse file counts
+    what it holds), links not followed; counting stops once past `stop_past`."""
+    total = 0
+    todo = [os.fspath(root)]
+    while todo:
+        try:
+            entries = list(os.scandir(todo.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            total += st.st_blocks * 512
+            if entry.is_dir(follow_symlinks=False):
+                todo.append(entry.path)
+            if total > stop_past:
+                return total
+    return total

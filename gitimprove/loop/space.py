@@ -1,0 +1,96 @@
+"""Disk space an attempt may take, and a full disk met during one (docs/integrity.md).
+
+After the agent, its workspace may hold no more than `[agent] workspace_size` bytes on disk:
+a larger one is not hashed at all and the attempt is `out-of-scope`. A full disk met while the
+workspace is hashed, the commit written, a checkout made or the candidate measured ends the
+attempt as `crash` ("no space left on device …"): the workspace's files are removed first
+(what the agent wrote is usually what filled the disk) and the attempt is recorded on a commit
+of the incumbent's tree when no commit of its own could be written. When even that record
+cannot be written, the run stops (exit 1) saying what to free; `run --resume` goes on from
+there once space is back.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gitimprove.errors import GitImproveError
+from gitimprove.git import space
+from gitimprove.util.files import remove_tree
+
+if TYPE_CHECKING:
+    from gitimprove.loop.agent_call import Workspace
+    from gitimprove.loop.attempt import AttemptSpec
+    from gitimprove.loop.context import Event, RunContext
+    from gitimprove.loop.ledger import Note
+
+__all__ = ["NoSpace", "Unrecorded", "check_workspace", "out_of_space", "record_failed"]
+
+
+class Unrecorded(Exception):
+    """The attempt ends without its tree: (status, reason) say why."""
+
+    def __init__(self, status: str, reason: str) -> None:
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+class NoSpace(GitImproveError):
+    def __init__(self, where: Path, doing: str) -> None:
+        free = space.free_bytes(where)
+        shown = f"{free:,} bytes free" if free is not None else "free space unknown"
+        super().__init__(
+            f"no space left on device while {doing} ({where}: {shown})",
+            hint="free space on that file system (the run's records are whole: nothing was "
+            "half-written), then `git improve run --resume`",
+        )
+
+
+def out_of_space(ctx: RunContext, exc: BaseException, doing: str) -> Unrecorded | None:
+    """The attempt's end when `exc` is a full disk, else None."""
+    if not space.out_of_space(exc, ctx.repo.common_dir):
+        return None
+    free = space.free_bytes(ctx.repo.common_dir)
+    shown = f"; {free:,} bytes free" if free is not None else ""
+    return Unrecorded("crash", f"crash: no space left on device while {doing}{shown}")
+
+
+def check_workspace(ctx: RunContext, path: Path) -> None:
+    """Raise Unrecorded when the agent's workspace holds more than `[agent] workspace_size`."""
+    limit = int(ctx.cfg.get("agent", "workspace_size"))
+    used = space.disk_usage(path, limit)
+    if used > limit:
+        raise Unrecorded(
+            "out-of-scope",
+            f"out-of-scope: the workspace holds more than {limit:,} bytes on disk "
+            "([agent] workspace_size); nothing of it was hashed",
+        )
+
+
+def record_failed(
+    ctx: RunContext,
+    spec: AttemptSpec,
+    ws: Workspace,
+    note: Note,
+    end: Unrecorded,
+    commit: str | None = None,
+) -> Event:
+    """Record an attempt that ended with `end`: the workspace's files removed first, on its
+    own commit or, without one, on a commit of the incumbent's tree."""
+    from gitimprove.loop.attempt import commit_tree
+    from gitimprove.loop.ledger import record
+
+    remove_tree(ws.path)
+    note.update(status=end.status, reason=end.reason)
+    try:
+        if commit is None:
+            commit, note["scope"] = commit_tree(
+                ctx, spec, ws.incumbent_tree, note.get("description", "")
+            )
+        return record(ctx, commit, note, keep=False)
+    except Exception as exc:
+        if space.out_of_space(exc, ctx.repo.common_dir):
+            raise NoSpace(ctx.repo.common_dir, "recording an attempt") from None
+        raise

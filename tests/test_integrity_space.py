@@ -1,0 +1,97 @@
+"""Disk space: an agent's workspace is bounded (`[agent] workspace_size`), and a full disk
+met while an attempt is hashed, committed or measured is recorded as that attempt's `crash`
+("no space left on device …"), never an exit 3; when nothing can be written the run stops
+(exit 1) saying what to free, and `run --resume` goes on once space is back. The full disk is
+a real one: a small tmpfs the repository lives on (where one can be mounted)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import TmpRepo, git
+from tests.loop_helpers import run_rows, value_project
+
+AGENT = Path(__file__).parent / "agents" / "fill_agent.py"
+
+
+def project(repo: TmpRepo, where: str, extra: dict[str, str] | None = None) -> None:
+    value_project(repo, f"{sys.executable} {AGENT} {where}", timeouts=True)
+    if extra:
+        config = (repo.path / ".gitimprove.toml").read_text()
+        for key, value in extra.items():
+            config = config.replace("[agent]\n", f"[agent]\n{key} = {value}\n")
+        repo.commit("config", {".gitimprove.toml": config})
+
+
+def test_a_workspace_over_its_size_is_out_of_scope_and_the_run_goes_on(tmp_repo: TmpRepo) -> None:
+    project(tmp_repo, f"bytes:{3 << 20}", {"workspace_size": '"2MB"'})
+    res = tmp_repo.cli("run", "--run", "s", "-n", "2")
+    assert res.returncode == 0, res.stdout + res.stderr
+    rows = run_rows(tmp_repo, "s")
+    assert [r["status"] for r in rows] == ["baseline", "out-of-scope", "keep"]
+    assert "[agent] workspace_size" in str(rows[1]["reason"])
+    # nothing of the workspace was stored: the attempt's commit holds the incumbent's tree
+    commit = str(rows[1]["commit"])
+    assert tmp_repo.git("rev-parse", f"{commit}^{{tree}}") == tmp_repo.git(
+        "rev-parse", f"{commit}^^{{tree}}"
+    )
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    where = tmp_path / "disk"
+    where.mkdir()
+    res = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(where)],
+        capture_output=True,
+        check=False,
+    )
+    if res.returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here (needs root)")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def disk_repo(where: Path) -> TmpRepo:
+    path = where / "repo"
+    path.mkdir()
+    git(path, "init", "-q")
+    return TmpRepo(path)
+
+
+@pytest.mark.slow
+def test_an_agent_that_fills_the_disk_is_a_crash_and_the_run_goes_on(small_disk: Path) -> None:
+    repo = disk_repo(small_disk)
+    project(repo, "workspace")
+    res = repo.cli("run", "--run", "s", "-n", "2")
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out
+    assert "Traceback" not in out
+    rows = run_rows(repo, "s")
+    assert [r["status"] for r in rows] == ["baseline", "crash", "keep"]
+    assert "no space left on device" in str(rows[1]["reason"])
+
+
+@pytest.mark.slow
+def test_a_disk_filled_outside_the_workspace_stops_the_run_and_resume_goes_on(
+    small_disk: Path,
+) -> None:
+    repo = disk_repo(small_disk)
+    project(repo, "outside")
+    res = repo.cli("run", "--run", "s", "-n", "2")
+    out = res.stdout + res.stderr
+    assert res.returncode == 1, out
+    assert "no space left on device" in res.stderr.lower() and "--resume" in res.stderr, out
+    assert "Traceback" not in out
+    (small_disk / "junk").unlink()  # the user frees space
+    res = repo.cli("run", "--resume", "--run", "s")
+    assert res.returncode == 0, res.stdout + res.stderr
+    statuses = [r["status"] for r in run_rows(repo, "s")]
+    assert statuses[0] == "baseline" and "keep" in statuses, statuses
