@@ -17,6 +17,7 @@ file of the commit that changed is re-hashed to tell "changed" from "rewritten" 
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import os
@@ -267,7 +268,8 @@ def checkout(repo: Repo, commit: str, purpose: str = "measure") -> Iterator[Chec
                 yield co
                 return
         finally:
-            remove_tree(path)
+            if os.path.lexists(path):
+                discard(path)
             pid_file.unlink(missing_ok=True)
     raise NotAsWritten(commit, bad)
 
@@ -297,3 +299,33 @@ def stale_workspaces(repo: Repo) -> list[Path]:
 def remove_workspace(path: Path) -> None:
     remove_tree(path)  # an agent's tree of any depth (shutil.rmtree recurses)
     (path.parent / f"{path.name}.pid").unlink(missing_ok=True)
+
+
+_removing: list[threading.Thread] = []
+
+
+def discard(path: Path) -> None:
+    """Remove a workspace or checkout no process of an attempt uses any more: renamed at once
+    (nothing reaches it by its name again), its files removed by a background thread (removing
+    a clone's folders one by one is most of an attempt's time on a slow disk). A pid file
+    names the trash while it goes, so `doctor --repair` removes what a killed harness left;
+    the process waits for every removal before it exits."""
+    trash = path.with_name(f"{path.name}.trash")
+    pid_file = path.parent / f"{path.name}.pid"
+    try:
+        os.rename(path, trash)
+    except OSError:
+        remove_workspace(path)
+        return
+    (trash.parent / f"{trash.name}.pid").write_text(f"{os.getpid()}\ntrash\n", encoding="utf-8")
+    pid_file.unlink(missing_ok=True)
+    thread = threading.Thread(target=remove_workspace, args=(trash,), daemon=True)
+    thread.start()
+    _removing[:] = [t for t in _removing if t.is_alive()] + [thread]
+
+
+@atexit.register
+def finish_removals() -> None:
+    """Wait for the background removals (at exit, and before a run reports it is done)."""
+    for thread in list(_removing):
+        thread.join()

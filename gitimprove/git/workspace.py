@@ -22,7 +22,7 @@ import pygit2
 
 from gitimprove.errors import GitImproveError
 from gitimprove.git import gitfiles
-from gitimprove.git.checkout import EXEC, LINK, remove_workspace, work_root
+from gitimprove.git.checkout import EXEC, LINK, discard, work_root
 from gitimprove.git.listing import MAX_DEPTH, Listing, kind, list_files
 from gitimprove.git.repo import GIT_TIMEOUT, Repo
 from gitimprove.util import proc
@@ -38,8 +38,10 @@ def agent_workspace(repo: Repo, commit: str, name: str) -> Iterator[Path]:
     pid_file = root / f"{path.name}.pid"
     pid_file.write_text(f"{os.getpid()}\n", encoding="utf-8")
     try:
+        # no template: no sample hooks or info/ to write and remove in every attempt
+        clone = ["clone", "-q", "--template=", "--shared", "--no-checkout", "--no-tags"]
         res = proc.git(
-            ["clone", "-q", "--shared", "--no-checkout", "--no-tags", str(repo.git_dir), str(path)],
+            [*clone, str(repo.git_dir), str(path)],
             isolated=True,
             timeout=GIT_TIMEOUT,
         )
@@ -62,7 +64,7 @@ def agent_workspace(repo: Repo, commit: str, name: str) -> Iterator[Path]:
             )
         yield path
     finally:
-        remove_workspace(path)
+        discard(path)
 
 
 def _forget_origin(config: Path) -> None:
