@@ -19,6 +19,10 @@ def _aws_secret(g: Gen) -> str:
     return g.s(B64, 40)
 
 
+# a line of its own (wherever the fake is put), 80 columns wide with what follows
+_STEP = "\ndeploy step 4/9:"
+
+
 def _cut(secret: str, at: int, sep: str) -> str:
     return secret[:at] + sep + secret[at:]
 
@@ -155,10 +159,15 @@ def families(g: Gen) -> list[tuple[str, Callable[[str], str], str]]:
         ("prose-use-as", lambda s: f"use {s} as the admin password for now", pw()),
         ("prose-new-one", lambda s: f"rotated it, the new one is {s}", t(HEX, 32)),
         # C. encodings and wrapping
-        ("indented-continuation", lambda s: f"export DB_PASSWORD={s}", _cut(pw(), 6, "\n    ")),
+        # a terminal wraps at its width (80 here): the line before the break is full
+        (
+            "indented-continuation",
+            lambda s: f"{_STEP:<56}export DB_PASSWORD={s}",
+            _cut(pw(), 6, "\n    "),
+        ),
         ("yaml-folded", lambda s: f"db:\n  password: >\n    {s}\n  host: db", pw()),
-        ("wrapped-key-name", lambda s: f"DB_PASSWO\nRD={s}", pw()),
-        ("wrapped-scheme", lambda s: f"DATABASE_URL=postgres:\n//app:{s}@db:5432/app", pw()),
+        ("wrapped-key-name", lambda s: f"{_STEP:<72}DB_PASSWO\nRD={s}", pw()),
+        ("wrapped-scheme", lambda s: f"{_STEP:<59}DATABASE_URL=postgres:\n//app:{s}@db/app", pw()),
         ("url-encoded-equals", lambda s: f"GET /login?next=%2Fhome&data=password%3D{s}", pw()),
         (
             "url-encoded-url",

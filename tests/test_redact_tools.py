@@ -55,8 +55,9 @@ LEAKS = [
     (f"TOKEN\\x3d{KEY40}", KEY40),
     ('key = "ghp_Qm7Zk2Lp8Xw4R" + "t7Yb6Nc1Vd5Hf0Jg3Ks2AaB9"', "t7Yb6Nc1Vd5H"),
     (f"password: |-\n  {PW}\n", PW),
-    (f"CLIENT_SECR\nET={KEY40}", KEY40),
-    ("mysql:\n//root:" + PW + "@db/app", PW),
+    # wrapped by a terminal at 80 columns
+    (f"{'config:':<69}CLIENT_SECR\nET={KEY40}", KEY40),
+    (f"{'connecting to':<74}mysql:\n//root:" + PW + "@db/app", PW),
 ]
 
 PASS = [

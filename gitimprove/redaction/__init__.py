@@ -138,10 +138,15 @@ def spans(text: str, rules: Iterable[Rule] | None = None) -> list[Span]:
 
 
 def apply(text: str, found: Iterable[Span]) -> str:
+    from gitimprove.redaction.wraps import kept
+
     parts: list[str] = []
     pos = 0
     for s in found:
-        parts += [text[pos : s.start], marker(s.kind, text[s.start : s.end])]
+        # a secret wrapped across decorated lines (`app-1  | …`) keeps their line breaks
+        # and decorations after its marker; the marker hashes the secret's characters alone
+        chars, breaks = kept(text, s.start, s.end)
+        parts += [text[pos : s.start], marker(s.kind, chars), breaks]
         pos = s.end
     if not parts:
         return text

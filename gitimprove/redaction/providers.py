@@ -63,6 +63,12 @@ RULES: list[Rule] = [
         r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w-]{20,}",
         ("discord",),
     ),
+    # its token's own length, 68: a line break inside it leaves it incomplete (`views.py`)
+    Rule(
+        "discord-webhook-url",
+        r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w-]{68}(?![\w-])",
+        ("discord",),
+    ),
     Rule(
         "square-access-token",
         r"\bsq0(?:atp|csp)-[\w-]{22,43}\b|\bEAAA[\w-]{60}\b",

@@ -128,10 +128,20 @@ def _needs_cleaning(text: str) -> bool:
 
 
 def _joined_spans(rs: RuleSet, text: str) -> list[Span]:
-    """Findings in `text` with token-splitting line breaks removed that cross one of them."""
-    breaks = [br for br in wraps.breaks(text) if not _ends_token(rs, text, *br)]
-    if not breaks:
+    """Findings that cross a line break inside a token: at a wrap the text shows (every
+    finding), or at another break where a format is incomplete before it and complete
+    with the continuation."""
+    found = wraps.breaks(text)
+    if not found:
         return []
+    wrapped = [(br.start, br.end) for br in found if br.wrap]
+    out = _wrapped_spans(rs, text, wrapped) if wrapped else []
+    out.extend(_completed(rs, text, [br for br in found if not br.wrap], out))
+    return out
+
+
+def _wrapped_spans(rs: RuleSet, text: str, breaks: list[tuple[int, int]]) -> list[Span]:
+    """Findings in `text` with its wraps removed that cross one of them."""
     view = _join_at(text, breaks)
     origins = [seg[1] for seg in view.segments]
     # where the text after each removed break starts in the view
@@ -148,67 +158,61 @@ def _joined_spans(rs: RuleSet, text: str) -> list[Span]:
             if crosses or _key_crosses(view.text, joins[first - 1] if first else -1, a):
                 o_start, o_end = view.original(a, b)
                 out.append(Span(o_start, o_end, s.kind, s.priority))
-    out.extend(_single_joins(rs, text, breaks, out))
-    return [_complete_before(rs, text, breaks, s) for s in out]
+    return out
 
 
-def _ends_token(rs: RuleSet, text: str, b: int, e: int) -> bool:
-    """Whether a secret found on the line before the break text[b:e] ends at it, and the
-    next line starts with something of its own (a key, a word): the line ends the secret."""
-    if not wraps.starts_line(text, e):
-        return False
-    line = text.rfind("\n", 0, b) + 1
-    return any(s.end == b - line for s in rs.spans(text[line:b], views=False))
-
-
-def _complete_before(rs: RuleSet, text: str, breaks: list[tuple[int, int]], s: Span) -> Span:
-    """`s`, ended at the last break it crosses when what it holds before that break is a
-    whole token on its own (a provider's format, its own wrapped pieces joined) and what
-    it holds after is a common word or command: the next line's first word (`ghp_…` /
-    `and …`, `…` / `ls`) is not the token's rest."""
-    crossed = [(b, e) for b, e in breaks if s.start < b < s.end]
-    if not crossed or crossed[-1][0] - s.start < wraps.TOKEN_RUN:
-        return s
-    b, e = crossed[-1]
-    word = text[e : s.end]
-    if word.lower() not in wraps.WORDS or not (word.islower() or word.istitle()):
-        return s
-    line = text.rfind("\n", 0, crossed[0][0]) + 1
-    view = _join_at(text[line:b], [(x - line, y - line) for x, y in crossed[:-1]])
-    for found in rs.spans(view.text, views=False):
-        start, end = view.original(found.start, found.end)
-        if found.priority == SPECIFIC and line + start == s.start and end == b - line:
-            return Span(s.start, b, found.kind, found.priority)
-    return s
-
-
-def _single_joins(
-    rs: RuleSet, text: str, breaks: list[tuple[int, int]], found: list[Span]
+def _completed(
+    rs: RuleSet, text: str, candidates: list[wraps.Break], found: list[Span]
 ) -> list[Span]:
-    """Each break no finding covers, joined on its own: joining every break at once also
-    joins a token to the next line's first word (`…sA` / `next line`), which ends it."""
+    """At each break no wrap explains, a provider's format (a fixed length, a checksum, a
+    JWT's parts) that the line before holds incomplete and the joined lines complete: the
+    only evidence that a break without a width is inside a token."""
     out: list[Span] = []
     budget = 2 * len(text) + 4096  # two lines per break: about twice the text at most
-    for b, e in breaks:
-        if any(s.start <= b < s.end for s in found) or not wraps.token_across(text, b, e):
+    for br in candidates:
+        b, e = br.start, br.end
+        if any(s.start <= b < s.end for s in found):
             continue
-        line = text.rfind("\n", 0, b)  # the line before too: `expect "*assword:*"`
-        start = max(text.rfind("\n", 0, max(line, 0)) + 1, b - _REACH)
+        ls = text.rfind("\n", 0, b) + 1
+        deco, _ = wraps.decoration(text[ls:b])
+        start = max(ls + len(deco), b - _REACH)
         stop = text.find("\n", e)
         stop = min(stop if stop != -1 else len(text), e + _REACH)
         budget -= stop - start
         if budget < 0:
             break
-        window = text[start:b] + text[e:stop]
+        window = text[start:b] + text[e:stop].rstrip("\r")
         j = b - start
-        for s in rs.spans(window, views=False):
-            if s.kind == "private-key-body":  # key lines: the view above reads them whole
-                continue
-            if s.start < j < s.end or _key_crosses(window, j, s.start):
-                a = start + s.start if s.start < j else e + s.start - j
-                z = start + s.end if s.end <= j else e + s.end - j
-                out.append(Span(a, z, s.kind, s.priority))
+        if not any(
+            s.priority == SPECIFIC and s.start < j < s.end and s.kind not in _OPEN_ENDED
+            for s in rs.spans(window, views=False)
+        ):
+            continue
+        out.extend(_formats_completed(rs, text, window, start, j, e))
     return out
+
+
+def _formats_completed(
+    rs: RuleSet, text: str, window: str, start: int, j: int, e: int
+) -> list[Span]:
+    """The matches across the join at `j` of `window` (text[start:] up to a break, then the
+    line after it from `e`) of provider rules that do not match the line before alone up to
+    the break: a format a line break left incomplete (`ghp_` and 30 of its 36)."""
+    out: list[Span] = []
+    head = window[:j]
+    lower, head_lower = window.lower(), head.lower()
+    for rule in rs.candidates(lower):
+        if rule.priority != SPECIFIC or rule.id in _OPEN_ENDED:
+            continue
+        across = [s for s in rs._rule_spans(rule, window, lower) if s.start < j < s.end]
+        if not across or any(s.end == j for s in rs._rule_spans(rule, head, head_lower)):
+            continue
+        out.extend(Span(start + s.start, e + s.end - j, s.kind, s.priority) for s in across)
+    return out
+
+
+# findings whose end no format fixes: a key body or a catch-all run is any length
+_OPEN_ENDED = frozenset({"private-key-body", "generic-api-key"})
 
 
 def _key_crosses(view: str, join: int, start: int) -> bool:
@@ -237,7 +241,9 @@ def _join_at(text: str, breaks: list[tuple[int, int]]) -> View:
 def _windows(text: str, joins: list[int]) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
     for j in joins:
-        start = max(text.rfind("\n", 0, j) + 1, j - _REACH)
+        # the line before the joined one too: what it says (`-----BEGIN CERTIFICATE-----`,
+        # `expect "*assword:*"`) may decide what the joined line holds
+        start = max(text.rfind("\n", 0, max(text.rfind("\n", 0, j), 0)) + 1, j - _REACH)
         stop = text.find("\n", j)
         end = min(stop if stop != -1 else len(text), j + _REACH)
         # overlapping windows join, up to a bound: each join keeps its own reach either way,

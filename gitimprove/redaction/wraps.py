@@ -1,212 +1,169 @@
-"""Where a line break may sit inside one token (a terminal, a log or an editor wrapped it),
-and where it only ends a line: the views join a text at the first kind of break alone.
+"""Where a line break sits inside one token (a terminal, an encoder or a log wrapped it), on
+evidence only: a masked secret never swallows the text after it.
 
-A break is a wrap where the token's characters run on both sides and the two pieces read as
-one token; it is not one before a line of its own (`KEY=…` after `SECRET=…`), between a
-digest and a word, before a range (`84c15ef..b4664b4`), or after a name or a path
-(`token_store.py` / `To …`): a masked secret never swallows the text after it.
+A break between two runs of token characters is a *wrap* when the text shows it is one:
+
+- width: the line before is full at a wrap width the text itself shows: one of a block of
+  solid lines of one length (base64, PEM or hex wrapped at 64, 76, …, followed by a shorter
+  last line), or a common terminal width (80, 120, …) with the token running to its end;
+- a partial line: a container log line flagged `P` (CRI: the line goes on in the next one).
+
+Any other break is only a *candidate*: the views join it when a fixed-length or checksummed
+format (`ghp_` and 36, `xoxb-…`, a JWT's three parts) is incomplete before it and complete
+with the continuation (`views.py`); a match already complete before the break never extends
+across it. Lines that share a decoration (a docker compose `svc  | `, a timestamp, pytest's
+`E   `, `# `, `> `, a line number, a box border) continue after it: the decoration is part
+of the break, and it stays in the text byte for byte when the secret is masked (`apply`).
 """
 
 from __future__ import annotations
 
 from gitimprove.redaction.engine import compiled
 
-_RUN_CHARS = "A-Za-z0-9+/=_-"
-# a break inside a token: after a long line or a long run, before a run of 4 or more (or
-# an indented run of 3 or more: a wrapped line's continuation); a break inside a scheme
-_BREAK = (
-    rf"(?<=[{_RUN_CHARS}])\r?\n(?:(?=[{_RUN_CHARS}]{{4}})|(?P<indent>[ \t]+)(?=[{_RUN_CHARS}]{{3}}))"
-    r"|(?<=[A-Za-z0-9+.-]:)(?P<scheme>\r?\n)(?=//)"
+# what a token or a URL holds
+_TOKEN = "A-Za-z0-9+/=_.:%~!#$*@-"
+_CANDIDATE = rf"(?<=[{_TOKEN}])(\r?\n)"
+# the widths terminals wrap at (a whole line's, or its text's after a decoration), and
+# those encoders wrap at (base64 76, PEM 64, …: a solid line of token characters only)
+TERMINAL = frozenset({79, 80, 100, 119, 120, 132, 159, 160, 200, 240})
+ENCODER = frozenset({60, 64, 72, 76})
+# the lines of a block wrapped by an encoder: base64, PEM, hex
+_SOLID = r"[A-Za-z0-9+/=_-]+"
+_MIN_BLOCK = 40
+# a line's decoration, repeated on the lines it continues onto: docker compose's service,
+# CRI's timestamp and stream (with its full/partial flag), a raw CI log's timestamp, pytest's
+# `E`, a comment, a quote, a line number, a box border
+_DECORATION = (
+    r"(?P<deco>(?:[\w.-]+[ \t]+\|[ \t]?"
+    r"|\d{4}-\d\d-\d\dT[\d:.]+(?:Z|[+-]\d\d:?\d\d)?[ \t]+(?:(?:stdout|stderr)[ \t]+(?P<flag>[FP])[ \t])?"
+    r"|E[ \t]{2,}|#+[ \t]?|//[ \t]?|>+[ \t]?|[ \t]*\d+[ \t]*[:|][ \t]?|[ \t]*\d+[ \t]+"
+    r"|[│┃|][ \t]?)(?:[ \t]*[│┃|][ \t]?)?)"
 )
-_LONG_LINE, _LONG_RUN = 40, 8
-# what a token or a URL holds: a line break (and indentation) between two runs of these
-# whose joined run is token-like is a wrap, wherever it cut the token (after its first few
-# characters, or before its last two)
-_WRAP_CHARS = "A-Za-z0-9+/=_.:%~!#$*@-"
-_WRAP = rf"(?<=[{_WRAP_CHARS}])\r?\n[ \t]*(?=[{_WRAP_CHARS}])"
-TOKEN_RUN = 16
 
 
-def breaks(text: str) -> list[tuple[int, int]]:
-    """Where line breaks (with a continuation's indentation) may split a token."""
-    out = []
-    for m in compiled(_BREAK, 0).finditer(text):
-        if m.group("scheme") is not None:
-            out.append(m.span())
-            continue
-        if m.group("indent") is not None and not _continuation(text, m.end()):
-            continue
-        if _statement_line(text, m.end()) or not _may_wrap(text, m.start(), m.end()):
-            continue
-        line_start = text.rfind("\n", 0, m.start()) + 1
-        run = compiled(rf"[{_RUN_CHARS}]*$", 0).search(
-            text, max(line_start, m.start() - 64), m.start()
-        )
-        piece = run.group(0) if run is not None else ""
-        # a token's head: long, or short but not a word (`ghp_k3`, `sk-4f`)
-        tokenish = (
-            len(piece) >= 4
-            and any(c.isalpha() for c in piece)
-            and (any(c.isdigit() or c in "_-" for c in piece))
-        )
-        if len(piece) >= _LONG_RUN or tokenish or m.start() - line_start >= _LONG_LINE:
-            out.append(m.span())
-    if "\n" in text:
-        out.extend(_wraps(text, {a for a, _ in out}))
-    return sorted(out)
+class Break:
+    """A line break between two runs of token characters: text[start:end] is the break
+    with the next line's decoration or indentation; `kept` is what of it a mask keeps (the
+    line break and the decoration); `wrap` says whether the text shows it is a wrap."""
+
+    __slots__ = ("end", "kept", "start", "wrap")
+
+    def __init__(self, start: int, end: int, kept: str, wrap: bool) -> None:
+        self.start = start
+        self.end = end
+        self.kept = kept
+        self.wrap = wrap
+
+    def __repr__(self) -> str:
+        return f"Break({self.start}, {self.end}, {self.kept!r}, wrap={self.wrap})"
 
 
-def _wraps(text: str, known: set[int]) -> list[tuple[int, int]]:
-    """Breaks whose two sides joined read as one token (16 or more token or URL characters,
-    letters and digits): a token cut after its first few characters (`gith` / `ub_pat_…`,
-    `AKIA` / `…`, `https://ho` / `oks.slack.com/…`) or before its last two. A next line
-    that starts a statement of its own (`NAME = …`) is code, not a wrapped token."""
-    return [
-        m.span()
-        for m in compiled(_WRAP, 0).finditer(text)
-        if m.start() not in known
-        and token_across(text, m.start(), m.end())
-        and _may_wrap(text, m.start(), m.end())
-    ]
-
-
-# a line of its own: a key and its value (`DB_HOST=…`, `export AWS_REGION=…`, `username:
-# admin`, `- name: x`, `"port": 5432`)
-_KEY_LINE = (
-    r"[ \t]*(?:(?:export|set|declare|local|readonly|setenv)[ \t]+|-[ \t]+|\$env:)?"
-    r"[\"']?(?P<name>[A-Za-z_][\w.-]*)[\"']?"
-    r"(?:=(?![=\s])(?![\"'`](?:[\s,;)\]}]|$))|[ \t]+=[ \t]|[ \t]*:(?=[ \t\r\n]|$))"
-)
-# a digest's end: 16 or more hex digits, digits and letters both, after a non-token character
-_HEX_TAIL = r"(?<![A-Za-z0-9])(?=[a-fA-F]*[0-9])(?=[0-9]*[a-fA-F])(?:[0-9a-f]{16,}|[0-9A-F]{16,})$"
-
-
-def _valued(text: str, b: int) -> bool:
-    """Whether the line before the break at `b` gives a value already (`KEY=…`, `key: …`):
-    then a key on the next line starts a line of its own."""
-    line = text[text.rfind("\n", 0, b) + 1 : b]
-    return compiled(r"[=:][ \t]*[\"']?[^\s\"']+$|:[ \t]", 0).search(line) is not None
-
-
-def _random(name: str) -> bool:
-    """A name that is itself a random token's piece (`sdGJaTewzqf1iCNM2lO35w…:`, `c66d.lock`):
-    long with digits, or a digit between letters (`S3_BUCKET`, `ipv4` are names)."""
-    if len(name) >= TOKEN_RUN and sum(c.isdigit() for c in name) >= 3:
-        return True
-    return compiled(r"[A-Za-z][0-9]+[A-Za-z]", 0).search(name) is not None
-
-
-def starts_line(text: str, e: int) -> bool:
-    """Whether the line after a break at `e` starts with something of its own: a key
-    (`DB_HOST=…`, `username: …`) or a common word or command (`Run …`, `and …`, `ls`)."""
-    key = compiled(_KEY_LINE, 0).match(text, e)
-    if key is not None:
-        return not _random(key.group("name"))
-    word = compiled(r"[ \t]*([A-Za-z]+)(?![\w/+=@.-])", 0).match(text, e)
-    if word is None:
-        return False
-    w = word.group(1)
-    return w.lower() in WORDS and (w.islower() or w.istitle())
-
-
-def _key_head(text: str, b: int, e: int) -> bool:
-    """Whether the break text[b:e] splits a key's name (`DB_PASSWO` / `RD=…`): the two
-    pieces joined name a credential that the next line's key alone does not."""
-    head = compiled(r"(?<![\w.-])[A-Za-z_][\w.-]{0,63}$", 0).search(text, max(0, b - 64), b)
-    tail = compiled(r"[ \t]*[\"']?([A-Za-z_][\w.-]*)", 0).match(text, e)
-    if head is None or tail is None or text[b:e].strip("\r\n"):
-        return False
-    joined, alone = (head.group(0) + tail.group(1)).lower(), tail.group(1).lower()
-    return any(w in joined and w not in alone for w in _KEY_WORDS)
-
-
-_KEY_WORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "private")
-
-
-def _may_wrap(text: str, b: int, e: int) -> bool:
-    """Whether the break text[b:e] may sit inside one token: not before a line of its own
-    (`KEY=…`, `key: …`), not between a hex run and what is not hex (a digest ends at the
-    break: `Linux-pip-<hex>` / `Run …`), not before a range (`84c15ef..b4664b4`)."""
-    key = compiled(_KEY_LINE, 0).match(text, e)
-    if key is not None and _valued(text, b) and not _random(key.group("name")):
-        return _key_head(text, b, e)
-    tail = compiled(r"[A-Za-z0-9+/=_.-]{1,64}", 0).match(text, e)
-    if tail is None:
-        return True
-    if ".." in tail.group(0):
-        return False
-    head = compiled(_HEX_TAIL, 0).search(text, max(0, b - 64), b)
-    if head is not None:
-        digits = "0123456789abcdef" if not head.group(0).isupper() else "0123456789ABCDEF"
-        first = compiled(r"[A-Za-z0-9]+", 0).match(tail.group(0))
-        return first is None or all(c in digits for c in first.group(0))
-    return True
-
-
-def token_across(text: str, b: int, e: int) -> bool:
-    """Whether the runs of token characters either side of the break text[b:e] read as one
-    token once joined; a next line that starts a statement of its own (`NAME = …`,
-    `name: …`, `call(…`) is code, not the rest of a token."""
-    head = compiled(rf"[{_WRAP_CHARS}]{{1,64}}$", 0).search(text, max(0, b - 64), b)
-    tail = compiled(rf"[{_WRAP_CHARS}]{{1,64}}", 0).match(text, e)
-    if head is None or tail is None:
-        return False
-    if compiled(r"[ \t]*(?:=|:[ \t])|\(", 0).match(text, tail.end()):
-        return False
-    run = head.group(0) + tail.group(0)
-    if len(run) < TOKEN_RUN:
-        return False
-    # the longer side reads as a token on its own: a file name and the next line's first
-    # word (`token_store.py` / `To …`) joined are not one
-    longer = max(head.group(0), tail.group(0), key=len)
-    return _tokenish(run) and not _named(longer)
-
-
-def _named(piece: str) -> bool:
-    """A name, a word or a path in one case without digits (`token_store.py`,
-    `github.com:acme/app.git`): not a random token's piece."""
-    return (
-        len(piece) >= TOKEN_RUN // 2
-        and not any(c.isdigit() for c in piece)
-        and (piece.islower() or piece.isupper())
-    )
-
-
-def _tokenish(run: str) -> bool:
-    """Letters, and digits or letters of both cases around a `_` (`api_org_kQzT…`)."""
-    if not any(c.isalpha() for c in run):
-        return False
-    return any(c.isdigit() for c in run) or ("_" in run and not run.islower() and not run.isupper())
-
-
-def _continuation(text: str, at: int) -> bool:
-    """An indented line that continues a token: one run of non-space characters (code's
-    indented lines hold spaces, calls or operators)."""
+def _line(text: str, at: int) -> tuple[int, int]:
+    """The line holding position `at`, without its line break."""
+    start = text.rfind("\n", 0, at) + 1
     stop = text.find("\n", at)
-    line = text[at : stop if stop != -1 else len(text)].rstrip()
-    if _statement_line(text, at):
+    stop = len(text) if stop == -1 else stop
+    if stop > start and text[stop - 1] == "\r":
+        stop -= 1
+    return start, stop
+
+
+def decoration(line: str) -> tuple[str, str | None]:
+    """A line's decoration (empty when none) and its CRI flag."""
+    m = compiled(_DECORATION, 0).match(line)
+    if m is None:
+        return "", None
+    return m.group("deco"), m.group("flag")
+
+
+def _same_decoration(a: str, b: str) -> bool:
+    """Two decorations of one kind: equal, or timestamps (CRI, CI) of one shape."""
+    if a == b:
+        return True
+    shape = compiled(r"\d", 0)
+    return len(a) == len(b) and shape.sub("0", a) == shape.sub("0", b) and a[:1].isdigit()
+
+
+def breaks(text: str) -> list[Break]:
+    """Every line break between two runs of token characters (with the next line's
+    decoration or indentation), and whether the text shows it is a wrap."""
+    out: list[Break] = []
+    for m in compiled(_CANDIDATE, 0).finditer(text):
+        b, after = m.start(), m.end()
+        ls, le = _line(text, b)
+        ns, ne = _line(text, after)
+        before, nxt = text[ls:le], text[ns:ne]
+        deco, flag = decoration(before)
+        ndeco, _ = decoration(nxt)
+        if deco and ndeco and _same_decoration(deco, ndeco):
+            cont = after + len(ndeco)
+            kept = text[b:cont]
+        else:
+            deco, flag = "", None
+            cont = after + len(nxt) - len(nxt.lstrip(" \t"))
+            kept = ""
+        if cont >= ne or not compiled(rf"[{_TOKEN}]", 0).match(text, cont):
+            continue
+        body = before[len(deco) :]
+        wrap = flag == "P" or _full(text, ls, le, len(deco), body, text[cont:ne])
+        out.append(Break(b, cont, kept, wrap))
+    return out
+
+
+def _full(text: str, ls: int, le: int, deco: int, body: str, rest: str) -> bool:
+    """Whether the line text[ls:le] (its text `body` after a decoration of `deco`
+    characters) is full at a width the text shows; `rest` is the next line's text."""
+    run = compiled(rf"[{_TOKEN}]+$", 0).search(body)
+    if run is None:
         return False
-    return 3 <= len(line) <= 200 and not any(c in line for c in " \t()")
+    solid = compiled(_SOLID, 0)
+    # a terminal's width: the whole line's, its text's after a decoration or indentation
+    widths = {le - ls, len(body), len(body.lstrip(" \t"))}
+    if not widths.isdisjoint(TERMINAL) and len(run.group(0)) >= 4:
+        return True
+    if len(body) in ENCODER and solid.fullmatch(body):
+        return True
+    if len(body) < _MIN_BLOCK or not solid.fullmatch(body):
+        return False
+    # a block: the line above is as long and as solid; its last line may be shorter
+    above = body
+    if ls > 0:
+        a_start, a_stop = _line(text, ls - 1)
+        above = text[a_start + deco : a_stop]
+    tail = rest.rstrip()
+    if not solid.fullmatch(tail) or len(tail) > len(body):
+        return False
+    if len(above) == len(body) and solid.fullmatch(above) and above != body:
+        return len(tail) < len(body) or not _digest(body)
+    return len(tail) == len(body) and not _digest(body) and not _digest(tail)
 
 
-def _statement_line(text: str, at: int) -> bool:
-    """A line of code of its own: a block's opener (`else:`) or a bare statement."""
-    stop = text.find("\n", at)
-    line = text[at : stop if stop != -1 else len(text)].strip()
-    return line.endswith(":") or line in _STATEMENTS
+def _digest(line: str) -> bool:
+    """A line of hex digits: one of a list of digests (a list's lines are all full)."""
+    return compiled(r"[0-9a-fA-F]+", 0).fullmatch(line) is not None
 
 
-_STATEMENTS = frozenset(
-    ["pass", "break", "continue", "return", "raise", "else", "fi", "done", "esac", "then", "end"]
-)
-
-
-# words that begin a line of prose or of a log: after a whole token, not its rest
-WORDS = frozenset(
-    """a an and are as at be but by can did do done error failed for from had has have if in
-    is it its no not of ok on or run see set so that the then this to use used was we were
-    when which will with you your also added after again all before build check copy create
-    created get got here info let make new next note now only please push pushed removed
-    saved skip start started stop token update updated warning ls cd cat echo git npm pip
-    python make sudo exit""".split()  # noqa: SIM905
-)
+def kept(text: str, start: int, end: int) -> tuple[str, str]:
+    """The characters of the masked span text[start:end] without its breaks (what its
+    marker hashes), and what of its breaks stays in the text after the marker: each line
+    break with the decoration its line shares with the line before."""
+    secret = text[start:end]
+    if "\n" not in secret:
+        return secret, ""
+    chars: list[str] = []
+    keep: list[str] = []
+    pos = start
+    for m in compiled(r"\r?\n", 0).finditer(text, start, end):
+        chars.append(text[pos : m.start()])
+        ns, ne = _line(text, m.end())
+        nxt = text[ns:ne]
+        ls, le = _line(text, m.start())
+        deco, _ = decoration(nxt)
+        prev, _ = decoration(text[ls:le])
+        if deco.strip() and prev and _same_decoration(prev, deco):
+            keep.append(text[m.start() : m.end() + len(deco)])
+            pos = m.end() + len(deco)
+        else:
+            pos = m.end() + len(nxt) - len(nxt.lstrip(" \t"))
+    chars.append(text[min(pos, end) : end])
+    return "".join(chars), "".join(keep)
