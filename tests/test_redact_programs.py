@@ -59,9 +59,9 @@ def test_every_rule_program_matches_as_a_fresh_compile() -> None:
     patterns = {(r.regex, int(r.flags)) for r in ruleset().rules}
     patterns |= {
         (views._DROP, 0),
-        (wraps._BREAK, 0),
-        (wraps._WRAP, 0),
-        (wraps._KEY_LINE, 0),
+        (wraps._CANDIDATE, 0),
+        (wraps._DECORATION, 0),
+        (engine._VALUE_END, 0),
         (engine.MARKER, 0),
     }
     for regex, flags in sorted(patterns):

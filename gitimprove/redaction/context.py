@@ -86,6 +86,19 @@ def _check_random(secret: str, m: re.Match[str]) -> bool:
     return random_value(secret)
 
 
+# a token that identifies, not authenticates: a trace's, a span's or a request's id
+_IDENTIFIES = r"(?i)\b(?:trace|span|request|correlation|parent|commit|sync)[ _-]?(?:id[ _-]?)?$"
+
+
+def _check_prose(secret: str, m: re.Match[str]) -> bool:
+    """A random value after a credential word, unless a word before it says the value is
+    an identifier (`trace token <32 hex>`, `request token …`)."""
+    before = m.string[max(0, m.start() - 24) : m.start()].rstrip()
+    if compiled(_IDENTIFIES, 0).search(before) and compiled(r"[0-9a-fA-F-]+", 0).fullmatch(secret):
+        return False
+    return random_value(secret)
+
+
 def _check_basic(secret: str, m: re.Match[str]) -> bool:
     """`Basic <base64 of user:password>`."""
     import base64
@@ -287,6 +300,6 @@ RULES: list[Rule] = [
         r"credential)s?(?:\s+(?:is|was|of)\s+|\s*[:=]\s*|[ \t]+)[\"'`]?([A-Za-z0-9+/_.~=-]{16,})",
         ("pass", "secret", "token", "key", "credential"),
         priority=CONTEXT,
-        check=_check_random,
+        check=_check_prose,
     ),
 ]

@@ -20,6 +20,29 @@ _NL = r"(?:\r?\n|\\r?\\n)"
 _PUBLIC = ("CERTIFICATE", "PUBLIC KEY", "ssh-rsa AAAA", "ssh-ed25519 AAAA")
 
 
+# what encoded files begin with: an image, a document or an archive is no key material
+_MEDIA = (
+    b"\x89PNG\r\n\x1a\n",
+    b"\xff\xd8\xff",
+    b"GIF87a",
+    b"GIF89a",
+    b"%PDF-",
+    b"PK\x03\x04",
+    b"\x1f\x8b",
+    b"RIFF",
+    b"\x00\x00\x01\x00",
+    b"\x00asm",
+    b"OggS",
+    b"ID3",
+    b"fLaC",
+    b"BZh",
+    b"\xfd7zXZ\x00",
+    b"(\xb5/\xfd",
+    b"wOFF",
+    b"wOF2",
+)
+
+
 def decodes_to_binary(b64: str) -> bool:
     """Base64 whose bytes are mostly not printable text: key material, not encoded prose."""
     import base64
@@ -33,7 +56,7 @@ def decodes_to_binary(b64: str) -> bool:
         raw = base64.b64decode(clean, validate=True)
     except (binascii.Error, ValueError):
         return False
-    if not raw:
+    if not raw or raw.startswith(_MEDIA):
         return False
     printable = sum(1 for b in raw if 32 <= b < 127 or b in (9, 10, 13))
     return printable / len(raw) < 0.85

@@ -29,6 +29,8 @@ def published(secret: str, text: str, start: int) -> bool:
         return True
     if len(secret) >= 40 and secret in _JWT_IO:
         return True
+    if secret.startswith("eyJ") and _unsigned_jwt(secret):
+        return True
     if _in_arn(text, start):
         return True
     return text[max(0, start - 7) : start].upper().endswith(_FINGERPRINT)
@@ -43,3 +45,21 @@ def _in_arn(text: str, start: int) -> bool:
     return re.compile(_ARN).match(text, at) is not None and not any(
         c.isspace() or c in "\"'<>" for c in text[at:start]
     )
+
+
+def _unsigned_jwt(token: str) -> bool:
+    """A JWT of `"alg": "none"` and no signature (a test fixture's): it proves nothing, so
+    it holds no secret."""
+    import base64
+    import binascii
+    import json
+
+    parts = token.split(".")
+    if len(parts) != 3 or parts[2]:
+        return False
+    head = parts[0]
+    try:
+        header = json.loads(base64.urlsafe_b64decode(head + "=" * (-len(head) % 4)))
+    except (binascii.Error, ValueError):
+        return False
+    return isinstance(header, dict) and str(header.get("alg", "")).lower() == "none"

@@ -291,7 +291,7 @@ def assignment_is_secret(key: str, value: str, *, quoted: bool, env_style: bool)
         return False
     if short_hex(value) and kind_of(key) != "password":
         return False  # `session_key: 3f2a9c0d1e4b5a6c`: an id in a log (see docs/secrets.md)
-    if names_itself(key, value):
+    if names_itself(key, value) or _a_name_about(value):
         return False
     if key_words(key) == ["key"] and compiled(r"[0-9a-f]{32}", 0).fullmatch(value):
         return False  # `key: <md5>`: a bare key names a digest (a cache or object key)
@@ -390,9 +390,20 @@ def check_keyed(secret: str, m: re.Match[str]) -> bool:
     key = key.strip(" \t'\"`:=>,|?")
     parts = key_words(key)
     value = secret.strip("'\"`")
-    if names_itself(key, value):
+    if names_itself(key, value) or _a_name_about(value):
         return False
     if key_words(key) == ["key"] and compiled(r"[0-9a-f]{32}", 0).fullmatch(value):
         return False  # `key: <md5>`: a bare key names a digest (a cache or object key)
     # a name about the credential (`PASSWORD_FIELD`) given a random value still holds one
     return not (parts and parts[-1] in _ABOUT) or looks_random(value, min_len=8)
+
+
+def _a_name_about(value: str) -> bool:
+    """A value that is itself a name about a credential, in one case with underscores
+    (`"PASSWORD_FIELD"` in a linter's message, `api_key_header`): code, not a secret."""
+    if not compiled(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+", 0).fullmatch(
+        value
+    ):
+        return False
+    parts = key_words(value)
+    return any(_names_credential(p) for p in parts) and parts[-1] in _ABOUT
