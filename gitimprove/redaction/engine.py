@@ -211,7 +211,11 @@ class RuleSet:
         for m in _matches(pattern, rule, text, lower):
             if rule.expand is not None:
                 for start, end in rule.expand(m):
-                    if not published(text[start:end], text, start):
+                    if rule.priority != SPECIFIC:
+                        end = value_end(text, start, end)
+                    while end - start > 1 and text[end - 1] in ".,)":
+                        end -= 1
+                    if start < end and not published(text[start:end], text, start):
                         yield Span(start, end, rule.id, rule.priority)
                 continue
             start, end = _secret_span(m, rule.groups)
@@ -223,6 +227,8 @@ class RuleSet:
                 and q not in text[start + 1 : end - 1]
             ):
                 start, end = start + 1, end - 1  # the quotes around a secret are not part of it
+            if rule.priority != SPECIFIC:  # a value ends where its syntax ends it
+                end = value_end(text, start, end)
             if start >= end:
                 continue
             secret = text[start:end]
@@ -235,30 +241,25 @@ class RuleSet:
                 continue
             if _allowed(rule.allow, secret, m, text):
                 continue
-            if rule.priority != SPECIFIC:  # judged whole, masked up to where its syntax ends it
-                end = value_end(text, start, end)
-                if start >= end:
-                    continue
+            # judged with it, masked without it: a final `.`, `,` or `)` is the sentence's
+            while end - start > 1 and text[end - 1] in ".,)":
+                end -= 1
             yield Span(start, end, verdict if isinstance(verdict, str) else rule.id, rule.priority)
 
 
 # what ends an unquoted value in the syntax around it: a query's or a command's `&`, a pipe,
-# `;`, a quote, a literal escape (`\n` in a JSON string); a final `.`, `,` or `)` is prose's
+# `;`, a quote, a literal escape (`\n` in a JSON string)
 _VALUE_END = r"""[&|;"'`]|\\[nrt]"""
 
 
 def value_end(text: str, start: int, end: int) -> int:
     """Where the value a context rule found at text[start:end] ends: a quoted value at its
     quote (kept whole), an unquoted one at the first character that ends values in its
-    syntax, so a mask never takes the text after the secret (`&user=bob`, `|next`, `.`)."""
+    syntax, so a mask never takes the text after the secret (`&user=bob`, `|next`)."""
     if 0 < start and end < len(text) and text[start - 1] in "\"'`" and text[end] == text[start - 1]:
         return end
     m = compiled(_VALUE_END, 0).search(text, start, end)
-    if m is not None:
-        end = m.start()
-    while end > start and text[end - 1] in ".,)":
-        end -= 1
-    return end
+    return end if m is None else m.start()
 
 
 # what an encoding, a concatenation or a YAML block scalar leaves in a text

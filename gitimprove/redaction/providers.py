@@ -153,3 +153,15 @@ RULES: list[Rule] = [
         ("secretid", "secret id", "secret_id", "secret-id"),
     ),
 ]
+
+
+def check_sourcegraph(secret: str, m: re.Match[str]) -> bool:
+    """gitleaks' Sourcegraph rule takes any 40 hex digits in a text naming Sourcegraph: a
+    bare run is one only on a line that names it (not a git id on a line of its own)."""
+    if not all(c in "0123456789abcdefABCDEF" for c in secret):
+        return True
+    text = m.string
+    start = text.rfind("\n", 0, m.start()) + 1
+    stop = text.find("\n", m.end())
+    line = text[start : stop if stop != -1 else len(text)].lower()
+    return "sourcegraph" in line or "sgp_" in line or "sgs_" in line

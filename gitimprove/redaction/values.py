@@ -361,7 +361,9 @@ def random_value(value: str) -> bool:
 def check_generic(secret: str, m: re.Match[str]) -> bool:
     """gitleaks' catch-all rule, held to the same key names and values as ours: not a
     pagination cursor (`nextPageToken: …`), a fingerprint, an id, a hash or encoded prose."""
-    key = m.string[m.start() : m.start(1)] if m.re.groups else ""
+    key = m.string[m.start() : m.start(1)] if m.re.groups and m.start(1) >= 0 else ""
+    if "\n" in key.lstrip("\r\n"):
+        return False  # a line's end (`</password>`) and the next line: no assignment
     parts = key_words(key)
     if any(w in _NOT_SECRET_ANY or w in _NOT_SECRET_FIRST for w in parts):
         return False
@@ -386,7 +388,9 @@ def check_keyed(secret: str, m: re.Match[str]) -> bool:
     """gitleaks' `<identifier with keyword> = <secret>` rules, held to what the identifier
     says: not a name about the credential (`PASSWORD_FIELD`, `password_param`) and not a
     value naming itself (`= "password"`)."""
-    key = m.string[m.start() : m.start(1)] if m.re.groups else ""
+    key = m.string[m.start() : m.start(1)] if m.re.groups and m.start(1) >= 0 else ""
+    if "\n" in key.lstrip("\r\n"):
+        return False  # a line's end (`</password>`) and the next line: no assignment
     key = key.strip(" \t'\"`:=>,|?")
     parts = key_words(key)
     value = secret.strip("'\"`")

@@ -134,10 +134,28 @@ def _joined_spans(rs: RuleSet, text: str) -> list[Span]:
     found = wraps.breaks(text)
     if not found:
         return []
-    wrapped = [(br.start, br.end) for br in found if br.wrap]
+    wrapped = [(br.start, br.end) for br in found if br.wrap and not _complete(rs, text, br)]
     out = _wrapped_spans(rs, text, wrapped) if wrapped else []
     out.extend(_completed(rs, text, [br for br in found if not br.wrap], out))
     return out
+
+
+def _complete(rs: RuleSet, text: str, br: wraps.Break) -> bool:
+    """Whether a provider's format ends right at the break on its line (`…=ghp_` and 36
+    at a full line's end): a match already complete never extends across a break."""
+    ls = text.rfind("\n", 0, br.start) + 1
+    line = text[max(ls, br.start - _REACH) : br.start]
+    n = len(line)
+    return any(
+        _ends_at(line, s.end, n) and s.priority == SPECIFIC and s.kind not in _OPEN_ENDED
+        for s in rs.spans(line, views=False)
+    )
+
+
+def _ends_at(text: str, end: int, at: int) -> bool:
+    """Whether a finding ending at `end` ends at `at`, but for a sentence's `.`, `,` or `)`
+    (which a mask leaves out)."""
+    return end <= at and not text[end:at].strip(".,)")
 
 
 def _wrapped_spans(rs: RuleSet, text: str, breaks: list[tuple[int, int]]) -> list[Span]:
@@ -205,7 +223,7 @@ def _formats_completed(
         if rule.priority != SPECIFIC or rule.id in _OPEN_ENDED:
             continue
         across = [s for s in rs._rule_spans(rule, window, lower) if s.start < j < s.end]
-        if not across or any(s.end == j for s in rs._rule_spans(rule, head, head_lower)):
+        if not across or any(_ends_at(head, s.end, j) for s in rs._rule_spans(rule, head, head_lower)):
             continue
         out.extend(Span(start + s.start, e + s.end - j, s.kind, s.priority) for s in across)
     return out

@@ -25,7 +25,7 @@ _TOKEN = "A-Za-z0-9+/=_.:%~!#$*@-"
 _CANDIDATE = rf"(?<=[{_TOKEN}])(\r?\n)"
 # the widths terminals wrap at (a whole line's, or its text's after a decoration), and
 # those encoders wrap at (base64 76, PEM 64, …: a solid line of token characters only)
-TERMINAL = frozenset({79, 80, 100, 119, 120, 132, 159, 160, 200, 240})
+TERMINAL = frozenset({80, 100, 120, 160, 200, 240})
 ENCODER = frozenset({60, 64, 72, 76})
 # the lines of a block wrapped by an encoder: base64, PEM, hex
 _SOLID = r"[A-Za-z0-9+/=_-]+"
@@ -77,11 +77,13 @@ def decoration(line: str) -> tuple[str, str | None]:
 
 
 def _same_decoration(a: str, b: str) -> bool:
-    """Two decorations of one kind: equal, or timestamps (CRI, CI) of one shape."""
+    """Two decorations of one kind (whatever blanks end them): equal, or timestamps (CRI's
+    with either flag, a CI log's) of one shape."""
+    a, b = a.rstrip(" \t"), b.rstrip(" \t")
     if a == b:
         return True
-    shape = compiled(r"\d", 0)
-    return len(a) == len(b) and shape.sub("0", a) == shape.sub("0", b) and a[:1].isdigit()
+    shape = compiled(r"\d|(?<= )[FP]$", 0)
+    return a[:1].isdigit() and shape.sub("0", a) == shape.sub("0", b)
 
 
 def breaks(text: str) -> list[Break]:
@@ -98,6 +100,8 @@ def breaks(text: str) -> list[Break]:
         if deco and ndeco and _same_decoration(deco, ndeco):
             cont = after + len(ndeco)
             kept = text[b:cont]
+        elif ndeco.strip():
+            continue  # the next line starts with a decoration of its own: a line of its own
         else:
             deco, flag = "", None
             cont = after + len(nxt) - len(nxt.lstrip(" \t"))
@@ -121,8 +125,12 @@ def _full(text: str, ls: int, le: int, deco: int, body: str, rest: str) -> bool:
     widths = {le - ls, len(body), len(body.lstrip(" \t"))}
     if not widths.isdisjoint(TERMINAL) and len(run.group(0)) >= 4:
         return True
-    if len(body) in ENCODER and solid.fullmatch(body):
-        return True
+    tail = rest.rstrip()
+    b64 = compiled(r"[A-Za-z0-9+/=]+", 0)
+    if len(body) in ENCODER and b64.fullmatch(body) and b64.fullmatch(tail):
+        if len(tail) > len(body) or compiled(r"[A-Z]?[a-z]+", 0).fullmatch(tail):
+            return False  # longer than the width, or a word of its own (`Downloading`)
+        return not (_digest(body) and _digest(tail) and len(tail) == len(body))
     if len(body) < _MIN_BLOCK or not solid.fullmatch(body):
         return False
     # a block: the line above is as long and as solid; its last line may be shorter
@@ -130,7 +138,6 @@ def _full(text: str, ls: int, le: int, deco: int, body: str, rest: str) -> bool:
     if ls > 0:
         a_start, a_stop = _line(text, ls - 1)
         above = text[a_start + deco : a_stop]
-    tail = rest.rstrip()
     if not solid.fullmatch(tail) or len(tail) > len(body):
         return False
     if len(above) == len(body) and solid.fullmatch(above) and above != body:
