@@ -17,6 +17,7 @@ import zlib
 import pytest
 
 from gitimprove import redaction
+from gitimprove.redaction import wraps
 from tests.secret_corpus import corpus
 
 MARKERS = re.compile(r"\[REDACTED:[a-z0-9-]+:[0-9a-f]{4}\]")
@@ -29,8 +30,8 @@ def _single_line_fakes() -> list[tuple[str, str, str]]:
         if "\n" in f.text or "\r" in f.text or f.text.count(f.secret) != 1:
             continue
         alone = redaction.redact(f.text)
-        if alone == f.text:
-            continue
+        if alone == f.text or len(f.text) in wraps.TERMINAL:
+            continue  # a line full at a terminal's width is wrapped: the next line goes on
         out.append((f.family, f.text, alone))
     return out
 
@@ -68,6 +69,11 @@ FOLLOWERS = [
 SUFFIXES = ["&user=bob", "|next", ".", ",", ")", "; echo done", " and more"]
 
 
+# a final `.` is part of the value: letters and a stop read as a sentence's word; these
+# formats' alphabets hold `.` (curl's `user:password`, an apr1 hash, PlanetScale's tokens)
+DOTTED = {"passphrase-letters", "twilio-auth-curl", "htpasswd-apr1", "end-pscale"}
+
+
 def test_the_corpus_and_the_followers_are_large() -> None:
     assert len(FAKES) >= 250 and len(FOLLOWERS) >= 20
 
@@ -90,6 +96,8 @@ def test_what_ends_a_value_on_its_line_survives() -> None:
         if not alone.endswith("]") or not MARKERS.search(alone[-40:]):
             continue  # the value is quoted or followed by text of its own
         for suffix in SUFFIXES:
+            if suffix == "." and family in DOTTED:
+                continue
             out = redaction.redact(text + suffix)
             if out != alone + suffix:
                 bad.append((family, suffix, out))

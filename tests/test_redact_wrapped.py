@@ -68,7 +68,7 @@ def test_the_wrapped_families_are_most_of_the_corpus() -> None:
     assert len(TOKENS) >= 120 and len({f.family for f in TOKENS}) >= 100
 
 
-_ESCAPES = re.compile(r"\x1b\[[0-9;]*m")
+_ESCAPES = re.compile(r"\x1b\[[0-9;]*m|[\u00ad\u200b-\u200f\u2060\ufeff]")
 
 
 def _wrapped(text: str, secret: str, cut: int, sep: str) -> tuple[str, str]:
@@ -95,7 +95,7 @@ def test_the_wrapped_families_are_most_of_the_corpus() -> None:
     assert len(TOKENS) >= 120 and len({f.family for f in TOKENS}) >= 100
 
 
-_ESCAPES = re.compile(r"\x1b\[[0-9;]*m")
+_ESCAPES = re.compile(r"\x1b\[[0-9;]*m|[\u00ad\u200b-\u200f\u2060\ufeff]")
 
 
 def _at_width(text: str, secret: str, cut: int) -> str:

@@ -50,6 +50,8 @@ def _check_assignment(secret: str, m: re.Match[str]) -> bool | str:
         return False  # `${DB_PASSWORD:?must be set}`: an error message, not a default
     if public_key_before(m.string, m.start()):
         return False  # `pub key: 0x04…`: a public key
+    if key.lower() == "key" and compiled(r"(?:[A-Za-z][\w.]*-)+[0-9a-f]{32,}", 0).fullmatch(secret):
+        return False  # a cache's key: labels and a digest (`Linux-pip-<sha256>`)
     env_style = key.isupper() and sep == "="
     if sep.strip() in ("=", ":") and key.lower() in ("pw", "pass", "passwd") and _mixed(secret):
         return "password"  # `pw=<pw>`: a short name, but no prose reads `pass=x9…`

@@ -213,7 +213,7 @@ class RuleSet:
                 for start, end in rule.expand(m):
                     if rule.priority != SPECIFIC:
                         end = value_end(text, start, end)
-                    while end - start > 1 and text[end - 1] in ".,)":
+                    while rule.priority != SPECIFIC and end - start > 1 and text[end - 1] in ".,)":
                         end -= 1
                     if start < end and not published(text[start:end], text, start):
                         yield Span(start, end, rule.id, rule.priority)
@@ -242,7 +242,7 @@ class RuleSet:
             if _allowed(rule.allow, secret, m, text):
                 continue
             # judged with it, masked without it: a final `.`, `,` or `)` is the sentence's
-            while end - start > 1 and text[end - 1] in ".,)":
+            while rule.priority != SPECIFIC and end - start > 1 and text[end - 1] in ".,)":
                 end -= 1
             yield Span(start, end, verdict if isinstance(verdict, str) else rule.id, rule.priority)
 
@@ -380,12 +380,18 @@ def _near(regex: str) -> int:
 # from code (`"--secrets",` / `is_flag=True,`); our context rules cover that ground.
 GITLEAKS_END = r"""(?:[\x60'"\s;]|\\[nr]|$)"""
 TOKEN_END = r"(?![\w-])"
+# the Azure AD client secret's own terminator (a quote, a blank, `<`, `)`, `,`)
+_AZURE_END = r"""(?:$|[\\'"\x60\s<),])"""
+_BLANK_END = r"(?:\s|\Z)"
 
 
 def token_end(regex: str) -> str:
     """A gitleaks pattern with its token terminator widened to any non-token character
     (applied to every ported rule as it loads; the data stays gitleaks' own)."""
-    return regex.replace(GITLEAKS_END, TOKEN_END)
+    regex = regex.replace(GITLEAKS_END, TOKEN_END).replace(_AZURE_END, TOKEN_END)
+    if regex.endswith(_BLANK_END):  # a command's argument ends at a blank or an operator
+        regex = regex[: -len(_BLANK_END)] + r"(?=[\s&|;,)]|\Z)"
+    return regex
 
 
 def load_gitleaks(path: str = GITLEAKS) -> list[Rule]:

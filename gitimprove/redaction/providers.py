@@ -157,9 +157,9 @@ RULES: list[Rule] = [
 
 def check_sourcegraph(secret: str, m: re.Match[str]) -> bool:
     """gitleaks' Sourcegraph rule takes any 40 hex digits in a text naming Sourcegraph: a
-    bare run is one only on a line that names it (not a git id on a line of its own)."""
-    if not all(c in "0123456789abcdefABCDEF" for c in secret):
-        return True
+    bare run of lower-case hex (a git id's shape) is one only on a line that names it."""
+    if not all(c in "0123456789abcdef" for c in secret):
+        return True  # a token's prefix, or hex of both cases: no git id
     text = m.string
     start = text.rfind("\n", 0, m.start()) + 1
     stop = text.find("\n", m.end())

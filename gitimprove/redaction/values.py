@@ -405,9 +405,8 @@ def check_keyed(secret: str, m: re.Match[str]) -> bool:
 def _a_name_about(value: str) -> bool:
     """A value that is itself a name about a credential, in one case with underscores
     (`"PASSWORD_FIELD"` in a linter's message, `api_key_header`): code, not a secret."""
-    if not compiled(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+", 0).fullmatch(
-        value
-    ):
+    snake = compiled(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+", 0)
+    if snake.fullmatch(value) is None:
         return False
     parts = key_words(value)
     return any(_names_credential(p) for p in parts) and parts[-1] in _ABOUT

@@ -134,22 +134,10 @@ def _joined_spans(rs: RuleSet, text: str) -> list[Span]:
     found = wraps.breaks(text)
     if not found:
         return []
-    wrapped = [(br.start, br.end) for br in found if br.wrap and not _complete(rs, text, br)]
+    wrapped = [(br.start, br.end) for br in found if br.wrap]
     out = _wrapped_spans(rs, text, wrapped) if wrapped else []
     out.extend(_completed(rs, text, [br for br in found if not br.wrap], out))
     return out
-
-
-def _complete(rs: RuleSet, text: str, br: wraps.Break) -> bool:
-    """Whether a provider's format ends right at the break on its line (`…=ghp_` and 36
-    at a full line's end): a match already complete never extends across a break."""
-    ls = text.rfind("\n", 0, br.start) + 1
-    line = text[max(ls, br.start - _REACH) : br.start]
-    n = len(line)
-    return any(
-        _ends_at(line, s.end, n) and s.priority == SPECIFIC and s.kind not in _OPEN_ENDED
-        for s in rs.spans(line, views=False)
-    )
 
 
 def _ends_at(text: str, end: int, at: int) -> bool:

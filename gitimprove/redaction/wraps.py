@@ -36,7 +36,7 @@ _MIN_BLOCK = 40
 _DECORATION = (
     r"(?P<deco>(?:[\w.-]+[ \t]+\|[ \t]?"
     r"|\d{4}-\d\d-\d\dT[\d:.]+(?:Z|[+-]\d\d:?\d\d)?[ \t]+(?:(?:stdout|stderr)[ \t]+(?P<flag>[FP])[ \t])?"
-    r"|E[ \t]{2,}|#+[ \t]?|//[ \t]?|>+[ \t]?|[ \t]*\d+[ \t]*[:|][ \t]?|[ \t]*\d+[ \t]+"
+    r"|E[ \t]{2,}|#+[ \t]|//[ \t]|>+[ \t]?|[ \t]*\d+[ \t]*[:|][ \t]|[ \t]*\d+[ \t]+"
     r"|[│┃|][ \t]?)(?:[ \t]*[│┃|][ \t]?)?)"
 )
 
@@ -100,8 +100,8 @@ def breaks(text: str) -> list[Break]:
         if deco and ndeco and _same_decoration(deco, ndeco):
             cont = after + len(ndeco)
             kept = text[b:cont]
-        elif ndeco.strip():
-            continue  # the next line starts with a decoration of its own: a line of its own
+        elif deco.strip() and ndeco.strip():
+            continue  # decorated lines of two kinds: the next line is one of its own
         else:
             deco, flag = "", None
             cont = after + len(nxt) - len(nxt.lstrip(" \t"))
