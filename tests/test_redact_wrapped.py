@@ -78,7 +78,7 @@ def _wrapped(text: str, secret: str, cut: int, sep: str) -> tuple[str, str]:
     longer line is wrapped at 80 all along, as a terminal does."""
     at = text.index(secret)
     start = text.rfind("\n", 0, at) + 1
-    column = len(_ESCAPES.sub("", text[start:at])) + cut
+    column = len(_ESCAPES.sub("", text[start:at] + secret[:cut]))
     width = next((w for w in (80, 120, 160) if w >= column), 0)
     if width:
         wide = text[:start] + " " * (width - column) + text[start:]
@@ -104,7 +104,7 @@ def _at_width(text: str, secret: str, cut: int) -> str:
     visible characters (colour codes take no room); a longer line is wrapped at 80 before."""
     at = text.index(secret)
     start = text.rfind("\n", 0, at) + 1
-    column = len(_ESCAPES.sub("", text[start:at])) + cut
+    column = len(_ESCAPES.sub("", text[start:at] + secret[:cut]))
     for width in (80, 120, 160):
         if width >= column:
             return text[:start] + " " * (width - column) + text[start:]
