@@ -134,10 +134,30 @@ def _joined_spans(rs: RuleSet, text: str) -> list[Span]:
     found = wraps.breaks(text)
     if not found:
         return []
-    wrapped = [(br.start, br.end) for br in found if br.wrap]
+    wrapped = [(br.start, br.end) for br in found if br.wrap and not _complete(rs, text, br)]
     out = _wrapped_spans(rs, text, wrapped) if wrapped else []
     out.extend(_completed(rs, text, [br for br in found if not br.wrap], out))
     return out
+
+
+def _complete(rs: RuleSet, text: str, br: wraps.Break) -> bool:
+    """Whether a format of a fixed length ends right at the wrap on its line (`HRKU-AA`
+    and its 58 on a full line, then `Traceback`): a match already complete never extends
+    across a break. A format that could take more characters (a JWT's signature, a
+    password) is read across the wrap the width shows."""
+    ls = text.rfind("\n", 0, br.start) + 1
+    line = text[max(ls, br.start - _REACH) : br.start]
+    n = len(line)
+    lower = line.lower()
+    longer = line + line[-1]  # one more of the same kind of character
+    for rule in rs.candidates(lower):
+        if rule.priority != SPECIFIC or rule.id in _OPEN_ENDED:
+            continue
+        if not any(_ends_at(line, s.end, n) for s in rs._rule_spans(rule, line, lower)):
+            continue
+        if not any(s.end > n for s in rs._rule_spans(rule, longer, longer.lower())):
+            return True
+    return False
 
 
 def _ends_at(text: str, end: int, at: int) -> bool:

@@ -21,8 +21,8 @@ from __future__ import annotations
 from gitimprove.redaction.engine import compiled
 
 # what a token or a URL holds
-_TOKEN = "A-Za-z0-9+/=_.:%~!#$*@-"
-_CANDIDATE = rf"(?<=[{_TOKEN}])(\r?\n)"
+_RUN = "A-Za-z0-9+/=_.:%~!#$*@-"
+_CANDIDATE = rf"(?<=[{_RUN}])(\r?\n)"
 # the widths terminals wrap at (a whole line's, or its text's after a decoration), and
 # those encoders wrap at (base64 76, PEM 64, …: a solid line of token characters only)
 TERMINAL = frozenset({80, 100, 120, 160, 200, 240})
@@ -106,7 +106,7 @@ def breaks(text: str) -> list[Break]:
             deco, flag = "", None
             cont = after + len(nxt) - len(nxt.lstrip(" \t"))
             kept = ""
-        if cont >= ne or not compiled(rf"[{_TOKEN}]", 0).match(text, cont):
+        if cont >= ne or not compiled(rf"[{_RUN}]", 0).match(text, cont):
             continue
         body = before[len(deco) :]
         wrap = flag == "P" or _full(text, ls, le, len(deco), body, text[cont:ne])
@@ -117,7 +117,7 @@ def breaks(text: str) -> list[Break]:
 def _full(text: str, ls: int, le: int, deco: int, body: str, rest: str) -> bool:
     """Whether the line text[ls:le] (its text `body` after a decoration of `deco`
     characters) is full at a width the text shows; `rest` is the next line's text."""
-    run = compiled(rf"[{_TOKEN}]+$", 0).search(body)
+    run = compiled(rf"[{_RUN}]+$", 0).search(body)
     if run is None:
         return False
     solid = compiled(_SOLID, 0)
