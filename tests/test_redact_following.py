@@ -103,13 +103,13 @@ def test_what_ends_a_value_on_its_line_survives() -> None:
     assert not bad, bad[:5]
 
 
-GHP = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+GHP = "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 SECRET_LINES = [
     f"GITHUB_TOKEN={GHP}",
     "password: Xq9!vR2#mT7zLp4w",
     f"Authorization: Bearer {GHP}",
     "aws_secret_access_key = h7Rk2Qw9ZpL4xV8nB3mT6yC1fD5gJ0sA2eU4iO7r",
-    "sk-proj-" + "Qv3Lm8Zx2Nc7Bw4Kt9Hy6Jd1Fs5Gp0Rq" * 2,
+    "sk-proj-Qv3Lm8Zx2Nc7Bw4Kt9Hy6Jd1Fs5Gp0RqQv3Lm8Zx2Nc7Bw4Kt9Hy6Jd1Fs5Gp0Rq",
     "xoxb-1234567890123-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
     "PASSWORD=Xq9vR2mT7zLp4w",
     "API_KEY=Xq9vR2mT7zLp4wAbq3",
@@ -205,15 +205,14 @@ SHAS = [
     "359081fa1b2c3d4e5f60718293a4b5c6d7e8f904",
     "dd38930a1b2c3d4e5f60718293a4b5c6d7e8f905",
 ]
+DIGEST = "3f9a0c4e1b2d7a8c" * 3 + "9e0f1a2b"  # a GitHub Actions cache key's hash (56)
 FALSE_POSITIVES = [
     "Checking password policy...\n2026-11-23 07:00:01 INFO ok",
     "tokens used by commits:\n" + "\n".join(SHAS),
     "tokens used by commits:\n" + "\n".join(s + s[:24] for s in SHAS),  # SHA-256s
     "Rotated secrets:\nprod-db-password\nstaging-api-token\n3f1c2a9e-8b7d-4c6e-9f0a-1b2c3d4e5f60",
-    "Cache restored from key: Linux-pip-"
-    + "3f9a0c4e1b2d7a8c" * 3
-    + "9e0f1a2b\n##[group]Run pytest",
-    "key: Linux-pip-" + "0123456789abcdef" * 3 + "01234567\n##[endgroup]",
+    f"Cache restored from key: Linux-pip-{DIGEST}\n##[group]Run pytest",
+    f"key: Linux-pip-{DIGEST[::-1]}\n##[endgroup]",
     "\n".join(textwrap.wrap(base64.b64encode(_png()).decode(), 76)) + "\n",
     "\n".join(textwrap.wrap(base64.b64encode(_png(16, 16)).decode(), 64)) + "\n",
     'S105 Possible hardcoded password assigned to: "PASSWORD_FIELD"',
