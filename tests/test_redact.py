@@ -154,12 +154,6 @@ def _own_files() -> list[Path]:
 # The only secrets in the project's own files: the fakes written out in these tests.
 TEST_FAKES = {
     "tests/test_reflect_memory.py": ["abc123secret99"],
-    "tests/test_redact_following.py": [
-        "Xq9!vR2#mT7zLp4w",
-        "h7Rk2Qw9ZpL4xV8nB3mT6yC1fD5gJ0sA2eU4iO7r",
-        "Xq9vR2mT7zLp4wAbq3",
-        "Zq8Xw3Vn5Mb7Lk9Jh2Gf4Ds6Pa1Ty0Ue",
-    ],
     # (forged attempt tokens given as GITIMPROVE_TOKEN: a value under a *_TOKEN name)
     "tests/test_integrity_marks.py": ["gi1:k:r:1:x", "gi1:k:r:{me}:x"],
     # (tests split tokens by string concatenation; the decoded view reads them whole)

