@@ -217,7 +217,7 @@ FALSE_POSITIVES = [
     "\n".join(textwrap.wrap(base64.b64encode(_png()).decode(), 76)) + "\n",
     "\n".join(textwrap.wrap(base64.b64encode(_png(16, 16)).decode(), 64)) + "\n",
     'S105 Possible hardcoded password assigned to: "PASSWORD_FIELD"',
-    "app/settings.py:4:12: S105 Possible hardcoded password assigned to: \"API_TOKEN_NAME\"",
+    'app/settings.py:4:12: S105 Possible hardcoded password assigned to: "API_TOKEN_NAME"',
     f"token = '{NONE_JWT}'",
     f"AUTH_HEADER = 'Bearer {NONE_JWT}'",
     "trace token 4bf92f3577b34da6a3ce929d0e0e4736",

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gitimprove.redaction import engine, programs, ruleset, views, wraps
+from gitimprove.redaction import ends, engine, programs, ruleset, views, wraps
 from tests.conftest import ROOT
 from tests.secret_corpus import corpus
 
@@ -61,7 +61,7 @@ def test_every_rule_program_matches_as_a_fresh_compile() -> None:
         (views._DROP, 0),
         (wraps._CANDIDATE, 0),
         (wraps._DECORATION, 0),
-        (engine._VALUE_END, 0),
+        (ends._VALUE_END, 0),
         (engine.MARKER, 0),
     }
     for regex, flags in sorted(patterns):

@@ -11,7 +11,7 @@ import re
 import pytest
 
 from gitimprove import redaction
-from gitimprove.redaction import engine
+from gitimprove.redaction import ends, engine
 from tests.regex_samples import sample
 from tests.secret_corpus import windows
 
@@ -41,7 +41,7 @@ def test_every_ported_terminator_is_widened() -> None:
     assert len(ENDED) >= 140
     with open(engine.GITLEAKS, encoding="utf-8") as fh:
         raw = json.load(fh)["rules"]
-    ported = sum(engine.GITLEAKS_END in r["regex"] or engine._AZURE_END in r["regex"] for r in raw)
+    ported = sum(engine.GITLEAKS_END in r["regex"] or ends._AZURE_END in r["regex"] for r in raw)
     assert ported == len(ENDED) + 1
     kept = [r.id for r in engine.load_gitleaks() if engine.GITLEAKS_END in r.regex]
     assert kept == sorted(engine.GENERIC_IDS)  # the catch-all keeps gitleaks' terminator

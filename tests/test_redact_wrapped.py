@@ -91,30 +91,6 @@ def _wrapped(text: str, secret: str, cut: int, sep: str) -> tuple[str, str]:
     return wide[:start] + sep.join(rows) + wide[end:], wide.replace(secret, "")
 
 
-def test_the_wrapped_families_are_most_of_the_corpus() -> None:
-    assert len(TOKENS) >= 120 and len({f.family for f in TOKENS}) >= 100
-
-
-_ESCAPES = re.compile(r"\x1b\[[0-9;]*m|[\u00ad\u200b-\u200f\u2060\ufeff]")
-
-
-def _at_width(text: str, secret: str, cut: int) -> str:
-    """`text` with its secret's line padded so that a terminal wrapping it breaks the
-    secret after `cut` characters: the line before the break is full at 80, 120 or 160
-    visible characters (colour codes take no room); a longer line is wrapped at 80 before."""
-    at = text.index(secret)
-    start = text.rfind("\n", 0, at) + 1
-    column = len(_ESCAPES.sub("", text[start:at] + secret[:cut]))
-    for width in (80, 120, 160):
-        if width >= column:
-            return text[:start] + " " * (width - column) + text[start:]
-    padded = text[:start] + " " * (-column % 80) + text[start:]
-    line = padded[start : at + (-column % 80)]
-    assert not _ESCAPES.search(line)
-    rows = [line[i : i + 80] for i in range(0, len(line), 80)]
-    return padded[:start] + "\n".join(rows) + padded[at + (-column % 80) :]
-
-
 @pytest.mark.parametrize("fake", TOKENS, ids=[f.family for f in TOKENS])
 def test_a_wrapped_token_is_masked_whole(fake: Fake) -> None:
     """A terminal wraps a line at its width: the line before the break is full."""

@@ -231,7 +231,9 @@ def _formats_completed(
         if rule.priority != SPECIFIC or rule.id in _OPEN_ENDED:
             continue
         across = [s for s in rs._rule_spans(rule, window, lower) if s.start < j < s.end]
-        if not across or any(_ends_at(head, s.end, j) for s in rs._rule_spans(rule, head, head_lower)):
+        if not across or any(
+            _ends_at(head, s.end, j) for s in rs._rule_spans(rule, head, head_lower)
+        ):
             continue
         out.extend(Span(start + s.start, e + s.end - j, s.kind, s.priority) for s in across)
     return out
