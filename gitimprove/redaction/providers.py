@@ -113,7 +113,7 @@ RULES: list[Rule] = [
     # formats trufflehog detects and gitleaks' default set lacks, each behind a prefix that
     # no word or identifier has (a digit is required where the prefix is short)
     Rule("posthog-api-key", r"\bph[xc]_(?=\w*\d)\w{30,}", ("phx_", "phc_")),
-    Rule("bitbucket-app-password", r"\bATBB[A-Za-z0-9_=.-]{28,}", ("atbb",)),
+    Rule("bitbucket-app-password", r"\bATBB[A-Za-z0-9_=-]{28,}", ("atbb",)),
     Rule("google-refresh-token", r"(?<![\w/])1//0[\w-]{30,}", ("1//0",)),
     Rule("crates-io-token", r"\bcio(?=[A-Za-z]*\d)[A-Za-z0-9]{32}\b", ("cio",)),
     Rule("nvidia-api-key", r"\bnvapi-[\w-]{40,}", ("nvapi-",)),
