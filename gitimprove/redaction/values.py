@@ -15,10 +15,34 @@ import re
 
 from gitimprove.redaction.engine import compiled, entropy
 
-
-def words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
+# re-exported: the context rules import these from here
+from gitimprove.redaction.keynames import (
+    ABOUT as ABOUT,
+)
+from gitimprove.redaction.keynames import (
+    NOT_SECRET_ANY as NOT_SECRET_ANY,
+)
+from gitimprove.redaction.keynames import (
+    NOT_SECRET_FIRST as NOT_SECRET_FIRST,
+)
+from gitimprove.redaction.keynames import (
+    key_strength as key_strength,
+)
+from gitimprove.redaction.keynames import (
+    key_words as key_words,
+)
+from gitimprove.redaction.keynames import (
+    kind_of as kind_of,
+)
+from gitimprove.redaction.keynames import (
+    names_credential as names_credential,
+)
+from gitimprove.redaction.keynames import (
+    names_itself as names_itself,
+)
+from gitimprove.redaction.keynames import (
+    words as words,
+)
 
 # --- what a value must look like ---------------------------------------------------------
 
@@ -161,112 +185,13 @@ def secret_like(value: str) -> bool:
     return any(not (c.isalpha() or c in "._-") for c in value)
 
 
-# --- key names ---------------------------------------------------------------------------
-
-_CAMEL = r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+"
-_STRONG = words(
-    "password passwd passphrase pwd pw pass secret secrets token apikey credential credentials "
-    "creds pin pincode passcode privatekey clientsecret accesstoken authtoken refreshtoken bearertoken sessiontoken "
-    "accountkey masterkey signingkey secretkey accesskey encryptionkey sharedaccesskey "
-    # LDAP clients' and servers' bind passwords (nslcd, slapd, sssd)
-    "bindpw rootpw authtok"
-)
-_PAIRS = words(
-    "api_key access_key secret_key private_key client_secret account_key master_key "
-    "signing_key encryption_key shared_access_key auth_token session_key session_secret"
-)
-# (not "session": a session id names a session, it grants nothing)
-_WEAK = words("key auth sig signature cookie dsn salt")
-# a key naming something about the credential, not the credential itself
-_ABOUT = words(
-    "length len size name names id ids type types file files path paths dir url uri endpoint "
-    "field prompt policy hint label count counts max min timeout expiry expires expiration ttl "
-    "format env var header mode enabled required rule rules regex pattern hash hashed strength "
-    "reset changed manager helper provider source index kind class prefix suffix limit version "
-    "algorithm algo scheme usage budget tokenizer tokens location ref store storage chars "
-    "charset alphabet param params parameter attr attribute column col input widget selector "
-    "option arg argument constant const placeholder"
-)
-_NOT_SECRET_FIRST = words("csrf xsrf public publishable pub")
-# a pagination cursor or a fingerprint: names a position or a public digest, grants nothing
-_NOT_SECRET_ANY = words(
-    "next page pagination continuation cursor resume sync fingerprint fingerprints checksum "
-    "digest sha sha1 sha256 sha512 md5 etag uuid idempotency cache"
-)
-# `bypass`, `compass`: words ending in "pass" that name no password
-_NOT_PASS = ("bypass", "compass", "encompass", "surpass", "overpass", "underpass", "trespass")
-_PASS_ENDINGS = ("password", "passwd", "passphrase", "pass", "pwd", "passcode", "token", "secret")
-
-
-def key_strength(key: str) -> str | None:
-    """'strong' when the key names a credential (`DB_PASSWORD`, `clientSecret`, `api-key`),
-    'weak' when it may (`key`, `auth`, `sig`), None otherwise (`author`, `token_count`)."""
-    parts = key_words(key)
-    if not parts or parts[-1] in _ABOUT or parts[0] in _NOT_SECRET_FIRST:
-        return None
-    if any(w in _NOT_SECRET_ANY for w in parts) or parts in (["pwd"], ["oldpwd"]):
-        return None  # the shell's working directory is PWD
-    if parts in (["pass"], ["pw"]):
-        return "weak"  # "tests pass: 42/42" is prose; `db_pass = x` names a password
-    if any(_names_credential(w) for w in parts):
-        return "strong"
-    joined = "_" + "_".join(parts) + "_"
-    if any(f"_{p}_" in joined for p in _PAIRS):
-        return "strong"
-    if parts[-1] in _WEAK or parts[0] in _WEAK:
-        return "weak"
-    return None
-
-
-def key_words(key: str) -> list[str]:
-    return [w.lower() for w in compiled(_CAMEL, 0).findall(key)]
-
-
-def _names_credential(word: str) -> bool:
-    """`password`, `SSHPASS`, `DBPASS`, `ADMINPWD`, `pincode`: a word naming a secret."""
-    if word in _STRONG:
-        return True
-    return word.endswith(_PASS_ENDINGS) and not word.endswith(_NOT_PASS) and len(word) > 3
-
-
-def kind_of(key: str) -> str:
-    low = key.lower()
-    if any(w in low for w in ("pass", "pwd", "pw")) or "pin" in key_words(key):
-        return "password"
-    return "credential"
-
-
-_CREDENTIAL_WORDS = words(
-    "password passwd passphrase pwd pw pass secret secrets token tokens key keys apikey "
-    "credential credentials creds auth"
-)
-
-
-def names_itself(key: str, value: str) -> bool:
-    """A value that is a name, not a secret: the key's own word or a credential word
-    (`PASSWORD_FIELD = "password"`, `password_field = "password1"`, `self.password =
-    password`, `api_key_header = "x-api-key"`)."""
-    letters = "".join(c for c in value.lower() if c.isalpha())
-    if not letters or len(value) > 40:
-        return False
-    parts = key_words(key)
-    if letters in parts or letters == "".join(parts):
-        return True
-    pieces = [w for w in compiled(r"[a-z]+", 0).findall(value.lower())]
-    return (
-        bool(pieces)
-        and all(w in _CREDENTIAL_WORDS or len(w) <= 1 for w in pieces)
-        and (sum(c.isdigit() for c in value) <= 2)
-    )
-
-
 def _lexer_token(key: str, value: str) -> bool:
     """`token: 'identifier'` (a parser's token type) or `token = next_token`: a key that
     only says "token" given a plain word or identifier."""
     parts = key_words(key)
     return (
         parts[-1:] == ["token"]
-        and not any(_names_credential(w) for w in parts[:-1])
+        and not any(names_credential(w) for w in parts[:-1])
         and (compiled(r"[A-Za-z]+(?:[_.-][A-Za-z]+)*", 0).fullmatch(value) is not None)
         and not mixed_case(value)
     )
@@ -365,9 +290,9 @@ def check_generic(secret: str, m: re.Match[str]) -> bool:
     if "\n" in key.lstrip("\r\n"):
         return False  # a line's end (`</password>`) and the next line: no assignment
     parts = key_words(key)
-    if any(w in _NOT_SECRET_ANY or w in _NOT_SECRET_FIRST for w in parts):
+    if any(w in NOT_SECRET_ANY or w in NOT_SECRET_FIRST for w in parts):
         return False
-    if parts and (parts[-1] in _ABOUT or parts[-1] in ("is", "was")):
+    if parts and (parts[-1] in ABOUT or parts[-1] in ("is", "was")):
         return False
     if not is_value(secret) or _lexer_token(key.strip(" \t'\":=>,"), secret):
         return False
@@ -399,7 +324,7 @@ def check_keyed(secret: str, m: re.Match[str]) -> bool:
     if key_words(key) == ["key"] and compiled(r"[0-9a-f]{32}", 0).fullmatch(value):
         return False  # `key: <md5>`: a bare key names a digest (a cache or object key)
     # a name about the credential (`PASSWORD_FIELD`) given a random value still holds one
-    return not (parts and parts[-1] in _ABOUT) or looks_random(value, min_len=8)
+    return not (parts and parts[-1] in ABOUT) or looks_random(value, min_len=8)
 
 
 def _a_name_about(value: str) -> bool:
@@ -409,4 +334,4 @@ def _a_name_about(value: str) -> bool:
     if snake.fullmatch(value) is None:
         return False
     parts = key_words(value)
-    return any(_names_credential(p) for p in parts) and parts[-1] in _ABOUT
+    return any(names_credential(p) for p in parts) and parts[-1] in ABOUT
