@@ -65,6 +65,10 @@ def extract_pinned(output: str, form: str, name: str | None = None) -> Extracted
     return got
 
 
+# a value's square must not overflow (a spread is a sum of squares) nor underflow to nothing
+LARGEST, SMALLEST = 1e100, 1e-100
+
+
 def _finite(text: str | float, where: str, output: str) -> float:
     try:
         value = float(text)
@@ -72,6 +76,12 @@ def _finite(text: str | float, where: str, output: str) -> float:
         raise MetricError(f"{where}: {text!r} is not a number", output) from None
     if not math.isfinite(value):
         raise MetricError(f"{where}: the metric is {text!r}, which is not a finite number", output)
+    if value and not SMALLEST <= abs(value) <= LARGEST:
+        raise MetricError(
+            f"{where}: the metric is {text!r}, outside the magnitudes 1e-100 to 1e100 where "
+            "averages, spreads and percentages of it stay exact: print it in another unit",
+            output,
+        )
     return value
 
 
