@@ -7,11 +7,14 @@ exits, also on error. Its name is random and it is created exclusively, so nothi
 in its place beforehand. A `<name>.pid` file beside it lets `doctor` find ones left by a killed
 process.
 
-`Checkout.verify` compares the folder with the snapshot taken when it was written (or after
-its last run): the listing plus every entry's `lstat` (mode, size, mtime, ctime, inode). Between
-runs nothing may change at all; during a run the files of the commit may not change. What a
-run adds (output, caches, a planted module) is removed by `Checkout.reset` before the next
-run, so every run starts from exactly the committed tree and no run sees another's files. A
+`Checkout.verify` compares the folder with the snapshot taken when it was written: the
+listing plus every entry's `lstat` (mode, size, mtime, ctime, inode), the root's too (an
+extended attribute or ACL set moves the ctime). Between runs nothing may change at all; during
+a run the files of the commit may not change. After every run `Checkout.reset` renames the
+folder away, removes it and writes the commit anew under a new random name, so every run
+starts from exactly the committed tree and nothing a run can set on a directory entry reaches
+a later run: not the files it added, not the mode, times, extended attributes or ACLs of any
+entry or of the root, not inode numbers, link counts or the order of a folder's entries. A
 file of the commit that changed is re-hashed to tell "changed" from "rewritten" in the reason.
 """
 
@@ -93,8 +96,12 @@ def compiled(rel: str) -> bool:
 
 
 def scan(root: Path) -> dict[str, Stat]:
-    """Every entry under `root` (not following links) with its stat snapshot."""
+    """Every entry under `root` (not following links) with its stat snapshot, the root
+    itself as "."."""
     out: dict[str, Stat] = {}
+    with contextlib.suppress(OSError):
+        st = os.lstat(root)
+        out["."] = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
     todo = [("", str(root))]
     while todo:
         prefix, folder = todo.pop()
@@ -146,6 +153,8 @@ class Checkout:
     largest: int | None = None  # the largest file written: nothing larger is ever read
     lock: threading.Lock = field(default_factory=threading.Lock)
     tree: frozenset[str] = frozenset()  # every path the commit puts here, folders included
+    repo: Repo | None = None  # to write it anew (`reset`)
+    purpose: str = "measure"
 
     def verify(self, *, after_run: bool = False) -> list[str]:
         """The paths that differ from the last snapshot (empty: all is as it was).
@@ -183,20 +192,40 @@ class Checkout:
         return out
 
     def reset(self) -> list[str]:
-        """Remove everything a run added (files, links, folders, caches, ignored or not), so
-        the next run starts from exactly the committed tree; returns what could not be
-        removed. The snapshot is taken anew."""
-        left = []
-        for rel in self.added():
-            target = self.path / rel
-            remove_tree(target)  # a file or link is unlinked, never followed
-            if os.path.lexists(target):  # a folder the run made unreadable
-                _unlock(target)
-                remove_tree(target)
-            if os.path.lexists(target):
-                left.append(rel)
-        self.snapshot = scan(self.path)
-        return left
+        """Replace the folder a run used by a fresh copy of the commit under a new random
+        name (`renew`), so the next run starts from exactly the committed tree: nothing a run
+        can set survives, neither files it added nor the metadata of any entry (the root's
+        too: mode bits, times, ctime, extended attributes, ACLs, inode numbers, link counts,
+        the order of a folder's entries). Returns what of the old folder could not be
+        removed (a run made it so); that is renamed away all the same."""
+        if self.repo is None:
+            raise RuntimeError("a checkout not written by `checkout` cannot be renewed")
+        old = self.path
+        fresh = _write(self.repo, self.commit, self.purpose)
+        self.path, self.expected, self.snapshot = fresh.path, fresh.expected, fresh.snapshot
+        self.largest, self.tree = fresh.largest, fresh.tree
+        return _remove_now(old)
+
+
+def _remove_now(path: Path) -> list[str]:
+    """Remove a used checkout before the next run starts (a run without the sandbox could
+    read a copy still being removed in the background): renamed away at once, then removed;
+    what could not be removed (relative paths) is left to `doctor --repair`."""
+    trash = path.with_name(f"{path.name}.trash")
+    try:
+        os.rename(path, trash)
+    except OSError:
+        trash = path
+    (trash.parent / f"{trash.name}.pid").write_text(f"{os.getpid()}\ntrash\n", encoding="utf-8")
+    (path.parent / f"{path.name}.pid").unlink(missing_ok=True)
+    remove_tree(trash)
+    if os.path.lexists(trash):  # a folder the run made unreadable
+        _unlock(trash)
+        remove_tree(trash)
+    if os.path.lexists(trash):
+        return sorted(str(p.relative_to(trash)) for p in trash.rglob("*")) or ["."]
+    (trash.parent / f"{trash.name}.pid").unlink(missing_ok=True)
+    return []
 
 
 def _unlock(folder: Path) -> None:
@@ -243,11 +272,10 @@ def not_as_written(co: Checkout) -> list[str]:
     return sorted(bad)
 
 
-@contextmanager
-def checkout(repo: Repo, commit: str, purpose: str = "measure") -> Iterator[Checkout]:
-    """A fresh checkout of `commit` under a random name, proved to hold exactly the commit's
-    files (written anew under another name up to three times, else NotAsWritten); removed on
-    exit."""
+def _write(repo: Repo, commit: str, purpose: str) -> Checkout:
+    """A new checkout of `commit` under a random name, proved to hold exactly the commit's
+    files (written anew under another name up to three times, else NotAsWritten). The work
+    folder's times are set to now: a run without the sandbox could have set them."""
     obj = repo.raw[commit]
     assert isinstance(obj, pygit2.Commit)
     root = work_root(repo)
@@ -257,21 +285,39 @@ def checkout(repo: Repo, commit: str, purpose: str = "measure") -> Iterator[Chec
         path = root / name
         pid_file = root / f"{name}.pid"
         pid_file.write_text(f"{os.getpid()}\n{purpose}\n", encoding="utf-8")
+        expected: dict[str, tuple[int, str]] = {}
         try:
-            expected: dict[str, tuple[int, str]] = {}
             largest = materialize(repo, obj.tree, path, expected)  # mkdir fails if it exists
-            co = Checkout(path, commit, expected, largest=largest)
+            co = Checkout(path, commit, expected, largest=largest, repo=repo, purpose=purpose)
             co.snapshot = scan(path)
             co.tree = frozenset(co.snapshot)
             bad = not_as_written(co)
-            if not bad:
-                yield co
-                return
-        finally:
-            if os.path.lexists(path):
-                discard(path)
-            pid_file.unlink(missing_ok=True)
+        except BaseException:
+            _drop(path)
+            raise
+        if not bad:
+            with contextlib.suppress(OSError):
+                os.utime(root)
+            return co
+        _drop(path)
     raise NotAsWritten(commit, bad)
+
+
+def _drop(path: Path) -> None:
+    if os.path.lexists(path):
+        discard(path)
+    (path.parent / f"{path.name}.pid").unlink(missing_ok=True)
+
+
+@contextmanager
+def checkout(repo: Repo, commit: str, purpose: str = "measure") -> Iterator[Checkout]:
+    """A fresh checkout of `commit` (see `_write`); removed on exit, under whatever name
+    `reset` gave it last."""
+    co = _write(repo, commit, purpose)
+    try:
+        yield co
+    finally:
+        _drop(co.path)
 
 
 def stale_workspaces(repo: Repo) -> list[Path]:

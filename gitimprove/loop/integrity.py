@@ -74,8 +74,9 @@ def fresh_checkout(stack: ExitStack[Any], repo: Repo, commit: str, name: str) ->
 def after_run(ctx: RunContext, co: Checkout, what: str) -> None:
     """After a metric or guard run: the commit's files must be as written, and a file the run
     wrote that Python or the test runner loads without being named (`conftest.py`, a module
-    shadowing the standard library's, `*.pth`...) makes the attempt `tampered`; whatever the
-    run wrote is removed either way, so the next run of any arm starts from the commit."""
+    shadowing the standard library's, `*.pth`...) makes the attempt `tampered`; the folder is
+    replaced by a fresh copy of the commit either way (`Checkout.reset`), so the next run of
+    any arm starts from exactly the commit, metadata included."""
     bad = co.verify(after_run=True)
     if bad:
         co.reset()
@@ -92,7 +93,7 @@ def after_run(ctx: RunContext, co: Checkout, what: str) -> None:
                 lambda folder: os.path.lexists(co.path / folder / "__init__.py"),
                 ctx.importable,
             )
-    left = co.reset() if added else []
+    left = co.reset()
     if found:
         raise Tampered(
             f"the {what} wrote files Python or the test runner loads without being named",

@@ -65,21 +65,20 @@ def _run_once(cfg: Config, co: Checkout, arm: ArmRuns) -> None:
     """One metric run, from exactly the committed tree (what an earlier run wrote is gone)."""
     if arm.failure is not None:
         return
-    path = co.path
+    got = run_metric(
+        cfg.metric_command,
+        co.path,
+        timeout=float(cfg.get("metric", "timeout")),
+        spec=str(cfg.get("metric", "extract")),
+        name=cfg.metric_name,
+    )
     changed = co.verify(after_run=True)
+    co.reset()  # a fresh copy of the commit for the next run: nothing of this one survives
     if changed:
         raise GitImproveError(
             f"a metric run changed files of {co.commit[:10]}: " + ", ".join(changed[:10]),
             hint="the metric must not rewrite the code it measures; write output elsewhere",
         )
-    co.reset()
-    got = run_metric(
-        cfg.metric_command,
-        path,
-        timeout=float(cfg.get("metric", "timeout")),
-        spec=str(cfg.get("metric", "extract")),
-        name=cfg.metric_name,
-    )
     if got.status == "ok" and got.value is not None:
         arm.samples.append(got.value)
         arm.secondary.update(got.secondary)
@@ -289,8 +288,6 @@ def _measure_one(
             _run_once(cfg, inc_co, inc)
             if progress:
                 progress(f"{commit[:10]} run {i + 1}/{runs}: {cand.samples[-1]:.10g}")
-        if cand.failure is None:
-            cand_co.reset()
         guard = _guard(cfg, cand_co.path) if cand.failure is None else {"status": "skipped"}
     fields: dict[str, Any] = {
         "run": incumbent.run,

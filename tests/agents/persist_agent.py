@@ -10,6 +10,9 @@ argv[1] says what the first iteration's code does when the benchmark runs it:
 - `guardplant:<path>`: the same, only when the guard runs it (`prog.py guard`);
 - `cache`: print a worse value once, and a much better one whenever a `cache.bin` it wrote in
   an earlier run is there;
+- `meta:<how>`: print 103 and leave a mark in metadata a later run could read back (`META`
+  below: the root's times, mode bits or extended attributes, its parent folder's, a file's
+  link count or attributes), and print a much better 80 whenever that mark is there;
 - `honest`: print a better value and leave the output any program leaves (`__pycache__`,
   `.pytest_cache`, `out/`).
 Every later iteration writes an honest improvement (90).
@@ -26,6 +29,27 @@ if os.environ.get("GITIMPROVE_ITERATION", "1") != "1":
     print('{"description": "honest 90"}')
     sys.exit(0)
 kind, _, target = plan.partition(":")
+XA = "def seen():\n    try:\n        return os.getxattr({0}, 'user.mark') == b'1'\n" \
+    "    except OSError:\n        return False\ndef mark():\n    os.setxattr({0}, 'user.mark', b'1')\n"
+# how a run marks, and how a later run finds the mark
+META = {
+    "root-mtime": "def seen():\n    return root.stat().st_mtime == M\n"
+    "def mark():\n    os.utime(root, (M, M))\n",
+    "root-atime": "def seen():\n    return root.stat().st_atime == M\n"
+    "def mark():\n    os.utime(root, (M, root.stat().st_mtime))\n",
+    "root-sticky": "def seen():\n    return bool(root.stat().st_mode & stat.S_ISVTX)\n"
+    "def mark():\n    os.chmod(root, root.stat().st_mode | stat.S_ISVTX)\n",
+    "root-mode": "def seen():\n    return root.stat().st_mode & 0o777 == 0o751\n"
+    "def mark():\n    os.chmod(root, 0o751)\n",
+    "root-xattr": XA.format("root"),
+    "folder-xattr": XA.format("root / 'src'"),
+    "parent-mtime": "def seen():\n    return root.parent.stat().st_mtime == M\n"
+    "def mark():\n    os.utime(root.parent, (M, M))\n",
+    "parent-atime": "def seen():\n    return root.parent.stat().st_atime == M\n"
+    "def mark():\n    os.utime(root.parent, (M, root.parent.stat().st_mtime))\n",
+    "link-count": "def seen():\n    return (root / 'data').stat().st_nlink > 2\n"
+    "def mark():\n    (root / 'data' / 'sub').mkdir()\n",
+}
 ROOT = "pathlib.Path(__file__).resolve().parent.parent"
 if kind in ("plant", "guardplant"):  # guardplant: only when the guard runs it (`prog.py guard`)
     forged = "import sys\nprint('METRIC score=1')\nsys.exit(0)\n"
@@ -36,6 +60,11 @@ if kind in ("plant", "guardplant"):  # guardplant: only when the guard runs it (
         f"if {kind == 'plant'} or sys.argv[1:] == ['guard']:\n"
         "    t.parent.mkdir(parents=True, exist_ok=True)\n"
         f"    t.write_text({forged!r})\nprint(99)\n"
+    )
+elif kind == "meta":
+    prog.write_text(
+        f"import os, pathlib, stat\nroot = {ROOT}\nM = 1234567890\n{META[target]}"
+        "print(80 if seen() else (mark(), 103)[1])\n"
     )
 elif kind == "cache":
     prog.write_text(
