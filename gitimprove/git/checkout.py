@@ -212,12 +212,14 @@ def _remove_now(path: Path) -> list[str]:
     read a copy still being removed in the background): renamed away at once, then removed;
     what could not be removed (relative paths) is left to `doctor --repair`."""
     trash = path.with_name(f"{path.name}.trash")
+    (trash.parent / f"{trash.name}.pid").write_text(f"{os.getpid()}\ntrash\n", encoding="utf-8")
     try:
         os.rename(path, trash)
     except OSError:
+        (trash.parent / f"{trash.name}.pid").unlink(missing_ok=True)
         trash = path
-    (trash.parent / f"{trash.name}.pid").write_text(f"{os.getpid()}\ntrash\n", encoding="utf-8")
-    (path.parent / f"{path.name}.pid").unlink(missing_ok=True)
+    if trash != path:
+        (path.parent / f"{path.name}.pid").unlink(missing_ok=True)
     remove_tree(trash)
     if os.path.lexists(trash):  # a folder the run made unreadable
         _unlock(trash)
@@ -358,12 +360,14 @@ def discard(path: Path) -> None:
     the process waits for every removal before it exits."""
     trash = path.with_name(f"{path.name}.trash")
     pid_file = path.parent / f"{path.name}.pid"
+    trash_pid = trash.parent / f"{trash.name}.pid"
+    trash_pid.write_text(f"{os.getpid()}\ntrash\n", encoding="utf-8")  # before: never without
     try:
         os.rename(path, trash)
     except OSError:
+        trash_pid.unlink(missing_ok=True)
         remove_workspace(path)
         return
-    (trash.parent / f"{trash.name}.pid").write_text(f"{os.getpid()}\ntrash\n", encoding="utf-8")
     pid_file.unlink(missing_ok=True)
     thread = threading.Thread(target=remove_workspace, args=(trash,), daemon=True)
     thread.start()

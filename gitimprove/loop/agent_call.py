@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gitimprove import agents
-from gitimprove.git import caches, trees
+from gitimprove.git import caches, strays, trees
 from gitimprove.git.checkout import work_root
 from gitimprove.git.watch import RepoState, put_back
 from gitimprove.git.workspace import Hashed, agent_workspace, hash_workspace
@@ -110,7 +110,11 @@ def call_agent(
         try:
             # every process the agent left dies on exit; what it wrote to the view caches is
             # dropped (a cache is never the source of truth)
-            with caches.watched(ctx.repo.improve_dir), ctx.shared.processes(token):
+            with (
+                caches.watched(ctx.repo.improve_dir),
+                strays.watched(ctx.repo.improve_dir, reachable=not ctx.sandbox.active) as left,
+                ctx.shared.processes(token),
+            ):
                 result = ctx.agent.run(task, ws.path, float(ctx.cfg.get("agent", "timeout")))
             seconds, cost = result.seconds, result.cost_usd or 0.0
             # verified before anything is measured: nothing with its token anywhere (in the
@@ -127,6 +131,8 @@ def call_agent(
                 put_back(ctx.repo, before, after)
     if changed:
         raise AgentTampered(result, changed)
+    if left:  # removed: no run of this attempt or a later one reads them
+        raise AgentTampered(result, left, "the agent wrote into gitimprove's folder", stop=False)
     if escaped:
         raise AgentTampered(
             result,

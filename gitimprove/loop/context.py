@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from gitimprove.agents import Agent
 from gitimprove.agents.sandbox import Sandbox
 from gitimprove.config import Config
-from gitimprove.git import caches, trees
+from gitimprove.git import caches, strays, trees
 from gitimprove.git.checkout import Checkout, checkout
 from gitimprove.git.repo import Repo
 from gitimprove.git.watch import RepoState, put_back
@@ -252,6 +252,7 @@ class RunContext:
             stops = reaper.continued()
             with (
                 caches.watched(self.repo.improve_dir),  # measured code may write them (none)
+                strays.watched(self.repo.improve_dir, reachable=before is not None) as left,
                 self.shared.processes(token) as env,
             ):
                 # the checkout holds only the commit's files (no compiled Python), and the
@@ -280,6 +281,8 @@ class RunContext:
                     f"your repository changed during the {what}", changed, checkout=co, stop=True
                 )
             after_run(self, co, what)
+            if left:  # removed: no later run reads them
+                raise Tampered(f"the {what} wrote into gitimprove's folder", left, checkout=co)
 
     def measured_command(self, command: str, co: Checkout) -> tuple[list[str] | str, bool]:
         """(argv, shell) of a metric or guard command: in the sandbox when one is in force."""

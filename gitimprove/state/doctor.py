@@ -10,7 +10,7 @@ from filelock import FileLock, Timeout
 
 from gitimprove import config
 from gitimprove.errors import GitImproveError
-from gitimprove.git import caches, memory, notes, refs
+from gitimprove.git import caches, memory, notes, refs, strays
 from gitimprove.git.checkout import remove_workspace, stale_workspaces
 from gitimprove.git.repo import Repo
 from gitimprove.memory import entries, signals, spool
@@ -95,6 +95,7 @@ def run_checks(repo: Repo, *, repair: bool = False, extra: Sequence[Check] = ())
             except OSError:
                 pass
     out.append(Finding("locks", True, f"no lock is held ({len(stale_locks)} free lock files)"))
+    out.append(_strays(repo, repair))
     # the capture spool
     improve_dir = str(repo.common_dir / "improve")
     waiting = spool.pending(improve_dir)
@@ -239,3 +240,24 @@ def _memory(repo: Repo, repair: bool) -> list[Finding]:
         f.repaired = True
     out.append(f)
     return out
+
+
+def _strays(repo: Repo, repair: bool) -> Finding:
+    """What in `.git/improve/` gitimprove did not write (git/strays.py): a file there can carry
+    a result from one measured run to a later one."""
+    improve_dir = repo.common_dir / "improve"
+    found = strays.find(improve_dir)
+    if not found:
+        return Finding("strays", True, "nothing in .git/improve that gitimprove did not write")
+    shown = ", ".join(found[:10]) + (f" and {len(found) - 10} more" if len(found) > 10 else "")
+    f = Finding(
+        "strays",
+        False,
+        f"not written by gitimprove: {shown}",
+        "git improve doctor --repair removes them (measured code or an agent without the "
+        "sandbox left them for a later run to read)",
+    )
+    if repair:
+        strays.remove(improve_dir, found)
+        f.repaired = True
+    return f

@@ -13,6 +13,9 @@ argv[1] says what the first iteration's code does when the benchmark runs it:
 - `meta:<how>`: print 103 and leave a mark in metadata a later run could read back (`META`
   below: the root's times, mode bits or extended attributes, its parent folder's, a file's
   link count or attributes), and print a much better 80 whenever that mark is there;
+- `stray:<path>`: leave a file at `<path>` under gitimprove's folder `.git/improve/`
+  (`xattr:<folder>`: an extended attribute on that folder) and print 80 whenever a later run
+  finds it there, else 103; `agentstray:<path>`: the agent leaves it there itself;
 - `honest`: print a better value and leave the output any program leaves (`__pycache__`,
   `.pytest_cache`, `out/`).
 Every later iteration writes an honest improvement (90).
@@ -50,6 +53,24 @@ META = {
     "link-count": "def seen():\n    return (root / 'data').stat().st_nlink > 2\n"
     "def mark():\n    (root / 'data' / 'sub').mkdir()\n",
 }
+STRAY = """def seen(t):
+    if t.name.startswith("xattr:"):
+        try:
+            return os.getxattr(t.parent / t.name[6:], "user.mark") == b"1"
+        except OSError:
+            return False
+    return t.exists()
+def leave(t):
+    try:
+        if t.name.startswith("xattr:"):
+            os.setxattr(t.parent / t.name[6:], "user.mark", b"1")
+        else:
+            t.parent.mkdir(parents=True, exist_ok=True)
+            t.write_text("1")
+    except OSError:  # not writable (the sandbox): an honest run
+        pass
+"""
+exec(STRAY.replace("def seen", "def _seen").replace("def leave", "def _leave"))
 ROOT = "pathlib.Path(__file__).resolve().parent.parent"
 if kind in ("plant", "guardplant"):  # guardplant: only when the guard runs it (`prog.py guard`)
     forged = "import sys\nprint('METRIC score=1')\nsys.exit(0)\n"
@@ -65,6 +86,14 @@ elif kind == "meta":
     prog.write_text(
         f"import os, pathlib, stat\nroot = {ROOT}\nM = 1234567890\n{META[target]}"
         "print(80 if seen() else (mark(), 103)[1])\n"
+    )
+elif kind in ("stray", "agentstray"):
+    if kind == "agentstray":
+        _leave(pathlib.Path.cwd().parent.parent / target)
+    prog.write_text(
+        f"import os, pathlib\nimp = {ROOT}.parent.parent\n{STRAY}\nt = imp / {target!r}\n"
+        "if seen(t):\n    print(80)\nelse:\n"
+        f"    {'pass' if kind == 'agentstray' else 'leave(t)'}\n    print(103)\n"
     )
 elif kind == "cache":
     prog.write_text(

@@ -1,0 +1,101 @@
+"""Without the sandbox, measured code and the agent can write gitimprove's own folder
+(`.git/improve/`): whatever they leave there that gitimprove does not write makes the attempt
+`tampered`, naming the path, and is gone before any later run; `doctor` names strays too. In
+the sandbox the folder is out of reach. Hostile code in real runs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from gitimprove.git import strays
+from tests.conftest import TmpRepo
+from tests.loop_helpers import run_rows
+from tests.test_integrity import needs_bwrap
+from tests.test_integrity_persist import persist_project
+
+
+def _run(tmp_repo: TmpRepo) -> list[dict[str, object]]:
+    res = tmp_repo.cli("run", "--run", "p", "-n", "2")
+    assert res.returncode == 0, res.stdout + res.stderr
+    return run_rows(tmp_repo, "p")
+
+
+def _improve(tmp_repo: TmpRepo) -> Path:
+    return tmp_repo.path / ".git" / "improve"
+
+
+@pytest.mark.parametrize(
+    ("plan", "named"),
+    [
+        ("stray:locks/x.lock", ".git/improve/locks/x.lock"),
+        ("stray:work/m-0123456789abcdef.pid", ".git/improve/work/m-0123456789abcdef.pid"),
+        pytest.param("stray:mark.txt", ".git/improve/mark.txt", marks=pytest.mark.slow),
+        pytest.param("stray:work/notes", ".git/improve/work/notes", marks=pytest.mark.slow),
+        pytest.param("stray:locks/notes.lock", ".git/improve/locks/notes.lock", marks=pytest.mark.slow),
+        pytest.param("stray:cachex/a/b", ".git/improve/cachex", marks=pytest.mark.slow),
+        pytest.param("stray:xattr:work", "extended attribute user.mark", marks=pytest.mark.slow),
+        pytest.param("agentstray:locks/y.lock", ".git/improve/locks/y.lock", marks=pytest.mark.slow),
+        ("agentstray:work/left.txt", ".git/improve/work/left.txt"),
+    ],
+)
+def test_a_stray_in_gitimprove_folder_is_tampered_and_gone(
+    tmp_repo: TmpRepo, plan: str, named: str
+) -> None:
+    persist_project(tmp_repo, plan, "none")
+    rows = _run(tmp_repo)
+    assert [r["status"] for r in rows] == ["baseline", "tampered", "keep"], rows
+    assert named in str(rows[1]["reason"])
+    who = "the agent" if plan.startswith("agent") else "the metric run"
+    assert f"{who} wrote into gitimprove's folder" in str(rows[1]["reason"])
+    assert rows[2]["metric"]["value"] == 90  # the next attempt measured honestly, never 80
+    assert 80 not in rows[2]["metric"]["incumbent_samples"]
+    assert strays.find(_improve(tmp_repo)) == []
+    target = plan.split(":", 1)[1]
+    if not target.startswith("xattr:"):
+        assert not (_improve(tmp_repo) / target).exists()
+
+
+@needs_bwrap
+@pytest.mark.parametrize("target", ["locks/x.lock", "mark.txt", "work/stray"])
+def test_gitimprove_folder_is_out_of_reach_in_the_sandbox(tmp_repo: TmpRepo, target: str) -> None:
+    persist_project(tmp_repo, f"stray:{target}", "bwrap")
+    rows = _run(tmp_repo)
+    assert [r["status"] for r in rows] == ["baseline", "discard", "keep"]
+    assert set(rows[1]["metric"]["samples"]) == {103}  # the write failed: never found
+    assert not (_improve(tmp_repo) / target).exists()
+
+
+def test_what_gitimprove_writes_is_no_stray(tmp_repo: TmpRepo) -> None:
+    persist_project(tmp_repo, "honest", "none")
+    rows = _run(tmp_repo)
+    assert [r["status"] for r in rows][:2] == ["baseline", "keep"]
+    assert strays.find(_improve(tmp_repo)) == []
+    res = tmp_repo.cli("doctor")
+    assert "nothing in .git/improve that gitimprove did not write" in res.stdout
+
+
+def test_doctor_names_and_removes_strays(tmp_repo: TmpRepo) -> None:
+    persist_project(tmp_repo, "honest", "none")
+    _run(tmp_repo)
+    imp = _improve(tmp_repo)
+    (imp / "locks" / "notes.lock").write_text("carried\n")  # a known name, not as left
+    (imp / "work" / "abc").write_bytes(b"1")
+    (imp / "work" / "m-0000000000000000").mkdir()  # a checkout's name, no process named
+    os.symlink("/", imp / "rootlink")
+    os.chmod(imp / "work", 0o1755)
+    found = strays.find(imp)
+    assert [s.split(" (")[0] for s in found] == [
+        ".git/improve/locks/notes.lock",
+        ".git/improve/rootlink",
+        ".git/improve/work",
+        ".git/improve/work/abc",
+        ".git/improve/work/m-0000000000000000",
+    ]
+    res = tmp_repo.cli("doctor")
+    assert res.returncode != 0 and ".git/improve/work/abc" in res.stdout
+    res = tmp_repo.cli("doctor", "--repair")
+    assert strays.find(imp) == [] and not (imp / "rootlink").exists()
+    assert not os.stat(imp / "work").st_mode & 0o1000
