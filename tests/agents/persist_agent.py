@@ -59,7 +59,10 @@ STRAY = """def seen(t):
             return os.getxattr(t.parent / t.name[6:], "user.mark") == b"1"
         except OSError:
             return False
-    return t.exists()
+    try:
+        return t.read_text() == "1"  # what was left, not only the name (known ones exist)
+    except OSError:
+        return False
 def leave(t):
     try:
         if t.name.startswith("xattr:"):
