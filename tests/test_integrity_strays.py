@@ -15,6 +15,7 @@ from tests.conftest import TmpRepo
 from tests.loop_helpers import run_rows
 from tests.test_integrity import needs_bwrap
 from tests.test_integrity_persist import persist_project
+from tests.test_integrity_space import disk_repo, small_disk  # noqa: F401 (a fixture)
 
 
 def _run(tmp_repo: TmpRepo) -> list[dict[str, object]]:
@@ -100,3 +101,36 @@ def test_doctor_names_and_removes_strays(tmp_repo: TmpRepo) -> None:
     res = tmp_repo.cli("doctor", "--repair")
     assert strays.find(imp) == [] and not (imp / "rootlink").exists()
     assert not os.stat(imp / "work").st_mode & 0o1000
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("where", ["work/fill.bin", "locks/fill.lock", "fill.bin"])
+def test_a_disk_filled_in_gitimprove_folder_is_tampered_not_a_raw_error(
+    small_disk: Path, where: str
+) -> None:
+    repo = disk_repo(small_disk)
+    persist_project(repo, f"fill:{where}", "none")
+    res = repo.cli("run", "--run", "p", "-n", "2")
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out
+    assert "Traceback" not in out and "update_ref" not in out
+    rows = run_rows(repo, "p")
+    assert [r["status"] for r in rows] == ["baseline", "tampered", "keep"]
+    assert f".git/improve/{where}" in str(rows[1]["reason"])
+
+
+@pytest.mark.slow
+def test_a_disk_filled_by_the_metric_outside_stops_with_what_to_free(small_disk: Path) -> None:
+    repo = disk_repo(small_disk)
+    persist_project(repo, "fill:../../../junk", "none")
+    res = repo.cli("run", "--run", "p", "-n", "2")
+    out = res.stdout + res.stderr
+    assert "Traceback" not in out and "update_ref" not in out and "libgit2" not in out, out
+    assert res.returncode == 1, out  # the next workspace cannot be made: what to free
+    assert "no space left on device while creating the agent's workspace" in res.stderr, out
+    assert "bytes free" in res.stderr and "--resume" in res.stderr
+    (small_disk / "junk").unlink()
+    res = repo.cli("run", "--resume", "--run", "p")
+    assert res.returncode == 0, res.stdout + res.stderr
+    statuses = [r["status"] for r in run_rows(repo, "p")]
+    assert statuses[0] == "baseline" and "keep" in statuses, statuses

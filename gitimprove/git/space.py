@@ -11,7 +11,9 @@ import errno
 import os
 from pathlib import Path
 
-__all__ = ["LOW", "disk_usage", "free_bytes", "out_of_space"]
+from gitimprove.errors import GitImproveError
+
+__all__ = ["LOW", "NoSpace", "disk_usage", "free_bytes", "out_of_space"]
 
 LOW = 16 << 20  # less free space than this: a write that failed did so for want of space
 _FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
@@ -23,6 +25,19 @@ def free_bytes(path: Path) -> int | None:
     except OSError:
         return None
     return st.f_bavail * st.f_frsize
+
+
+class NoSpace(GitImproveError):
+    """A full disk met where the run cannot go on: what to free, and how to go on."""
+
+    def __init__(self, where: Path, doing: str) -> None:
+        free = free_bytes(where)
+        shown = f"{free:,} bytes free" if free is not None else "free space unknown"
+        super().__init__(
+            f"no space left on device while {doing} ({where}: {shown})",
+            hint="free space on that file system (the run's records are whole: nothing was "
+            "half-written), then `git improve run --resume`",
+        )
 
 
 def out_of_space(exc: BaseException, where: Path) -> bool:

@@ -21,7 +21,7 @@ from pathlib import Path
 import pygit2
 
 from gitimprove.errors import GitImproveError
-from gitimprove.git import gitfiles
+from gitimprove.git import gitfiles, space
 from gitimprove.git.checkout import EXEC, LINK, discard, work_root
 from gitimprove.git.listing import MAX_DEPTH, Listing, kind, list_files
 from gitimprove.git.repo import GIT_TIMEOUT, Repo
@@ -51,6 +51,7 @@ def agent_workspace(repo: Repo, commit: str, name: str) -> Iterator[Path]:
                 hint="put a regular file back in its place (`git improve doctor` names it)",
             )
         if not res.ok:
+            _refused(repo, "creating the agent's workspace", res.stderr)
             raise GitImproveError(f"could not create the workspace {path}: {res.stderr.strip()}")
         _forget_origin(path / ".git" / "config")
         res = proc.git(
@@ -59,12 +60,19 @@ def agent_workspace(repo: Repo, commit: str, name: str) -> Iterator[Path]:
             isolated=True,  # no hook, filter or fsmonitor of ~/.gitconfig runs in the harness
         )
         if not res.ok:
+            _refused(repo, "checking out the agent's workspace", res.stderr)
             raise GitImproveError(
                 f"could not check out {commit[:10]} in {path}: {res.stderr.strip()}"
             )
         yield path
     finally:
         discard(path)
+
+
+def _refused(repo: Repo, doing: str, stderr: str) -> None:
+    """A full disk said as such, with what to free (never git's own words about a ref)."""
+    if space.out_of_space(OSError(stderr), repo.common_dir):
+        raise space.NoSpace(repo.common_dir, doing)
 
 
 def _forget_origin(config: Path) -> None:

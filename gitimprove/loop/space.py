@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from gitimprove.errors import GitImproveError
 from gitimprove.git import space
+from gitimprove.git.space import NoSpace
 from gitimprove.util.files import remove_tree
 
 if TYPE_CHECKING:
@@ -35,17 +36,6 @@ class Unrecorded(Exception):
         super().__init__(reason)
         self.status = status
         self.reason = reason
-
-
-class NoSpace(GitImproveError):
-    def __init__(self, where: Path, doing: str) -> None:
-        free = space.free_bytes(where)
-        shown = f"{free:,} bytes free" if free is not None else "free space unknown"
-        super().__init__(
-            f"no space left on device while {doing} ({where}: {shown})",
-            hint="free space on that file system (the run's records are whole: nothing was "
-            "half-written), then `git improve run --resume`",
-        )
 
 
 def out_of_space(ctx: RunContext, exc: BaseException, doing: str) -> Unrecorded | None:

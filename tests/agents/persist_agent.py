@@ -16,6 +16,8 @@ argv[1] says what the first iteration's code does when the benchmark runs it:
 - `stray:<path>`: leave a file at `<path>` under gitimprove's folder `.git/improve/`
   (`xattr:<folder>`: an extended attribute on that folder) and print 80 whenever a later run
   finds it there, else 103; `agentstray:<path>`: the agent leaves it there itself;
+- `fill:<path>`: fill the disk with a file at `<path>` under `.git/improve/` (`../<name>`:
+  beside the repository), once, and print 103;
 - `honest`: print a better value and leave the output any program leaves (`__pycache__`,
   `.pytest_cache`, `out/`).
 Every later iteration writes an honest improvement (90).
@@ -97,6 +99,15 @@ elif kind in ("stray", "agentstray"):
         f"import os, pathlib\nimp = {ROOT}.parent.parent\n{STRAY}\nt = imp / {target!r}\n"
         "if seen(t):\n    print(80)\nelse:\n"
         f"    {'pass' if kind == 'agentstray' else 'leave(t)'}\n    print(103)\n"
+    )
+elif kind == "fill":
+    prog.write_text(
+        f"import pathlib\nimp = {ROOT}.parent.parent\nt = imp / {target!r}\n"
+        "once = imp.parent.parent.parent / 'filled-once'\n"
+        "if not once.exists():\n    once.touch()\n    try:\n"
+        "        with open(t, 'ab') as f:\n            while True:\n"
+        "                f.write(b'x' * (1 << 20))\n                f.flush()\n"
+        "    except OSError:\n        pass\nprint(103)\n"
     )
 elif kind == "cache":
     prog.write_text(
