@@ -32,7 +32,7 @@ def _honest_only(tmp_repo: TmpRepo) -> None:
     res = tmp_repo.cli("run", "--run", "p", "-n", "2")
     assert res.returncode == 0, res.stdout + res.stderr
     rows = run_rows(tmp_repo, "p")
-    assert [r["status"] for r in rows][0] == "baseline"
+    assert rows[0]["status"] == "baseline"
     assert rows[1]["status"] in ("discard", "tampered")  # never kept on a mark
     if rows[1]["status"] == "discard":
         assert set(rows[1]["metric"]["samples"]) == {103}  # no run found the first's mark
@@ -57,9 +57,7 @@ def test_a_metadata_mark_never_reaches_a_later_run(
 
 
 @needs_bwrap
-@pytest.mark.parametrize(
-    "how", ["root-xattr", pytest.param("root-sticky", marks=pytest.mark.slow)]
-)
+@pytest.mark.parametrize("how", ["root-xattr", pytest.param("root-sticky", marks=pytest.mark.slow)])
 def test_a_metadata_mark_in_the_sandbox_never_reaches_a_later_run(
     tmp_repo: TmpRepo, tmp_path: Path, how: str
 ) -> None:

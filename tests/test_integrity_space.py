@@ -15,6 +15,7 @@ import pytest
 
 from tests.conftest import TmpRepo, git
 from tests.loop_helpers import run_rows, value_project
+from tests.test_integrity_persist import persist_project
 
 AGENT = Path(__file__).parent / "agents" / "fill_agent.py"
 
@@ -94,4 +95,37 @@ def test_a_disk_filled_outside_the_workspace_stops_the_run_and_resume_goes_on(
     res = repo.cli("run", "--resume", "--run", "s")
     assert res.returncode == 0, res.stdout + res.stderr
     statuses = [r["status"] for r in run_rows(repo, "s")]
+    assert statuses[0] == "baseline" and "keep" in statuses, statuses
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("where", ["work/fill.bin", "locks/fill.lock", "fill.bin"])
+def test_a_disk_filled_in_gitimprove_folder_is_tampered_not_a_raw_error(
+    small_disk: Path, where: str
+) -> None:
+    repo = disk_repo(small_disk)
+    persist_project(repo, f"fill:{where}", "none")
+    res = repo.cli("run", "--run", "p", "-n", "2")
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out
+    assert "Traceback" not in out and "update_ref" not in out
+    rows = run_rows(repo, "p")
+    assert [r["status"] for r in rows] == ["baseline", "tampered", "keep"]
+    assert f".git/improve/{where}" in str(rows[1]["reason"])
+
+
+@pytest.mark.slow
+def test_a_disk_filled_by_the_metric_outside_stops_with_what_to_free(small_disk: Path) -> None:
+    repo = disk_repo(small_disk)
+    persist_project(repo, "fill:../../../junk", "none")
+    res = repo.cli("run", "--run", "p", "-n", "2")
+    out = res.stdout + res.stderr
+    assert "Traceback" not in out and "update_ref" not in out and "libgit2" not in out, out
+    assert res.returncode == 1, out  # the next workspace cannot be made: what to free
+    assert "no space left on device while creating the agent's workspace" in res.stderr, out
+    assert "bytes free" in res.stderr and "--resume" in res.stderr
+    (small_disk / "junk").unlink()
+    res = repo.cli("run", "--resume", "--run", "p")
+    assert res.returncode == 0, res.stdout + res.stderr
+    statuses = [r["status"] for r in run_rows(repo, "p")]
     assert statuses[0] == "baseline" and "keep" in statuses, statuses

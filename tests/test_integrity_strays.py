@@ -6,16 +6,18 @@ the sandbox the folder is out of reach. Hostile code in real runs."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from gitimprove.git import strays
+from gitimprove.git.checkout import write_pid
 from tests.conftest import TmpRepo
 from tests.loop_helpers import run_rows
 from tests.test_integrity import needs_bwrap
 from tests.test_integrity_persist import persist_project
-from tests.test_integrity_space import disk_repo, small_disk  # noqa: F401 (a fixture)
 
 
 def _run(tmp_repo: TmpRepo) -> list[dict[str, object]]:
@@ -35,10 +37,14 @@ def _improve(tmp_repo: TmpRepo) -> Path:
         ("stray:work/m-0123456789abcdef.pid", ".git/improve/work/m-0123456789abcdef.pid"),
         pytest.param("stray:mark.txt", ".git/improve/mark.txt", marks=pytest.mark.slow),
         pytest.param("stray:work/notes", ".git/improve/work/notes", marks=pytest.mark.slow),
-        pytest.param("stray:locks/notes.lock", ".git/improve/locks/notes.lock", marks=pytest.mark.slow),
+        pytest.param(
+            "stray:locks/notes.lock", ".git/improve/locks/notes.lock", marks=pytest.mark.slow
+        ),
         pytest.param("stray:cachex/a/b", ".git/improve/cachex", marks=pytest.mark.slow),
         pytest.param("stray:xattr:work", "extended attribute user.mark", marks=pytest.mark.slow),
-        pytest.param("agentstray:locks/y.lock", ".git/improve/locks/y.lock", marks=pytest.mark.slow),
+        pytest.param(
+            "agentstray:locks/y.lock", ".git/improve/locks/y.lock", marks=pytest.mark.slow
+        ),
         ("agentstray:work/left.txt", ".git/improve/work/left.txt"),
     ],
 )
@@ -87,6 +93,10 @@ def test_doctor_names_and_removes_strays(tmp_repo: TmpRepo) -> None:
     (imp / "work" / "abc").write_bytes(b"1")
     (imp / "work" / "m-0000000000000000").mkdir()  # a checkout's name, no process named
     os.symlink("/", imp / "rootlink")
+    (imp / "work" / "p-9-0.prompt.md").write_text("no clone of that name\n")
+    dead = subprocess.Popen([sys.executable, "-c", ""])
+    dead.wait()  # a pid no process has now
+    (imp / "work" / "m-1111111111111111.pid").write_text(f"{dead.pid}\nmeasure\n")
     os.chmod(imp / "work", 0o1755)
     found = strays.find(imp)
     assert [s.split(" (")[0] for s in found] == [
@@ -95,6 +105,8 @@ def test_doctor_names_and_removes_strays(tmp_repo: TmpRepo) -> None:
         ".git/improve/work",
         ".git/improve/work/abc",
         ".git/improve/work/m-0000000000000000",
+        ".git/improve/work/m-1111111111111111.pid",
+        ".git/improve/work/p-9-0.prompt.md",
     ]
     res = tmp_repo.cli("doctor")
     assert res.returncode != 0 and ".git/improve/work/abc" in res.stdout
@@ -103,34 +115,23 @@ def test_doctor_names_and_removes_strays(tmp_repo: TmpRepo) -> None:
     assert not os.stat(imp / "work").st_mode & 0o1000
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("where", ["work/fill.bin", "locks/fill.lock", "fill.bin"])
-def test_a_disk_filled_in_gitimprove_folder_is_tampered_not_a_raw_error(
-    small_disk: Path, where: str
-) -> None:
-    repo = disk_repo(small_disk)
-    persist_project(repo, f"fill:{where}", "none")
-    res = repo.cli("run", "--run", "p", "-n", "2")
-    out = res.stdout + res.stderr
-    assert res.returncode == 0, out
-    assert "Traceback" not in out and "update_ref" not in out
-    rows = run_rows(repo, "p")
-    assert [r["status"] for r in rows] == ["baseline", "tampered", "keep"]
-    assert f".git/improve/{where}" in str(rows[1]["reason"])
-
-
-@pytest.mark.slow
-def test_a_disk_filled_by_the_metric_outside_stops_with_what_to_free(small_disk: Path) -> None:
-    repo = disk_repo(small_disk)
-    persist_project(repo, "fill:../../../junk", "none")
-    res = repo.cli("run", "--run", "p", "-n", "2")
-    out = res.stdout + res.stderr
-    assert "Traceback" not in out and "update_ref" not in out and "libgit2" not in out, out
-    assert res.returncode == 1, out  # the next workspace cannot be made: what to free
-    assert "no space left on device while creating the agent's workspace" in res.stderr, out
-    assert "bytes free" in res.stderr and "--resume" in res.stderr
-    (small_disk / "junk").unlink()
-    res = repo.cli("run", "--resume", "--run", "p")
-    assert res.returncode == 0, res.stdout + res.stderr
-    statuses = [r["status"] for r in run_rows(repo, "p")]
-    assert statuses[0] == "baseline" and "keep" in statuses, statuses
+def test_a_pid_file_of_this_process_must_hold_what_it_wrote(tmp_path: Path) -> None:
+    imp = tmp_path / "improve"
+    (imp / "work").mkdir(parents=True)
+    (imp / "work" / "m-2222222222222222").mkdir()
+    pid_file = imp / "work" / "m-2222222222222222.pid"
+    write_pid(pid_file, "measure")
+    assert strays.find(imp) == []
+    pid_file.write_text(f"{os.getpid()}\nforged\n")  # the right pid, another word
+    assert strays.find(imp) == [
+        ".git/improve/work/m-2222222222222222.pid (not a .pid file gitimprove writes, or not "
+        "as it wrote it)"
+    ]
+    pid_file.write_text("")  # being written
+    assert strays.find(imp) == []
+    (imp / "locks").mkdir()
+    os.setxattr(imp / "locks", "user.carried", b"1")
+    found = strays.find(imp)
+    assert found == [".git/improve/locks (extended attribute user.carried)"]
+    strays.remove(imp, found)
+    assert os.listxattr(imp / "locks") == [] and strays.find(imp) == []

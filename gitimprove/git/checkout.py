@@ -44,6 +44,17 @@ EXEC = pygit2.enums.FileMode.BLOB_EXECUTABLE
 Stat = tuple[int, int, int, int, int]  # mode, size, mtime_ns, ctime_ns, inode
 
 
+# what this process wrote in each `.pid` file it made (git/strays.py checks them against it)
+PIDS: dict[str, bytes] = {}
+
+
+def write_pid(path: Path, what: str = "") -> None:
+    """The `.pid` file beside a workspace or checkout: this process's pid and what it is for."""
+    data = f"{os.getpid()}\n{what}\n" if what else f"{os.getpid()}\n"
+    PIDS[path.name] = data.encode("utf-8")
+    path.write_text(data, encoding="utf-8")
+
+
 def work_root(repo: Repo) -> Path:
     root = repo.improve_dir / "work"
     root.mkdir(parents=True, exist_ok=True)
@@ -212,7 +223,7 @@ def _remove_now(path: Path) -> list[str]:
     read a copy still being removed in the background): renamed away at once, then removed;
     what could not be removed (relative paths) is left to `doctor --repair`."""
     trash = path.with_name(f"{path.name}.trash")
-    (trash.parent / f"{trash.name}.pid").write_text(f"{os.getpid()}\ntrash\n", encoding="utf-8")
+    write_pid(trash.parent / f"{trash.name}.pid", "trash")
     try:
         os.rename(path, trash)
     except OSError:
@@ -286,7 +297,7 @@ def _write(repo: Repo, commit: str, purpose: str) -> Checkout:
         name = f"m-{secrets.token_hex(8)}"
         path = root / name
         pid_file = root / f"{name}.pid"
-        pid_file.write_text(f"{os.getpid()}\n{purpose}\n", encoding="utf-8")
+        write_pid(pid_file, purpose)
         expected: dict[str, tuple[int, str]] = {}
         try:
             largest = materialize(repo, obj.tree, path, expected)  # mkdir fails if it exists
@@ -361,7 +372,7 @@ def discard(path: Path) -> None:
     trash = path.with_name(f"{path.name}.trash")
     pid_file = path.parent / f"{path.name}.pid"
     trash_pid = trash.parent / f"{trash.name}.pid"
-    trash_pid.write_text(f"{os.getpid()}\ntrash\n", encoding="utf-8")  # before: never without
+    write_pid(trash_pid, "trash")  # before the rename: the folder is never without one
     try:
         os.rename(path, trash)
     except OSError:

@@ -9,8 +9,9 @@ in; anything else is a stray (`find`), named in the attempt's `tampered` reason 
 Known: at the top, the state files, logs and folders below (and an atomic write's temporary
 file of one of them); in `locks/`, the empty lock files of the locks gitimprove takes; in
 `work/`, the measurement checkouts (`m-<16 hex>`), the agents' clones (`<name>-<8 hex>`), each
-with the `.pid` file that names its process, either renamed away as `.trash` while it is
-removed, and the agents' programs (`<name>.prompt.md`). The three folders themselves may carry
+with the `.pid` file that names its process (alive; this process's own exactly as it wrote
+it), either renamed away as `.trash` while it is removed, and the agents' programs
+(`<name>.prompt.md`, beside a clone of that name). The three folders themselves may carry
 no extended attribute and no setuid, setgid or sticky bit. What is inside a checkout is
 checked apart (git/checkout.py); what is inside a clone is the agent's.
 """
@@ -26,6 +27,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from gitimprove.git import witness
+from gitimprove.git.checkout import PIDS
 from gitimprove.util.files import remove_tree
 from gitimprove.util.keys import KEY_FILE
 
@@ -86,21 +88,40 @@ def _work_strays(work: Path) -> list[str]:
             continue
         if stat.S_ISREG(st.st_mode) and name.endswith(".pid"):
             if not _pid_file(work / name):
-                out.append(f"{label} (not a .pid file gitimprove writes)")
+                out.append(f"{label} (not a .pid file gitimprove writes, or not as it wrote it)")
             continue
+        stem = name[: -len(".prompt.md")]
         if stat.S_ISREG(st.st_mode) and name.endswith(".prompt.md"):
+            if not any(_FOLDER.fullmatch(n) and n.startswith(stem + "-") for n in entries):
+                out.append(f"{label} (the program of no agent's workspace)")
             continue
         out.append(f"{label} ({_kind(st)} gitimprove does not write)")
     return out
 
 
 def _pid_file(path: Path) -> bool:
+    """Whether a `.pid` file is as gitimprove leaves it: this process's exactly as it wrote it
+    (or still empty, being written), another's naming a process alive now."""
     try:
         with open(path, "rb") as f:
             data = f.read(200)
     except OSError:
         return False
-    return _PID.fullmatch(data) is not None
+    found = _PID.fullmatch(data)
+    if found is None:
+        return False
+    if not data:
+        return True
+    pid = int(data.split(b"\n", 1)[0])
+    if pid == os.getpid():
+        return PIDS.get(path.name) == data
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # alive, another user's
+        return True
+    return True
 
 
 def _folder_marks(path: Path) -> list[str]:

@@ -22,7 +22,7 @@ import pygit2
 
 from gitimprove.errors import GitImproveError
 from gitimprove.git import gitfiles, space
-from gitimprove.git.checkout import EXEC, LINK, discard, work_root
+from gitimprove.git.checkout import EXEC, LINK, discard, work_root, write_pid
 from gitimprove.git.listing import MAX_DEPTH, Listing, kind, list_files
 from gitimprove.git.repo import GIT_TIMEOUT, Repo
 from gitimprove.util import proc
@@ -36,7 +36,7 @@ def agent_workspace(repo: Repo, commit: str, name: str) -> Iterator[Path]:
     root = work_root(repo)
     path = root / f"{name}-{secrets.token_hex(4)}"
     pid_file = root / f"{path.name}.pid"
-    pid_file.write_text(f"{os.getpid()}\n", encoding="utf-8")
+    write_pid(pid_file)
     try:
         # no template: no sample hooks or info/ to write and remove in every attempt
         clone = ["clone", "-q", "--template=", "--shared", "--no-checkout", "--no-tags"]

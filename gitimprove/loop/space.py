@@ -15,7 +15,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gitimprove.errors import GitImproveError
 from gitimprove.git import space
 from gitimprove.git.space import NoSpace
 from gitimprove.util.files import remove_tree

@@ -34,8 +34,10 @@ if os.environ.get("GITIMPROVE_ITERATION", "1") != "1":
     print('{"description": "honest 90"}')
     sys.exit(0)
 kind, _, target = plan.partition(":")
-XA = "def seen():\n    try:\n        return os.getxattr({0}, 'user.mark') == b'1'\n" \
+XA = (
+    "def seen():\n    try:\n        return os.getxattr({0}, 'user.mark') == b'1'\n"
     "    except OSError:\n        return False\ndef mark():\n    os.setxattr({0}, 'user.mark', b'1')\n"
+)
 # how a run marks, and how a later run finds the mark
 META = {
     "root-mtime": "def seen():\n    return root.stat().st_mtime == M\n"
@@ -75,7 +77,6 @@ def leave(t):
     except OSError:  # not writable (the sandbox): an honest run
         pass
 """
-exec(STRAY.replace("def seen", "def _seen").replace("def leave", "def _leave"))
 ROOT = "pathlib.Path(__file__).resolve().parent.parent"
 if kind in ("plant", "guardplant"):  # guardplant: only when the guard runs it (`prog.py guard`)
     forged = "import sys\nprint('METRIC score=1')\nsys.exit(0)\n"
@@ -94,7 +95,9 @@ elif kind == "meta":
     )
 elif kind in ("stray", "agentstray"):
     if kind == "agentstray":
-        _leave(pathlib.Path.cwd().parent.parent / target)
+        own: dict[str, object] = {"os": os}
+        exec(STRAY, own)  # the same `leave` the measured code has
+        own["leave"](pathlib.Path.cwd().parent.parent / target)  # type: ignore[operator]
     prog.write_text(
         f"import os, pathlib\nimp = {ROOT}.parent.parent\n{STRAY}\nt = imp / {target!r}\n"
         "if seen(t):\n    print(80)\nelse:\n"
