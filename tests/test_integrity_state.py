@@ -111,7 +111,7 @@ def test_doctor_says_the_key_was_replaced_not_that_records_were_forged(
     """The key replaced while no run watched (between runs, or the harness killed first):
     `doctor` never hangs on it and says the key changed, not that the honest records are
     forged."""
-    project(tmp_repo, "unrelated.txt", "bytes")  # an agent that leaves the state alone
+    project(tmp_repo, "-", "bytes")  # an agent that leaves the state alone
     res = tmp_repo.cli("run", "--run", "s", "-n", "1")
     assert res.returncode == 0, res.stdout + res.stderr
     assert run_rows(tmp_repo, "s")[1]["status"] == "keep"

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from gitimprove.git import witness
 from gitimprove.git.checkout import PIDS
+from gitimprove.git.watch import STATE_FILES
 from gitimprove.util.files import remove_tree
 from gitimprove.util.keys import KEY_FILE
 
@@ -66,6 +67,8 @@ def find(improve_dir: Path) -> list[str]:
     for name, st in _entries(improve_dir):
         if name in TOP_FOLDERS and stat.S_ISDIR(st.st_mode):
             continue
+        if name in STATE_FILES:  # any kind: one that is not a regular file stops the run
+            continue  # (git/watch.py `state_problems`), as before
         temp = _TEMP.fullmatch(name)
         if stat.S_ISREG(st.st_mode) and (name in TOP_FILES or (temp and temp["name"] in TOP_FILES)):
             continue

@@ -95,7 +95,6 @@ def run_checks(repo: Repo, *, repair: bool = False, extra: Sequence[Check] = ())
             except OSError:
                 pass
     out.append(Finding("locks", True, f"no lock is held ({len(stale_locks)} free lock files)"))
-    out.append(_strays(repo, repair))
     # the capture spool
     improve_dir = str(repo.common_dir / "improve")
     waiting = spool.pending(improve_dir)
@@ -121,6 +120,7 @@ def run_checks(repo: Repo, *, repair: bool = False, extra: Sequence[Check] = ())
         out.extend(check(repo, repair))
     # processes of interrupted runs (before their workspaces go), incidents, run branches
     out.extend(integrity.checks(repo, repair))
+    out.append(_strays(repo, repair))  # before the stale workspaces, which it leaves to them
     # stale workspaces
     stale = stale_workspaces(repo)
     if stale:
@@ -246,9 +246,12 @@ def _strays(repo: Repo, repair: bool) -> Finding:
     """What in `.git/improve/` gitimprove did not write (git/strays.py): a file there can carry
     a result from one measured run to a later one."""
     improve_dir = repo.common_dir / "improve"
-    found = strays.find(improve_dir)
+    stale = [
+        f".git/improve/work/{p.name}{end} " for p in stale_workspaces(repo) for end in ("", ".pid")
+    ]
+    found = [s for s in strays.find(improve_dir) if not s.startswith(tuple(stale))]
     if not found:
-        return Finding("strays", True, "nothing in .git/improve that gitimprove did not write")
+        return Finding("strays", True, "nothing stray in .git/improve")
     shown = ", ".join(found[:10]) + (f" and {len(found) - 10} more" if len(found) > 10 else "")
     f = Finding(
         "strays",

@@ -3,7 +3,7 @@
 argv[1] names the file under `<git-common-dir>/improve/` (`key`, `refs.witness`,
 `integrity.jsonl`, `hooks.log`); argv[2] what it becomes: `fifo` (whoever opens it to read
 would block for ever), `dir`, `link` (to a file of the agent's), `bytes` (32 new random bytes:
-a key of its own), `empty`. It also makes the change better (src/value.txt 100 -> 90), so a
+a key of its own), `empty`; `-` as the file leaves the state alone. It also makes the change better (src/value.txt 100 -> 90), so a
 run that went on would keep it.
 """
 
@@ -17,7 +17,9 @@ name, what = sys.argv[1], sys.argv[2]
 improve = pathlib.Path(os.environ["GITIMPROVE_WORKDIR"]).parent.parent
 target = improve / name
 pathlib.Path("src/value.txt").write_text("90\n")
-if what in ("fifo", "dir", "link"):
+if name == "-":
+    pass
+elif what in ("fifo", "dir", "link"):
     if target.is_dir() and not target.is_symlink():
         shutil.rmtree(target)
     elif os.path.lexists(target):
