@@ -40,7 +40,7 @@ def _honest_only(tmp_repo: TmpRepo) -> None:
 
 
 FAST = ["root-mtime", "root-xattr"]
-SLOW = ["root-atime", "root-sticky", "root-mode", "folder-xattr", "link-count"]
+SLOW = ["root-atime", "root-sticky", "root-mode", "folder-xattr", "link-count", "hard-link"]
 PARENT = ["parent-mtime", "parent-atime"]  # the work folder: reachable without the sandbox only
 
 

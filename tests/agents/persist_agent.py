@@ -54,6 +54,8 @@ META = {
     "def mark():\n    os.utime(root.parent, (M, M))\n",
     "parent-atime": "def seen():\n    return root.parent.stat().st_atime == M\n"
     "def mark():\n    os.utime(root.parent, (M, root.parent.stat().st_mtime))\n",
+    "hard-link": "def seen():\n    return (root / 'data' / 'random.txt').stat().st_nlink > 1\n"
+    "def mark():\n    os.link(root / 'data' / 'random.txt', root.parents[4] / 'hard-link')\n",
     "link-count": "def seen():\n    return (root / 'data').stat().st_nlink > 2\n"
     "def mark():\n    (root / 'data' / 'sub').mkdir()\n",
 }
