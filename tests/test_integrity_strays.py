@@ -67,9 +67,12 @@ def test_a_stray_in_gitimprove_folder_is_tampered_and_gone(
 
 
 @needs_bwrap
-@pytest.mark.parametrize("target", ["locks/x.lock", "mark.txt", "work/stray"])
-def test_gitimprove_folder_is_out_of_reach_in_the_sandbox(tmp_repo: TmpRepo, target: str) -> None:
-    persist_project(tmp_repo, f"stray:{target}", "bwrap")
+@pytest.mark.parametrize(
+    "plan", ["stray:locks/x.lock", "stray:mark.txt", "stray:work/stray", "agentstray:locks/y.lock"]
+)
+def test_gitimprove_folder_is_out_of_reach_in_the_sandbox(tmp_repo: TmpRepo, plan: str) -> None:
+    target = plan.split(":", 1)[1]
+    persist_project(tmp_repo, plan, "bwrap")
     rows = _run(tmp_repo)
     assert [r["status"] for r in rows] == ["baseline", "discard", "keep"]
     assert set(rows[1]["metric"]["samples"]) == {103}  # the write failed: never found
