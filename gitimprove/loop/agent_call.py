@@ -46,11 +46,11 @@ def prepare_workspace(ctx: RunContext, spec: AttemptSpec) -> Iterator[Workspace]
     prompt = work_root(ctx.repo) / f"{name}.prompt.md"
     with ctx.shared.lock:
         inc_tree = trees.tree_of(ctx.repo, spec.incumbent)
-    try:
-        with agent_workspace(ctx.repo, spec.incumbent, name) as path:
+    with agent_workspace(ctx.repo, spec.incumbent, name) as path:
+        try:
             yield Workspace(path, prompt, name, inc_tree)
-    finally:
-        prompt.unlink(missing_ok=True)
+        finally:  # before its clone goes: a program beside no clone is a stray (strays.py)
+            prompt.unlink(missing_ok=True)
 
 
 def build_program(ctx: RunContext, spec: AttemptSpec, rework_tail: str | None) -> str:
