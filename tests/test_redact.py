@@ -153,6 +153,20 @@ def _own_files() -> list[Path]:
 
 # The only secrets in the project's own files: the fakes written out in these tests.
 TEST_FAKES = {
+    # (the fifth review's fakes, some split by string concatenation)
+    "tests/test_redact_review.py": [
+        'AQVN" + "1a2b3c4D5e6F7g8H9i0JkLmNoPqRsTuVwXy',
+        'CFPAT-" + "x9Y8w7V6u5T4s3R2q1P0o9N8m7L6k5J4i3H2g1F0e9D',
+        'KEY0184A1B2C3D4E5F6A7B8C9D0E1F2A3B4_" + "Ab3dEf6hIj9kLm2nOp5qRs',
+        "Vb7#qTz2mLx9w",
+        "hK4-pRw8nZq2",
+        "https://hooks.zapier.com/hooks/catch/1234567/abc9d2e/",
+        'sgp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8S9t0',
+        'sqp_" + "0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a1b',
+        'squ_" + "4f1c9a2b7e3d8c6a5b4f1e2d3c9a8b7e6f5a4b3c',
+        'tfp_" + "9Hk3JqL9xW2mZpR7tY5vN8cB4aQ1sD6fG0hJ2kL4zX7cV_1a2B3c',
+        'y0_" + "AgAAAABk3JqL9xW2mZpR7tY5vN8cB4aQ1sD6fG0hJ2kL4zX7cV9b',
+    ],
     "tests/test_reflect_memory.py": ["abc123secret99"],
     # (forged attempt tokens given as GITIMPROVE_TOKEN: a value under a *_TOKEN name)
     "tests/test_integrity_marks.py": ["gi1:k:r:1:x", "gi1:k:r:{me}:x"],
@@ -229,7 +243,7 @@ def test_the_projects_own_files_lose_nothing() -> None:
             if rel == "tests/test_redact.py":  # this list itself
                 allowed += [f for fakes in TEST_FAKES.values() for f in fakes]
             assert any(found in f or f in found for f in allowed), (rel, s.kind, found[:80])
-    assert masks < 50
+    assert masks < 80  # every one a listed fake of a test file
 
 
 def _literal_fakes(rel: str, text: str) -> list[str]:

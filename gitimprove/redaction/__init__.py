@@ -38,19 +38,27 @@ def ruleset() -> RuleSet:
     global _rules
     if _rules is None:
         from gitimprove.redaction import (
+            argv,
             calls,
+            cli,
             commands,
             configs,
             context,
             dialects,
+            dsn,
+            formats,
             hashes,
+            holders,
             keys,
+            languages,
+            markup,
             nested,
             outputs,
             piped,
             positional,
             prose,
             providers,
+            sentences,
             shapes,
             tools,
         )
@@ -82,6 +90,14 @@ def ruleset() -> RuleSet:
                 *nested.RULES,
                 *outputs.RULES,
                 *dialects.RULES,
+                *formats.RULES,
+                *languages.RULES,
+                *argv.RULES,
+                *markup.RULES,
+                *dsn.RULES,
+                *cli.RULES,
+                *holders.RULES,
+                *sentences.RULES,
             ]
         )
     return _rules

@@ -197,7 +197,8 @@ def _insert_values(m: re.Match[str]) -> Iterable[tuple[int, int]]:
     """`INSERT INTO t (a, password, c) VALUES (1, '…', 3), (…)`: the credential columns'
     values in every row."""
     columns = [c.strip().strip('`"[]') for c in m.group("cols").split(",")]
-    wanted = [n for n, c in enumerate(columns) if _column_is_secret(c)]
+    table = m.group("table").strip('`"[]').rsplit(".", 1)[-1]
+    wanted = [n for n, c in enumerate(columns) if _column_is_secret(c, table)]
     if not wanted:
         return
     text = m.string
@@ -232,10 +233,16 @@ def _insert_values(m: re.Match[str]) -> Iterable[tuple[int, int]]:
         pos = nxt.end()
 
 
-def _column_is_secret(column: str) -> bool:
+# columns that hold the credential a table is named for (`api_keys (user_id, key)`)
+_HOLDS = ("key", "value", "val", "secret", "token", "password", "pass", "pw", "pin", "credential")
+
+
+def _column_is_secret(column: str, table: str = "") -> bool:
     parts = key_words(column)
     if not parts:
         return False
+    if table and parts[-1] in _HOLDS and key_strength(table.rstrip("s") or table) is not None:
+        return True  # `INSERT INTO api_keys (user_id, key)`: the key the table stores
     if any(p in ("password", "passwd", "pwd", "passphrase", "secret", "token") for p in parts):
         return parts[-1] not in ("id", "ids", "type", "expires", "expiry", "at", "count", "length")
     return key_strength(column) == "strong"
@@ -309,7 +316,7 @@ RULES: list[Rule] = [
     ),
     Rule(
         "password",
-        r"(?is)\b(?:insert|replace)(?:[ \t]+(?:or[ \t]+\w+|ignore))?[ \t]+into[ \t]+[\w.`\"\[\]]+"
+        r"(?is)\b(?:insert|replace)(?:[ \t]+(?:or[ \t]+\w+|ignore))?[ \t]+into[ \t]+(?P<table>[\w.`\"\[\]]+)"
         r"\s*\((?P<cols>[^()]{1,2000})\)\s*values\s*\(",
         ("insert", "replace"),
         needs=("(",),

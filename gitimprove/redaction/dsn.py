@@ -1,0 +1,72 @@
+"""Passwords in connection strings and SQL statements that the URL and key=value rules miss.
+
+- a Go MySQL DSN, `user:<pw>@tcp(db:3306)/app` (also `@unix(/path)/`, `@/app`, and any
+  `@<protocol>(<address>)`);
+- an Oracle EZConnect string, `app/<pw>@//db:1521/ORCLPDB1` or `app/<pw>@db:1521/SVC`
+  (a `//` or a port says it is one: `owner/repo2@v1` is a reference, not a login);
+- MySQL `SET PASSWORD [FOR …] = '<pw>'` (or `= PASSWORD('<pw>')`), SQL Server
+  `CREATE|ALTER LOGIN … WITH PASSWORD = '<pw>'`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gitimprove.redaction.engine import CONTEXT, Rule
+from gitimprove.redaction.values import is_value
+
+
+def _check_pw(secret: str, m: re.Match[str]) -> bool | str:
+    if secret.startswith(("$", "%", "{", "<")) or not is_value(secret):
+        return False
+    return "password"
+
+
+def _check_dsn(secret: str, m: re.Match[str]) -> bool | str:
+    # a password, not a `host:port` before `@`: `db:3306@tcp(` does not occur, a number does
+    if secret.isdigit() and len(secret) <= 5:
+        return False
+    return _check_pw(secret, m)
+
+
+RULES: list[Rule] = [
+    Rule(
+        "dsn-password",
+        r"(?<![\w/:.@-])[\w.$-]{1,64}:(?P<v>[^\s\"'`@/:(]{1,200})"
+        r"@(?:[a-z][\w-]{1,20}\((?:[^()\s]{0,200})\)|/)",
+        ("@tcp(", "@tcp6(", "@unix(", "@udp(", "@cloudsql", "@/"),
+        groups=("v",),
+        priority=CONTEXT,
+        check=_check_dsn,
+    ),
+    Rule(
+        "oracle-password",
+        r"(?<![\w/:.@$#-])[A-Za-z][\w$#]{0,127}/(?P<v>[^\s\"'`@/]{1,200})"
+        r"@(?://[\w.-]+(?::\d{1,5})?|[\w.-]+:\d{1,5})(?:/[\w.$-]+)?(?:\b|$)",
+        ("@//", "@"),
+        groups=("v",),
+        needs=("@",),
+        priority=CONTEXT,
+        check=_check_pw,
+    ),
+    Rule(
+        "password",
+        r"(?i)\bset[ \t]+password\b(?:[ \t]+for[ \t]+[^=\n;]{1,200}?)?[ \t]*=[ \t]*"
+        r"(?:(?:old_)?password[ \t]*\([ \t]*)?(?:'(?P<sq>(?:[^'\\\n]|\\.|''){1,200})'"
+        r"|\"(?P<dq>(?:[^\"\\\n]|\\.){1,200})\")",
+        ("set password",),
+        groups=("sq", "dq"),
+        priority=CONTEXT,
+        check=_check_pw,
+    ),
+    Rule(
+        "password",
+        r"(?i)\b(?:create|alter)[ \t]+(?:login|user|role|application[ \t]+role)\b[^;\n]{0,200}?"
+        r"\bwith\b[^;\n]{0,100}?\bpassword[ \t]*=[ \t]*N?(?:'(?P<sq>(?:[^'\n]|''){1,200})'"
+        r"|\"(?P<dq>[^\"\n]{1,200})\")",
+        ("password",),
+        groups=("sq", "dq"),
+        priority=CONTEXT,
+        check=_check_pw,
+    ),
+]
