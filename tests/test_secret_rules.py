@@ -15,20 +15,28 @@ import pytest
 
 from gitimprove import redaction
 from gitimprove.redaction import (
+    argv,
     calls,
+    cli,
     commands,
     configs,
     context,
     dialects,
+    dsn,
     engine,
+    formats,
     hashes,
+    holders,
     keys,
+    languages,
+    markup,
     nested,
     outputs,
     piped,
     positional,
     prose,
     providers,
+    sentences,
     shapes,
     tools,
 )
@@ -66,6 +74,14 @@ def test_every_rule_and_allowlist_compiles_without_warnings() -> None:
         *nested.RULES,
         *outputs.RULES,
         *dialects.RULES,
+        *formats.RULES,
+        *languages.RULES,
+        *argv.RULES,
+        *markup.RULES,
+        *dsn.RULES,
+        *cli.RULES,
+        *holders.RULES,
+        *sentences.RULES,
     ]
     assert len(GITLEAKS) >= 200 and len(rules) == len(GITLEAKS) + len(ours)
     with warnings.catch_warnings():
