@@ -89,16 +89,18 @@ def walk(els: list[_El]) -> Iterable[tuple[int, int]]:
         t = e.text
         nxt = els[n + 1] if n + 1 < len(els) else None
         usable = nxt is not None and (nxt.quoted or not literal)
+        attached = False  # `-p<pw>`: the element is a flag and its value, nothing else
         for f in flags:
             if f.endswith("*"):
                 head = f[:-1]
                 if t.startswith(head) and len(t) > len(head) and t[len(head) :][:1] != "-":
                     value = t[len(head) :]
+                    attached = True
                     if is_value(value) and not value.startswith(("$", "{")):
                         yield e.start + len(head), e.end
             elif t == f and usable and nxt is not None and _program_value(nxt.text):
                 yield nxt.start, nxt.end
-        if not t.startswith("-") or t in _SWITCHES:
+        if attached or not t.startswith("-") or t in _SWITCHES:
             continue
         name, eq, value = t.lstrip("-").partition("=")
         if key_strength(name) is None:
@@ -137,22 +139,39 @@ def _list(m: re.Match[str]) -> Iterable[tuple[int, int]]:
 
 # NUL between arguments: raw, or as an escape (`\0`, `\x00`, `\u0000`) or caret notation
 _NUL = r"(?:\x00|\\0(?![0-7])|\\x00|\\u0000|\^@)"
-_NULS = (
-    r"(?:[^\x00\s\\^]|\\(?!0|x00|u0000)|\^(?!@))+(?:"
-    + _NUL
-    + r"(?:[^\x00\s\\^]|\\(?!0|x00|u0000)|\^(?!@))*){2,}"
-)
+_ARG = r"(?:[^\x00\s\\^]|\\(?!0|x00|u0000)|\^(?!@))*+"
+# from the first NUL on (a match starts only at a NUL, and an argument is read once: linear);
+# the program's name before it is found by `_nul`
+_NULS = _NUL + _ARG + r"(?:" + _NUL + _ARG + r")+"
+_NUL_MARKS = ("\x00", "\\0", "\\x00", "\\u0000", "^@")
+# how far back the first argument (the program) may start
+_PROGRAM = 256
+
+
+def _first(text: str, end: int) -> int:
+    """Where the argument ending at `end` starts: after a blank, a quote, a NUL or the start
+    of the text (`b'mysql\\x00-p…'` names `mysql`)."""
+    start = end
+    while start > max(0, end - _PROGRAM) and not (
+        text[start - 1].isspace() or text[start - 1] in "\x00\"'"
+    ):
+        start -= 1
+    return start
 
 
 def _nul(m: re.Match[str]) -> Iterable[tuple[int, int]]:
+    text = m.string
     els = []
-    pos = m.start()
-    for sep in compiled(_NUL, 0).finditer(m.string, m.start(), m.end()):
+    pos = start = _first(text, m.start())
+    for sep in compiled(_NUL, 0).finditer(text, m.start(), m.end()):
         if sep.start() > pos:
-            els.append(_El(m.string[pos : sep.start()], pos, sep.start(), True))
+            els.append(_El(text[pos : sep.start()], pos, sep.start(), True))
         pos = sep.end()
-    if pos < m.end():
-        els.append(_El(m.string[pos : m.end()], pos, m.end(), True))
+    end = m.end()
+    if start and text[start - 1] in "\"'" and text[end - 1 : end] == text[start - 1]:
+        end -= 1  # the list is a quoted string: its closing quote is not an argument's
+    if pos < end:
+        els.append(_El(text[pos:end], pos, end, True))
     return walk(els)
 
 
@@ -182,8 +201,7 @@ RULES: list[Rule] = [
     Rule(
         "credential",
         _NULS,
-        (),
-        needs=("\x00", "\\0", "\\x00", "\\u0000", "^@"),
+        _NUL_MARKS,
         priority=CONTEXT,
         expand=_nul,
     ),

@@ -64,6 +64,7 @@ class Rule:
         "entropy",
         "expand",
         "flags",
+        "gate",
         "groups",
         "id",
         "keywords",
@@ -88,8 +89,12 @@ class Rule:
         near: int = 0,
         expand: Callable[[re.Match[str]], Iterable[tuple[int, int]]] | None = None,
         needs: tuple[str, ...] = (),
+        gate: Callable[[str], bool] | None = None,
     ) -> None:
         self.id = id
+        # a keyword that nearly every text holds (a seed phrase's blank) needs a sharper
+        # prefilter: code, run on the text before the rule is compiled
+        self.gate = gate
         self.expand = expand  # a match holding several secrets (a table): where they are
         # beside a keyword, one of these must occur for a match to be possible (a quote, a
         # table's separator): a text without one does not compile the rule
@@ -194,6 +199,8 @@ class RuleSet:
         out: list[Span] = []
         for rule in rules:
             if rule.needs and not any(n in text for n in rule.needs):
+                continue
+            if rule.gate is not None and not rule.gate(text):
                 continue
             out.extend(self._rule_spans(rule, text, lower))
         if views and _may_be_dressed(text):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 
-from gitimprove.redaction.engine import DATA, SPECIFIC, Rule
+from gitimprove.redaction.engine import DATA, SPECIFIC, Rule, compiled
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -101,4 +101,30 @@ def _phrase(run: list[tuple[int, int, str]]) -> Iterable[tuple[int, int]]:
         yield run[0][0], run[-1][1]
 
 
-RULES.append(Rule("seed-phrase", _RUN, (), expand=_seed_phrases, priority=SPECIFIC))
+def may_hold_phrase(text: str) -> bool:
+    """Whether `text` holds `SEED_MIN` list words at all: a set lookup per short word, so a
+    text that is no phrase never compiles or runs the phrase's pattern."""
+    if len(text) < SEED_MIN * 4 - 1:
+        return False
+    known = bip39_words()
+    n = 0
+    for w in compiled(r"(?<![a-z])[a-z]{3,8}(?![a-z])", 0).findall(text):
+        if w in known:
+            n += 1
+            if n >= SEED_MIN:
+                return True
+    return False
+
+
+# words are apart by a blank, a tab, a comma or a line break: one of them is the keyword,
+# and `may_hold_phrase` the real prefilter
+RULES.append(
+    Rule(
+        "seed-phrase",
+        _RUN,
+        (" ", "\t", ",", "\n"),
+        expand=_seed_phrases,
+        priority=SPECIFIC,
+        gate=may_hold_phrase,
+    )
+)
