@@ -239,6 +239,15 @@ PASS = [
     "Hasło jest zbyt krótkie",
     "Wachtwoord vergeten?",
     "password-stdin\nDB_HOST=db.acme.io",
+    # a token or key named as an identifier (`trace`, `request`, `cache`, `span`, `public`)
+    "trace token 4bf92f3577b34da6a3ce929d0e0e4736 sampled",
+    "request token 9c1de3a2b4f5061728394a5b6c7d8e9f took 12ms",
+    "span key f00ba4e1c2d3b4a5968778695a4b3c2d",
+    "idempotency key Zq8xLm2Kw7RtYp4Bn9Vc3Df6 reused",
+    "the public key AAAAC3NzaC1lZDI1NTE5AAAAIOMq is known",
+    # a NUL-separated argument list without a credential
+    "cat /proc/1/cmdline: python3\\0-m\\0http.server\\08000",
+    "b'git\\x00commit\\x00-m\\x00fix typo'",
     # look-alike tokens
     "KEYBOARD_LAYOUT_DEFAULT",
     "pat-na1-settings",
@@ -319,3 +328,31 @@ def test_fewer_list_words_or_ordinary_sentences_stay() -> None:
     )
     assert redact(prose) == prose
     assert redact("yes " * 14) == "yes " * 14
+
+
+def test_a_nul_separated_list_inside_a_quoted_string_names_its_program() -> None:
+    for text in (
+        f"b'mysql\\x00-p{PW2}\\x00app'",
+        f'"mysqldump\\u0000-p{PW2}\\u0000db"',
+        f"ps: sshpass^@-p^@{PW2}^@ssh^@host",
+    ):
+        out = redact(text)
+        assert PW2 not in out, out
+        assert ("app" in out or "db" in out or "host" in out) and out.count("[REDACTED:") == 1
+
+
+def test_the_seed_phrase_pattern_runs_only_on_text_with_enough_list_words() -> None:
+    from gitimprove.redaction import engine
+    from gitimprove.redaction.formats import may_hold_phrase
+
+    from gitimprove.redaction import ruleset
+
+    rule = next(r for r in ruleset().rules if r.id == "seed-phrase")
+    engine._compiled.clear()
+    text = "Traceback (most recent call last):\n  File \"x.py\", line 3\nKeyError: 'a'\n" * 3
+    assert not may_hold_phrase(text) and redact(text) == text
+    assert (rule.regex, rule.flags) not in engine._compiled
+    words = sorted(bip39_words())
+    phrase = " ".join(random.Random(3).choice(words) for _ in range(SEED_MIN))
+    assert may_hold_phrase(phrase) and "[REDACTED:seed-phrase:" in redact(phrase)
+    assert (rule.regex, rule.flags) in engine._compiled

@@ -72,6 +72,28 @@ def _check_named(secret: str, m: re.Match[str]) -> bool | str:
     return kind_of(key)
 
 
+# a word before `token` / `key` that names an identifier, not a credential: `trace token
+# <hex>`, `request token … took 3ms`, `cache key v2-deps-…`, `public key …`
+_ID_KINDS = frozenset(
+    """trace tracing span request correlation causation idempotency idempotence page paging
+    pagination cursor continuation resume next sync change etag cache sort primary partition
+    foreign row range hash lookup dedup dedupe deduplication object bucket index map dict
+    public host fencing lock build job run commit event message transaction tx nonce
+    progress cancellation version revision""".split()
+)
+
+
+def _pointed_at(secret: str, m: re.Match[str]) -> bool | str:
+    """A random token right after a credential noun, unless a word before the noun makes
+    it an identifier's name (`trace token`, `cache key`)."""
+    if not _random(secret):
+        return False
+    text, at = m.string, m.start()
+    head = text[max(0, at - 40) : at].rstrip(" \t-_")
+    before = re.split(r"[^A-Za-z]", head)[-1].lower() if head else ""
+    return before not in _ID_KINDS and "credential"
+
+
 RULES: list[Rule] = [
     Rule(
         "password",
@@ -197,7 +219,7 @@ RULES: list[Rule] = [
         ("key", "token", "secret", "pat", "password"),
         groups=("v",),
         priority=CONTEXT,
-        check=lambda s, m: _random(s) and "credential",
+        check=_pointed_at,
     ),
     Rule(
         # "mysql_root_password is …", "the db_password was set to …"
