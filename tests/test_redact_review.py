@@ -342,10 +342,8 @@ def test_a_nul_separated_list_inside_a_quoted_string_names_its_program() -> None
 
 
 def test_the_seed_phrase_pattern_runs_only_on_text_with_enough_list_words() -> None:
-    from gitimprove.redaction import engine
+    from gitimprove.redaction import engine, ruleset
     from gitimprove.redaction.formats import may_hold_phrase
-
-    from gitimprove.redaction import ruleset
 
     rule = next(r for r in ruleset().rules if r.id == "seed-phrase")
     engine._compiled.clear()
@@ -353,6 +351,7 @@ def test_the_seed_phrase_pattern_runs_only_on_text_with_enough_list_words() -> N
     assert not may_hold_phrase(text) and redact(text) == text
     assert (rule.regex, rule.flags) not in engine._compiled
     words = sorted(bip39_words())
-    phrase = " ".join(random.Random(3).choice(words) for _ in range(SEED_MIN))
+    rng = random.Random(3)
+    phrase = " ".join(rng.choice(words) for _ in range(SEED_MIN))
     assert may_hold_phrase(phrase) and "[REDACTED:seed-phrase:" in redact(phrase)
     assert (rule.regex, rule.flags) in engine._compiled

@@ -17,6 +17,7 @@ import re
 
 from gitimprove.redaction.calls import credential_like
 from gitimprove.redaction.engine import CONTEXT, Rule
+from gitimprove.redaction.keynames import words
 from gitimprove.redaction.values import (
     is_identifier_value,
     is_value,
@@ -74,12 +75,12 @@ def _check_named(secret: str, m: re.Match[str]) -> bool | str:
 
 # a word before `token` / `key` that names an identifier, not a credential: `trace token
 # <hex>`, `request token … took 3ms`, `cache key v2-deps-…`, `public key …`
-_ID_KINDS = frozenset(
+_ID_KINDS = words(
     """trace tracing span request correlation causation idempotency idempotence page paging
     pagination cursor continuation resume next sync change etag cache sort primary partition
     foreign row range hash lookup dedup dedupe deduplication object bucket index map dict
     public host fencing lock build job run commit event message transaction tx nonce
-    progress cancellation version revision""".split()
+    progress cancellation version revision"""
 )
 
 
