@@ -95,7 +95,7 @@ RULES: list[Rule] = [
     Rule(
         # a definition list (`Password` / `: …`), a field list (`:password: …`)
         "credential",
-        r"(?m)(?:(?:^|(?<=:[ \t]))(?P<key>[^\s:|][^\n:|]{1,39})[ \t]*\r?\n(?:[ \t]*\r?\n)?:[ \t]+"
+        r"(?m)(?:(?:^|(?<=:[ \t]))(?P<key>[^\s:|][^\n:|]{1,39})[ \t]*\r?\n(?:[ \t]*\r?\n)?[ \t]*:[ \t]+"
         r"|^[ \t]*:(?P<key2>[\w -]{2,40}):[ \t]+)"
         r"(?:(?P<tick>`)(?P<code>[^`\n]{4,300})`|(?P<v>[^\s`|<>]{4,300}?))" + _AFTER,
         _KW,
