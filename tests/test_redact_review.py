@@ -355,3 +355,33 @@ def test_the_seed_phrase_pattern_runs_only_on_text_with_enough_list_words() -> N
     phrase = " ".join(rng.choice(words) for _ in range(SEED_MIN))
     assert may_hold_phrase(phrase) and "[REDACTED:seed-phrase:" in redact(phrase)
     assert (rule.regex, rule.flags) in engine._compiled
+
+
+COMMAND_OUTPUT = [
+    # (command, next line, masked): the output is masked, never the command's own words
+    ("vault kv get -field=password secret/db", PW2, True),
+    ("vault kv get -field=token secret/ci/deploy", TOK, True),
+    ("vault kv get -field=password secret/db", "", False),
+    ("heroku auth:token", UUID, True),
+    ("heroku auth:token", "HRKU-AAbC12dEf3GhI4jKl5MnO6pQr7StU8vWx9Yz0", True),
+    ("heroku auth:token", "Done", False),
+    ("heroku auth:token", "OK", False),
+    ("heroku auth:token", "v8.1.0", False),
+    ("heroku auth:token", "Unauthorized.", False),
+    ("heroku auth:token", " ›   Warning: token will expire today", False),
+    ("gcloud auth print-access-token", "ERROR:", False),
+    ("gh auth token", "Done", False),
+]
+
+
+@pytest.mark.parametrize("command,line,masked", COMMAND_OUTPUT, ids=range(len(COMMAND_OUTPUT)))
+def test_a_command_printing_a_secret_masks_its_output_alone(
+    command: str, line: str, masked: bool
+) -> None:
+    for prompt in ("$ ", "Bash failed: ", ""):
+        text = f"{prompt}{command}\n{line}\n" if line else f"{prompt}{command}"
+        out = redact(text)
+        assert out.startswith(f"{prompt}{command}\n" if line else text), out
+        assert (line not in out) == masked, out
+        if masked:
+            assert out.count("[REDACTED:") == 1, out

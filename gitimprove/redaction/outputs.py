@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 
 from gitimprove.redaction.engine import CONTEXT, Rule, compiled
-from gitimprove.redaction.values import is_value, key_strength, looks_random
+from gitimprove.redaction.values import is_value, key_strength, looks_random, mixed_case
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -156,9 +156,23 @@ def _one_token(token: str) -> bool:
         is_value(token)
         and token[-1] not in ",;([{"
         and token[0] not in ")]}"
-        and compiled(r"[\[\]{}(),:]+|[A-Z][\w-]*:|[a-z]+(?:[-_.][a-z]+)*", 0).fullmatch(token)
+        and compiled(
+            r"[\[\]{}(),:]+|[A-Z][\w-]*:|[a-z]+(?:[-_.][a-z]+)*|[A-Z]?[a-z]+[.!]?|[A-Z]{2,}[.!]?", 0
+        ).fullmatch(token)
         is None
     )
+
+
+def _token_shaped(token: str) -> bool:
+    """What a command printing a token prints: long and random (`heroku auth:token` then
+    `Done` or `v8.1.0` on the next line printed no token)."""
+    return len(token) >= 16 and (looks_random(token) or mixed_case(token))
+
+
+def _prints_token(m: re.Match[str]) -> bool:
+    """A command of the table that prints a token, not any value (a password may be short)."""
+    command = m.string[m.start() : m.start("out")].lower()
+    return "token" in command or "login-password" in command
 
 
 def _named(name: str) -> bool:
@@ -168,8 +182,9 @@ def _named(name: str) -> bool:
     return flat in _VALUE_FIELDS or key_strength(name.strip()) == "strong"
 
 
-def _line_secret(line: str) -> tuple[int, int] | None:
-    """Where the secret is in one output line, if the line is one."""
+def _line_secret(line: str, tokens_only: bool = False) -> tuple[int, int] | None:
+    """Where the secret is in one output line, if the line is one (with `tokens_only`, a line
+    that is one token must look like one)."""
     body = line.rstrip("\r")
     stripped = body.strip()
     if not stripped or "[REDACTED:" in stripped:
@@ -177,7 +192,7 @@ def _line_secret(line: str) -> tuple[int, int] | None:
     at = body.index(stripped)
     if not any(c.isspace() for c in stripped):
         token = stripped.strip("\"'")
-        if _one_token(token):
+        if _one_token(token) and (not tokens_only or _token_shaped(token)):
             start = at + stripped.index(token)
             return start, start + len(token)
         return None
@@ -216,8 +231,9 @@ def _output(m: re.Match[str]) -> Iterable[tuple[int, int]]:
         if _named(w.group("name")):
             yield w.span("value")
     at = m.start("out")
+    tokens_only = _prints_token(m)
     for line in m.group("out").split("\n"):
-        found = _line_secret(line)
+        found = _line_secret(line, tokens_only)
         if found is not None:
             yield at + found[0], at + found[1]
         at += len(line) + 1
