@@ -155,6 +155,7 @@ def _own_files() -> list[Path]:
 TEST_FAKES = {
     # (the fifth review's fakes, some split by string concatenation)
     "tests/test_redact_review.py": [
+        "HRKU-AAbC12dEf3GhI4jKl5MnO6pQr7StU8vWx9Yz0",
         'AQVN" + "1a2b3c4D5e6F7g8H9i0JkLmNoPqRsTuVwXy',
         'CFPAT-" + "x9Y8w7V6u5T4s3R2q1P0o9N8m7L6k5J4i3H2g1F0e9D',
         'KEY0184A1B2C3D4E5F6A7B8C9D0E1F2A3B4_" + "Ab3dEf6hIj9kLm2nOp5qRs',

@@ -103,6 +103,8 @@ def walk(els: list[_El]) -> Iterable[tuple[int, int]]:
         if attached or not t.startswith("-") or t in _SWITCHES:
             continue
         name, eq, value = t.lstrip("-").partition("=")
+        if not t.startswith("--") and not eq and not name.replace("-", "").isalpha():
+            continue  # `-p{PW}`, `-kS3cr3t`: a short flag and its value, not a name
         if key_strength(name) is None:
             continue
         if eq:
@@ -164,8 +166,11 @@ def _nul(m: re.Match[str]) -> Iterable[tuple[int, int]]:
     els = []
     pos = start = _first(text, m.start())
     for sep in compiled(_NUL, 0).finditer(text, m.start(), m.end()):
-        if sep.start() > pos:
-            els.append(_El(text[pos : sep.start()], pos, sep.start(), True))
+        end = sep.start()
+        if text[end] == "\\" and text[end - 1 : end] == "\\":
+            end -= 1  # escaped twice (`\\x00` in source code): the backslash is the escape's
+        if end > pos:
+            els.append(_El(text[pos:end], pos, end, True))
         pos = sep.end()
     end = m.end()
     if start and text[start - 1] in "\"'" and text[end - 1 : end] == text[start - 1]:

@@ -21,7 +21,13 @@ from __future__ import annotations
 import re
 
 from gitimprove.redaction.engine import CONTEXT, Rule, compiled
-from gitimprove.redaction.values import is_value, key_strength, looks_random, mixed_case
+from gitimprove.redaction.values import (
+    is_value,
+    key_strength,
+    looks_random,
+    mixed_case,
+    secret_like,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -164,15 +170,25 @@ def _one_token(token: str) -> bool:
 
 
 def _token_shaped(token: str) -> bool:
-    """What a command printing a token prints: long and random (`heroku auth:token` then
-    `Done` or `v8.1.0` on the next line printed no token)."""
-    return len(token) >= 16 and (looks_random(token) or mixed_case(token))
+    """What a command printing a token prints: no word, no version (`heroku auth:token`
+    then `Done`, `OK` or `v8.1.0` on the next line printed no token)."""
+    return (
+        len(token) >= 8
+        and secret_like(token)
+        and any(c.isalpha() for c in token)
+        and compiled(r"v?\d+(?:\.\d+)+\w*", 0).fullmatch(token) is None
+    ) or mixed_case(token)
 
 
 def _prints_token(m: re.Match[str]) -> bool:
-    """A command of the table that prints a token, not any value (a password may be short)."""
-    command = m.string[m.start() : m.start("out")].lower()
-    return "token" in command or "login-password" in command
+    """A command of the table that prints a token by its own words (`auth token`,
+    `get-login-password`), not a variable's value (`printenv GITHUB_TOKEN` may print any)."""
+    command = list(m.string[m.start() : m.start("out")].lower())
+    for k, v in m.groupdict().items():
+        if k.startswith("var") and v is not None:
+            command[m.start(k) - m.start() : m.end(k) - m.start()] = " " * len(v)
+    said = "".join(command)
+    return "token" in said or "login-password" in said
 
 
 def _named(name: str) -> bool:

@@ -69,6 +69,8 @@ def _weak_column(name: str) -> bool:
 
 def _header(header: str) -> tuple[str, list[str]] | None:
     """The separator and the column names of a header row, or None (code, prose)."""
+    if header.lstrip()[:1] in ("(", "[", "{"):
+        return None  # a tuple, a list or a dict in code: `("mysql -p", PW, True),`
     sep = max(_SEPARATORS, key=header.count)
     if header.count(sep) == 0:
         return None
@@ -84,17 +86,45 @@ def _header(header: str) -> tuple[str, list[str]] | None:
     return sep, names
 
 
+def _read_header(header: str, text: str, below: int) -> tuple[str, list[str]] | None:
+    """The header row's separator and names. A sentence or a statement may come before the
+    row and hold the separator itself ("No, use this: a,b", "export X=1; a;b", several
+    records joined with `; `): then the reading whose width the next row has wins."""
+    read = _header(header)
+    said = list(compiled(r"[:.?!;][ \t]+", 0).finditer(header))
+    after = _header(header[said[-1].end() :]) if said else None
+    if read is None or after is None:
+        return read or after
+    nxt = next((ln for ln in _lines(text, below, 4) if ln.strip().strip("-+=|: ")), "")
+    fits = [_row(nxt, r[0], len(r[1]) - 1).count(r[0]) == len(r[1]) - 1 for r in (read, after)]
+    # when both fit, the names after the sentence are the row's own (the other reading took
+    # its first name from the sentence's last word)
+    return after if fits[1] else read
+
+
+def _lines(text: str, pos: int, n: int) -> list[str]:
+    return text[pos:].split("\n", n)[:n]
+
+
+def _row(line: str, sep: str, width: int) -> str:
+    """A row, without what a `; ` joined after it (`ops,pw,admin; requests.post(a, b)`)."""
+    if line.count(sep) == width or "; " not in line:
+        return line
+    at = line.find("; ")
+    while at != -1:
+        if line[:at].count(sep) == width:
+            return line[:at]
+        at = line.find("; ", at + 1)
+    return line
+
+
 def _table(m: re.Match[str]) -> Iterable[tuple[int, int]]:
     """The cells, below a header row naming a secret column, in that column."""
     text = m.string
     header, start = m.group("header"), m.start("header")
-    read = _header(header)
+    read = _read_header(header, text, start + len(header) + 1)
     if read is None:
-        # a sentence before the row that holds the separator itself ("No, use this: a,b")
-        said = list(compiled(r"[:.?!][ \t]+", 0).finditer(header))
-        read = _header(header[said[-1].end() :]) if said else None
-        if read is None:
-            return
+        return
     sep, names = read
     width = len(names) - 1
     columns = [n for n, name in enumerate(names) if _secret_column(name)]
@@ -107,7 +137,7 @@ def _table(m: re.Match[str]) -> Iterable[tuple[int, int]]:
     while pos < len(text) and misses < _ROWS_APART:
         stop = text.find("\n", pos)
         stop = len(text) if stop == -1 else stop
-        line = text[pos:stop]
+        line = _row(text[pos:stop], sep, width)
         if line.strip() and not line.strip().strip("-+=|: "):
             pos = stop + 1  # a rule between the header and the rows (psql, mysql)
             continue
@@ -121,14 +151,22 @@ def _table(m: re.Match[str]) -> Iterable[tuple[int, int]]:
         for n in columns + weak:
             if n < len(cells):
                 a, b = cells[n]
+                if "; " in line[a:b]:  # a statement joined after the last cell
+                    b = line.index("; ", a, b)
                 value = line[a:b]
                 if (
                     is_value(value)
                     and " " not in value
+                    and not _placeholder(value)
                     and (looks_random(value.rstrip("+")) or (n in columns and secret_like(value)))
                 ):
                     yield pos + a, pos + b
         pos = stop + 1
+
+
+def _placeholder(value: str) -> bool:
+    """`(set)`, `(none)`, `<hidden>`: a word in brackets stands for a value."""
+    return len(value) > 2 and value[0] + value[-1] in ("()", "<>", "[]") and value[1:-1].isalpha()
 
 
 # how many other lines may stand between a header and its rows, or between two rows
