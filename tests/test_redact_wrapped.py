@@ -154,3 +154,45 @@ ORDINARY = [
 @pytest.mark.parametrize("text", ORDINARY, ids=range(len(ORDINARY)))
 def test_lines_that_only_sit_next_to_each_other_are_not_joined(text: str) -> None:
     assert redaction.redact(text) == text
+
+
+OWN_LINES = [
+    "Traceback (most recent call last):",
+    "Running tests",
+    "Collecting requests",
+    "Step 3/10 : RUN make",
+    "200 OK",
+    "2026-11-23 10:00:01 INFO ok",
+    "7f3a2b1 fix: typo",
+    "HTTP/1.1 401 Unauthorized",
+    "INFO starting worker",
+    "Downloading",
+    "done.",
+    "v1.2.3",
+]
+KEYED = ["API_TOKEN={}", "password: {}", "Authorization: Bearer {}", "--client-secret {}"]
+VARIABLE = "Vb7Nq2Lx9Pz4Kd8Rw3Ht6Jm1"
+
+
+@pytest.mark.parametrize("nxt", OWN_LINES)
+def test_a_full_line_ending_in_a_token_keeps_a_next_line_of_its_own(nxt: str) -> None:
+    """A line exactly at a terminal's width that ends in a variable-length secret is not
+    evidence enough that the next line continues it when that line reads as its own."""
+    for width in (80, 120):
+        for shape in KEYED:
+            line = shape.format(VARIABLE)
+            text = " " * (width - len(line)) + line + "\n" + nxt + "\n"
+            out = redaction.redact(text)
+            assert VARIABLE not in out and out.endswith("]\n" + nxt + "\n"), out
+            assert redaction.marker("x", VARIABLE)[-6:] in out, out
+
+
+@pytest.mark.parametrize("rest", ["Qm4r", "Qm4rT8xW2z", "x9", "Qm4rT8 and more", "Zx81 HTTP/1.1"])
+def test_a_full_line_ending_in_a_token_joins_the_rest_of_it(rest: str) -> None:
+    for shape in KEYED:
+        line = shape.format(VARIABLE)
+        text = " " * (80 - len(line)) + line + "\n" + rest + "\n"
+        token = rest.split()[0]
+        out = redaction.redact(text)
+        assert VARIABLE not in out and token not in out.split(), out
+        assert redaction.marker("x", VARIABLE + token)[-6:] in out, out

@@ -41,6 +41,19 @@ _DECORATION = (
 )
 
 
+# how a line of its own starts (not the rest of a token a terminal wrapped): a word, a
+# number, a date, a status, a version or a short commit hash followed by more words
+# (`Traceback (most`, `Running tests`, `200 OK`, `7f3a2b1 fix`; a short word only before a
+# lower-case word or a number: `Step 3/10`), or alone on its line when no token's rest reads
+# so (`Downloading`, `done.`, `2026-11-23`, `v1.2.3`)
+_OWN_LINE = (
+    r"(?:[A-Z]?[a-z]{4,}|[A-Z]{3,}|\d+(?:[-/:.]\d+)*|v?\d+(?:\.\d+)+[\w.-]*|[0-9a-f]{7,12}"
+    r"|[A-Za-z]+/\d+(?:\.\d+)*)[:,;]?[ \t]+(?:\(|[A-Za-z0-9])"
+    r"|[A-Z]?[a-z]{2,3}[:,;]?[ \t]+(?:[a-z]{2,}|\d)"
+    r"|(?:[A-Z]?[a-z]{6,}|[A-Z]?[a-z]{2,}[.:!]|\d+(?:[-/:]\d+)+|v\d+(?:\.\d+)+)[ \t]*\r?$"
+)
+
+
 class Break:
     """A line break between two runs of token characters: text[start:end] is the break
     with the next line's decoration or indentation; `kept` is what of it a mask keeps (the
@@ -124,7 +137,8 @@ def _full(text: str, ls: int, le: int, deco: int, body: str, rest: str) -> bool:
     # a terminal's width: the whole line's, its text's after a decoration or indentation
     widths = {le - ls, len(body), len(body.lstrip(" \t"))}
     if not widths.isdisjoint(TERMINAL) and len(run.group(0)) >= 4:
-        return True
+        # a full line may also just end there: the next line then reads as one of its own
+        return compiled(_OWN_LINE, 0).match(rest) is None
     tail = rest.rstrip()
     b64 = compiled(r"[A-Za-z0-9+/=]+", 0)
     if len(body) in ENCODER and b64.fullmatch(body) and b64.fullmatch(tail):
