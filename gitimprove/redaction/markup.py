@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from gitimprove.redaction.calls import credential_like
-from gitimprove.redaction.engine import CONTEXT, Rule
+from gitimprove.redaction.engine import CONTEXT, Rule, compiled
 from gitimprove.redaction.values import (
     assignment_is_secret,
     is_identifier_value,
@@ -29,6 +29,10 @@ _NOT_VALUE = frozenset(
 )
 
 
+# a file's path: directories and a name with an extension, or an absolute path
+_PATH = r"(?:[\w.-]+/)+[\w-]+\.[A-Za-z][A-Za-z0-9]{0,4}|~?/(?:[\w.-]+/)*[\w.-]+"
+
+
 def pair_is_secret(key: str, value: str, *, quoted: bool) -> bool | str:
     """Whether a key (a label, a cell, a term) and the value beside it give a credential."""
     key = key.strip(" \t*_`:：").strip()
@@ -38,6 +42,8 @@ def pair_is_secret(key: str, value: str, *, quoted: bool) -> bool | str:
         return False  # a sentence or a code fragment, not one credential
     if not key or key_strength(key) is None or value.lower() in _NOT_VALUE:
         return False
+    if compiled(_PATH, 0).fullmatch(value):
+        return False  # `secret_key_base` to `config/test.exs`: where it goes, not what it is
     if not assignment_is_secret(key, value, quoted=quoted, env_style=False):
         return False
     if not quoted and (not credential_like(value) or is_identifier_value(value)):

@@ -54,6 +54,8 @@ def _check_pair(secret: str, m: re.Match[str]) -> bool | str:
     v = secret.rstrip(".,;:!?)*_~")
     if v.isdigit() or len(v) < 4 or not is_value(v) or is_identifier_value(v):
         return False
+    if "/" in v:
+        return False  # a path goes on (`spotter-plugin/hooks/hooks.json`)
     if v.isalpha() and (v.islower() or v.isupper() or v.istitle()):
         return False  # `read / write`, `Yes / No`
     return "password"
@@ -110,7 +112,7 @@ RULES: list[Rule] = [
         "password",
         r"(?i)\b(?:log(?:ged)?[ -]?(?:in|on)|sign(?:ed)?[ -]?in|wi-?fi|wlan|ssid|vpn|network|"
         r"router|portal|console|dashboard|admin(?:istrator)?|account|login|creds?|credentials?)"
-        r"\b[^\n/]{0,24}?[ \t]*[(:\[—–=-][ \t]*"
+        r"\b[^\n/]{0,24}?(?:[ \t]*[(:\[=]|[ \t]+[—–-]|[—–])[ \t]*"
         + _Q
         + r"(?P<user>[\w.@\\+-]{1,40})"
         + _Q
