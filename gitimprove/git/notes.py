@@ -16,6 +16,7 @@ import pygit2
 from gitimprove.git import refs
 from gitimprove.git.repo import Repo, cas_loop, update_refs
 from gitimprove.git.trees import put_paths
+from gitimprove.util.lines import raw_lines
 
 HEX = frozenset("0123456789abcdef")
 
@@ -101,7 +102,7 @@ def build_commit(
         text = old.decode("utf-8", errors="replace")
         if text and not text.endswith("\n"):
             text += "\n"
-        present = set(text.splitlines()) if skip_present else set()
+        present = set(raw_lines(text)) if skip_present else set()
         new_lines = [ln for ln in lines if ln not in present]
         if not new_lines:
             continue

@@ -25,6 +25,7 @@ from gitimprove.git import archive, notes, objects, refs
 from gitimprove.git.repo import RefMoved, Repo, cas_loop, update_refs
 from gitimprove.git.trees import empty_tree, put_paths, walk_blobs
 from gitimprove.util import proc
+from gitimprove.util.lines import raw_lines
 
 SHARED = (refs.NOTES, refs.MEMORY, refs.ARCHIVE)
 # Create-only refs: a session's start/end, a run's base/stop.
@@ -137,10 +138,10 @@ def merge_notes(repo: Repo, remote_tip: str, remote: str) -> int:
         ours = dict(notes.iter_notes(repo, local)) if local else {}
         incoming = 0
         for commit, data in theirs.items():
-            mine = set(ours.get(commit, b"").decode("utf-8", "replace").splitlines())
+            mine = set(raw_lines(ours.get(commit, b"").decode("utf-8", "replace")))
             incoming += sum(
                 1
-                for ln in data.decode("utf-8", "replace").splitlines()
+                for ln in raw_lines(data.decode("utf-8", "replace"))
                 if ln.strip() and ln not in mine
             )
         if relation == "same":
@@ -151,9 +152,9 @@ def merge_notes(repo: Repo, remote_tip: str, remote: str) -> int:
             return incoming
         files: dict[str, pygit2.Oid | None] = {}
         for commit in sorted(set(ours) | set(theirs)):
-            lines = ours.get(commit, b"").decode("utf-8", "replace").splitlines()
+            lines = raw_lines(ours.get(commit, b"").decode("utf-8", "replace"))
             seen = set(lines)
-            for ln in theirs.get(commit, b"").decode("utf-8", "replace").splitlines():
+            for ln in raw_lines(theirs.get(commit, b"").decode("utf-8", "replace")):
                 # a line another clone stored unmasked is the line we hold masked
                 if ln not in seen and (masked := _masked(ln)) not in seen:
                     lines.append(masked)

@@ -248,9 +248,15 @@ class Engine:
         return summary
 
     def loop(self, ctx: RunContext, history: History) -> str:
-        """Round after round until a stop condition holds; returns the stop reason."""
+        """Round after round until a stop condition holds; returns the stop reason.
+
+        A round run here counts as done even if its record cannot be read back: the run
+        never repeats an attempt it already recorded."""
+        done = 0
         while True:
             iteration, unfinished = history.next_iteration()
+            if iteration <= done:
+                iteration, unfinished = done + 1, False
             reason = None if unfinished else control.stop_reason(ctx, history, iteration)
             reason = reason or (None if unfinished else control.stalled(ctx, history))
             if reason:
@@ -269,6 +275,7 @@ class Engine:
                 history = History.read(ctx.repo, ctx.name)
                 if stop:
                     return stop
+            done = iteration
             if iteration % 10 == 0:
                 s = runs.summarize(ctx.name, ctx.base, history, "", ctx.cfg.direction)
                 self.emit(

@@ -19,6 +19,7 @@ from typing import Any
 
 from gitimprove.errors import ImportFormatError
 from gitimprove.state.import_infer import KEPT, NOT_MEASURED_STATUS, says_not_measured
+from gitimprove.util.lines import raw_lines
 
 NOTHING_IMPORTED = "fix or remove that row; nothing was imported"
 
@@ -209,7 +210,7 @@ def drop_unmeasured_zeros(rows: list[ImportRow]) -> None:
 
 
 def parse_text(text: str, path: str, *, name: str, metric_column: str | None = None) -> Parsed:
-    first = next((ln for ln in text.splitlines() if ln.strip()), "")
+    first = next((ln for ln in raw_lines(text) if ln.strip()), "")
     if first.lstrip().startswith("{"):
         from gitimprove.state.import_pi import parse_jsonl
 

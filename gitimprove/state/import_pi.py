@@ -33,6 +33,7 @@ from gitimprove.state.import_formats import (
 )
 from gitimprove.state.import_infer import Evidence, infer_direction
 from gitimprove.util import reader
+from gitimprove.util.lines import raw_lines
 
 _PI_KNOWN = {"run", "commit", "metric", "metrics", "status", "description", "timestamp"}
 _PI_KNOWN |= {"segment", "confidence", "asi", "type"}
@@ -45,7 +46,7 @@ def parse_jsonl(text: str, path: str, name: str) -> Parsed:
     segment = 0
     skipped = 0
     first_config = ""
-    for lineno, line in enumerate(text.splitlines(), 1):
+    for lineno, line in enumerate(raw_lines(text), 1):
         if not line.strip():
             continue
         obj = reader.load_object(line, version=None)  # the tolerant reader's limits

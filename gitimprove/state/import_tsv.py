@@ -32,6 +32,7 @@ from gitimprove.state.import_formats import (
     row_id,
 )
 from gitimprove.state.import_infer import NOT_MEASURED_STATUS, Evidence, infer_direction
+from gitimprove.util.lines import raw_lines
 
 # Column aliases seen in real files: canonical name -> accepted header names, in preference.
 _ALIASES = {
@@ -162,7 +163,7 @@ def _scan(
     header_line = 0
     body: list[tuple[int, list[str]]] = []
     skipped = 0
-    for lineno, line in enumerate(text.splitlines(), 1):
+    for lineno, line in enumerate(raw_lines(text), 1):
         if not line.strip():
             continue
         if line.startswith("#"):

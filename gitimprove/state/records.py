@@ -10,13 +10,13 @@ by `doctor`, never folded and never rewritten. Unknown fields are kept.
 
 from __future__ import annotations
 
-import json
-import math
 import time
 from collections.abc import Iterable, Iterator, Mapping
 
+from gitimprove.state import fit
 from gitimprove.util import reader, reader_bulk
 from gitimprove.util.clock import host_id, utc_now
+from gitimprove.util.lines import record_lines
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -58,20 +58,6 @@ def _next_seq() -> int:
     return seq
 
 
-def _clean(value: Any) -> Any:
-    """JSON cannot hold NaN or infinity, and a note is UTF-8: a record never stores them, nor
-    a lone surrogate (it becomes U+FFFD)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, str):
-        return reader.scrub(value)
-    if isinstance(value, Mapping):
-        return {reader.scrub(str(k)): _clean(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
-    return value
-
-
 def make_line(
     op: str, fields: Mapping[str, Any], *, ts: str | None = None, key: signing.Key | None = None
 ) -> str:
@@ -80,16 +66,28 @@ def make_line(
 
     if op not in ("create", "update"):
         raise ValueError(f"unknown op {op!r}")
-    record = dict(_clean(dict(fields)))
+    record = dict(fit.cleaned(dict(fields)))
     record.pop(signing.FIELD, None)
     record.update(
         {"v": VERSION, "op": op, "ts": ts or utc_now(), "host": host_id(), "seq": _next_seq()}
     )
+    record = fit.fitted(record)
+    if read_line(fit.dump(record)) != record:  # a known field of the wrong type
+        why = read_line(fit.dump(record))
+        record = fit.fitted({**_typed(record), "unstored": str(why)[:2000]})
     if key is not None:
         record[signing.FIELD] = signing.tag(record, key)
-    return json.dumps(
-        record, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    )
+    return fit.dump(record)
+
+
+def _typed(record: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of `record` the reader takes, each alone (a writer's field of the wrong type
+    is left out rather than making the whole line unreadable)."""
+    return {
+        k: v
+        for k, v in record.items()
+        if not isinstance(read_line(fit.dump({k: v})), reader.Unreadable)
+    }
 
 
 _SAMPLES = ["num"]
@@ -187,7 +185,7 @@ def read_line(line: str | bytes) -> dict[str, Any] | reader.Unreadable:
 
 def parse_note(text: str) -> ParsedNote:
     out = ParsedNote()
-    lines = [stripped for line in text.splitlines() if (stripped := line.strip())]
+    lines = record_lines(text)
     for obj in reader_bulk.load_objects(lines, LINE_SCHEMA, version=VERSION):
         if isinstance(obj, reader.Unreadable):
             out.raw.append(obj.preview)
@@ -223,17 +221,10 @@ def _split_notes(notes: Iterable[tuple[str, bytes]]) -> list[Split]:
     commits: list[str] = []
     counts: list[int] = []  # lines of each note
     for commit, data in notes:
-        lines = data.decode("utf-8", errors="replace").splitlines()
-        if len(lines) == 1 and lines[0][:1] == "{" and lines[0][-1:] == "}":
-            add(lines[0])  # the usual note: one record, nothing to strip
-            n = 1
-        else:
-            n = 0
-            for line in lines:
-                stripped = line.strip()
-                if stripped:
-                    add(stripped)
-                    n += 1
+        lines = record_lines(data.decode("utf-8", errors="replace"))
+        for line in lines:
+            add(line)
+        n = len(lines)
         commits.append(commit)
         counts.append(n)
     read = batch.results()
