@@ -28,7 +28,7 @@ from gitimprove.git.watch import RepoState, put_back
 from gitimprove.loop.decide import Rule
 from gitimprove.loop.importable import importable_names
 from gitimprove.loop.integrity import Tampered, after_run
-from gitimprove.loop.metrics import MetricRun, run_metric
+from gitimprove.loop.metrics import MetricRun, relative_of, run_metric
 from gitimprove.util import proc, reaper
 
 if TYPE_CHECKING:
@@ -301,6 +301,7 @@ class RunContext:
                 pinned=self.extraction,
                 before_read=run.reap,
                 limit=int(self.cfg.get("loop", "max_output")),
+                relative=relative_of(self.cfg.get("metric", "min_delta")),
             )
         if got.status == "tampered":
             raise Tampered(f"the metric run's output: {got.error}", ["stdout"], checkout=co)

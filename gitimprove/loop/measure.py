@@ -23,7 +23,7 @@ from gitimprove.git import history
 from gitimprove.git.checkout import Checkout, checkout
 from gitimprove.git.repo import Repo
 from gitimprove.loop.decide import decide_fixed
-from gitimprove.loop.metrics import MetricRun, run_metric
+from gitimprove.loop.metrics import MetricRun, relative_of, run_metric
 from gitimprove.loop.stats import spread
 from gitimprove.state import experiments
 from gitimprove.state.records import KEPT
@@ -71,6 +71,7 @@ def _run_once(cfg: Config, co: Checkout, arm: ArmRuns) -> None:
         timeout=float(cfg.get("metric", "timeout")),
         spec=str(cfg.get("metric", "extract")),
         name=cfg.metric_name,
+        relative=relative_of(cfg.get("metric", "min_delta")),
     )
     changed = co.verify(after_run=True)
     co.reset()  # a fresh copy of the commit for the next run: nothing of this one survives

@@ -85,6 +85,34 @@ def _finite(text: str | float, where: str, output: str) -> float:
     return value
 
 
+def _secondary(value: Any) -> float | None:
+    """A JSON value beside the metric as a number the records keep, or None (left out): a
+    400-digit integer, a bool or a value outside the magnitudes the metric may have is not
+    one."""
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        return None
+    try:
+        return _finite(value, "", "")
+    except MetricError:
+        return None
+
+
+def relative_of(min_delta: object) -> str | None:
+    """A relative min_delta as written ("1%"), or None for an absolute one."""
+    return str(min_delta) if getattr(min_delta, "relative", False) else None
+
+
+def needs_above_zero(value: float, min_delta: str) -> str | None:
+    """Why `value` cannot be compared by a relative `min_delta` (a percentage of it), or None."""
+    if value > 0:
+        return None
+    return (
+        f"the metric is {value:g}, but the relative min_delta ({min_delta}) compares metrics as "
+        "ratios, which needs every value above zero: set an absolute [metric] min_delta "
+        "(a number, not a percent), or make the metric print a positive quantity"
+    )
+
+
 def _json_lookup(obj: Any, key: str) -> Any:
     for part in key.split("."):
         if isinstance(obj, Mapping) and part in obj:
@@ -171,12 +199,9 @@ def extract(output: str, spec: str = "auto", name: str | None = None) -> Extract
         for key in keys:
             if key in obj and _is_number(obj[key]):
                 secondary = {
-                    str(k): float(v)
+                    str(k): got
                     for k, v in obj.items()
-                    if k != key
-                    and isinstance(v, int | float)
-                    and not isinstance(v, bool)
-                    and math.isfinite(v)
+                    if k != key and (got := _secondary(v)) is not None
                 }
                 return Extracted(
                     _finite(obj[key], f"JSON key {key!r}", output),
@@ -223,12 +248,14 @@ def run_metric(
     pinned: str | None = None,
     before_read: Callable[[], object] | None = None,
     limit: int = MAX_OUTPUT,
+    relative: str | None = None,
 ) -> MetricRun:
     """Run the metric command once in `cwd`; its whole process group dies at the timeout.
 
     With `pinned` (the form the run's baseline printed) the output must keep that form.
     `command` may come wrapped (argv, shell) for the sandbox; `before_read` runs once the
-    command is done and before its output is read."""
+    command is done and before its output is read. With `relative` (a relative min_delta,
+    as written) a value not above zero is a metric error."""
     argv, shell = (command, True) if isinstance(command, str) else command
     result = proc.run(
         argv,
@@ -277,6 +304,9 @@ def run_metric(
         )
     except MetricError as exc:
         return MetricRun("metric-error", None, 0, result.seconds, tail, exc.message)
+    why = needs_above_zero(got.value, relative) if relative else None
+    if why:
+        return MetricRun("metric-error", None, 0, result.seconds, tail, why)
     return MetricRun(
         "ok", got.value, 0, result.seconds, tail, None, got.secondary, got.name, got.form
     )
