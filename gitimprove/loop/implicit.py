@@ -17,6 +17,10 @@ it is named after; so is any file of a `*.dist-info` or `*.egg-info` folder (its
 *and* spells the name: `conftest.py`, `tests/conftest.py`, `*.pth`, `subprocess.py`; `**`
 alone does not).
 
+Files that choose the toolchain or environment a command runs with (`.python-version`,
+`.tool-versions`, `rust-toolchain.toml`, `.nvmrc`, `.envrc`, `.env`…: loop/toolchain.py) are
+sealed the same way; `go.mod` by its `go` and `toolchain` lines.
+
 `pyproject.toml` is judged by its content: its `[tool]` tables (pytest's `ini_options`, and
 the settings of every other tool a guard may run) and `[build-system]` are sealed, the rest of
 it (project metadata, dependencies) may change.
@@ -33,7 +37,7 @@ from typing import Any
 
 from gitimprove.git import trees
 from gitimprove.git.repo import Repo
-from gitimprove.loop import scope
+from gitimprove.loop import scope, toolchain
 
 __all__ = ["implicit_changes"]
 
@@ -72,6 +76,9 @@ def why_implicit(
         return "a .pth file runs its lines at start-up", ".pth"
     if name in RUNNER_CONFIG:
         return f"{name} configures the test runner", name
+    selector = toolchain.why_selector(path)
+    if selector is not None:
+        return selector
     module = _module_name(name)
     if module in _STDLIB and folder in roots:
         return f"it shadows the standard library's {module}", module
@@ -217,6 +224,13 @@ def implicit_changes(
                 out.append(
                     f"{path} (its [tool] or [build-system] tables configure the test runner)"
                 )
+            continue
+        if path.rpartition("/")[2] == "go.mod":
+            before, after = read(path)
+            if toolchain.go_toolchain(before) != toolchain.go_toolchain(after) and not _named(
+                path, "go.mod", mutable
+            ):
+                out.append(f"{path} (its go and toolchain lines choose the Go toolchain)")
             continue
         found = why_implicit(path, roots, is_package)
         if found is not None and not _named(path, found[1], mutable):
