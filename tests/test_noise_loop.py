@@ -122,9 +122,11 @@ def test_deterministic_metric_one_run_per_decision_ties_never_kept(tmp_repo: Tmp
     assert [r["status"] for r in rows] == ["baseline"] + ["discard"] * 3 + ["keep"] + [
         "discard"
     ] * 2
-    for row in rows[1:]:
-        assert row["decision"]["runs"] == 1 and row["metric"]["incumbent_samples"] == []
-        assert len(row["metric"]["samples"]) == 1
+    for row in rows[1:]:  # a keep alone is confirmed: the same value on the calibration's 5 runs
+        n = 5 if row["status"] == "keep" else 1
+        assert row["decision"]["runs"] == n and row["metric"]["incumbent_samples"] == []
+        assert row["metric"]["samples"] == [row["metric"]["value"]] * n
+    assert rows[4]["reason"].endswith("deterministic metric, the same on 5 runs")
     assert rows[1]["reason"] == "discarded: no change (210.3), deterministic metric, 1 run"
     assert "below min_delta 0.5" in rows[3]["reason"]
     assert rows[4]["metric"]["incumbent"] == 210.3 and rows[4]["metric"]["value"] == 209.8

@@ -46,7 +46,10 @@ def make_rule(cfg: Config, *, confidence: float, strict_ab: bool = False) -> Rul
 def report(rule: Rule, out: Outcome) -> tuple[Change, str]:
     """The decision's numbers and its sentence, made from the same numbers."""
     direction = rule.direction
-    if out.mode in ("exact", "stored"):
+    varies = out.mode == "exact" and len(set(out.candidate)) > 1
+    if varies:  # a noisy candidate against an exact incumbent: judged on its mean
+        change = Change.of(statistics.fmean(out.candidate), out.reference)
+    elif out.mode in ("exact", "stored"):
         change = Change.of(statistics.median(out.candidate), out.reference)
     else:
         relative = isinstance(rule, AdaptiveRule) and rule.relative
@@ -54,7 +57,12 @@ def report(rule: Rule, out: Outcome) -> tuple[Change, str]:
     said = wording.change_words(change, direction)
     n = len(out.candidate)
     if out.mode == "exact":
-        tail = "deterministic metric, 1 run"
+        tail = "deterministic metric, " + (
+            f"mean of {n} runs of a candidate that varies ({min(out.candidate):g} to "
+            f"{max(out.candidate):g})"
+            if varies
+            else (f"the same on {n} runs" if n > 1 else "1 run")
+        )
         if out.keep:
             return change, f"kept: {said}, {tail}"
         if out.verdict == "below-min-delta":

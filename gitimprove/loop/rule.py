@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from gitimprove.config import MinDelta
-from gitimprove.loop import budget
+from gitimprove.loop import budget, exact
 from gitimprove.loop import estimate as est_
 from gitimprove.loop.design import design_bounds
 from gitimprove.loop.noise import Noise, NoisePool, resolution
@@ -174,17 +174,11 @@ class AdaptiveRule:
         return out
 
     def _decide_exact(self, run_cand: Run) -> Outcome:
-        inc = self.exact
-        assert inc is not None
-        v = run_cand()
-        gain_units = self.sign * (inc - v)  # exact: no averaging of identical values
-        if self.min_delta.relative:
-            enough = inc != 0 and gain_units >= self.min_delta.value * abs(inc)
-        else:
-            enough = gain_units >= self.min_delta.value
-        keep = gain_units > 0 and enough
-        verdict = "deterministic" if keep or gain_units <= 0 else "below-min-delta"
-        return Outcome(keep, verdict, gain_units, 0.0, [v], [], "B", "exact", 0, False, inc, 0, 1)
+        assert self.exact is not None
+        return exact.decide_exact(
+            self.exact, run_cand, sign=self.sign, min_delta=self.min_delta,
+            confirm=self.calib_runs, confidence=self.confidence, max_runs=self.max_runs,
+        )  # fmt: skip
 
     def _decide(self, run_base: Run, run_cand: Run) -> Outcome:
         budget.plan(self)  # an automatic budget follows the noise as it is learned
@@ -363,8 +357,10 @@ class AdaptiveRule:
     def absorb(self, out: Outcome, *, moved: bool) -> None:
         """Take a finished decision into the rule's state (live, and when replaying notes)."""
         if out.mode == "exact":
-            if moved:
-                self.exact = out.candidate[0]
+            if moved:  # a noisy candidate kept on its mean: the incumbent is noisy now
+                self.exact = out.candidate[0] if len(set(out.candidate)) == 1 else None
+            if self.exact is None:
+                self.pool.add([self.tx(v) for v in out.candidate])
             return
         b = [self.tx(v) for v in out.candidate]
         a = [self.tx(v) for v in out.incumbent]
@@ -380,7 +376,7 @@ class AdaptiveRule:
     def moved_to(self, out: Outcome) -> None:
         """The incumbent became this decision's candidate (a tournament's winner)."""
         if out.mode == "exact":
-            self.exact = out.candidate[0]
+            self.exact = out.candidate[0] if len(set(out.candidate)) == 1 else None
         else:
             self.window = self._inherited(out, [self.tx(v) for v in out.candidate])
 
