@@ -10,7 +10,7 @@ from typing import Any
 from gitimprove.errors import GitImproveError
 from gitimprove.loop import runs
 from gitimprove.loop.context import MetricFailed, RunContext
-from gitimprove.loop.history import noise_prior
+from gitimprove.loop.history import History, noise_prior
 from gitimprove.loop.integrity import IntegrityError, Tampered, config_pin
 from gitimprove.loop.ledger import record
 from gitimprove.loop.measure import harness, metric_block
@@ -45,7 +45,16 @@ def check_guard(ctx: RunContext) -> dict[str, Any]:
             + str(result.get("tail") or "(no output)"),
             hint="fix [guard] command so it passes on the unchanged code, then run again",
         )
+    ctx.shared.guard_tests = result.get("tests")
     return result
+
+
+def guard_tests(history: History) -> int | None:
+    """The tests a pytest guard ran on the run's base, as its baseline note recorded them."""
+    base = history.baseline
+    guard = base.state.get("guard") if base is not None else None
+    tests = guard.get("tests") if isinstance(guard, dict) else None
+    return tests if isinstance(tests, int) and not isinstance(tests, bool) else None
 
 
 def calibrate(ctx: RunContext) -> Calibration:

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import secrets
+import shutil
+import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +28,7 @@ from gitimprove.git import caches, strays, trees
 from gitimprove.git.checkout import Checkout, checkout
 from gitimprove.git.repo import Repo
 from gitimprove.git.watch import RepoState, put_back
+from gitimprove.loop import guard_report
 from gitimprove.loop.decide import Rule
 from gitimprove.loop.importable import importable_names
 from gitimprove.loop.integrity import Tampered, after_run
@@ -85,6 +89,7 @@ class Shared:
         self._tokens: set[str] = set()  # tokens of the processes running now
         self._checkouts = contextlib.ExitStack()
         self._incumbent: Checkout | None = None
+        self.guard_tests: int | None = None  # tests a pytest guard ran on the run's base
 
     def landed(self, moves: dict[str, str | None]) -> None:
         with self.lock:
@@ -284,9 +289,13 @@ class RunContext:
             if left:  # removed: no later run reads them
                 raise Tampered(f"the {what} wrote into gitimprove's folder", left, checkout=co)
 
-    def measured_command(self, command: str, co: Checkout) -> tuple[list[str] | str, bool]:
+    def measured_command(
+        self, command: str, co: Checkout, writable: Sequence[Path] = ()
+    ) -> tuple[list[str] | str, bool]:
         """(argv, shell) of a metric or guard command: in the sandbox when one is in force."""
-        return self.sandbox.wrap(command, shell=True, workdir=co.path, measure=True)
+        return self.sandbox.wrap(
+            command, shell=True, workdir=co.path, measure=True, writable=writable
+        )
 
     def metric(self, co: Checkout) -> float:
         """One metric run in a measurement checkout; raises MetricFailed without a number."""
@@ -319,8 +328,28 @@ class RunContext:
         (always, with keep_tail)."""
         if not self.cfg.guard_command.strip():
             return {"status": "skipped"}
+        command, pytest = self.cfg.guard_command, guard_report.is_pytest(self.cfg.guard_command)
+        folder = Path(tempfile.mkdtemp(prefix="gitimprove-guard-"))
+        report = folder / f"{secrets.token_hex(12)}.xml"
+        with contextlib.ExitStack() as stack:
+            stack.callback(shutil.rmtree, folder, True)
+            if pytest:
+                command = guard_report.with_report(command, report)
+            out = self._guard(co, command, [folder], keep_tail=keep_tail)
+            if pytest and out["status"] == "pass":
+                counted = guard_report.count(report)
+                why = guard_report.judged(counted, self.shared.guard_tests)
+                if why:
+                    out.update(status="fail", tail=why)
+                elif counted is not None:
+                    out["tests"] = counted.ran
+        return out
+
+    def _guard(
+        self, co: Checkout, command: str, writable: Sequence[Path], *, keep_tail: bool
+    ) -> dict[str, Any]:
         with self.measuring(co, "guard run") as run:
-            argv, shell = self.measured_command(self.cfg.guard_command, co)
+            argv, shell = self.measured_command(command, co, writable)
             res = proc.run(
                 argv,
                 cwd=co.path,

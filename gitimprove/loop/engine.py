@@ -229,6 +229,7 @@ class Engine:
                 runs.update_options(ctx, history)
                 ctx.shared.landed(run_refs(repo, name))  # the options just recorded
                 rebuild_rule(ctx.rule, history)
+                ctx.shared.guard_tests = baseline.guard_tests(history)
             reason = self.loop(ctx, history)
         finally:
             ctx.shared.close()

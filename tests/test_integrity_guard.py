@@ -1,0 +1,157 @@
+"""Code under test cannot make a pytest guard pass: the harness asks pytest for a report
+outside the checkout and passes the guard only if it exists, counts no failure, and counts as
+many tests run as the run's base did. The hostile agent breaks `f()` and has the module end
+the process (status 0), skip its tests, or hide them when pytest imports it."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from gitimprove.loop.guard_report import Counted, count, is_pytest, judged, with_report
+from tests.conftest import TmpRepo
+from tests.loop_helpers import run_rows
+from tests.test_integrity import needs_bwrap
+
+LIB = "def f():\n    return 1\n"
+TESTS = "from lib import f\n\n\ndef test_f():\n    assert f() == 1\n\n\ndef test_g():\n    assert f() + 1 == 2\n"
+BENCH = "import pathlib\nprint(f\"METRIC score={float(pathlib.Path('src/value.txt').read_text()):g}\")\n"
+ATTACKS = {
+    # the broken module ends the process as soon as pytest imports it
+    "exit": "import os, sys\nif 'pytest' in sys.modules:\n    os._exit(0)\n",
+    # … or has every test that imports it skipped
+    "skip": "import sys\nif 'pytest' in sys.modules:\n    import pytest\n    pytest.skip('x', allow_module_level=True)\n",
+    # … or exits through SystemExit(0) at import, which pytest reports as an error
+    # … or has pytest collect nothing from the test files collected after it (exit 0)
+    "hide": (
+        "import sys\nif 'pytest' in sys.modules:\n    import _pytest.python as p\n"
+        "    p.Module.collect = lambda self: []\n"
+    ),
+    "sysexit": "import sys\nif 'pytest' in sys.modules:\n    sys.exit(0)\n",
+}
+AGENT = """import json, os, pathlib, sys
+plan = json.loads(pathlib.Path(sys.argv[1]).read_text())
+step = plan[os.environ["GITIMPROVE_ITERATION"]]
+value = pathlib.Path("src/value.txt")
+value.write_text(str(float(value.read_text()) - 1))  # a gain, whatever else it does
+if step != "honest":
+    pathlib.Path("src/lib.py").write_text(plan["attacks"][step] + "def f():\\n    return 2\\n")
+"""
+
+
+def project(repo: TmpRepo, tmp_path: Path, plan: list[str], guard: str, sandbox: str) -> None:
+    agent, plan_file = tmp_path / "agent.py", tmp_path / "plan.json"
+    agent.write_text(AGENT)
+    steps = {str(i): step for i, step in enumerate(plan, 1)}
+    plan_file.write_text(json.dumps({**steps, "attacks": ATTACKS}))
+    repo.commit(
+        "project",
+        {
+            "bench.py": BENCH,
+            "src/value.txt": "100\n",
+            "src/lib.py": LIB,
+            "tests/test_a.py": "import lib\n\n\ndef test_loaded():\n    assert lib.f\n",
+            "tests/test_lib.py": TESTS,
+            "pytest.ini": "[pytest]\npythonpath = src\n",
+            ".gitimprove.toml": f"""[metric]
+command = "{sys.executable} bench.py"
+
+[guard]
+command = "{guard}"
+rework = 0
+
+[scope]
+mutable = ["src/**"]
+sealed = ["bench.py", "tests/**"]
+
+[loop]
+stuck_after = 100
+plateau_patience = 100
+
+[agent]
+name = "command"
+command = "{sys.executable} {agent} {plan_file}"
+sandbox = "{sandbox}"
+""",
+        },
+    )
+
+
+@pytest.mark.parametrize(
+    "sandbox", ["none", pytest.param("bwrap", marks=[needs_bwrap, pytest.mark.slow])]
+)
+def test_code_under_test_cannot_make_the_pytest_guard_pass(
+    tmp_repo: TmpRepo, tmp_path: Path, sandbox: str
+) -> None:
+    plan = [*ATTACKS, "honest"]
+    guard = f"{sys.executable} -m pytest -q -p no:cacheprovider tests"
+    project(tmp_repo, tmp_path, plan, guard, sandbox)
+    res = tmp_repo.cli("run", "--run", "g", "-n", str(len(plan)))
+    assert res.returncode == 0, res.stderr
+    base, *rows = run_rows(tmp_repo, "g")
+    assert base["guard"]["tests"] == 3
+    for step, row in zip(plan, rows, strict=True):
+        if step == "honest":
+            assert row["status"] == "keep" and row["guard"]["tests"] == 3, row
+        else:
+            assert row["status"] == "guard-fail", (step, row)
+    reasons = " ".join(str(r.get("guard", {}).get("tail", "")) + str(r.get("reason")) for r in rows)
+    assert (
+        "without writing its report" in reasons
+        and "ran 1 tests where the run's base ran 3" in reasons
+    )
+    # a resumed run still holds the guard to the base's count
+    more = tmp_path / "plan.json"
+    data = json.loads(more.read_text())
+    data[str(len(plan) + 1)] = "skip"
+    more.write_text(json.dumps(data))
+    again = tmp_repo.cli("run", "--run", "g", "--resume", "-n", "1")
+    assert again.returncode == 0, again.stderr
+    assert run_rows(tmp_repo, "g")[-1]["status"] == "guard-fail"
+
+
+@pytest.mark.parametrize(
+    ("command", "pytest_"),
+    [
+        ("pytest", True),
+        ("pytest -q tests", True),
+        ("py.test -x", True),
+        ("python -m pytest -q", True),
+        ("/usr/bin/python3.12 -X dev -m pytest", True),
+        ("uv run pytest -q", True),
+        ("uv run --frozen python -m pytest", True),
+        ("poetry run pytest", True),
+        ("CI=1 env PYTHONHASHSEED=0 pytest", True),
+        ("pytest -q && echo done", False),
+        ("pytest | tee log", False),
+        ("pytest > out.txt", False),
+        ("python -m unittest", False),
+        ("python -c 'import pytest'", False),
+        ("python tests/run.py", False),
+        ("tox", False),
+        ("cargo test", False),
+        ("make test", False),
+        ("pytest 'unterminated", False),
+    ],
+)
+def test_which_guards_are_pytest(command: str, pytest_: bool) -> None:
+    assert is_pytest(command) is pytest_
+
+
+def test_the_report_is_read_and_judged(tmp_path: Path) -> None:
+    path = tmp_path / "r.xml"
+    assert count(path) is None and "without writing its report" in str(judged(None, 2))
+    path.write_text(
+        '<testsuites><testsuite tests="5" skipped="1" failures="0" errors="0"/></testsuites>'
+    )
+    assert count(path) == Counted(4, 0) and judged(Counted(4, 0), 4) is None
+    assert "ran 3 tests where the run's base ran 4" in str(judged(Counted(3, 0), 4))
+    assert "1 failed" in str(judged(Counted(4, 1), 4))
+    path.write_text("<testsuite tests='x'/>")
+    assert count(path) is None
+    path.write_text("not xml")
+    assert count(path) is None
+    assert with_report("pytest -q", Path("/t/a b.xml")) == "pytest -q '--junitxml=/t/a b.xml'"
