@@ -138,8 +138,10 @@ def noise_prior(
     exps: Sequence[Experiment], rule: AdaptiveRule, *, run: str, metric_command: str, host: str
 ) -> Noise | None:
     """What earlier runs of the same metric command on this host say about its noise: their
-    runs of unchanged code (baselines, each decision's arms), newest first, up to the pool's
-    memory. None when there are none."""
+    runs of code the harness chose to measure as the reference (baselines' calibrations, each
+    decision's incumbent arm), newest first, up to the pool's memory. None when there are
+    none. Candidate runs are not taken: an agent writes that code, and a candidate made to
+    repeat exactly (or to vary wildly) would teach the next run a noise the metric lacks."""
     pool = NoisePool(rule.k)
     taken = 0
     for exp in sorted(exps, key=lambda e: e.ts, reverse=True):
@@ -148,7 +150,7 @@ def noise_prior(
         m = exp.metric
         if m is None:
             continue
-        for arm in (m.samples, m.incumbent_samples):
+        for arm in (m.samples,) if exp.is_baseline else (m.incumbent_samples,):
             xs = [rule.tx(v) for v in arm if v > 0 or not rule.relative]
             if len(xs) >= 2:
                 pool.add(xs)
