@@ -222,3 +222,36 @@ def test_a_second_run_pools_the_first_runs_noise(tmp_repo: TmpRepo, tmp_path: Pa
     assert noise["prior_used"] and noise["prior_df"] >= 4 and noise["max_runs"] >= 16
     first = run_rows(tmp_repo, "one")[0]["noise"]
     assert first["prior_sigma"] is None  # nothing earlier to learn from
+
+
+CONSTANT_BENCH = """import math, pathlib, random
+state = pathlib.Path({state!r})
+n = int(state.read_text()) if state.exists() else 0
+state.write_text(str(n + 1))
+words = pathlib.Path("src/value.txt").read_text().split()
+if words[0] == "const":  # a candidate that prints one number, whatever the machine does
+    print(f"METRIC score={{float(words[1]):.6g}}")
+else:
+    noise = random.Random(f"{seed}-{{n}}").gauss(0.0, 0.05)
+    print(f"METRIC score={{float(words[0]) * math.exp(noise):.6g}}")
+"""
+
+
+@pytest.mark.parametrize("seed", [3, 4, 5])
+def test_a_constant_candidate_against_a_noisy_incumbent_uses_the_runs_noise(
+    tmp_repo: TmpRepo, tmp_path: Path, seed: int
+) -> None:
+    """A candidate whose runs repeat one number exactly has no spread; that is not the
+    metric's noise (5% per run here): each decision keeps the σ the run measured (it used to
+    pool the constant runs in, σ fell to a third and a 3% gain looked certain)."""
+    values = ["97", "96.5", "97.5", "98", "96", "97.2"]
+    plan = {str(i): "set:const " + v for i, v in enumerate(values, 1)}
+    make_project(tmp_repo, plan, guard=False, extra='sandbox = "none"\n')
+    bench = CONSTANT_BENCH.format(state=str(tmp_path / "runs"), seed=seed)
+    tmp_repo.commit("a noisy metric", {"bench.py": bench})
+    rows = attempts(tmp_repo, "const", len(values))
+    for row in rows:
+        runs = row["metric"]["samples"]
+        assert len(set(runs)) == 1 and runs[0] == float(row["metric"]["value"])
+        assert row["decision"]["sigma"] > 3.0, (row["decision"], row["reason"])
+        check_numbers_agree(row)

@@ -78,7 +78,7 @@ class NoisePool:
         self.calibrated = math.inf  # σ right after the calibration: no candidate's runs in it
 
     def add(self, runs: Sequence[float], *, calibration: bool = False) -> None:
-        if len(runs) < 2:
+        if len(runs) < 2 or (not calibration and self._flat(runs)):
             return
         self.segments.append(tuple(runs))
         self._runs += len(runs)
@@ -103,6 +103,15 @@ class NoisePool:
         other.calibrated = self.calibrated
         return other
 
+    def _flat(self, runs: Sequence[float]) -> bool:
+        """Runs that repeat one value exactly while the code's runs are known to vary: a
+        candidate that prints a constant. Its zero spread is not the metric's noise and must
+        not pull the pooled σ down (nor make its own estimate look exact)."""
+        if max(runs) != min(runs):
+            return False
+        diffs = self._stored()[0]
+        return bool(diffs) and max(diffs) > 0.0
+
     def _stored(self) -> tuple[list[float], float, float, float]:
         """(diffs, screening scale, sum of squares, df) of the stored segments, cached."""
         if self._base is None:
@@ -126,7 +135,7 @@ class NoisePool:
     def own(self, extra: Sequence[Sequence[float]] = ()) -> tuple[float, float]:
         """(variance, df) of this run's segments (plus `extra` ones), glitches screened out."""
         diffs, scale, ss, df = self._stored()
-        extra = [tuple(e) for e in extra if len(e) >= 2]
+        extra = [tuple(e) for e in extra if len(e) >= 2 and not self._flat(e)]
         if extra:
             more = [abs(b - a) for s in extra for a, b in itertools.pairwise(s)]
             if len(diffs) < 2 * MIN_SCREEN:  # the extra runs still move the scale
