@@ -30,6 +30,7 @@ from gitimprove.config import MinDelta
 from gitimprove.loop import budget, exact
 from gitimprove.loop import estimate as est_
 from gitimprove.loop.design import design_bounds
+from gitimprove.loop.effects import TAU0, EffectPrior
 from gitimprove.loop.noise import Noise, NoisePool, resolution
 from gitimprove.loop.outcome import Estimate, Outcome, Work
 from gitimprove.loop.schedule import boldness
@@ -66,6 +67,10 @@ class AdaptiveRule:
         looks: tuple[int, ...] = (2, 4, 8, 16, 32, 64, 128, 256),
         curtail: float = 0.1,
         adapt: bool = True,
+        prior: str = "mixture",
+        curtail_from: int = 1,
+        shrink_cp: int = 0,
+        shrink_w: float = 1.0,
     ) -> None:
         md = min_delta or MinDelta()
         self.direction = direction
@@ -94,7 +99,12 @@ class AdaptiveRule:
         self.looks = tuple(looks)
         self.curtail = curtail  # discard when the chance to be kept at the end falls below
         self.adapt = adapt  # alpha, find and curtail follow the relative noise (schedule.py)
+        self.curtail_from = curtail_from
+        self.shrink_cp = shrink_cp
+        self.shrink_w = shrink_w
+        self.prior = prior  # how a keep's window is moved back: "mixture" (effects.py), "plug-in"
         self.pool = NoisePool(outlier_k)
+        self.effects = EffectPrior()
         self.window: list[float] = []
         self.exact: float | None = None  # the incumbent's value, for a deterministic metric
         self.level0 = 0.0  # the calibration's median (for saying how big σ is)
@@ -124,6 +134,7 @@ class AdaptiveRule:
     def absorb_calibration(self, raw: Sequence[float]) -> None:
         xs = [self.tx(v) for v in raw]
         self.level0 = statistics.median(raw) if raw else 0.0
+        self.effects = EffectPrior(TAU0 * (1.0 if self.relative else abs(self.level0)))
         if raw:
             step = resolution(raw)
             if math.isfinite(step):
@@ -241,7 +252,14 @@ class AdaptiveRule:
             spare = (
                 math.sqrt(max(1e-24, se * se - se_end * se_end)) if math.isfinite(se) else math.inf
             )
-            hopeless = bold.curtail > 0 and _ND.cdf((d - t_end * se_end) / spare) < bold.curtail
+            d_cp = d
+            if self.shrink_cp and math.isfinite(se) and len(self.effects.first) >= self.shrink_cp:
+                d_cp = d - self.shrink_w * max(0.0, d - self.effects.true_gain(d, se))
+            hopeless = (
+                bold.curtail > 0
+                and nc >= self.curtail_from
+                and _ND.cdf((d_cp - t_end * se_end) / spare) < bold.curtail
+            )
             if (d + self.z_fut * se < target or hopeless) and not extreme:
                 verdict = "below-min-delta" if d - tk * se > 0 else "futile"
                 return self._outcome(False, verdict, est, tk, w, window, sigma)
@@ -364,6 +382,7 @@ class AdaptiveRule:
             return
         b = [self.tx(v) for v in out.candidate]
         a = [self.tx(v) for v in out.incumbent]
+        self.effects.observe_first(self.sign, b, self.window, self.pool.noise(), self.k)
         self.pool.add(b)
         self.pool.add(a)
         if moved:
@@ -388,8 +407,12 @@ class AdaptiveRule:
         if not self.inherit or not self.W or not b or not out.sigma > 0 or not out.half > 0:
             return []
         se = out.half / max(out.bound, 1e-9)
-        z = out.gain / se
-        lam = _ND.pdf(out.bound - z) / max(1e-12, 1.0 - _ND.cdf(out.bound - z))
-        share = (out.sigma**2 / max(1, out.n_cand)) / se**2
-        shift = self.sign * self.inherit * lam * se * min(1.0, share)
+        share = min(1.0, (out.sigma**2 / max(1, out.n_cand)) / se**2)
+        if self.prior == "mixture":
+            excess = self.effects.excess_of(out)
+        else:
+            z = out.gain / se
+            lam = _ND.pdf(out.bound - z) / max(1e-12, 1.0 - _ND.cdf(out.bound - z))
+            excess = lam * se * share
+        shift = self.sign * self.inherit * excess
         return [x + shift for x in b[-self.W :]]
