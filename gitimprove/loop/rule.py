@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from gitimprove.config import MinDelta
-from gitimprove.loop import budget, exact
+from gitimprove.loop import budget, compare, exact
 from gitimprove.loop import estimate as est_
 from gitimprove.loop.design import design_bounds
 from gitimprove.loop.effects import TAU0, EffectPrior
@@ -42,6 +42,9 @@ _ND = statistics.NormalDist()
 # incumbent's side would look like a gain
 PAIRED_LOOKS = (3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128)
 SPEND_SHARE = 0.8
+# prior="mixture": the share of the learned shrinkage the curtailment takes off a gain, once
+# that many decisions' first runs have taught the prior (effects.py; docs/noise.md)
+CP_SHARE, CP_AFTER = 0.4, 10
 
 Run = Callable[[], float]
 
@@ -67,10 +70,7 @@ class AdaptiveRule:
         looks: tuple[int, ...] = (2, 4, 8, 16, 32, 64, 128, 256),
         curtail: float = 0.1,
         adapt: bool = True,
-        prior: str = "mixture",
-        curtail_from: int = 1,
-        shrink_cp: int = 0,
-        shrink_w: float = 1.0,
+        prior: str = "plug-in",
     ) -> None:
         md = min_delta or MinDelta()
         self.direction = direction
@@ -99,9 +99,6 @@ class AdaptiveRule:
         self.looks = tuple(looks)
         self.curtail = curtail  # discard when the chance to be kept at the end falls below
         self.adapt = adapt  # alpha, find and curtail follow the relative noise (schedule.py)
-        self.curtail_from = curtail_from
-        self.shrink_cp = shrink_cp
-        self.shrink_w = shrink_w
         self.prior = prior  # how a keep's window is moved back: "mixture" (effects.py), "plug-in"
         self.pool = NoisePool(outlier_k)
         self.effects = EffectPrior()
@@ -252,14 +249,14 @@ class AdaptiveRule:
             spare = (
                 math.sqrt(max(1e-24, se * se - se_end * se_end)) if math.isfinite(se) else math.inf
             )
-            d_cp = d
-            if self.shrink_cp and math.isfinite(se) and len(self.effects.first) >= self.shrink_cp:
-                d_cp = d - self.shrink_w * max(0.0, d - self.effects.true_gain(d, se))
-            hopeless = (
-                bold.curtail > 0
-                and nc >= self.curtail_from
-                and _ND.cdf((d_cp - t_end * se_end) / spare) < bold.curtail
-            )
+            d_cp = d  # with the learned prior, the curtailment's gain is partly shrunk
+            if (
+                self.prior == "mixture"
+                and math.isfinite(se)
+                and len(self.effects.first) >= CP_AFTER
+            ):
+                d_cp = d - CP_SHARE * max(0.0, d - self.effects.true_gain(d, se))
+            hopeless = bold.curtail > 0 and _ND.cdf((d_cp - t_end * se_end) / spare) < bold.curtail
             if (d + self.z_fut * se < target or hopeless) and not extreme:
                 verdict = "below-min-delta" if d - tk * se > 0 else "futile"
                 return self._outcome(False, verdict, est, tk, w, window, sigma)
@@ -290,58 +287,7 @@ class AdaptiveRule:
         return sigma * math.sqrt(1.0 / max(1, a) + 1.0 / max(1, b))
 
     def _estimate(self, w: Work, window: list[float], sigma: float) -> Estimate:
-        k = self.k
-        wc = est_.clean(window, sigma, k)
-        b, need_b = est_.arm(w.b, sigma, k)
-        if len(wc) >= 2 and w.split is None and self.W:
-            cw = est_.center(wc, sigma)
-            lim = k * sigma * math.sqrt(1.0 + 1.0 / len(wc))
-            far = [x for x in w.a if abs(x - cw) > lim]
-            good = [x for x in w.a if abs(x - cw) <= lim]
-            stale = False
-            if len(far) >= 2:
-                # two incumbent runs, apart in time, that agree with each other and not with
-                # the window: the machine changed (one such run alone is a glitch, dropped)
-                x, y = far[-2:]
-                stale = abs(x - y) <= k * math.sqrt(2.0) * sigma and (x - cw) * (y - cw) > 0
-            if not stale and len(good) >= 2:
-                spread = sigma * math.sqrt(1.0 / len(good) + 1.0 / len(wc))
-                stale = abs(est_.center(good, sigma) - cw) > self.consistency * spread
-            if stale:
-                # pairs only from here on; the runs that revealed the change are left out,
-                # or choosing to pair because of them would bias the pairs
-                w.split = len(w.seq)
-            else:
-                ref = wc + good
-                level = est_.center(ref, sigma)
-                if need_b:  # two candidate runs disagree: judged by the better, a third decides
-                    d = max(self.sign * (level - x) for x in w.b)
-                    se = sigma * math.sqrt(1.0 / len(ref) + 1.0)
-                    return Estimate("window", d, se, len(ref), 1, level, "B", fresh=len(good))
-                d = self.sign * (level - est_.center(b, sigma))
-                se = sigma * math.sqrt(1.0 / len(ref) + 1.0 / len(b))
-                need = "A" if w.a and not good and w.seq[-1] == "B" else None  # a glitch
-                return Estimate("window", d, se, len(ref), len(b), level, need, fresh=len(good))
-        start = w.split or 0
-        nb0, na0 = w.seq[:start].count("B"), w.seq[:start].count("A")
-        prs = est_.pairs(w.seq[start:], w.b[nb0:], w.a[na0:])
-        diffs = [self.sign * (pa - pb) for pb, pa in prs]
-        kept, tie_break = est_.clean_pairs(prs, diffs, sigma, k)
-        nxt = "A" if w.seq[-1] == "B" else "B"
-        reset = w.split is not None
-        if not kept or tie_break:  # pairs that disagree: judged by the better, more decide
-            if diffs:
-                best = max(kept or range(len(diffs)), key=lambda i: diffs[i])
-                se = math.sqrt(2.0) * sigma
-                return Estimate("paired", diffs[best], se, 1, 1, prs[best][1], nxt, reset, 1)
-            level = w.a[-1] if w.a else (window[-1] if window else w.b[0])
-            d = self.sign * (level - w.b[-1])
-            return Estimate("paired", d, math.inf, 0, 0, level, nxt, reset)
-        d = statistics.fmean(diffs[i] for i in kept)
-        se = math.sqrt(2.0) * sigma / math.sqrt(len(kept))
-        level = statistics.fmean(prs[i][1] for i in kept)
-        n = len(kept)
-        return Estimate("paired", d, se, n, n, level, None, reset, n)
+        return compare.estimate(self, w, window, sigma)
 
     def _outcome(
         self,
