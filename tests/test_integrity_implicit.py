@@ -124,12 +124,15 @@ def test_implicitly_loaded_files_are_sealed(tmp_repo: TmpRepo, sandbox: str) -> 
 
 @pytest.mark.slow
 def test_a_file_named_in_mutable_may_change(tmp_repo: TmpRepo) -> None:
-    """Listing the file by name in `[scope] mutable` (not `**` alone) lets the agent change it."""
+    """Listing the file by name in `[scope] mutable` (not `**` alone) lets the agent change it:
+    the change is measured and guarded, not refused — and the guard still sees that this
+    conftest.py empties the suite (it ran fewer tests than the run's base)."""
     project(tmp_repo, {"1": "conftest-root", "2": "pyc"}, "none", '"**", "conftest.py"')
     res = tmp_repo.cli("run", "--run", "h", "-n", "2", "--json")
     assert res.returncode == 0, res.stderr
     rows = run_rows(tmp_repo, "h")
-    assert [r["status"] for r in rows] == ["baseline", "keep", "out-of-scope"], rows
+    assert [r["status"] for r in rows] == ["baseline", "guard-fail", "out-of-scope"], rows
+    assert "guard failed (exit 0)" in rows[1]["reason"], rows[1]  # passed by its exit code alone
 
 
 def test_a_compiled_file_in_the_tree_is_never_run(tmp_repo: TmpRepo, tmp_path: Path) -> None:
