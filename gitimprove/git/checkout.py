@@ -36,6 +36,7 @@ import pygit2
 
 from gitimprove.errors import GitImproveError
 from gitimprove.git.repo import Repo
+from gitimprove.util.alive import pid_alive
 from gitimprove.util.files import read_state, remove_tree
 
 LINK = pygit2.enums.FileMode.LINK
@@ -346,8 +347,7 @@ def stale_workspaces(repo: Repo) -> list[Path]:
         alive = False
         try:
             pid = int(read_state(pid_file).decode("utf-8").split()[0])
-            os.kill(pid, 0)
-            alive = True
+            alive = pid_alive(pid)  # EPERM is another user's live process, not a dead one
         except (OSError, ValueError, IndexError):
             alive = False
         if not alive:

@@ -29,6 +29,7 @@ from pathlib import Path
 from gitimprove.git import witness
 from gitimprove.git.checkout import PIDS
 from gitimprove.git.watch import STATE_FILES
+from gitimprove.util.alive import pid_alive
 from gitimprove.util.files import remove_tree
 from gitimprove.util.keys import KEY_FILE
 
@@ -118,13 +119,7 @@ def _pid_file(path: Path) -> bool:
     pid = int(data.split(b"\n", 1)[0])
     if pid == os.getpid():
         return PIDS.get(path.name) == data
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # alive, another user's
-        return True
-    return True
+    return pid_alive(pid)
 
 
 def _folder_marks(path: Path) -> list[str]:

@@ -21,6 +21,7 @@ from gitimprove.state.experiments import all_experiments
 from gitimprove.state.findings import Finding
 from gitimprove.state.records import parse_note
 from gitimprove.util import reaper
+from gitimprove.util.alive import pid_alive
 from gitimprove.util.clock import utc_now
 from gitimprove.util.files import append_state, read_state, state_kind
 from gitimprove.util.keys import KEY_FILE
@@ -80,13 +81,7 @@ def _survivors(repo: Repo, repair: bool) -> Finding:
 
 
 def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return pid_alive(pid)
 
 
 def _incidents(repo: Repo, repair: bool) -> Finding:
