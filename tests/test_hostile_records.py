@@ -233,3 +233,20 @@ def test_hostile_memory_entries_stop_nothing_and_can_be_quarantined(
     after = repo.cli("doctor")
     assert f"{len(bad_paths)} unreadable ones quarantined" in after.stdout
     assert repo.cli("memory").stderr == "" and repo.cli("signal", "list").stderr == ""
+
+
+def test_jsonl_lines_hold_no_character_a_reader_takes_for_a_line_end(
+    ran: tuple[TmpRepo, Path], tmp_path: Path
+) -> None:
+    """A description holding U+2028, U+2029 or NEL (valid JSON, raw in `ensure_ascii=False`
+    output) stays inside its line: `splitlines` and JavaScript readers see one line a record."""
+    repo, _ = ran
+    rows = jsonl(repo, "--run", "h")
+    text = "before\u2028middle\u2029after\x85end"
+    file = tmp_path / "line"
+    file.write_text(note_line("2031-01-01T00:00:20Z", ',"description":' + json.dumps(text)))
+    repo.git("notes", "--ref=improve", "append", "-F", str(file), str(rows[0]["commit"]))
+    out = repo.cli("log", "--format", "jsonl", "--run", "h").stdout
+    lines = out.splitlines()
+    assert len(lines) == len(rows) == out.count("\n")
+    assert text in [json.loads(ln).get("description") for ln in lines]

@@ -222,9 +222,15 @@ def render_karpathy(rows: Sequence[Experiment], name: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+# what `str.splitlines` and JavaScript take for a line end and JSON leaves raw
+_RAW_ENDS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
 def render_jsonl(rows: Sequence[Experiment]) -> str:
+    """One JSON object a line; no character inside a line that a reader could take for its end."""
     return "".join(
-        json.dumps(row.to_row(), sort_keys=True, ensure_ascii=False) + "\n" for row in rows
+        json.dumps(row.to_row(), sort_keys=True, ensure_ascii=False).translate(_RAW_ENDS) + "\n"
+        for row in rows
     )
 
 

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gitimprove.util import marks, proc
+from gitimprove.util.alive import pid_alive
 
 TOKEN_VAR = "GITIMPROVE_TOKEN"
 _PREFIX = "gi1"
@@ -357,15 +358,7 @@ def kill_survivors(key: str, run: str | None = None) -> list[int]:
         pid = Token(t).harness_pid
         if pid is None or pid == me:
             return pid is None
-        if run is not None:
-            return True
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        except PermissionError:
-            return False
-        return False
+        return run is not None or not pid_alive(pid)
 
     return kill_matching(dead_harness, orphans=lambda t: False, extra=marks.orphans_in)
 
