@@ -42,6 +42,8 @@ class NoSpace(GitImproveError):
 
 def out_of_space(exc: BaseException, where: Path) -> bool:
     """Whether `exc` (an OSError, or git's own error) came from a full disk or quota."""
+    if isinstance(exc, NoSpace):
+        return True
     if isinstance(exc, OSError) and exc.errno in _FULL:
         return True
     text = str(exc)
