@@ -11,14 +11,17 @@ import array
 import fcntl
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from gitimprove.git.checkout import COUNTS, checkout, scan
+from gitimprove.git.space import NoSpace
 from gitimprove.util import inodes
 from tests.conftest import TmpRepo
 from tests.loop_helpers import run_rows, value_project
@@ -376,3 +379,71 @@ def test_a_bind_mount_by_the_metric_is_tampered_and_taken_off(
     finally:
         for point in inodes.mounts_under(work):
             subprocess.run(["umount", "-l", point], check=False)
+
+
+# --- a full disk ---------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    where = tmp_path / "disk"
+    where.mkdir()
+    res = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", where], capture_output=True
+    )
+    if res.returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here (needs root)")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", where], check=False)
+
+
+def _disk_repo(where: Path) -> TmpRepo:
+    (where / "repo").mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=where / "repo", check=True)
+    repo = TmpRepo(where / "repo")
+    return repo
+
+
+def _fill(where: Path, leave: int) -> None:
+    """Fill the file system of `where` until `leave` bytes are free."""
+    free = shutil.disk_usage(where).free
+    with open(where / "junk", "wb") as f:
+        f.write(b"\0" * max(0, free - leave))  # tmpfs allocates zero pages too
+    assert abs(shutil.disk_usage(where).free - leave) < 1 << 20
+
+
+def test_a_used_checkout_is_removed_before_the_commit_is_written_anew(small_disk: Path) -> None:
+    """Room for one copy of the commit, not two: writing it anew still works."""
+    repo = _disk_repo(small_disk)
+    blob = os.urandom(4 << 20)  # stored as is: git cannot compress it
+    commit = repo.commit("c", {"bench.py": "print(1)\n"})
+    (repo.path / "big.bin").write_bytes(blob)
+    subprocess.run(["git", "add", "big.bin"], cwd=repo.path, check=True)
+    subprocess.run(["git", "commit", "-qm", "big"], cwd=repo.path, check=True)
+    commit = repo.git("rev-parse", "HEAD")
+    with checkout(repo.open(), commit) as co:
+        first = co.path
+        _fill(small_disk, 2 << 20)  # less than the 4 MB a second copy needs
+        co.reset(rewrite=True)
+        assert co.path != first and not first.exists()
+        assert (co.path / "big.bin").read_bytes() == blob
+        assert co.verify() == []
+
+
+def test_a_checkout_on_a_full_disk_says_what_is_free_and_leaves_nothing(
+    small_disk: Path,
+) -> None:
+    repo = _disk_repo(small_disk)
+    commit = repo.commit("c", {"bench.py": "print(1)\n", "data.bin": "x" * (2 << 20)})
+    opened = repo.open()
+    work = opened.improve_dir / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    _fill(small_disk, 64 << 10)
+    with pytest.raises(NoSpace) as got, checkout(opened, commit):
+        pass
+    text = str(got.value)
+    assert "no space left on device while writing a measurement checkout" in text
+    assert "bytes free" in text and "--resume" in text
+    assert list(work.iterdir()) == []  # no half-written checkout, no pid file
