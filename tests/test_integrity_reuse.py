@@ -447,3 +447,20 @@ def test_a_checkout_on_a_full_disk_says_what_is_free_and_leaves_nothing(
     assert "no space left on device while writing a measurement checkout" in text
     assert "bytes free" in text and "--resume" in text
     assert list(work.iterdir()) == []  # no half-written checkout, no pid file
+
+
+def test_a_link_of_the_commit_is_kept_and_one_made_anew_is_not(tmp_repo: TmpRepo) -> None:
+    tmp_repo.commit("c", FILES)
+    os.symlink("a.py", tmp_repo.path / "pkg" / "link.py")
+    subprocess.run(["git", "add", "pkg/link.py"], cwd=tmp_repo.path, check=True)
+    subprocess.run(["git", "commit", "-qm", "link"], cwd=tmp_repo.path, check=True)
+    commit = tmp_repo.git("rev-parse", "HEAD")
+    with checkout(tmp_repo.open(), commit) as co:
+        first = co.path
+        assert co.reset() == [] and co.path == first
+        link = first / "pkg" / "link.py"
+        os.unlink(link)
+        os.symlink("b.py", link)  # the same length, another target
+        assert not co.unchanged()
+        co.reset()
+        assert co.path != first and os.readlink(co.path / "pkg" / "link.py") == "a.py"

@@ -271,27 +271,44 @@ class Checkout:
             device = os.lstat(self.path.parent).st_dev
         except OSError:
             return False
-        base = os.fspath(self.path)
-        for rel, st in self.snapshot.items():
-            if st[6] != device:
-                return False
-            where = base if rel == "." else os.path.join(base, rel)
-            if stat.S_ISLNK(st[0]):
-                try:
-                    if os.listxattr(where, follow_symlinks=False):
-                        return False
-                except OSError:
-                    pass
-                continue
-            fd = inodes.open_entry(where)
-            if fd is None:
-                return False
-            try:
-                if inodes.flags_of(fd) & inodes.MARKS or inodes.has_xattrs(fd):
-                    return False
-            finally:
-                os.close(fd)
+        if any(st[6] != device for st in self.snapshot.values()):
+            return False
+        return not _marked(os.fspath(self.path), self.snapshot)
+
+
+def _marked(base: str, snapshot: dict[str, Stat]) -> bool:
+    """Whether any entry of a checkout has a file-system flag or an extended attribute. The
+    entries of one folder follow each other in a listing (`scan`): each is opened relative to
+    its folder, never through a link; a link's own attributes are read by path."""
+    if inodes.marked(base):
         return True
+    parent, pfd = None, -1
+    try:
+        for rel, st in snapshot.items():
+            if rel == ".":
+                continue
+            folder, _, name = rel.rpartition("/")
+            if stat.S_ISLNK(st[0]):
+                if inodes.link_marked(os.path.join(base, rel)):
+                    return True
+                continue
+            if folder != parent:
+                if pfd >= 0:
+                    os.close(pfd)
+                    pfd = -1
+                pfd = os.open(os.path.join(base, folder) if folder else base, _DIR)
+                parent = folder
+            if inodes.marked(name, pfd):
+                return True
+    except OSError:
+        return True  # not as listed: never kept
+    finally:
+        if pfd >= 0:
+            os.close(pfd)
+    return False
+
+
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
 class StuckFlags(GitImproveError):

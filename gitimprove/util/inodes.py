@@ -24,8 +24,9 @@ __all__ = [
     "MARKS",
     "FlagsStuck",
     "clear_flags",
-    "flags_of",
     "has_xattrs",
+    "link_marked",
+    "marked",
     "mounts_under",
     "open_entry",
     "unmount",
@@ -73,17 +74,35 @@ def _get(fd: int) -> int:
     return int(buf[0])
 
 
-def flags_of(fd: int) -> int:
-    """The file-system flags of an open file or folder (0 where there are none)."""
-    return _get(fd)
-
-
 def has_xattrs(fd: int) -> bool:
     """Whether an open file or folder has an extended attribute (an ACL is one) other than
     the labels the system puts on every file."""
     try:
         names = os.listxattr(fd)
     except OSError:  # a file system without them
+        return False
+    return any(name not in _SYSTEM_XATTRS for name in names)
+
+
+def marked(path: str, dir_fd: int | None = None) -> bool:
+    """Whether a regular file or folder (known to be one) has a flag a fresh one does not
+    (`MARKS`) or an extended attribute; True too when it cannot be opened."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, dir_fd=dir_fd)
+    except OSError:
+        return True
+    try:
+        return bool(_get(fd) & MARKS) or has_xattrs(fd)
+    finally:
+        os.close(fd)
+
+
+def link_marked(path: str) -> bool:
+    """Whether a symbolic link has an extended attribute of its own."""
+    try:
+        names = os.listxattr(path, follow_symlinks=False)
+    except OSError:
         return False
     return any(name not in _SYSTEM_XATTRS for name in names)
 
