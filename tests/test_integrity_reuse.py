@@ -22,6 +22,7 @@ import pytest
 
 from gitimprove.git.checkout import COUNTS, checkout, scan
 from gitimprove.git.space import NoSpace
+from gitimprove.loop.context import Shared
 from gitimprove.util import inodes
 from tests.conftest import TmpRepo
 from tests.loop_helpers import run_rows, value_project
@@ -464,3 +465,27 @@ def test_a_link_of_the_commit_is_kept_and_one_made_anew_is_not(tmp_repo: TmpRepo
         assert not co.unchanged()
         co.reset()
         assert co.path != first and os.readlink(co.path / "pkg" / "link.py") == "a.py"
+
+
+def test_a_kept_candidates_checkout_becomes_the_incumbents(tmp_repo: TmpRepo) -> None:
+    """Not written again: the incumbent's checkout is the kept candidate's, removed when the
+    incumbent changes again (and the candidate's context leaves it alone)."""
+    first = tmp_repo.commit("a", FILES)
+    second = tmp_repo.commit("b", {"pkg/a.py": "A = 2\n"})
+    repo = tmp_repo.open()
+    shared = Shared(1, 1)
+    try:
+        old = shared.incumbent_checkout(repo, first, "inc")
+        with checkout(repo, second) as cand:
+            path = cand.path
+        assert not path.exists()  # a candidate not kept is removed with its context
+        with checkout(repo, second) as cand:
+            shared.adopt_checkout(cand)
+            path = cand.path
+        assert path.exists() and not old.path.exists()  # the old incumbent's is gone
+        got = shared.incumbent_checkout(repo, second, "inc")
+        assert got is cand and got.path == path and got.verify() == []
+        shared.incumbent_checkout(repo, first, "inc")  # the incumbent changes again
+        assert not path.exists()
+    finally:
+        shared.close()

@@ -195,6 +195,7 @@ class Checkout:
     tree: frozenset[str] = frozenset()  # every path the commit puts here, folders included
     repo: Repo | None = None  # to write it anew (`reset`)
     purpose: str = "measure"
+    handed: bool = False  # given to another owner (`hand_over`): its context leaves it alone
 
     def verify(self, *, after_run: bool = False) -> list[str]:
         """The paths that differ from the last snapshot (empty: all is as it was).
@@ -480,7 +481,20 @@ def checkout(repo: Repo, commit: str, purpose: str = "measure") -> Iterator[Chec
     try:
         yield co
     finally:
-        _drop(co.path)
+        if not co.handed:
+            _drop(co.path)
+
+
+def hand_over(co: Checkout) -> None:
+    """Take a checkout from the context that wrote it (which then leaves it): the caller
+    removes it with `release`. A kept candidate's checkout becomes the new incumbent's."""
+    co.handed = True
+    _count("reused")
+
+
+def release(co: Checkout) -> None:
+    """Remove a checkout taken with `hand_over`."""
+    _drop(co.path)
 
 
 def stale_workspaces(repo: Repo) -> list[Path]:
