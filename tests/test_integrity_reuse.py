@@ -489,3 +489,36 @@ def test_a_kept_candidates_checkout_becomes_the_incumbents(tmp_repo: TmpRepo) ->
         assert not path.exists()
     finally:
         shared.close()
+
+
+MOUNTING_AGENT = """import os, pathlib, subprocess
+it = int(os.environ["GITIMPROVE_ITERATION"])
+pathlib.Path("src/value.txt").write_text(f"{100 - it}\\n")
+if it == 2:  # the incumbent's checkout, stacked on itself: every lstat stays as it was
+    for d in pathlib.Path.cwd().parent.glob("m-*"):
+        if d.is_dir() and not d.name.endswith(".trash"):
+            subprocess.run(["mount", "--bind", str(d), str(d)], check=True)
+print('{"description": "lower"}')
+"""
+
+
+def test_a_mount_an_agent_stacks_on_a_checkout_is_tampered_and_taken_off(
+    tmp_repo: TmpRepo, tmp_path: Path
+) -> None:
+    if not _can_mount(tmp_path):
+        pytest.skip("cannot mount here (needs root)")
+    agent = tmp_path / "agent.py"
+    agent.write_text(MOUNTING_AGENT)
+    value_project(tmp_repo, f"{sys.executable} {agent}")
+    work = tmp_repo.path / ".git" / "improve" / "work"
+    try:
+        res = tmp_repo.cli("run", "--run", "r", "-n", "3")
+        assert res.returncode == 0, res.stdout + res.stderr
+        rows = run_rows(tmp_repo, "r")
+        assert [r["status"] for r in rows] == ["baseline", "keep", "tampered", "keep"], rows
+        assert "a mount on the checkouts" in str(rows[2]["reason"]), rows[2]["reason"]
+        assert "taken off" in str(rows[2]["reason"])
+        assert not inodes.mounts_under(work)
+    finally:
+        for point in inodes.mounts_under(work):
+            subprocess.run(["umount", "-l", point], check=False)

@@ -326,6 +326,13 @@ class StuckFlags(GitImproveError):
         self.path = str(exc.filename)
 
 
+def take_off_mounts(root: Path) -> list[str]:
+    """Every mount at or under the work folder `root`, taken off where this process may, each
+    named (relative to `root`) for the record; empty when there is none (the usual case: one
+    read of `/proc/self/mountinfo`)."""
+    return _unmount(root, inodes.mounts_under(root))
+
+
 def _unmount(root: Path, mounted: list[str]) -> list[str]:
     """Take off every mount at or under the work folder `root` (a run stacked it there), each
     named for the record; one that stays is named too (what is under it is never removed)."""

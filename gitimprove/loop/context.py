@@ -25,7 +25,7 @@ from gitimprove.agents import Agent
 from gitimprove.agents.sandbox import Sandbox
 from gitimprove.config import Config
 from gitimprove.git import caches, strays, trees
-from gitimprove.git.checkout import Checkout, checkout, hand_over, release
+from gitimprove.git.checkout import Checkout, checkout, hand_over, release, take_off_mounts
 from gitimprove.git.repo import Repo
 from gitimprove.git.watch import RepoState, put_back
 from gitimprove.loop import guard_report
@@ -260,6 +260,9 @@ class RunContext:
         the run left (also before its output is read), verify both after. Raises Tampered
         naming the paths on any difference (stopping the run for the user's repository)."""
         with co.lock:
+            mounted = take_off_mounts(co.path.parent)  # `lstat` cannot see a stacked one
+            if mounted:
+                raise Tampered(f"a mount on the checkouts before the {what}", mounted, checkout=co)
             bad = co.verify()
             if bad:
                 raise Tampered(f"the checkout changed before the {what}", bad, checkout=co)
