@@ -197,12 +197,13 @@ class Checkout:
     purpose: str = "measure"
     handed: bool = False  # given to another owner (`hand_over`): its context leaves it alone
 
-    def verify(self, *, after_run: bool = False) -> list[str]:
+    def verify(self, *, after_run: bool = False, now: dict[str, Stat] | None = None) -> list[str]:
         """The paths that differ from the last snapshot (empty: all is as it was).
 
         With `after_run`, files a run added (its output, caches) are not named: `added` lists
-        them and `reset` removes them; a file of the commit that changed always is."""
-        now = scan(self.path)
+        them and `reset` removes them; a file of the commit that changed always is. `now` is a
+        listing just taken (`scan`), when no process of the run is left to change it."""
+        now = scan(self.path) if now is None else now
         if now == self.snapshot:
             return []
         bad = []
@@ -219,10 +220,10 @@ class Checkout:
                 bad.append(f"{rel} ({state})")
         return bad
 
-    def added(self, *, every: bool = False) -> list[str]:
+    def added(self, *, every: bool = False, now: dict[str, Stat] | None = None) -> list[str]:
         """What is here that the commit does not hold (a run's output): the top-most paths,
         or with `every` each path under them too."""
-        now = scan(self.path)
+        now = scan(self.path) if now is None else now
         extra = sorted(rel for rel in now if rel not in self.tree)
         if every:
             return extra
@@ -232,7 +233,7 @@ class Checkout:
                 out.append(rel)
         return out
 
-    def reset(self, *, rewrite: bool = False) -> list[str]:
+    def reset(self, *, rewrite: bool = False, now: dict[str, Stat] | None = None) -> list[str]:
         """Make the folder ready for the next run: kept as it is when it is provably as
         written (`unchanged`), else (or with `rewrite`) the used folder is removed and the
         commit written anew under a new random name, so the next run starts from exactly the
@@ -249,7 +250,7 @@ class Checkout:
             raise RuntimeError("a checkout not written by `checkout` cannot be renewed")
         root = self.path.parent
         mounted = inodes.mounts_under(root)
-        if not rewrite and not mounted and self.unchanged():
+        if not rewrite and not mounted and self.unchanged(now):
             _count("reused")
             return []
         _count("rewritten")
@@ -261,12 +262,12 @@ class Checkout:
         self.largest, self.tree = fresh.largest, fresh.tree
         return left
 
-    def unchanged(self) -> bool:
+    def unchanged(self, now: dict[str, Stat] | None = None) -> bool:
         """Whether the folder is provably as it was written, so a later run may use it: every
         entry's full `lstat` as in the snapshot (type, mode, size, inode, link count, mtime,
         ctime, atime), all on the work folder's device, no extended attribute and no
         file-system flag on any entry. (Mounts are checked by `reset`.)"""
-        if scan(self.path) != self.snapshot:
+        if (scan(self.path) if now is None else now) != self.snapshot:
             return False
         try:
             device = os.lstat(self.path.parent).st_dev

@@ -32,7 +32,7 @@ from gitimprove.state.integrity import log_incident
 __all__ = ["IntegrityError", "Tampered", "check_config_pin", "check_run_refs", "log_incident"]
 
 if TYPE_CHECKING:
-    from gitimprove.git.checkout import Checkout
+    from gitimprove.git.checkout import Checkout, Stat
     from gitimprove.loop.context import RunContext
 
 
@@ -87,11 +87,14 @@ def after_run(ctx: RunContext, co: Checkout, what: str) -> None:
     provably as written, else a new one. A mount stacked on the work folder, or a file-system
     flag that kept a file from being removed, makes the attempt `tampered` too; a flag this
     process cannot clear also stops the run, saying how to clear it."""
-    bad = co.verify(after_run=True)
+    from gitimprove.git.checkout import scan
+
+    now = scan(co.path)  # one listing for all three: no process of the run is left
+    bad = co.verify(after_run=True, now=now)
     if bad:
         _reset(co, what, rewrite=True)
         raise Tampered(f"files of the commit changed during the {what}", bad, checkout=co)
-    added = co.added(every=True)
+    added = co.added(every=True, now=now)
     found: list[str] = []
     if added:
         with ctx.shared.lock:
@@ -103,7 +106,7 @@ def after_run(ctx: RunContext, co: Checkout, what: str) -> None:
                 lambda folder: os.path.lexists(co.path / folder / "__init__.py"),
                 ctx.importable,
             )
-    left = _reset(co, what)
+    left = _reset(co, what, now=now)
     if found:
         raise Tampered(
             f"the {what} wrote files Python or the test runner loads without being named",
@@ -119,11 +122,13 @@ def after_run(ctx: RunContext, co: Checkout, what: str) -> None:
         )
 
 
-def _reset(co: Checkout, what: str, *, rewrite: bool = False) -> list[str]:
+def _reset(
+    co: Checkout, what: str, *, rewrite: bool = False, now: dict[str, Stat] | None = None
+) -> list[str]:
     from gitimprove.git.checkout import StuckFlags
 
     try:
-        return co.reset(rewrite=rewrite)
+        return co.reset(rewrite=rewrite, now=now)
     except StuckFlags as exc:
         raise Tampered(
             f"the {what} set a file-system flag this process cannot clear on its checkout",
