@@ -522,3 +522,78 @@ def test_a_mount_an_agent_stacks_on_a_checkout_is_tampered_and_taken_off(
     finally:
         for point in inodes.mounts_under(work):
             subprocess.run(["umount", "-l", point], check=False)
+
+
+FLAGGED_BENCH = """import os, pathlib, sys, time
+value = open("src/value.txt").read().strip()
+if value != "100" and not os.path.exists({once!r}):  # the candidate's first run
+    open({once!r}, "w").close()
+    pathlib.Path({ready!r}).write_text(os.getcwd())
+    deadline = time.monotonic() + 30
+    while not os.path.exists({go!r}) and time.monotonic() < deadline:
+        time.sleep(0.02)
+print("METRIC score=" + value)
+"""
+
+
+def test_a_flag_the_harness_cannot_clear_records_the_attempt_and_stops(
+    tmp_repo: TmpRepo, tmp_path: Path
+) -> None:
+    """The run without CAP_LINUX_IMMUTABLE; another process makes a file of the candidate's
+    checkout immutable while it is measured: the attempt is recorded `tampered`, the run stops
+    (exit 1) naming the path, `lsattr` and `chattr -i`, no traceback."""
+    if not _can_flag(tmp_path):
+        pytest.skip("cannot set file-system flags here (needs root and a file system with them)")
+    if subprocess.run(["setpriv", "--help"], capture_output=True, check=False).returncode != 0:
+        pytest.skip("setpriv is not installed")
+    once, ready, go = tmp_path / "once", tmp_path / "ready", tmp_path / "go"
+    agent = tmp_path / "agent.py"
+    agent.write_text(
+        "import pathlib\npathlib.Path('src/value.txt').write_text('90\\n')\n"
+        'print(\'{"description": "lower"}\')\n'
+    )
+    bench = FLAGGED_BENCH.format(once=str(once), ready=str(ready), go=str(go))
+    value_project(tmp_repo, f"{sys.executable} {agent}", bench)
+    proc = subprocess.Popen(
+        [
+            "setpriv",
+            "--inh-caps=-linux_immutable",
+            "--bounding-set=-linux_immutable",
+            sys.executable,
+            "-m",
+            "gitimprove",
+            "run",
+            "--run",
+            "f",
+            "-n",
+            "2",
+        ],
+        cwd=tmp_repo.path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    flagged = None
+    try:
+        deadline = time.monotonic() + 120
+        while not (ready.exists() and ready.read_text()) and proc.poll() is None:
+            assert time.monotonic() < deadline, "the candidate was never measured"
+            time.sleep(0.05)
+        assert proc.poll() is None, proc.communicate()
+        flagged = Path(ready.read_text()) / "bench.py"
+        assert _flag(flagged, inodes.IMMUTABLE)
+        go.write_text("")
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        work = tmp_repo.path / ".git" / "improve" / "work"
+        for path in work.rglob("bench.py"):
+            _unflag(path)
+    assert proc.returncode == 1, out + err
+    assert "Traceback" not in out + err
+    assert "lsattr" in err and "chattr -i" in err and "bench.py" in err, err
+    rows = run_rows(tmp_repo, "f")
+    assert [r["status"] for r in rows] == ["baseline", "tampered"], rows
+    assert "bench.py" in str(rows[1]["reason"])
