@@ -597,3 +597,11 @@ def test_a_flag_the_harness_cannot_clear_records_the_attempt_and_stops(
     rows = run_rows(tmp_repo, "f")
     assert [r["status"] for r in rows] == ["baseline", "tampered"], rows
     assert "bench.py" in str(rows[1]["reason"])
+    # the user cleared the flag (above): doctor removes what was left, the run goes on
+    res = tmp_repo.cli("doctor", "--repair")
+    assert "Traceback" not in res.stdout + res.stderr
+    assert not list((tmp_repo.path / ".git" / "improve" / "work").glob("*.trash*"))
+    res = tmp_repo.cli("run", "--resume", "--run", "f")
+    assert res.returncode == 0, res.stdout + res.stderr
+    statuses = [r["status"] for r in run_rows(tmp_repo, "f")]
+    assert statuses[:2] == ["baseline", "tampered"] and len(statuses) == 3, statuses
