@@ -114,6 +114,8 @@ def _hostile(how: str, path: Path, tmp_path: Path) -> None:
         os.chmod(path / "pkg" / "sub", 0o700)
     elif how == "root-sticky":
         os.chmod(path, 0o1755)
+    elif how == "fallocate":  # blocks beyond the end: the size stays
+        subprocess.run(["fallocate", "-n", "-l", "1M", a], check=True)
     elif how == "symlink-swap":
         os.rename(b, tmp_path / "b.txt")
         os.symlink(tmp_path / "b.txt", b)
@@ -135,6 +137,7 @@ HOSTILE = [
     "folder-mode",
     "root-sticky",
     "symlink-swap",
+    "fallocate",
 ]
 
 

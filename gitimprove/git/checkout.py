@@ -44,10 +44,11 @@ from gitimprove.util.files import read_state, remove_tree
 LINK = pygit2.enums.FileMode.LINK
 EXEC = pygit2.enums.FileMode.BLOB_EXECUTABLE
 
-# mode, size, mtime_ns, ctime_ns, inode, link count, device, atime_ns (the last is compared
-# only to keep a checkout for the next run: the harness's own listing moves a folder's atime
-# where the file system updates it on every read)
-Stat = tuple[int, int, int, int, int, int, int, int]
+# mode, size, mtime_ns, ctime_ns, inode, link count, device, atime_ns, blocks (the last two
+# are compared only to keep a checkout for the next run: the harness's own listing moves a
+# folder's atime where the file system updates it on every read, and some file systems trim
+# blocks allocated beyond a file's end after it was written)
+Stat = tuple[int, int, int, int, int, int, int, int, int]
 META = 7  # the fields of a Stat that nothing may change between and during runs
 
 # how many times a used checkout was kept for the next run (provably unchanged) or written anew
@@ -70,6 +71,7 @@ def _stat(st: os.stat_result) -> Stat:
         st.st_nlink,
         st.st_dev,
         st.st_atime_ns,
+        st.st_blocks,
     )
 
 
