@@ -8,14 +8,18 @@ in its place beforehand. A `<name>.pid` file beside it lets `doctor` find ones l
 process.
 
 `Checkout.verify` compares the folder with the snapshot taken when it was written: the
-listing plus every entry's `lstat` (mode, size, mtime, ctime, inode), the root's too (an
-extended attribute or ACL set moves the ctime). Between runs nothing may change at all; during
-a run the files of the commit may not change. After every run `Checkout.reset` renames the
-folder away, removes it and writes the commit anew under a new random name, so every run
-starts from exactly the committed tree and nothing a run can set on a directory entry reaches
-a later run: not the files it added, not the mode, times, extended attributes or ACLs of any
-entry or of the root, not inode numbers, link counts or the order of a folder's entries. A
-file of the commit that changed is re-hashed to tell "changed" from "rewritten" in the reason.
+listing plus every entry's `lstat` (mode, size, mtime, ctime, inode, link count, device), the
+root's too (an extended attribute or ACL set moves the ctime). Between runs nothing may change
+at all; during a run the files of the commit may not change. After every run `Checkout.reset`
+keeps the folder only when it is provably as written (`Checkout.unchanged`: the full `lstat`,
+atime and allocated blocks included, no extended attribute, no file-system flag, no mount on
+the work folder); else it removes it and writes the commit anew under a new random name. So
+every run starts from exactly the committed tree and nothing a run can set on a directory
+entry reaches a later run: not the files it added, not the mode, times, extended attributes,
+ACLs or flags of any entry or of the root, not inode numbers, link counts or the order of a
+folder's entries. A file of the commit that changed is re-hashed to tell "changed" from
+"rewritten" in the reason. Flags that keep a file from being removed (`chattr +i`, `+a`) are
+cleared first, and a mount stacked on the work folder is taken off (util/inodes.py).
 """
 
 from __future__ import annotations
@@ -267,7 +271,7 @@ class Checkout:
     def unchanged(self, now: dict[str, Stat] | None = None) -> bool:
         """Whether the folder is provably as it was written, so a later run may use it: every
         entry's full `lstat` as in the snapshot (type, mode, size, inode, link count, mtime,
-        ctime, atime), all on the work folder's device, no extended attribute and no
+        ctime, atime, allocated blocks), all on the work folder's device, no extended attribute and no
         file-system flag on any entry. (Mounts are checked by `reset`.)"""
         if (scan(self.path) if now is None else now) != self.snapshot:
             return False
