@@ -608,3 +608,17 @@ def test_a_flag_the_harness_cannot_clear_records_the_attempt_and_stops(
     assert res.returncode == 0, res.stdout + res.stderr
     statuses = [r["status"] for r in run_rows(tmp_repo, "f")]
     assert statuses[:2] == ["baseline", "tampered"] and len(statuses) == 3, statuses
+
+
+def test_a_mount_on_a_folder_named_with_spaces_is_found(tmp_path: Path) -> None:
+    if not _can_mount(tmp_path):
+        pytest.skip("cannot mount here (needs root)")
+    folder = tmp_path / "work dir\twith\\odd names"
+    (folder / "m-x").mkdir(parents=True)
+    subprocess.run(["mount", "--bind", folder / "m-x", folder / "m-x"], check=True)
+    try:
+        assert inodes.mounts_under(folder) == [os.path.realpath(folder / "m-x")]
+        assert inodes.unmount(str(folder / "m-x"))
+        assert inodes.mounts_under(folder) == []
+    finally:
+        subprocess.run(["umount", "-l", folder / "m-x"], capture_output=True, check=False)

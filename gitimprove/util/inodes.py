@@ -77,6 +77,8 @@ def _get(fd: int) -> int:
 def has_xattrs(fd: int) -> bool:
     """Whether an open file or folder has an extended attribute (an ACL is one) other than
     the labels the system puts on every file."""
+    if not hasattr(os, "listxattr"):  # not Linux: none to read here
+        return False
     try:
         names = os.listxattr(fd)
     except OSError:  # a file system without them
@@ -100,6 +102,8 @@ def marked(path: str, dir_fd: int | None = None) -> bool:
 
 def link_marked(path: str) -> bool:
     """Whether a symbolic link has an extended attribute of its own."""
+    if not hasattr(os, "listxattr"):
+        return False
     try:
         names = os.listxattr(path, follow_symlinks=False)
     except OSError:
