@@ -622,3 +622,16 @@ def test_a_mount_on_a_folder_named_with_spaces_is_found(tmp_path: Path) -> None:
         assert inodes.mounts_under(folder) == []
     finally:
         subprocess.run(["umount", "-l", folder / "m-x"], capture_output=True, check=False)
+
+
+def test_a_run_that_writes_a_cache_gets_its_checkout_written_anew(tmp_repo: TmpRepo) -> None:
+    """The channel a kept checkout would open: a `cache.bin` the next run finds. Counted in
+    the stop event, and no run ever found it."""
+    persist_project(tmp_repo, "cache", "none")
+    res = tmp_repo.cli("run", "--run", "p", "-n", "2", "--json")
+    assert res.returncode == 0, res.stdout + res.stderr
+    stop = [json.loads(line) for line in res.stdout.splitlines() if line.startswith("{")][-1]
+    assert stop["checkouts"]["rewritten"] >= 1, stop  # after the run that wrote it
+    rows = run_rows(tmp_repo, "p")
+    assert rows[1]["status"] == "discard" and set(rows[1]["metric"]["samples"]) == {103}
+    assert rows[2]["status"] == "keep" and 80 not in rows[2]["metric"]["incumbent_samples"]
