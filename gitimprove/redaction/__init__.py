@@ -61,6 +61,7 @@ def ruleset() -> RuleSet:
             sentences,
             shapes,
             tools,
+            wallets,
         )
         from gitimprove.redaction.values import check_generic, check_keyed
 
@@ -98,6 +99,7 @@ def ruleset() -> RuleSet:
                 *cli.RULES,
                 *holders.RULES,
                 *sentences.RULES,
+                *wallets.RULES,
             ]
         )
     return _rules

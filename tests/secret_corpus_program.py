@@ -1,0 +1,71 @@
+"""More fakes for the corpus: credentials in program text (a command run as a list of
+arguments in any language), wallet keys, a REPL's or a debugger's echo of a credential,
+what a generator printed, and more languages' assignment syntax. Generated, never real."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+
+from tests.secret_corpus import HEX, Gen
+
+B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+
+def b58encode(raw: bytes) -> str:
+    n = int.from_bytes(raw, "big")
+    out = ""
+    while n:
+        n, r = divmod(n, 58)
+        out = B58[r] + out
+    return "1" * (len(raw) - len(raw.lstrip(b"\0"))) + out
+
+
+def b58check(payload: bytes) -> str:
+    check = hashlib.sha256(hashlib.sha256(payload).digest()).digest()[:4]
+    return b58encode(payload + check)
+
+
+def wif(g: Gen, compressed: bool) -> str:
+    """A Wallet Import Format key of a random (never used) private key."""
+    key = bytes(g.rng.randrange(256) for _ in range(32))
+    return b58check(b"\x80" + key + (b"\x01" if compressed else b""))
+
+
+def xprv(g: Gen) -> str:
+    """A BIP-32 extended private key: version, depth, fingerprint, index, chain code, key."""
+    body = bytes(g.rng.randrange(256) for _ in range(32 + 32))
+    payload = bytes.fromhex("0488ade4") + b"\x00" * 9 + body[:32] + b"\x00" + body[32:]
+    return b58check(payload)
+
+
+def families(g: Gen) -> list[tuple[str, Callable[[str], str], str]]:
+    t = g.s
+    pw = g.password
+    return [
+        # a command run as a list of arguments, in any language
+        (
+            "java-exec-array",
+            lambda s: (
+                f'Runtime.getRuntime().exec(new String[]{{"sshpass", "-p", "{s}", "ssh", "db"}});'
+            ),
+            pw(),
+        ),
+        ("perl-system-list", lambda s: f'system("sshpass", "-p", "{s}", "scp", "a", "b:");', pw()),
+        (
+            "go-exec-command",
+            lambda s: f'cmd := exec.Command("mysql", "-uroot", "-p{s}", "shop")',
+            pw(),
+        ),
+        (
+            "process-builder",
+            lambda s: f'new ProcessBuilder("redis-cli", "-a", "{s}", "ping").start();',
+            pw(),
+        ),
+        # wallet keys
+        ("wallet-wif", lambda s: f"imported {s} into the hot wallet", wif(g, False)),
+        ("wallet-wif-compressed", lambda s: f"key={s}", wif(g, True)),
+        ("wallet-xprv", lambda s: f"backup: {s}", xprv(g)),
+        ("wallet-hex-key", lambda s: f"cast send --private-key 0x{s} 0xdead", t(HEX, 64)),
+        ("wallet-hex-prose", lambda s: f"The wallet's private key is {s}.", t(HEX, 64)),
+    ]

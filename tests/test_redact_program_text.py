@@ -1,0 +1,90 @@
+"""Credentials in program text and in what programs print: a command given as a list of
+arguments in any language, wallet keys, a REPL's or a debugger's echo, a generator's output,
+more languages' assignments; and the ordinary code and prose around them, left unchanged."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gitimprove.redaction import redact, redact_blob, spans
+from gitimprove.redaction.wallets import b58check
+from tests.secret_corpus import ALNUM, HEX, Gen
+from tests.secret_corpus_program import wif, xprv
+
+_G = Gen(1414)
+PW = _G.password()
+TOK = _G.s(ALNUM, 32)
+HEX64 = _G.s(HEX, 64)
+WIF = wif(_G, False)
+WIFC = wif(_G, True)
+XPRV = xprv(_G)
+
+LEAKS: list[tuple[str, str]] = [
+    # a command as a list of arguments: brackets, a call's parentheses, an array's braces
+    (f'Runtime.getRuntime().exec(new String[]{{"sshpass", "-p", "{PW}", "ssh", "h"}});', PW),
+    (f'system("sshpass", "-p", "{PW}", "scp", "a", "b:");', PW),
+    (f'exec.Command("mysql", "-uroot", "-p{PW}", "shop")', PW),
+    (f'Command::new("mysql").args(["-u", "root", "-p{PW}"])', PW),
+    (f'new ProcessBuilder("redis-cli", "-a", "{PW}", "ping")', PW),
+    (f'spawn("deploy", "--api-key", "{TOK}")', TOK),
+    (f'execFile("twine", ["upload", "--password", "{PW}"])', PW),
+    # wallet keys
+    (f"imported {WIF} into the wallet", WIF),
+    (f"{WIFC}", WIFC),
+    (f"WIF: 5H{TOK[:30]}{TOK[:19]}", f"5H{TOK[:30]}{TOK[:19]}"),
+    (f"backup: {XPRV}", XPRV),
+    (f"cast send --private-key 0x{HEX64} 0xdead", HEX64),
+    (f'"privateKey": "0x{HEX64}"', HEX64),
+    (f"the wallet private key is {HEX64}.", HEX64),
+    (f"ETH_SIGNING_KEY={HEX64}", HEX64),
+]
+
+ORDINARY = [
+    "use std::collections::HashMap;\nlet m: HashMap<String, Token::Kind> = HashMap::new();",
+    "match token { Token::Ident(s) => s, Token::Keyword(k) => k, _ => panic!() }",
+    "token: :bearer\nsecret: :none",
+    "$password = $request->input('password');",
+    'subprocess.run(["mysql", "-u", user, "-p" + password, "app"])',
+    'exec.Command("git", "log", "--oneline", "-20")',
+    'system("make", "-j4", "install");',
+    'foo("--token", token, "--verbose")',
+    # digests and addresses are not wallet keys
+    f"sha256: {'4f1c9a2b7e3d8c6a5b4f1e2d3c9a8b7e' * 2}  dist/app.tar.gz",
+    f"public key: {'4f1c9a2b7e3d8c6a5b4f1e2d3c9a8b7e' * 2}",
+    f"commit {'4f1c9a2b7e3d8c6a5b4f1e2d3c9a8b7e6f5a4b3c'}\nAuthor: Ann <ann@acme.io>",
+    f"tx id: {'4f1c9a2b7e3d8c6a5b4f1e2d3c9a8b7e' * 2}",
+    "Block 0000000000000000000a3c9f4b2e1d8c7f6a5b4c3d2e1f0a9b8c7d6e5f4a3b2c at height 812345",
+    "xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8",
+    "send to 1A1zP1eP5QGefi2DMPTfTL5SLmv7DivfNa or bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq",
+    "ipfs://QmYwAPJzv5CZsnA625s3Xf2nemtYgPpHdWEz79ojWnPbdG/readme.md",
+    "Kubernetes",
+    "LGTM, merging",
+    "KeyboardInterruptHandlerForTheMainLoopOfTheAppServer1",
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), LEAKS)
+def test_each_leak_is_masked(text: str, secret: str) -> None:
+    assert secret not in redact(text), text
+    crlf = text.replace("\n", "\r\n")
+    assert secret not in redact(crlf)
+    stored = redact_blob(json.dumps({"error": text}).encode()).decode()
+    assert secret not in json.loads(stored)["error"]
+
+
+@pytest.mark.parametrize("text", ORDINARY)
+def test_ordinary_text_is_left_alone(text: str) -> None:
+    found = [(s.kind, text[s.start : s.end]) for s in spans(text)]
+    assert found == [], found
+
+
+def test_a_wif_key_needs_its_checksum_or_a_word_naming_it() -> None:
+    """A run of base58 of a WIF key's length is a key when its checksum holds; without one
+    (an identifier that happens to have the shape) only beside a word naming a wallet key."""
+    assert b58check(WIF) and b58check(WIFC)
+    broken = WIF[:-1] + ("2" if WIF[-1] != "2" else "3")
+    assert not b58check(broken)
+    assert redact(f"id {broken} seen") == f"id {broken} seen"
+    assert broken not in redact(f"private key: {broken}")
