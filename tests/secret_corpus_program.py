@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 
-from tests.secret_corpus import HEX, Gen
+from tests.secret_corpus import ALNUM, HEX, Gen
 
 B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
@@ -68,4 +68,19 @@ def families(g: Gen) -> list[tuple[str, Callable[[str], str], str]]:
         ("wallet-xprv", lambda s: f"backup: {s}", xprv(g)),
         ("wallet-hex-key", lambda s: f"cast send --private-key 0x{s} 0xdead", t(HEX, 64)),
         ("wallet-hex-prose", lambda s: f"The wallet's private key is {s}.", t(HEX, 64)),
+        # a REPL's or a debugger's echo
+        ("repl-environ", lambda s: f">>> os.environ['API_TOKEN']\n'{s}'\n", t(ALNUM, 32)),
+        ("pdb-print", lambda s: f"(Pdb) p self.password\n'{s}'\n(Pdb) c", pw()),
+        ("ipython-out", lambda s: f"In [7]: client_secret\nOut[7]: '{s}'", t(ALNUM, 30)),
+        ("gdb-print", lambda s: f'(gdb) p password\n$1 = 0x55d0c2a0 "{s}"', pw()),
+        ("irb-echo", lambda s: f'irb(main):003> ENV["SECRET_KEY_BASE"]\n=> "{s}"', t(HEX, 64)),
+        ("r-echo", lambda s: f'> Sys.getenv("API_KEY")\n[1] "{s}"', t(ALNUM, 32)),
+        # what a generator printed
+        (
+            "python-secrets-output",
+            lambda s: f"$ python3 -c 'import secrets; print(secrets.token_hex(32))'\n{s}\n",
+            t(HEX, 64),
+        ),
+        ("urandom-output", lambda s: f"$ head -c 24 /dev/urandom | base64\n{s}\n", t(ALNUM, 32)),
+        ("rails-secret-output", lambda s: f"$ bin/rails secret\n{s}\n", t(HEX, 128)),
     ]

@@ -46,6 +46,7 @@ def ruleset() -> RuleSet:
             context,
             dialects,
             dsn,
+            echoes,
             formats,
             hashes,
             holders,
@@ -100,6 +101,7 @@ def ruleset() -> RuleSet:
                 *holders.RULES,
                 *sentences.RULES,
                 *wallets.RULES,
+                *echoes.RULES,
             ]
         )
     return _rules
