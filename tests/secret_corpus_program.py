@@ -4,6 +4,7 @@ what a generator printed, and more languages' assignment syntax. Generated, neve
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from collections.abc import Callable
 
@@ -42,6 +43,7 @@ def xprv(g: Gen) -> str:
 def families(g: Gen) -> list[tuple[str, Callable[[str], str], str]]:
     t = g.s
     pw = g.password
+    head = t(ALNUM, 16)
     return [
         # a command run as a list of arguments, in any language
         (
@@ -83,4 +85,30 @@ def families(g: Gen) -> list[tuple[str, Callable[[str], str], str]]:
         ),
         ("urandom-output", lambda s: f"$ head -c 24 /dev/urandom | base64\n{s}\n", t(ALNUM, 32)),
         ("rails-secret-output", lambda s: f"$ bin/rails secret\n{s}\n", t(HEX, 128)),
+        # containers and tables that name what they hold
+        ("toml-table", lambda s: f'[credentials.prod]\nvalue = "{s}"\n', t(ALNUM, 32)),
+        ("toml-nested-table", lambda s: f'[servers.alpha.auth]\nkey = "{s}"\n', pw()),
+        ("toml-inline-table", lambda s: f'credentials = {{ ci = "{s}" }}', t(ALNUM, 30)),
+        ("yaml-deep", lambda s: f"prod:\n  db:\n    credentials:\n      main: {s}\n", pw()),
+        (
+            "k8s-stringdata",
+            lambda s: f"kind: Secret\nstringData:\n  user: app\n  connection: {s}\n",
+            pw(),
+        ),
+        (
+            "k8s-data",
+            lambda s: f"apiVersion: v1\nkind: Secret\ndata:\n  conn: {s}\n",
+            base64.b64encode(pw().encode()).decode(),
+        ),
+        # here-documents
+        ("heredoc-secret-file", lambda s: f"cat <<EOF > /run/secrets/db_password\n{s}\nEOF", pw()),
+        ("heredoc-env", lambda s: f"cat > .env <<'EOF'\nAPP=shop\nMAILER={s}\nEOF", t(ALNUM, 32)),
+        # more languages' assignments
+        ("r-assign", lambda s: f'api_key <- "{s}"', t(ALNUM, 32)),
+        ("erlang-tuple", lambda s: f'{{password, "{s}"}}', pw()),
+        # a value wrapped across short lines
+        # (the secret is the part after the break, which must not stay either)
+        ("wrapped-adjacent", lambda s: f'API_KEY = ("{head}"\n    "{s}")', t(ALNUM, 16)),
+        ("wrapped-in-quotes", lambda s: f'password: "{head}\n  {s}"', t(ALNUM, 16)),
+        ("triple-quoted", lambda s: f'SECRET_KEY = """\n{s}\n"""', t(ALNUM, 40)),
     ]

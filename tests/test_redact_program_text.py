@@ -4,6 +4,7 @@ more languages' assignments; and the ordinary code and prose around them, left u
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
@@ -20,6 +21,7 @@ HEX64 = _G.s(HEX, 64)
 WIF = wif(_G, False)
 WIFC = wif(_G, True)
 XPRV = xprv(_G)
+B64PW = base64.b64encode(PW.encode()).decode()
 
 LEAKS: list[tuple[str, str]] = [
     # a command as a list of arguments: brackets, a call's parentheses, an array's braces
@@ -58,6 +60,36 @@ LEAKS: list[tuple[str, str]] = [
     (f"$ bin/rails secret\n{HEX64}{HEX64}\n", HEX64),
     (f"$ wg genkey\n{TOK}Ab9+/Qx=\n", TOK),
     (f"$ openssl rand -hex 32\n{HEX64}\n", HEX64),
+    # containers and tables that name what they hold
+    (f'[credentials.prod]\nvalue = "{TOK}"\n', TOK),
+    (f'[servers.alpha.auth]\nuser = "bob"\nkey = "{PW}"\n', PW),
+    (f'[[secrets]]\nname = "gh"\nvalue = "{TOK}"\n', TOK),
+    (f'credentials = {{ prod = "{TOK}", ci = "{TOK}" }}', TOK),
+    (f"production:\n  database:\n    credentials:\n      main: {PW}  # rotated\n", PW),
+    (f"tokens:\n  github: {TOK}\n", TOK),
+    (f"x:\n  secrets:\n    a: b\n  tokens:\n    gh: {TOK}\n", TOK),
+    (
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n"
+        f"stringData:\n  username: app\n  connection: {PW}\n",
+        PW,
+    ),
+    (f"kind: Secret\ntype: Opaque\ndata:\n  user: YXBw\n  conn: {B64PW}\n", B64PW),
+    # here-documents into a secret's file or an env file
+    (f"cat <<EOF > /run/secrets/db_password\n{PW}\nEOF", PW),
+    (f"tee ~/.vault_pass <<'EOF'\n{PW}\nEOF\n", PW),
+    (f"cat > .env <<'EOF'\nAPP_NAME=shop\nMAILER={TOK}\nEOF", TOK),
+    # more languages' assignments
+    (f'password <- "{PW}"', PW),
+    (f'api_key <<- "{TOK}"', TOK),
+    (f'{{password, "{PW}"}}', PW),
+    (f'{{:api_key, <<"{TOK}">>}}', TOK),
+    # a value wrapped across short lines
+    (f'API_KEY = ("{TOK[:16]}"\n           "{TOK[16:]}")', TOK[16:]),
+    (f'token = "{TOK[:16]}" \\\n    "{TOK[16:]}"', TOK[16:]),
+    (f'password: "{TOK[:16]}\n  {TOK[16:]}"', TOK[16:]),
+    (f'"api_key": "{TOK[:10]}\n{TOK[10:20]}\n{TOK[20:]}"', TOK[10:20]),
+    (f'SECRET_KEY = """\n{TOK}\n"""', TOK),
+    (f"password = '''{PW}'''", PW),
 ]
 
 ORDINARY = [
@@ -86,6 +118,19 @@ ORDINARY = [
     "(Pdb) p token_count\n1234",
     "$ openssl rand -hex 32 > key.txt\n$ ls\nkey.txt\n",
     "$ uuidgen\n3f2a9c0d-1e4b-4a6c-9d8e-7f6a5b4c3d2e\n",
+    '[tool.poetry]\nname = "gitimprove"\nversion = "1.2.3"\n',
+    '[secrets]\nbackend = "vault"\npath = "kv/app"\n',
+    "kind: ConfigMap\ndata:\n  mode: production\n  level: debug\n",
+    "kind: Secret\ndata:\n  tls.crt: {{ .Values.cert | b64enc }}\n",
+    "kind: Secret\nstringData:\n  username: app\n  host: db.internal\n",
+    f"cat <<EOF > .env\nAPP=shop\nSHA={'4f1c9a2b7e3d8c6a5b4f1e2d3c9a8b7e6f5a4b3c'}\nEOF",
+    "cat <<EOF > notes.txt\nAb3dEf6hIj9kLm2nOp5qRsT7\nEOF",
+    "token <- getToken\nx <- c(1, 2)",
+    "{token, Token}",
+    'msg = "hello\nworld"',
+    'doc = """\nDocstring here.\n"""',
+    'password = ("a" if x else "b")',
+    'help_text = ("Enter the password"\n             " for the account")',
     "Kubernetes",
     "LGTM, merging",
     "KeyboardInterruptHandlerForTheMainLoopOfTheAppServer1",

@@ -39,6 +39,7 @@ def ruleset() -> RuleSet:
     if _rules is None:
         from gitimprove.redaction import (
             argv,
+            blocks,
             calls,
             cli,
             commands,
@@ -102,6 +103,7 @@ def ruleset() -> RuleSet:
                 *sentences.RULES,
                 *wallets.RULES,
                 *echoes.RULES,
+                *blocks.RULES,
             ]
         )
     return _rules

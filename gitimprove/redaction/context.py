@@ -291,7 +291,7 @@ RULES: list[Rule] = [
         r"(?i)(?<![\w.-])(?P<kq>\\?[\"']?)(?P<key>" + _KEY + r")(?P=kq)"
         r"(?P<sep>[ \t]*(?:"
         + _TYPED
-        + r"|::?=|\?=|\+=|=>|=|:)[ \t]*)(?:[&!][\w!-]{1,40}[ \t]+)?\\?"
+        + r"|::?=|\?=|\+=|=>|=|:|<<?-(?=[ \t]*[\"']))[ \t]*)(?:[&!][\w!-]{1,40}[ \t]+|\((?=(?:\"[^\"\n]*\"|'[^'\n]*')[ \t]*\)))?\\?"
         + _VALUE,
         tuple(words("pass pwd pw secret token key auth cred sig cookie dsn salt pin")),
         groups=("dq", "sq", "bare"),
