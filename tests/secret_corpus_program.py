@@ -9,6 +9,7 @@ import hashlib
 from collections.abc import Callable
 
 from tests.secret_corpus import ALNUM, HEX, Gen
+from tests.secret_corpus_review import seed_words
 
 B58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
 
@@ -38,6 +39,10 @@ def xprv(g: Gen) -> str:
     body = bytes(g.rng.randrange(256) for _ in range(32 + 32))
     payload = bytes.fromhex("0488ade4") + b"\x00" * 9 + body[:32] + b"\x00" + body[32:]
     return b58check(payload)
+
+
+def _quoted_list(words: str) -> str:
+    return "[" + ", ".join(f'"{w}"' for w in words.split()) + "]"
 
 
 def families(g: Gen) -> list[tuple[str, Callable[[str], str], str]]:
@@ -70,6 +75,13 @@ def families(g: Gen) -> list[tuple[str, Callable[[str], str], str]]:
         ("wallet-xprv", lambda s: f"backup: {s}", xprv(g)),
         ("wallet-hex-key", lambda s: f"cast send --private-key 0x{s} 0xdead", t(HEX, 64)),
         ("wallet-hex-prose", lambda s: f"The wallet's private key is {s}.", t(HEX, 64)),
+        (
+            "wallet-keypair-bytes",
+            lambda s: f"~/.config/solana/id.json: [{s}]",
+            ",".join(str(g.rng.randrange(256)) for _ in range(64)),
+        ),
+        ("seed-json-list", lambda s: f'"mnemonic": {s}', _quoted_list(seed_words(g, 12))),
+        ("seed-hyphens", lambda s: f"seed: {s}", seed_words(g, 24).replace(" ", "-")),
         # a REPL's or a debugger's echo
         ("repl-environ", lambda s: f">>> os.environ['API_TOKEN']\n'{s}'\n", t(ALNUM, 32)),
         ("pdb-print", lambda s: f"(Pdb) p self.password\n'{s}'\n(Pdb) c", pw()),

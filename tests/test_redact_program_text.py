@@ -13,6 +13,7 @@ from gitimprove.redaction import redact, redact_blob, spans
 from gitimprove.redaction.wallets import b58check
 from tests.secret_corpus import ALNUM, HEX, Gen
 from tests.secret_corpus_program import wif, xprv
+from tests.secret_corpus_review import seed_words
 
 _G = Gen(1414)
 PW = _G.password()
@@ -22,6 +23,9 @@ WIF = wif(_G, False)
 WIFC = wif(_G, True)
 XPRV = xprv(_G)
 B64PW = base64.b64encode(PW.encode()).decode()
+NSEC = "nsec1" + "".join(_G.rng.choice("qpzry9x8gf2tvdw0s3jn54khce6mua7l") for _ in range(58))
+KEYPAIR = ",".join(str(_G.rng.randrange(256)) for _ in range(64))
+SEED = seed_words(_G, 12).split()
 
 LEAKS: list[tuple[str, str]] = [
     # a command as a list of arguments: brackets, a call's parentheses, an array's braces
@@ -41,6 +45,14 @@ LEAKS: list[tuple[str, str]] = [
     (f'"privateKey": "0x{HEX64}"', HEX64),
     (f"the wallet private key is {HEX64}.", HEX64),
     (f"ETH_SIGNING_KEY={HEX64}", HEX64),
+    (f"NOSTR_NSEC={NSEC}", NSEC),
+    (f"solana keypair: [{KEYPAIR}]", KEYPAIR),
+    # a seed phrase in a list, joined by hyphens or pipes, or a YAML list's items
+    ('"mnemonic": [' + ", ".join(f'"{w}"' for w in SEED) + "]", SEED[5]),
+    (f"words = {SEED!r}", SEED[5]),
+    ("seed: " + "-".join(SEED), "-".join(SEED[3:7])),
+    ("mnemonic:\n" + "".join(f"  - {w}\n" for w in SEED), "\n  - ".join(SEED[3:7])),
+    (" | ".join(SEED), " | ".join(SEED[3:7])),
     # a REPL's or a debugger's echo of an expression naming a credential
     (f">>> os.environ['API_TOKEN']\n'{TOK}'\n>>> exit()", TOK),
     (f">>> secret\n'{PW}'", PW),
@@ -131,6 +143,9 @@ ORDINARY = [
     'doc = """\nDocstring here.\n"""',
     'password = ("a" if x else "b")',
     'help_text = ("Enter the password"\n             " for the account")',
+    "data = [" + ",".join(str(n * 37 % 256) for n in range(64)) + "]",
+    "The committee will abandon the plan and the ability to act, able about above.",
+    "a well-known, low-cost, state-of-the-art design | see the wiki",
     "Kubernetes",
     "LGTM, merging",
     "KeyboardInterruptHandlerForTheMainLoopOfTheAppServer1",

@@ -64,7 +64,31 @@ _KEY_WORD = (
 # the key word, then at most 40 characters on the line (`": "`, ` is `, `=0x`)
 _AFTER = r"(?:[^\n0-9a-fA-F]|[0-9a-fA-F](?![0-9a-fA-F]{10})){0,40}?"
 
+# a keypair file's 64 bytes as a JSON array (Solana's `id.json`), beside a word naming it
+# (a terminal may have wrapped it anywhere, inside a number too: blanks do not count)
+_BYTES = r"\[[\d,\s]{127,2000}\]"
+_KEYPAIR_WORD = re.compile(
+    r"(?i)keypair|key[ _-]?pair|secret[ _-]?key|private[ _-]?key|wallet|id\.json|solana"
+)
+
+
+def _check_bytes(secret: str, m: re.Match[str]) -> bool:
+    numbers = "".join(secret.split()).strip("[]").split(",")
+    if len(numbers) != 64 or not all(n.isdigit() and int(n) < 256 for n in numbers):
+        return False
+    return _KEYPAIR_WORD.search(m.string, max(0, m.start() - 200), m.start()) is not None
+
+
 RULES: list[Rule] = [
+    Rule("nostr-private-key", r"\bnsec1[02-9ac-hj-np-z]{58}\b", ("nsec1",), priority=SPECIFIC),
+    Rule(
+        "wallet-keypair-bytes",
+        _BYTES,
+        ("keypair", "key_pair", "key-pair", "secret", "private", "wallet", "id.json", "solana"),
+        needs=("[",),
+        priority=SPECIFIC,
+        check=_check_bytes,
+    ),
     Rule(
         "bip32-extended-private-key",
         r"(?<![A-Za-z0-9])[xtyzuvYZUV]prv" + _B58C + r"{100,108}(?![A-Za-z0-9])",
