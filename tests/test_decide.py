@@ -39,8 +39,8 @@ def test_deterministic_metric_one_run_no_incumbent_rerun_exact_ties() -> None:
     for cand, keep in ((210.3, False), (210.30000000000001, False), (210.4, False), (210.2, True)):
         base, run = Counting(210.3), Counting(cand)
         out = rule.decide(base, run, moved=False)
-        n = rule.calib_runs if keep else 1  # a keep is confirmed: the same value again
-        assert (out.keep, out.runs, base.calls, run.calls) == (keep, n, 0, n), cand
+        # exactly one candidate run, keeps included; the incumbent is never run again
+        assert (out.keep, out.runs, base.calls, run.calls) == (keep, 1, 0, 1), cand
     change, reason = report(rule, rule.decide(Counting(0.0), Counting(210.3), moved=False))
     assert (
         change.delta == 0 and reason == "discarded: no change (210.3), deterministic metric, 1 run"

@@ -73,10 +73,13 @@ def message(rule: AdaptiveRule) -> str:
     """What calibration learned, said at a run's start."""
     noise = rule.noise()
     if rule.exact is not None:
-        return (
+        said = (
             "noise: none (the metric repeated exactly); each candidate is decided on one "
             "run, compared exactly with the incumbent"
         )
+        if rule.confirm_exact > 1:
+            said += f"; a keep must repeat exactly on {rule.confirm_exact} runs"
+        return said
     if not noise.known:
         return "noise: unknown"
     prior = rule.pool.prior
