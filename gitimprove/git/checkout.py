@@ -38,6 +38,7 @@ from gitimprove.errors import GitImproveError
 from gitimprove.git.repo import Repo
 from gitimprove.util.alive import pid_alive
 from gitimprove.util.files import read_state, remove_tree
+from gitimprove.util.written import mark
 
 LINK = pygit2.enums.FileMode.LINK
 EXEC = pygit2.enums.FileMode.BLOB_EXECUTABLE
@@ -54,6 +55,7 @@ def write_pid(path: Path, what: str = "") -> None:
     data = f"{os.getpid()}\n{what}\n" if what else f"{os.getpid()}\n"
     PIDS[path.name] = data.encode("utf-8")
     path.write_text(data, encoding="utf-8")
+    mark(path)
 
 
 def work_root(repo: Repo) -> Path:

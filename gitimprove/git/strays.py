@@ -19,21 +19,26 @@ checked apart (git/checkout.py); what is inside a clone is the agent's.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import stat
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from gitimprove.errors import GitImproveError
 from gitimprove.git import witness
 from gitimprove.git.checkout import PIDS
 from gitimprove.git.watch import STATE_FILES
+from gitimprove.util import written
 from gitimprove.util.alive import pid_alive
-from gitimprove.util.files import remove_tree
-from gitimprove.util.keys import KEY_FILE
+from gitimprove.util.files import atomic_write, read_state, remove_tree
+from gitimprove.util.keys import KEY_FILE, load_key
 
-__all__ = ["find", "remove", "watched"]
+__all__ = ["changed", "find", "late", "listing", "owning", "remove", "undo", "watched"]
 
 TOP_FILES = frozenset(
     {
@@ -182,17 +187,382 @@ def remove(improve_dir: Path, found: list[str]) -> None:
             os.utime(folder)
 
 
+# --- what changed during a watched window --------------------------------------------------
+
+# the harness's own records there, which later decisions read: put back as they were before
+# the window when anyone else changed them (the run stops naming one it cannot put back)
+RECORDS = (KEY_FILE, witness.FILE, "integrity.jsonl", "integrity.reviewed.jsonl")
+# logs any gitimprove process appends to (the user's hooks, a concurrent command)
+LOGS = tuple(sorted(TOP_FILES - set(RECORDS)))
+# locks other gitimprove processes take (a hook's spool, `log`/`sync`'s refs): made empty
+OTHERS_LOCKS = re.compile(r"(notes|memory|archive|sync|spool)\.lock")
+_KEEP_BYTES = 8 << 20  # what is kept of a record or log to check and put back
+_MAX_ENTRIES = 20_000  # a listing stops there (a planted tree of any size costs no more)
+_SPOOL = re.compile(r"[a-z]+__\d{4}__\d{2}__[0-9TZ]+-[A-Za-z0-9._-]+-[0-9a-f]{6}\.[a-z]+")
+_OTHERS_TEMP = re.compile(r"\..+\.(?P<pid>\d+)\.[0-9a-f]{8}\.tmp")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One entry of the folder as `lstat` shows it (and the bytes of a record or log)."""
+
+    mode: int
+    size: int
+    ino: int
+    nlink: int
+    mtime: int
+    ctime: int
+    data: bytes | None = None
+
+    @property
+    def is_dir(self) -> bool:
+        return stat.S_ISDIR(self.mode)
+
+    @property
+    def is_file(self) -> bool:
+        return stat.S_ISREG(self.mode)
+
+    def same(self, other: Entry) -> bool:
+        if self.is_dir:  # what is in a folder is judged entry by entry
+            return other.is_dir and self.mode == other.mode and self.ino == other.ino
+        return (self.mode, self.size, self.ino, self.nlink, self.mtime, self.ctime) == (
+            other.mode,
+            other.size,
+            other.ino,
+            other.nlink,
+            other.mtime,
+            other.ctime,
+        )
+
+
+Listing = dict[str, Entry]
+
+
+def listing(improve_dir: Path) -> Listing:
+    """Every entry of the folder by its path in it, except the view caches (git/caches.py)
+    and what is inside a checkout or clone of `work/` (git/checkout.py, the agent's), with the
+    bytes of the records and logs at the top."""
+    out: Listing = {}
+    todo = [""]
+    while todo and len(out) < _MAX_ENTRIES:
+        rel = todo.pop()
+        try:
+            with os.scandir(improve_dir / rel if rel else improve_dir) as it:
+                found = list(it)
+        except OSError:
+            continue
+        for item in found:
+            name = f"{rel}/{item.name}" if rel else item.name
+            try:
+                st = item.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            data = None
+            if not rel and item.name in TOP_FILES and stat.S_ISREG(st.st_mode):
+                data = _read(Path(item.path), st.st_size)
+            out[name] = Entry(
+                st.st_mode,
+                st.st_size,
+                st.st_ino,
+                st.st_nlink,
+                st.st_mtime_ns,
+                st.st_ctime_ns,
+                data,
+            )
+            if stat.S_ISDIR(st.st_mode) and name != "cache" and rel != "work":
+                todo.append(name)
+    return out
+
+
+def _read(path: Path, size: int) -> bytes | None:
+    """The file's bytes when it is no larger than `_KEEP_BYTES` (its first ones with size 0)."""
+    if size > _KEEP_BYTES:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        data = os.read(fd, _KEEP_BYTES)
+        return data if len(data) < _KEEP_BYTES or size == 0 else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _mine(improve_dir: Path, rel: str, now: Entry) -> bool:
+    """What this process left there (util/written.py); a checkout's or clone's folder is its
+    own while the `.pid` file beside it is."""
+    path = improve_dir / rel
+    marked, value = written.state(path)
+    if marked and (value == written.PENDING or not now.is_dir):
+        return written.mine(path)
+    if marked and value is not None:  # a folder it made: the same folder
+        return now.is_dir and value.split(":")[2] == str(now.ino)
+    folder, _, name = rel.rpartition("/")
+    if folder == "work" and now.is_dir and _FOLDER.fullmatch(name):
+        pid = improve_dir / "work" / f"{name}.pid"
+        return written.mine(pid) and PIDS.get(pid.name) is not None
+    return False
+
+
+def _form(improve_dir: Path, rel: str, old: Entry | None, now: Entry) -> bool:
+    """Whether a change of `rel` is one another gitimprove process provably makes: a log
+    that only grew, a signed line added to the witness, a new spool entry, session or
+    watermark of valid form, a new empty lock of one it takes, its temporary file in flight."""
+    folder, _, name = rel.rpartition("/")
+    path = improve_dir / rel
+    if now.is_dir:
+        return (not folder and name in TOP_FOLDERS) and not (now.mode & _MARKS)
+    if not now.is_file or _has_xattr(path):
+        return False
+    temp = _OTHERS_TEMP.fullmatch(name)
+    if folder in ("spool", "watermarks") and temp and old is None:
+        pid = int(temp["pid"])
+        return pid != os.getpid() and pid_alive(pid) and now.size <= 1 << 20
+    if not folder and name in LOGS:
+        return _grew(path, old, now)
+    if not folder and name == witness.FILE:
+        return _signed(improve_dir, now)
+    if folder == "locks":
+        return old is None and now.size == 0 and OTHERS_LOCKS.fullmatch(name) is not None
+    if folder == "spool":
+        return old is None and _SPOOL.fullmatch(name) is not None and _json(path, 1 << 20)
+    if folder == "session-map":
+        return old is None and now.size <= 4096 and _one_line(path)
+    if folder == "watermarks":
+        return name.endswith(".json") and _json(path, 64 << 10)
+    return False
+
+
+def _has_xattr(path: Path) -> bool:
+    try:
+        return bool(os.listxattr(path, follow_symlinks=False))
+    except OSError:
+        return False
+
+
+def _grew(path: Path, old: Entry | None, now: Entry) -> bool:
+    """A log that only grew: the same file, the old bytes its beginning (a log too large to
+    keep is only checked to have grown in place)."""
+    if old is None:
+        return True
+    if not old.is_file or old.ino != now.ino or now.size < old.size:
+        return False
+    if old.data is None:
+        return True
+    if now.data is not None:
+        return now.data.startswith(old.data)
+    head = _read(path, 0)
+    return head is not None and head.startswith(old.data)
+
+
+def _signed(improve_dir: Path, now: Entry) -> bool:
+    key = load_key(improve_dir, create=False)
+    if key is None or now.data is None:
+        return False
+    for line in now.data.decode("utf-8", "replace").splitlines():
+        parts = line.split(" ")
+        if len(parts) != 4 or parts[3] != key.mac(" ".join(parts[:3]), 24):
+            return False
+    return True
+
+
+def _json(path: Path, limit: int) -> bool:
+    try:
+        data = read_state(path)
+        return len(data) <= limit and isinstance(json.loads(data), dict)
+    except (OSError, ValueError):
+        return False
+
+
+def _one_line(path: Path) -> bool:
+    try:
+        data = read_state(path)
+    except OSError:
+        return False
+    return data.endswith(b"\n") and data.count(b"\n") == 1 and b"\0" not in data
+
+
+def changed(improve_dir: Path, before: Listing, after: Listing) -> dict[str, str]:
+    """What changed from `before` to `after` that neither this process nor another gitimprove
+    process provably made: path -> why."""
+    out: dict[str, str] = {}
+    for rel in sorted(set(before) | set(after)):
+        old, now = before.get(rel), after.get(rel)
+        if now is None:
+            ours = written.state(improve_dir / rel)[0]
+            if "/" not in rel and rel in TOP_FILES and old is not None and old.is_file and not ours:
+                out[rel] = "removed"
+            continue
+        if old is not None and old.same(now) and (old.data == now.data):
+            continue
+        if _mine(improve_dir, rel, now) or _form(improve_dir, rel, old, now):
+            continue
+        if old is None:
+            out[rel] = f"{_kind(_stat(now))} gitimprove did not write there"
+        elif old.is_dir and now.is_dir and old.ino == now.ino:
+            out[rel] = f"mode {stat.S_IMODE(now.mode):o}"
+        elif old.is_file and now.is_file and old.ino == now.ino:
+            out[rel] = "rewritten" if old.data != now.data or old.size != now.size else "touched"
+        else:
+            out[rel] = "replaced"
+    return out
+
+
+def _stat(entry: Entry) -> os.stat_result:
+    return os.stat_result((entry.mode, entry.ino, 0, entry.nlink, 0, 0, entry.size, 0, 0, 0))
+
+
+def undo(improve_dir: Path, before: Listing, found: dict[str, str]) -> list[str]:
+    """Put back what `changed` found: a record or log as it was before (a new file in its
+    place), a lock's times, this process's `.pid` file as it wrote it; anything else new is
+    removed. Returns the records that could not be put back."""
+    lost = []
+    for rel in sorted(found, key=lambda r: -r.count("/")):
+        path = improve_dir / rel
+        old = before.get(rel)
+        folder, _, name = rel.rpartition("/")
+        if not folder and name in TOP_FILES and old is not None:
+            if old.data is None:
+                lost.append(rel)
+                continue
+            with contextlib.suppress(OSError):
+                if (os.path.lexists(path) and not os.path.isfile(path)) or os.path.islink(path):
+                    remove_tree(path)
+                atomic_write(path, old.data)  # a new file: a hard link to it is left behind
+                os.chmod(path, stat.S_IMODE(old.mode))
+                written.mark(path)
+            continue
+        if folder == "work" and name in PIDS and old is not None:
+            with contextlib.suppress(OSError):
+                remove_tree(path)
+                atomic_write(path, PIDS[name])
+            continue
+        if old is not None and old.is_file and folder == "locks":
+            with contextlib.suppress(OSError):
+                st = os.lstat(path)
+                if stat.S_ISREG(st.st_mode) and st.st_ino == old.ino:
+                    os.truncate(path, 0)
+                    for attr in os.listxattr(path, follow_symlinks=False):
+                        os.removexattr(path, attr, follow_symlinks=False)
+                    os.utime(path, ns=(old.mtime, old.mtime), follow_symlinks=False)
+                    written.mark(path)
+                    continue
+        if old is not None and old.is_dir:
+            continue  # a folder of its own: its marks are judged apart
+        remove_tree(path)
+        written.mark(path)
+    return lost
+
+
+@dataclass(eq=False)
+class _Window:
+    owner: str | None
+    before: Listing
+    marks: list[str]
+    overlapped: set[_Window] = field(default_factory=set)
+    blamed: list[str] = field(default_factory=list)
+    open: bool = True
+
+
+_OPEN: set[_Window] = set()
+_LAST: dict[str, Listing] = {}  # improve folder -> the listing after the last window closed
+_LATE: dict[str, list[str]] = {}  # owner -> strays found after its window closed
+_JUDGE = threading.Lock()
+_LOCAL = threading.local()
+
+
+@contextmanager
+def owning(owner: str) -> Iterator[None]:
+    """Windows this thread opens inside belong to `owner` (an attempt: a candidate)."""
+    before = getattr(_LOCAL, "owner", None)
+    _LOCAL.owner = owner
+    try:
+        yield
+    finally:
+        _LOCAL.owner = before
+
+
+def late(owner: str) -> list[str]:
+    """Strays found after `owner`'s windows closed, written while one of them was open (with
+    another's: the writer is unknown). A round keeps no candidate with any."""
+    with _JUDGE:
+        return list(_LATE.get(owner, ()))
+
+
+def _label_all(found: dict[str, str]) -> list[str]:
+    return [f"{_label(rel)} ({why})" for rel, why in sorted(found.items())]
+
+
+def _judge(improve_dir: Path, before: Listing, marks: list[str]) -> tuple[list[str], Listing]:
+    after = listing(improve_dir)
+    found = changed(improve_dir, before, after)
+    lost = undo(improve_dir, before, found)
+    if lost:
+        raise GitImproveError(
+            "gitimprove's own records changed and could not be put back: "
+            + ", ".join(_label(rel) for rel in lost),
+            hint="check them, then `git improve doctor --repair` and `git improve run --resume`",
+        )
+    out = _label_all(found)
+    now = [m for m in _marks(improve_dir) if m not in marks]
+    if now:
+        remove(improve_dir, now)
+        out += now
+    return out, listing(improve_dir) if out else after
+
+
+def _marks(improve_dir: Path) -> list[str]:
+    out = []
+    for folder in ("", "locks", "work"):
+        path = improve_dir / folder if folder else improve_dir
+        out += [f"{_label(folder)} ({why})" for why in _folder_marks(path)]
+    return out
+
+
 @contextmanager
 def watched(improve_dir: Path, *, reachable: bool) -> Iterator[list[str]]:
-    """Around code that could write the harness's folder (`reachable`: no sandbox): the
-    strays it left are removed on the way out and listed in what is yielded. Strays there
-    before are not its doing: they are left for `doctor` to name."""
-    before = set(find(improve_dir)) if reachable else set()
+    """Around code that could write the harness's folder (`reachable`: no sandbox): what
+    changed there during it that neither this process nor another gitimprove process
+    provably wrote is undone on the way out and listed in what is yielded. With windows of
+    several attempts open at once (a tournament), a change is named in the one window open
+    alone while it happened, else in every window that overlapped (`late` for those already
+    closed). A change made while no window was open is named in the next one."""
     found: list[str] = []
+    if not reachable:
+        yield found
+        return
+    key = str(improve_dir)
+    with _JUDGE:
+        before = listing(improve_dir)
+        if not _OPEN and key in _LAST:  # nothing watched since the last window closed
+            between = changed(improve_dir, _LAST[key], before)
+            if between:
+                undo(improve_dir, _LAST[key], between)
+                found += [f"{s}, while nothing was watched" for s in _label_all(between)]
+                before = listing(improve_dir)
+        win = _Window(getattr(_LOCAL, "owner", None), before, _marks(improve_dir))
+        for other in _OPEN:
+            other.overlapped.add(win)
+            win.overlapped.add(other)
+        _OPEN.add(win)
     try:
         yield found
     finally:
-        if reachable:
-            now = [s for s in find(improve_dir) if s not in before]
-            remove(improve_dir, now)
+        with _JUDGE:
+            _OPEN.discard(win)
+            win.open = False
+            try:
+                now, last = _judge(improve_dir, win.before, win.marks)
+            finally:
+                found += win.blamed
+            if now and win.overlapped:
+                for other in win.overlapped:
+                    if other.open:
+                        other.blamed += now
+                    elif other.owner is not None and other.owner != win.owner:
+                        _LATE.setdefault(other.owner, []).extend(now)
             found += now
+            _LAST[key] = last

@@ -25,7 +25,7 @@ from gitimprove.loop import program
 from gitimprove.loop.context import RunContext
 from gitimprove.loop.integrity import Tampered
 from gitimprove.loop.space import check_workspace
-from gitimprove.util import reaper
+from gitimprove.util import reaper, written
 
 if TYPE_CHECKING:
     from gitimprove.loop.attempt import AttemptSpec
@@ -84,6 +84,7 @@ def call_agent(
     with ctx.shared.lock:
         text = build_program(ctx, spec, rework_tail)
     ws.prompt.write_text(text, encoding="utf-8")
+    written.mark(ws.prompt)
     token = ctx.token()
     task = agents.AgentTask(
         ws.prompt,

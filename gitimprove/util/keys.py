@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from gitimprove.util import written
 from gitimprove.util.files import NotAFile, atomic_write, read_state
 
 KEY_FILE = "key"
@@ -59,8 +60,10 @@ def load_key(improve_dir: Path, *, create: bool = True) -> Key | None:
             return None
         else:
             secret = os.urandom(32)
+            written.mark(path, pending=True)
             with os.fdopen(fd, "wb") as f:
                 f.write(secret)
+            written.mark(path)
     except OSError:
         return None
     if len(secret) < 16:
@@ -96,6 +99,8 @@ def restore_key(improve_dir: Path) -> bool:
     if os.path.lexists(path):
         aside = improve_dir / "quarantine"
         os.makedirs(aside, exist_ok=True)
-        os.replace(path, aside / f"{KEY_FILE}.{os.getpid()}.{os.urandom(3).hex()}")
+        moved = aside / f"{KEY_FILE}.{os.getpid()}.{os.urandom(3).hex()}"
+        os.replace(path, moved)
+        written.mark(moved)
     atomic_write(path, pinned.secret)
     return True
