@@ -36,7 +36,7 @@ from gitimprove.git.watch import STATE_FILES
 from gitimprove.util import written
 from gitimprove.util.alive import pid_alive
 from gitimprove.util.files import atomic_write, read_state, remove_tree
-from gitimprove.util.keys import KEY_FILE, load_key
+from gitimprove.util.keys import KEY_FILE, key_problem, load_key
 
 __all__ = ["changed", "find", "late", "listing", "owning", "remove", "undo", "watched"]
 
@@ -315,8 +315,8 @@ def _form(improve_dir: Path, rel: str, old: Entry | None, now: Entry) -> bool:
     path = improve_dir / rel
     if now.is_dir:
         return (not folder and name in TOP_FOLDERS) and not (now.mode & _MARKS)
-    if not now.is_file or _has_xattr(path):
-        return False
+    if not now.is_file or now.nlink != 1 or _has_xattr(path):
+        return False  # a hard link lets a file be written later from outside any window
     temp = _OTHERS_TEMP.fullmatch(name)
     if folder in ("spool", "watermarks") and temp and old is None:
         pid = int(temp["pid"])
@@ -325,6 +325,8 @@ def _form(improve_dir: Path, rel: str, old: Entry | None, now: Entry) -> bool:
         return _grew(path, old, now)
     if not folder and name == witness.FILE:
         return _signed(improve_dir, now)
+    if not folder and name == KEY_FILE:  # the first gitimprove process to sign makes it
+        return old is None and 16 <= now.size <= 4096 and stat.S_IMODE(now.mode) == 0o600
     if folder == "locks":
         return old is None and now.size == 0 and OTHERS_LOCKS.fullmatch(name) is not None
     if folder == "spool":
@@ -362,7 +364,8 @@ def _signed(improve_dir: Path, now: Entry) -> bool:
     key = load_key(improve_dir, create=False)
     if key is None or now.data is None:
         return False
-    for line in now.data.decode("utf-8", "replace").splitlines():
+    lines = now.data.decode("utf-8", "replace").split("\n")
+    for line in lines[:-1]:  # the last: empty, or an append being written now
         parts = line.split(" ")
         if len(parts) != 4 or parts[3] != key.mac(" ".join(parts[:3]), 24):
             return False
@@ -391,6 +394,8 @@ def changed(improve_dir: Path, before: Listing, after: Listing) -> dict[str, str
     out: dict[str, str] = {}
     for rel in sorted(set(before) | set(after)):
         old, now = before.get(rel), after.get(rel)
+        if _stops(improve_dir, rel, now):
+            continue
         if now is None:
             ours = written.state(improve_dir / rel)[0]
             if "/" not in rel and rel in TOP_FILES and old is not None and old.is_file and not ours:
@@ -405,10 +410,21 @@ def changed(improve_dir: Path, before: Listing, after: Listing) -> dict[str, str
         elif old.is_dir and now.is_dir and old.ino == now.ino:
             out[rel] = f"mode {stat.S_IMODE(now.mode):o}"
         elif old.is_file and now.is_file and old.ino == now.ino:
-            out[rel] = "rewritten" if old.data != now.data or old.size != now.size else "touched"
+            if old.data is None or now.data is None:
+                out[rel] = "changed in place"
+            else:
+                out[rel] = "rewritten" if old.data != now.data else "touched"
         else:
             out[rel] = "replaced"
     return out
+
+
+def _stops(improve_dir: Path, rel: str, now: Entry | None) -> bool:
+    """A state file that stops the run instead (git/watch.py `state_problems`): the key no
+    longer the one this run pinned, a FIFO, folder or link in a state file's place."""
+    if rel == KEY_FILE:
+        return key_problem(improve_dir) is not None
+    return rel in STATE_FILES and now is not None and not now.is_file
 
 
 def _stat(entry: Entry) -> os.stat_result:
@@ -424,6 +440,15 @@ def undo(improve_dir: Path, before: Listing, found: dict[str, str]) -> list[str]
         path = improve_dir / rel
         old = before.get(rel)
         folder, _, name = rel.rpartition("/")
+        if rel == witness.FILE:
+            # only its signed lines count: keep them all (a concurrent writer's too), in a
+            # new file (a hard link to the old one is left behind)
+            with contextlib.suppress(OSError):
+                if os.path.isfile(path) and not os.path.islink(path):
+                    for attr in os.listxattr(path, follow_symlinks=False):
+                        os.removexattr(path, attr, follow_symlinks=False)
+                if witness.compact(improve_dir):
+                    continue
         if not folder and name in TOP_FILES and old is not None:
             if old.data is None:
                 lost.append(rel)

@@ -160,11 +160,12 @@ def unexplained(
     before: Mapping[str, str],
     after: Mapping[str, str],
     *,
-    settle: float = 0.3,
+    settle: float = 3.0,
 ) -> list[str]:
     """The watched refs that changed from `before` to `after` (name -> target) to a value no
-    gitimprove transaction wrote. A writer appends its line just after its transaction, so an
-    unexplained move is looked at again for up to `settle` seconds before it is named."""
+    gitimprove transaction wrote. A writer appends its line just after its transaction (after
+    `git update-ref` exits: a hook on a loaded machine can take a second), so an unexplained
+    move is looked at again for up to `settle` seconds before it is named."""
     changed = {n: after.get(n) for n in set(before) | set(after) if before.get(n) != after.get(n)}
     if not changed:
         return []
