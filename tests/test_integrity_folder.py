@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -238,3 +239,47 @@ def test_honest_hooks_and_log_during_a_run_are_no_stray(tmp_repo: TmpRepo) -> No
     assert fired >= 5
     rows = run_rows(tmp_repo, "p")
     assert "tampered" not in [r["status"] for r in rows], rows
+
+
+def test_doctor_names_look_alikes_that_are_there_now(tmp_repo: TmpRepo) -> None:
+    project(tmp_repo, "honest")
+    _run(tmp_repo, 1)
+    imp = _improve(tmp_repo)
+    assert strays.find(imp) == []
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        tid = next(int(t) for t in os.listdir("/proc/self/task") if int(t) != os.getpid())
+    except StopIteration:  # this process has one thread: start one
+        ready = threading.Event()
+        threading.Thread(target=lambda: (ready.set(), time.sleep(5)), daemon=True).start()
+        ready.wait(5)
+        tid = next(int(t) for t in os.listdir("/proc/self/task") if int(t) != os.getpid())
+    try:
+        for name, pid in (
+            ("m-000000000000000a", 1),
+            ("x-0badcafe", tid),
+            ("y-0badcafe", sleeper.pid),
+        ):
+            (imp / "work" / name).mkdir()
+            (imp / "work" / f"{name}.pid").write_text(f"{pid}\nmeasure\n")
+        (imp / "spool").mkdir(exist_ok=True)
+        (imp / "spool" / "carried").write_text("1")
+        (imp / "session-map").mkdir(exist_ok=True)
+        (imp / "session-map" / "s").write_text("two\nlines\n")
+        found = [s.split(" (")[0] for s in strays.find(imp)]
+        assert found == [
+            ".git/improve/session-map/s",
+            ".git/improve/spool/carried",
+            ".git/improve/work/m-000000000000000a.pid",
+            ".git/improve/work/x-0badcafe.pid",
+            ".git/improve/work/y-0badcafe.pid",
+        ], found
+        res = tmp_repo.cli("doctor")
+        assert res.returncode != 0 and ".git/improve/work/y-0badcafe.pid" in res.stdout
+        assert "x-0badcafe" in res.stdout  # a thread is no process: left by one that is gone
+        tmp_repo.cli("doctor", "--repair")
+        tmp_repo.cli("doctor", "--repair")  # the folders whose .pid went, the second time
+        assert strays.find(imp) == []
+    finally:
+        sleeper.kill()
+        sleeper.wait()

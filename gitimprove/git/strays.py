@@ -83,6 +83,11 @@ def find(improve_dir: Path) -> list[str]:
         if not (LOCKS.fullmatch(name) and stat.S_ISREG(st.st_mode) and st.st_size == 0):
             out.append(f"{_label('locks/' + name)} (not an empty lock file of gitimprove's)")
     out += _work_strays(improve_dir / "work")
+    for folder in ("spool", "session-map", "watermarks"):  # what hooks write, by its form
+        for name, st in _entries(improve_dir / folder):
+            entry = Entry(st.st_mode, st.st_size, st.st_ino, st.st_nlink, 0, 0)
+            if not _form(improve_dir, f"{folder}/{name}", None, entry):
+                out.append(f"{_label(folder + '/' + name)} (not an entry gitimprove writes)")
     return sorted(out)
 
 
@@ -124,7 +129,27 @@ def _pid_file(path: Path) -> bool:
     pid = int(data.split(b"\n", 1)[0])
     if pid == os.getpid():
         return PIDS.get(path.name) == data
-    return pid_alive(pid)
+    return pid_alive(pid) and _could_have_written(pid, path)
+
+
+def _could_have_written(pid: int, path: Path) -> bool:
+    """Whether the process `pid` can be the gitimprove process that wrote `path`: one that
+    runs gitimprove, started before the file was written (where `/proc` tells)."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        ticks = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+        boot = next(
+            int(line.split()[1])
+            for line in Path("/proc/stat").read_text().splitlines()
+            if line.startswith("btime ")
+        )
+        written_at = os.lstat(path).st_mtime
+    except (OSError, ValueError, IndexError, StopIteration):
+        return True  # not Linux, or another user's process: alive is all that is known
+    if b"gitimprove" not in cmdline and b"git-improve" not in cmdline:
+        return False
+    started = boot + ticks / os.sysconf("SC_CLK_TCK")
+    return started <= written_at + 2.0  # btime is whole seconds
 
 
 def _folder_marks(path: Path) -> list[str]:
