@@ -283,3 +283,22 @@ def test_doctor_names_look_alikes_that_are_there_now(tmp_repo: TmpRepo) -> None:
     finally:
         sleeper.kill()
         sleeper.wait()
+
+
+def test_doctor_tells_incident_lines_gitimprove_did_not_write(tmp_repo: TmpRepo) -> None:
+    from gitimprove.state.integrity import forged_incidents, incidents, log_incident
+
+    project(tmp_repo, "honest")
+    repo = tmp_repo.open()
+    log_incident(repo, "r1", "your repository changed while the agent worked", ["HEAD"])
+    assert [i["run"] for i in incidents(repo)] == ["r1"] and forged_incidents(repo) == 0
+    path = repo.improve_dir / "integrity.jsonl"
+    lines = path.read_text().splitlines()
+    forged = json.loads(lines[0])
+    forged["run"] = "r2"  # the tag no longer verifies
+    with path.open("a") as f:
+        f.write("{}\n" + json.dumps(forged) + "\n")
+    assert [i["run"] for i in incidents(repo)] == ["r1"] and forged_incidents(repo) == 2
+    res = tmp_repo.cli("doctor")
+    assert "2 line(s) of .git/improve/integrity.jsonl were not written by gitimprove" in res.stdout
+    assert "None" not in res.stdout
