@@ -302,3 +302,22 @@ def test_doctor_tells_incident_lines_gitimprove_did_not_write(tmp_repo: TmpRepo)
     res = tmp_repo.cli("doctor")
     assert "2 line(s) of .git/improve/integrity.jsonl were not written by gitimprove" in res.stdout
     assert "None" not in res.stdout
+
+
+@pytest.mark.parametrize("case", ["run-lock", pytest.param("integrity", marks=pytest.mark.slow)])
+def test_a_change_in_a_tournament_keeps_no_candidate_it_could_have_helped(
+    tmp_repo: TmpRepo, case: str
+) -> None:
+    project(tmp_repo, f"c0:{case}", metric_delay=0.2)
+    res = tmp_repo.cli("run", "--run", "p", "-n", "1", "--candidates", "3", "--jobs", "3")
+    assert res.returncode == 0, res.stdout + res.stderr
+    rows = run_rows(tmp_repo, "p")
+    by = {r["candidate"]: r for r in rows if r["status"] != "baseline"}
+    assert sorted(by) == [0, 1, 2], rows  # every attempt recorded
+    assert by[0]["status"] == "tampered", by[0]  # the writer, whoever else was open
+    for r in by.values():
+        if r["status"] == "tampered":
+            assert "gitimprove's folder" in str(r["reason"]), r
+        if str(r["status"]).startswith("keep"):
+            assert r["metric"]["value"] == 90 and 80 not in r["metric"]["samples"], r
+    assert strays.find(_improve(tmp_repo)) == []

@@ -3,7 +3,8 @@
 `.git/improve/` into something shaped like what gitimprove leaves there, for a later run to
 find (the `command` contract of DESIGN §9).
 
-argv[1] names what the first iteration's code does (`CASES` below: each a `leave(imp)` that
+argv[1] names what the first iteration's code does (`c0:<case>`: in a tournament, candidate
+0's only) (`CASES` below: each a `leave(imp)` that
 changes the folder and a `seen(imp)` that finds the change again); it prints 80 whenever a
 later run finds its mark, else 103. `agent:<case>`: the agent itself makes the change, and
 the code only looks for it. Every later iteration (every one with `honest`) writes an honest
@@ -16,7 +17,11 @@ import sys
 
 plan = sys.argv[1]
 prog = pathlib.Path("src/prog.py")
-if plan == "honest" or os.environ.get("GITIMPROVE_ITERATION", "1") != "1":
+first = os.environ.get("GITIMPROVE_ITERATION", "1") == "1"
+if plan.startswith("c0:"):  # a tournament: only candidate 0 of the first round is hostile
+    first = first and os.environ.get("GITIMPROVE_CANDIDATE") == "0"
+    plan = plan[3:]
+if plan == "honest" or not first:
     prog.write_text("print(90)\n")
     print('{"description": "honest 90"}')
     sys.exit(0)
