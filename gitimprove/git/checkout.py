@@ -54,6 +54,7 @@ def write_pid(path: Path, what: str = "") -> None:
     """The `.pid` file beside a workspace or checkout: this process's pid and what it is for."""
     data = f"{os.getpid()}\n{what}\n" if what else f"{os.getpid()}\n"
     PIDS[path.name] = data.encode("utf-8")
+    mark(path, pending=True)
     path.write_text(data, encoding="utf-8")
     mark(path)
 

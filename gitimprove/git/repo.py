@@ -57,10 +57,11 @@ class Repo:
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{name}.lock"
         if not os.path.lexists(path):  # made here, so the watch of the folder knows it
+            written.mark(path, pending=True)
             try:
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
             except OSError:
-                pass
+                written.forget(path)
             else:
                 os.close(fd)
                 written.mark(path)

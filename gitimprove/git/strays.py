@@ -19,6 +19,7 @@ checked apart (git/checkout.py); what is inside a clone is the agent's.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import re
@@ -33,6 +34,7 @@ from gitimprove.errors import GitImproveError
 from gitimprove.git import witness
 from gitimprove.git.checkout import PIDS
 from gitimprove.git.watch import STATE_FILES
+from gitimprove.state import signing
 from gitimprove.util import written
 from gitimprove.util.alive import pid_alive
 from gitimprove.util.files import atomic_write, read_state, remove_tree
@@ -338,6 +340,8 @@ def _form(improve_dir: Path, rel: str, old: Entry | None, now: Entry) -> bool:
     watermark of valid form, a new empty lock of one it takes, its temporary file in flight."""
     folder, _, name = rel.rpartition("/")
     path = improve_dir / rel
+    if now.is_dir and folder == "work":  # another run of this repository, alive
+        return _another_run(improve_dir / "work", name)
     if now.is_dir:
         return (not folder and name in TOP_FOLDERS) and not (now.mode & _MARKS)
     if not now.is_file or now.nlink != 1 or _has_xattr(path):
@@ -353,7 +357,13 @@ def _form(improve_dir: Path, rel: str, old: Entry | None, now: Entry) -> bool:
     if not folder and name == KEY_FILE:  # the first gitimprove process to sign makes it
         return old is None and 16 <= now.size <= 4096 and stat.S_IMODE(now.mode) == 0o600
     if folder == "locks":
-        return old is None and now.size == 0 and OTHERS_LOCKS.fullmatch(name) is not None
+        if old is not None or now.size != 0:
+            return False
+        return OTHERS_LOCKS.fullmatch(name) is not None or _held(path)
+    if folder == "work":  # another run of this repository at the same time, alive
+        return _another_run(improve_dir / "work", name)
+    if not folder and name == "integrity.jsonl":
+        return _grew(path, old, now) and _signed_incidents(improve_dir, old, now)
     if folder == "spool":
         return old is None and _SPOOL.fullmatch(name) is not None and _json(path, 1 << 20)
     if folder == "session-map":
@@ -361,6 +371,64 @@ def _form(improve_dir: Path, rel: str, old: Entry | None, now: Entry) -> bool:
     if folder == "watermarks":
         return name.endswith(".json") and _json(path, 64 << 10)
     return False
+
+
+def _held(path: Path) -> bool:
+    """Whether a process holds the lock file `path` now (another run's `run-<name>.lock`):
+    every process of an attempt is dead when its window is judged."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # releases the lock if it was taken
+    return False
+
+
+def _another_run(work: Path, name: str) -> bool:
+    """A file or folder of `work/` that another gitimprove process alive now made: its `.pid`
+    file (or, for a folder or program, the one beside it) names that live process."""
+    if name.endswith(".prompt.md"):
+        stem = name[: -len(".prompt.md")] + "-"
+        return any(
+            _FOLDER.fullmatch(p.name[:-4]) and p.name.startswith(stem) and _other(p)
+            for p in work.glob("*.pid")
+        )
+    pid = work / (name if name.endswith(".pid") else f"{name}.pid")
+    if name.endswith(".pid") and not _FOLDER.fullmatch(name[:-4]):
+        return False
+    return (name.endswith(".pid") or _FOLDER.fullmatch(name) is not None) and _other(pid)
+
+
+def _other(pid_file: Path) -> bool:
+    try:
+        data = read_state(pid_file)[:200]
+    except OSError:
+        return False
+    if not data or _PID.fullmatch(data) is None or os.lstat(pid_file).st_nlink != 1:
+        return False
+    pid = int(data.split(b"\n", 1)[0])
+    return pid != os.getpid() and pid_alive(pid) and _could_have_written(pid, pid_file)
+
+
+def _signed_incidents(improve_dir: Path, old: Entry | None, now: Entry) -> bool:
+    """Lines added to the incident log are incidents signed with the repository's key."""
+    key = load_key(improve_dir, create=False)
+    if key is None or now.data is None:
+        return False
+    start = len(old.data) if old is not None and old.data is not None else 0
+    for line in now.data[start:].decode("utf-8", "replace").split("\n")[:-1]:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            return False
+        if not isinstance(record, dict) or not signing.verify(record, key):
+            return False
+    return True
 
 
 def _has_xattr(path: Path) -> bool:
@@ -430,6 +498,8 @@ def changed(improve_dir: Path, before: Listing, after: Listing) -> dict[str, str
             continue
         if _mine(improve_dir, rel, now) or _form(improve_dir, rel, old, now):
             continue
+        if not _still(improve_dir / rel, now):  # gone since the listing (another run's
+            continue  # checkout renamed away): what is there now is judged by the next one
         if old is None:
             out[rel] = f"{_kind(_stat(now))} gitimprove did not write there"
         elif old.is_dir and now.is_dir and old.ino == now.ino:
@@ -442,6 +512,14 @@ def changed(improve_dir: Path, before: Listing, after: Listing) -> dict[str, str
         else:
             out[rel] = "replaced"
     return out
+
+
+def _still(path: Path, entry: Entry) -> bool:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return st.st_ino == entry.ino and stat.S_IFMT(st.st_mode) == stat.S_IFMT(entry.mode)
 
 
 def _stops(improve_dir: Path, rel: str, now: Entry | None) -> bool:

@@ -83,6 +83,7 @@ def call_agent(
     cannot cover launching it (checked once a slot is free, before the first call only)."""
     with ctx.shared.lock:
         text = build_program(ctx, spec, rework_tail)
+    written.mark(ws.prompt, pending=True)
     ws.prompt.write_text(text, encoding="utf-8")
     written.mark(ws.prompt)
     token = ctx.token()

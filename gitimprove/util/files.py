@@ -113,9 +113,9 @@ def atomic_write(path: str | os.PathLike[str], data: str | bytes, *, durable: bo
     stem = os.path.join(folder, f".{os.path.basename(target)}.{os.getpid()}.")
     while True:
         tmp = f"{stem}{os.urandom(4).hex()}.tmp"
+        mark(tmp, pending=True)
         try:
             fd = os.open(tmp, flags, 0o600)
-            mark(tmp, pending=True)
             break
         except FileExistsError:  # another writer's name: draw again
             continue

@@ -49,9 +49,11 @@ def load_key(improve_dir: Path, *, create: bool = True) -> Key | None:
     except FileNotFoundError:
         if not create:
             return None
+        written.mark(path, pending=True)
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         except FileExistsError:
+            written.forget(path)
             try:
                 secret = read_state(path)
             except OSError:
@@ -60,7 +62,6 @@ def load_key(improve_dir: Path, *, create: bool = True) -> Key | None:
             return None
         else:
             secret = os.urandom(32)
-            written.mark(path, pending=True)
             with os.fdopen(fd, "wb") as f:
                 f.write(secret)
             written.mark(path)
