@@ -223,7 +223,8 @@ RECORDS = (KEY_FILE, witness.FILE, "integrity.jsonl", "integrity.reviewed.jsonl"
 LOGS = tuple(sorted(TOP_FILES - set(RECORDS)))
 # locks other gitimprove processes take (a hook's spool, `log`/`sync`'s refs): made empty
 OTHERS_LOCKS = re.compile(r"(notes|memory|archive|sync|spool)\.lock")
-_KEEP_BYTES = 8 << 20  # what is kept of a record or log to check and put back
+_KEEP_BYTES = 8 << 20  # what is kept of a record to check and put back
+_LOG_TAIL = 64 << 10  # what is kept of a log: its end (anything appended is accepted anyway)
 _MAX_ENTRIES = 20_000  # a listing stops there (a planted tree of any size costs no more)
 _SPOOL = re.compile(r"[a-z]+__\d{4}__\d{2}__[0-9TZ]+-[A-Za-z0-9._-]+-[0-9a-f]{6}\.[a-z]+")
 _OTHERS_TEMP = re.compile(r"\..+\.(?P<pid>\d+)\.[0-9a-f]{8}\.tmp")
@@ -240,6 +241,7 @@ class Entry:
     mtime: int
     ctime: int
     data: bytes | None = None
+    offset: int = 0  # where `data` starts in the file (a log: its last `_LOG_TAIL` bytes)
 
     @property
     def is_dir(self) -> bool:
@@ -284,8 +286,11 @@ def listing(improve_dir: Path) -> Listing:
                 st = item.stat(follow_symlinks=False)
             except OSError:
                 continue
-            data = None
-            if not rel and item.name in TOP_FILES and stat.S_ISREG(st.st_mode):
+            data, offset = None, 0
+            if not rel and item.name in LOGS and stat.S_ISREG(st.st_mode):
+                offset = max(0, st.st_size - _LOG_TAIL)
+                data = _pread(Path(item.path), offset, _LOG_TAIL)
+            elif not rel and item.name in TOP_FILES and stat.S_ISREG(st.st_mode):
                 data = _read(Path(item.path), st.st_size)
             out[name] = Entry(
                 st.st_mode,
@@ -295,6 +300,7 @@ def listing(improve_dir: Path) -> Listing:
                 st.st_mtime_ns,
                 st.st_ctime_ns,
                 data,
+                offset,
             )
             if stat.S_ISDIR(st.st_mode) and name != "cache" and rel != "work":
                 todo.append(name)
@@ -439,18 +445,27 @@ def _has_xattr(path: Path) -> bool:
 
 
 def _grew(path: Path, old: Entry | None, now: Entry) -> bool:
-    """A log that only grew: the same file, the old bytes its beginning (a log too large to
-    keep is only checked to have grown in place)."""
+    """A log that only grew: the same file, the old bytes kept of it still where they were."""
     if old is None:
         return True
     if not old.is_file or old.ino != now.ino or now.size < old.size:
         return False
     if old.data is None:
         return True
-    if now.data is not None:
-        return now.data.startswith(old.data)
-    head = _read(path, 0)
-    return head is not None and head.startswith(old.data)
+    return _pread(path, old.offset, len(old.data)) == old.data
+
+
+def _pread(path: Path, offset: int, size: int) -> bytes | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        return os.pread(fd, size, offset)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def _signed(improve_dir: Path, now: Entry) -> bool:
@@ -553,8 +568,9 @@ def undo(improve_dir: Path, before: Listing, found: dict[str, str]) -> list[str]
                 if witness.compact(improve_dir):
                     continue
         if not folder and name in TOP_FILES and old is not None:
-            if old.data is None:
-                lost.append(rel)
+            if old.data is None or old.offset:  # a log is read by no decision: named only
+                if name in RECORDS:
+                    lost.append(rel)
                 continue
             with contextlib.suppress(OSError):
                 if (os.path.lexists(path) and not os.path.isfile(path)) or os.path.islink(path):
