@@ -321,3 +321,45 @@ def test_a_change_in_a_tournament_keeps_no_candidate_it_could_have_helped(
         if str(r["status"]).startswith("keep"):
             assert r["metric"]["value"] == 90 and 80 not in r["metric"]["samples"], r
     assert strays.find(_improve(tmp_repo)) == []
+
+
+OTHER = """import fcntl, os, sys, time
+from gitimprove.memory import spool
+from gitimprove.util.files import append_state
+imp = sys.argv[1]
+append_state(os.path.join(imp, "hooks.log"), b"a hook's line\\n")
+with open(os.path.join(imp, "last-error.log"), "w") as f:
+    f.write("argv: ['x']\\ntraceback\\n")
+spool.put(imp, "signals/2026/01/20260101T000000Z-h-abcdef.json", {"kind": "signal"})
+open(os.path.join(imp, "locks", "spool.lock"), "a").close()
+fd = os.open(os.path.join(imp, "locks", "run-other.lock"), os.O_RDWR | os.O_CREAT)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("ready", flush=True)
+time.sleep(30)
+"""
+
+
+def test_what_other_gitimprove_processes_do_is_no_stray(tmp_path: Path) -> None:
+    imp = tmp_path / "improve"
+    (imp / "locks").mkdir(parents=True)
+    (imp / "hooks.log").write_text("old line\n")
+    with strays.watched(imp, reachable=True) as left:
+        other = subprocess.Popen(
+            [sys.executable, "-c", OTHER, str(imp)], stdout=subprocess.PIPE, text=True
+        )
+        assert other.stdout is not None and other.stdout.readline() == "ready\n"
+    try:
+        assert left == []  # an append, an error log, a spool entry, a lock, a run's held lock
+        with strays.watched(imp, reachable=True) as left:
+            (imp / "hooks.log").write_text("rewritten\n")  # not an append
+            (imp / "spool" / "junk").write_text("1")
+            (imp / "locks" / "run-none.lock").touch()  # a run lock no process holds
+        assert [s.split(" (")[0] for s in left] == [
+            ".git/improve/hooks.log",
+            ".git/improve/locks/run-none.lock",
+            ".git/improve/spool/junk",
+        ], left
+        assert (imp / "hooks.log").read_text() == "old line\na hook's line\n"  # put back
+    finally:
+        other.kill()
+        other.communicate()

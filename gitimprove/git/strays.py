@@ -356,6 +356,8 @@ def _form(improve_dir: Path, rel: str, old: Entry | None, now: Entry) -> bool:
     if folder in ("spool", "watermarks") and temp and old is None:
         pid = int(temp["pid"])
         return pid != os.getpid() and pid_alive(pid) and now.size <= 1 << 20
+    if not folder and name == "last-error.log" and _pread(path, 0, 6) == b"argv: ":
+        return now.size <= 1 << 20  # any gitimprove command that fails writes it anew
     if not folder and name in LOGS:
         return _grew(path, old, now)
     if not folder and name == witness.FILE:
