@@ -44,6 +44,7 @@ from gitimprove.git.repo import Repo
 from gitimprove.util import inodes
 from gitimprove.util.alive import pid_alive
 from gitimprove.util.files import read_state, remove_tree
+from gitimprove.util.written import mark
 
 LINK = pygit2.enums.FileMode.LINK
 EXEC = pygit2.enums.FileMode.BLOB_EXECUTABLE
@@ -87,7 +88,9 @@ def write_pid(path: Path, what: str = "") -> None:
     """The `.pid` file beside a workspace or checkout: this process's pid and what it is for."""
     data = f"{os.getpid()}\n{what}\n" if what else f"{os.getpid()}\n"
     PIDS[path.name] = data.encode("utf-8")
+    mark(path, pending=True)
     path.write_text(data, encoding="utf-8")
+    mark(path)
 
 
 def work_root(repo: Repo) -> Path:

@@ -19,6 +19,8 @@ import re
 import stat
 from pathlib import Path
 
+from gitimprove.util import written
+
 __all__ = ["LIMITS", "MAX_SIZE", "hung", "locate", "move_aside", "problems"]
 
 _KB, _MB = 1 << 10, 1 << 20
@@ -334,7 +336,9 @@ def move_aside(git_dir: Path, common: Path, improve_dir: Path, found: list[str])
                 break
             try:
                 os.makedirs(aside, exist_ok=True)
-                os.replace(path, aside / f"{rel.replace('/', '_')}.{os.urandom(3).hex()}")
+                moved = aside / f"{rel.replace('/', '_')}.{os.urandom(3).hex()}"
+                os.replace(path, moved)
+                written.mark(moved)
             except OSError:
                 continue
             done.append(f".git/{rel}")

@@ -13,6 +13,7 @@ from gitimprove.git import refs
 from gitimprove.git.repo import Repo, cas_loop, update_refs
 from gitimprove.git.trees import put_paths, walk_blobs
 from gitimprove.redaction import redact_path
+from gitimprove.util import written
 
 
 def gitimprove_refs(repo: Repo) -> list[str]:
@@ -258,4 +259,5 @@ def quarantine(repo: Repo, names: Iterable[str]) -> Path:
         src = repo.common_dir / "objects" / name[:2] / name[2:]
         if src.exists():
             os.replace(src, to / name)
+            written.mark(to / name)
     return to

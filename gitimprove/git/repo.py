@@ -23,7 +23,7 @@ from gitimprove.errors import (
     UnknownCommitError,
 )
 from gitimprove.git import gitfiles, witness
-from gitimprove.util import proc
+from gitimprove.util import proc, written
 from gitimprove.util.files import read_state
 
 ZERO = "0" * 40
@@ -55,7 +55,17 @@ class Repo:
 
         folder = self.improve_dir / "locks"
         folder.mkdir(parents=True, exist_ok=True)
-        return FileLock(str(folder / f"{name}.lock"), timeout=timeout)
+        path = folder / f"{name}.lock"
+        if not os.path.lexists(path):  # made here, so the watch of the folder knows it
+            written.mark(path, pending=True)
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+            except OSError:
+                written.forget(path)
+            else:
+                os.close(fd)
+                written.mark(path)
+        return FileLock(str(path), timeout=timeout)
 
     # --- objects ------------------------------------------------------------------------
 

@@ -35,6 +35,7 @@ from gitimprove.errors import GitImproveError
 from gitimprove.git import gitfiles, refs, witness
 from gitimprove.git.repo import RefMoved, Repo, update_refs
 from gitimprove.git.status import work_tree_status
+from gitimprove.util import written
 from gitimprove.util.files import atomic_write, read_state, state_kind
 from gitimprove.util.keys import KEY_FILE, key_problem, restore_key
 
@@ -301,7 +302,9 @@ def put_back(repo: Repo, before: RepoState, after: RepoState) -> list[str]:
             aside = repo.improve_dir / "quarantine"
             try:
                 os.makedirs(aside, exist_ok=True)
-                os.replace(repo.improve_dir / name, aside / f"{name}.{os.urandom(3).hex()}")
+                moved = aside / f"{name}.{os.urandom(3).hex()}"
+                os.replace(repo.improve_dir / name, moved)
+                written.mark(moved)
             except OSError:
                 continue
             done.append(f".git/improve/{name}")

@@ -31,6 +31,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from gitimprove.git import refs
+from gitimprove.util import written
 from gitimprove.util.files import open_state, read_state
 from gitimprove.util.keys import Key, load_key
 
@@ -79,8 +80,12 @@ def _append(path: Path, data: bytes) -> int:
             except FileNotFoundError:
                 same = False
             if same:
-                os.write(fd, data)
-                return os.fstat(fd).st_size
+                written.mark(path, pending=True)
+                try:
+                    os.write(fd, data)
+                    return os.fstat(fd).st_size
+                finally:
+                    written.mark(path)
         finally:
             os.close(fd)  # closing releases the lock
 
@@ -112,9 +117,13 @@ def compact(improve_dir: Path) -> bool:
             for value in [*sorted(values - {_NONE}), *([_NONE] if _NONE in values else [])]:
                 lines.append(_line(key, name, None, None if value == _NONE else value))
         tmp = path.with_name(f"{FILE}.{os.getpid()}.tmp")
+        written.mark(tmp, pending=True)
         tmp.write_text("".join(lines), encoding="utf-8")
         os.chmod(tmp, 0o600)
+        written.mark(path, pending=True)
         os.replace(tmp, path)
+        written.mark(path)
+        written.mark(tmp)
         return True
     finally:
         os.close(fd)
@@ -151,11 +160,12 @@ def unexplained(
     before: Mapping[str, str],
     after: Mapping[str, str],
     *,
-    settle: float = 0.3,
+    settle: float = 3.0,
 ) -> list[str]:
     """The watched refs that changed from `before` to `after` (name -> target) to a value no
-    gitimprove transaction wrote. A writer appends its line just after its transaction, so an
-    unexplained move is looked at again for up to `settle` seconds before it is named."""
+    gitimprove transaction wrote. A writer appends its line just after its transaction (after
+    `git update-ref` exits: a hook on a loaded machine can take a second), so an unexplained
+    move is looked at again for up to `settle` seconds before it is named."""
     changed = {n: after.get(n) for n in set(before) | set(after) if before.get(n) != after.get(n)}
     if not changed:
         return []

@@ -144,7 +144,14 @@ def session_end(loc: gitdir.Location, payload: dict[str, Any]) -> Result:
     if head:
         from gitimprove.git import refs
 
-        proc.git(["update-ref", refs.session_ref(sid, "end"), head, "0" * 40], cwd=loc.git_dir)
+        name = refs.session_ref(sid, "end")
+        done = proc.git(["update-ref", name, head, "0" * 40], cwd=loc.git_dir)
+        if done.returncode == 0:  # witnessed as every move of a gitimprove ref (a run watches)
+            from pathlib import Path
+
+            from gitimprove.git import witness
+
+            witness.record(Path(loc.improve_dir), [(name, head, None)])
     argv = [
         sys.executable,
         "-m",

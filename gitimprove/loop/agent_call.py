@@ -25,7 +25,7 @@ from gitimprove.loop import program
 from gitimprove.loop.context import RunContext
 from gitimprove.loop.integrity import Tampered
 from gitimprove.loop.space import check_workspace
-from gitimprove.util import reaper
+from gitimprove.util import reaper, written
 
 if TYPE_CHECKING:
     from gitimprove.loop.attempt import AttemptSpec
@@ -83,7 +83,9 @@ def call_agent(
     cannot cover launching it (checked once a slot is free, before the first call only)."""
     with ctx.shared.lock:
         text = build_program(ctx, spec, rework_tail)
+    written.mark(ws.prompt, pending=True)
     ws.prompt.write_text(text, encoding="utf-8")
+    written.mark(ws.prompt)
     token = ctx.token()
     task = agents.AgentTask(
         ws.prompt,

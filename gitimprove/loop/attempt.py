@@ -19,7 +19,7 @@ from typing import Any
 
 from gitimprove import agents
 from gitimprove.errors import GitImproveError, corrupt_object
-from gitimprove.git import archive, trees
+from gitimprove.git import archive, strays, trees
 from gitimprove.git.checkout import Checkout
 from gitimprove.git.workspace import Hashed
 from gitimprove.loop import scope
@@ -294,7 +294,13 @@ def planted(name: str) -> Tampered:
 
 
 def run_attempt(ctx: RunContext, spec: AttemptSpec) -> Event | None:
-    """One candidate, start to finish; None when the budget left cannot cover launching it."""
+    """One candidate, start to finish; None when the budget left cannot cover launching it.
+    What changes in gitimprove's folder while it works is laid at its door (git/strays.py)."""
+    with strays.owning(f"{ctx.name}-{spec.name}"):
+        return _run_attempt(ctx, spec)
+
+
+def _run_attempt(ctx: RunContext, spec: AttemptSpec) -> Event | None:
     note = start_note(ctx, spec)
     guard_trail: list[dict[str, Any]] = []  # every guard run of this attempt
     rework: int = 0

@@ -9,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from gitimprove import agents
+from gitimprove.git import strays
 from gitimprove.loop import ledger
 from gitimprove.loop.attempt import AttemptSpec, run_attempt
 from gitimprove.loop.context import Event, MetricFailed, RoundBudget, RunContext
@@ -128,8 +129,10 @@ def _rank(cands: Sequence[Experiment]) -> list[Experiment]:
 
 def finalize(ctx: RunContext, iteration: int, incumbent: str, cands: list[Experiment]) -> Event:
     """Rank, confirm the winner, then one transaction: every candidate's final line and
-    the fast-forward of improve/<run>."""
-    ranked = _rank(cands)
+    the fast-forward of improve/<run>. A candidate whose window was open while gitimprove's
+    folder changed, with another's open too (the writer unknown), is `tampered`, never kept."""
+    spoiled = {e.commit: strays.late(f"{ctx.name}-{iteration}-{e.candidate}") for e in cands}
+    ranked = _rank([e for e in cands if not spoiled[e.commit]])
     eligible = [e for e in ranked if e.decision is not None and e.decision.keep]
     winner = eligible[0] if eligible else None
     winner_failed = None
@@ -171,6 +174,13 @@ def finalize(ctx: RunContext, iteration: int, incumbent: str, cands: list[Experi
             )
         elif rank is not None:
             upd.update(reason=f"{e.reason}; rank {rank} of {n}")
+        if spoiled[e.commit] and e.status in ("pending", "discard"):
+            upd.update(
+                status="tampered",
+                reason="tampered: gitimprove's folder changed while this candidate's window was "
+                "open with another's (the writer unknown): " + ", ".join(spoiled[e.commit][:10]),
+                tampered=spoiled[e.commit][:50],
+            )
         updates[e.commit] = upd
     ledger.commit_round(ctx, iteration, incumbent, updates, winner)
     with ctx.shared.rule_lock:  # the round's outcomes enter the rule in candidate order

@@ -30,26 +30,52 @@ INCIDENTS = "integrity.jsonl"
 
 
 def log_incident(repo: Repo, run: str, what: str, paths: list[str]) -> None:
-    line = json.dumps({"ts": utc_now(), "run": run, "what": what, "paths": paths}, sort_keys=True)
+    """One line, signed with the repository's key (as the records are, state/signing.py): a
+    line no gitimprove process wrote is told apart by `doctor`."""
+    record: dict[str, Any] = {"ts": utc_now(), "run": run, "what": what, "paths": paths}
     path = repo.improve_dir / INCIDENTS
     path.parent.mkdir(parents=True, exist_ok=True)
-    append_state(path, (line + "\n").encode("utf-8"))
+    key = signing.load_key(repo.improve_dir)
+    if key is not None:
+        record[signing.FIELD] = signing.tag(record, key)
+    append_state(path, (json.dumps(record, sort_keys=True) + "\n").encode("utf-8"))
 
 
 def incidents(repo: Repo) -> list[dict[str, Any]]:
+    """The incidents gitimprove logged: lines signed with this repository's key, and unsigned
+    lines of the form it wrote before it signed them (`forged_incidents` counts the rest)."""
+    return _read_incidents(repo)[0]
+
+
+def forged_incidents(repo: Repo) -> int:
+    """Lines of the incident log no gitimprove process wrote: a tag that does not verify, or
+    not the form of an incident."""
+    return _read_incidents(repo)[1]
+
+
+def _read_incidents(repo: Repo) -> tuple[list[dict[str, Any]], int]:
     try:
         lines = read_state(repo.improve_dir / INCIDENTS).decode("utf-8", "replace").splitlines()
     except OSError:
-        return []
-    out = []
+        return [], 0
+    key = signing.load_key(repo.improve_dir, create=False)
+    out, forged = [], 0
     for line in lines:
         try:
             obj = json.loads(line)
         except ValueError:
+            forged += 1
             continue
-        if isinstance(obj, dict):
+        shaped = (
+            isinstance(obj, dict)
+            and all(isinstance(obj.get(k), str) for k in ("ts", "run", "what"))
+            and isinstance(obj.get("paths"), list)
+        )
+        if not shaped or (signing.FIELD in obj and (key is None or not signing.verify(obj, key))):
+            forged += 1
+        else:
             out.append(obj)
-    return out
+    return out, forged
 
 
 def _survivors(repo: Repo, repair: bool) -> Finding:
@@ -85,7 +111,22 @@ def _alive(pid: int) -> bool:
 
 
 def _incidents(repo: Repo, repair: bool) -> Finding:
-    found = incidents(repo)
+    found, forged = _read_incidents(repo)
+    if forged:
+        f = Finding(
+            "integrity",
+            False,
+            f"{forged} line(s) of .git/improve/{INCIDENTS} were not written by gitimprove "
+            "(a tag that does not verify, or not an incident)"
+            + (f"; {len(found)} incident(s) it logged" if found else ""),
+            "something rewrote gitimprove's incident log: check what ran without the sandbox; "
+            "`git improve doctor --repair` sets the log aside as reviewed",
+        )
+        if repair:
+            path = repo.improve_dir / INCIDENTS
+            os.replace(path, path.with_suffix(".reviewed.jsonl"))
+            f.repaired = True
+        return f
     if not found:
         return Finding("integrity", True, "no run was stopped by a change outside the harness")
     last = found[-1]

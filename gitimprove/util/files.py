@@ -13,6 +13,8 @@ import errno
 import os
 import stat
 
+from gitimprove.util.written import mark
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
@@ -78,12 +80,16 @@ def append_state(path: str | os.PathLike[str], data: bytes) -> None:
         where = os.fspath(path)
         aside = os.path.join(os.path.dirname(where), "quarantine")
         os.makedirs(aside, exist_ok=True)
-        os.replace(where, os.path.join(aside, f"{os.path.basename(where)}.{os.urandom(3).hex()}"))
+        moved = os.path.join(aside, f"{os.path.basename(where)}.{os.urandom(3).hex()}")
+        os.replace(where, moved)
+        mark(moved)
         fd = open_state(path, flags)
     try:
+        mark(path, pending=True)
         os.write(fd, data)
     finally:
         os.close(fd)
+        mark(path)
 
 
 def state_kind(path: str | os.PathLike[str]) -> str | None:
@@ -107,6 +113,7 @@ def atomic_write(path: str | os.PathLike[str], data: str | bytes, *, durable: bo
     stem = os.path.join(folder, f".{os.path.basename(target)}.{os.getpid()}.")
     while True:
         tmp = f"{stem}{os.urandom(4).hex()}.tmp"
+        mark(tmp, pending=True)
         try:
             fd = os.open(tmp, flags, 0o600)
             break
@@ -121,10 +128,13 @@ def atomic_write(path: str | os.PathLike[str], data: str | bytes, *, durable: bo
         finally:
             os.close(fd)
         os.replace(tmp, target)
+        mark(target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+    finally:
+        mark(tmp)
 
 
 def remove_tree(path: Path) -> None:

@@ -13,6 +13,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from gitimprove.util import written
 from gitimprove.util.files import NotAFile, atomic_write, read_state
 
 KEY_FILE = "key"
@@ -48,9 +49,11 @@ def load_key(improve_dir: Path, *, create: bool = True) -> Key | None:
     except FileNotFoundError:
         if not create:
             return None
+        written.mark(path, pending=True)
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         except FileExistsError:
+            written.forget(path)
             try:
                 secret = read_state(path)
             except OSError:
@@ -61,6 +64,7 @@ def load_key(improve_dir: Path, *, create: bool = True) -> Key | None:
             secret = os.urandom(32)
             with os.fdopen(fd, "wb") as f:
                 f.write(secret)
+            written.mark(path)
     except OSError:
         return None
     if len(secret) < 16:
@@ -96,6 +100,8 @@ def restore_key(improve_dir: Path) -> bool:
     if os.path.lexists(path):
         aside = improve_dir / "quarantine"
         os.makedirs(aside, exist_ok=True)
-        os.replace(path, aside / f"{KEY_FILE}.{os.getpid()}.{os.urandom(3).hex()}")
+        moved = aside / f"{KEY_FILE}.{os.getpid()}.{os.urandom(3).hex()}"
+        os.replace(path, moved)
+        written.mark(moved)
     atomic_write(path, pinned.secret)
     return True

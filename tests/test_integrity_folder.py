@@ -1,0 +1,365 @@
+"""Without the sandbox, gitimprove's own folder (`.git/improve/`) is judged by what changed
+while an agent worked or the measured code ran, not by the names found there: a file shaped
+like gitimprove's own (an empty run lock, a `.pid` naming a live process or a thread, a
+temporary file, a clone's folder, anything in `quarantine/`), a record or log replaced or
+rewritten, a lock's times, a link, a FIFO, a hard link to a record, makes the attempt
+`tampered` naming the path; it is undone (a record put back as it was) and the run goes on.
+Hostile code in real runs; honest hooks and `log` running at the same time are no stray."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from gitimprove.git import strays
+from gitimprove.git.checkout import write_pid
+from gitimprove.util import written
+from tests.conftest import TmpRepo, cli_popen
+from tests.loop_helpers import run_rows
+from tests.test_integrity_persist import BENCH
+
+AGENT = Path(__file__).parent / "agents" / "folder_agent.py"
+
+
+def project(repo: TmpRepo, plan: str, *, metric_delay: float = 0.0, runs: int = 3) -> None:
+    bench = BENCH if not metric_delay else f"import time\ntime.sleep({metric_delay})\n{BENCH}"
+    config = f"""[metric]
+command = "{sys.executable} bench.py"
+timeout = "20s"
+runs = {runs}
+
+[scope]
+mutable = ["src/**"]
+sealed = ["bench.py"]
+
+[agent]
+name = "command"
+command = "{sys.executable} {AGENT} {plan}"
+timeout = "20s"
+sandbox = "none"
+"""
+    files = {"bench.py": bench, "src/prog.py": "print(100)\n"}
+    repo.commit("project", {**files, ".gitimprove.toml": config})
+
+
+def _improve(repo: TmpRepo) -> Path:
+    return repo.path / ".git" / "improve"
+
+
+def _run(repo: TmpRepo, n: int = 2) -> list[dict[str, object]]:
+    res = repo.cli("run", "--run", "p", "-n", str(n))
+    assert res.returncode == 0, res.stdout + res.stderr
+    return run_rows(repo, "p")
+
+
+CASES = [
+    ("run-lock", ".git/improve/locks/run-zz.lock"),
+    ("pid-live", ".git/improve/work/m-0123456789abcdef.pid"),
+    ("pid-harness", ".git/improve/work/x-0badcafe"),
+    ("pid-thread", ".git/improve/work/y-0badcafe"),
+    ("pid-parent", ".git/improve/work/m-00000000000000aa.pid"),
+    ("temp", ".git/improve/.integrity.jsonl.123.0badcafe.tmp"),
+    ("quarantine", ".git/improve/quarantine/key.1.abcdef"),
+    ("integrity", ".git/improve/integrity.jsonl"),
+    ("witness", ".git/improve/refs.witness"),
+    ("log-truncated", ".git/improve/hooks.log"),
+    ("lock-mtime", ".git/improve/locks/notes.lock"),
+    ("lock-bytes", ".git/improve/locks/notes.lock"),
+    ("lock-link", ".git/improve/locks/spool.lock.x"),
+    ("fifo", ".git/improve/spool/note__2026__01__20260101T000000Z-h-abcdef.json"),
+    ("spool-junk", ".git/improve/spool/carried"),
+    ("hard-link", ".git/improve/refs.witness"),
+    ("clone-folder", ".git/improve/work/p-9-0-0badcafe"),
+    ("log-xattr", ".git/improve/refs.witness"),
+    ("agent:pid-live", ".git/improve/work/m-0123456789abcdef.pid"),
+    ("agent:integrity", ".git/improve/integrity.jsonl"),
+]
+FAST = {"run-lock", "pid-thread", "integrity", "lock-mtime", "hard-link", "agent:pid-live"}
+
+
+@pytest.mark.parametrize(
+    ("plan", "named"),
+    [c if c[0] in FAST else pytest.param(*c, marks=pytest.mark.slow) for c in CASES],
+)
+def test_a_change_shaped_like_gitimprove_own_is_tampered_and_undone(
+    tmp_repo: TmpRepo, plan: str, named: str
+) -> None:
+    project(tmp_repo, plan)
+    imp = _improve(tmp_repo)
+    if plan.endswith(("log-truncated", "lock-bytes", "lock-mtime")):
+        imp.mkdir(parents=True, exist_ok=True)
+        (imp / "hooks.log").write_text("an honest hook's line\n")
+    rows = _run(tmp_repo)
+    assert [r["status"] for r in rows] == ["baseline", "tampered", "keep"], rows
+    reason = str(rows[1]["reason"])
+    who = "the agent" if plan.startswith("agent:") else "the metric run"
+    assert f"{who} wrote into gitimprove's folder" in reason, reason
+    assert named in reason, reason
+    assert rows[2]["metric"]["value"] == 90  # the next attempt measured honestly, never 80
+    assert 80 not in rows[1]["metric"].get("samples", []) if rows[1].get("metric") else True
+    assert 80 not in rows[2]["metric"]["incumbent_samples"]
+    assert strays.find(imp) == []
+    if plan.endswith("log-truncated"):  # put back as it was
+        assert (imp / "hooks.log").read_text().startswith("an honest hook's line\n")
+    if plan.endswith("integrity") and (imp / "integrity.jsonl").exists():
+        assert "mark" not in (imp / "integrity.jsonl").read_text(errors="replace")
+    if plan.endswith("hard-link"):
+        assert os.stat(imp / "refs.witness").st_nlink == 1  # a new file: the link is left alone
+
+
+def test_a_forged_incident_log_is_put_back_and_doctor_reads_it(tmp_repo: TmpRepo) -> None:
+    project(tmp_repo, "integrity")
+    imp = _improve(tmp_repo)
+    imp.mkdir(parents=True, exist_ok=True)
+    honest = {"ts": "2026-01-01T00:00:00Z", "run": "old", "what": "x", "paths": ["HEAD"]}
+    (imp / "integrity.jsonl").write_text(json.dumps(honest) + "\n")
+    rows = _run(tmp_repo)
+    assert [r["status"] for r in rows] == ["baseline", "tampered", "keep"], rows
+    assert json.loads((imp / "integrity.jsonl").read_text()) == honest
+    doctor = tmp_repo.cli("doctor")
+    assert "run old at 2026-01-01T00:00:00Z" in doctor.stdout, doctor.stdout
+    assert "None" not in doctor.stdout
+
+
+def _window(imp: Path, start: threading.Event, go: threading.Event, out: list[list[str]]) -> None:
+    with strays.owning(f"w{len(out)}"), strays.watched(imp, reachable=True) as left:
+        start.set()
+        go.wait(5)
+    out.append(left)
+
+
+def test_a_change_with_two_windows_open_is_laid_on_both(tmp_path: Path) -> None:
+    imp = tmp_path / "improve"
+    (imp / "locks").mkdir(parents=True)
+    (imp / "work").mkdir()
+    first: list[list[str]] = []
+    a_in, a_go = threading.Event(), threading.Event()
+    a = threading.Thread(target=_window, args=(imp, a_in, a_go, first))
+    a.start()
+    a_in.wait(5)
+    with strays.owning("b"), strays.watched(imp, reachable=True) as left_b:
+        (imp / "locks" / "run-x.lock").touch()  # who wrote it, a or b, cannot be told
+        a_go.set()
+        a.join()
+    assert first == [[".git/improve/locks/run-x.lock (a file gitimprove did not write there)"]]
+    assert left_b == first[0]  # named in both, whichever closed first
+    assert not (imp / "locks" / "run-x.lock").exists()
+    # alone, a window is blamed only for what changed while it was open
+    with strays.owning("c"), strays.watched(imp, reachable=True) as left_c:
+        pass
+    assert left_c == []
+    (imp / "locks" / "run-y.lock").touch()  # while no window was open
+    with strays.owning("d"), strays.watched(imp, reachable=True) as left_d:
+        pass
+    assert left_d == [
+        ".git/improve/locks/run-y.lock (a file gitimprove did not write there), while nothing "
+        "was watched"
+    ]
+
+
+def test_a_change_seen_after_a_window_closed_is_laid_on_it_late(tmp_path: Path) -> None:
+    imp = tmp_path / "improve"
+    (imp / "work").mkdir(parents=True)
+    done = threading.Event()
+    opened, close_b = threading.Event(), threading.Event()
+    got: list[list[str]] = []
+
+    def b() -> None:
+        with strays.owning("late-b"), strays.watched(imp, reachable=True) as left:
+            opened.set()
+            close_b.wait(5)
+        got.append(left)
+        done.set()
+
+    with strays.owning("late-a"), strays.watched(imp, reachable=True) as left_a:
+        t = threading.Thread(target=b)
+        t.start()
+        opened.wait(5)
+        close_b.set()  # b closes clean, then something is written while a is still open
+        done.wait(5)
+        (imp / "work" / "q.pid").write_text("1\n")
+    t.join()
+    assert got == [[]]
+    assert left_a == [".git/improve/work/q.pid (a file gitimprove did not write there)"]
+    assert strays.late("late-b") == left_a  # a round keeps neither
+
+
+def test_this_process_own_writes_are_no_stray_while_anyone_else_s_are(tmp_path: Path) -> None:
+    imp = tmp_path / "improve"
+    (imp / "work").mkdir(parents=True)
+    with strays.watched(imp, reachable=True) as left:
+        write_pid(imp / "work" / "m-3333333333333333.pid", "measure")
+        (imp / "work" / "m-3333333333333333").mkdir()
+        (imp / "work" / "mine.prompt.md").write_text("x")
+        written.mark(imp / "work" / "mine.prompt.md")
+    assert left == []
+    with strays.watched(imp, reachable=True) as left:
+        (imp / "work" / "mine.prompt.md").write_text("rewritten by another")
+        (imp / "work" / "m-3333333333333333.pid").write_text(f"{os.getpid()}\nmeasure\n")
+    assert left == [
+        ".git/improve/work/m-3333333333333333.pid (changed in place)",
+        ".git/improve/work/mine.prompt.md (changed in place)",
+    ]
+    assert not (imp / "work" / "mine.prompt.md").exists()
+    assert written.mine(imp / "work" / "m-3333333333333333.pid")  # written anew as it was
+
+
+HOOK_EVENTS = [
+    ("SessionStart", {"source": "startup"}),
+    ("PostToolUseFailure", {"tool_name": "Bash", "tool_input": {}, "error": "boom"}),
+    ("PreCompact", {"trigger": "auto", "custom_instructions": ""}),
+    ("Stop", {"stop_hook_active": False, "last_assistant_message": "Done."}),
+    ("SessionEnd", {"reason": "prompt_input_exit"}),
+]
+
+
+@pytest.mark.slow
+def test_honest_hooks_and_log_during_a_run_are_no_stray(tmp_repo: TmpRepo) -> None:
+    from tests.test_claude_hooks import payload
+
+    project(tmp_repo, "honest", metric_delay=0.3, runs=2)
+    run = cli_popen(tmp_repo.path, "run", "--run", "p", "-n", "3")
+    fired = 0
+    deadline = time.monotonic() + 120
+    while run.poll() is None and time.monotonic() < deadline:
+        for event, extra in HOOK_EVENTS:
+            data = json.dumps(payload(tmp_repo, event, **extra))
+            tmp_repo.cli("hook", event, input=data)
+            fired += 1
+        tmp_repo.cli("log")
+    out, err = run.communicate(timeout=60)
+    assert run.returncode == 0, out + err
+    assert fired >= 5
+    rows = run_rows(tmp_repo, "p")
+    assert "tampered" not in [r["status"] for r in rows], rows
+
+
+def test_doctor_names_look_alikes_that_are_there_now(tmp_repo: TmpRepo) -> None:
+    project(tmp_repo, "honest")
+    _run(tmp_repo, 1)
+    imp = _improve(tmp_repo)
+    assert strays.find(imp) == []
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        tid = next(int(t) for t in os.listdir("/proc/self/task") if int(t) != os.getpid())
+    except StopIteration:  # this process has one thread: start one
+        ready = threading.Event()
+        threading.Thread(target=lambda: (ready.set(), time.sleep(5)), daemon=True).start()
+        ready.wait(5)
+        tid = next(int(t) for t in os.listdir("/proc/self/task") if int(t) != os.getpid())
+    try:
+        for name, pid in (
+            ("m-000000000000000a", 1),
+            ("x-0badcafe", tid),
+            ("y-0badcafe", sleeper.pid),
+        ):
+            (imp / "work" / name).mkdir()
+            (imp / "work" / f"{name}.pid").write_text(f"{pid}\nmeasure\n")
+        (imp / "spool").mkdir(exist_ok=True)
+        (imp / "spool" / "carried").write_text("1")
+        (imp / "session-map").mkdir(exist_ok=True)
+        (imp / "session-map" / "s").write_text("two\nlines\n")
+        found = [s.split(" (")[0] for s in strays.find(imp)]
+        assert found == [
+            ".git/improve/session-map/s",
+            ".git/improve/spool/carried",
+            ".git/improve/work/m-000000000000000a.pid",
+            ".git/improve/work/x-0badcafe.pid",
+            ".git/improve/work/y-0badcafe.pid",
+        ], found
+        res = tmp_repo.cli("doctor")
+        assert res.returncode != 0 and ".git/improve/work/y-0badcafe.pid" in res.stdout
+        assert "x-0badcafe" in res.stdout  # a thread is no process: left by one that is gone
+        tmp_repo.cli("doctor", "--repair")
+        tmp_repo.cli("doctor", "--repair")  # the folders whose .pid went, the second time
+        assert strays.find(imp) == []
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def test_doctor_tells_incident_lines_gitimprove_did_not_write(tmp_repo: TmpRepo) -> None:
+    from gitimprove.state.integrity import forged_incidents, incidents, log_incident
+
+    project(tmp_repo, "honest")
+    repo = tmp_repo.open()
+    log_incident(repo, "r1", "your repository changed while the agent worked", ["HEAD"])
+    assert [i["run"] for i in incidents(repo)] == ["r1"] and forged_incidents(repo) == 0
+    path = repo.improve_dir / "integrity.jsonl"
+    lines = path.read_text().splitlines()
+    forged = json.loads(lines[0])
+    forged["run"] = "r2"  # the tag no longer verifies
+    with path.open("a") as f:
+        f.write("{}\n" + json.dumps(forged) + "\n")
+    assert [i["run"] for i in incidents(repo)] == ["r1"] and forged_incidents(repo) == 2
+    res = tmp_repo.cli("doctor")
+    assert "2 line(s) of .git/improve/integrity.jsonl were not written by gitimprove" in res.stdout
+    assert "None" not in res.stdout
+
+
+@pytest.mark.parametrize("case", ["run-lock", pytest.param("integrity", marks=pytest.mark.slow)])
+def test_a_change_in_a_tournament_keeps_no_candidate_it_could_have_helped(
+    tmp_repo: TmpRepo, case: str
+) -> None:
+    project(tmp_repo, f"c0:{case}", metric_delay=0.2)
+    res = tmp_repo.cli("run", "--run", "p", "-n", "1", "--candidates", "3", "--jobs", "3")
+    assert res.returncode == 0, res.stdout + res.stderr
+    rows = run_rows(tmp_repo, "p")
+    by = {r["candidate"]: r for r in rows if r["status"] != "baseline"}
+    assert sorted(by) == [0, 1, 2], rows  # every attempt recorded
+    assert by[0]["status"] == "tampered", by[0]  # the writer, whoever else was open
+    for r in by.values():
+        if r["status"] == "tampered":
+            assert "gitimprove's folder" in str(r["reason"]), r
+        if str(r["status"]).startswith("keep"):
+            assert r["metric"]["value"] == 90 and 80 not in r["metric"]["samples"], r
+    assert strays.find(_improve(tmp_repo)) == []
+
+
+OTHER = """import fcntl, os, sys, time
+from gitimprove.memory import spool
+from gitimprove.util.files import append_state
+imp = sys.argv[1]
+append_state(os.path.join(imp, "hooks.log"), b"a hook's line\\n")
+with open(os.path.join(imp, "last-error.log"), "w") as f:
+    f.write("argv: ['x']\\ntraceback\\n")
+spool.put(imp, "signals/2026/01/20260101T000000Z-h-abcdef.json", {"kind": "signal"})
+open(os.path.join(imp, "locks", "spool.lock"), "a").close()
+fd = os.open(os.path.join(imp, "locks", "run-other.lock"), os.O_RDWR | os.O_CREAT)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("ready", flush=True)
+time.sleep(30)
+"""
+
+
+def test_what_other_gitimprove_processes_do_is_no_stray(tmp_path: Path) -> None:
+    imp = tmp_path / "improve"
+    (imp / "locks").mkdir(parents=True)
+    (imp / "hooks.log").write_text("old line\n")
+    with strays.watched(imp, reachable=True) as left:
+        other = subprocess.Popen(
+            [sys.executable, "-c", OTHER, str(imp)], stdout=subprocess.PIPE, text=True
+        )
+        assert other.stdout is not None and other.stdout.readline() == "ready\n"
+    try:
+        assert left == []  # an append, an error log, a spool entry, a lock, a run's held lock
+        with strays.watched(imp, reachable=True) as left:
+            (imp / "hooks.log").write_text("rewritten\n")  # not an append
+            (imp / "spool" / "junk").write_text("1")
+            (imp / "locks" / "run-none.lock").touch()  # a run lock no process holds
+        assert [s.split(" (")[0] for s in left] == [
+            ".git/improve/hooks.log",
+            ".git/improve/locks/run-none.lock",
+            ".git/improve/spool/junk",
+        ], left
+        assert (imp / "hooks.log").read_text() == "old line\na hook's line\n"  # put back
+    finally:
+        other.kill()
+        other.communicate()
