@@ -64,6 +64,14 @@ def test_defaults_and_conversions(tmp_path: Path) -> None:
             '[metric]\ncommand = "x"\n[capture]\nmeasure_on_commit = "yes"\n',
             "must be true or false",
         ),
+        (
+            '[metric]\ncommand = "x"\n[loop]\nconfirm_deterministic = -1\n',
+            "loop.confirm_deterministic = -1 is out of range",
+        ),
+        (
+            '[metric]\ncommand = "x"\n[loop]\nconfirm_deterministic = "yes"\n',
+            "loop.confirm_deterministic = 'yes' must be a whole number",
+        ),
     ],
 )
 def test_bad_config_names_key_and_allowed(tmp_path: Path, text: str, needle: str) -> None:
@@ -142,6 +150,8 @@ def test_stall_defaults_reach_the_ladder_top_first_and_init_writes_them(tmp_path
     assert f"stuck_after = {stuck}" in text and f"plateau_patience = {plateau}" in text
     assert 'max_runs = "auto"' in text
     assert config.load_text(text).get("loop", "plateau_patience") == plateau
+    assert "confirm_deterministic = 0" in text  # one run per deterministic decision
+    assert config.load_text(text).get("loop", "confirm_deterministic") == 0
 
 
 def test_every_key_is_documented_with_its_default() -> None:
