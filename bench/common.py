@@ -68,11 +68,16 @@ def report(rows: Sequence[tuple[str, float, float, float, str]], width: int = 40
 
 
 def loop_project(
-    repo: Path, agent_code: str, loop_config: str = "", agent_config: str = ""
+    repo: Path, agent_code: str, loop_config: str = "", agent_config: str = "", files: int = 0
 ) -> None:
-    """A committed repository whose metric prints src/n.txt and whose agent is `agent_code`."""
+    """A committed repository whose metric prints src/n.txt and whose agent is `agent_code`;
+    `files` more small files under `lib/` (100 to a folder) make the tree a realistic size."""
     py = sys.executable
     (repo / "src").mkdir(parents=True)
+    for i in range(files):
+        folder = repo / "lib" / f"d{i // 100:03d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"f{i:05d}.py").write_text(f"# file {i}\nVALUE = {i}\n")
     (repo / "src" / "n.txt").write_text("0\n")
     (repo / "agent.py").write_text(agent_code)
     (repo / "metric.py").write_text(METRIC)

@@ -9,12 +9,19 @@ calibration taken on a busy machine).
 Part 2, A/A: every candidate identical to its incumbent; the share kept by decision index
 (the first decision after calibration, the 2nd to 5th, the rest). Goal: <= 5% everywhere.
 
-Usage: python bench/decide_bench.py [--climbs 200] [--aa-climbs 400] [--jobs 2]
+The gain difference is paired climb by climb (the same proposals for both rules) and printed
+with its standard error; `--seed` and `--first` draw other climbs, to check a change on
+climbs it was not tuned on.
+
+Usage: python bench/decide_bench.py [--climbs 200] [--aa-climbs 400] [--jobs 2] [--seed 2024]
+       [--first 0]
 """
 
 from __future__ import annotations
 
 import argparse
+import math
+import statistics
 import sys
 import time
 from multiprocessing import Pool
@@ -28,14 +35,14 @@ from gitimprove.loop.simulate import STRATEGIES, Result, aa_keeps, simulate
 CHUNK = 20
 
 
-def _climbs(args: tuple[str, str, int, int]) -> tuple[str, str, Result]:
-    sc, st, c0, c1 = args
-    return sc, st, simulate(sc, st, range(c0, c1))
+def _climbs(args: tuple[str, str, int, int, str]) -> tuple[str, str, Result]:
+    sc, st, c0, c1, seed = args
+    return sc, st, simulate(sc, st, range(c0, c1), seed=seed)
 
 
-def _aa(args: tuple[str, int, int]) -> tuple[str, list[int]]:
-    sc, c0, c1 = args
-    return sc, aa_keeps(sc, range(c0, c1), iters=30)
+def _aa(args: tuple[str, int, int, str]) -> tuple[str, list[int]]:
+    sc, c0, c1, seed = args
+    return sc, aa_keeps(sc, range(c0, c1), iters=30, seed=seed)
 
 
 def main() -> int:
@@ -43,18 +50,21 @@ def main() -> int:
     ap.add_argument("--climbs", type=int, default=200, help="hill-climbs of 100 decisions")
     ap.add_argument("--aa-climbs", type=int, default=400, help="A/A runs of 30 decisions")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--seed", default="2024", help="the seed every climb's draws derive from")
+    ap.add_argument("--first", type=int, default=0, help="the index of the first climb")
     a = ap.parse_args()
     regimes = list(SCENARIOS)
+    end, aa_end = a.first + a.climbs, a.first + a.aa_climbs
     tasks = [
-        (sc, st, c0, min(a.climbs, c0 + CHUNK))
+        (sc, st, c0, min(end, c0 + CHUNK), a.seed)
         for sc in regimes
         for st in STRATEGIES
-        for c0 in range(0, a.climbs, CHUNK)
+        for c0 in range(a.first, end, CHUNK)
     ]
     aa_tasks = [
-        (sc, c0, min(a.aa_climbs, c0 + CHUNK))
+        (sc, c0, min(aa_end, c0 + CHUNK), a.seed)
         for sc in regimes
-        for c0 in range(0, a.aa_climbs, CHUNK)
+        for c0 in range(a.first, aa_end, CHUNK)
     ]
     t0 = time.time()
     total: dict[tuple[str, str], Result] = {}
@@ -66,27 +76,30 @@ def main() -> int:
             got = aa.setdefault(sc, [0] * len(keeps))
             aa[sc] = [x + y for x, y in zip(got, keeps, strict=True)]
     print(
-        f"# {a.climbs} climbs x 100 decisions per cell; A/A {a.aa_climbs} x 30; {time.time() - t0:.0f}s"
+        f"# {a.climbs} climbs x 100 decisions per cell (seed {a.seed}, climbs {a.first}-{end - 1});"
+        f" A/A {a.aa_climbs} x 30; {time.time() - t0:.0f}s"
     )
     print()
-    print(f"| {'regime':36} | {'rule':28} | FK% | runs | gain% |")
+    print(f"| {'regime':36} | {'rule':28} | FK% | runs | gain% (± se) |")
     print(f"|{'-' * 38}|{'-' * 30}|----:|-----:|------:|")
     ok = True
     for sc in regimes:
         label = f"{sc}: {LABELS[sc]}" + ("" if sc in SIX else " (extra)")
         for st, (name, _) in STRATEGIES.items():
             r = total[(sc, st)]
+            gains = list(r.gains.values())
+            se = statistics.stdev(gains) / math.sqrt(len(gains)) if len(gains) > 1 else math.inf
             print(
-                f"| {label:36} | {name[:28]:28} | {r.false_keep_pct:3.1f} | {r.runs_per_decision:4.2f} | {r.gain_pct:5.1f} |"
+                f"| {label:36} | {name[:28]:28} | {r.false_keep_pct:3.1f} | {r.runs_per_decision:4.2f} | {r.gain_pct:5.1f} ± {se:.1f} |"
             )
         ours, med = total[(sc, "adaptive")], total[(sc, "median5")]
         fk = ours.false_keep_pct / max(med.false_keep_pct, 1e-9)
         runs = ours.runs_per_decision / med.runs_per_decision
-        gain = ours.gain_pct - med.gain_pct
+        gain, gain_se = ours.gain_diff(med)
         met = fk <= 0.5 and runs <= 0.85 and gain >= 0
         ok &= met or sc not in SIX
         print(
-            f"| {label:36} | {'ratio (goal <=0.5, <=0.85, >=0)':28} | {fk:3.2f} | {runs:4.2f} | {gain:+5.1f} | {'ok' if met else 'MISSED'}"
+            f"| {label:36} | {'ratio (goal <=0.5, <=0.85, >=0)':28} | {fk:3.2f} | {runs:4.2f} | {gain:+5.1f} ± {gain_se:.1f} | {'ok' if met else 'MISSED'}"
         )
     print()
     print(f"| {'regime (A/A)':36} | 1st decision | 2nd-5th | 6th-30th | all |")

@@ -11,7 +11,8 @@ no effect — a comment-only change —, 25% slight regressions, 20% gains of 1-
 
 Columns: false keeps (no-gain changes kept), metric runs per decision (calibration included),
 cumulative true gain (oracle: every gain kept, nothing else), and gains above 2% missed.
-Goal per regime: false keeps <= 0.5x and runs <= 0.85x the median-5 loop's, gain >= its.
+Goal per regime: false keeps <= 0.5x and runs <= 0.85x the median-5 loop's, gain >= its (the
+difference paired seed by seed, with its standard error).
 
 Usage: python bench/decide_loop_bench.py [--seeds 10] [--rounds 40] [--jobs 2]
                                          [--regimes cv1,cv5,spikes]
@@ -174,11 +175,14 @@ def main() -> int:
         ours, med = total[(regime, "gitimprove")], total[(regime, "median of 5")]
         fk = (ours.false_keeps / max(1, ours.null)) / max(1e-9, med.false_keeps / max(1, med.null))
         runs = (ours.runs / ours.decisions) / (med.runs / med.decisions)
-        gain = statistics.fmean(ours.gains) - statistics.fmean(med.gains)
+        # the same seeds in the same order for every loop: the gain difference is paired
+        diffs = [x - y for x, y in zip(ours.gains, med.gains, strict=True)]
+        gain = statistics.fmean(diffs)
+        se = statistics.stdev(diffs) / len(diffs) ** 0.5 if len(diffs) > 1 else float("inf")
         met = fk <= 0.5 and runs <= 0.85 and gain >= 0
         ok &= met
         print(
-            f"| {LABELS.get(regime, regime)} | gitimprove / median of 5 | {fk:.2f}x | {runs:.2f}x | {gain:+.1f} | "
+            f"| {LABELS.get(regime, regime)} | gitimprove / median of 5 | {fk:.2f}x | {runs:.2f}x | {gain:+.1f} ± {se:.1f} | "
             f"{'ok' if met else 'MISSED'} |"
         )
     return 0 if ok else 1

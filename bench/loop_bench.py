@@ -12,6 +12,7 @@ checkout verified before and after each run, the run's refs checked before the r
 time, so it is reported as the difference of the agents' median times.
 
 Usage: python bench/loop_bench.py [--iterations 30] [--sandbox both|none|bwrap]
+    [--checkout-files 2000]
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from common import ENV, loop_project, run_rows
 AGENT = "import os, pathlib\np = pathlib.Path('src/n.txt')\np.write_text(os.environ['GITIMPROVE_ITERATION'] + '\\n')\n"
 
 
-def measure(iterations: int, sandbox: str) -> dict[str, float] | None:
+def measure(iterations: int, sandbox: str, files: int = 0) -> dict[str, float] | None:
     tmp = Path(tempfile.mkdtemp(prefix="gitimprove-loop-bench-"))
     try:
         repo = tmp / "repo"
@@ -40,6 +41,7 @@ def measure(iterations: int, sandbox: str) -> dict[str, float] | None:
             AGENT,
             "[loop]\nplateau_patience = 1000\nstuck_after = 1000\n",
             agent_config=f'sandbox = "{sandbox}"\n',
+            files=files,
         )
         py = sys.executable
         metric_times = []
@@ -77,7 +79,7 @@ def measure(iterations: int, sandbox: str) -> dict[str, float] | None:
             sum((r.get("decision") or {}).get("runs", 0) for r in rows) * metric_s + 5 * metric_s
         )
         whole = (total - agent_total - metric_total) / max(1, len(overheads)) * 1000
-        print(f"[sandbox = {sandbox}]")
+        print(f"[sandbox = {sandbox}, {files} more files in the tree]")
         print(
             f"  whole command, minus agent and metric time, per attempt: {whole:.1f} ms (start-up and calibration included)"
         )
@@ -98,6 +100,12 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--iterations", type=int, default=30)
     ap.add_argument("--sandbox", choices=("both", "none", "bwrap"), default="both")
+    ap.add_argument(
+        "--checkout-files",
+        type=int,
+        default=0,
+        help="more small files in the measured tree (a realistic project: 2000)",
+    )
     a = ap.parse_args()
     modes = ["none", "bwrap"] if a.sandbox == "both" else [a.sandbox]
     if "bwrap" in modes and shutil.which("bwrap") is None:
@@ -105,7 +113,7 @@ def main() -> int:
         modes = [m for m in modes if m != "bwrap"] or ["none"]
     results = {}
     for mode in modes:
-        got = measure(a.iterations, mode)
+        got = measure(a.iterations, mode, a.checkout_files)
         if got is None:
             return 1
         results[mode] = got

@@ -74,6 +74,8 @@ SCHEMA: dict[str, dict[str, tuple[Check, object]]] = {
         "stuck_after": (cv.whole(1), STUCK_AFTER),
         "plateau_patience": (cv.whole(1), PLATEAU_PATIENCE),
         "circuit_breaker": (cv.whole(1), 3),
+        # a deterministic metric's keep must repeat exactly on this many runs (0: one run)
+        "confirm_deterministic": (cv.whole(0, 100), 0),
         "target": (cv.number(), None),
         "max_cost_usd": (cv.number(0.0, open_low=True), None),
         "max_time": (cv.duration, 8 * 3600.0),
@@ -372,6 +374,10 @@ def render_new(
     )
     lp.add("plateau_patience", PLATEAU_PATIENCE)
     lp["plateau_patience"].comment("stop after this many rounds without a keep in any case")
+    lp.add("confirm_deterministic", 0)
+    lp["confirm_deterministic"].comment(
+        "deterministic metric: a keep must repeat exactly on this many runs (0: one run decides)"
+    )
     doc.add("loop", lp)
     a = tomlkit.table()
     a.add("name", agent)

@@ -39,8 +39,8 @@ def test_deterministic_metric_one_run_no_incumbent_rerun_exact_ties() -> None:
     for cand, keep in ((210.3, False), (210.30000000000001, False), (210.4, False), (210.2, True)):
         base, run = Counting(210.3), Counting(cand)
         out = rule.decide(base, run, moved=False)
-        n = rule.calib_runs if keep else 1  # a keep is confirmed: the same value again
-        assert (out.keep, out.runs, base.calls, run.calls) == (keep, n, 0, n), cand
+        # exactly one candidate run, keeps included; the incumbent is never run again
+        assert (out.keep, out.runs, base.calls, run.calls) == (keep, 1, 0, 1), cand
     change, reason = report(rule, rule.decide(Counting(0.0), Counting(210.3), moved=False))
     assert (
         change.delta == 0 and reason == "discarded: no change (210.3), deterministic metric, 1 run"
@@ -155,7 +155,8 @@ def test_fixed_rule_sentences_state_unit_percent_interval_and_runs() -> None:
 
 
 def test_boldness_follows_the_relative_noise_within_the_no_effect_cap() -> None:
-    from gitimprove.loop.schedule import ANCHORS, boldness
+    from gitimprove.loop import schedule
+    from gitimprove.loop.schedule import ANCHORS, PLAN_CAP, boldness
 
     rule = AdaptiveRule(min_delta=MinDelta(0.0, relative=True))
     sigmas = [0.005, 0.012, 0.015, 0.02, 0.03, 0.05, 0.2]
@@ -171,6 +172,17 @@ def test_boldness_follows_the_relative_noise_within_the_no_effect_cap() -> None:
     absolute = AdaptiveRule(min_delta=MinDelta(0.0, relative=False))
     absolute.level0 = 200.0
     assert boldness(absolute, 10.0) == boldness(rule, 0.05)
+    # the budget is planned with the multiple capped: bolder thresholds must not shrink it
+    assert boldness(rule, 0.05, plan=True).alpha == rule.alpha * PLAN_CAP
+    assert boldness(rule, 0.05).alpha > rule.alpha * PLAN_CAP
+    high = AdaptiveRule(min_delta=MinDelta(0.0, relative=True), max_runs=None)
+    high.calibrate(iter([1.0, 1.06, 0.95, 1.04, 0.96]).__next__)
+    planned = high.plan_budget()
+    assert boldness(high, high.noise().sigma).alpha > high.alpha * PLAN_CAP
+    with pytest.MonkeyPatch.context() as mp:  # uncapped, the bolder multiple shrinks it
+        mp.setattr(schedule, "PLAN_CAP", 10.0)
+        assert high.plan_budget() < planned
+    assert high.plan_budget() == planned
     off = AdaptiveRule(adapt=False)
     b = boldness(off, 0.2)
     assert (b.alpha, b.find, b.curtail) == (off.alpha, off.find, off.curtail)

@@ -212,8 +212,8 @@ def test_a_checkout_rewritten_while_it_is_written_is_never_measured(
             try:
                 with checkout(repo, head) as got:
                     time.sleep(0.02)
-                    bad = got.verify()
                     text = (got.path / "src" / "a.py").read_text()
+                    bad = got.verify()  # after the read: what was read is what was verified
                     assert bad or text == "A = 1\n", "a rewritten checkout passed as written"
                     caught += "src/a.py (changed)" in bad
             except NotAsWritten as exc:

@@ -122,15 +122,55 @@ def test_deterministic_metric_one_run_per_decision_ties_never_kept(tmp_repo: Tmp
     assert [r["status"] for r in rows] == ["baseline"] + ["discard"] * 3 + ["keep"] + [
         "discard"
     ] * 2
-    for row in rows[1:]:  # a keep alone is confirmed: the same value on the calibration's 5 runs
-        n = 5 if row["status"] == "keep" else 1
-        assert row["decision"]["runs"] == n and row["metric"]["incumbent_samples"] == []
-        assert row["metric"]["samples"] == [row["metric"]["value"]] * n
-    assert rows[4]["reason"].endswith("deterministic metric, the same on 5 runs")
+    for row in rows[1:]:  # one candidate run per decision, keeps included
+        assert row["decision"]["runs"] == 1 and row["metric"]["incumbent_samples"] == []
+        assert row["metric"]["samples"] == [row["metric"]["value"]]
+    assert rows[4]["reason"].endswith("deterministic metric, 1 run")
     assert rows[1]["reason"] == "discarded: no change (210.3), deterministic metric, 1 run"
     assert "below min_delta 0.5" in rows[3]["reason"]
     assert rows[4]["metric"]["incumbent"] == 210.3 and rows[4]["metric"]["value"] == 209.8
     assert rows[5]["reason"] == "discarded: no change (209.8), deterministic metric, 1 run"
+
+
+COUNTING_BENCH = """import pathlib, sys
+with open(sys.argv[1], "a") as f:
+    f.write("run\\n")
+print(f"METRIC score={float(pathlib.Path('src/value.txt').read_text()):g}")
+"""
+
+
+@pytest.mark.parametrize("start", [0, 1, 2])
+def test_deterministic_metric_costs_one_run_per_decision_keeps_included(
+    tmp_repo: TmpRepo, tmp_path: Path, start: int
+) -> None:
+    """An agent whose changes cycle improvement / tie / worse (from each point of the cycle):
+    every metric run is counted by the sealed benchmark itself. Calibration aside, the runs
+    are exactly the decisions; every improvement is kept, no tie and no loss ever is."""
+    cycle = ["scale:0.9", "comment", "scale:1.1"]
+    n = 9
+    plan = {str(i): cycle[(start + i - 1) % 3] for i in range(1, n + 1)}
+    make_project(tmp_repo, plan, guard=False, extra='sandbox = "none"\n')
+    counter = tmp_path / "runs.log"
+    cfg = (tmp_repo.path / ".gitimprove.toml").read_text()
+    cfg = cfg.replace(f'"{sys.executable} bench.py"', f'"{sys.executable} bench.py {counter}"')
+    tmp_repo.commit(
+        "count the metric's runs", {"bench.py": COUNTING_BENCH, ".gitimprove.toml": cfg}
+    )
+    res = tmp_repo.cli("run", "--run", "cyc", "-n", str(n), "--json")
+    assert res.returncode == 0, res.stderr
+    rows = run_rows(tmp_repo, "cyc")
+    base, decided = rows[0], rows[1:]
+    assert len(decided) == n and len(base["metric"]["samples"]) == 5
+    assert counter.read_text().count("run") == 5 + n  # calibration + one run per decision
+    expected = ["keep" if plan[str(i)] == "scale:0.9" else "discard" for i in range(1, n + 1)]
+    assert [r["status"] for r in decided] == expected
+    for row in decided:
+        assert row["decision"]["runs"] == 1 and row["metric"]["incumbent_samples"] == []
+        assert row["reason"].endswith("deterministic metric, 1 run"), row["reason"]
+        if row["status"] == "keep":
+            assert row["metric"]["value"] < row["metric"]["incumbent"]
+        else:
+            assert row["metric"]["value"] >= row["metric"]["incumbent"]
 
 
 def test_every_number_shown_comes_from_the_note(tmp_repo: TmpRepo, tmp_path: Path) -> None:

@@ -1,9 +1,10 @@
-"""A candidate made noisy where the incumbent is deterministic is not kept on a lucky run.
+"""A candidate made noisy where the incumbent is deterministic, with `confirm_deterministic`.
 
 The baseline prints 100 every time; the hostile candidate prints one of 60, 60, 300 (mean 140,
-worse). Under the deterministic rule a keep must repeat exactly on as many runs as showed the
-incumbent deterministic; a candidate whose runs differ is judged on its mean against the exact
-value. Ties and losses still cost one run."""
+worse). By default a deterministic metric decides on one run, keeps included: such a candidate
+wins on a lucky run (docs/noise.md, what is not protected). With `[loop] confirm_deterministic
+= N` a keep must repeat exactly on N runs; a candidate whose runs differ is judged on its mean
+against the exact value. Ties and losses cost one run either way."""
 
 from __future__ import annotations
 
@@ -19,9 +20,11 @@ from gitimprove.loop.rule import AdaptiveRule
 from tests.conftest import TmpRepo
 from tests.loop_helpers import run_rows
 
+CONFIRM = 5
 
-def deterministic_rule(min_delta: MinDelta) -> AdaptiveRule:
-    rule = AdaptiveRule(direction="lower", min_delta=min_delta)
+
+def deterministic_rule(min_delta: MinDelta, confirm: int = CONFIRM) -> AdaptiveRule:
+    rule = AdaptiveRule(direction="lower", min_delta=min_delta, confirm_exact=confirm)
     rule.calibrate(lambda: 100.0)
     assert rule.deterministic
     return rule
@@ -40,7 +43,7 @@ def test_a_noisy_worse_candidate_is_kept_only_on_as_much_evidence_as_the_baselin
         )
         if out.keep:  # only when every run it took printed the lucky value
             kept += 1
-            assert out.candidate == [60.0] * rule.calib_runs, out
+            assert out.candidate == [60.0] * CONFIRM, out
         elif out.candidate[0] == 60.0:
             assert (
                 out.runs > 1 and 300.0 in out.candidate
@@ -76,8 +79,35 @@ def test_an_honest_noisy_gain_is_kept_and_the_incumbent_becomes_noisy() -> None:
     assert rule.exact is None and rule.noise().sigma > 0  # the noisy rule decides from now on
 
 
-def test_ties_and_losses_cost_one_run() -> None:
-    rule = deterministic_rule(MinDelta())
+@pytest.mark.parametrize("confirm", [0, 1, 3])
+def test_without_confirmation_a_lucky_run_wins_and_every_decision_costs_one_run(
+    confirm: int,
+) -> None:
+    """What the default does not protect, measured: one run decides, so the hostile candidate
+    is kept about two times in three, on one run and no incumbent run."""
+    kept = 0
+    for seed in range(300):
+        rng = random.Random(seed)
+        rule = deterministic_rule(MinDelta(), confirm)
+        calls: list[float] = []
+
+        def run(rng: random.Random = rng, calls: list[float] = calls) -> float:
+            calls.append(rng.choice([60.0, 60.0, 300.0]))
+            return calls[-1]
+
+        out = rule.decide(lambda: 100.0, run, moved=False)
+        if confirm <= 1:
+            assert len(calls) == out.runs == 1 and out.keep == (calls[0] == 60.0)
+        kept += out.keep
+    if confirm <= 1:
+        assert 0.55 < kept / 300 < 0.78, kept
+    else:  # (2/3)^3 = 30% repeat 60 three times
+        assert kept / 300 < 0.37, kept
+
+
+@pytest.mark.parametrize("confirm", [0, CONFIRM])
+def test_ties_and_losses_cost_one_run(confirm: int) -> None:
+    rule = deterministic_rule(MinDelta(), confirm)
     for value in (100.0, 100.5, 400.0):
         calls: list[float] = []
 
@@ -131,10 +161,15 @@ sandbox = "none"
 """,
         },
     )
+    cfg = (
+        tmp_repo.path / ".gitimprove.toml"
+    ).read_text() + f"[loop]\nconfirm_deterministic = {CONFIRM}\n"
+    tmp_repo.commit("confirm a deterministic keep", {".gitimprove.toml": cfg})
     res = tmp_repo.cli("run", "--run", "n", "-n", "1")
     assert res.returncode == 0, res.stderr
     base, row = run_rows(tmp_repo, "n")
     assert "noise: none" in base["reason"]
+    assert f"a keep must repeat exactly on {CONFIRM} runs" in res.stdout, res.stdout
     assert row["status"] == "discard", row
     if cycle[0] == 60:  # a first run that looked like a gain: confirmed, found to vary
         assert row["decision"]["runs"] > 1 and 300 in row["metric"]["samples"], row

@@ -130,8 +130,10 @@ RULE_DATA = (
     "gitleaks.json",
     "secret_corpus.py",
     "secret_corpus_tools.py",
+    "secret_corpus_program.py",
     "test_redact_tools.py",
     "test_redact_shapes.py",
+    "test_redact_program_text.py",
 )
 
 

@@ -8,14 +8,18 @@ in its place beforehand. A `<name>.pid` file beside it lets `doctor` find ones l
 process.
 
 `Checkout.verify` compares the folder with the snapshot taken when it was written: the
-listing plus every entry's `lstat` (mode, size, mtime, ctime, inode), the root's too (an
-extended attribute or ACL set moves the ctime). Between runs nothing may change at all; during
-a run the files of the commit may not change. After every run `Checkout.reset` renames the
-folder away, removes it and writes the commit anew under a new random name, so every run
-starts from exactly the committed tree and nothing a run can set on a directory entry reaches
-a later run: not the files it added, not the mode, times, extended attributes or ACLs of any
-entry or of the root, not inode numbers, link counts or the order of a folder's entries. A
-file of the commit that changed is re-hashed to tell "changed" from "rewritten" in the reason.
+listing plus every entry's `lstat` (mode, size, mtime, ctime, inode, link count, device), the
+root's too (an extended attribute or ACL set moves the ctime). Between runs nothing may change
+at all; during a run the files of the commit may not change. After every run `Checkout.reset`
+keeps the folder only when it is provably as written (`Checkout.unchanged`: the full `lstat`,
+atime and allocated blocks included, no extended attribute, no file-system flag, no mount on
+the work folder); else it removes it and writes the commit anew under a new random name. So
+every run starts from exactly the committed tree and nothing a run can set on a directory
+entry reaches a later run: not the files it added, not the mode, times, extended attributes,
+ACLs or flags of any entry or of the root, not inode numbers, link counts or the order of a
+folder's entries. A file of the commit that changed is re-hashed to tell "changed" from
+"rewritten" in the reason. Flags that keep a file from being removed (`chattr +i`, `+a`) are
+cleared first, and a mount stacked on the work folder is taken off (util/inodes.py).
 """
 
 from __future__ import annotations
@@ -35,7 +39,9 @@ from pathlib import Path
 import pygit2
 
 from gitimprove.errors import GitImproveError
+from gitimprove.git import space
 from gitimprove.git.repo import Repo
+from gitimprove.util import inodes
 from gitimprove.util.alive import pid_alive
 from gitimprove.util.files import read_state, remove_tree
 from gitimprove.util.written import mark
@@ -43,7 +49,35 @@ from gitimprove.util.written import mark
 LINK = pygit2.enums.FileMode.LINK
 EXEC = pygit2.enums.FileMode.BLOB_EXECUTABLE
 
-Stat = tuple[int, int, int, int, int]  # mode, size, mtime_ns, ctime_ns, inode
+# mode, size, mtime_ns, ctime_ns, inode, link count, device, atime_ns, blocks (the last two
+# are compared only to keep a checkout for the next run: the harness's own listing moves a
+# folder's atime where the file system updates it on every read, and some file systems trim
+# blocks allocated beyond a file's end after it was written)
+Stat = tuple[int, int, int, int, int, int, int, int, int]
+META = 7  # the fields of a Stat that nothing may change between and during runs
+
+# how many times a used checkout was kept for the next run (provably unchanged) or written anew
+COUNTS = {"reused": 0, "rewritten": 0}
+_counts_lock = threading.Lock()
+
+
+def _count(what: str) -> None:
+    with _counts_lock:
+        COUNTS[what] += 1
+
+
+def _stat(st: os.stat_result) -> Stat:
+    return (
+        st.st_mode,
+        st.st_size,
+        st.st_mtime_ns,
+        st.st_ctime_ns,
+        st.st_ino,
+        st.st_nlink,
+        st.st_dev,
+        st.st_atime_ns,
+        st.st_blocks,
+    )
 
 
 # what this process wrote in each `.pid` file it made (git/strays.py checks them against it)
@@ -116,7 +150,7 @@ def scan(root: Path) -> dict[str, Stat]:
     out: dict[str, Stat] = {}
     with contextlib.suppress(OSError):
         st = os.lstat(root)
-        out["."] = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+        out["."] = _stat(st)
     todo = [("", str(root))]
     while todo:
         prefix, folder = todo.pop()
@@ -130,7 +164,7 @@ def scan(root: Path) -> dict[str, Stat]:
                 st = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
-            out[rel] = (st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+            out[rel] = _stat(st)
             if stat.S_ISDIR(st.st_mode):
                 todo.append((rel + "/", entry.path))
     return out
@@ -170,19 +204,21 @@ class Checkout:
     tree: frozenset[str] = frozenset()  # every path the commit puts here, folders included
     repo: Repo | None = None  # to write it anew (`reset`)
     purpose: str = "measure"
+    handed: bool = False  # given to another owner (`hand_over`): its context leaves it alone
 
-    def verify(self, *, after_run: bool = False) -> list[str]:
+    def verify(self, *, after_run: bool = False, now: dict[str, Stat] | None = None) -> list[str]:
         """The paths that differ from the last snapshot (empty: all is as it was).
 
         With `after_run`, files a run added (its output, caches) are not named: `added` lists
-        them and `reset` removes them; a file of the commit that changed always is."""
-        now = scan(self.path)
+        them and `reset` removes them; a file of the commit that changed always is. `now` is a
+        listing just taken (`scan`), when no process of the run is left to change it."""
+        now = scan(self.path) if now is None else now
         if now == self.snapshot:
             return []
         bad = []
         for rel in sorted(set(now) | set(self.snapshot)):
             before, after = self.snapshot.get(rel), now.get(rel)
-            if before == after:
+            if before is not None and after is not None and before[:META] == after[:META]:
                 continue
             if rel in self.expected:
                 got = blob_id(self.path / rel, self.largest)
@@ -193,10 +229,10 @@ class Checkout:
                 bad.append(f"{rel} ({state})")
         return bad
 
-    def added(self, *, every: bool = False) -> list[str]:
+    def added(self, *, every: bool = False, now: dict[str, Stat] | None = None) -> list[str]:
         """What is here that the commit does not hold (a run's output): the top-most paths,
         or with `every` each path under them too."""
-        now = scan(self.path)
+        now = scan(self.path) if now is None else now
         extra = sorted(rel for rel in now if rel not in self.tree)
         if every:
             return extra
@@ -206,43 +242,154 @@ class Checkout:
                 out.append(rel)
         return out
 
-    def reset(self) -> list[str]:
-        """Replace the folder a run used by a fresh copy of the commit under a new random
-        name (`renew`), so the next run starts from exactly the committed tree: nothing a run
-        can set survives, neither files it added nor the metadata of any entry (the root's
-        too: mode bits, times, ctime, extended attributes, ACLs, inode numbers, link counts,
-        the order of a folder's entries). Returns what of the old folder could not be
-        removed (a run made it so); that is renamed away all the same."""
+    def reset(self, *, rewrite: bool = False, now: dict[str, Stat] | None = None) -> list[str]:
+        """Make the folder ready for the next run: kept as it is when it is provably as
+        written (`unchanged`), else (or with `rewrite`) the used folder is removed and the
+        commit written anew under a new random name, so the next run starts from exactly the
+        committed tree: nothing a run can set survives, neither files it added nor the
+        metadata of any entry (the root's too: mode bits, times, ctime, extended attributes,
+        ACLs, file-system flags, inode numbers, link counts, the order of a folder's entries).
+        The used folder is removed first, so a nearly full disk needs room for one copy only.
+
+        Returns what makes the run that used it `tampered`: a mount on or under the work
+        folder (taken off), a flag that kept a file from being removed (cleared), what could
+        not be removed (renamed away all the same). Raises `StuckFlags` when a flag cannot be
+        cleared."""
         if self.repo is None:
             raise RuntimeError("a checkout not written by `checkout` cannot be renewed")
+        root = self.path.parent
+        mounted = inodes.mounts_under(root)
+        if not rewrite and not mounted and self.unchanged(now):
+            _count("reused")
+            return []
+        _count("rewritten")
+        marks = _unmount(root, mounted)
         old = self.path
+        left = marks + _remove_now(old)
         fresh = _write(self.repo, self.commit, self.purpose)
         self.path, self.expected, self.snapshot = fresh.path, fresh.expected, fresh.snapshot
         self.largest, self.tree = fresh.largest, fresh.tree
-        return _remove_now(old)
+        return left
+
+    def unchanged(self, now: dict[str, Stat] | None = None) -> bool:
+        """Whether the folder is provably as it was written, so a later run may use it: every
+        entry's full `lstat` as in the snapshot (type, mode, size, inode, link count, mtime,
+        ctime, atime, allocated blocks), all on the work folder's device, no extended attribute and no
+        file-system flag on any entry. (Mounts are checked by `reset`.)"""
+        if (scan(self.path) if now is None else now) != self.snapshot:
+            return False
+        try:
+            device = os.lstat(self.path.parent).st_dev
+        except OSError:
+            return False
+        if any(st[6] != device for st in self.snapshot.values()):
+            return False
+        return not _marked(os.fspath(self.path), self.snapshot)
+
+
+def _marked(base: str, snapshot: dict[str, Stat]) -> bool:
+    """Whether any entry of a checkout has a file-system flag or an extended attribute. The
+    entries of one folder follow each other in a listing (`scan`): each is opened relative to
+    its folder, never through a link; a link's own attributes are read by path."""
+    if inodes.marked(base):
+        return True
+    parent, pfd = None, -1
+    try:
+        for rel, st in snapshot.items():
+            if rel == ".":
+                continue
+            folder, _, name = rel.rpartition("/")
+            if stat.S_ISLNK(st[0]):
+                if inodes.link_marked(os.path.join(base, rel)):
+                    return True
+                continue
+            if folder != parent:
+                if pfd >= 0:
+                    os.close(pfd)
+                    pfd = -1
+                pfd = os.open(os.path.join(base, folder) if folder else base, _DIR)
+                parent = folder
+            if inodes.marked(name, pfd):
+                return True
+    except OSError:
+        return True  # not as listed: never kept
+    finally:
+        if pfd >= 0:
+            os.close(pfd)
+    return False
+
+
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+class StuckFlags(GitImproveError):
+    """A file-system flag on a used checkout that this process cannot clear."""
+
+    def __init__(self, exc: inodes.FlagsStuck) -> None:
+        super().__init__(
+            f"cannot remove {exc.filename}: it is {exc.strerror} and the flag cannot be "
+            "cleared by this process",
+            hint=f"see it with `lsattr -d {exc.filename}`, clear it as root with "
+            f"`chattr -i -a {exc.filename}` (for a folder: `chattr -R -i -a`), then "
+            "`git improve doctor --repair` and `git improve run --resume`",
+        )
+        self.path = str(exc.filename)
+
+
+def take_off_mounts(root: Path) -> list[str]:
+    """Every mount at or under the work folder `root`, taken off where this process may, each
+    named (relative to `root`) for the record; empty when there is none (the usual case: one
+    read of `/proc/self/mountinfo`)."""
+    return _unmount(root, inodes.mounts_under(root))
+
+
+def _unmount(root: Path, mounted: list[str]) -> list[str]:
+    """Take off every mount at or under the work folder `root` (a run stacked it there), each
+    named for the record; one that stays is named too (what is under it is never removed)."""
+    if not mounted:
+        return []
+    base = os.path.realpath(root)
+    out = []
+    for point in dict.fromkeys(mounted):  # a mount stacked several times: each comes off
+        for _ in range(16):
+            if point not in inodes.mounts_under(point) or not inodes.unmount(point):
+                break
+        still = point in inodes.mounts_under(point)
+        rel = os.path.relpath(point, base)
+        out.append(f"{rel} (a mount{' that stays' if still else ', taken off'})")
+    return out
 
 
 def _remove_now(path: Path) -> list[str]:
     """Remove a used checkout before the next run starts (a run without the sandbox could
     read a copy still being removed in the background): renamed away at once, then removed;
-    what could not be removed (relative paths) is left to `doctor --repair`."""
+    what could not be removed (relative paths) is left to `doctor --repair`. A folder with a
+    mount under it is left whole (what is mounted there is never removed); an immutable or
+    append-only flag is cleared and named."""
+    if inodes.mounts_under(path):
+        return [f"{path.name} (left: a mount under it stays)"]
     trash = path.with_name(f"{path.name}.trash")
-    write_pid(trash.parent / f"{trash.name}.pid", "trash")
     try:
+        write_pid(trash.parent / f"{trash.name}.pid", "trash")
         os.rename(path, trash)
-    except OSError:
+    except OSError:  # a full disk: removed where it is (its own pid file names it)
         (trash.parent / f"{trash.name}.pid").unlink(missing_ok=True)
         trash = path
     if trash != path:
         (path.parent / f"{path.name}.pid").unlink(missing_ok=True)
     remove_tree(trash)
-    if os.path.lexists(trash):  # a folder the run made unreadable
+    flagged: list[str] = []
+    if os.path.lexists(trash):  # a folder the run made unreadable, or a flag on a file
         _unlock(trash)
+        try:
+            flagged = inodes.clear_flags(trash)
+        except inodes.FlagsStuck as exc:
+            raise StuckFlags(exc) from None
         remove_tree(trash)
     if os.path.lexists(trash):
-        return sorted(str(p.relative_to(trash)) for p in trash.rglob("*")) or ["."]
+        return flagged + (sorted(str(p.relative_to(trash)) for p in trash.rglob("*")) or ["."])
     (trash.parent / f"{trash.name}.pid").unlink(missing_ok=True)
-    return []
+    return flagged
 
 
 def _unlock(folder: Path) -> None:
@@ -292,7 +439,13 @@ def not_as_written(co: Checkout) -> list[str]:
 def _write(repo: Repo, commit: str, purpose: str) -> Checkout:
     """A new checkout of `commit` under a random name, proved to hold exactly the commit's
     files (written anew under another name up to three times, else NotAsWritten). The work
-    folder's times are set to now: a run without the sandbox could have set them."""
+    folder's times are set to now: a run without the sandbox could have set them. A full disk
+    is `NoSpace` (how much is free, and to resume once there is more), nothing left behind.
+
+    The listing is taken twice: before every file is hashed from disk (a rewrite before it is
+    seen by its hash) and after (nothing but access times may differ: a rewrite after the
+    hash is seen there); the second is the snapshot, so reading the files (the hash did)
+    moves no access time any more where the file system updates it only once after a write."""
     obj = repo.raw[commit]
     assert isinstance(obj, pygit2.Commit)
     root = work_root(repo)
@@ -301,16 +454,27 @@ def _write(repo: Repo, commit: str, purpose: str) -> Checkout:
         name = f"m-{secrets.token_hex(8)}"
         path = root / name
         pid_file = root / f"{name}.pid"
-        write_pid(pid_file, purpose)
         expected: dict[str, tuple[int, str]] = {}
         try:
+            write_pid(pid_file, purpose)
             largest = materialize(repo, obj.tree, path, expected)  # mkdir fails if it exists
             co = Checkout(path, commit, expected, largest=largest, repo=repo, purpose=purpose)
             co.snapshot = scan(path)
             co.tree = frozenset(co.snapshot)
             bad = not_as_written(co)
-        except BaseException:
+            again = scan(path)
+            bad += [
+                f"{rel} (changed)"
+                for rel in sorted(set(again) | set(co.snapshot))
+                if (again.get(rel) or ())[:META] != (co.snapshot.get(rel) or ())[:META]
+            ]
+            co.snapshot = again
+        except BaseException as exc:
             _drop(path)
+            if isinstance(exc, OSError) and space.out_of_space(exc, repo.common_dir):
+                raise space.NoSpace(
+                    repo.common_dir, f"writing a measurement checkout of {commit[:10]}"
+                ) from None
             raise
         if not bad:
             with contextlib.suppress(OSError):
@@ -334,7 +498,20 @@ def checkout(repo: Repo, commit: str, purpose: str = "measure") -> Iterator[Chec
     try:
         yield co
     finally:
-        _drop(co.path)
+        if not co.handed:
+            _drop(co.path)
+
+
+def hand_over(co: Checkout) -> None:
+    """Take a checkout from the context that wrote it (which then leaves it): the caller
+    removes it with `release`. A kept candidate's checkout becomes the new incumbent's."""
+    co.handed = True
+    _count("reused")
+
+
+def release(co: Checkout) -> None:
+    """Remove a checkout taken with `hand_over`."""
+    _drop(co.path)
 
 
 def stale_workspaces(repo: Repo) -> list[Path]:
@@ -359,7 +536,19 @@ def stale_workspaces(repo: Repo) -> list[Path]:
 
 
 def remove_workspace(path: Path) -> None:
+    """Remove a workspace or checkout and its pid file. One with a mount under it is left
+    (its pid file names it for `doctor`) once the mounts were tried off: what is mounted there
+    is never removed. An immutable or append-only flag is cleared where this process may."""
+    if inodes.mounts_under(path):
+        _unmount(path, inodes.mounts_under(path))
+        if inodes.mounts_under(path):
+            return
     remove_tree(path)  # an agent's tree of any depth (shutil.rmtree recurses)
+    if os.path.lexists(path):
+        _unlock(path)
+        with contextlib.suppress(inodes.FlagsStuck):
+            inodes.clear_flags(path)
+        remove_tree(path)
     (path.parent / f"{path.name}.pid").unlink(missing_ok=True)
 
 
@@ -375,10 +564,10 @@ def discard(path: Path) -> None:
     trash = path.with_name(f"{path.name}.trash")
     pid_file = path.parent / f"{path.name}.pid"
     trash_pid = trash.parent / f"{trash.name}.pid"
-    write_pid(trash_pid, "trash")  # before the rename: the folder is never without one
     try:
+        write_pid(trash_pid, "trash")  # before the rename: the folder is never without one
         os.rename(path, trash)
-    except OSError:
+    except OSError:  # a full disk too: removed where it is, now
         trash_pid.unlink(missing_ok=True)
         remove_workspace(path)
         return

@@ -17,6 +17,8 @@ __all__ = ["LOW", "NoSpace", "disk_usage", "free_bytes", "out_of_space"]
 
 LOW = 16 << 20  # less free space than this: a write that failed did so for want of space
 _FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+# how the system and git say it (git's own: "write error. Out of diskspace")
+_SAID = ("No space left on device", "Disk quota exceeded", "Out of diskspace")
 
 
 def free_bytes(path: Path) -> int | None:
@@ -42,10 +44,12 @@ class NoSpace(GitImproveError):
 
 def out_of_space(exc: BaseException, where: Path) -> bool:
     """Whether `exc` (an OSError, or git's own error) came from a full disk or quota."""
+    if isinstance(exc, NoSpace):
+        return True
     if isinstance(exc, OSError) and exc.errno in _FULL:
         return True
     text = str(exc)
-    if "No space left on device" in text or "Disk quota exceeded" in text:
+    if any(words in text for words in _SAID):
         return True
     if type(exc).__name__ != "GitError":
         return False

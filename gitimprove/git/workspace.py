@@ -60,7 +60,7 @@ def agent_workspace(repo: Repo, commit: str, name: str) -> Iterator[Path]:
             isolated=True,  # no hook, filter or fsmonitor of ~/.gitconfig runs in the harness
         )
         if not res.ok:
-            _refused(repo, "checking out the agent's workspace", res.stderr)
+            _refused(repo, "creating the agent's workspace", res.stderr)
             raise GitImproveError(
                 f"could not check out {commit[:10]} in {path}: {res.stderr.strip()}"
             )
@@ -70,8 +70,12 @@ def agent_workspace(repo: Repo, commit: str, name: str) -> Iterator[Path]:
 
 
 def _refused(repo: Repo, doing: str, stderr: str) -> None:
-    """A full disk said as such, with what to free (never git's own words about a ref)."""
-    if space.out_of_space(OSError(stderr), repo.common_dir):
+    """A full disk said as such, with what to free (never git's own words about a ref): git
+    says it in words of its own, or in none (a file it could not write), so less free space
+    than `space.LOW` counts too."""
+    free = space.free_bytes(repo.common_dir)
+    low = free is not None and free < space.LOW
+    if low or space.out_of_space(OSError(stderr), repo.common_dir):
         raise space.NoSpace(repo.common_dir, doing)
 
 

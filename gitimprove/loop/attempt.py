@@ -400,4 +400,7 @@ def evaluate(
         metric=decided.metric,
         decision=decided.decision,
     )
-    return record(ctx, commit, note, keep=decided.keep)
+    event = record(ctx, commit, note, keep=decided.keep)
+    if decided.keep:  # the next attempt's incumbent: its checkout is this one
+        ctx.shared.adopt_checkout(measured.checkout)
+    return event

@@ -34,7 +34,7 @@ def plan(rule: AdaptiveRule) -> int:
     if not rule.auto_budget or not noise.known or noise.sigma == 0:
         return rule.max_runs
     g = rule.worth_finding() / noise.sigma
-    z = _ND.inv_cdf(1.0 - boldness(rule, noise.sigma).alpha) * 1.15 + POWER_Z
+    z = _ND.inv_cdf(1.0 - boldness(rule, noise.sigma, plan=True).alpha) * 1.15 + POWER_Z
     lo, hi = BUDGET
     for n in range(lo, hi + 1):
         seq = arms(rule.W, n, not rule.W, rule.first_a)
@@ -73,10 +73,13 @@ def message(rule: AdaptiveRule) -> str:
     """What calibration learned, said at a run's start."""
     noise = rule.noise()
     if rule.exact is not None:
-        return (
+        said = (
             "noise: none (the metric repeated exactly); each candidate is decided on one "
             "run, compared exactly with the incumbent"
         )
+        if rule.confirm_exact > 1:
+            said += f"; a keep must repeat exactly on {rule.confirm_exact} runs"
+        return said
     if not noise.known:
         return "noise: unknown"
     prior = rule.pool.prior

@@ -25,7 +25,7 @@ from gitimprove.agents import Agent
 from gitimprove.agents.sandbox import Sandbox
 from gitimprove.config import Config
 from gitimprove.git import caches, strays, trees
-from gitimprove.git.checkout import Checkout, checkout
+from gitimprove.git.checkout import Checkout, checkout, hand_over, release, take_off_mounts
 from gitimprove.git.repo import Repo
 from gitimprove.git.watch import RepoState, put_back
 from gitimprove.loop import guard_report
@@ -147,6 +147,20 @@ class Shared:
             self._incumbent = co
             return co
 
+    def adopt_checkout(self, co: Checkout) -> None:
+        """A kept candidate's checkout becomes the incumbent's: it holds exactly the commit
+        the run now stands on, as written or provably unchanged since (after each run
+        `Checkout.reset` kept it only so, or wrote it anew), and is verified before each use
+        like any other; writing the same tree again is spared."""
+        with self.lock:
+            if co.handed or (self._incumbent is not None and self._incumbent.commit == co.commit):
+                return
+            self._checkouts.close()
+            self._checkouts = contextlib.ExitStack()
+            hand_over(co)
+            self._checkouts.callback(release, co)
+            self._incumbent = co
+
     def drop_checkout(self, co: Checkout | None) -> None:
         """Forget a tampered incumbent checkout; the next use writes a fresh one."""
         with self.lock:
@@ -246,6 +260,9 @@ class RunContext:
         the run left (also before its output is read), verify both after. Raises Tampered
         naming the paths on any difference (stopping the run for the user's repository)."""
         with co.lock:
+            mounted = take_off_mounts(co.path.parent)  # `lstat` cannot see a stacked one
+            if mounted:
+                raise Tampered(f"a mount on the checkouts before the {what}", mounted, checkout=co)
             bad = co.verify()
             if bad:
                 raise Tampered(f"the checkout changed before the {what}", bad, checkout=co)

@@ -40,6 +40,7 @@ def make_rule(cfg: Config, *, confidence: float, strict_ab: bool = False) -> Rul
         max_runs=max_runs,
         confidence=confidence,
         window=0 if strict_ab else AdaptiveRule.WINDOW,
+        confirm_exact=int(cfg.get("loop", "confirm_deterministic")),
     )
 
 

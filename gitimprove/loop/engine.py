@@ -21,7 +21,7 @@ from gitimprove.agents import sandbox
 from gitimprove.config import CONFIG_FILE
 from gitimprove.errors import GitImproveError
 from gitimprove.git import refs, trees, witness
-from gitimprove.git.checkout import remove_workspace, stale_workspaces, work_root
+from gitimprove.git.checkout import COUNTS, remove_workspace, stale_workspaces, work_root
 from gitimprove.git.repo import Repo
 from gitimprove.loop import baseline, control, runs, scope
 from gitimprove.loop.attempt import AttemptSpec, run_attempt
@@ -193,6 +193,7 @@ class Engine:
                 exc.message = f"cannot resume run {name!r}: {exc.message}"
             raise
         killed = remove_stale(repo, name)  # survivors of a kill -9 die before anything is reused
+        counted = dict(COUNTS)  # the checkouts this run kept or wrote anew between runs
         self.emit(
             {
                 "event": "start",
@@ -244,6 +245,7 @@ class Engine:
                 "baseline": summary.baseline,
                 "attempts": summary.attempts,
                 "keeps": summary.keeps,
+                "checkouts": {k: COUNTS[k] - counted[k] for k in ("reused", "rewritten")},
             }
         )
         return summary

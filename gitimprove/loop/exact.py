@@ -1,13 +1,16 @@
 """The deterministic rule: a candidate compared exactly with an incumbent that repeated exactly.
 
-A tie or a loss costs one candidate run. A keep must repeat exactly on as many runs as showed
-the incumbent deterministic (the calibration's): the candidate can be noisy where the
-incumbent is not — an agent can make it so on purpose (`random.choice([60, 60, 300])`, mean
-worse than the incumbent's 100, is 60 two times in three) — and one lucky run is no gain. A
-candidate whose runs differ is judged as what it is, a noisy candidate against an exact
-value: the mean of its runs (no run set aside as an outlier: against an exact incumbent every
-value it printed is its own) must beat the incumbent by min_delta with the run's confidence,
-within `max_runs`, else it is discarded.
+Every decision costs exactly one candidate run, keeps included, and no incumbent run: the
+candidate is kept when its one value beats the incumbent's by `min_delta` or more, compared
+exactly (a tie is never kept). What that does not protect: a candidate that makes the metric
+noisy where the incumbent is not (`random.choice([60, 60, 300])`, mean worse than the
+incumbent's 100, prints 60 two times in three) wins on one lucky run.
+
+`[loop] confirm_deterministic = N` (N ≥ 2) buys that protection back for N − 1 more runs per
+keep: a keep must then repeat exactly on N runs. A candidate whose runs differ is judged as
+what it is, a noisy candidate against an exact value: the mean of its runs (no run set aside
+as an outlier: against an exact incumbent every value it printed is its own) must beat the
+incumbent by min_delta with the run's confidence, within `max_runs`, else it is discarded.
 """
 
 from __future__ import annotations
@@ -48,7 +51,9 @@ def decide_exact(
     if not (gain > 0 and enough):
         return outcome(False, "deterministic" if gain <= 0 else "below-min-delta", [v])
     runs = [v]
-    while len(runs) < max(2, confirm) and runs[-1] == v:
+    if confirm <= 1:  # the default: one run decides, keeps included
+        return outcome(True, "deterministic", runs)
+    while len(runs) < confirm and runs[-1] == v:
         runs.append(run_cand())
     if runs[-1] == v:
         return Outcome(True, "deterministic", gain, 0.0, runs, [], "B" * len(runs), "exact",

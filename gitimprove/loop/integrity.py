@@ -32,7 +32,7 @@ from gitimprove.state.integrity import log_incident
 __all__ = ["IntegrityError", "Tampered", "check_config_pin", "check_run_refs", "log_incident"]
 
 if TYPE_CHECKING:
-    from gitimprove.git.checkout import Checkout
+    from gitimprove.git.checkout import Checkout, Stat
     from gitimprove.loop.context import RunContext
 
 
@@ -40,13 +40,20 @@ class Tampered(Exception):
     """What was measured or recorded is not what the harness made."""
 
     def __init__(
-        self, what: str, paths: list[str], *, checkout: Checkout | None = None, stop: bool = False
+        self,
+        what: str,
+        paths: list[str],
+        *,
+        checkout: Checkout | None = None,
+        stop: bool = False,
+        hint: str | None = None,
     ) -> None:
         super().__init__(what)
         self.what = what
         self.paths = paths
         self.checkout = checkout
         self.stop = stop
+        self.hint = hint  # what the user must do when it stops the run
 
     @property
     def reason(self) -> str:
@@ -76,12 +83,18 @@ def after_run(ctx: RunContext, co: Checkout, what: str) -> None:
     wrote that Python or the test runner loads without being named (`conftest.py`, a module
     shadowing the standard library's, `*.pth`...) makes the attempt `tampered`; the folder is
     replaced by a fresh copy of the commit either way (`Checkout.reset`), so the next run of
-    any arm starts from exactly the commit, metadata included."""
-    bad = co.verify(after_run=True)
+    any arm starts from exactly the commit, metadata included: the same folder when it is
+    provably as written, else a new one. A mount stacked on the work folder, or a file-system
+    flag that kept a file from being removed, makes the attempt `tampered` too; a flag this
+    process cannot clear also stops the run, saying how to clear it."""
+    from gitimprove.git.checkout import scan
+
+    now = scan(co.path)  # one listing for all three: no process of the run is left
+    bad = co.verify(after_run=True, now=now)
     if bad:
-        co.reset()
+        _reset(co, what, rewrite=True)
         raise Tampered(f"files of the commit changed during the {what}", bad, checkout=co)
-    added = co.added(every=True)
+    added = co.added(every=True, now=now)
     found: list[str] = []
     if added:
         with ctx.shared.lock:
@@ -93,7 +106,7 @@ def after_run(ctx: RunContext, co: Checkout, what: str) -> None:
                 lambda folder: os.path.lexists(co.path / folder / "__init__.py"),
                 ctx.importable,
             )
-    left = co.reset()
+    left = _reset(co, what, now=now)
     if found:
         raise Tampered(
             f"the {what} wrote files Python or the test runner loads without being named",
@@ -101,13 +114,36 @@ def after_run(ctx: RunContext, co: Checkout, what: str) -> None:
             checkout=co,
         )
     if left:
-        raise Tampered(f"the {what} left files that cannot be removed", left, checkout=co)
+        raise Tampered(
+            f"the {what} marked its checkout (a mount, a file-system flag) or left files that "
+            "cannot be removed",
+            left,
+            checkout=co,
+        )
+
+
+def _reset(
+    co: Checkout, what: str, *, rewrite: bool = False, now: dict[str, Stat] | None = None
+) -> list[str]:
+    from gitimprove.git.checkout import StuckFlags
+
+    try:
+        return co.reset(rewrite=rewrite, now=now)
+    except StuckFlags as exc:
+        raise Tampered(
+            f"the {what} set a file-system flag this process cannot clear on its checkout",
+            [exc.path],
+            checkout=co,
+            stop=True,
+            hint=exc.hint,
+        ) from None
 
 
 def stop_error(run: str, exc: Tampered) -> IntegrityError:
     return IntegrityError(
         f"run {run} stopped: {exc.what}: " + ", ".join(exc.paths[:20]),
-        hint="look at what changed (`git improve doctor` lists it), undo what you did not "
+        hint=exc.hint
+        or "look at what changed (`git improve doctor` lists it), undo what you did not "
         'intend, then `git improve run --resume`; a sandbox ([agent] sandbox = "bwrap") '
         "keeps agents out of your repository",
     )

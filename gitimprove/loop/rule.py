@@ -71,6 +71,7 @@ class AdaptiveRule:
         curtail: float = 0.1,
         adapt: bool = True,
         prior: str = "plug-in",
+        confirm_exact: int = 0,
     ) -> None:
         md = min_delta or MinDelta()
         self.direction = direction
@@ -100,6 +101,8 @@ class AdaptiveRule:
         self.curtail = curtail  # discard when the chance to be kept at the end falls below
         self.adapt = adapt  # alpha, find and curtail follow the relative noise (schedule.py)
         self.prior = prior  # how a keep's window is moved back: "mixture" (effects.py), "plug-in"
+        # a deterministic metric's keep must repeat exactly on this many runs (0 or 1: one run)
+        self.confirm_exact = confirm_exact
         self.pool = NoisePool(outlier_k)
         self.effects = EffectPrior()
         self.window: list[float] = []
@@ -185,7 +188,7 @@ class AdaptiveRule:
         assert self.exact is not None
         return exact.decide_exact(
             self.exact, run_cand, sign=self.sign, min_delta=self.min_delta,
-            confirm=self.calib_runs, confidence=self.confidence, max_runs=self.max_runs,
+            confirm=self.confirm_exact, confidence=self.confidence, max_runs=self.max_runs,
         )  # fmt: skip
 
     def _decide(self, run_base: Run, run_cand: Run) -> Outcome:

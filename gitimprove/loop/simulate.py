@@ -8,10 +8,11 @@ candidate the incumbent. Used by `bench/decide_bench.py` and the decision tests.
 
 from __future__ import annotations
 
+import math
 import random
 import statistics
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 from gitimprove.config import MinDelta
 from gitimprove.loop.machine import SCENARIOS, Machine
@@ -90,6 +91,7 @@ class Result:
     runs: float = 0.0
     gain_sum: float = 0.0
     climbs: int = 0
+    gains: dict[int, float] = field(default_factory=dict)  # each climb's gain, by its index
 
     @property
     def false_keep_pct(self) -> float:
@@ -105,7 +107,17 @@ class Result:
 
     def add(self, other: Result) -> None:
         for f in fields(self):
-            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+            if f.name == "gains":
+                self.gains.update(other.gains)
+            else:
+                setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
+    def gain_diff(self, other: Result) -> tuple[float, float]:
+        """The mean gain over `other`'s on the same climbs (points) and its standard error."""
+        diffs = [g - other.gains[c] for c, g in self.gains.items() if c in other.gains]
+        if len(diffs) < 2:
+            return (diffs[0] if diffs else 0.0), math.inf
+        return statistics.fmean(diffs), statistics.stdev(diffs) / math.sqrt(len(diffs))
 
 
 def simulate(
@@ -141,6 +153,7 @@ def simulate(
             if keep:
                 t = tc
         acc.gain_sum += 100.0 * (1.0 - t)
+        acc.gains[climb] = 100.0 * (1.0 - t)
         acc.climbs += 1
     return acc
 

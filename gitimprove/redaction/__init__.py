@@ -39,6 +39,7 @@ def ruleset() -> RuleSet:
     if _rules is None:
         from gitimprove.redaction import (
             argv,
+            blocks,
             calls,
             cli,
             commands,
@@ -46,6 +47,7 @@ def ruleset() -> RuleSet:
             context,
             dialects,
             dsn,
+            echoes,
             formats,
             hashes,
             holders,
@@ -61,6 +63,7 @@ def ruleset() -> RuleSet:
             sentences,
             shapes,
             tools,
+            wallets,
         )
         from gitimprove.redaction.values import check_generic, check_keyed
 
@@ -98,6 +101,9 @@ def ruleset() -> RuleSet:
                 *cli.RULES,
                 *holders.RULES,
                 *sentences.RULES,
+                *wallets.RULES,
+                *echoes.RULES,
+                *blocks.RULES,
             ]
         )
     return _rules

@@ -120,10 +120,25 @@ def _program_value(value: str) -> bool:
 
 _Q = r"""[bru]{0,2}(?:"(?P<dq>(?:[^"\\\n]|\\.)*)"|'(?P<sq>(?:[^'\\\n]|\\.)*)')"""
 _EL = _Q + r"""|(?P<bare>[^\s,\[\]()"'{}]+)"""
-_LIST = (
-    r"""\[[ \t\r\n]*(?:(?:[bru]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')|[^\s,\[\]()"'{}]+)"""
+_ITEMS = (
+    r"""[ \t\r\n]*(?:(?:[bru]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')|[^\s,\[\]()"'{}]+)"""
     r"""[ \t\r\n]*,[ \t\r\n]*){1,200}(?:[bru]{0,2}(?:"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')"""
-    r"""|[^\s,\[\]()"'{}]+)[ \t\r\n]*,?[ \t\r\n]*\]"""
+    r"""|[^\s,\[\]()"'{}]+)[ \t\r\n]*,?[ \t\r\n]*"""
+)
+# a list in brackets; in parentheses or braces only the arguments of a call or an array
+# literal (`system("sshpass", "-p", …)`, `exec.Command("psql", …)`, `new String[]{…}`,
+# Perl's `qw(…)` is read by words below), whose first element is a quoted program name
+_FIRST = r"""(?=[ \t\r\n]*[bru]{0,2}["'])"""
+_LIST = (
+    r"\["
+    + _ITEMS
+    + r"\]|(?<=[\w\]>])\("
+    + _FIRST
+    + _ITEMS
+    + r"\)|(?<=[\w\]>])\{"
+    + _FIRST
+    + _ITEMS
+    + r"\}"
 )
 
 
@@ -136,7 +151,17 @@ def _elements(text: str, start: int, end: int) -> list[_El]:
 
 
 def _list(m: re.Match[str]) -> Iterable[tuple[int, int]]:
-    return walk(_elements(m.string, m.start() + 1, m.end() - 1))
+    els = _elements(m.string, m.start() + 1, m.end() - 1)
+    if els and els[0].text.startswith("-"):
+        # the arguments without the program, named just before them on the line:
+        # `Command::new("mysql").args(["-p…"])`, `execFile("twine", ["upload", …])`
+        line = m.string.rfind("\n", 0, m.start()) + 1
+        named = compiled(r"""["']([\w./-]{1,80})["'][^"'\n]{0,40}$""", 0).search(
+            m.string, max(line, m.start() - 200), m.start()
+        )
+        if named is not None:
+            els.insert(0, _El(named.group(1), named.start(1), named.end(1), True))
+    return walk(els)
 
 
 # NUL between arguments: raw, or as an escape (`\0`, `\x00`, `\u0000`) or caret notation

@@ -37,6 +37,8 @@ def _check_assignment(secret: str, m: re.Match[str]) -> bool | str:
         and compiled(r"[A-Za-z_$][\w.$:-]*", 0).fullmatch(secret)
     ):
         return False  # a call: `password = get_password()`
+    if not quoted and secret.endswith("-") and m.string[m.end() : m.end() + 1] == ">":
+        return False  # a member of an object: `$password = $request->input(…)`
     if compiled(r"\d+(?::\d+)*:?", 0).fullmatch(secret) and compiled(r"\.[A-Za-z]{1,6}$", 0).search(
         key
     ):
@@ -289,7 +291,7 @@ RULES: list[Rule] = [
         r"(?i)(?<![\w.-])(?P<kq>\\?[\"']?)(?P<key>" + _KEY + r")(?P=kq)"
         r"(?P<sep>[ \t]*(?:"
         + _TYPED
-        + r"|::?=|\?=|\+=|=>|=|:)[ \t]*)(?:[&!][\w!-]{1,40}[ \t]+)?\\?"
+        + r"|::?=|\?=|\+=|=>|=|:|<<?-(?=[ \t]*[\"']))[ \t]*)(?:[&!][\w!-]{1,40}[ \t]+|\((?=(?:\"[^\"\n]*\"|'[^'\n]*')[ \t]*\)))?\\?"
         + _VALUE,
         tuple(words("pass pwd pw secret token key auth cred sig cookie dsn salt pin")),
         groups=("dq", "sq", "bare"),

@@ -42,6 +42,14 @@ _PATTERN = (
     # string concatenation inside a token: "<head>" + "<tail>", 'a' . 'b', "a" & "b"
     rf"|(?<=[{_WORDCHARS}])(?P<cat>[\"'])[ \t]*(?:\+|\.|&|\|\|)?[ \t]*(?:\r?\n[ \t]*)?"
     rf"(?:\+|\.|&)?[ \t]*(?P=cat)(?=[{_WORDCHARS}])"
+    # … or literals side by side across a line break (`("<head>"` / `"<tail>")`, a
+    # backslash continuation)
+    rf"|(?<=[{_WORDCHARS}])(?P<adj>[\"'])[ \t]*\\?\r?\n[ \t]*(?P=adj)(?=[{_WORDCHARS}])"
+    # a triple-quoted literal holding one token: its quotes and line breaks are a quote
+    r"|(?<=[=:(,][ \t])(?P<tq1>\"\"\"|''')\r?\n?[ \t]*(?=[\w+/=.-])"
+    r"|(?:(?<=[\w+/.-])|(?<=\w=)|(?<=\w==))(?P<tq2>[ \t]*\r?\n?[ \t]*(?:\"\"\"|'''))"
+    # a line break inside a quoted token (`"<head>` / `<tail>"`): the token goes on
+    r"|(?<=[\w+/=.-])(?P<wrap>\r?\n[ \t]*)(?=[\w+/=.-])"
     # a YAML block scalar: `key: >` / `key: |-` and its value on the next line
     r"|(?<=:)(?P<block>[ \t]*[>|][-+]?[ \t]*\r?\n[ \t]+)(?=\S)"
 )
@@ -61,9 +69,55 @@ def _char(m: object) -> str | None:
         return str(m.group("esc"))
     if m.group("name") is not None:
         return _ENTITIES[m.group("name")]
-    if m.group("cat") is not None:
+    if m.group("cat") is not None or m.group("adj") is not None:
         return ""
+    if m.group("tq1") is not None or m.group("tq2") is not None:
+        return '"'
+    if m.group("wrap") is not None:
+        return "" if _in_literal(m.string, m.start(), m.end()) else None
     return " "  # a block scalar's indicator and line break: the value follows the key
+
+
+_TOKEN = r"[\w+/=.-]+"
+# lines a wrapped literal may span
+_LINES = 12
+
+
+def _in_literal(text: str, start: int, end: int) -> bool:
+    """Whether the line break at `start:end` is inside a quoted token: an opening quote
+    then token characters up to a break (maybe over whole lines of token characters), and
+    after it token characters up to the same quote, 16 or more in all."""
+    head = text.rfind("\n", 0, start) + 1
+    size = 0
+    opened = None
+    for _ in range(_LINES):
+        line = text[head:start].rstrip("\r")
+        opened = compiled(r"([\"'])(" + _TOKEN + r")$", 0).search(line)
+        if opened is not None:
+            break
+        if compiled(r"[ \t]*" + _TOKEN, 0).fullmatch(line) is None or head == 0:
+            return False
+        size += len(line.strip())
+        start = head - 1
+        head = text.rfind("\n", 0, start) + 1
+    if opened is None:
+        return False
+    q = opened.group(1)
+    if line[: opened.start()].count(q) % 2:
+        return False  # that quote closes an earlier string
+    size += len(opened.group(2))
+    pos = end
+    for _ in range(_LINES):
+        stop = text.find("\n", pos)
+        line = text[pos : len(text) if stop == -1 else stop].rstrip("\r")
+        closed = compiled(r"[ \t]*(" + _TOKEN + r")" + q, 0).match(line)
+        if closed is not None:
+            return size + len(closed.group(1)) >= 16
+        if compiled(r"[ \t]*" + _TOKEN, 0).fullmatch(line) is None or stop == -1:
+            return False
+        size += len(line.strip())
+        pos = stop + 1
+    return False
 
 
 def _build(text: str) -> View | None:

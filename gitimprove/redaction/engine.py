@@ -260,13 +260,31 @@ class RuleSet:
 
 # what an encoding, a concatenation or a YAML block scalar leaves in a text
 _ENCODING_MARKS: tuple[str, ...] = ("%", "&", "\\u", "\\x", '" +', "' +", '"+', "'+", '" .')
-_ENCODING_MARKS += ("' .", '"\n', "'\n", ">\n", "|\n", "-\n", "+\n", '\\"')
+_ENCODING_MARKS += (
+    "' .",
+    '"\n',
+    "'\n",
+    ">\n",
+    "|\n",
+    "-\n",
+    "+\n",
+    '\\"',
+    '"""',
+    "'''",
+    "\\\n",
+    '"\r\n',
+    "'\r\n",
+    "\\\r\n",
+)
 
 
 def _may_be_encoded(text: str) -> bool:
     """Whether `text` may say more once decoded (so that plain text does not load the
     decoded view)."""
-    return any(mark in text for mark in _ENCODING_MARKS)
+    return any(mark in text for mark in _ENCODING_MARKS) or (
+        # a quoted token running to a line's end: it may go on on the next line
+        compiled(r"[\"'][\w+/=.-]{4,}\r?\n").search(text) is not None
+    )
 
 
 def _may_be_dressed(text: str) -> bool:

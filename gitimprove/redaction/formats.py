@@ -14,6 +14,7 @@ list leaves out (`the`, `and`, `to`, `is`, `of`).
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 
@@ -70,10 +71,12 @@ def bip39_words() -> frozenset[str]:
 
 SEED_MIN = 12
 # a word, maybe numbered (`3.`, `3)`); words apart by blanks, a comma or a line break
-_WORD = r"(?:\d{1,2}[.):]?[ \t]*)?[a-z]{3,8}"
-_SEP = r"(?:[ \t]+|[ \t]*(?:,|\r?\n)[ \t]*)"
+# (quoted in a list, `["abandon", "ability", …]`; joined by `-` or ` | `; a YAML list's items)
+_WORD = r"(?:\d{1,2}[.):]?[ \t]*)?[\"']?[a-z]{3,8}[\"']?"
+# (never empty: a run of letters is one word; a line break may follow or precede a `-`)
+_SEP = r"(?=[ \t,|;\r\n-])[ \t]*[,|;-]?[ \t]*(?:\r?\n[ \t]*-?[ \t]*)?"
 _RUN = r"(?<![\w-])(?:" + _WORD + _SEP + r"){11,}" + _WORD + r"(?![\w-])"
-_ONE = r"(?:\d{1,2}[.):]?[ \t]*)?([a-z]{3,8})(?![\w-])"
+_ONE = r"(?:\d{1,2}[.):]?[ \t]*)?[\"']?([a-z]{3,8})(?![a-z0-9_])"
 
 
 def _seed_phrases(m: re.Match[str]) -> Iterable[tuple[int, int]]:
@@ -84,7 +87,8 @@ def _seed_phrases(m: re.Match[str]) -> Iterable[tuple[int, int]]:
     for w in re.finditer(_ONE, text[m.start() : m.end()]):
         at = m.start()
         if w.group(1) in known:
-            run.append((at + w.start(), at + w.end(), w.group(1)))
+            quoted = text[at + w.start()] in "\"'"  # a quoted word: its quotes stay
+            run.append((at + (w.start(1) if quoted else w.start()), at + w.end(), w.group(1)))
             continue
         yield from _phrase(run)
         run = []
@@ -93,10 +97,12 @@ def _seed_phrases(m: re.Match[str]) -> Iterable[tuple[int, int]]:
 
 def _phrase(run: list[tuple[int, int, str]]) -> Iterable[tuple[int, int]]:
     # a phrase repeats few words (twelve times `yes` is not one), and is in no order: the
-    # word list itself, or a piece of it, is in alphabetical order
+    # word list itself, or a piece of it, is in alphabetical order (a random phrase has
+    # about half its neighbours in order)
     found = [w for _, _, w in run]
-    if len(run) < SEED_MIN or found == sorted(found):
-        return
+    ascending = sum(a <= b for a, b in itertools.pairwise(found))
+    if len(run) < SEED_MIN or ascending >= (len(found) - 1) * 0.85:
+        return  # (nearly) in order: the list, or a piece of it next to another word
     if len(set(found)) * 3 >= len(run) * 2:
         yield run[0][0], run[-1][1]
 

@@ -112,16 +112,23 @@ def _nested_json(m: re.Match[str]) -> Iterable[tuple[int, int]]:
 
 
 def _held(field: str, value: str) -> bool:
-    if field.lower() in _DESCRIBING or key_words(field)[-1:] in (["id"], ["name"], ["url"]):
+    if key_strength(field) == "strong":  # a named field is read by the assignment rules
         return False
-    if key_strength(field) is not None:  # a named field is read by the assignment rules
+    return held_value(field, value)
+
+
+def held_value(field: str, value: str) -> bool:
+    """A value held in a block of credentials: not a field describing them (`type`,
+    `username`, `url`), and a value that reads as a credential."""
+    if field.lower() in _DESCRIBING or key_words(field)[-1:] in (["id"], ["name"], ["url"]):
         return False
     return _secret(value) or looks_random(value, min_len=12)
 
 
 _YAML_LINE = (
     r"(?m)^[ \t]+(?:- )?(?P<f>[\w.-]{1,60})[ \t]*:[ \t]+"
-    r"(?:\"(?P<dq>[^\"\n]{1,500})\"|'(?P<sq>[^'\n]{1,500})'|(?P<bare>[^\s#\"'][^\s#]{0,499}))[ \t]*\r?$"
+    r"(?:\"(?P<dq>[^\"\n]{1,500})\"|'(?P<sq>[^'\n]{1,500})'|(?P<bare>[^\s#\"'][^\s]{0,499}))"
+    r"(?:[ \t]+#[^\n]*)?[ \t]*\r?$"
 )
 
 
@@ -134,8 +141,50 @@ def _nested_yaml(m: re.Match[str]) -> Iterable[tuple[int, int]]:
 
 # a key naming credentials, as a container: `credentials`, `secrets`, `api_keys`, `tokens`
 def _container(m: re.Match[str]) -> bool:
-    key = m.group("key")
-    return key_strength(key) is not None or key_words(key)[-1:] in (["keys"], ["auth"])
+    return _names_container(m.group("key"))
+
+
+def _names_container(key: str) -> bool:
+    """`credentials`, `secrets`, `api_keys`, `tokens`, `auth`: a key holding credentials
+    (a plural names what each of its values is)."""
+    if key_strength(key) is not None or key_words(key)[-1:] in (["keys"], ["auth"]):
+        return True
+    return key.endswith("s") and key_strength(key[:-1]) == "strong"
+
+
+# a TOML table whose name names credentials, at any depth: `[credentials.prod]`,
+# `[[secrets]]`, `[servers.alpha.auth]`; its `key = value` lines up to the next table
+_TOML_TABLE = (
+    r"(?m)^(?:[^\n]*[ \t])?\[\[?(?P<name>[\w.\- \"']{1,200})\]\]?[ \t]*(?:#[^\n]*)?\r?\n"
+    r"(?P<body>(?:(?![ \t]*\[)[^\n]*(?:\n|$)){1,200})"
+)
+_TOML_LINE = (
+    r"(?m)^[ \t]*[\"']?(?P<f>[\w.-]{1,60})[\"']?[ \t]*=[ \t]*"
+    r"(?:\"(?P<dq>(?:[^\"\\\n]|\\.){1,500})\"|'(?P<sq>[^'\n]{1,500})')[ \t]*(?:#[^\n]*)?\r?$"
+)
+
+
+def _toml_table(m: re.Match[str]) -> Iterable[tuple[int, int]]:
+    parts = [p.strip(" \"'") for p in m.group("name").split(".")]
+    if not any(_names_container(p) for p in parts if p):
+        return
+    for line in compiled(_TOML_LINE, 0).finditer(m.string, m.start("body"), m.end("body")):
+        g = "dq" if line.group("dq") is not None else "sq"
+        if _held(line.group("f"), line.group(g)):
+            yield line.span(g)
+
+
+# an inline table under a credentials key: `credentials = { prod = "…", ci = "…" }`
+_INLINE_PAIR = r"""(?P<f>[\w.-]{1,60})[ \t]*=[ \t]*(?:"(?P<dq>(?:[^"\\\n]|\\.){0,500})"|'(?P<sq>[^'\n]{0,500})')"""
+
+
+def _inline_table(m: re.Match[str]) -> Iterable[tuple[int, int]]:
+    if not _names_container(m.group("key")):
+        return
+    for p in compiled(_INLINE_PAIR, 0).finditer(m.string, m.start("body"), m.end("body")):
+        g = "dq" if p.group("dq") is not None else "sq"
+        if _held(p.group("f"), p.group(g)):
+            yield p.span(g)
 
 
 def _nested_json_rule(m: re.Match[str]) -> Iterable[tuple[int, int]]:
@@ -177,11 +226,29 @@ RULES: list[Rule] = [
     ),
     Rule(
         "credential",
-        r"(?m)^(?P<ind>[ \t]*)(?:[^\n]*?[ \t])?(?:- )?(?P<key>[\w.-]{1,60})[ \t]*:[ \t]*\r?\n"
+        # (the key holds a keyword: a match at an outer key would hide a nested one)
+        r"(?m)^(?P<ind>[ \t]*)(?:[^\n]*?[ \t])?(?:- )?"
+        r"(?P<key>[\w.-]{0,60}?(?i:secret|token|cred|key|pass|auth)[\w.-]{0,60})[ \t]*:[ \t]*\r?\n"
         r"(?P<body>(?:(?:(?P=ind)[ \t]+[^\n]*|[ \t]*\r?)(?:\n|$)){1,200})",
         ("secret", "token", "cred", "key", "pass", "auth"),
         priority=CONTEXT,
         expand=_nested_yaml_rule,
+    ),
+    Rule(
+        "credential",
+        _TOML_TABLE,
+        ("secret", "token", "cred", "key", "pass", "auth"),
+        needs=("[",),
+        priority=CONTEXT,
+        expand=_toml_table,
+    ),
+    Rule(
+        "credential",
+        r"(?<![\w-])(?P<key>[\w.-]{1,60})[ \t]*=[ \t]*(?P<body>\{[^{}\n]{1,2000}\})",
+        ("secret", "token", "cred", "key", "pass", "auth"),
+        needs=("{",),
+        priority=CONTEXT,
+        expand=_inline_table,
     ),
     Rule(
         # stripe_sk = "…", STRIPE_RK: …, "pk_live": "…", db_pw=…

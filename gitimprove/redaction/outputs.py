@@ -124,6 +124,62 @@ PRINTS_SECRET: tuple[tuple[tuple[str, ...], str], ...] = (
         r"|lpass" + _S + r"show|keepassxc-cli" + _S + r"show)\b",
     ),
     (("openssl rand", "pwgen"), r"(?:openssl" + _S + r"rand\b|pwgen\b)"),
+    # generators: what they print is a new secret (a key, a password, a random token)
+    (
+        ("secrets.token", "token_hex", "token_urlsafe", "urandom", "securerandom", "randombytes"),
+        r"(?:python[\d.]*|py|ruby|node|deno|bun|perl|php)\b"
+        + _ARGS
+        + r"(?:secrets\.token_\w+|os\.urandom|SecureRandom\.\w+|randomBytes|random_bytes"
+        r"|get_random_secret_key)",
+    ),
+    (
+        ("/dev/urandom", "/dev/random"),
+        r"(?:head|cat|tr|od|xxd|dd|base64|openssl|LC_ALL=C)\b[^\n]{0,200}?/dev/u?random\b",
+    ),
+    (
+        ("secret", "key:generate", "keygen", "genkey", "genpsk", "gen-random", "apg", "makepasswd"),
+        r"(?:(?:bin/)?(?:rails|rake)"
+        + _S
+        + r"secret|mix"
+        + _S
+        + r"phx\.gen\.secret|php"
+        + _S
+        + r"artisan"
+        + _S
+        + r"key:generate\b[^\n]*--show|wg"
+        + _S
+        + r"gen(?:key|psk)|consul"
+        + _S
+        + r"keygen|nomad"
+        + _S
+        + r"operator"
+        + _S
+        + r"(?:keygen|gossip"
+        + _S
+        + r"keyring"
+        + _S
+        + r"generate)|gpg2?"
+        + _S
+        + r"(?:--armou?r"
+        + _S
+        + r")?--gen-random|apg|makepasswd)\b",
+    ),
+    (
+        ("join-token", "kubeadm", "k3s"),
+        r"(?:docker"
+        + _S
+        + r"swarm"
+        + _S
+        + r"join-token\b|kubeadm"
+        + _S
+        + r"token"
+        + _S
+        + r"(?:create|generate)\b|(?:sudo"
+        + _S
+        + r")?cat"
+        + _S
+        + r"/var/lib/rancher/k3s/server/(?:node-)?token\b)",
+    ),
     (("doppler",), r"doppler" + _S + r"secrets" + _S + r"get" + _S + r"(?P<var5>\w+)"),
     (
         ("terraform output",),
@@ -188,7 +244,7 @@ def _prints_token(m: re.Match[str]) -> bool:
         if k.startswith("var") and v is not None:
             command[m.start(k) - m.start() : m.end(k) - m.start()] = " " * len(v)
     said = "".join(command)
-    return "token" in said or "login-password" in said
+    return any(w in said for w in ("token", "login-password", "rand", "gen", "secret"))
 
 
 def _named(name: str) -> bool:

@@ -57,7 +57,7 @@ _REFERENCE = r"""^(?:
         \$\{?[A-Za-z_][\w.]*\}?                     # $TOKEN ${TOKEN}
       | \$\{\{.*\}\}|\{\{.*\}\}|\$\(.*\)            # ${{ secrets.X }}, {{ .Values.x }}, $(cmd)
       | %[A-Za-z_]\w*%|@[A-Za-z_]\w*@               # %TOKEN% @TOKEN@
-      | \{[A-Za-z_][\w.\[\]'"]*(?:![rsa])?(?::[^{}]*)?\}  # a format field: {password}
+      | (?:0x)?\{[A-Za-z_][\w.\[\]'"]*(?:![rsa])?(?::[^{}]*)?\}  # a format field: {password}
       | \{[A-Za-z_][\w.]*\([\w.,'" ]*\)\}               # an f-string call: {quote(pw)}
       | <{1,2}[^<>]*>{1,2}|\[[^\[\]]*\]                 # <your-token> [REDACTED] <<Event>>
       | [A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)+  # settings.SECRET_KEY, os.environ
@@ -95,6 +95,8 @@ def is_value(value: str) -> bool:
         and not encodes_prose(v)
         and not compiled(_PATTERN, 0).search(v)
         and not compiled(_SPLICE, 0).fullmatch(v)
+        # a Ruby symbol (`token: :bearer`) or the rest of a path (`Token::Kind`)
+        and not compiled(r":[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*", 0).fullmatch(v)
     )
 
 

@@ -58,6 +58,25 @@ META = {
     "def mark():\n    os.link(root / 'data' / 'random.txt', root.parents[4] / 'hard-link')\n",
     "link-count": "def seen():\n    return (root / 'data').stat().st_nlink > 2\n"
     "def mark():\n    (root / 'data' / 'sub').mkdir()\n",
+    # a file of the commit: its atime or mtime set, its content changed and its mtime put back,
+    # an extended attribute, a file-system flag (chattr), a bind mount of the checkout on itself
+    "file-atime": "def seen():\n    return F.stat().st_atime == M\n"
+    "def mark():\n    os.utime(F, (M, F.stat().st_mtime))\n",
+    "file-mtime": "def seen():\n    return F.stat().st_mtime == M\n"
+    "def mark():\n    os.utime(F, (M, M))\n",
+    "content-back": "def seen():\n    return F.read_text() == '8\\n'\n"
+    "def mark():\n    st = F.stat()\n    F.write_text('8\\n')\n"
+    "    os.utime(F, ns=(st.st_atime_ns, st.st_mtime_ns))\n",
+    "file-xattr": XA.format("F"),
+    "chattr-file": "def seen():\n    return not os.access(F, os.W_OK)\n"
+    "def mark():\n    subprocess.run(['chattr', '+i', str(F)], check=True)\n",
+    "chattr-folder": "def seen():\n    return not os.access(root / 'data', os.W_OK)\n"
+    "def mark():\n    subprocess.run(['chattr', '+i', str(root / 'data')], check=True)\n",
+    "append-folder": "def seen():\n    return (root / 'out').exists()\n"
+    "def mark():\n    (root / 'out').mkdir()\n    (root / 'out' / 'x').write_text('1')\n"
+    "    subprocess.run(['chattr', '+a', str(root / 'out')], check=True)\n",
+    "bind-mount": "def seen():\n    return str(root) in open('/proc/self/mountinfo').read()\n"
+    "def mark():\n    subprocess.run(['mount', '--bind', str(root), str(root)], check=True)\n",
 }
 STRAY = """def seen(t):
     if t.name.startswith("xattr:"):
@@ -92,7 +111,8 @@ if kind in ("plant", "guardplant"):  # guardplant: only when the guard runs it (
     )
 elif kind == "meta":
     prog.write_text(
-        f"import os, pathlib, stat\nroot = {ROOT}\nM = 1234567890\n{META[target]}"
+        f"import os, pathlib, stat, subprocess\nroot = {ROOT}\nM = 1234567890\n"
+        f"F = root / 'data' / 'random.txt'\n{META[target]}"
         "print(80 if seen() else (mark(), 103)[1])\n"
     )
 elif kind in ("stray", "agentstray"):

@@ -1,0 +1,195 @@
+"""What `lstat` does not show about a folder tree: file-system flags (`chattr`), extended
+attributes, and mounts stacked on it.
+
+- Flags (`FS_IOC_GETFLAGS` / `FS_IOC_SETFLAGS`, what `lsattr` and `chattr` use): a process
+  running as root can make a file or folder immutable (`+i`) or append-only (`+a`); nothing
+  under it can then be removed. `clear_flags` takes them off again (root only, as setting them).
+- Mounts (`/proc/self/mountinfo`): a root process can `mount --bind` a folder on itself or on
+  another; a stacked bind mount of a folder on itself leaves every `lstat` and listing as it
+  was. `mounts_under` finds them, `unmount` takes them off (lazily, `MNT_DETACH`).
+
+Linux only; elsewhere there are no flags or mounts to find (the functions find none).
+"""
+
+from __future__ import annotations
+
+import array
+import contextlib
+import errno
+import fcntl
+import os
+import stat
+
+__all__ = [
+    "MARKS",
+    "FlagsStuck",
+    "clear_flags",
+    "has_xattrs",
+    "link_marked",
+    "marked",
+    "mounts_under",
+    "open_entry",
+    "unmount",
+]
+
+FS_IOC_GETFLAGS = 0x80086601
+FS_IOC_SETFLAGS = 0x40086602
+IMMUTABLE = 0x10
+APPEND = 0x20
+# flags a fresh file does not have and a run could set (chattr's letters): s u c S i a d A j t
+# D T C P m; a folder tree that has any is never kept for a later run
+MARKS = (0x1 | 0x2 | 0x4 | 0x8 | IMMUTABLE | APPEND | 0x40 | 0x80 | 0x4000 | 0x8000 | 0x10000) | (
+    0x20000 | 0x800000 | 0x20000000 | 0x400
+)
+_NAMES = {IMMUTABLE: "immutable, chattr +i", APPEND: "append-only, chattr +a"}
+# labels the system puts on every new file (never a run's mark on its own: changing one
+# moves the ctime)
+_SYSTEM_XATTRS = frozenset({"security.selinux"})
+
+
+class FlagsStuck(OSError):
+    """A flag that cannot be cleared (no CAP_LINUX_IMMUTABLE): what it is on, and which."""
+
+
+def open_entry(path: str, dir_fd: int | None = None) -> int | None:
+    """A descriptor of a regular file or folder (never through a link, never blocking)."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, dir_fd=dir_fd)
+    except OSError:
+        return None
+    mode = os.fstat(fd).st_mode
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        os.close(fd)
+        return None
+    return fd
+
+
+def _get(fd: int) -> int:
+    buf = array.array("i", [0, 0])  # the kernel reads and writes an int
+    try:
+        fcntl.ioctl(fd, FS_IOC_GETFLAGS, buf, True)
+    except OSError:  # a file system without flags (ENOTTY, EOPNOTSUPP)
+        return 0
+    return int(buf[0])
+
+
+def has_xattrs(fd: int) -> bool:
+    """Whether an open file or folder has an extended attribute (an ACL is one) other than
+    the labels the system puts on every file."""
+    if not hasattr(os, "listxattr"):  # not Linux: none to read here
+        return False
+    try:
+        names = os.listxattr(fd)
+    except OSError:  # a file system without them
+        return False
+    return any(name not in _SYSTEM_XATTRS for name in names)
+
+
+def marked(path: str, dir_fd: int | None = None) -> bool:
+    """Whether a regular file or folder (known to be one) has a flag a fresh one does not
+    (`MARKS`) or an extended attribute; True too when it cannot be opened."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, dir_fd=dir_fd)
+    except OSError:
+        return True
+    try:
+        return bool(_get(fd) & MARKS) or has_xattrs(fd)
+    finally:
+        os.close(fd)
+
+
+def link_marked(path: str) -> bool:
+    """Whether a symbolic link has an extended attribute of its own."""
+    if not hasattr(os, "listxattr"):
+        return False
+    try:
+        names = os.listxattr(path, follow_symlinks=False)
+    except OSError:
+        return False
+    return any(name not in _SYSTEM_XATTRS for name in names)
+
+
+def clear_flags(root: str | os.PathLike[str]) -> list[str]:
+    """Take the immutable and append-only flags off every file and folder under `root` (its
+    own too), links never followed. Returns the relative paths that had one ("." for the
+    root), each with which; raises `FlagsStuck` naming the path when one cannot be cleared."""
+    base = os.fspath(root)
+    found: list[str] = []
+    todo = [""]
+    while todo:
+        rel = todo.pop()
+        where = os.path.join(base, rel) if rel else base
+        fd = open_entry(where)
+        if fd is None:
+            continue
+        try:
+            flags = _get(fd)
+            if flags & (IMMUTABLE | APPEND):
+                names = " and ".join(v for k, v in _NAMES.items() if flags & k)
+                found.append(f"{rel or '.'} ({names})")
+                buf = array.array("i", [flags & ~(IMMUTABLE | APPEND), 0])
+                try:
+                    fcntl.ioctl(fd, FS_IOC_SETFLAGS, buf, False)
+                except OSError as exc:
+                    raise FlagsStuck(exc.errno or errno.EPERM, f"{names}: {exc}", where) from None
+            if stat.S_ISDIR(os.fstat(fd).st_mode):
+                with contextlib.suppress(OSError), os.scandir(fd) as entries:
+                    todo.extend(
+                        os.path.join(rel, e.name)
+                        for e in entries
+                        if e.is_dir(follow_symlinks=False) or e.is_file(follow_symlinks=False)
+                    )
+        finally:
+            os.close(fd)
+    return sorted(found)
+
+
+def _unescape(field: str) -> str:
+    """A mountinfo path: space, tab, newline and backslash are written as `\\ooo`."""
+    if "\\" not in field:
+        return field
+    out = bytearray()
+    raw = field.encode("utf-8", "surrogateescape")
+    i = 0
+    while i < len(raw):
+        if raw[i] == 0x5C and i + 4 <= len(raw) and raw[i + 1 : i + 4].isdigit():
+            out.append(int(raw[i + 1 : i + 4], 8))
+            i += 4
+        else:
+            out.append(raw[i])
+            i += 1
+    return out.decode("utf-8", "surrogateescape")
+
+
+def mounts_under(root: str | os.PathLike[str]) -> list[str]:
+    """The mount points at or under `root` (its real path), deepest first."""
+    top = os.path.realpath(root)
+    try:
+        with open("/proc/self/mountinfo", "rb") as fh:
+            text = fh.read().decode("utf-8", "surrogateescape")
+    except OSError:
+        return []
+    found = []
+    for line in text.splitlines():
+        fields = line.split(" ")
+        if len(fields) < 5:
+            continue
+        point = _unescape(fields[4])
+        if point == top or point.startswith(top.rstrip("/") + "/"):
+            found.append(point)
+    return sorted(found, key=lambda p: (-p.count("/"), p))
+
+
+def unmount(point: str) -> bool:
+    """Detach the mount at `point` (`umount -l`); False when that is refused."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        umount2 = libc.umount2
+    except (OSError, AttributeError):
+        return False
+    return int(umount2(os.fsencode(point), 2)) == 0  # MNT_DETACH
