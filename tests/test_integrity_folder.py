@@ -363,3 +363,17 @@ def test_what_other_gitimprove_processes_do_is_no_stray(tmp_path: Path) -> None:
     finally:
         other.kill()
         other.communicate()
+
+
+@pytest.mark.slow
+def test_a_record_too_large_to_put_back_stops_the_run_naming_it(tmp_repo: TmpRepo) -> None:
+    project(tmp_repo, "integrity")
+    imp = _improve(tmp_repo)
+    imp.mkdir(parents=True, exist_ok=True)
+    line = json.dumps({"ts": "t", "run": "old", "what": "x" * 1000, "paths": []}) + "\n"
+    (imp / "integrity.jsonl").write_text(line * 9000)  # over the 8 MB kept of a record
+    res = tmp_repo.cli("run", "--run", "p", "-n", "2")
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "Traceback" not in res.stderr
+    assert "could not be put back: .git/improve/integrity.jsonl" in res.stderr, res.stderr
+    assert [r["status"] for r in run_rows(tmp_repo, "p")] == ["baseline"]  # nothing kept

@@ -160,7 +160,7 @@ def unexplained(
     before: Mapping[str, str],
     after: Mapping[str, str],
     *,
-    settle: float = 3.0,
+    settle: float = 1.0,
 ) -> list[str]:
     """The watched refs that changed from `before` to `after` (name -> target) to a value no
     gitimprove transaction wrote. A writer appends its line just after its transaction (after
