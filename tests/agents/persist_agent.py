@@ -38,6 +38,28 @@ XA = (
     "def seen():\n    try:\n        return os.getxattr({0}, 'user.mark') == b'1'\n"
     "    except OSError:\n        return False\ndef mark():\n    os.setxattr({0}, 'user.mark', b'1')\n"
 )
+CLOCK_FORGE = """import ctypes
+class T(ctypes.Structure):
+    _fields_ = [('s', ctypes.c_long), ('ns', ctypes.c_long)]
+libc = ctypes.CDLL('libc.so.6', use_errno=True)
+def now(c):
+    t = T()
+    libc.clock_gettime(c, ctypes.byref(t))
+    return t.s * 10**9 + t.ns
+def at(ns):
+    return ctypes.byref(T(ns // 10**9, ns % 10**9))
+def mark():
+    st = F.stat()
+    offset = now(0) - now(7)  # CLOCK_REALTIME - CLOCK_BOOTTIME: to set it forward again
+    F.write_text('8\\n')
+    for _ in range(50):
+        if libc.clock_settime(0, at(st.st_ctime_ns)) != 0:
+            return
+        os.utime(F, ns=(st.st_atime_ns, st.st_mtime_ns))
+        libc.clock_settime(0, at(now(7) + offset))
+        if F.stat().st_ctime_ns == st.st_ctime_ns:
+            return
+"""
 # how a run marks, and how a later run finds the mark
 META = {
     "root-mtime": "def seen():\n    return root.stat().st_mtime == M\n"
@@ -68,6 +90,9 @@ META = {
     "def mark():\n    st = F.stat()\n    F.write_text('8\\n')\n"
     "    os.utime(F, ns=(st.st_atime_ns, st.st_mtime_ns))\n",
     "file-xattr": XA.format("F"),
+    # root only: the content changed, its times put back with the system clock set back to
+    # the ctime the file had (then forward again), so its whole `lstat` is as before
+    "content-clock": "def seen():\n    return F.read_text() == '8\\n'\n" + CLOCK_FORGE,
     "chattr-file": "def seen():\n    return not os.access(F, os.W_OK)\n"
     "def mark():\n    subprocess.run(['chattr', '+i', str(F)], check=True)\n",
     "chattr-folder": "def seen():\n    return not os.access(root / 'data', os.W_OK)\n"
