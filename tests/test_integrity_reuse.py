@@ -635,3 +635,66 @@ def test_a_run_that_writes_a_cache_gets_its_checkout_written_anew(tmp_repo: TmpR
     rows = run_rows(tmp_repo, "p")
     assert rows[1]["status"] == "discard" and set(rows[1]["metric"]["samples"]) == {103}
     assert rows[2]["status"] == "keep" and 80 not in rows[2]["metric"]["incumbent_samples"]
+
+
+# --- a ctime given back with the system clock ----------------------------------------------------
+
+
+CLOCK_TESTS = "GITIMPROVE_TEST_CLOCK"
+
+
+def _can_set_clock() -> bool:
+    """Whether this process may set the system clock (root with CAP_SYS_TIME): a probe that
+    sets it to what it reads, a step of a few microseconds. Only with GITIMPROVE_TEST_CLOCK=1:
+    a step is seen by every process of the machine (the watches of tests running beside these
+    would see it too), so these tests run alone, on request (`-n0 -k clock`)."""
+    import ctypes
+
+    if os.environ.get(CLOCK_TESTS) != "1":
+        return False
+
+    class T(ctypes.Structure):
+        _fields_ = [("s", ctypes.c_long), ("ns", ctypes.c_long)]
+
+    if not sys.platform.startswith("linux"):
+        return False
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    now = T()
+    libc.clock_gettime(0, ctypes.byref(now))
+    return int(libc.clock_settime(0, ctypes.byref(now))) == 0
+
+
+def test_content_changed_with_the_clock_set_back_never_reaches_a_later_run(
+    tmp_repo: TmpRepo,
+) -> None:
+    """The measured code (as root, without the sandbox) rewrites a sealed file of its checkout,
+    sets the clock back to the ctime the file had, puts its times back and sets the clock
+    forward: every `lstat` is as written. The step of the clock is seen: the checkout is
+    re-hashed (the change named) and never kept, so no later run reads the forged file."""
+    if not _can_set_clock():
+        pytest.skip(f"sets the system clock: {CLOCK_TESTS}=1, root with CAP_SYS_TIME, run alone")
+    persist_project(tmp_repo, "meta:content-clock", "none")
+    res = tmp_repo.cli("run", "--run", "p", "-n", "2")
+    assert res.returncode == 0, res.stdout + res.stderr
+    rows = run_rows(tmp_repo, "p")
+    assert [r["status"] for r in rows] == ["baseline", "tampered", "keep"], rows
+    assert "data/random.txt (changed" in str(rows[1]["reason"]), rows[1]["reason"]
+    assert rows[2]["metric"]["value"] == 90 and 80 not in rows[2]["metric"]["incumbent_samples"]
+
+
+def test_a_step_of_the_clock_alone_only_gets_a_checkout_written_anew(tmp_repo: TmpRepo) -> None:
+    """An honest step of the clock (an administrator, `chronyd` at start) while a checkout is
+    in use is no tampering: its files are hashed, found as written, and the next run gets a
+    copy written anew."""
+    if not _can_set_clock():
+        pytest.skip(f"sets the system clock: {CLOCK_TESTS}=1, root with CAP_SYS_TIME, run alone")
+    commit = tmp_repo.commit("files", FILES)
+    before = dict(COUNTS)
+    with checkout(tmp_repo.open(), commit) as co:
+        assert co.verify() == []
+        assert _can_set_clock()  # a step of a few microseconds
+        assert co.verify() == [] and co.verify(after_run=True) == []
+        first = co.path
+        assert co.reset() == []
+        assert co.path != first and COUNTS["rewritten"] == before["rewritten"] + 1
+        assert co.verify() == [] and co.unchanged()

@@ -19,6 +19,12 @@ from tests.loop_helpers import run_rows
 from tests.test_integrity import needs_bwrap
 from tests.test_integrity_persist import persist_project
 
+IN_FORM = pytest.mark.xfail(
+    strict=True,
+    reason="a file in the form a hook writes (spool/, session-map/, watermarks/) is accepted "
+    "whoever wrote it: nothing tells a hook of another session from the measured code",
+)
+
 
 def _run(tmp_repo: TmpRepo) -> list[dict[str, object]]:
     res = tmp_repo.cli("run", "--run", "p", "-n", "2")
@@ -46,6 +52,13 @@ def _improve(tmp_repo: TmpRepo) -> Path:
             "agentstray:locks/y.lock", ".git/improve/locks/y.lock", marks=pytest.mark.slow
         ),
         ("agentstray:work/left.txt", ".git/improve/work/left.txt"),
+        # in the form gitimprove's hooks write there: taken for a hook's (of a session of
+        # yours, at the same time) and left for a later run to read (not closed yet)
+        pytest.param("stray:watermarks/x.json", ".git/improve/watermarks/x.json", marks=IN_FORM),
+        pytest.param("stray:session-map/x", ".git/improve/session-map/x", marks=IN_FORM),
+        pytest.param(
+            "agentstray:watermarks/y.json", ".git/improve/watermarks/y.json", marks=IN_FORM
+        ),
     ],
 )
 def test_a_stray_in_gitimprove_folder_is_tampered_and_gone(
@@ -138,3 +151,18 @@ def test_a_pid_file_of_this_process_must_hold_what_it_wrote(tmp_path: Path) -> N
     assert found == [".git/improve/locks (extended attribute user.carried)"]
     strays.remove(imp, found)
     assert os.listxattr(imp / "locks") == [] and strays.find(imp) == []
+
+
+def test_a_step_of_the_clock_while_watched_is_tampered(tmp_repo: TmpRepo) -> None:
+    """A process running as root without the sandbox can set the clock back to a file's ctime,
+    rewrite the file and set the clock forward: its `lstat` is then as gitimprove left it. A
+    step of the clock while the folder is watched is named, the attempt `tampered`."""
+    from tests.test_integrity_reuse import CLOCK_TESTS, _can_set_clock
+
+    if not _can_set_clock():
+        pytest.skip(f"sets the system clock: {CLOCK_TESTS}=1, root with CAP_SYS_TIME, run alone")
+    persist_project(tmp_repo, "meta:clock-step", "none")
+    rows = _run(tmp_repo)
+    assert [r["status"] for r in rows] == ["baseline", "tampered", "keep"], rows
+    assert "the system clock was set while it was watched" in str(rows[1]["reason"])
+    assert rows[2]["metric"]["value"] == 90

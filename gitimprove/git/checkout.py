@@ -43,6 +43,7 @@ from gitimprove.git import space
 from gitimprove.git.repo import Repo
 from gitimprove.util import inodes
 from gitimprove.util.alive import pid_alive
+from gitimprove.util.clockset import Watch
 from gitimprove.util.files import read_state, remove_tree
 from gitimprove.util.written import mark
 
@@ -205,6 +206,9 @@ class Checkout:
     repo: Repo | None = None  # to write it anew (`reset`)
     purpose: str = "measure"
     handed: bool = False  # given to another owner (`hand_over`): its context leaves it alone
+    # armed before the files are written: a step of the system clock since then means a ctime
+    # may have been given back (util/clockset.py), so no `lstat` proves a file unchanged
+    clock: Watch = field(default_factory=Watch)
 
     def verify(self, *, after_run: bool = False, now: dict[str, Stat] | None = None) -> list[str]:
         """The paths that differ from the last snapshot (empty: all is as it was).
@@ -213,12 +217,18 @@ class Checkout:
         them and `reset` removes them; a file of the commit that changed always is. `now` is a
         listing just taken (`scan`), when no process of the run is left to change it."""
         now = scan(self.path) if now is None else now
-        if now == self.snapshot:
+        stepped = self.clock.was_set()
+        if now == self.snapshot and not stepped:
             return []
         bad = []
         for rel in sorted(set(now) | set(self.snapshot)):
             before, after = self.snapshot.get(rel), now.get(rel)
             if before is not None and after is not None and before[:META] == after[:META]:
+                if not stepped or rel not in self.expected:
+                    continue
+                # the clock was set: the same `lstat` proves nothing, the content tells
+                if blob_id(self.path / rel, self.largest) != self.expected[rel]:
+                    bad.append(f"{rel} (changed, its times put back with the system clock set)")
                 continue
             if rel in self.expected:
                 got = blob_id(self.path / rel, self.largest)
@@ -267,6 +277,8 @@ class Checkout:
         old = self.path
         left = marks + _remove_now(old)
         fresh = _write(self.repo, self.commit, self.purpose)
+        self.clock.close()
+        self.clock = fresh.clock
         self.path, self.expected, self.snapshot = fresh.path, fresh.expected, fresh.snapshot
         self.largest, self.tree = fresh.largest, fresh.tree
         return left
@@ -277,6 +289,8 @@ class Checkout:
         ctime, atime, allocated blocks), all on the work folder's device, no extended attribute and no
         file-system flag on any entry. (Mounts are checked by `reset`.)"""
         if (scan(self.path) if now is None else now) != self.snapshot:
+            return False
+        if self.clock.was_set():  # a ctime could have been given back: written anew
             return False
         try:
             device = os.lstat(self.path.parent).st_dev
@@ -455,10 +469,13 @@ def _write(repo: Repo, commit: str, purpose: str) -> Checkout:
         path = root / name
         pid_file = root / f"{name}.pid"
         expected: dict[str, tuple[int, str]] = {}
+        clock = Watch()  # before the first file: every ctime of this copy is watched
         try:
             write_pid(pid_file, purpose)
             largest = materialize(repo, obj.tree, path, expected)  # mkdir fails if it exists
-            co = Checkout(path, commit, expected, largest=largest, repo=repo, purpose=purpose)
+            co = Checkout(
+                path, commit, expected, largest=largest, repo=repo, purpose=purpose, clock=clock
+            )
             co.snapshot = scan(path)
             co.tree = frozenset(co.snapshot)
             bad = not_as_written(co)
@@ -471,6 +488,7 @@ def _write(repo: Repo, commit: str, purpose: str) -> Checkout:
             co.snapshot = again
         except BaseException as exc:
             _drop(path)
+            clock.close()
             if isinstance(exc, OSError) and space.out_of_space(exc, repo.common_dir):
                 raise space.NoSpace(
                     repo.common_dir, f"writing a measurement checkout of {commit[:10]}"
@@ -481,6 +499,7 @@ def _write(repo: Repo, commit: str, purpose: str) -> Checkout:
                 os.utime(root)
             return co
         _drop(path)
+        clock.close()
     raise NotAsWritten(commit, bad)
 
 
@@ -500,6 +519,7 @@ def checkout(repo: Repo, commit: str, purpose: str = "measure") -> Iterator[Chec
     finally:
         if not co.handed:
             _drop(co.path)
+            co.clock.close()
 
 
 def hand_over(co: Checkout) -> None:
@@ -512,6 +532,7 @@ def hand_over(co: Checkout) -> None:
 def release(co: Checkout) -> None:
     """Remove a checkout taken with `hand_over`."""
     _drop(co.path)
+    co.clock.close()
 
 
 def stale_workspaces(repo: Repo) -> list[Path]:

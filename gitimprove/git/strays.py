@@ -37,6 +37,7 @@ from gitimprove.git.watch import STATE_FILES
 from gitimprove.state import signing
 from gitimprove.util import written
 from gitimprove.util.alive import pid_alive
+from gitimprove.util.clockset import Watch
 from gitimprove.util.files import atomic_write, read_state, remove_tree
 from gitimprove.util.keys import KEY_FILE, key_problem, load_key
 
@@ -681,6 +682,8 @@ def watched(improve_dir: Path, *, reachable: bool) -> Iterator[list[str]]:
         yield found
         return
     key = str(improve_dir)
+    # a file's ctime proves it untouched only while the clock was not set (util/clockset.py)
+    clock = Watch()
     with _JUDGE:
         before = listing(improve_dir)
         if not _OPEN and key in _LAST:  # nothing watched since the last window closed
@@ -702,7 +705,13 @@ def watched(improve_dir: Path, *, reachable: bool) -> Iterator[list[str]]:
             win.open = False
             try:
                 now, last = _judge(improve_dir, win.before, win.marks)
+                if clock.was_set():
+                    now.append(
+                        f"{_label('')} (the system clock was set while it was watched: "
+                        "no ctime there proves a file untouched any more)"
+                    )
             finally:
+                clock.close()
                 found += win.blamed
             if now and win.overlapped:
                 for other in win.overlapped:

@@ -38,6 +38,28 @@ XA = (
     "def seen():\n    try:\n        return os.getxattr({0}, 'user.mark') == b'1'\n"
     "    except OSError:\n        return False\ndef mark():\n    os.setxattr({0}, 'user.mark', b'1')\n"
 )
+CLOCK_FORGE = """import ctypes
+class T(ctypes.Structure):
+    _fields_ = [('s', ctypes.c_long), ('ns', ctypes.c_long)]
+libc = ctypes.CDLL('libc.so.6', use_errno=True)
+def now(c):
+    t = T()
+    libc.clock_gettime(c, ctypes.byref(t))
+    return t.s * 10**9 + t.ns
+def at(ns):
+    return ctypes.byref(T(ns // 10**9, ns % 10**9))
+def mark():
+    st = F.stat()
+    offset = now(0) - now(7)  # CLOCK_REALTIME - CLOCK_BOOTTIME: to set it forward again
+    F.write_text('8\\n')
+    for _ in range(50):
+        if libc.clock_settime(0, at(st.st_ctime_ns)) != 0:
+            return
+        os.utime(F, ns=(st.st_atime_ns, st.st_mtime_ns))
+        libc.clock_settime(0, at(now(7) + offset))
+        if F.stat().st_ctime_ns == st.st_ctime_ns:
+            return
+"""
 # how a run marks, and how a later run finds the mark
 META = {
     "root-mtime": "def seen():\n    return root.stat().st_mtime == M\n"
@@ -68,6 +90,13 @@ META = {
     "def mark():\n    st = F.stat()\n    F.write_text('8\\n')\n"
     "    os.utime(F, ns=(st.st_atime_ns, st.st_mtime_ns))\n",
     "file-xattr": XA.format("F"),
+    # root only: the content changed, its times put back with the system clock set back to
+    # the ctime the file had (then forward again), so its whole `lstat` is as before
+    # root only: the clock set to what it reads (a step of microseconds), nothing else
+    "clock-step": "def seen():\n    return False\n"
+    + CLOCK_FORGE.split("def mark")[0]
+    + "def mark():\n    libc.clock_settime(0, at(now(0)))\n",
+    "content-clock": "def seen():\n    return F.read_text() == '8\\n'\n" + CLOCK_FORGE,
     "chattr-file": "def seen():\n    return not os.access(F, os.W_OK)\n"
     "def mark():\n    subprocess.run(['chattr', '+i', str(F)], check=True)\n",
     "chattr-folder": "def seen():\n    return not os.access(root / 'data', os.W_OK)\n"
@@ -78,14 +107,16 @@ META = {
     "bind-mount": "def seen():\n    return str(root) in open('/proc/self/mountinfo').read()\n"
     "def mark():\n    subprocess.run(['mount', '--bind', str(root), str(root)], check=True)\n",
 }
-STRAY = """def seen(t):
+STRAY = """def form(t):  # what gitimprove's hooks write there, in form
+    return '{"v": 1}\\n' if t.parent.name in ("watermarks", "session-map", "spool") else "1"
+def seen(t):
     if t.name.startswith("xattr:"):
         try:
             return os.getxattr(t.parent / t.name[6:], "user.mark") == b"1"
         except OSError:
             return False
     try:
-        return t.read_text() == "1"  # what was left, not only the name (known ones exist)
+        return t.read_text() == form(t)  # what was left, not only the name (known ones exist)
     except OSError:
         return False
 def leave(t):
@@ -94,7 +125,7 @@ def leave(t):
             os.setxattr(t.parent / t.name[6:], "user.mark", b"1")
         else:
             t.parent.mkdir(parents=True, exist_ok=True)
-            t.write_text("1")
+            t.write_text(form(t))
     except OSError:  # not writable (the sandbox): an honest run
         pass
 """
