@@ -377,3 +377,20 @@ def test_a_record_too_large_to_put_back_stops_the_run_naming_it(tmp_repo: TmpRep
     assert "Traceback" not in res.stderr
     assert "could not be put back: .git/improve/integrity.jsonl" in res.stderr, res.stderr
     assert [r["status"] for r in run_rows(tmp_repo, "p")] == ["baseline"]  # nothing kept
+
+
+@pytest.mark.slow
+def test_more_entries_than_one_listing_holds_are_all_judged(tmp_repo: TmpRepo) -> None:
+    """A listing stops at 20,000 entries: what the first one after the window did not reach
+    is judged before the window closes, never taken as the next window's starting point."""
+    project(tmp_repo, "flood", runs=1)
+    imp = _improve(tmp_repo)
+    rows = _run(tmp_repo)
+    assert [r["status"] for r in rows] == ["baseline", "tampered", "keep"], rows
+    assert "the metric run wrote into gitimprove's folder" in str(rows[1]["reason"])
+    assert rows[2]["metric"]["value"] == 90
+    assert 80 not in rows[2]["metric"]["incumbent_samples"]
+    for folder in ("quarantine", "backups"):
+        assert not (imp / folder / "carried").exists(), folder
+        assert not list((imp / folder).glob("f*")), folder
+    assert strays.find(imp) == []

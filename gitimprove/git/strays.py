@@ -270,7 +270,13 @@ Listing = dict[str, Entry]
 def listing(improve_dir: Path) -> Listing:
     """Every entry of the folder by its path in it, except the view caches (git/caches.py)
     and what is inside a checkout or clone of `work/` (git/checkout.py, the agent's), with the
-    bytes of the records and logs at the top."""
+    bytes of the records and logs at the top; at most about `_MAX_ENTRIES` (`_listing`)."""
+    return _listing(improve_dir)[0]
+
+
+def _listing(improve_dir: Path) -> tuple[Listing, bool]:
+    """`listing`, and whether it is whole: it stops once it holds `_MAX_ENTRIES` entries
+    (every entry of the folder it is in is kept), leaving the folders it has not read yet."""
     out: Listing = {}
     todo = [""]
     while todo and len(out) < _MAX_ENTRIES:
@@ -304,7 +310,7 @@ def listing(improve_dir: Path) -> Listing:
             )
             if stat.S_ISDIR(st.st_mode) and name != "cache" and rel != "work":
                 todo.append(name)
-    return out
+    return out, not todo
 
 
 def _read(path: Path, size: int) -> bytes | None:
@@ -643,9 +649,15 @@ def _label_all(found: dict[str, str]) -> list[str]:
 
 
 def _judge(improve_dir: Path, before: Listing, marks: list[str]) -> tuple[list[str], Listing]:
-    after = listing(improve_dir)
+    after, whole = _listing(improve_dir)
     found = changed(improve_dir, before, after)
     lost = undo(improve_dir, before, found)
+    more = found
+    while not whole and more:  # a listing stopped at its bound: what it left is judged now,
+        after, whole = _listing(improve_dir)  # never taken for the next window's start
+        more = {r: why for r, why in changed(improve_dir, before, after).items() if r not in found}
+        lost += undo(improve_dir, before, more)  # (one that cannot be undone: found once)
+        found.update(more)
     if lost:
         raise GitImproveError(
             "gitimprove's own records changed and could not be put back: "
