@@ -394,3 +394,29 @@ def test_more_entries_than_one_listing_holds_are_all_judged(tmp_repo: TmpRepo) -
         assert not (imp / folder / "carried").exists(), folder
         assert not list((imp / folder).glob("f*")), folder
     assert strays.find(imp) == []
+
+
+def test_the_backup_reflect_keeps_while_a_window_is_open_is_no_stray(tmp_repo: TmpRepo) -> None:
+    """`git improve reflect --apply --to global`, run by the user while an agent works, keeps
+    the CLAUDE.md it changes in `backups/`: another gitimprove process's honest write, never a
+    stray (the attempt is not `tampered`, the backup is not removed)."""
+    from gitimprove.memory import signals
+
+    tmp_repo.commit("initial", {".gitimprove.toml": '[metric]\ncommand = "echo 1"\n'})
+    home = Path(os.environ["HOME"])
+    (home / ".claude").mkdir(parents=True, exist_ok=True)
+    (home / ".claude" / "CLAUDE.md").write_text("# Mine\n")
+    sig = signals.make_signal(
+        type_="correction", content="prefer short subjects", session="s", hook="test", now=None
+    )
+    signals.add_now(tmp_repo.open(), sig)
+    imp = _improve(tmp_repo)
+    with strays.watched(imp, reachable=True) as left:
+        res = tmp_repo.cli("reflect", "--apply", str(sig["id"]), "--to", "global", "--json")
+        assert res.returncode == 0, res.stdout + res.stderr
+    assert left == []
+    backup = Path(json.loads(res.stdout)["backup"])
+    assert backup.parent == imp / "backups" and backup.read_text() == "# Mine\n"
+    with strays.watched(imp, reachable=True) as left:  # one of any other name still is
+        (imp / "backups" / "carried").write_text("x")
+    assert left == [".git/improve/backups/carried (a file gitimprove did not write there)"]

@@ -227,6 +227,7 @@ _KEEP_BYTES = 8 << 20  # what is kept of a record to check and put back
 _LOG_TAIL = 64 << 10  # what is kept of a log: its end (anything appended is accepted anyway)
 _MAX_ENTRIES = 20_000  # a listing stops there (a planted tree of any size costs no more)
 _SPOOL = re.compile(r"[a-z]+__\d{4}__\d{2}__[0-9TZ]+-[A-Za-z0-9._-]+-[0-9a-f]{6}\.[a-z]+")
+_BACKUP = re.compile(r"CLAUDE\.md\.[0-9T.]+Z\.[A-Za-z0-9._-]+")
 _OTHERS_TEMP = re.compile(r"\..+\.(?P<pid>\d+)\.[0-9a-f]{8}\.tmp")
 
 
@@ -349,7 +350,8 @@ def _mine(improve_dir: Path, rel: str, now: Entry) -> bool:
 def _form(improve_dir: Path, rel: str, old: Entry | None, now: Entry) -> bool:
     """Whether a change of `rel` is one another gitimprove process provably makes: a log
     that only grew, a signed line added to the witness, a new spool entry, session or
-    watermark of valid form, a new empty lock of one it takes, its temporary file in flight."""
+    watermark of valid form, a new backup of `reflect`, a new empty lock of one it takes, its
+    temporary file in flight."""
     folder, _, name = rel.rpartition("/")
     path = improve_dir / rel
     if now.is_dir and folder == "work":  # another run of this repository, alive
@@ -384,6 +386,8 @@ def _form(improve_dir: Path, rel: str, old: Entry | None, now: Entry) -> bool:
         return old is None and now.size <= 4096 and _one_line(path)
     if folder == "watermarks":
         return name.endswith(".json") and _json(path, 64 << 10)
+    if folder == "backups":  # `reflect --apply` keeps the CLAUDE.md it changes (memory/reflect)
+        return old is None and _BACKUP.fullmatch(name) is not None and now.size <= _KEEP_BYTES
     return False
 
 
