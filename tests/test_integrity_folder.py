@@ -420,3 +420,30 @@ def test_the_backup_reflect_keeps_while_a_window_is_open_is_no_stray(tmp_repo: T
     with strays.watched(imp, reachable=True) as left:  # one of any other name still is
         (imp / "backups" / "carried").write_text("x")
     assert left == [".git/improve/backups/carried (a file gitimprove did not write there)"]
+
+
+def test_a_pid_file_dated_ahead_names_no_gitimprove_process_started_after_it(
+    tmp_repo: TmpRepo,
+) -> None:
+    """A `.pid` file counts for `doctor` only while the gitimprove process it names started
+    before it was written: a modification time set ahead (which anyone can) does not stretch
+    that to a process started later (a pid reused, or foreseen: pids are handed out in
+    order); its change time (which no program sets) bounds it."""
+    tmp_repo.commit("initial", {".gitimprove.toml": '[metric]\ncommand = "echo 1"\n'})
+    work = _improve(tmp_repo) / "work"
+    work.mkdir(parents=True)
+    last = int(Path("/proc/sys/kernel/ns_last_pid").read_text())
+    ahead = time.time() + 3600
+    for pid in range(last + 1, last + 400):  # the pids handed out next
+        path = work / f"p{pid}-0badcafe.pid"
+        path.write_text(f"{pid}\n")
+        os.utime(path, (ahead, ahead))
+    time.sleep(2.5)  # the check allows 2 s (the boot time is whole seconds)
+    later = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "gitimprove"])
+    try:
+        time.sleep(0.3)
+        found = strays.find(_improve(tmp_repo))
+    finally:
+        later.kill()
+        later.wait()
+    assert len(found) == 399, [s for s in found if str(later.pid) in s] or len(found)

@@ -136,7 +136,8 @@ def _pid_file(path: Path) -> bool:
 
 def _could_have_written(pid: int, path: Path) -> bool:
     """Whether the process `pid` can be the gitimprove process that wrote `path`: one that
-    runs gitimprove, started before the file was written (where `/proc` tells)."""
+    runs gitimprove, started before the file was written (where `/proc` tells): by its
+    ctime, which no program sets back, or its mtime when earlier."""
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
         ticks = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
@@ -145,7 +146,8 @@ def _could_have_written(pid: int, path: Path) -> bool:
             for line in Path("/proc/stat").read_text().splitlines()
             if line.startswith("btime ")
         )
-        written_at = os.lstat(path).st_mtime
+        st = os.lstat(path)
+        written_at = min(st.st_mtime, st.st_ctime)  # a time set ahead: its change time
     except (OSError, ValueError, IndexError, StopIteration):
         return True  # not Linux, or another user's process: alive is all that is known
     if b"gitimprove" not in cmdline and b"git-improve" not in cmdline:
