@@ -447,3 +447,25 @@ def test_a_pid_file_dated_ahead_names_no_gitimprove_process_started_after_it(
         later.kill()
         later.wait()
     assert len(found) == 399, [s for s in found if str(later.pid) in s] or len(found)
+
+
+def test_doctor_repair_during_a_run_leaves_the_incident_log_for_after(tmp_repo: TmpRepo) -> None:
+    """`git improve doctor --repair`, run by the user while a run measures, does not set the
+    incident log aside: the run's watch could not tell that move from the measured code's,
+    and would blame an honest attempt and undo it. Once no run holds its lock, it does."""
+    from filelock import FileLock
+
+    project(tmp_repo, "honest")
+    _run(tmp_repo)
+    imp = _improve(tmp_repo)
+    (imp / "integrity.jsonl").write_text('{"what": "not signed"}\n')
+    lock = FileLock(str(imp / "locks" / "run-p.lock"))
+    with lock, strays.watched(imp, reachable=True) as left:
+        res = tmp_repo.cli("doctor", "--repair")
+    assert left == [], left
+    assert "a run is under way" in res.stdout + res.stderr, res.stdout
+    assert (imp / "integrity.jsonl").read_text() == '{"what": "not signed"}\n'
+    assert not (imp / "integrity.reviewed.jsonl").exists()
+    res = tmp_repo.cli("doctor", "--repair")
+    assert not (imp / "integrity.jsonl").exists()
+    assert (imp / "integrity.reviewed.jsonl").read_text() == '{"what": "not signed"}\n'
