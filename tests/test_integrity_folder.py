@@ -377,3 +377,95 @@ def test_a_record_too_large_to_put_back_stops_the_run_naming_it(tmp_repo: TmpRep
     assert "Traceback" not in res.stderr
     assert "could not be put back: .git/improve/integrity.jsonl" in res.stderr, res.stderr
     assert [r["status"] for r in run_rows(tmp_repo, "p")] == ["baseline"]  # nothing kept
+
+
+@pytest.mark.slow
+def test_more_entries_than_one_listing_holds_are_all_judged(tmp_repo: TmpRepo) -> None:
+    """A listing stops at 20,000 entries: what the first one after the window did not reach
+    is judged before the window closes, never taken as the next window's starting point."""
+    project(tmp_repo, "flood", runs=1)
+    imp = _improve(tmp_repo)
+    rows = _run(tmp_repo)
+    assert [r["status"] for r in rows] == ["baseline", "tampered", "keep"], rows
+    assert "the metric run wrote into gitimprove's folder" in str(rows[1]["reason"])
+    assert rows[2]["metric"]["value"] == 90
+    assert 80 not in rows[2]["metric"]["incumbent_samples"]
+    for folder in ("quarantine", "backups"):
+        assert not (imp / folder / "carried").exists(), folder
+        assert not list((imp / folder).glob("f*")), folder
+    assert strays.find(imp) == []
+
+
+def test_the_backup_reflect_keeps_while_a_window_is_open_is_no_stray(tmp_repo: TmpRepo) -> None:
+    """`git improve reflect --apply --to global`, run by the user while an agent works, keeps
+    the CLAUDE.md it changes in `backups/`: another gitimprove process's honest write, never a
+    stray (the attempt is not `tampered`, the backup is not removed)."""
+    from gitimprove.memory import signals
+
+    tmp_repo.commit("initial", {".gitimprove.toml": '[metric]\ncommand = "echo 1"\n'})
+    home = Path(os.environ["HOME"])
+    (home / ".claude").mkdir(parents=True, exist_ok=True)
+    (home / ".claude" / "CLAUDE.md").write_text("# Mine\n")
+    sig = signals.make_signal(
+        type_="correction", content="prefer short subjects", session="s", hook="test", now=None
+    )
+    signals.add_now(tmp_repo.open(), sig)
+    imp = _improve(tmp_repo)
+    with strays.watched(imp, reachable=True) as left:
+        res = tmp_repo.cli("reflect", "--apply", str(sig["id"]), "--to", "global", "--json")
+        assert res.returncode == 0, res.stdout + res.stderr
+    assert left == []
+    backup = Path(json.loads(res.stdout)["backup"])
+    assert backup.parent == imp / "backups" and backup.read_text() == "# Mine\n"
+    with strays.watched(imp, reachable=True) as left:  # one of any other name still is
+        (imp / "backups" / "carried").write_text("x")
+    assert left == [".git/improve/backups/carried (a file gitimprove did not write there)"]
+
+
+def test_a_pid_file_dated_ahead_names_no_gitimprove_process_started_after_it(
+    tmp_repo: TmpRepo,
+) -> None:
+    """A `.pid` file counts for `doctor` only while the gitimprove process it names started
+    before it was written: a modification time set ahead (which anyone can) does not stretch
+    that to a process started later (a pid reused, or foreseen: pids are handed out in
+    order); its change time (which no program sets) bounds it."""
+    tmp_repo.commit("initial", {".gitimprove.toml": '[metric]\ncommand = "echo 1"\n'})
+    work = _improve(tmp_repo) / "work"
+    work.mkdir(parents=True)
+    last = int(Path("/proc/sys/kernel/ns_last_pid").read_text())
+    ahead = time.time() + 3600
+    for pid in range(last + 1, last + 400):  # the pids handed out next
+        path = work / f"p{pid}-0badcafe.pid"
+        path.write_text(f"{pid}\n")
+        os.utime(path, (ahead, ahead))
+    time.sleep(2.5)  # the check allows 2 s (the boot time is whole seconds)
+    later = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "gitimprove"])
+    try:
+        time.sleep(0.3)
+        found = strays.find(_improve(tmp_repo))
+    finally:
+        later.kill()
+        later.wait()
+    assert len(found) == 399, [s for s in found if str(later.pid) in s] or len(found)
+
+
+def test_doctor_repair_during_a_run_leaves_the_incident_log_for_after(tmp_repo: TmpRepo) -> None:
+    """`git improve doctor --repair`, run by the user while a run measures, does not set the
+    incident log aside: the run's watch could not tell that move from the measured code's,
+    and would blame an honest attempt and undo it. Once no run holds its lock, it does."""
+    from filelock import FileLock
+
+    project(tmp_repo, "honest")
+    _run(tmp_repo)
+    imp = _improve(tmp_repo)
+    (imp / "integrity.jsonl").write_text('{"what": "not signed"}\n')
+    lock = FileLock(str(imp / "locks" / "run-p.lock"))
+    with lock, strays.watched(imp, reachable=True) as left:
+        res = tmp_repo.cli("doctor", "--repair")
+    assert left == [], left
+    assert "a run is under way" in res.stdout + res.stderr, res.stdout
+    assert (imp / "integrity.jsonl").read_text() == '{"what": "not signed"}\n'
+    assert not (imp / "integrity.reviewed.jsonl").exists()
+    res = tmp_repo.cli("doctor", "--repair")
+    assert not (imp / "integrity.jsonl").exists()
+    assert (imp / "integrity.reviewed.jsonl").read_text() == '{"what": "not signed"}\n'

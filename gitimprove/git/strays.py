@@ -137,7 +137,8 @@ def _pid_file(path: Path) -> bool:
 
 def _could_have_written(pid: int, path: Path) -> bool:
     """Whether the process `pid` can be the gitimprove process that wrote `path`: one that
-    runs gitimprove, started before the file was written (where `/proc` tells)."""
+    runs gitimprove, started before the file was written (where `/proc` tells): by its
+    ctime, which no program sets back, or its mtime when earlier."""
     try:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
         ticks = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
@@ -146,7 +147,8 @@ def _could_have_written(pid: int, path: Path) -> bool:
             for line in Path("/proc/stat").read_text().splitlines()
             if line.startswith("btime ")
         )
-        written_at = os.lstat(path).st_mtime
+        st = os.lstat(path)
+        written_at = min(st.st_mtime, st.st_ctime)  # a time set ahead: its change time
     except (OSError, ValueError, IndexError, StopIteration):
         return True  # not Linux, or another user's process: alive is all that is known
     if b"gitimprove" not in cmdline and b"git-improve" not in cmdline:
@@ -228,6 +230,7 @@ _KEEP_BYTES = 8 << 20  # what is kept of a record to check and put back
 _LOG_TAIL = 64 << 10  # what is kept of a log: its end (anything appended is accepted anyway)
 _MAX_ENTRIES = 20_000  # a listing stops there (a planted tree of any size costs no more)
 _SPOOL = re.compile(r"[a-z]+__\d{4}__\d{2}__[0-9TZ]+-[A-Za-z0-9._-]+-[0-9a-f]{6}\.[a-z]+")
+_BACKUP = re.compile(r"CLAUDE\.md\.[0-9T.]+Z\.[A-Za-z0-9._-]+")
 _OTHERS_TEMP = re.compile(r"\..+\.(?P<pid>\d+)\.[0-9a-f]{8}\.tmp")
 
 
@@ -271,7 +274,13 @@ Listing = dict[str, Entry]
 def listing(improve_dir: Path) -> Listing:
     """Every entry of the folder by its path in it, except the view caches (git/caches.py)
     and what is inside a checkout or clone of `work/` (git/checkout.py, the agent's), with the
-    bytes of the records and logs at the top."""
+    bytes of the records and logs at the top; at most about `_MAX_ENTRIES` (`_listing`)."""
+    return _listing(improve_dir)[0]
+
+
+def _listing(improve_dir: Path) -> tuple[Listing, bool]:
+    """`listing`, and whether it is whole: it stops once it holds `_MAX_ENTRIES` entries
+    (every entry of the folder it is in is kept), leaving the folders it has not read yet."""
     out: Listing = {}
     todo = [""]
     while todo and len(out) < _MAX_ENTRIES:
@@ -305,7 +314,7 @@ def listing(improve_dir: Path) -> Listing:
             )
             if stat.S_ISDIR(st.st_mode) and name != "cache" and rel != "work":
                 todo.append(name)
-    return out
+    return out, not todo
 
 
 def _read(path: Path, size: int) -> bytes | None:
@@ -344,7 +353,8 @@ def _mine(improve_dir: Path, rel: str, now: Entry) -> bool:
 def _form(improve_dir: Path, rel: str, old: Entry | None, now: Entry) -> bool:
     """Whether a change of `rel` is one another gitimprove process provably makes: a log
     that only grew, a signed line added to the witness, a new spool entry, session or
-    watermark of valid form, a new empty lock of one it takes, its temporary file in flight."""
+    watermark of valid form, a new backup of `reflect`, a new empty lock of one it takes, its
+    temporary file in flight."""
     folder, _, name = rel.rpartition("/")
     path = improve_dir / rel
     if now.is_dir and folder == "work":  # another run of this repository, alive
@@ -379,6 +389,8 @@ def _form(improve_dir: Path, rel: str, old: Entry | None, now: Entry) -> bool:
         return old is None and now.size <= 4096 and _one_line(path)
     if folder == "watermarks":
         return name.endswith(".json") and _json(path, 64 << 10)
+    if folder == "backups":  # `reflect --apply` keeps the CLAUDE.md it changes (memory/reflect)
+        return old is None and _BACKUP.fullmatch(name) is not None and now.size <= _KEEP_BYTES
     return False
 
 
@@ -644,9 +656,15 @@ def _label_all(found: dict[str, str]) -> list[str]:
 
 
 def _judge(improve_dir: Path, before: Listing, marks: list[str]) -> tuple[list[str], Listing]:
-    after = listing(improve_dir)
+    after, whole = _listing(improve_dir)
     found = changed(improve_dir, before, after)
     lost = undo(improve_dir, before, found)
+    more = found
+    while not whole and more:  # a listing stopped at its bound: what it left is judged now,
+        after, whole = _listing(improve_dir)  # never taken for the next window's start
+        more = {r: why for r, why in changed(improve_dir, before, after).items() if r not in found}
+        lost += undo(improve_dir, before, more)  # (one that cannot be undone: found once)
+        found.update(more)
     if lost:
         raise GitImproveError(
             "gitimprove's own records changed and could not be put back: "

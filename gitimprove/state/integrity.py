@@ -9,8 +9,10 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+from pathlib import Path
 from typing import Any
 
 from gitimprove.git import objects, refs, witness
@@ -123,9 +125,7 @@ def _incidents(repo: Repo, repair: bool) -> Finding:
             "`git improve doctor --repair` sets the log aside as reviewed",
         )
         if repair:
-            path = repo.improve_dir / INCIDENTS
-            os.replace(path, path.with_suffix(".reviewed.jsonl"))
-            f.repaired = True
+            _set_aside(repo, f)
         return f
     if not found:
         return Finding("integrity", True, "no run was stopped by a change outside the harness")
@@ -140,10 +140,36 @@ def _incidents(repo: Repo, repair: bool) -> Finding:
         "you did not intend; then `git improve doctor --repair` marks them reviewed",
     )
     if repair:
-        path = repo.improve_dir / INCIDENTS
-        os.replace(path, path.with_suffix(".reviewed.jsonl"))
-        f.repaired = True
+        _set_aside(repo, f)
     return f
+
+
+def _set_aside(repo: Repo, f: Finding) -> None:
+    """`--repair` sets the incident log aside as reviewed, except while a run of this
+    repository is under way: its watch of gitimprove's folder (git/strays.py) cannot tell
+    that move from one its measured code made, and would undo it and blame the attempt."""
+    locks = repo.improve_dir / "locks"
+    if any(_held(p) for p in locks.glob("run-*.lock")):
+        f.fix = "a run is under way: run `git improve doctor --repair` again once it is done"
+        return
+    path = repo.improve_dir / INCIDENTS
+    os.replace(path, path.with_suffix(".reviewed.jsonl"))
+    f.repaired = True
+
+
+def _held(path: Path) -> bool:
+    """Whether a process holds the lock file `path` now."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False
 
 
 def _run_branches(repo: Repo) -> list[Finding]:

@@ -110,6 +110,13 @@ CASES = {
     "    (imp / 'work' / 'p-9-0-0badcafe.pid').write_text('1\\n')\n"
     "def seen(imp):\n    return (imp / 'work' / 'p-9-0-0badcafe' / 'carry').exists()\n",
     # an extended attribute on a log (its bytes untouched)
+    # more entries than one listing holds (20,000), the mark in every folder past the bound
+    "flood": "def leave(imp):\n    for d in ('quarantine', 'backups'):\n"
+    "        (imp / d).mkdir(exist_ok=True)\n"
+    "        for i in range(20001):\n            (imp / d / f'f{i}').touch()\n"
+    "        (imp / d / 'carried').touch()\n"
+    "def seen(imp):\n"
+    "    return any((imp / d / 'carried').exists() for d in ('quarantine', 'backups'))\n",
     "log-xattr": "def leave(imp):\n    os.setxattr(imp / 'refs.witness', 'user.mark', b'1')\n"
     "def seen(imp):\n    try:\n        return os.getxattr(imp / 'refs.witness', 'user.mark') == b'1'\n"
     "    except OSError:\n        return False\n",
