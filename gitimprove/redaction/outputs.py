@@ -301,6 +301,10 @@ _WRAPPED = (
 def _output(m: re.Match[str]) -> Iterable[tuple[int, int]]:
     if not _secret_var(m) or not _starts_command(m):
         return
+    line = m.string[m.start() : m.start("out")]
+    inline = compiled(r"(?:→|=>|->|#[ \t]*(?:->|=>|→)?)[ \t]*([^\s'\"`]{16,500})", 0).search(line)
+    if inline is not None and _token_shaped(inline.group(1).rstrip(".,;)")):
+        return  # its output is on its own line (`→ <token>`): the next lines are not it
     for w in compiled(_WRAPPED, 0).finditer(m.string, m.start("out"), m.end("out")):
         if _named(w.group("name")):
             yield w.span("value")
