@@ -97,10 +97,12 @@ def families(g: Gen) -> list[tuple[str, Callable[[str], str], str]]:
         ),
         ("urandom-output", lambda s: f"$ head -c 24 /dev/urandom | base64\n{s}\n", t(ALNUM, 32)),
         ("rails-secret-output", lambda s: f"$ bin/rails secret\n{s}\n", t(HEX, 128)),
+        ("claude-tool-output", lambda s: f"● Bash(openssl rand -hex 32)\n  ⎿  {s}\n", t(HEX, 64)),
+        ("output-same-line", lambda s: f"openssl rand -base64 32 → {s}", t(ALNUM, 43) + "="),
         # containers and tables that name what they hold
-        ("toml-table", lambda s: f'[credentials.prod]\nvalue = "{s}"\n', t(ALNUM, 32)),
-        ("toml-nested-table", lambda s: f'[servers.alpha.auth]\nkey = "{s}"\n', pw()),
-        ("toml-inline-table", lambda s: f'credentials = {{ ci = "{s}" }}', t(ALNUM, 30)),
+        ("toml-section", lambda s: f'[credentials.prod]\nvalue = "{s}"\n', t(ALNUM, 32)),
+        ("toml-nested-section", lambda s: f'[servers.alpha.auth]\nkey = "{s}"\n', pw()),
+        ("toml-inline", lambda s: f'credentials = {{ ci = "{s}" }}', t(ALNUM, 30)),
         ("yaml-deep", lambda s: f"prod:\n  db:\n    credentials:\n      main: {s}\n", pw()),
         (
             "k8s-stringdata",

@@ -72,6 +72,12 @@ LEAKS: list[tuple[str, str]] = [
     (f"$ bin/rails secret\n{HEX64}{HEX64}\n", HEX64),
     (f"$ wg genkey\n{TOK}Ab9+/Qx=\n", TOK),
     (f"$ openssl rand -hex 32\n{HEX64}\n", HEX64),
+    # … shown by Claude Code after `⎿`, or written on the command's own line
+    (f"● Bash(openssl rand -hex 32)\n  ⎿  {HEX64}", HEX64),
+    (f"Bash(aws configure get aws_secret_access_key)\n  ⎿  {TOK}AbCd/9+x", TOK),
+    (f"openssl rand -hex 32 → {HEX64}", HEX64),
+    (f"$ openssl rand -hex 32  # {HEX64}", HEX64),
+    (f"output of `openssl rand -base64 32`: {TOK}=", TOK),
     # containers and tables that name what they hold
     (f'[credentials.prod]\nvalue = "{TOK}"\n', TOK),
     (f'[servers.alpha.auth]\nuser = "bob"\nkey = "{PW}"\n', PW),
@@ -146,6 +152,9 @@ ORDINARY = [
     "data = [" + ",".join(str(n * 37 % 256) for n in range(64)) + "]",
     "The committee will abandon the plan and the ability to act, able about above.",
     "a well-known, low-cost, state-of-the-art design | see the wiki",
+    "openssl rand -hex 32 # generates a random key for the session",
+    "● Bash(git log --oneline)\n  ⎿  4f1c9a2 fix: token refresh",
+    "echo $API_TOKEN # prints the token from your environment",
     "Kubernetes",
     "LGTM, merging",
     "KeyboardInterruptHandlerForTheMainLoopOfTheAppServer1",

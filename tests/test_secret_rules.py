@@ -16,6 +16,7 @@ import pytest
 from gitimprove import redaction
 from gitimprove.redaction import (
     argv,
+    blocks,
     calls,
     cli,
     commands,
@@ -23,6 +24,7 @@ from gitimprove.redaction import (
     context,
     dialects,
     dsn,
+    echoes,
     engine,
     formats,
     hashes,
@@ -39,6 +41,7 @@ from gitimprove.redaction import (
     sentences,
     shapes,
     tools,
+    wallets,
 )
 from tests.conftest import ROOT
 from tests.regex_samples import sample
@@ -82,6 +85,9 @@ def test_every_rule_and_allowlist_compiles_without_warnings() -> None:
         *cli.RULES,
         *holders.RULES,
         *sentences.RULES,
+        *wallets.RULES,
+        *echoes.RULES,
+        *blocks.RULES,
     ]
     assert len(GITLEAKS) >= 200 and len(rules) == len(GITLEAKS) + len(ours)
     with warnings.catch_warnings():

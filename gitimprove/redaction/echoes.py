@@ -105,10 +105,11 @@ RULES: list[Rule] = [
         + r"[ \t]*"
         + _COMMAND
         + _EXPR
-        + r"[ \t]*\r?\n[ \t]*"
+        # (the echo is looked at, not taken: it may be the next prompt's line)
+        + r"(?=[ \t]*\r?\n[ \t]*"
         + _DRESS
         + _VALUE
-        + r"(?=[ \t\r]|$)",
+        + r"(?=[ \t\r.,;:)\]]|$))",
         _keywords(),
         needs=("\n",),
         priority=CONTEXT,

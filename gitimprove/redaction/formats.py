@@ -74,7 +74,8 @@ SEED_MIN = 12
 # (quoted in a list, `["abandon", "ability", …]`; joined by `-` or ` | `; a YAML list's items)
 _WORD = r"(?:\d{1,2}[.):]?[ \t]*)?[\"']?[a-z]{3,8}[\"']?"
 # (never empty: a run of letters is one word; a line break may follow or precede a `-`)
-_SEP = r"(?=[ \t,|;\r\n-])[ \t]*[,|;-]?[ \t]*(?:\r?\n[ \t]*-?[ \t]*)?"
+# (a `|` between blanks only: `…|next` and `; echo done` end a phrase)
+_SEP = r"(?=[ \t,\r\n-])[ \t]*(?:,|-|(?<=[ \t])\|(?=[ \t]))?[ \t]*(?:\r?\n[ \t]*-?[ \t]*)?"
 _RUN = r"(?<![\w-])(?:" + _WORD + _SEP + r"){11,}" + _WORD + r"(?![\w-])"
 _ONE = r"(?:\d{1,2}[.):]?[ \t]*)?[\"']?([a-z]{3,8})(?![a-z0-9_])"
 

@@ -190,7 +190,7 @@ PRINTS_SECRET: tuple[tuple[tuple[str, ...], str], ...] = (
 # what may come before a command on its line: a prompt, `sudo`, an environment
 _STARTS = (
     r"[ \t]*(?:(?:[$#%>][ \t]*|PS[^\n>]{0,200}>[ \t]*|[\w.-]+@[\w.-]+:[^\n$#]{0,200}[$#][ \t]*"
-    r"|\([\w.-]+\)[ \t]*|!)?(?:sudo[ \t]+(?:-\S+[ \t]+)*)?(?:[A-Z_]+=\S*[ \t]+)*)"
+    r"|\([\w.-]+\)[ \t]*|!|(?:[●⏺][ \t]*)?Bash\()?(?:sudo[ \t]+(?:-\S+[ \t]+)*)?(?:[A-Z_]+=\S*[ \t]+)*)"
 )
 # a line that starts another command: a prompt, a REPL's, a user@host prompt
 _PROMPT = r"[ \t]*(?:[$#%>][ \t]|PS[ \t]|>>>|[\w.-]+@[\w.-]+:[^\n]*[$#][ \t]|In[ \t]\[\d+\])"
@@ -284,8 +284,10 @@ def _starts_command(m: re.Match[str]) -> bool:
     (`Bash failed: $ …`): not a word in a sentence or in code."""
     line = m.string.rfind("\n", 0, m.start()) + 1
     before = m.string[line : m.start()]
-    return compiled(_STARTS, 0).fullmatch(before) is not None or (
-        compiled(r"[^\n]*[:$#>%][ \t]*" + _STARTS, 0).fullmatch(before) is not None
+    return (
+        compiled(_STARTS, 0).fullmatch(before) is not None
+        or compiled(r"[^\n]*[:$#>%][ \t]*" + _STARTS, 0).fullmatch(before) is not None
+        or compiled(r"(?:[^\n]*[ \t])?(?:[●⏺][ \t]*)?Bash\(", 0).fullmatch(before) is not None
     )
 
 
@@ -299,15 +301,21 @@ _WRAPPED = (
 def _output(m: re.Match[str]) -> Iterable[tuple[int, int]]:
     if not _secret_var(m) or not _starts_command(m):
         return
+    line = m.string[m.start() : m.start("out")]
+    inline = compiled(r"(?:→|=>|->|#[ \t]*(?:->|=>|→)?)[ \t]*([^\s'\"`]{16,500})", 0).search(line)
+    if inline is not None and _token_shaped(inline.group(1).rstrip(".,;)")):
+        return  # its output is on its own line (`→ <token>`): the next lines are not it
     for w in compiled(_WRAPPED, 0).finditer(m.string, m.start("out"), m.end("out")):
         if _named(w.group("name")):
             yield w.span("value")
     at = m.start("out")
     tokens_only = _prints_token(m)
     for line in m.group("out").split("\n"):
-        found = _line_secret(line, tokens_only)
+        # Claude Code shows a tool's output after `⎿`
+        k = line.index("⎿") + 1 if line.lstrip().startswith("⎿") else 0
+        found = _line_secret(line[k:], tokens_only)
         if found is not None:
-            yield at + found[0], at + found[1]
+            yield at + k + found[0], at + k + found[1]
         at += len(line) + 1
 
 
@@ -322,4 +330,28 @@ def _rule(keywords: tuple[str, ...], command: str) -> Rule:
     )
 
 
+# what a command printed, written on its line: `openssl rand -hex 32 → <hex>`,
+# `$ openssl rand -hex 32  # <hex>`, "the output of `openssl rand -base64 32`: <b64>"
+_SAME_LINE = (
+    r"[^\n]{0,40}?[ \t`)]*(?:→|=>|->|#[ \t]*(?:->|=>|→)?|:)[ \t]*(?P<tok>[^\s'\"`]{16,500})"
+)
+
+
+def _same_line(m: re.Match[str]) -> Iterable[tuple[int, int]]:
+    tok = m.group("tok").rstrip(".,;)")
+    if _secret_var(m) and _one_token(tok) and _token_shaped(tok) and "/" not in tok[:1]:
+        yield m.start("tok"), m.start("tok") + len(tok)
+
+
+def _inline_rule(keywords: tuple[str, ...], command: str) -> Rule:
+    return Rule(
+        "command-output",
+        r"(?<![\w./-])(?:" + command + r")" + _SAME_LINE,
+        keywords,
+        priority=CONTEXT,
+        expand=_same_line,
+    )
+
+
 RULES: list[Rule] = [_rule(keywords, command) for keywords, command in PRINTS_SECRET]
+RULES += [_inline_rule(keywords, command) for keywords, command in PRINTS_SECRET]

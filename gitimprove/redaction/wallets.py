@@ -3,7 +3,7 @@
 - BIP-32 extended private keys (`xprv…`, `tprv…`, `yprv…`, `zprv…` and their multisig
   forms): a prefix no word has and 107 more base58 characters, masked wherever they stand
   (the public `xpub…` forms are left alone);
-- Wallet Import Format keys (`5H…`, `K…`, `L…`, testnet `9…`, `c…`): 51 or 52 base58
+- Wallet Import Format keys (`5H…`, `5J…`, `5K…`, `Kw…`–`Kz…`, `L1…`–`L5…`): 51 or 52 base58
   characters whose last four bytes are the double SHA-256 checksum of the rest, which no
   identifier or word passes by chance; or, beside a word naming a wallet's key (`WIF`,
   `private key`, `import`), any such run of mixed letters and digits;
@@ -97,8 +97,10 @@ RULES: list[Rule] = [
     ),
     Rule(
         "wallet-wif",
-        r"(?<![A-Za-z0-9])(?:[59]" + _B58C + r"{50}|[KLc]" + _B58C + r"{51})(?![A-Za-z0-9])",
-        (),
+        # (mainnet keys: uncompressed `5H…`/`5J…`/`5K…`, compressed `Kw…`-`Kz…`, `L1…`-`L5…`)
+        r"(?<![A-Za-z0-9])(?:5[HJK]" + _B58C + r"{49}|(?:K[w-z]|L[1-5])" + _B58C + r"{50})"
+        r"(?![A-Za-z0-9])",
+        ("5h", "5j", "5k", "kw", "kx", "ky", "kz", "l1", "l2", "l3", "l4", "l5"),
         priority=SPECIFIC,
         check=_check_wif,
     ),
