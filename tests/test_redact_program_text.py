@@ -184,3 +184,24 @@ def test_a_wif_key_needs_its_checksum_or_a_word_naming_it() -> None:
     assert not b58check(broken)
     assert redact(f"id {broken} seen") == f"id {broken} seen"
     assert broken not in redact(f"private key: {broken}")
+
+
+@pytest.mark.parametrize(
+    "before",
+    [
+        "gh auth login --with-token <<< github_pat_" + "Ab1" * 27,  # a here-string, not a document
+        "std::cout << value << std::endl;",  # a `<<` that starts no here-document
+        "x = a << b",
+        "python3 <<EOF\nprint(1)\nEOF",
+    ],
+)
+def test_a_here_document_after_another_use_of_shift_is_still_masked(before: str) -> None:
+    secret = "zPrpTYqIAspfUa7HUo1WifhUv23JqP33"
+    text = f"{before}\ncat > .env <<'EOF'\nAPP=shop\nMAILER={secret}\nEOF"
+    assert secret not in redact(text)
+
+
+def test_a_colon_inside_a_commands_arguments_is_not_its_output() -> None:
+    arn = "arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db-AbCdEf"
+    text = f"aws secretsmanager get-secret-value --secret-id {arn}"
+    assert redact(text) == text

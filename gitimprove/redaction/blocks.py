@@ -93,9 +93,11 @@ def _continued(text: str, value: str, end: int, sep: str) -> tuple[str, int]:
 
 # a here-document: its command line, its body and its end (`EOF`, `'EOF'`, `<<-END`)
 _HEREDOC = (
-    r"(?m)^(?P<cmd>[^\n]*?<<-?[ \t]*(?P<q>[\"']?)(?P<tag>[A-Za-z_]\w{0,20})(?P=q)[^\n]*)\r?\n"
-    # (its end may have been cut off)
-    r"(?P<body>(?:(?![ \t]*(?P=tag)\b)[^\n]*(?:\n|\Z)){1,200}?)(?:[ \t]*(?P=tag)\b|\Z)"
+    r"(?m)^(?P<cmd>[^\n]*?(?<!<)<<-?[ \t]*(?P<q>[\"']?)(?P<tag>[A-Za-z_]\w{0,20})(?P=q)[^\n]*)\r?\n"
+    # (its end may have been cut off; a line that starts another here-document ends it, so a
+    # `<<` that starts none — `cout << x` — cannot take a later here-document into its body)
+    r"(?P<body>(?:(?![ \t]*(?P=tag)\b)(?![^\n]*(?<!<)<<-?[ \t]*[\"']?[A-Za-z_])[^\n]*(?:\n|\Z)){1,200}?)"
+    r"(?:[ \t]*(?P=tag)\b|\Z)"
 )
 _TARGET = r"(?:>>?|\btee(?:[ \t]+-a)?)[ \t]*[\"']?(?P<file>[^\s\"';|&<>]+)"
 _SECRET_FILE = (

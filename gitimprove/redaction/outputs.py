@@ -332,9 +332,7 @@ def _rule(keywords: tuple[str, ...], command: str) -> Rule:
 
 # what a command printed, written on its line: `openssl rand -hex 32 → <hex>`,
 # `$ openssl rand -hex 32  # <hex>`, "the output of `openssl rand -base64 32`: <b64>"
-_SAME_LINE = (
-    r"[^\n]{0,40}?[ \t`)]*(?:→|=>|->|#[ \t]*(?:->|=>|→)?|:)[ \t]*(?P<tok>[^\s'\"`]{16,500})"
-)
+_SAME_LINE = r"[^\n]{0,40}?[ \t`)]*(?:→|=>|->|#[ \t]*(?:->|=>|→)?|:(?=[ \t]))[ \t]*(?P<tok>[^\s'\"`]{16,500})"
 
 
 def _same_line(m: re.Match[str]) -> Iterable[tuple[int, int]]:
