@@ -175,7 +175,6 @@ def session_start(loc: gitdir.Location, payload: dict[str, Any]) -> Result:
     from gitimprove.memory import sessions
 
     repo = open_repo(loc.work_tree or loc.git_dir)
-    _flush_later(loc)
     claude_id = _session(payload)
     sid = sessions.sid_for(loc.improve_dir, claude_id)
     assert sid is not None
@@ -184,6 +183,7 @@ def session_start(loc: gitdir.Location, payload: dict[str, Any]) -> Result:
         refs_sessions.mark(repo, sid, "start", str(head.id))
         sessions.catch_up(repo, sid)
     text = context(loc, repo, payload)
+    _flush_later(loc)  # last: the flush's masking must not compete with this hook for a core
     return (
         0,
         {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}},
