@@ -469,3 +469,18 @@ def test_doctor_repair_during_a_run_leaves_the_incident_log_for_after(tmp_repo: 
     res = tmp_repo.cli("doctor", "--repair")
     assert not (imp / "integrity.jsonl").exists()
     assert (imp / "integrity.reviewed.jsonl").read_text() == '{"what": "not signed"}\n'
+
+
+def test_doctor_repair_keeps_every_incident_it_set_aside_before(tmp_repo: TmpRepo) -> None:
+    """Each `--repair` adds the incidents it sets aside to those set aside before: a second
+    repair never replaces the first one's reviewed log."""
+    project(tmp_repo, "honest")
+    _run(tmp_repo)
+    imp = _improve(tmp_repo)
+    (imp / "integrity.jsonl").write_text('{"what": "first"}\n')
+    tmp_repo.cli("doctor", "--repair")
+    (imp / "integrity.jsonl").write_text('{"what": "second"}')  # no final newline
+    tmp_repo.cli("doctor", "--repair")
+    assert not (imp / "integrity.jsonl").exists()
+    reviewed = (imp / "integrity.reviewed.jsonl").read_text()
+    assert reviewed == '{"what": "first"}\n{"what": "second"}\n', reviewed

@@ -153,7 +153,20 @@ def _set_aside(repo: Repo, f: Finding) -> None:
         f.fix = "a run is under way: run `git improve doctor --repair` again once it is done"
         return
     path = repo.improve_dir / INCIDENTS
-    os.replace(path, path.with_suffix(".reviewed.jsonl"))
+    try:
+        lines = read_state(path)
+    except FileNotFoundError:
+        return
+    except OSError:  # not a regular file (a FIFO, a link): set aside as it is, never read
+        os.replace(path, path.with_suffix(f".reviewed.{os.urandom(3).hex()}"))
+        f.repaired = True
+        return
+    if lines and not lines.endswith(b"\n"):
+        lines += b"\n"
+    # appended to what earlier repairs set aside (never replacing it), then removed: an
+    # interruption between the two leaves a line twice, never none
+    append_state(path.with_suffix(".reviewed.jsonl"), lines)
+    path.unlink()
     f.repaired = True
 
 
