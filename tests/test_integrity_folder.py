@@ -446,7 +446,12 @@ def test_a_pid_file_dated_ahead_names_no_gitimprove_process_started_after_it(
     finally:
         later.kill()
         later.wait()
-    assert len(found) == 399, [s for s in found if str(later.pid) in s] or len(found)
+    # the property: the file dated ahead that names the process started after it is a stray
+    # (the other 398 may name processes of other tests that started before it was written)
+    if not last < later.pid < last + 400:
+        pytest.skip("other processes took every pid the files name")
+    named = f"p{later.pid}-0badcafe.pid"
+    assert any(named in s for s in found), (named, len(found))
 
 
 def test_doctor_repair_during_a_run_leaves_the_incident_log_for_after(tmp_repo: TmpRepo) -> None:
