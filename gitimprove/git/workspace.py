@@ -9,6 +9,7 @@ rewritten index in the clone changes nothing about what is hashed.
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 import stat
@@ -151,6 +152,9 @@ def _read_capped(full: Path, cap: int) -> bytes | None:
     return None if len(data) > cap else data
 
 
+_GONE = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
+
+
 def _blob(repo: Repo, data: bytes) -> pygit2.Oid:
     """The blob of `data`, written only when the repository lacks it: hashing in memory
     costs far less than a write that finds the object already there (most of a tree)."""
@@ -201,7 +205,13 @@ def hash_workspace(
             continue
         full = path / rel
         try:
-            if full.is_symlink():
+            try:  # one call, never following a link
+                mode = os.lstat(full).st_mode
+            except OSError as exc:
+                if exc.errno in _GONE:  # listed, then removed (a deleted file): not in the tree
+                    continue
+                raise
+            if stat.S_ISLNK(mode):
                 why = _escapes(root, full)
                 if why is not None:
                     escaping.append(f"{rel} -> {os.readlink(full)} ({why})")
@@ -210,7 +220,7 @@ def hash_workspace(
                     repo, os.readlink(full).encode("utf-8", errors="surrogateescape")
                 )
                 modes[rel] = LINK
-            elif full.is_file():
+            elif stat.S_ISREG(mode):
                 data = _read_capped(full, max_file)
                 over = (
                     "scope.max_file_size"
