@@ -541,3 +541,31 @@ def test_doctor_finds_and_kills_survivors_of_a_killed_run(
         time.sleep(0.02)
     assert not alive(pid)
     assert "no process of an interrupted run is alive" in tmp_repo.cli("doctor").stdout
+
+
+def test_hashing_writes_only_the_blobs_the_repository_lacks(tmp_repo: TmpRepo) -> None:
+    tmp_repo.commit("c", {"src/a.py": "A = 1\n", "src/b.py": "B = 1\n"})
+    repo = tmp_repo.open()
+    head = tmp_repo.git("rev-parse", "HEAD")
+    objects = tmp_repo.path / ".git" / "objects"
+    old = time.time() - 3600
+    for p in objects.glob("[0-9a-f][0-9a-f]/*"):
+        os.utime(p, (old, old))
+
+    def touched() -> set[str]:
+        return {
+            p.parent.name + p.name
+            for p in objects.glob("[0-9a-f][0-9a-f]/*")
+            if p.stat().st_mtime > old + 60
+        }
+
+    with agent_workspace(repo, head, "w") as ws:
+        assert hash_workspace(repo, ws).tree == tmp_repo.git("rev-parse", "HEAD^{tree}")
+        (ws / "src" / "b.py").write_text("B = 2\n")
+        (ws / "src" / "c.py").write_text("C = 3\n")
+        got = hash_workspace(repo, ws)
+    assert tmp_repo.git("show", f"{got.tree}:src/b.py") == "B = 2"
+    assert tmp_repo.git("show", f"{got.tree}:src/c.py") == "C = 3"
+    blobs = {tmp_repo.git("rev-parse", f"{got.tree}:src/{n}") for n in ("a.py", "b.py", "c.py")}
+    # the new contents are written; the blob already there is not written again
+    assert touched() & blobs == blobs - {tmp_repo.git("rev-parse", f"{got.tree}:src/a.py")}

@@ -130,14 +130,28 @@ def materialize(
             if entry.filemode == LINK:
                 os.symlink(blob.data.decode("utf-8", errors="surrogateescape"), path)
             else:
-                path.write_bytes(blob.data)
-                if entry.filemode == EXEC:
-                    path.chmod(0o755)
+                _create(path, blob.data, entry.filemode == EXEC)
             expected[rel] = (int(entry.filemode), str(entry.id))
             largest = max(largest, blob.size)
         else:  # a submodule: an empty folder, as a fresh clone has
             path.mkdir(exist_ok=True)
     return largest
+
+
+_NEW = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _create(path: Path, data: bytes, executable: bool) -> None:
+    """A file holding `data` (never written through a link), mode 0755 when `executable`."""
+    fd = os.open(path, _NEW, 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        if executable:
+            os.fchmod(fd, 0o755)
+    finally:
+        os.close(fd)
 
 
 def compiled(rel: str) -> bool:

@@ -9,6 +9,7 @@ rewritten index in the clone changes nothing about what is hashed.
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 import stat
@@ -151,6 +152,16 @@ def _read_capped(full: Path, cap: int) -> bytes | None:
     return None if len(data) > cap else data
 
 
+_GONE = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
+
+
+def _blob(repo: Repo, data: bytes) -> pygit2.Oid:
+    """The blob of `data`, written only when the repository lacks it: hashing in memory
+    costs far less than a write that finds the object already there (most of a tree)."""
+    oid = pygit2.hash(data)
+    return oid if repo.raw.odb.exists(oid) else repo.raw.create_blob(data)
+
+
 def hash_workspace(
     repo: Repo, path: Path, *, max_file: int = 100_000_000, max_tree: int = 1_000_000_000
 ) -> Hashed:
@@ -194,16 +205,22 @@ def hash_workspace(
             continue
         full = path / rel
         try:
-            if full.is_symlink():
+            try:  # one call, never following a link
+                mode = os.lstat(full).st_mode
+            except OSError as exc:
+                if exc.errno in _GONE:  # listed, then removed (a deleted file): not in the tree
+                    continue
+                raise
+            if stat.S_ISLNK(mode):
                 why = _escapes(root, full)
                 if why is not None:
                     escaping.append(f"{rel} -> {os.readlink(full)} ({why})")
                     continue
-                files[rel] = repo.raw.create_blob(
-                    os.readlink(full).encode("utf-8", errors="surrogateescape")
+                files[rel] = _blob(
+                    repo, os.readlink(full).encode("utf-8", errors="surrogateescape")
                 )
                 modes[rel] = LINK
-            elif full.is_file():
+            elif stat.S_ISREG(mode):
                 data = _read_capped(full, max_file)
                 over = (
                     "scope.max_file_size"
@@ -216,7 +233,7 @@ def hash_workspace(
                     refused.append(f"{rel} (too large: over {over})")
                     continue
                 total += len(data)
-                files[rel] = repo.raw.create_blob(data)
+                files[rel] = _blob(repo, data)
                 modes[rel] = EXEC if os.access(full, os.X_OK) else pygit2.enums.FileMode.BLOB
         except OSError as exc:
             refused.append(f"{rel} (unreadable: {exc.strerror})")
