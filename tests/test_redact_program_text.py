@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 
 import pytest
 
@@ -204,4 +205,19 @@ def test_a_here_document_after_another_use_of_shift_is_still_masked(before: str)
 def test_a_colon_inside_a_commands_arguments_is_not_its_output() -> None:
     arn = "arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db-AbCdEf"
     text = f"aws secretsmanager get-secret-value --secret-id {arn}"
+    assert redact(text) == text
+
+
+def test_a_list_of_short_quoted_words_takes_linear_time() -> None:
+    """A YAML-like list of short quoted names (Python's `__slots__`) is no seed phrase and
+    no catastrophe: the seed-phrase pattern takes each word with its separator whole."""
+    import time
+
+    from gitimprove.redaction import formats
+
+    names = ["version", "isutcnt", "isstdcnt", "leapcnt", "timecnt", "typecnt", "charcnt"]
+    text = "    __slots__ = [\n" + "".join(f'        "{n}",\n' for n in names) + "    ]\n"
+    start = time.perf_counter()
+    re.compile(formats._RUN).search(text + "x_1")
+    assert time.perf_counter() - start < 0.5  # exponential before: 1.8 s on these 7 names
     assert redact(text) == text

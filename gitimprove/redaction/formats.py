@@ -75,8 +75,10 @@ SEED_MIN = 12
 _WORD = r"(?:\d{1,2}[.):]?[ \t]*)?[\"']?[a-z]{3,8}[\"']?"
 # (never empty: a run of letters is one word; a line break may follow or precede a `-`)
 # (a `|` between blanks only: `…|next` and `; echo done` end a phrase)
+# (each word with its separator taken whole, `(?>…)`: blanks split between the `[ \t]*` in
+# every way made a run of short words on a line take exponential time)
 _SEP = r"(?=[ \t,\r\n-])[ \t]*(?:,|-|(?<=[ \t])\|(?=[ \t]))?[ \t]*(?:\r?\n[ \t]*-?[ \t]*)?"
-_RUN = r"(?<![\w-])(?:" + _WORD + _SEP + r"){11,}" + _WORD + r"(?![\w-])"
+_RUN = r"(?<![\w-])(?>" + _WORD + _SEP + r"){11,}" + _WORD + r"(?![\w-])"
 _ONE = r"(?:\d{1,2}[.):]?[ \t]*)?[\"']?([a-z]{3,8})(?![a-z0-9_])"
 
 
