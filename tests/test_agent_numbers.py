@@ -31,6 +31,7 @@ REPORTS = {
 }
 
 
+@pytest.mark.slow
 def test_a_hostile_report_is_recorded_without_its_numbers(tmp_repo: TmpRepo) -> None:
     names = list(REPORTS)
     plan = tmp_repo.path.parent / "plan.json"

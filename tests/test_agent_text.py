@@ -45,6 +45,7 @@ def _project(repo: TmpRepo, reports: list[str]) -> None:
     value_project(repo, f"{sys.executable} {AGENT} {plan}")
 
 
+@pytest.mark.slow
 def test_a_lone_surrogate_or_a_nul_in_a_report_is_stored_not_a_crash(tmp_repo: TmpRepo) -> None:
     _project(tmp_repo, [*REPORTS, *REPORTS])
     n = len(REPORTS)

@@ -63,6 +63,7 @@ def cli_fails_naming(repo: TmpRepo, *args: str, needles: tuple[str, ...]) -> Non
         assert needle in res.stderr, (needle, res.stderr[-1500:])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("text", "key"),
     [

@@ -50,6 +50,7 @@ def test_cost_cap(tmp_repo: TmpRepo) -> None:
     assert len(run_rows(tmp_repo, "m")) == 4
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", ["improve.loop.plateau-patience", "improve.loop.plateauPatience"])
 def test_plateau_from_git_config_override(tmp_repo: TmpRepo, key: str) -> None:
     make_project(tmp_repo, {"default": "set:101"}, guard=False)

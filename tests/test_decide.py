@@ -55,6 +55,7 @@ def test_deterministic_metric_one_run_no_incumbent_rerun_exact_ties() -> None:
     assert why.startswith("discarded: 0.5% better (0.5 higher), below min_delta 1%")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scenario", ["cv5", "bursts", "busycal", "spikes"])
 def test_no_effect_changes_are_kept_at_most_5_percent_at_any_index(scenario: str) -> None:
     n = 300

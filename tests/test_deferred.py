@@ -74,6 +74,7 @@ def _through_spool(expr: dict[str, object]) -> dict[str, object]:
     return back
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tail", [False, True], ids=["head", "tail"])
 def test_a_deferred_cut_is_exactly_the_masked_cut(tail: bool) -> None:
     cases = CASES[1::2] if tail else CASES[0::2]

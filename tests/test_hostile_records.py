@@ -79,6 +79,7 @@ def jsonl(repo: TmpRepo, *args: str) -> list[dict[str, object]]:
     ]
 
 
+@pytest.mark.slow
 def test_hostile_note_lines_are_shown_raw_and_stop_nothing(
     ran: tuple[TmpRepo, Path], tmp_path: Path
 ) -> None:
@@ -183,6 +184,7 @@ GOOD_ENTRIES = {
 }
 
 
+@pytest.mark.slow
 def test_hostile_memory_entries_stop_nothing_and_can_be_quarantined(
     ran: tuple[TmpRepo, Path], tmp_path: Path
 ) -> None:

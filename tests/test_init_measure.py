@@ -138,6 +138,7 @@ def test_noisy_metric_keeps_a_real_gain(tmp_repo: TmpRepo, tmp_path: Path) -> No
     assert f"{abs(m['delta_pct']):.1f}% better" in note(tmp_repo, gain)["reason"]
 
 
+@pytest.mark.slow
 def test_post_commit_hook_gives_pending_note_then_measure_finishes_it(project: TmpRepo) -> None:
     plain = project.commit("ordinary commit", {"readme": "x"})
     assert project.cli("hook", "post-commit").returncode == 0

@@ -219,6 +219,7 @@ def run_attacks(
     return rows
 
 
+@pytest.mark.slow
 def test_hostile_agents_without_sandbox(tmp_repo: TmpRepo) -> None:
     run_attacks(tmp_repo, GOES_ON, "none")
 

@@ -62,6 +62,7 @@ def test_a_poisoned_cache_never_shows(tmp_repo: TmpRepo, attack: str) -> None:
     assert "forged" not in table.stdout.lower() and "keep" not in table.stdout, table.stdout
 
 
+@pytest.mark.slow
 def test_doctor_drops_what_was_written_outside_a_run(tmp_repo: TmpRepo) -> None:
     project(tmp_repo)
     assert tmp_repo.cli("run", "--run", "a", "-n", "1").returncode == 0

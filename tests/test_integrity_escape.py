@@ -170,6 +170,7 @@ class Server:
         self.sock.close()
 
 
+@pytest.mark.slow
 @needs_bwrap
 def test_the_sandbox_reaches_no_unix_socket_outside(tmp_repo: TmpRepo, tmp_path: Path) -> None:
     """Sockets a read-only bind still lets one connect to (a socket file in a visible folder,
@@ -301,6 +302,7 @@ for i, c in enumerate(commits):
 """
 
 
+@pytest.mark.slow
 def test_concurrent_writers_are_all_witnessed(tmp_repo: TmpRepo) -> None:
     """Six processes move gitimprove refs at once (the notes they share, a branch each): every
     move is witnessed, so none is taken for a move outside gitimprove; a plain `git

@@ -241,6 +241,7 @@ def test_honest_hooks_and_log_during_a_run_are_no_stray(tmp_repo: TmpRepo) -> No
     assert "tampered" not in [r["status"] for r in rows], rows
 
 
+@pytest.mark.slow
 def test_doctor_names_look_alikes_that_are_there_now(tmp_repo: TmpRepo) -> None:
     project(tmp_repo, "honest")
     _run(tmp_repo, 1)
@@ -454,6 +455,7 @@ def test_a_pid_file_dated_ahead_names_no_gitimprove_process_started_after_it(
     assert any(named in s for s in found), (named, len(found))
 
 
+@pytest.mark.slow
 def test_doctor_repair_during_a_run_leaves_the_incident_log_for_after(tmp_repo: TmpRepo) -> None:
     """`git improve doctor --repair`, run by the user while a run measures, does not set the
     incident log aside: the run's watch could not tell that move from the measured code's,

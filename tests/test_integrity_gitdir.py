@@ -39,6 +39,7 @@ CASES = [
 ]  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "what"), CASES)
 def test_a_git_file_replaced_stops_the_run_naming_it(
     tmp_repo: TmpRepo, name: str, what: str
@@ -106,6 +107,7 @@ LED_TO = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "how", "named"), LED_TO)
 def test_a_file_git_would_hang_on_stops_the_run_and_doctor_names_it(
     tmp_repo: TmpRepo, name: str, how: str, named: str

@@ -174,6 +174,7 @@ def test_a_compiled_file_in_the_tree_is_never_run(tmp_repo: TmpRepo, tmp_path: P
         ("README.md", False),
     ],
 )
+@pytest.mark.slow
 def test_what_counts_as_loaded_implicitly(path: str, flagged: bool) -> None:
     def read(p: str) -> tuple[bytes | None, bytes | None]:
         return None, b"x"

@@ -46,6 +46,7 @@ time.sleep(300)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.survivors
 @pytest.mark.parametrize(
     "env", [{}, {"GITIMPROVE_TOKEN": "gi1:k:r:1:x"}, {"GITIMPROVE_TOKEN": "gi1:k:r:{me}:x"}]

@@ -78,6 +78,7 @@ def test_measured_code_writing_the_repository_stops_the_run(tmp_repo: TmpRepo) -
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
 def test_a_leftover_of_the_measurement_is_dead_before_its_output_is_read(
     tmp_repo: TmpRepo, sandbox: str

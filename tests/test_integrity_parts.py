@@ -473,6 +473,7 @@ for commit in sys.argv[2:]:
 """
 
 
+@pytest.mark.slow
 def test_putting_forged_notes_back_loses_no_other_writer(tmp_repo: TmpRepo) -> None:
     """The harness removes a forged note of its run while 4 processes write notes of another
     run: every one of their 100 notes survives, the forgery does not, the harness's line lands."""
@@ -518,6 +519,7 @@ def test_putting_forged_notes_back_loses_no_other_writer(tmp_repo: TmpRepo) -> N
     tmp_repo.git("fsck", "--no-progress")
 
 
+@pytest.mark.slow
 @needs_proc
 def test_doctor_finds_and_kills_survivors_of_a_killed_run(
     tmp_repo: TmpRepo, tmp_path: Path

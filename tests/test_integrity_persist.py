@@ -61,6 +61,7 @@ PLANTS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", PLANTS)
 def test_a_file_planted_during_a_run_is_tampered_and_gone(tmp_repo: TmpRepo, path: str) -> None:
     persist_project(tmp_repo, f"plant:{path}", "none")
@@ -81,6 +82,7 @@ def test_a_planted_module_in_the_sandbox_is_tampered(tmp_repo: TmpRepo) -> None:
     assert statuses(tmp_repo) == ["baseline", "tampered", "keep"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
 def test_a_cache_one_run_wrote_is_never_seen_by_the_next(tmp_repo: TmpRepo, sandbox: str) -> None:
     persist_project(tmp_repo, "cache", sandbox)

@@ -331,6 +331,7 @@ def test_an_honest_run_keeps_its_checkouts_and_says_so(tmp_repo: TmpRepo) -> Non
 NEW_MARKS = ["file-atime", "content-back", "file-mtime"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", NEW_MARKS)
 def test_a_mark_on_a_file_never_reaches_a_later_run(tmp_repo: TmpRepo, how: str) -> None:
     persist_project(tmp_repo, f"meta:{how}", "none")
@@ -344,6 +345,7 @@ def test_a_file_xattr_never_reaches_a_later_run(tmp_repo: TmpRepo, tmp_path: Pat
     _honest_only(tmp_repo)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("how", "named"),
     [
@@ -539,6 +541,7 @@ print("METRIC score=" + value)
 """
 
 
+@pytest.mark.slow
 def test_a_flag_the_harness_cannot_clear_records_the_attempt_and_stops(
     tmp_repo: TmpRepo, tmp_path: Path
 ) -> None:

@@ -263,6 +263,7 @@ def test_the_claude_agent_cannot_plant_what_runs_outside_later(
     assert os.path.exists(claude / "settings.json")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
 def test_trees_of_any_depth_never_stop_the_run(tmp_repo: TmpRepo, sandbox: str) -> None:
     """1,500 nested folders in the work tree, the same in the clone's .git, and a path far past
@@ -294,6 +295,7 @@ def test_trees_of_any_depth_never_stop_the_run(tmp_repo: TmpRepo, sandbox: str) 
     assert not stale.exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
 def test_a_planted_object_of_the_wrong_content_is_recorded_not_a_crash(
     tmp_repo: TmpRepo, sandbox: str

@@ -40,6 +40,7 @@ CASES = [
 ]  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "what"), CASES)
 def test_a_replaced_state_file_stops_the_run_naming_it(
     tmp_repo: TmpRepo, name: str, what: str

@@ -37,6 +37,7 @@ def forger_project(repo: TmpRepo, how: str, sandbox: str) -> str:
     return mark
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("how", "sandbox"),
     [

@@ -79,6 +79,7 @@ def test_a_stray_in_gitimprove_folder_is_tampered_and_gone(
         assert not left.exists() or left.read_bytes() == b""  # a lock gitimprove took anew
 
 
+@pytest.mark.slow
 @needs_bwrap
 @pytest.mark.parametrize(
     "plan", ["stray:locks/x.lock", "stray:mark.txt", "stray:work/stray", "agentstray:locks/y.lock"]

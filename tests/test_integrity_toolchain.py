@@ -88,6 +88,7 @@ sandbox = "none"
     )
 
 
+@pytest.mark.slow
 def test_a_toolchain_selector_changed_alone_is_never_kept(
     tmp_repo: TmpRepo, tmp_path: Path
 ) -> None:

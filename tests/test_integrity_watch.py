@@ -115,6 +115,7 @@ def _user_at_work(tmp_repo: TmpRepo, commit: bool, done: list[str]) -> None:
         threading.Event().wait(0.02)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
 def test_a_users_fetch_during_an_agent_call(tmp_repo: TmpRepo, sandbox: str) -> None:
     """The user runs `git fetch` (and, in the sandbox, where only they can touch the
@@ -144,6 +145,7 @@ def test_a_users_fetch_during_an_agent_call(tmp_repo: TmpRepo, sandbox: str) -> 
     assert tmp_repo.git("rev-parse", "--verify", "-q", "refs/remotes/origin/feature")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("attack", "named"),
     [

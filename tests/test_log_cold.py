@@ -204,6 +204,7 @@ def _requests(loc: gitdir.Location) -> list[logview.Request]:
     return reqs
 
 
+@pytest.mark.slow
 def test_cold_log_prints_what_the_typed_path_prints(corpus: Path, tmp_path: Path) -> None:
     root = copy_scenario(corpus, tmp_path / "c")
     loc = gitdir.discover(str(root))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from gitimprove.git import archive
 from tests.conftest import TmpRepo, noisy_bench
 from tests.loop_helpers import make_project, run_rows
@@ -47,6 +49,7 @@ def user_state(repo: TmpRepo) -> tuple[str, str, str, str, str]:
     )
 
 
+@pytest.mark.slow
 def test_one_run_produces_every_status(tmp_repo: TmpRepo) -> None:
     make_project(tmp_repo, ALL_STATUSES)
     (tmp_repo.path / "scratch.txt").write_text("uncommitted user work\n")
@@ -151,6 +154,7 @@ def test_uncommitted_config_is_refused(tmp_repo: TmpRepo) -> None:
     assert res.returncode == 1 and "is not committed" in res.stderr
 
 
+@pytest.mark.slow
 def test_stop_and_status(tmp_repo: TmpRepo) -> None:
     make_project(tmp_repo, {"default": "set:90", "2": "set:80"}, guard=False)
     assert tmp_repo.cli("run", "--run", "s", "-n", "2").returncode == 0
@@ -168,6 +172,7 @@ def test_stop_and_status(tmp_repo: TmpRepo) -> None:
     assert tmp_repo.cli("stop").returncode == 1  # nothing in progress
 
 
+@pytest.mark.slow
 def test_noisy_metric_keeps_real_gains_only(tmp_repo: TmpRepo, tmp_path: Path) -> None:
     # true effects: -10% (gain), none, +1% (regression), -20% (gain), none
     plan = {"1": "set:90", "2": "set:90.0", "3": "set:90.9", "4": "set:72", "5": "set:72.00"}
@@ -199,6 +204,7 @@ def test_noisy_metric_keeps_real_gains_only(tmp_repo: TmpRepo, tmp_path: Path) -
     assert "interval" in rows[1]["reason"] or "deterministic" not in rows[1]["reason"]
 
 
+@pytest.mark.slow
 def test_two_runs_from_one_base_keep_their_own_baselines(tmp_repo: TmpRepo) -> None:
     make_project(tmp_repo, {"default": "set:99"}, guard=False)
     assert tmp_repo.cli("init", "--yes", "--runs", "1").returncode == 0

@@ -53,6 +53,7 @@ def test_newer_layout_is_refused(tmp_repo: TmpRepo) -> None:
         memory.add_entries(repo, {memory.entry_name("ideas", "json"): "{}"})
 
 
+@pytest.mark.slow
 def test_four_concurrent_writers_keep_all_200_entries(tmp_repo: TmpRepo) -> None:
     tmp_repo.commit("initial")
     procs = [

@@ -105,6 +105,7 @@ def valid(text: str, relative: bool) -> bool:
     return not (relative and needs_above_zero(value, "1%"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", sorted(FORMATS))
 @pytest.mark.parametrize("extra", ['min_delta = "1%"', 'direction = "higher"\nmin_delta = 0.5'])
 def test_no_metric_output_makes_the_run_exit_3(
@@ -133,6 +134,7 @@ def test_no_metric_output_makes_the_run_exit_3(
             assert isinstance(v, float) and (v == 0 or 1e-100 <= abs(v) <= 1e100)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("baseline", "says"),
     [

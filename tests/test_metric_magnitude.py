@@ -18,6 +18,7 @@ print(json.dumps({"description": "print " + value, "hypothesis": "h"}))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", ["1e308", "-1e200", "1e-320"])
 def test_a_value_beyond_exact_arithmetic_is_a_metric_error(
     tmp_repo: TmpRepo, tmp_path: Path, value: str

@@ -67,6 +67,7 @@ def check_numbers_agree(row: dict[str, Any]) -> None:
     assert f"{cand} candidate and {inc} incumbent run" in row["reason"]
 
 
+@pytest.mark.slow
 def test_comment_only_changes_on_a_busy_machine_are_not_kept(
     tmp_repo: TmpRepo, tmp_path: Path
 ) -> None:
@@ -79,6 +80,7 @@ def test_comment_only_changes_on_a_busy_machine_are_not_kept(
     assert max(base["metric"]["samples"]) > 1.1 * min(base["metric"]["samples"])  # busy
 
 
+@pytest.mark.slow
 def test_a_ten_percent_regression_under_bursts_is_never_kept(
     tmp_repo: TmpRepo, tmp_path: Path
 ) -> None:
@@ -139,6 +141,7 @@ print(f"METRIC score={float(pathlib.Path('src/value.txt').read_text()):g}")
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("start", [0, 1, 2])
 def test_deterministic_metric_costs_one_run_per_decision_keeps_included(
     tmp_repo: TmpRepo, tmp_path: Path, start: int
@@ -173,6 +176,7 @@ def test_deterministic_metric_costs_one_run_per_decision_keeps_included(
             assert row["metric"]["value"] >= row["metric"]["incumbent"]
 
 
+@pytest.mark.slow
 def test_every_number_shown_comes_from_the_note(tmp_repo: TmpRepo, tmp_path: Path) -> None:
     """log (table, TSV), status, show and the run's own status lines all print the note's
     value and delta, and the reason states them; none recomputes them from other rows."""
@@ -252,6 +256,7 @@ def test_a_resumed_noisy_run_decides_as_the_uninterrupted_one(
     assert decisions(tmp_repo, "k") == decisions(ref, "k")
 
 
+@pytest.mark.slow
 def test_a_second_run_pools_the_first_runs_noise(tmp_repo: TmpRepo, tmp_path: Path) -> None:
     machine_project(tmp_repo, tmp_path, {"default": "comment"}, {"kind": "gauss", "cv": 0.02}, 5)
     assert tmp_repo.cli("run", "--run", "one", "-n", "3").returncode == 0
@@ -277,6 +282,7 @@ else:
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [3, 4, 5])
 def test_a_constant_candidate_against_a_noisy_incumbent_uses_the_runs_noise(
     tmp_repo: TmpRepo, tmp_path: Path, seed: int

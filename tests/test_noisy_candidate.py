@@ -137,6 +137,7 @@ pathlib.Path("src/prog.py").write_text(pathlib.Path(sys.argv[1]).read_text())
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cycle", [[60, 60, 300], [60, 300, 60], [300, 60, 60]])
 def test_the_hostile_noisy_candidate_is_never_kept(
     tmp_repo: TmpRepo, tmp_path: Path, cycle: list[int]

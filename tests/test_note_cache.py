@@ -63,6 +63,7 @@ def _note_paths(root: Path) -> list[str]:
     return [p for p in out.split() if len(p.replace("/", "")) == 40]
 
 
+@pytest.mark.slow
 def test_after_notes_change_log_prints_what_the_typed_path_prints(
     corpus: Path, tmp_path: Path
 ) -> None:
@@ -172,6 +173,7 @@ def test_a_damaged_note_cache_costs_a_reparse_never_a_wrong_row(
     assert res.stdout.encode() == want[0]
 
 
+@pytest.mark.slow
 def test_processes_writing_the_note_cache_at_once_each_leave_a_whole_file(
     corpus: Path, tmp_path: Path
 ) -> None:

@@ -84,6 +84,7 @@ def _replace_shard(root: Path, shard: str, data: bytes) -> None:
     set_notes_tree(root, top, "a shard replaced")
 
 
+@pytest.mark.slow
 def test_every_folder_has_its_shard_and_a_cold_log_reads_only_them(
     log_corpus: Path, tmp_path: Path
 ) -> None:
@@ -106,6 +107,7 @@ def test_every_folder_has_its_shard_and_a_cold_log_reads_only_them(
     assert not list((Path(loc.improve_dir) / "cache").glob("note-digests*"))  # none parsed
 
 
+@pytest.mark.slow
 def test_a_folder_git_notes_wrote_is_read_from_its_notes_until_the_next_write(
     log_corpus: Path, tmp_path: Path
 ) -> None:
@@ -127,6 +129,7 @@ def test_a_folder_git_notes_wrote_is_read_from_its_notes_until_the_next_write(
     assert _matches_oracle(loc) >= 6
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "content",
     [
@@ -150,6 +153,7 @@ def test_a_damaged_shard_costs_a_parse_never_a_wrong_row(
     assert _matches_oracle(loc) >= 6
 
 
+@pytest.mark.slow
 def test_a_tree_with_notes_outside_the_fanout_is_read_from_its_notes(
     log_corpus: Path, tmp_path: Path
 ) -> None:
@@ -194,6 +198,7 @@ def test_a_merge_by_sync_stores_the_digests_of_both_sides(tmp_path: Path) -> Non
     assert _matches_oracle(loc) >= 3
 
 
+@pytest.mark.slow
 def test_a_log_without_shards_is_the_same_as_with_them(log_corpus: Path, tmp_path: Path) -> None:
     with_them = copy_scenario(log_corpus, tmp_path / "with")
     without = without_digests(copy_scenario(log_corpus, tmp_path / "without"))
@@ -211,6 +216,7 @@ def test_a_log_without_shards_is_the_same_as_with_them(log_corpus: Path, tmp_pat
             assert one == two, (req.fmt, req.run)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "forgery", ["a-row-dropped", "a-row-changed", "a-digest-of-the-wrong-shape"]
 )

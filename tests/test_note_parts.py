@@ -37,6 +37,7 @@ def _no_child_left() -> None:
         os.waitpid(-1, os.WNOHANG)
 
 
+@pytest.mark.slow
 def test_notes_parsed_in_parts_print_what_the_typed_path_prints(
     log_corpus: Path, tmp_path: Path, parts: None
 ) -> None:

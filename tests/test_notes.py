@@ -4,6 +4,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from gitimprove.git import notes
 from gitimprove.state import experiments
 from gitimprove.state.records import fold, make_line, parse_note
@@ -113,6 +115,7 @@ def test_a_line_without_a_stamp_moves_neither_end() -> None:
     assert state["description"] == "by hand" and state["note"] == "a number for a stamp"
 
 
+@pytest.mark.slow
 def test_eight_concurrent_writers_keep_all_400_notes(tmp_repo: TmpRepo) -> None:
     tmp_repo.commit("root")
     commits = fast_commits(tmp_repo, 400, "many")

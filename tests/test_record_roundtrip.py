@@ -58,6 +58,7 @@ def read_back(line: str) -> list[dict[str, Any]]:
     return note.lines
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(24))
 def test_every_line_the_writer_makes_reads_back_equal(seed: int) -> None:
     rng = random.Random(seed)
@@ -159,6 +160,7 @@ sandbox = "none"
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("attack", "status"),
     [

@@ -232,6 +232,7 @@ TEST_FAKES = {
 }
 
 
+@pytest.mark.slow
 def test_the_projects_own_files_lose_nothing() -> None:
     """Source, docs, scripts, the vendored gitleaks config: each mask found must be one of
     the fakes the tests write out on purpose; everything else passes through unchanged."""

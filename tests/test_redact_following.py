@@ -77,6 +77,7 @@ def test_the_corpus_and_the_followers_are_large() -> None:
     assert len(FAKES) >= 250 and len(FOLLOWERS) >= 20
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("eol", EOLS, ids=["lf", "crlf"])
 def test_every_following_line_survives_byte_for_byte(eol: str) -> None:
     bad = []

@@ -53,6 +53,7 @@ def _cache() -> Path:
     return Path(programs.path())
 
 
+@pytest.mark.slow
 def test_every_rule_program_matches_as_a_fresh_compile() -> None:
     """The program kept for each pattern finds exactly what `re.compile` finds."""
     sample = "\n".join(_texts())
@@ -126,6 +127,7 @@ def _damage(kind: str, file: Path) -> None:
         raise AssertionError(kind)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "kind",
     [
@@ -151,6 +153,7 @@ def test_a_damaged_or_foreign_cache_is_compiled_around(kind: str) -> None:
         assert _run(texts) == {"out": reference["out"], "fresh": 0}  # and was written anew
 
 
+@pytest.mark.slow
 def test_several_processes_fill_the_cache_at_once() -> None:
     texts = _texts()
     parts = [texts[n::6] for n in range(6)]

@@ -65,6 +65,7 @@ def _unknown(found: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return [(rel, t) for rel, t in found if not any(rel == k and k2 in t for k, k2 in KNOWN)]
 
 
+@pytest.mark.slow
 def test_the_standard_librarys_most_credential_laden_modules_pass() -> None:
     files = [STDLIB / f for f in SAMPLE if (STDLIB / f).exists()]
     assert len(files) >= 15

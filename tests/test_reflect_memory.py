@@ -83,6 +83,7 @@ def test_candidates_group_recurring_signals_and_drop_known_ones(repo: TmpRepo) -
     assert "1 already in CLAUDE.md" in repo.cli("reflect", "--list").stdout
 
 
+@pytest.mark.slow
 def test_apply_project_global_proposal_and_dismiss(repo: TmpRepo) -> None:
     first = add(repo, "correction", "use pnpm not npm for installs")
     second = add(repo, "gotcha", "tests need TZ=UTC or the date tests fail", category="gotcha")

@@ -34,6 +34,7 @@ def refused_cleanly(res: subprocess.CompletedProcess[str], reason: str) -> None:
     assert "Traceback" not in res.stderr and "internal error" not in res.stderr
 
 
+@pytest.mark.slow
 def test_a_read_only_repository(tmp_repo: TmpRepo) -> None:
     make_project(tmp_repo, {"default": "set:90"}, guard=False)
     assert tmp_repo.cli("run", "--run", "r", "-n", "1").returncode == 0

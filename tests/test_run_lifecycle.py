@@ -36,6 +36,7 @@ def test_run_before_the_config_is_committed_leaves_nothing(tmp_repo: TmpRepo) ->
     assert "starting run" in res.stdout  # a new run, not a resumed phantom
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("old", "new", "message"),
     [
@@ -109,6 +110,7 @@ def _runs(repo: TmpRepo) -> list[str]:
     return sorted({r.split("/")[3] for r in refs})
 
 
+@pytest.mark.slow
 def test_latest_unfinished_run_is_by_start_time_not_name(tmp_repo: TmpRepo) -> None:
     make_project(tmp_repo, {"default": "set:90"}, guard=False)
     env = {"GITIMPROVE_FAILPOINT": "after-log:1"}  # dies right after round 1: unfinished
@@ -122,6 +124,7 @@ def test_latest_unfinished_run_is_by_start_time_not_name(tmp_repo: TmpRepo) -> N
     assert [r["iteration"] for r in run_rows(tmp_repo, "zzz")] == [0, 1]
 
 
+@pytest.mark.slow
 def test_resume_refuses_an_unknown_run_and_a_silent_new_goal(tmp_repo: TmpRepo) -> None:
     make_project(tmp_repo, {"default": "set:90"}, guard=False)
     res = tmp_repo.cli("run", "--resume", "--run", "no-such-run", "-n", "1")
@@ -240,6 +243,7 @@ def test_stop_and_a_second_run_reach_a_run_measuring_its_baseline(
     assert [r["status"] for r in run_rows(tmp_repo, "busy")] == ["baseline"]
 
 
+@pytest.mark.slow
 def test_stop_prefers_the_live_run_over_a_phantom(tmp_repo: TmpRepo, tmp_path: Path) -> None:
     flag = tmp_path / "hang"
     _slow_calibration(tmp_repo, flag, {"1": "set:90", "default": "set:80"})
@@ -266,6 +270,7 @@ def test_stop_prefers_the_live_run_over_a_phantom(tmp_repo: TmpRepo, tmp_path: P
     assert res.returncode == 0 and "starting run" in res.stdout, res.stdout + res.stderr
 
 
+@pytest.mark.slow
 def test_resume_keeps_option_keys_it_does_not_know(tmp_repo: TmpRepo) -> None:
     make_project(tmp_repo, {"default": "set:90"}, guard=False)
     assert tmp_repo.cli("run", "--run", "h", "-n", "1").returncode == 0

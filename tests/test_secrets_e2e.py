@@ -98,6 +98,7 @@ def transcript(path: Path, fakes: list[Fake]) -> None:
     path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_hooks_transcripts_and_signal_add_store_no_secret(
     tmp_repo: TmpRepo, tmp_path: Path
 ) -> None:

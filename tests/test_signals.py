@@ -97,6 +97,7 @@ def test_sighup_during_measure(tmp_repo: TmpRepo, tmp_path: Path) -> None:
     assert tmp_repo.git("notes", "--ref=improve", "list") == ""  # nothing half-measured
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to find survivors")
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
 def test_signal_during_a_tournament_stops_every_agent(
@@ -132,6 +133,7 @@ def test_sigterm_during_demo(tmp_path: Path) -> None:
     stop_and_check(p, signal.SIGTERM, token, work)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc to find survivors")
 def test_sigterm_before_the_demo_begins_leaves_no_half_made_folder(tmp_path: Path) -> None:
     token = uuid.uuid4().hex

@@ -97,6 +97,7 @@ def test_the_spool_is_readable_by_the_user_alone(configured: TmpRepo) -> None:
     assert not shown(all_objects(configured.path))
 
 
+@pytest.mark.slow
 def test_readers_of_the_spool_see_it_masked(configured: TmpRepo) -> None:
     """Before any flush: the signal readers, their grouping keys, MEMORY.md and the context
     SessionStart would inject all show the spooled failures masked."""
@@ -129,6 +130,7 @@ def flushed(repo: TmpRepo) -> None:
     raise AssertionError("the spool was not flushed")
 
 
+@pytest.mark.slow
 def test_session_start_never_shows_a_spooled_secret(configured: TmpRepo) -> None:
     """SessionStart hands the spool to a detached flush and reads, of the spool, only this
     session's signals after a compaction: masked, in Claude's context (the hook's stdout) as
@@ -201,6 +203,7 @@ for i, secret in enumerate(secrets):
 """
 
 
+@pytest.mark.slow
 def test_hooks_and_flushes_at_once_lose_nothing_and_leak_nothing(configured: TmpRepo) -> None:
     """Four processes capture failures and flush (themselves, or detached by SessionStart)
     all at once: every signal lands on the memory branch exactly once, masked."""

@@ -41,6 +41,7 @@ def test_untrusted_text_is_shown_escaped(text: str, shown: str) -> None:
     assert cell("a\tb\n c\x1b[0m") == "a b c\\x1b[0m"
 
 
+@pytest.mark.slow
 def test_no_control_sequence_reaches_the_terminal(tmp_repo: TmpRepo) -> None:
     value_project(tmp_repo, f"{sys.executable} {AGENT}")
     res = tmp_repo.cli("run", "--run", "h", "-n", "2")

@@ -38,6 +38,7 @@ def _tsv_matches_oracle(loc: gitdir.Location) -> int:
     return seen
 
 
+@pytest.mark.slow
 def test_a_cached_digest_is_taken_under_its_blob_only(log_corpus: Path, tmp_path: Path) -> None:
     loc = _loc(without_digests(copy_scenario(log_corpus, tmp_path / "c")))
     for f in (Path(loc.improve_dir) / "cache").glob("*"):
@@ -61,6 +62,7 @@ def test_a_cached_digest_is_taken_under_its_blob_only(log_corpus: Path, tmp_path
     assert logview.produce(loc, req) == typed_log(loc, req)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["garbage", "bad-entries", "bad-digests", "not-a-dict"])
 def test_a_damaged_digests_cache_costs_a_reread_never_a_wrong_row(
     log_corpus: Path, tmp_path: Path, damage: str

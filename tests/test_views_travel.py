@@ -58,6 +58,7 @@ def shared(pristine: Path, tmp_path: Path) -> tuple[TmpRepo, Path]:
 VIEWS = (("status",), ("log",), ("log", "--format", "tsv"), ("log", "--round", "1"))
 
 
+@pytest.mark.slow
 def test_second_clone_after_sync_has_every_view(
     shared: tuple[TmpRepo, Path], tmp_path: Path
 ) -> None:
@@ -95,6 +96,7 @@ def test_second_clone_after_sync_has_every_view(
     assert "Traceback" not in doctor.stderr
 
 
+@pytest.mark.slow
 def test_views_in_the_bare_remote(shared: tuple[TmpRepo, Path], tmp_path: Path) -> None:
     a, bare = shared
     for cwd in (bare, bare / "refs"):
