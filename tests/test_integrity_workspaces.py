@@ -247,3 +247,48 @@ def test_every_attempt_starts_from_exactly_the_incumbents_tree(
     assert [r["status"] for r in rows] == ["keep", "out-of-scope"] * 3, rows
     stop = [json.loads(line) for line in res.stdout.splitlines() if '"stop"' in line][-1]
     assert stop["checkouts"]["renewed"] == 5, stop
+
+
+@pytest.mark.parametrize("how", sorted(WORKSPACE_TAMPER))
+def test_the_tree_hashed_with_the_proof_is_the_tree_hashed_from_every_file(
+    tmp_repo: TmpRepo, how: str
+) -> None:
+    """Files and folders proved unchanged are taken as written (their blobs, the incumbent's
+    subtrees): the tree is the one hashing every file gives, whatever the agent did."""
+    a = _commit_a(tmp_repo)
+    repo = tmp_repo.open()
+    with made_workspace(repo, a, "w") as made:
+        WORKSPACE_TAMPER[how](made.path)
+        (made.path / "new").mkdir(exist_ok=True)
+        (made.path / "new" / "file.txt").write_text("added\n")
+        if (made.path / "pkg" / "sub").is_dir():
+            os.chmod(made.path / "pkg" / "sub", 0o755)  # readable again: both hash it
+        fast = hash_workspace(repo, made.path, known=made)
+        slow = hash_workspace(repo, made.path)
+        assert fast == slow
+        assert fast.tree != tmp_repo.git("rev-parse", f"{a}^{{tree}}")
+    (tmp_repo.path.parent / "kept-a-link").unlink(missing_ok=True)
+    (repo.improve_dir / "work" / "kept-a-link").unlink(missing_ok=True)
+    finish_removals()
+
+
+def test_a_folder_holding_a_submodule_is_hashed_from_its_files(tmp_repo: TmpRepo) -> None:
+    """The incumbent's subtree is taken for a folder only when it holds files and folders
+    alone: a submodule (an empty folder in the workspace, which the listing does not name)
+    is left out as hashing every file leaves it out."""
+    tmp_repo.gen({"vendor/x.py": "X = 1\n", "top.txt": "top\n"})
+    tmp_repo.git("add", "-A")
+    sub = tmp_repo.git("hash-object", "-w", "--stdin")  # any object id will do for a gitlink
+    tmp_repo.git("update-index", "--add", "--cacheinfo", f"160000,{sub},vendor/lib")
+    tmp_repo.git("commit", "-qm", "with a submodule")
+    head = tmp_repo.git("rev-parse", "HEAD")
+    repo = tmp_repo.open()
+    with made_workspace(repo, head, "w") as made:
+        assert (made.path / "vendor" / "lib").is_dir()
+        fast = hash_workspace(repo, made.path, known=made)
+        assert fast == hash_workspace(repo, made.path)
+        assert tmp_repo.git("ls-tree", "-r", "--name-only", fast.tree).split() == [
+            "top.txt",
+            "vendor/x.py",
+        ]
+    finish_removals()

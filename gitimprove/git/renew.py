@@ -78,12 +78,6 @@ def tree_changes(
     return gone, put
 
 
-def _under(rel: str, tops: set[str]) -> bool:
-    """Whether `rel` is one of `tops` or inside one of them."""
-    parts = rel.split("/")
-    return any("/".join(parts[:i]) in tops for i in range(1, len(parts) + 1))
-
-
 def _lookup(tree: pygit2.Tree, rel: str) -> pygit2.Object | None:
     try:
         entry = tree[rel]
@@ -122,10 +116,15 @@ def renew(
 
     # 1. what is not as recorded goes to the trash, whole (top-most paths only)
     bad: set[str] = set()
-    for rel in sorted(now):
-        if rel == "." or _under(rel, bad):
+    inside: set[str] = set()  # what is under a path of `bad` (a listing names a folder first)
+    for rel, st in now.items():
+        if rel == ".":
             continue
-        st, before = now[rel], record.get(rel)
+        folder = rel.rpartition("/")[0]
+        if folder and (folder in bad or folder in inside):
+            inside.add(rel)
+            continue
+        before = record.get(rel)
         if before is not None and before[:META] == st[:META]:
             continue
         if (
@@ -147,6 +146,7 @@ def renew(
         discard(trash)
     gone, put = tree_changes(repo, old_tree, new_tree)
     written: set[str] = set()
+    removed: set[str] = set()
     touched: set[str] = {"."}
 
     def parent(rel: str) -> str:
@@ -156,12 +156,13 @@ def renew(
         touched.add(parent(rel))
     # 2. what the new tree removes or replaces (each proved as recorded above)
     for rel in gone:
-        if skip(rel) or _under(rel, bad) or not os.path.lexists(root / rel):
+        if skip(rel) or rel in bad or rel in inside or not os.path.lexists(root / rel):
             continue
         if stat.S_ISDIR(now[rel][0]):
             os.rmdir(root / rel)  # a submodule's empty folder
         else:
             os.unlink(root / rel)
+        removed.add(rel)
         touched.add(parent(rel))
     # 3. folders of the old tree the new one does not have (deepest first)
     folders = {p for rel in gone for p in _parents(rel)}
@@ -215,7 +216,9 @@ def renew(
         written.add(rel)
         sizes.append(blob.size)
     top = max(sizes)
-    # 6. the proof: what was written, hashed after its `lstat`; then one listing of it all
+    # 6. the proof: what was written is hashed after its `lstat` was taken, and taken again
+    # after the hash (nothing but its access time may differ); every other entry is as the
+    # listing above proved it (its `lstat` is the recorded one)
     first = {}
     for rel in written:
         try:
@@ -227,27 +230,30 @@ def renew(
         for rel in sorted(written)
         if rel in new_expected and blob_id(root / rel, top) != new_expected[rel]
     ]
-    # each folder changed is read once before the listing (where the file system moves a
-    # folder's access time on its first read after a change, the listing then holds it)
+    # each folder changed is read once before its `lstat` is taken (where the file system
+    # moves a folder's access time on its first read after a change, the record holds it)
     for rel in touched | {r for r, st in first.items() if stat.S_ISDIR(st[0])}:
         with contextlib.suppress(OSError), os.scandir(root / rel if rel != "." else root) as it:
             for _ in it:
                 pass
-    again = scan(root)
-    for rel in sorted(set(again) | set(first)):
-        got = again.get(rel)
-        if rel in first:
-            if got is None or got[:META] != first[rel][:META]:
-                problems.append(f"{rel} (changed)")
-        elif rel in touched:
-            if got is None and rel in pruned:
+    again: dict[str, Stat] = {}
+    dropped = bad | inside | removed | pruned
+    for rel, st in now.items():
+        if rel not in dropped and rel not in touched and rel not in first:
+            again[rel] = st
+    for rel in touched | set(first):
+        try:
+            got = _stat_of(root / rel if rel != "." else root)
+        except OSError:
+            if rel in pruned:
                 continue
-            if got is None or not stat.S_ISDIR(got[0]):
-                problems.append(f"{rel} (not a folder)")
-        elif got is None:
-            continue  # removed above (the new tree does not have it)
-        elif rel not in now or now[rel][:META] != got[:META]:
+            problems.append(f"{rel} (removed)")
+            continue
+        if rel in first and got[:META] != first[rel][:META]:
             problems.append(f"{rel} (changed)")
+        elif rel in touched and rel not in first and not stat.S_ISDIR(got[0]):
+            problems.append(f"{rel} (not a folder)")
+        again[rel] = got
     problems += [f"{rel} (missing)" for rel in new_expected if rel not in again]
     problems += [
         f"{rel} (added)"

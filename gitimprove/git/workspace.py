@@ -19,7 +19,7 @@ import stat
 import struct
 import threading
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -385,6 +385,7 @@ def hash_workspace(
     if path.is_symlink():  # the workspace itself replaced by a link to somewhere else
         refused.append(f"{path.name} (the workspace folder was replaced by a link)")
     base = os.fspath(path)
+    proven: set[str] = set()  # files taken as written, not read (`known`)
     for raw in listed:
         if raw.endswith(b"/"):
             refused.append(f"{raw.decode('utf-8', 'replace')} (a nested repository)")
@@ -415,6 +416,7 @@ def hash_workspace(
                 total += st.st_size
                 files[rel] = pygit2.Oid(hex=same[1])
                 modes[rel] = same[0]
+                proven.add(rel)
                 continue
             full = path / rel
             if stat.S_ISLNK(mode):
@@ -443,7 +445,64 @@ def hash_workspace(
                 modes[rel] = EXEC if os.access(full, os.X_OK) else pygit2.enums.FileMode.BLOB
         except OSError as exc:
             refused.append(f"{rel} (unreadable: {exc.strerror})")
-    return Hashed(str(_build_tree(repo, files, modes, refused)), refused, escaping)
+    reuse = _clean_folders(repo, known, files, proven) if known is not None else None
+    return Hashed(str(_build_tree(repo, files, modes, refused, reuse=reuse)), refused, escaping)
+
+
+def _clean_folders(
+    repo: Repo, known: Made, files: dict[str, pygit2.Oid], proven: set[str]
+) -> Callable[[str], pygit2.Oid | None] | None:
+    """The incumbent's subtree for a folder whose files are all proven as the harness wrote
+    them and are all there (nothing added, removed, left out or read): the tree a build
+    would give it. None for any other folder, and for one of the incumbent's that holds
+    anything but files and folders (a submodule) or an empty folder."""
+    if known.clock.was_set():
+        return None
+    dirty: set[str] = set()
+
+    def mark(rel: str) -> None:
+        folder = rel.rpartition("/")[0]
+        while folder and folder not in dirty:
+            dirty.add(folder)
+            folder = folder.rpartition("/")[0]
+
+    for rel in files:
+        if rel not in proven:
+            mark(rel)
+    for rel in known.expected:
+        if rel not in files:
+            mark(rel)
+    inc = repo.raw[known.tree]
+    assert isinstance(inc, pygit2.Tree)
+    _odd_folders(repo, inc, "", dirty)
+
+    def reuse(folder: str) -> pygit2.Oid | None:
+        if folder in dirty:
+            return None
+        try:
+            entry = inc[folder]
+        except (KeyError, ValueError):
+            return None
+        return entry.id if entry.type_str == "tree" else None
+
+    return reuse
+
+
+def _odd_folders(repo: Repo, tree: pygit2.Tree, at: str, out: set[str]) -> bool:
+    """Add to `out` every folder of `tree` holding a submodule or an empty folder (at any
+    depth); True when `tree` itself is such a folder."""
+    odd = len(tree) == 0
+    for entry in tree:
+        if entry.type_str == "tree":
+            sub = repo.raw[entry.id]
+            assert isinstance(sub, pygit2.Tree)
+            if _odd_folders(repo, sub, f"{at}{entry.name}/", out):
+                odd = True
+        elif entry.type_str != "blob":
+            odd = True
+    if odd and at:
+        out.add(at[:-1])
+    return odd
 
 
 def _build_tree(
@@ -452,6 +511,8 @@ def _build_tree(
     modes: dict[str, int],
     refused: list[str],
     at: str = "",
+    *,
+    reuse: Callable[[str], pygit2.Oid | None] | None = None,
 ) -> pygit2.Oid:
     nested: dict[str, dict[str, pygit2.Oid]] = {}
     nested_modes: dict[str, dict[str, int]] = {}
@@ -467,9 +528,14 @@ def _build_tree(
         except (ValueError, pygit2.GitError):
             refused.append(at + head)
     for name, sub in nested.items():
+        same = reuse(at + name) if reuse is not None else None
         try:
+            if same is not None:
+                builder.insert(name, same, pygit2.enums.FileMode.TREE)
+                continue
             builder.insert(
-                name, _build_tree(repo, sub, nested_modes[name], refused, f"{at}{name}/"),
+                name,
+                _build_tree(repo, sub, nested_modes[name], refused, f"{at}{name}/", reuse=reuse),
                 pygit2.enums.FileMode.TREE,
             )  # fmt: skip
         except (ValueError, pygit2.GitError):
