@@ -65,12 +65,13 @@ class Made:
 
     def proven(self, rel: str, st: os.stat_result) -> tuple[int, str] | None:
         """(mode, blob id) of the file at `rel`, when its `lstat` proves it holds what the
-        harness wrote (no process of the agent left, the clock not set); else None."""
+        harness wrote (no process of the agent left; the caller checks afterwards that the
+        clock was not set, `clock.was_set`); else None."""
         want = self.expected.get(rel)
         if want is None:
             return None
         was = self.record.get(rel)
-        if was is None or was[:META] != _stat(st)[:META] or self.clock.was_set():
+        if was is None or was[:META] != _stat(st)[:META]:
             return None
         return want
 
@@ -257,6 +258,10 @@ def _init_git(repo: Repo, made: Made) -> None:
     (git / "index").write_bytes(_index(made))
 
 
+# index entries already built, by what they are made of (most are the same every attempt)
+_ENTRIES: dict[tuple[str, tuple[int, str], tuple[int, ...] | None, int, int], bytes] = {}
+
+
 def _index(made: Made) -> bytes:
     """A git index (version 2) of the recorded files: each entry with the `lstat` the
     harness recorded (a file not recorded gets none: git hashes it when it looks)."""
@@ -264,22 +269,35 @@ def _index(made: Made) -> bytes:
     gid = os.lstat(made.path).st_gid  # what every file made in the folder has
     out = bytearray()
     entries = sorted((rel.encode("utf-8", "surrogateescape"), rel) for rel in made.expected)
+    built: dict[tuple[str, tuple[int, str], tuple[int, ...] | None, int, int], bytes] = {}
     for raw, rel in entries:
-        mode, oid = made.expected[rel]
         st = made.record.get(rel)
-        m = 0o120000 if mode == int(LINK) else (0o100755 if mode == int(EXEC) else 0o100644)
-        if st is None:
-            times = (0, 0, 0, 0, 0, 0, 0)
-            size = 0
-        else:
-            times = (st[3] // 10**9, st[3] % 10**9, st[2] // 10**9, st[2] % 10**9, st[6], st[4], m)
-            size = st[1]
-        head = struct.pack(">10I", *(v & 0xFFFFFFFF for v in (*times, uid, gid, size)))
-        entry = head + bytes.fromhex(oid) + struct.pack(">H", min(len(raw), 0xFFF)) + raw
-        entry += b"\0" * (8 - len(entry) % 8)
+        key = (rel, made.expected[rel], st[:META] if st is not None else None, uid, gid)
+        entry = _ENTRIES.get(key)
+        if entry is None:
+            entry = _entry(raw, rel, made, uid, gid)
+        built[key] = entry
         out += entry
+    _ENTRIES.clear()  # only what the next attempt's index may take again
+    _ENTRIES.update(built)
     data = b"DIRC" + struct.pack(">II", 2, len(entries)) + bytes(out)
     return data + hashlib.sha1(data).digest()
+
+
+def _entry(raw: bytes, rel: str, made: Made, uid: int, gid: int) -> bytes:
+    """One entry of the index (`_index`)."""
+    mode, oid = made.expected[rel]
+    st = made.record.get(rel)
+    m = 0o120000 if mode == int(LINK) else (0o100755 if mode == int(EXEC) else 0o100644)
+    if st is None:
+        times: tuple[int, ...] = (0, 0, 0, 0, 0, 0, 0)
+        size = 0
+    else:
+        times = (st[3] // 10**9, st[3] % 10**9, st[2] // 10**9, st[2] % 10**9, st[6], st[4], m)
+        size = st[1]
+    head = struct.pack(">10I", *(v & 0xFFFFFFFF for v in (*times, uid, gid, size)))
+    entry = head + bytes.fromhex(oid) + struct.pack(">H", min(len(raw), 0xFFF)) + raw
+    return entry + b"\0" * (8 - len(entry) % 8)
 
 
 # Code points HFS+ ignores in names (git's is_hfs_dotgit), so ".g\u200cit" is ".git" there.
@@ -445,6 +463,8 @@ def hash_workspace(
                 modes[rel] = EXEC if os.access(full, os.X_OK) else pygit2.enums.FileMode.BLOB
         except OSError as exc:
             refused.append(f"{rel} (unreadable: {exc.strerror})")
+    if proven and known is not None and known.clock.was_set():  # no `lstat` proves anything
+        return hash_workspace(repo, path, max_file=max_file, max_tree=max_tree)
     reuse = _clean_folders(repo, known, files, proven) if known is not None else None
     return Hashed(str(_build_tree(repo, files, modes, refused, reuse=reuse)), refused, escaping)
 
