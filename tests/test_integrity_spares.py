@@ -6,9 +6,11 @@ tree; a spare that does not prove itself is removed and the commit written anew.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,6 +19,7 @@ import pytest
 from gitimprove.git.checkout import COUNTS, checkout, compiled, finish_removals
 from gitimprove.git.renew import Spares
 from tests.conftest import TmpRepo
+from tests.loop_helpers import run_rows, value_project
 
 A = {
     "bench.py": "print(1)\n",
@@ -261,3 +264,48 @@ def test_a_checkout_that_ends_in_an_error_is_no_spare(tmp_repo: TmpRepo) -> None
         raise RuntimeError("tampered")
     assert spares.held() == []
     finish_removals()
+
+
+SPARE_AGENT = r"""
+import os, pathlib
+work = pathlib.Path.cwd().parent  # the agents' and checkouts' folder (no sandbox)
+for co in work.glob("m-*"):
+    target = co / "src" / "factor.txt"  # a file no attempt changes (in no tree diff)
+    try:
+        st = os.lstat(target)
+        target.write_text("0\n")  # a better number for whoever measures this copy
+        os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+    except OSError:
+        pass
+value = float(pathlib.Path("src/value.txt").read_text())
+pathlib.Path("src/value.txt").write_text(f"{value - 1:g}\n")
+"""
+
+
+def test_an_agent_that_rewrites_the_spares_never_reaches_a_measurement(
+    tmp_repo: TmpRepo, tmp_path: Path
+) -> None:
+    """Without the sandbox an agent can write every checkout beside its workspace, the spares
+    too (times put back): a checkout made from one that it wrote is never used, so every
+    number recorded is what the commit's own file says."""
+    agent = tmp_path / "agent.py"
+    agent.write_text(SPARE_AGENT)
+    bench = (
+        "import pathlib\n"
+        "v = float(pathlib.Path('src/value.txt').read_text())\n"
+        "v *= float(pathlib.Path('src/factor.txt').read_text())\n"
+        "print(f'METRIC score={v:g}')\n"
+    )
+    value_project(tmp_repo, f"{sys.executable} {agent}", bench, {"src/factor.txt": "1\n"})
+    res = tmp_repo.cli("run", "--run", "s", "-n", "5", "--json")
+    assert res.returncode == 0, res.stderr
+    rows = run_rows(tmp_repo, "s")[1:]
+    assert len(rows) == 5, rows
+    for row in rows:
+        held = float(tmp_repo.git("show", f"{row['commit']}:src/value.txt"))
+        if row.get("metric"):
+            assert row["metric"]["samples"] == [held] * len(row["metric"]["samples"]), row
+    kept = [r for r in rows if r["status"] == "keep"]
+    assert kept and all(r["metric"]["value"] > 0 for r in kept), rows
+    stop = [json.loads(line) for line in res.stdout.splitlines() if '"stop"' in line][-1]
+    assert stop["checkouts"]["patched"] == 0, stop  # every spare was found written
