@@ -7,6 +7,7 @@ the tree is hashed."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from gitimprove.agents.sandbox import bwrap_usable
 from gitimprove.git.checkout import COUNTS, finish_removals
 from gitimprove.git.workspace import Workspaces, hash_workspace, made_workspace
 from tests.conftest import TmpRepo
@@ -178,11 +180,16 @@ for top, dirs, files in os.walk(root):
 env = {**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1"}
 def git(*args):
     return subprocess.run(["git", *args], capture_output=True, text=True, env=env).stdout.strip()
-(log / f"{n}.json").write_text(json.dumps({
-    "cwd": str(root), "view": view, "head": git("rev-parse", "HEAD"),
+seen = {
+    "view": view, "head": git("rev-parse", "HEAD"),
     "status": git("status", "--porcelain", "--untracked-files=all"), "remote": git("remote"),
     "hooks": sorted(os.listdir(".git/hooks")) if os.path.isdir(".git/hooks") else [],
-}))
+}
+digest = hashlib.sha256(json.dumps(seen, sort_keys=True).encode()).hexdigest()[:12]
+try:  # the whole view, where the agent may write outside its workspace (no sandbox)
+    (log / f"{n}.json").write_text(json.dumps({"cwd": str(root), **seen}))
+except OSError:
+    pass
 # what a hostile agent leaves for the next attempt, every time
 pathlib.Path("build").mkdir(exist_ok=True)
 pathlib.Path("build/carry.txt").write_text(f"from attempt {n}\n")  # ignored
@@ -202,10 +209,15 @@ if n % 2:  # an honest improvement on top (kept: out of scope it is not)
     pathlib.Path("src/value.txt").write_text(f"{value - 1:g}\n")
 else:  # and a change outside the mutable files (out-of-scope: never kept)
     pathlib.Path("README.txt").write_text("changed\n")
+print(json.dumps({"description": f"saw {digest} in {root.name}"}))
 """
 
 
-@pytest.mark.parametrize("sandbox", ["none"])
+def _digest(seen: dict[str, object]) -> str:
+    return hashlib.sha256(json.dumps(seen, sort_keys=True).encode()).hexdigest()[:12]
+
+
+@pytest.mark.parametrize("sandbox", ["none", "bwrap"])
 def test_every_attempt_starts_from_exactly_the_incumbents_tree(
     tmp_repo: TmpRepo, tmp_path: Path, sandbox: str
 ) -> None:
@@ -229,20 +241,27 @@ def test_every_attempt_starts_from_exactly_the_incumbents_tree(
         },
         sandbox=sandbox,
     )
+    if sandbox == "bwrap" and not bwrap_usable():
+        pytest.skip("bubblewrap is not installed or cannot create its namespaces here")
     res = tmp_repo.cli("run", "--run", "w", "-n", "6", "--json")
     assert res.returncode == 0, res.stderr
     rows = run_rows(tmp_repo, "w")[1:]
     assert len(rows) == 6, rows
-    seen = set()
+    paths = set()
     for row in rows:
-        got = json.loads((log / f"{row['iteration']}.json").read_text())
         incumbent = tmp_repo.git("rev-parse", f"{row['commit']}^")
         want = committed(tmp_repo, incumbent, skip_compiled=False)
-        assert got["view"] == {k: list(v) for k, v in want.items()}, row["iteration"]
-        assert got["head"] == incumbent and got["status"] == "" and got["remote"] == ""
-        assert got["hooks"] == []
-        assert got["cwd"] not in seen
-        seen.add(got["cwd"])
+        view = {k: list(v) for k, v in want.items()}
+        seen = {"view": view, "head": incumbent, "status": "", "remote": "", "hooks": []}
+        if sandbox == "none":  # the whole view, for a readable failure
+            got = json.loads((log / f"{row['iteration']}.json").read_text())
+            assert got["view"] == view, row["iteration"]
+            assert got["head"] == incumbent and got["status"] == "" and got["remote"] == ""
+            assert got["hooks"] == []
+        words = row["description"].split()
+        assert words[:2] == ["saw", _digest(seen)], (row["iteration"], row["description"])
+        assert words[3] not in paths  # a fresh path every attempt
+        paths.add(words[3])
     # the odd attempts changed only mutable files (kept), the even ones README.txt too
     assert [r["status"] for r in rows] == ["keep", "out-of-scope"] * 3, rows
     stop = [json.loads(line) for line in res.stdout.splitlines() if '"stop"' in line][-1]
