@@ -1,6 +1,9 @@
 """What keeping a measurement checkout between runs saves: `Checkout.reset` on a tree of N
 small files, kept (provably unchanged: the full listing, flags, extended attributes, mounts
 checked) against written anew (the used folder removed, the commit written and hashed again).
+And what a spare saves between attempts (git/renew.py): a checkout of a commit that differs
+in one file made from a spare (proved, moved, patched), and an agent's workspace renewed from
+the previous attempt's, against written whole.
 
 Usage: python bench/checkout_bench.py [--files 2000] [--repeat 20]
 """
@@ -21,7 +24,9 @@ from common import ENV, ROOT
 sys.path.insert(0, str(ROOT))
 
 from gitimprove.git.checkout import checkout
+from gitimprove.git.renew import Spares
 from gitimprove.git.repo import open_repo
+from gitimprove.git.workspace import Workspaces, made_workspace
 
 
 def main() -> int:
@@ -51,10 +56,34 @@ def main() -> int:
                     co.reset(rewrite=rewrite)
                     times[what].append(time.perf_counter() - t0)
         kept, anew = (statistics.median(times[k]) for k in ("kept", "written anew"))
+        (tmp / "lib" / "d000" / "f00000.py").write_text("# changed\n")
+        subprocess.run(
+            ["git", "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qam", "one file"],
+            cwd=tmp, env=ENV, check=True,
+        )  # fmt: skip
+        other = str(repo.raw.revparse_single("HEAD").id)
+        spares, pool = Spares(), Workspaces()
+        patched, renewed = [], []
+        try:
+            with checkout(repo, head, spares=spares), made_workspace(repo, head, "b", pool):
+                pass
+            for i in range(a.repeat):
+                commit = other if i % 2 == 0 else head
+                t0 = time.perf_counter()
+                with checkout(repo, commit, spares=spares):
+                    patched.append(time.perf_counter() - t0)
+                t0 = time.perf_counter()
+                with made_workspace(repo, commit, f"b{i}", pool):
+                    renewed.append(time.perf_counter() - t0)
+        finally:
+            spares.close()
+            pool.close()
         print(f"{a.files} files, median of {a.repeat}:")
         print(f"  checkout kept (checked unchanged): {kept * 1000:8.1f} ms")
         print(f"  checkout written anew:             {anew * 1000:8.1f} ms")
         print(f"  ratio: {kept / anew:.2f}")
+        print(f"  checkout patched from a spare:     {statistics.median(patched) * 1000:8.1f} ms")
+        print(f"  workspace renewed (.git anew):     {statistics.median(renewed) * 1000:8.1f} ms")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from gitimprove.git.checkout import COUNTS, checkout, scan
+from gitimprove.git.checkout import COUNTS, checkout, finish_removals, scan
 from gitimprove.git.space import NoSpace
 from gitimprove.loop.context import Shared
 from gitimprove.util import inodes
@@ -473,27 +473,33 @@ def test_a_link_of_the_commit_is_kept_and_one_made_anew_is_not(tmp_repo: TmpRepo
 
 
 def test_a_kept_candidates_checkout_becomes_the_incumbents(tmp_repo: TmpRepo) -> None:
-    """Not written again: the incumbent's checkout is the kept candidate's, removed when the
-    incumbent changes again (and the candidate's context leaves it alone)."""
+    """Not written again: the incumbent's checkout is the kept candidate's, kept as a spare
+    when the incumbent changes again (and the candidate's context leaves it alone); the
+    spares are removed when the run ends."""
     first = tmp_repo.commit("a", FILES)
     second = tmp_repo.commit("b", {"pkg/a.py": "A = 2\n"})
     repo = tmp_repo.open()
     shared = Shared(1, 1)
     try:
         old = shared.incumbent_checkout(repo, first, "inc")
+        old_path = old.path
         with checkout(repo, second) as cand:
             path = cand.path
         assert not path.exists()  # a candidate not kept is removed with its context
         with checkout(repo, second) as cand:
             shared.adopt_checkout(cand)
             path = cand.path
-        assert path.exists() and not old.path.exists()  # the old incumbent's is gone
+        assert path.exists() and shared.spares.held() == [old]  # the old incumbent's: a spare
         got = shared.incumbent_checkout(repo, second, "inc")
         assert got is cand and got.path == path and got.verify() == []
-        shared.incumbent_checkout(repo, first, "inc")  # the incumbent changes again
-        assert not path.exists()
+        again = shared.incumbent_checkout(repo, first, "inc")  # the incumbent changes again
+        # the spare of `first` is taken (under a new name), `second`'s becomes a spare
+        assert again.commit == first and again.verify() == [] and again.path != old_path
+        assert [co.path for co in shared.spares.held()] == [path]
     finally:
         shared.close()
+    finish_removals()
+    assert not any((repo.improve_dir / "work").glob("m-*"))
 
 
 MOUNTING_AGENT = """import os, pathlib, subprocess

@@ -35,6 +35,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pygit2
 
@@ -47,6 +48,9 @@ from gitimprove.util.clockset import Watch
 from gitimprove.util.files import read_state, remove_tree
 from gitimprove.util.written import mark
 
+if TYPE_CHECKING:
+    from gitimprove.git.renew import Spares
+
 LINK = pygit2.enums.FileMode.LINK
 EXEC = pygit2.enums.FileMode.BLOB_EXECUTABLE
 
@@ -57,14 +61,19 @@ EXEC = pygit2.enums.FileMode.BLOB_EXECUTABLE
 Stat = tuple[int, int, int, int, int, int, int, int, int]
 META = 7  # the fields of a Stat that nothing may change between and during runs
 
-# how many times a used checkout was kept for the next run (provably unchanged) or written anew
-COUNTS = {"reused": 0, "rewritten": 0}
+# how many times a used checkout was kept for the next run (provably unchanged) or written
+# anew; how many checkouts were made from a spare and agents' workspaces from the last one,
+# writing only what differs (git/renew.py)
+COUNTS = {"reused": 0, "rewritten": 0, "patched": 0, "renewed": 0}
 _counts_lock = threading.Lock()
 
 
-def _count(what: str) -> None:
+def count(what: str) -> None:
     with _counts_lock:
         COUNTS[what] += 1
+
+
+_count = count
 
 
 def _stat(st: os.stat_result) -> Stat:
@@ -106,24 +115,26 @@ def materialize(
     dest: Path,
     expected: dict[str, tuple[int, str]],
     prefix: str = "",
+    *,
+    skip: bool = True,
 ) -> int:
     """Write `tree` under `dest`; `expected` gets every file's (mode, blob id). Returns the
     size of the largest file written. Compiled Python (`__pycache__/`, `*.pyc`) is never
-    written: Python could run it instead of its source (a forged one, checked against the
-    source's time and size or not at all)."""
+    written with `skip` (a measurement checkout): Python could run it instead of its source
+    (a forged one, checked against the source's time and size or not at all)."""
     largest = 0
     dest.mkdir(parents=True, exist_ok=prefix != "")
     for entry in tree:
         name = entry.name or ""
         path = dest / name
         rel = prefix + name
-        if compiled(rel):
+        if skip and compiled(rel):
             continue
         if entry.type_str == "tree":
             sub = repo.raw[entry.id]
             assert isinstance(sub, pygit2.Tree)
             path.mkdir()
-            largest = max(largest, materialize(repo, sub, path, expected, rel + "/"))
+            largest = max(largest, materialize(repo, sub, path, expected, rel + "/", skip=skip))
         elif entry.type_str == "blob":
             blob = repo.raw[entry.id]
             assert isinstance(blob, pygit2.Blob)
@@ -220,6 +231,7 @@ class Checkout:
     repo: Repo | None = None  # to write it anew (`reset`)
     purpose: str = "measure"
     handed: bool = False  # given to another owner (`hand_over`): its context leaves it alone
+    spent: bool = False  # found tampered: never kept as a spare (git/renew.py)
     # armed before the files are written: a step of the system clock since then means a ctime
     # may have been given back (util/clockset.py), so no `lstat` proves a file unchanged
     clock: Watch = field(default_factory=Watch)
@@ -297,12 +309,19 @@ class Checkout:
         self.largest, self.tree = fresh.largest, fresh.tree
         return left
 
-    def unchanged(self, now: dict[str, Stat] | None = None) -> bool:
+    def unchanged(self, now: dict[str, Stat] | None = None, *, moved: bool = False) -> bool:
         """Whether the folder is provably as it was written, so a later run may use it: every
         entry's full `lstat` as in the snapshot (type, mode, size, inode, link count, mtime,
         ctime, atime, allocated blocks), all on the work folder's device, no extended attribute and no
-        file-system flag on any entry. (Mounts are checked by `reset`.)"""
-        if (scan(self.path) if now is None else now) != self.snapshot:
+        file-system flag on any entry. (Mounts are checked by `reset`.) With `moved` (the
+        harness just renamed the folder) the root's change time may differ, nothing else."""
+        now = scan(self.path) if now is None else now
+        if moved:
+            was, here = self.snapshot.get("."), now.get(".")
+            if was is None or here is None or was[:3] + was[4:] != here[:3] + here[4:]:
+                return False
+            now = {**now, ".": was}
+        if now != self.snapshot:
             return False
         if self.clock.was_set():  # a ctime could have been given back: written anew
             return False
@@ -524,16 +543,26 @@ def _drop(path: Path) -> None:
 
 
 @contextmanager
-def checkout(repo: Repo, commit: str, purpose: str = "measure") -> Iterator[Checkout]:
-    """A fresh checkout of `commit` (see `_write`); removed on exit, under whatever name
-    `reset` gave it last."""
-    co = _write(repo, commit, purpose)
+def checkout(
+    repo: Repo, commit: str, purpose: str = "measure", spares: Spares | None = None
+) -> Iterator[Checkout]:
+    """A fresh checkout of `commit` (see `_write`), or one made from a spare that proves
+    itself (git/renew.py); removed on exit, under whatever name `reset` gave it last, or
+    kept as a spare when the context ends without an error and nothing found it tampered."""
+    co = spares.take(repo, commit, purpose) if spares is not None else None
+    if co is None:
+        co = _write(repo, commit, purpose)
+    ok = False
     try:
         yield co
+        ok = True
     finally:
         if not co.handed:
-            _drop(co.path)
-            co.clock.close()
+            if ok and spares is not None and not co.spent:
+                spares.give(co)
+            else:
+                _drop(co.path)
+                co.clock.close()
 
 
 def hand_over(co: Checkout) -> None:

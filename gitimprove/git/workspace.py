@@ -9,88 +9,295 @@ rewritten index in the clone changes nothing about what is hashed.
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import functools
+import hashlib
 import os
 import secrets
 import stat
+import struct
+import threading
 import unicodedata
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pygit2
 
-from gitimprove.errors import GitImproveError
-from gitimprove.git import gitfiles, space
-from gitimprove.git.checkout import EXEC, LINK, discard, work_root, write_pid
+from gitimprove.git import space
+from gitimprove.git.checkout import (
+    EXEC,
+    LINK,
+    META,
+    Stat,
+    _stat,
+    blob_id,
+    count,
+    discard,
+    materialize,
+    scan,
+    work_root,
+    write_pid,
+)
 from gitimprove.git.listing import MAX_DEPTH, Listing, kind, list_files
-from gitimprove.git.repo import GIT_TIMEOUT, Repo
-from gitimprove.util import proc
+from gitimprove.git.repo import Repo
+from gitimprove.util import inodes
+from gitimprove.util.clockset import Watch
 
 __all__ = ["Hashed", "agent_workspace", "hash_workspace", "refused_name"]
 
 
+@dataclass
+class Made:
+    """An agent's workspace as the harness wrote it: its files as proved (`record`, the
+    listing with every entry's `lstat`, `.git` not in it; `expected`, each file's mode and
+    blob), and a watch of the clock armed before any of them was written."""
+
+    path: Path
+    commit: str
+    tree: str
+    record: dict[str, Stat]
+    expected: dict[str, tuple[int, str]]
+    clock: Watch
+
+    def proven(self, rel: str, st: os.stat_result) -> tuple[int, str] | None:
+        """(mode, blob id) of the file at `rel`, when its `lstat` proves it holds what the
+        harness wrote (no process of the agent left; the caller checks afterwards that the
+        clock was not set, `clock.was_set`); else None."""
+        want = self.expected.get(rel)
+        if want is None:
+            return None
+        was = self.record.get(rel)
+        if was is None or was[:META] != _stat(st)[:META]:
+            return None
+        return want
+
+
+class Workspaces:
+    """Agents' workspaces kept after their attempt: the next attempt's is the most recent one,
+    moved under its own fresh name once every process of the agent is gone, and brought back
+    to the incumbent's tree (git/renew.py: whatever is not as the harness recorded it is
+    thrown away, what the tree has there written anew; `.git` is always made anew)."""
+
+    def __init__(self, limit: int = 1) -> None:
+        self.limit = limit
+        self._held: list[Made] = []
+        self._lock = threading.Lock()
+
+    def give(self, made: Made) -> None:
+        with self._lock:
+            self._held.append(made)
+            extra = self._held[: max(0, len(self._held) - self.limit)]
+            del self._held[: len(extra)]
+        for old in extra:
+            _throw(old.path)
+            old.clock.close()
+
+    def take(self) -> Made | None:
+        with self._lock:
+            return self._held.pop() if self._held else None
+
+    def close(self) -> None:
+        with self._lock:
+            held, self._held = self._held, []
+        for made in held:
+            _throw(made.path)
+            made.clock.close()
+
+
+def _throw(path: Path) -> None:
+    """Remove a folder of `work/` (in the background, its `.pid` file with it)."""
+    discard(path)
+
+
 @contextmanager
-def agent_workspace(repo: Repo, commit: str, name: str) -> Iterator[Path]:
-    """A throwaway local clone at `commit` with no remote, under `<name>-<random>`."""
+def agent_workspace(
+    repo: Repo, commit: str, name: str, pool: Workspaces | None = None
+) -> Iterator[Path]:
+    """A throwaway workspace at `commit` with no remote, under `<name>-<random>` (`made`)."""
+    with made_workspace(repo, commit, name, pool) as made:
+        yield made.path
+
+
+@contextmanager
+def made_workspace(
+    repo: Repo,
+    commit: str,
+    name: str,
+    pool: Workspaces | None = None,
+    lock: AbstractContextManager[Any] | None = None,
+) -> Iterator[Made]:
+    """The agent's workspace at `commit` under `<name>-<random>`, a fresh path every time:
+    a kept one of `pool` brought to `commit` when one proves itself, else written anew; its
+    `.git` is made by the harness (HEAD detached at `commit`, the repository's objects
+    borrowed, no remote, an index matching the files). Kept in `pool` when the context ends
+    without an error, else removed."""
     root = work_root(repo)
     path = root / f"{name}-{secrets.token_hex(4)}"
     pid_file = root / f"{path.name}.pid"
     write_pid(pid_file)
+    made: Made | None = None
+    ok = False
     try:
-        # no template: no sample hooks or info/ to write and remove in every attempt
-        clone = ["clone", "-q", "--template=", "--shared", "--no-checkout", "--no-tags"]
-        res = proc.git(
-            [*clone, str(repo.git_dir), str(path)],
-            isolated=True,
-            timeout=GIT_TIMEOUT,
-        )
-        if res.timed_out:
-            raise GitImproveError(
-                gitfiles.hung(repo.git_dir, repo.common_dir, "clone", GIT_TIMEOUT),
-                hint="put a regular file back in its place (`git improve doctor` names it)",
-            )
-        if not res.ok:
-            _refused(repo, "creating the agent's workspace", res.stderr)
-            raise GitImproveError(f"could not create the workspace {path}: {res.stderr.strip()}")
-        _forget_origin(path / ".git" / "config")
-        res = proc.git(
-            ["-c", "advice.detachedHead=false", "checkout", "-q", "--detach", commit],
-            cwd=path,
-            isolated=True,  # no hook, filter or fsmonitor of ~/.gitconfig runs in the harness
-        )
-        if not res.ok:
-            _refused(repo, "creating the agent's workspace", res.stderr)
-            raise GitImproveError(
-                f"could not check out {commit[:10]} in {path}: {res.stderr.strip()}"
-            )
-        yield path
+        with lock if lock is not None else contextlib.nullcontext():  # pygit2 objects
+            made = _make(repo, commit, path, pool)
+        yield made
+        ok = True
     finally:
-        discard(path)
+        if ok and pool is not None and made is not None:
+            pool.give(made)
+        else:
+            discard(path)
+            if made is not None:
+                made.clock.close()
 
 
-def _refused(repo: Repo, doing: str, stderr: str) -> None:
-    """A full disk said as such, with what to free (never git's own words about a ref): git
-    says it in words of its own, or in none (a file it could not write), so less free space
-    than `space.LOW` counts too."""
-    free = space.free_bytes(repo.common_dir)
-    low = free is not None and free < space.LOW
-    if low or space.out_of_space(OSError(stderr), repo.common_dir):
-        raise space.NoSpace(repo.common_dir, doing)
+def _make(repo: Repo, commit: str, path: Path, pool: Workspaces | None) -> Made:
+    """The workspace at `path`: one of `pool` renewed, else written anew; `.git` made."""
+    made: Made | None = None
+    obj = repo.raw[commit]
+    assert isinstance(obj, pygit2.Commit)
+    tree = str(obj.tree_id)
+    try:
+        while pool is not None and made is None:
+            old = pool.take()
+            if old is None:
+                break
+            made = _renewed(repo, old, path, commit, tree)
+        if made is None:
+            made = _fresh(repo, path, commit, tree)
+        _init_git(repo, made)
+    except OSError as exc:
+        if made is not None:
+            made.clock.close()
+        if space.out_of_space(exc, repo.common_dir):
+            raise space.NoSpace(repo.common_dir, "creating the agent's workspace") from None
+        raise
+    return made
 
 
-def _forget_origin(config: Path) -> None:
-    """Drop the clone's remote (and the branch that tracks it): no way back to the repository.
+def _renewed(repo: Repo, old: Made, path: Path, commit: str, tree: str) -> Made | None:
+    """`old` moved to `path` and brought to `tree` (git/renew.py), or None (removed)."""
+    from gitimprove.git.renew import move, renew
 
-    The file is the one `git clone` just wrote, so removing its sections by hand is safe."""
-    kept, skip = [], False
-    for line in config.read_text(encoding="utf-8").splitlines(keepends=True):
-        if line.lstrip().startswith("["):
-            skip = line.lstrip().startswith(('[remote "', '[branch "'))
-        if not skip:
-            kept.append(line)
-    config.write_text("".join(kept), encoding="utf-8")
+    root = path.parent
+    if old.clock.was_set() or inodes.mounts_under(old.path) or not move(old.path, path):
+        _throw(old.path)
+        old.clock.close()
+        return None
+    (root / f"{old.path.name}.pid").unlink(missing_ok=True)
+    try:
+        got = renew(
+            repo,
+            path,
+            old.record,
+            old.expected,
+            old.tree,
+            tree,
+            largest=0,
+            skip_compiled=False,
+        )
+    except OSError as exc:
+        if space.out_of_space(exc, repo.common_dir):
+            raise
+        got = [f"({exc.strerror})"]
+    if isinstance(got, list):
+        _set_aside(path)
+        old.clock.close()
+        return None
+    count("renewed")
+    return Made(path, commit, tree, got.snapshot, got.expected, old.clock)
+
+
+def _set_aside(path: Path) -> None:
+    """Move a folder away from `path` (its name is the attempt's) and remove it."""
+    trash = path.parent / f"t-{secrets.token_hex(4)}"
+    write_pid(path.parent / f"{trash.name}.pid", "trash")
+    os.rename(path, trash)
+    discard(trash)
+
+
+def _fresh(repo: Repo, path: Path, commit: str, tree: str) -> Made:
+    """Every file of `tree` written under `path` (compiled Python too: it is the agent's
+    copy of the commit), proved as a measurement checkout is: listed, every file hashed from
+    disk, listed again. A copy that does not prove itself is still the agent's workspace,
+    with nothing recorded (the next attempt writes every file anew)."""
+    clock = Watch()
+    expected: dict[str, tuple[int, str]] = {}
+    obj = repo.raw[tree]
+    assert isinstance(obj, pygit2.Tree)
+    materialize(repo, obj, path, expected, skip=False)
+    first = scan(path)
+    bad = any(rel not in first or blob_id(path / rel) != want for rel, want in expected.items())
+    again = scan(path)
+    if bad or any((again.get(r) or ())[:META] != (first.get(r) or ())[:META] for r in again):
+        again = {".": again["."]} if "." in again else {}
+    return Made(path, commit, tree, again, expected, clock)
+
+
+_CONFIG = (
+    "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n"
+    "\tlogallrefupdates = true\n"
+)
+
+
+def _init_git(repo: Repo, made: Made) -> None:
+    """The workspace's `.git`, written by the harness: HEAD detached at the commit, the
+    repository's objects borrowed (as `git clone --shared` does), no remote, no hook, and an
+    index that holds the commit's files with the `lstat` recorded (git status is clean)."""
+    git = made.path / ".git"
+    for sub in ("objects/info", "objects/pack", "refs/heads", "refs/tags"):
+        (git / sub).mkdir(parents=True)
+    objects = os.path.realpath(repo.common_dir / "objects")
+    (git / "objects" / "info" / "alternates").write_text(objects + "\n", encoding="utf-8")
+    (git / "HEAD").write_text(made.commit + "\n", encoding="utf-8")
+    (git / "config").write_text(_CONFIG, encoding="utf-8")
+    (git / "index").write_bytes(_index(made))
+
+
+# index entries already built, by what they are made of (most are the same every attempt)
+_ENTRIES: dict[tuple[str, tuple[int, str], tuple[int, ...] | None, int, int], bytes] = {}
+
+
+def _index(made: Made) -> bytes:
+    """A git index (version 2) of the recorded files: each entry with the `lstat` the
+    harness recorded (a file not recorded gets none: git hashes it when it looks)."""
+    uid = os.geteuid()
+    gid = os.lstat(made.path).st_gid  # what every file made in the folder has
+    out = bytearray()
+    entries = sorted((rel.encode("utf-8", "surrogateescape"), rel) for rel in made.expected)
+    built: dict[tuple[str, tuple[int, str], tuple[int, ...] | None, int, int], bytes] = {}
+    for raw, rel in entries:
+        st = made.record.get(rel)
+        key = (rel, made.expected[rel], st[:META] if st is not None else None, uid, gid)
+        entry = _ENTRIES.get(key)
+        if entry is None:
+            entry = _entry(raw, rel, made, uid, gid)
+        built[key] = entry
+        out += entry
+    _ENTRIES.clear()  # only what the next attempt's index may take again
+    _ENTRIES.update(built)
+    data = b"DIRC" + struct.pack(">II", 2, len(entries)) + bytes(out)
+    return data + hashlib.sha1(data).digest()
+
+
+def _entry(raw: bytes, rel: str, made: Made, uid: int, gid: int) -> bytes:
+    """One entry of the index (`_index`)."""
+    mode, oid = made.expected[rel]
+    st = made.record.get(rel)
+    m = 0o120000 if mode == int(LINK) else (0o100755 if mode == int(EXEC) else 0o100644)
+    if st is None:
+        times: tuple[int, ...] = (0, 0, 0, 0, 0, 0, 0)
+        size = 0
+    else:
+        times = (st[3] // 10**9, st[3] % 10**9, st[2] // 10**9, st[2] % 10**9, st[6], st[4], m)
+        size = st[1]
+    head = struct.pack(">10I", *(v & 0xFFFFFFFF for v in (*times, uid, gid, size)))
+    entry = head + bytes.fromhex(oid) + struct.pack(">H", min(len(raw), 0xFFF)) + raw
+    return entry + b"\0" * (8 - len(entry) % 8)
 
 
 # Code points HFS+ ignores in names (git's is_hfs_dotgit), so ".g\u200cit" is ".git" there.
@@ -105,6 +312,7 @@ _HFS_IGNORED = {
 }
 
 
+@functools.lru_cache(maxsize=65536)
 def refused_name(component: str) -> bool:
     """True for a path component git refuses to commit: `.git` in any case or disguise
     (HFS ignorable characters, NTFS short name `GIT~1`, trailing dots or spaces, a stream
@@ -163,9 +371,16 @@ def _blob(repo: Repo, data: bytes) -> pygit2.Oid:
 
 
 def hash_workspace(
-    repo: Repo, path: Path, *, max_file: int = 100_000_000, max_tree: int = 1_000_000_000
+    repo: Repo,
+    path: Path,
+    *,
+    max_file: int = 100_000_000,
+    max_tree: int = 1_000_000_000,
+    known: Made | None = None,
 ) -> Hashed:
-    """Hash the workspace's files (not ignored ones) into a tree in the repository.
+    """Hash the workspace's files (not ignored ones) into a tree in the repository. A file
+    whose `lstat` proves it holds what the harness wrote there (`known`, `Made.proven`: the
+    agent's processes are gone) is not read again: its blob is the one written.
 
     Never fails because of what the agent did: a name git refuses, a nested repository, a
     link leaving the workspace, a file over `max_file` bytes or the files past `max_tree`
@@ -187,6 +402,8 @@ def hash_workspace(
         refused.append(f"(the workspace's files: {listing.failed})")
     if path.is_symlink():  # the workspace itself replaced by a link to somewhere else
         refused.append(f"{path.name} (the workspace folder was replaced by a link)")
+    base = os.fspath(path)
+    proven: set[str] = set()  # files taken as written, not read (`known`)
     for raw in listed:
         if raw.endswith(b"/"):
             refused.append(f"{raw.decode('utf-8', 'replace')} (a nested repository)")
@@ -203,14 +420,23 @@ def hash_workspace(
         if any(refused_name(part) for part in parts):
             refused.append(rel)
             continue
-        full = path / rel
         try:
             try:  # one call, never following a link
-                mode = os.lstat(full).st_mode
+                st = os.lstat(os.path.join(base, rel))
             except OSError as exc:
                 if exc.errno in _GONE:  # listed, then removed (a deleted file): not in the tree
                     continue
                 raise
+            mode = st.st_mode
+            same = known.proven(rel, st) if known is not None else None
+            fits = st.st_size <= max_file and total + st.st_size <= max_tree
+            if same is not None and stat.S_ISREG(mode) and fits:
+                total += st.st_size
+                files[rel] = pygit2.Oid(hex=same[1])
+                modes[rel] = same[0]
+                proven.add(rel)
+                continue
+            full = path / rel
             if stat.S_ISLNK(mode):
                 why = _escapes(root, full)
                 if why is not None:
@@ -237,7 +463,66 @@ def hash_workspace(
                 modes[rel] = EXEC if os.access(full, os.X_OK) else pygit2.enums.FileMode.BLOB
         except OSError as exc:
             refused.append(f"{rel} (unreadable: {exc.strerror})")
-    return Hashed(str(_build_tree(repo, files, modes, refused)), refused, escaping)
+    if proven and known is not None and known.clock.was_set():  # no `lstat` proves anything
+        return hash_workspace(repo, path, max_file=max_file, max_tree=max_tree)
+    reuse = _clean_folders(repo, known, files, proven) if known is not None else None
+    return Hashed(str(_build_tree(repo, files, modes, refused, reuse=reuse)), refused, escaping)
+
+
+def _clean_folders(
+    repo: Repo, known: Made, files: dict[str, pygit2.Oid], proven: set[str]
+) -> Callable[[str], pygit2.Oid | None] | None:
+    """The incumbent's subtree for a folder whose files are all proven as the harness wrote
+    them and are all there (nothing added, removed, left out or read): the tree a build
+    would give it. None for any other folder, and for one of the incumbent's that holds
+    anything but files and folders (a submodule) or an empty folder."""
+    if known.clock.was_set():
+        return None
+    dirty: set[str] = set()
+
+    def mark(rel: str) -> None:
+        folder = rel.rpartition("/")[0]
+        while folder and folder not in dirty:
+            dirty.add(folder)
+            folder = folder.rpartition("/")[0]
+
+    for rel in files:
+        if rel not in proven:
+            mark(rel)
+    for rel in known.expected:
+        if rel not in files:
+            mark(rel)
+    inc = repo.raw[known.tree]
+    assert isinstance(inc, pygit2.Tree)
+    _odd_folders(repo, inc, "", dirty)
+
+    def reuse(folder: str) -> pygit2.Oid | None:
+        if folder in dirty:
+            return None
+        try:
+            entry = inc[folder]
+        except (KeyError, ValueError):
+            return None
+        return entry.id if entry.type_str == "tree" else None
+
+    return reuse
+
+
+def _odd_folders(repo: Repo, tree: pygit2.Tree, at: str, out: set[str]) -> bool:
+    """Add to `out` every folder of `tree` holding a submodule or an empty folder (at any
+    depth); True when `tree` itself is such a folder."""
+    odd = len(tree) == 0
+    for entry in tree:
+        if entry.type_str == "tree":
+            sub = repo.raw[entry.id]
+            assert isinstance(sub, pygit2.Tree)
+            if _odd_folders(repo, sub, f"{at}{entry.name}/", out):
+                odd = True
+        elif entry.type_str != "blob":
+            odd = True
+    if odd and at:
+        out.add(at[:-1])
+    return odd
 
 
 def _build_tree(
@@ -246,6 +531,8 @@ def _build_tree(
     modes: dict[str, int],
     refused: list[str],
     at: str = "",
+    *,
+    reuse: Callable[[str], pygit2.Oid | None] | None = None,
 ) -> pygit2.Oid:
     nested: dict[str, dict[str, pygit2.Oid]] = {}
     nested_modes: dict[str, dict[str, int]] = {}
@@ -261,9 +548,14 @@ def _build_tree(
         except (ValueError, pygit2.GitError):
             refused.append(at + head)
     for name, sub in nested.items():
+        same = reuse(at + name) if reuse is not None else None
         try:
+            if same is not None:
+                builder.insert(name, same, pygit2.enums.FileMode.TREE)
+                continue
             builder.insert(
-                name, _build_tree(repo, sub, nested_modes[name], refused, f"{at}{name}/"),
+                name,
+                _build_tree(repo, sub, nested_modes[name], refused, f"{at}{name}/", reuse=reuse),
                 pygit2.enums.FileMode.TREE,
             )  # fmt: skip
         except (ValueError, pygit2.GitError):

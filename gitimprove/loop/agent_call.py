@@ -20,7 +20,7 @@ from gitimprove import agents
 from gitimprove.git import caches, strays, trees
 from gitimprove.git.checkout import work_root
 from gitimprove.git.watch import RepoState, put_back
-from gitimprove.git.workspace import Hashed, agent_workspace, hash_workspace
+from gitimprove.git.workspace import Hashed, Made, hash_workspace, made_workspace
 from gitimprove.loop import program
 from gitimprove.loop.context import RunContext
 from gitimprove.loop.integrity import Tampered
@@ -37,18 +37,22 @@ class Workspace:
     prompt: Path  # the program file handed to the agent
     name: str  # "<run>-<iteration>-<candidate>": the prefix of every checkout of this attempt
     incumbent_tree: str
+    made: Made | None = None  # what the harness wrote there, as proved (git/workspace.py)
 
 
 @contextlib.contextmanager
 def prepare_workspace(ctx: RunContext, spec: AttemptSpec) -> Iterator[Workspace]:
-    """A fresh clone at the incumbent for the agent, removed (with its program) on exit."""
+    """A fresh workspace at the incumbent for the agent (git/workspace.py), its program
+    removed on exit."""
     name = f"{ctx.name}-{spec.name}"
     prompt = work_root(ctx.repo) / f"{name}.prompt.md"
     with ctx.shared.lock:
         inc_tree = trees.tree_of(ctx.repo, spec.incumbent)
-    with agent_workspace(ctx.repo, spec.incumbent, name) as path:
+    with made_workspace(
+        ctx.repo, spec.incumbent, name, ctx.shared.workspaces, ctx.shared.lock
+    ) as made:
         try:
-            yield Workspace(path, prompt, name, inc_tree)
+            yield Workspace(made.path, prompt, name, inc_tree, made)
         finally:  # before its clone goes: a program beside no clone is a stray (strays.py)
             prompt.unlink(missing_ok=True)
 
@@ -172,4 +176,5 @@ def snapshot_tree(ctx: RunContext, ws: Workspace) -> Hashed:
             ws.path,
             max_file=int(ctx.cfg.get("scope", "max_file_size")),
             max_tree=int(ctx.cfg.get("scope", "max_tree_size")),
+            known=ws.made,
         )

@@ -187,7 +187,7 @@ def measure_first(
     """The candidate's first metric run, in a fresh checkout the agent never saw (written
     now that every process of the agent is gone)."""
     with ctx.shared.lock:
-        co = fresh_checkout(stack, ctx.repo, commit, f"{ws.name}-measure")
+        co = fresh_checkout(stack, ctx.repo, commit, f"{ws.name}-measure", ctx.shared.spares)
     try:
         return Measured(co, ctx.metric(co))
     except MetricFailed as exc:

@@ -26,8 +26,10 @@ from gitimprove.agents.sandbox import Sandbox
 from gitimprove.config import Config
 from gitimprove.git import caches, strays, trees
 from gitimprove.git.checkout import Checkout, checkout, hand_over, release, take_off_mounts
+from gitimprove.git.renew import Spares
 from gitimprove.git.repo import Repo
 from gitimprove.git.watch import RepoState, put_back
+from gitimprove.git.workspace import Workspaces
 from gitimprove.loop import guard_report
 from gitimprove.loop.decide import Rule
 from gitimprove.loop.importable import importable_names
@@ -89,6 +91,10 @@ class Shared:
         self._tokens: set[str] = set()  # tokens of the processes running now
         self._checkouts = contextlib.ExitStack()
         self._incumbent: Checkout | None = None
+        # measurement checkouts kept after use, patched into the next one (git/renew.py)
+        self.spares = Spares(limit=2)
+        # agents' workspaces kept after their attempt, renewed for the next one
+        self.workspaces = Workspaces(limit=max(1, jobs))
         self.guard_tests: int | None = None  # tests a pytest guard ran on the run's base
 
     def landed(self, moves: dict[str, str | None]) -> None:
@@ -143,7 +149,7 @@ class Shared:
                 return self._incumbent
             self._checkouts.close()
             self._checkouts = contextlib.ExitStack()
-            co = self._checkouts.enter_context(checkout(repo, commit, name))
+            co = self._checkouts.enter_context(checkout(repo, commit, name, self.spares))
             self._incumbent = co
             return co
 
@@ -158,12 +164,21 @@ class Shared:
             self._checkouts.close()
             self._checkouts = contextlib.ExitStack()
             hand_over(co)
-            self._checkouts.callback(release, co)
+            self._checkouts.callback(self._retire, co)
             self._incumbent = co
+
+    def _retire(self, co: Checkout) -> None:
+        """An incumbent's checkout no longer used: a spare, unless it was found tampered."""
+        if co.spent:
+            release(co)
+        else:
+            self.spares.give(co)
 
     def drop_checkout(self, co: Checkout | None) -> None:
         """Forget a tampered incumbent checkout; the next use writes a fresh one."""
         with self.lock:
+            if co is not None:
+                co.spent = True
             if co is not None and self._incumbent is co:
                 self._checkouts.close()
                 self._checkouts = contextlib.ExitStack()
@@ -173,6 +188,8 @@ class Shared:
         with self.lock:
             self._checkouts.close()
             self._incumbent = None
+            self.spares.close()
+            self.workspaces.close()
 
 
 @dataclass

@@ -245,7 +245,7 @@ class Engine:
                 "baseline": summary.baseline,
                 "attempts": summary.attempts,
                 "keeps": summary.keeps,
-                "checkouts": {k: COUNTS[k] - counted[k] for k in ("reused", "rewritten")},
+                "checkouts": {k: COUNTS[k] - counted[k] for k in COUNTS},
             }
         )
         return summary

@@ -33,6 +33,7 @@ __all__ = ["IntegrityError", "Tampered", "check_config_pin", "check_run_refs", "
 
 if TYPE_CHECKING:
     from gitimprove.git.checkout import Checkout, Stat
+    from gitimprove.git.renew import Spares
     from gitimprove.loop.context import RunContext
 
 
@@ -67,13 +68,16 @@ class IntegrityError(GitImproveError):
     """The run stopped because something outside the harness changed what it relies on."""
 
 
-def fresh_checkout(stack: ExitStack[Any], repo: Repo, commit: str, name: str) -> Checkout:
-    """A measurement checkout of `commit` entered on `stack`; one that something rewrote while
-    it was written makes the attempt `tampered`."""
+def fresh_checkout(
+    stack: ExitStack[Any], repo: Repo, commit: str, name: str, spares: Spares | None = None
+) -> Checkout:
+    """A measurement checkout of `commit` entered on `stack` (made from one of `spares` when
+    one proves itself); one that something rewrote while it was written makes the attempt
+    `tampered`."""
     from gitimprove.git.checkout import NotAsWritten, checkout
 
     try:
-        return stack.enter_context(checkout(repo, commit, name))
+        return stack.enter_context(checkout(repo, commit, name, spares))
     except NotAsWritten as exc:
         raise Tampered("the measurement checkout changed while it was written", exc.paths) from None
 

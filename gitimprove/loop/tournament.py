@@ -101,7 +101,7 @@ def confirm(ctx: RunContext, winner: str, incumbent: str) -> tuple[bool, str, di
     inc = ctx.incumbent_checkout(incumbent)
     with contextlib.ExitStack() as stack:
         with ctx.shared.lock:
-            wco = fresh_checkout(stack, ctx.repo, winner, f"{ctx.name}-confirm")
+            wco = fresh_checkout(stack, ctx.repo, winner, f"{ctx.name}-confirm", ctx.shared.spares)
         try:
             with ctx.shared.rule_lock:
                 out = rule.decide(lambda: ctx.metric(inc), lambda: ctx.metric(wco))
