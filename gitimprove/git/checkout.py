@@ -38,7 +38,7 @@ from pathlib import Path
 
 import pygit2
 
-from gitimprove.errors import GitImproveError
+from gitimprove.errors import GitImproveError, again
 from gitimprove.git import space
 from gitimprove.git.repo import Repo
 from gitimprove.util import inodes
@@ -359,7 +359,7 @@ class StuckFlags(GitImproveError):
             "cleared by this process",
             hint=f"see it with `lsattr -d {exc.filename}`, clear it as root with "
             f"`chattr -i -a {exc.filename}` (for a folder: `chattr -R -i -a`), then "
-            "`git improve doctor --repair` and `git improve run --resume`",
+            f"`git improve doctor --repair`, then {again()}",
         )
         self.path = str(exc.filename)
 
