@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -166,3 +167,79 @@ def test_a_step_of_the_clock_while_watched_is_tampered(tmp_repo: TmpRepo) -> Non
     assert [r["status"] for r in rows] == ["baseline", "tampered", "keep"], rows
     assert "the system clock was set while it was watched" in str(rows[1]["reason"])
     assert rows[2]["metric"]["value"] == 90
+
+
+FAKES = {
+    # a command line naming gitimprove is not a gitimprove process
+    "argv": lambda tmp: [sys.executable, "-c", "import time; time.sleep(120)", "gitimprove"],
+    # gitimprove's own form of command line, carrying an attempt's token
+    "token": lambda tmp: [sys.executable, str(_script(tmp)), "run"],
+}
+
+
+def _script(tmp: Path) -> Path:
+    script = tmp / "bin" / "git-improve"
+    script.parent.mkdir(exist_ok=True)
+    script.write_text("import time\ntime.sleep(120)\n")
+    return script
+
+
+@pytest.mark.parametrize("fake", sorted(FAKES))
+def test_a_pid_file_naming_a_fake_gitimprove_process_is_a_stray(
+    tmp_repo: TmpRepo, tmp_path: Path, fake: str
+) -> None:
+    """The measured code leaves a checkout's folder and a `.pid` file naming a live process
+    that passes for gitimprove (its command line names it; or it has gitimprove's own form
+    but carries an attempt's token): never taken for another run's, the attempt is
+    `tampered` and nothing is left for a later run to read."""
+    env = {**os.environ, "GITIMPROVE_TOKEN": "gi1:0:p:1:00"} if fake == "token" else None
+    live = subprocess.Popen(FAKES[fake](tmp_path), env=env)
+    try:
+        (tmp_path / "fake.pid").write_text(f"{live.pid}\n")
+        persist_project(tmp_repo, f"pidstray:{tmp_path / 'fake.pid'}", "none")
+        rows = _run(tmp_repo)
+        assert [r["status"] for r in rows] == ["baseline", "tampered", "keep"], rows
+        assert ".git/improve/work/m-00000000feedface" in str(rows[1]["reason"])
+        assert 80 not in rows[2]["metric"]["incumbent_samples"]
+        assert not (_improve(tmp_repo) / "work" / "m-00000000feedface").exists()
+        work = _improve(tmp_repo) / "work"
+        (work / "m-1111111111111111").mkdir()
+        (work / "m-1111111111111111.pid").write_text(f"{live.pid}\nmeasure\n")
+        found = strays.find(_improve(tmp_repo))
+        assert any("work/m-1111111111111111.pid" in s for s in found), found
+    finally:
+        live.kill()
+        live.wait()
+
+
+def test_a_live_gitimprove_process_is_told_from_fakes(tmp_path: Path) -> None:
+    from gitimprove.agents.sandbox import supervised
+    from gitimprove.util.alive import runs_gitimprove
+
+    script = _script(tmp_path)
+    honest = subprocess.Popen([sys.executable, "-I", str(script), "run"])
+    hardened = tmp_path / "bin" / "gitimprove"  # non-dumpable, as a harness makes itself
+    hardened.write_text(
+        "import ctypes, time\nctypes.CDLL(None).prctl(4, 0, 0, 0, 0)\ntime.sleep(120)\n"
+    )
+    closed = subprocess.Popen([sys.executable, str(hardened), "measure"])
+    named = subprocess.Popen(FAKES["argv"](tmp_path))
+    other = subprocess.Popen(["sleep", "120"])
+    tokened = subprocess.Popen(
+        [sys.executable, str(script)], env={**os.environ, "GITIMPROVE_TOKEN": "gi1:0:p:1:00"}
+    )
+    marked = subprocess.Popen(supervised([sys.executable, str(script)], shell=False))
+    procs = [honest, closed, named, other, tokened, marked]
+    try:
+        time.sleep(0.5)
+        assert runs_gitimprove(honest.pid) and runs_gitimprove(closed.pid)
+        assert not runs_gitimprove(named.pid)
+        assert not runs_gitimprove(other.pid)
+        assert not runs_gitimprove(tokened.pid)
+        kids = Path(f"/proc/{marked.pid}/task/{marked.pid}/children").read_text().split()
+        assert kids and not runs_gitimprove(int(kids[0]))  # the supervised one: marked
+        assert not runs_gitimprove(marked.pid)  # the supervisor itself runs supervise.py
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()

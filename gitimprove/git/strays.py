@@ -36,7 +36,7 @@ from gitimprove.git.checkout import PIDS
 from gitimprove.git.watch import STATE_FILES
 from gitimprove.state import signing
 from gitimprove.util import written
-from gitimprove.util.alive import pid_alive
+from gitimprove.util.alive import pid_alive, runs_gitimprove
 from gitimprove.util.clockset import Watch
 from gitimprove.util.files import atomic_write, read_state, remove_tree
 from gitimprove.util.keys import KEY_FILE, key_problem, load_key
@@ -137,10 +137,11 @@ def _pid_file(path: Path) -> bool:
 
 def _could_have_written(pid: int, path: Path) -> bool:
     """Whether the process `pid` can be the gitimprove process that wrote `path`: one that
-    runs gitimprove, started before the file was written (where `/proc` tells): by its
+    runs gitimprove (util/alive.py `runs_gitimprove`), started before the file was written (where `/proc` tells): by its
     ctime, which no program sets back, or its mtime when earlier."""
+    if not runs_gitimprove(pid):
+        return False
     try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
         ticks = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
         boot = next(
             int(line.split()[1])
@@ -151,8 +152,6 @@ def _could_have_written(pid: int, path: Path) -> bool:
         written_at = min(st.st_mtime, st.st_ctime)  # a time set ahead: its change time
     except (OSError, ValueError, IndexError, StopIteration):
         return True  # not Linux, or another user's process: alive is all that is known
-    if b"gitimprove" not in cmdline and b"git-improve" not in cmdline:
-        return False
     started = boot + ticks / os.sysconf("SC_CLK_TCK")
     return started <= written_at + 2.0  # btime is whole seconds
 
@@ -366,7 +365,9 @@ def _form(improve_dir: Path, rel: str, old: Entry | None, now: Entry) -> bool:
     temp = _OTHERS_TEMP.fullmatch(name)
     if folder in ("spool", "watermarks") and temp and old is None:
         pid = int(temp["pid"])
-        return pid != os.getpid() and pid_alive(pid) and now.size <= 1 << 20
+        return (
+            pid != os.getpid() and pid_alive(pid) and runs_gitimprove(pid) and now.size <= 1 << 20
+        )
     if not folder and name == "last-error.log" and _pread(path, 0, 6) == b"argv: ":
         return now.size <= 1 << 20  # any gitimprove command that fails writes it anew
     if not folder and name in LOGS:
