@@ -243,3 +243,45 @@ def test_a_live_gitimprove_process_is_told_from_fakes(tmp_path: Path) -> None:
         for p in procs:
             p.kill()
             p.wait()
+
+
+def test_doctor_looks_inside_quarantine_and_backups(tmp_repo: TmpRepo, tmp_path: Path) -> None:
+    persist_project(tmp_repo, "honest", "none")
+    _run(tmp_repo)
+    imp = _improve(tmp_repo)
+    aside, backups = imp / "quarantine", imp / "backups"
+    aside.mkdir(exist_ok=True)
+    backups.mkdir(exist_ok=True)
+    kept = [
+        aside / "key.123.abcdef",  # names gitimprove sets things aside under
+        aside / "config.0badca",
+        aside / ("ab" * 20),
+        backups / "CLAUDE.md.20260101T000000.5Z.host-1",
+    ]
+    for path in kept:
+        path.write_text("x")
+    os.mkfifo(aside / "HEAD.c0ffee")  # a FIFO it moved aside: never read
+    (aside / "cache.bin").write_text("80")  # no name it gives
+    (aside / "run").mkdir()
+    (backups / "result.txt").write_text("80")
+    (backups / "CLAUDE.md.20260101T000000Z.big").write_bytes(b"x" * ((8 << 20) + 1))
+    (tmp_path / "outside").write_text("80")
+    os.link(tmp_path / "outside", backups / "CLAUDE.md.20260101T000000Z.linked")
+    (backups / "CLAUDE.md.20260101T000000Z.dir").mkdir()
+    os.setxattr(aside, "user.carried", b"1")
+    found = strays.find(imp)
+    assert [s.split(" (")[0] for s in found] == [
+        ".git/improve/backups/CLAUDE.md.20260101T000000Z.big",
+        ".git/improve/backups/CLAUDE.md.20260101T000000Z.dir",
+        ".git/improve/backups/CLAUDE.md.20260101T000000Z.linked",
+        ".git/improve/backups/result.txt",
+        ".git/improve/quarantine",
+        ".git/improve/quarantine/cache.bin",
+        ".git/improve/quarantine/run",
+    ], found
+    res = tmp_repo.cli("doctor")
+    assert res.returncode != 0 and ".git/improve/quarantine/cache.bin" in res.stdout, res.stdout
+    tmp_repo.cli("doctor", "--repair")
+    assert strays.find(imp) == []
+    assert all(p.exists() for p in kept) and (aside / "HEAD.c0ffee").exists()
+    assert not (aside / "cache.bin").exists() and not (backups / "result.txt").exists()

@@ -70,7 +70,7 @@ _MARKS = stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX
 def find(improve_dir: Path) -> list[str]:
     """Every stray, as `.git/improve/<path> (<why>)`."""
     out: list[str] = []
-    for folder in ("", "locks", "work"):
+    for folder in ("", "locks", "work", "quarantine", "backups"):
         path = improve_dir / folder if folder else improve_dir
         out += [f"{_label(folder)} ({why})" for why in _folder_marks(path)]
     for name, st in _entries(improve_dir):
@@ -86,6 +86,7 @@ def find(improve_dir: Path) -> list[str]:
         if not (LOCKS.fullmatch(name) and stat.S_ISREG(st.st_mode) and st.st_size == 0):
             out.append(f"{_label('locks/' + name)} (not an empty lock file of gitimprove's)")
     out += _work_strays(improve_dir / "work")
+    out += _set_aside(improve_dir)
     for folder in ("spool", "session-map", "watermarks"):  # what hooks write, by its form
         for name, st in _entries(improve_dir / folder):
             entry = Entry(st.st_mode, st.st_size, st.st_ino, st.st_nlink, 0, 0)
@@ -113,6 +114,28 @@ def _work_strays(work: Path) -> list[str]:
                 out.append(f"{label} (the program of no agent's workspace)")
             continue
         out.append(f"{label} ({_kind(st)} gitimprove does not write)")
+    return out
+
+
+def _set_aside(improve_dir: Path) -> list[str]:
+    """In `quarantine/`, what gitimprove moved there (of any kind: a FIFO, a folder, a link;
+    never read) under the names it gives (`<name>.<6 hex>`, `key.<pid>.<6 hex>`, a loose
+    object's name); in `backups/`, the copies `reflect --apply` keeps of the CLAUDE.md it
+    changes: regular files of its name and size, with one link and no extended attribute."""
+    out = []
+    for name, _st in _entries(improve_dir / "quarantine"):
+        if not _ASIDE.fullmatch(name):
+            out.append(f"{_label('quarantine/' + name)} (not a name gitimprove sets aside under)")
+    for name, st in _entries(improve_dir / "backups"):
+        path = improve_dir / "backups" / name
+        if not (
+            _BACKUP.fullmatch(name)
+            and stat.S_ISREG(st.st_mode)
+            and st.st_size <= _KEEP_BYTES
+            and st.st_nlink == 1
+            and not _has_xattr(path)
+        ):
+            out.append(f"{_label('backups/' + name)} (not a backup `reflect` keeps)")
     return out
 
 
@@ -230,6 +253,7 @@ _LOG_TAIL = 64 << 10  # what is kept of a log: its end (anything appended is acc
 _MAX_ENTRIES = 20_000  # a listing stops there (a planted tree of any size costs no more)
 _SPOOL = re.compile(r"[a-z]+__\d{4}__\d{2}__[0-9TZ]+-[A-Za-z0-9._-]+-[0-9a-f]{6}\.[a-z]+")
 _BACKUP = re.compile(r"CLAUDE\.md\.[0-9T.]+Z\.[A-Za-z0-9._-]+")
+_ASIDE = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}|[^/]+?\.(\d+\.)?[0-9a-f]{6}")
 _OTHERS_TEMP = re.compile(r"\..+\.(?P<pid>\d+)\.[0-9a-f]{8}\.tmp")
 
 
@@ -682,7 +706,7 @@ def _judge(improve_dir: Path, before: Listing, marks: list[str]) -> tuple[list[s
 
 def _marks(improve_dir: Path) -> list[str]:
     out = []
-    for folder in ("", "locks", "work"):
+    for folder in ("", "locks", "work", "quarantine", "backups"):
         path = improve_dir / folder if folder else improve_dir
         out += [f"{_label(folder)} ({why})" for why in _folder_marks(path)]
     return out
