@@ -285,3 +285,33 @@ def test_doctor_looks_inside_quarantine_and_backups(tmp_repo: TmpRepo, tmp_path:
     assert strays.find(imp) == []
     assert all(p.exists() for p in kept) and (aside / "HEAD.c0ffee").exists()
     assert not (aside / "cache.bin").exists() and not (backups / "result.txt").exists()
+
+
+@pytest.mark.parametrize("target", ["mark.txt", "work/m-0123456789abcdef.pid", "locks/x.lock"])
+def test_a_stray_left_before_the_run_is_named_and_gone_before_anything_is_measured(
+    tmp_repo: TmpRepo, target: str
+) -> None:
+    """Left in `.git/improve/` between runs (by an earlier run's measured code, an agent, any
+    program): the run's first watched window would take it for what was there; the run names
+    it as `doctor` does and removes it before anything is measured, and again on `--resume`."""
+    persist_project(tmp_repo, f"stray:{target}", "none")
+    imp = _improve(tmp_repo)
+    (imp / target).parent.mkdir(parents=True, exist_ok=True)
+    (imp / target).write_text("1")  # what the measured code reads as its earlier mark
+    res = tmp_repo.cli("run", "--run", "p", "-n", "2")
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out
+    assert (
+        f"removed from .git/improve before the run, not written by gitimprove: .git/improve/{target}"
+        in out
+    ), out
+    rows = run_rows(tmp_repo, "p")
+    assert [r["status"] for r in rows] == ["baseline", "tampered", "keep"], rows
+    assert all(80 not in r["metric"].get("samples", []) for r in rows if r.get("metric"))
+    (imp / target).write_text("1")
+    res = tmp_repo.cli("run", "--resume", "--run", "p", "-n", "1")
+    out = res.stdout + res.stderr
+    assert res.returncode == 0 and f".git/improve/{target}" in out, out
+    rows = run_rows(tmp_repo, "p")
+    assert rows[-1]["status"] != "keep" or rows[-1]["metric"]["value"] != 80, rows[-1]
+    assert not (imp / target).exists() or (imp / target).read_bytes() == b""
