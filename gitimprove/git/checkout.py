@@ -89,9 +89,9 @@ def write_pid(path: Path, what: str = "") -> None:
     """The `.pid` file beside a workspace or checkout: this process's pid and what it is for."""
     data = f"{os.getpid()}\n{what}\n" if what else f"{os.getpid()}\n"
     PIDS[path.name] = data.encode("utf-8")
-    mark(path, pending=True)
+    mark(path, pending=True, data=PIDS[path.name])
     path.write_text(data, encoding="utf-8")
-    mark(path)
+    mark(path, data=PIDS[path.name])
 
 
 def work_root(repo: Repo) -> Path:
