@@ -20,12 +20,6 @@ from tests.loop_helpers import run_rows
 from tests.test_integrity import needs_bwrap
 from tests.test_integrity_persist import persist_project
 
-IN_FORM = pytest.mark.xfail(
-    strict=True,
-    reason="a file in the form a hook writes (spool/, session-map/, watermarks/) is accepted "
-    "whoever wrote it: nothing tells a hook of another session from the measured code",
-)
-
 
 def _run(tmp_repo: TmpRepo) -> list[dict[str, object]]:
     res = tmp_repo.cli("run", "--run", "p", "-n", "2")
@@ -53,12 +47,15 @@ def _improve(tmp_repo: TmpRepo) -> Path:
             "agentstray:locks/y.lock", ".git/improve/locks/y.lock", marks=pytest.mark.slow
         ),
         ("agentstray:work/left.txt", ".git/improve/work/left.txt"),
-        # in the form gitimprove's hooks write there: taken for a hook's (of a session of
-        # yours, at the same time) and left for a later run to read (not closed yet)
-        pytest.param("stray:watermarks/x.json", ".git/improve/watermarks/x.json", marks=IN_FORM),
-        pytest.param("stray:session-map/x", ".git/improve/session-map/x", marks=IN_FORM),
+        # in the form gitimprove's hooks write there, but not sealed with the key as a hook
+        # seals what it writes: never taken for a hook's
+        ("stray:watermarks/x.json", ".git/improve/watermarks/x.json"),
+        ("stray:session-map/x", ".git/improve/session-map/x"),
+        ("agentstray:watermarks/y.json", ".git/improve/watermarks/y.json"),
         pytest.param(
-            "agentstray:watermarks/y.json", ".git/improve/watermarks/y.json", marks=IN_FORM
+            "stray:spool/signals__2026__01__20260101T000000Z-h-abcdef.json",
+            ".git/improve/spool/signals__2026__01__20260101T000000Z-h-abcdef.json",
+            marks=pytest.mark.slow,
         ),
     ],
 )

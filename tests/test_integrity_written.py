@@ -79,3 +79,50 @@ def test_what_the_harness_writes_is_still_its_own(tmp_path: Path) -> None:
         append_state(imp / "integrity.jsonl", b"{}\n")
     assert found == []
     assert written.mine(pid) and written.mine(imp / "integrity.jsonl")
+
+
+HOOK_WRITES = """
+import sys
+from gitimprove.memory import sessions, spool
+from gitimprove.memory.transcript import State, watermark_path
+imp = sys.argv[1]
+spool.put(imp, "signals/2026/01/20260101T000000Z-h-abcdef.json", {"v": 1, "text": "a signal"})
+sessions.sid_for(imp, "claude-session-1")
+State(offset=7).save(watermark_path(imp, "claude-session-1"))
+"""
+
+
+def test_what_a_hook_writes_is_sealed_and_a_copy_or_edit_is_not(tmp_path: Path) -> None:
+    """A hook (another process) writes a spool entry, a session map and a watermark during a
+    watched window: taken for a hook's. The same bytes under another name, or the body
+    changed under the same seal, are not: a seal names its place and its bytes."""
+    import subprocess
+    import sys
+
+    from gitimprove.memory import sessions, spool
+    from gitimprove.memory.transcript import State, watermark_path
+    from gitimprove.util.keys import load_key
+
+    imp = _folder(tmp_path)
+    load_key(imp)  # the repository's key, as the harness has it
+    with strays.watched(imp, reachable=True) as found:
+        subprocess.run([sys.executable, "-c", HOOK_WRITES, str(imp)], check=True)
+    assert found == []
+    assert spool.read_pending(str(imp)) == [
+        ("signals/2026/01/20260101T000000Z-h-abcdef.json", b'{"text": "a signal", "v": 1}\n')
+    ]
+    sid = sessions.sid_for(str(imp), "claude-session-1", create=False)
+    assert sid and "\n" not in sid and "seal" not in sid
+    assert State.load(watermark_path(str(imp), "claude-session-1")).offset == 7
+    mark = imp / "watermarks" / "claude-session-1.json"
+    with strays.watched(imp, reachable=True) as found:
+        (imp / "watermarks" / "copied.json").write_bytes(mark.read_bytes())  # another place
+        edited = mark.read_bytes().replace(b'"offset": 7', b'"offset": 9')
+        mark.write_bytes(edited)  # another body under the same seal
+        (imp / "session-map" / "forged").write_bytes(b"20260101T000000Z-forged\n")  # none
+    assert sorted(s.split(" (")[0] for s in found) == [
+        ".git/improve/session-map/forged",
+        ".git/improve/watermarks/claude-session-1.json",
+        ".git/improve/watermarks/copied.json",
+    ], found
+    assert State.load(str(mark)).offset != 9  # the edit is gone (the file with it)

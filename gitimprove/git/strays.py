@@ -39,7 +39,7 @@ from gitimprove.util import written
 from gitimprove.util.alive import pid_alive, runs_gitimprove
 from gitimprove.util.clockset import Watch
 from gitimprove.util.files import atomic_write, read_state, remove_tree
-from gitimprove.util.keys import KEY_FILE, key_problem, load_key
+from gitimprove.util.keys import KEY_FILE, key_problem, load_key, sealed, unseal
 
 __all__ = ["changed", "find", "late", "listing", "owning", "remove", "undo", "watched"]
 
@@ -90,7 +90,7 @@ def find(improve_dir: Path) -> list[str]:
     for folder in ("spool", "session-map", "watermarks"):  # what hooks write, by its form
         for name, st in _entries(improve_dir / folder):
             entry = Entry(st.st_mode, st.st_size, st.st_ino, st.st_nlink, 0, 0)
-            if not _form(improve_dir, f"{folder}/{name}", None, entry):
+            if not _form(improve_dir, f"{folder}/{name}", None, entry, sealed_only=False):
                 out.append(f"{_label(folder + '/' + name)} (not an entry gitimprove writes)")
     return sorted(out)
 
@@ -373,7 +373,9 @@ def _mine(improve_dir: Path, rel: str, now: Entry) -> bool:
     return False
 
 
-def _form(improve_dir: Path, rel: str, old: Entry | None, now: Entry) -> bool:
+def _form(
+    improve_dir: Path, rel: str, old: Entry | None, now: Entry, *, sealed_only: bool = True
+) -> bool:
     """Whether a change of `rel` is one another gitimprove process provably makes: a log
     that only grew, a signed line added to the witness, a new spool entry, session or
     watermark of valid form, a new backup of `reflect`, a new empty lock of one it takes, its
@@ -409,11 +411,19 @@ def _form(improve_dir: Path, rel: str, old: Entry | None, now: Entry) -> bool:
     if not folder and name == "integrity.jsonl":
         return _grew(path, old, now) and _signed_incidents(improve_dir, old, now)
     if folder == "spool":
-        return old is None and _SPOOL.fullmatch(name) is not None and _json(path, 1 << 20)
+        return (
+            old is None
+            and _SPOOL.fullmatch(name) is not None
+            and _json(improve_dir, rel, 1 << 20, sealed_only=sealed_only)
+        )
     if folder == "session-map":
-        return old is None and now.size <= 4096 and _one_line(path)
+        return (
+            old is None
+            and now.size <= 4096
+            and _one_line(improve_dir, rel, sealed_only=sealed_only)
+        )
     if folder == "watermarks":
-        return name.endswith(".json") and _json(path, 64 << 10)
+        return name.endswith(".json") and _json(improve_dir, rel, 64 << 10, sealed_only=sealed_only)
     if folder == "backups":  # `reflect --apply` keeps the CLAUDE.md it changes (memory/reflect)
         return old is None and _BACKUP.fullmatch(name) is not None and now.size <= _KEEP_BYTES
     return False
@@ -520,18 +530,29 @@ def _signed(improve_dir: Path, now: Entry) -> bool:
     return True
 
 
-def _json(path: Path, limit: int) -> bool:
+def _hook_file(improve_dir: Path, rel: str, *, sealed_only: bool) -> bytes | None:
+    """What a hook wrote at `rel` without its seal line; None when a seal is wanted and it
+    does not verify (no hook wrote it: util/keys.py)."""
     try:
-        data = read_state(path)
-        return len(data) <= limit and isinstance(json.loads(data), dict)
-    except (OSError, ValueError):
+        data = read_state(improve_dir / rel)
+    except OSError:
+        return None
+    if sealed_only and not sealed(improve_dir, rel, data):
+        return None
+    return unseal(data)
+
+
+def _json(improve_dir: Path, rel: str, limit: int, *, sealed_only: bool) -> bool:
+    data = _hook_file(improve_dir, rel, sealed_only=sealed_only)
+    try:
+        return data is not None and len(data) <= limit and isinstance(json.loads(data), dict)
+    except ValueError:
         return False
 
 
-def _one_line(path: Path) -> bool:
-    try:
-        data = read_state(path)
-    except OSError:
+def _one_line(improve_dir: Path, rel: str, *, sealed_only: bool) -> bool:
+    data = _hook_file(improve_dir, rel, sealed_only=sealed_only)
+    if data is None:
         return False
     return data.endswith(b"\n") and data.count(b"\n") == 1 and b"\0" not in data
 

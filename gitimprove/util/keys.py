@@ -105,3 +105,52 @@ def restore_key(improve_dir: Path) -> bool:
         written.mark(moved)
     atomic_write(path, pinned.secret)
     return True
+
+
+# --- what hooks write under gitimprove's folder ----------------------------------------------
+# A spool entry, a session map or a watermark is written by a hook of any session of the
+# user's, at any time; without the sandbox the measured code and the agent can write the same
+# forms there. Each carries, as its last line, a tag of its place and bytes made with the key:
+# the watch of the folder (git/strays.py) takes a new one for a hook's only when it verifies.
+SEAL = b"#gitimprove-seal "
+
+
+def _seal_mac(key: Key, rel: str, body: bytes) -> str:
+    return hmac.new(
+        key.secret,
+        b"hook file\0" + rel.encode("utf-8", "surrogateescape") + b"\0" + body,
+        hashlib.sha256,
+    ).hexdigest()[:32]
+
+
+def seal(improve_dir: str | os.PathLike[str], rel: str, body: bytes) -> bytes:
+    """`body` (ending with a newline) with the tag of `rel` (`spool/<name>`, …) as its last
+    line; unchanged when no key can be had."""
+    key = load_key(Path(improve_dir))
+    if key is None:
+        return body
+    return body + SEAL + _seal_mac(key, rel, body).encode() + b"\n"
+
+
+def unseal(data: bytes) -> bytes:
+    """What a hook wrote, without its tag line (if any)."""
+    body, found, tail = data.rpartition(SEAL)
+    if (
+        found
+        and tail.endswith(b"\n")
+        and b"\n" not in tail[:-1]
+        and (not body or body.endswith(b"\n"))
+    ):
+        return body
+    return data
+
+
+def sealed(improve_dir: str | os.PathLike[str], rel: str, data: bytes) -> bool:
+    """Whether `data` ends with the tag of `rel` made with this repository's key."""
+    body, found, tail = data.rpartition(SEAL)
+    if not found or not tail.endswith(b"\n") or (body and not body.endswith(b"\n")):
+        return False
+    key = load_key(Path(improve_dir), create=False)
+    if key is None:
+        return False
+    return hmac.compare_digest(tail[:-1], _seal_mac(key, rel, body).encode())
