@@ -19,7 +19,7 @@ import pytest
 
 from gitimprove.config import SCHEMA
 from gitimprove.git import memory, notes
-from gitimprove.util.keys import unseal
+from gitimprove.util.seal import unseal
 from tests.conftest import PY, TmpRepo, main_in_process
 
 pytestmark = pytest.mark.slow

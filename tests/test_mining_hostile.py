@@ -14,7 +14,7 @@ import pytest
 
 from gitimprove.memory import deferred, mining
 from gitimprove.memory.spool import read_entry
-from gitimprove.util.keys import unseal
+from gitimprove.util.seal import unseal
 from tests.conftest import PY, TmpRepo, main_in_process
 
 SESSION = "5f0c1d2e-aaaa-bbbb-cccc-000000000001"

@@ -39,7 +39,8 @@ from gitimprove.util import written
 from gitimprove.util.alive import pid_alive, runs_gitimprove
 from gitimprove.util.clockset import Watch
 from gitimprove.util.files import atomic_write, read_state, remove_tree
-from gitimprove.util.keys import KEY_FILE, key_problem, load_key, sealed, unseal
+from gitimprove.util.keys import KEY_FILE, key_problem, load_key
+from gitimprove.util.seal import sealed, unseal
 
 __all__ = ["changed", "find", "late", "listing", "owning", "remove", "undo", "watched"]
 

@@ -18,7 +18,7 @@ from gitimprove.memory import entries
 from gitimprove.util import proc
 from gitimprove.util.clock import utc_now
 from gitimprove.util.files import read_state
-from gitimprove.util.keys import seal, unseal
+from gitimprove.util.seal import seal, unseal
 
 _TYPE = re.compile(r"^(\w+)(?:\([^)]*\))?!?:")
 

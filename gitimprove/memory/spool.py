@@ -15,8 +15,8 @@ import os
 import time
 
 from gitimprove.util.files import atomic_write, read_state
-from gitimprove.util.keys import seal, unseal
 from gitimprove.util.reader import scrub
+from gitimprove.util.seal import seal, unseal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 
 from gitimprove.util import reader
 from gitimprove.util.files import atomic_write
-from gitimprove.util.keys import seal, unseal
+from gitimprove.util.seal import seal, unseal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
