@@ -13,8 +13,9 @@ the reason names it.
 attribute (`.gitattributes`, `.git/info/attributes`) gives `filter=<driver>`. An agent without
 the sandbox can write both, and the harness's own status would then run its program, outside
 any attempt's supervision (no token, no mark). Every filter driver the configuration names is
-blanked for the status (`GIT_CONFIG_COUNT`: any name, dots and `=` included): a file is
-hashed as it is on disk, and nothing configured runs.
+blanked for the status (`GIT_CONFIG_COUNT`: any name, dots and `=` included), those of the
+submodules' configurations too (`.git/modules/**/config`: the status runs one in each): a
+file is hashed as it is on disk, and nothing configured runs.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ STATUS_TIMEOUT = 60.0
 _IGNORED: dict[str, frozenset[bytes]] = {}
 
 
-def work_tree_status(work_tree: Path) -> tuple[bytes, list[str]]:
+def work_tree_status(work_tree: Path, common_dir: Path | None = None) -> tuple[bytes, list[str]]:
     """(`git status --porcelain -z` without ignored entries, problems): with problems (each
     `work tree: <path> (why)`), the status was not taken."""
     key = str(work_tree)
@@ -44,7 +45,7 @@ def work_tree_status(work_tree: Path) -> tuple[bytes, list[str]]:
         ["--no-optional-locks", "status", "--porcelain", "-z", "--untracked-files=all",
          "--ignored=matching"],
         cwd=work_tree,
-        env=_no_filters(work_tree),
+        env=_no_filters(work_tree, common_dir),
         isolated=True,  # ~/.gitconfig is the agent's to write: nothing of it runs
         timeout=STATUS_TIMEOUT,
     )  # fmt: skip
@@ -70,20 +71,27 @@ def work_tree_status(work_tree: Path) -> tuple[bytes, list[str]]:
 _DRIVER_KEYS = ("clean", "smudge", "process")
 
 
-def _no_filters(work_tree: Path) -> dict[str, str]:
-    """The environment for a status that runs no filter driver the configuration names."""
+def _no_filters(work_tree: Path, common_dir: Path | None) -> dict[str, str]:
+    """The environment for a status that runs no filter driver a configuration names: the
+    repository's, and each submodule's (the status runs one in every submodule, which
+    inherits this environment)."""
     env = proc.clean_env()
-    res = proc.git(
-        ["config", "--null", "--name-only", "--get-regexp", r"^filter\."],
-        cwd=work_tree,
-        isolated=True,
-        timeout=STATUS_TIMEOUT,
-    )
-    names = {
-        key[len("filter.") :].rsplit(".", 1)[0]
-        for key in res.stdout.split("\0")
-        if key.startswith("filter.") and key.count(".") >= 2
-    }
+    found = [["config", "--null", "--name-only", "--get-regexp", r"^filter\."]]
+    modules = common_dir / "modules" if common_dir is not None else None
+    if modules is not None and modules.is_dir():
+        found += [
+            ["config", "--includes", "--file", str(path), *found[0][1:]]
+            for path in sorted(modules.rglob("config"))
+            if path.is_file() and not path.is_symlink()
+        ]
+    names: set[str] = set()
+    for args in found:
+        res = proc.git(args, cwd=work_tree, isolated=True, timeout=STATUS_TIMEOUT)
+        names.update(
+            key[len("filter.") :].rsplit(".", 1)[0]
+            for key in res.stdout.split("\0")
+            if key.startswith("filter.") and key.count(".") >= 2
+        )
     try:
         count = int(env.get("GIT_CONFIG_COUNT", "0"))
     except ValueError:
