@@ -21,6 +21,7 @@ def _repo(path: Path, files: dict[str, str]) -> Path:
     path.mkdir()
     git(path, "init", "-q")
     for rel, text in files.items():
+        (path / rel).parent.mkdir(parents=True, exist_ok=True)
         (path / rel).write_text(text)
     git(path, "add", ".")
     git(path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
@@ -77,3 +78,24 @@ def test_nor_one_a_submodule_configuration_names(tmp_path: Path) -> None:
     (repo / "sub" / "s.txt").write_text("changed\n")
     status, _ = work_tree_status(repo, repo / ".git")
     assert b"sub" in status and not ran.exists()
+
+
+def test_the_status_fetches_nothing_from_a_promisor_remote(tmp_path: Path) -> None:
+    """The agent makes your repository a partial clone of a "promisor" remote whose
+    `uploadpack` is its program, and removes an object: git would fetch it, running that
+    program as the harness. The status allows no transport; the object is missing (the
+    status says so), nothing ran."""
+    repo = _repo(tmp_path / "r", {"d/a.txt": "a\n"})
+    ran = tmp_path / "ran"
+    for key, value in (
+        ("core.repositoryformatversion", "1"),
+        ("extensions.partialClone", "evil"),
+        ("remote.evil.url", str(repo)),
+        ("remote.evil.promisor", "true"),
+        ("remote.evil.uploadpack", f"sh -c 'touch {ran}; exit 1' --"),
+    ):
+        git(repo, "config", key, value)
+    tree = git(repo, "rev-parse", "HEAD^{tree}").strip()
+    (repo / ".git" / "objects" / tree[:2] / tree[2:]).unlink()
+    work_tree_status(repo, repo / ".git")
+    assert not ran.exists()

@@ -15,7 +15,9 @@ the sandbox can write both, and the harness's own status would then run its prog
 any attempt's supervision (no token, no mark). Every filter driver the configuration names is
 blanked for the status (`GIT_CONFIG_COUNT`: any name, dots and `=` included), those of the
 submodules' configurations too (`.git/modules/**/config`: the status runs one in each): a
-file is hashed as it is on disk, and nothing configured runs.
+file is hashed as it is on disk, and nothing configured runs. No object is fetched either (a
+"promisor" remote an agent configures would run its `uploadpack` or `sshCommand` for an
+object it removed): the status allows no transport.
 """
 
 from __future__ import annotations
@@ -75,7 +77,9 @@ def _no_filters(work_tree: Path, common_dir: Path | None) -> dict[str, str]:
     """The environment for a status that runs no filter driver a configuration names: the
     repository's, and each submodule's (the status runs one in every submodule, which
     inherits this environment)."""
-    env = proc.clean_env()
+    # nor a lazy fetch from a "promisor" remote an agent configured (an object it removed),
+    # which would run that remote's `uploadpack` or `sshCommand`: no transport at all
+    env = proc.clean_env({"GIT_NO_LAZY_FETCH": "1", "GIT_ALLOW_PROTOCOL": ""})
     found = [["config", "--null", "--name-only", "--get-regexp", r"^filter\."]]
     modules = common_dir / "modules" if common_dir is not None else None
     if modules is not None and modules.is_dir():
