@@ -152,8 +152,9 @@ def _main(args: list[str]) -> int:
     import click
 
     from gitimprove import output
-    from gitimprove.errors import GitImproveError
+    from gitimprove.errors import GitImproveError, ran
 
+    ran(args[0] if args and args[0] in COMMANDS else None)
     group = _build_group()
     try:
         result = group.main(args=args, prog_name="git improve", standalone_mode=False)

@@ -19,6 +19,25 @@ class GitImproveError(Exception):
         return self.message
 
 
+_command: list[str] = []  # the subcommand the user ran (cli.main), for the words of a hint
+
+
+def ran(name: str | None) -> None:
+    """Remember the subcommand the user ran (`run`, `init`, `measure`, …)."""
+    _command[:] = [name] if name else []
+
+
+def again() -> str:
+    """How to go on once the machine lets the command write again: `run --resume` for a
+    stopped run, otherwise the very command the user ran, again."""
+    name = _command[0] if _command else None
+    if name == "run":
+        return "`git improve run --resume`"
+    if name is None:
+        return "run the command again"
+    return f"run `git improve {name}` again"
+
+
 class NotARepositoryError(GitImproveError):
     """Not inside a usable git repository."""
 
@@ -80,9 +99,8 @@ def from_environment(exc: BaseException) -> GitImproveError | None:
     where = getattr(exc, "filename", None)
     return GitImproveError(
         f"the file system refused: {reason}" + (f" ({where})" if where else f" ({text})"),
-        hint="free some space or make the repository writable, then run the command again "
-        "(a stopped run: `git improve run --resume`; every record is written whole or not at "
-        "all; `git improve doctor` checks them)",
+        hint=f"free some space or make the repository writable, then {again()} (every record "
+        "is written whole or not at all; `git improve doctor` checks them)",
     )
 
 

@@ -237,6 +237,7 @@ def test_hostile_agents_in_the_sandbox(tmp_repo: TmpRepo) -> None:
         ("forge-nameless:91", "refs/notes/improve"),
         ("forge-foreign:91", "refs/notes/improve"),
         ("global-config:91", "/hooks-hostile-"),  # a hooksPath and fsmonitor in ~/.gitconfig
+        ("user-filter:86", ".git/config"),  # a clean filter the harness's status would run
         pytest.param("user-config:90", ".git/config", marks=pytest.mark.slow),
         pytest.param("user-hook:89", ".git/hooks/pre-commit", marks=pytest.mark.slow),
         pytest.param("user-worktree:88", "README.txt", marks=pytest.mark.slow),

@@ -24,7 +24,7 @@ from gitimprove.git.checkout import COUNTS, checkout, finish_removals, scan
 from gitimprove.git.space import NoSpace
 from gitimprove.loop.context import Shared
 from gitimprove.util import inodes
-from tests.conftest import TmpRepo
+from tests.conftest import PY, TmpRepo
 from tests.loop_helpers import run_rows, value_project
 from tests.test_integrity_metadata import _honest_only, _user_xattrs
 from tests.test_integrity_persist import persist_project
@@ -451,7 +451,7 @@ def test_a_checkout_on_a_full_disk_says_what_is_free_and_leaves_nothing(
         pass
     text = str(got.value)
     assert "no space left on device while writing a measurement checkout" in text
-    assert "bytes free" in text and "--resume" in text
+    assert "bytes free" in text and "run the command again" in text  # no command ran
     assert list(work.iterdir()) == []  # no half-written checkout, no pid file
 
 
@@ -707,3 +707,44 @@ def test_a_step_of_the_clock_alone_only_gets_a_checkout_written_anew(tmp_repo: T
         assert co.reset() == []
         assert co.path != first and COUNTS["rewritten"] == before["rewritten"] + 1
         assert co.verify() == [] and co.unchanged()
+
+
+MARKING_BENCH = (
+    "import os, pathlib\n"
+    "if os.path.exists('mark.py'):\n"
+    "    exec(pathlib.Path('mark.py').read_text())\n"
+    "print(f\"METRIC score={float(pathlib.Path('value.txt').read_text()):g}\")\n"
+)
+MARKS = {
+    "mount": "import subprocess\nsubprocess.run(['mount', '--bind', '.', '.'], check=True)\n",
+    "flag": "import subprocess\npathlib.Path('out').write_text('1')\n"
+    "subprocess.run(['chattr', '+i', 'out'], check=True)\n",
+    "append-folder": "import subprocess\nos.mkdir('kept')\npathlib.Path('kept/x').write_text('1')\n"
+    "subprocess.run(['chattr', '+a', 'kept'], check=True)\n",
+}
+
+
+@pytest.mark.parametrize("how", sorted(MARKS))
+@pytest.mark.parametrize("by", ["metric", "guard"])
+def test_measure_names_a_mount_or_flag_a_run_left_as_run_does(
+    tmp_repo: TmpRepo, tmp_path: Path, how: str, by: str
+) -> None:
+    if not (_can_mount(tmp_path) if how == "mount" else _can_flag(tmp_path)):
+        pytest.skip("cannot mount or set file-system flags here (needs root)")
+    guard = f"{PY} -c \"exec(open('g.py').read()) if __import__('os').path.exists('g.py') else 0\""
+    tmp_repo.commit("initial", {"bench.py": MARKING_BENCH, "value.txt": "100\n"})
+    res = tmp_repo.cli(
+        "init", "--metric", f"{PY} bench.py", "--guard", guard, "--yes", "--runs", "1"
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    tmp_repo.commit("add gitimprove config")
+    name = "mark.py" if by == "metric" else "g.py"
+    code = MARKS[how] if by == "metric" else "import os, pathlib\n" + MARKS[how]
+    tmp_repo.commit("experiment(perf): smaller", {"value.txt": "90\n", name: code})
+    res = tmp_repo.cli("measure")
+    out = res.stdout + res.stderr
+    assert res.returncode == 1 and "Traceback" not in out, out
+    who = "a metric run" if by == "metric" else "the guard"
+    assert f"{who} marked its checkout" in res.stderr, out
+    assert ("a mount" if how == "mount" else "chattr") in res.stderr, out
+    assert not inodes.mounts_under(tmp_repo.path / ".git" / "improve" / "work")

@@ -129,3 +129,44 @@ def test_a_disk_filled_by_the_metric_outside_stops_with_what_to_free(small_disk:
     assert res.returncode == 0, res.stdout + res.stderr
     statuses = [r["status"] for r in run_rows(repo, "p")]
     assert statuses[0] == "baseline" and "keep" in statuses, statuses
+
+
+def _fill(where: Path, leave: int) -> None:
+    """Write `where/junk` until the disk holds fewer than `leave` free bytes."""
+    import os
+
+    with open(where / "junk", "wb") as f:
+        while True:
+            st = os.statvfs(where)
+            if st.f_bavail * st.f_frsize <= leave:
+                break
+            try:
+                f.write(b"\0" * min(1 << 20, st.f_bavail * st.f_frsize - leave))
+                f.flush()
+            except OSError:
+                break
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["init", "measure"])
+def test_a_full_disk_hint_names_the_command_the_user_ran(small_disk: Path, command: str) -> None:
+    repo = disk_repo(small_disk)
+    project(repo, "honest")
+    if command == "measure":
+        res = repo.cli("init", "--yes", "--runs", "1")
+        assert res.returncode == 0, res.stdout + res.stderr
+        repo.commit("experiment(perf): smaller", {"src/value.txt": "90\n"})
+    _fill(small_disk, 4096)
+    res = repo.cli(command, *(["--yes", "--force", "--runs", "1"] if command == "init" else []))
+    out = res.stdout + res.stderr
+    assert res.returncode == 1, out
+    assert "Traceback" not in out and "no space left on device" in res.stderr.lower(), out
+    assert f"`git improve {command}` again" in res.stderr, out
+    assert "--resume" not in res.stderr, out
+    (small_disk / "junk").unlink()
+    assert (
+        repo.cli(
+            command, *(["--yes", "--force", "--runs", "1"] if command == "init" else [])
+        ).returncode
+        == 0
+    )

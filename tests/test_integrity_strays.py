@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -18,12 +19,6 @@ from tests.conftest import TmpRepo
 from tests.loop_helpers import run_rows
 from tests.test_integrity import needs_bwrap
 from tests.test_integrity_persist import persist_project
-
-IN_FORM = pytest.mark.xfail(
-    strict=True,
-    reason="a file in the form a hook writes (spool/, session-map/, watermarks/) is accepted "
-    "whoever wrote it: nothing tells a hook of another session from the measured code",
-)
 
 
 def _run(tmp_repo: TmpRepo) -> list[dict[str, object]]:
@@ -52,12 +47,15 @@ def _improve(tmp_repo: TmpRepo) -> Path:
             "agentstray:locks/y.lock", ".git/improve/locks/y.lock", marks=pytest.mark.slow
         ),
         ("agentstray:work/left.txt", ".git/improve/work/left.txt"),
-        # in the form gitimprove's hooks write there: taken for a hook's (of a session of
-        # yours, at the same time) and left for a later run to read (not closed yet)
-        pytest.param("stray:watermarks/x.json", ".git/improve/watermarks/x.json", marks=IN_FORM),
-        pytest.param("stray:session-map/x", ".git/improve/session-map/x", marks=IN_FORM),
+        # in the form gitimprove's hooks write there, but not sealed with the key as a hook
+        # seals what it writes: never taken for a hook's
+        ("stray:watermarks/x.json", ".git/improve/watermarks/x.json"),
+        ("stray:session-map/x", ".git/improve/session-map/x"),
+        ("agentstray:watermarks/y.json", ".git/improve/watermarks/y.json"),
         pytest.param(
-            "agentstray:watermarks/y.json", ".git/improve/watermarks/y.json", marks=IN_FORM
+            "stray:spool/signals__2026__01__20260101T000000Z-h-abcdef.json",
+            ".git/improve/spool/signals__2026__01__20260101T000000Z-h-abcdef.json",
+            marks=pytest.mark.slow,
         ),
     ],
 )
@@ -167,3 +165,151 @@ def test_a_step_of_the_clock_while_watched_is_tampered(tmp_repo: TmpRepo) -> Non
     assert [r["status"] for r in rows] == ["baseline", "tampered", "keep"], rows
     assert "the system clock was set while it was watched" in str(rows[1]["reason"])
     assert rows[2]["metric"]["value"] == 90
+
+
+FAKES = {
+    # a command line naming gitimprove is not a gitimprove process
+    "argv": lambda tmp: [sys.executable, "-c", "import time; time.sleep(120)", "gitimprove"],
+    # gitimprove's own form of command line, carrying an attempt's token
+    "token": lambda tmp: [sys.executable, str(_script(tmp)), "run"],
+}
+
+
+def _script(tmp: Path) -> Path:
+    script = tmp / "bin" / "git-improve"
+    script.parent.mkdir(exist_ok=True)
+    script.write_text("import time\ntime.sleep(120)\n")
+    return script
+
+
+@pytest.mark.parametrize("fake", sorted(FAKES))
+def test_a_pid_file_naming_a_fake_gitimprove_process_is_a_stray(
+    tmp_repo: TmpRepo, tmp_path: Path, fake: str
+) -> None:
+    """The measured code leaves a checkout's folder and a `.pid` file naming a live process
+    that passes for gitimprove (its command line names it; or it has gitimprove's own form
+    but carries an attempt's token): never taken for another run's, the attempt is
+    `tampered` and nothing is left for a later run to read."""
+    env = {**os.environ, "GITIMPROVE_TOKEN": "gi1:0:p:1:00"} if fake == "token" else None
+    live = subprocess.Popen(FAKES[fake](tmp_path), env=env)
+    try:
+        (tmp_path / "fake.pid").write_text(f"{live.pid}\n")
+        persist_project(tmp_repo, f"pidstray:{tmp_path / 'fake.pid'}", "none")
+        rows = _run(tmp_repo)
+        assert [r["status"] for r in rows] == ["baseline", "tampered", "keep"], rows
+        assert ".git/improve/work/m-00000000feedface" in str(rows[1]["reason"])
+        assert 80 not in rows[2]["metric"]["incumbent_samples"]
+        assert not (_improve(tmp_repo) / "work" / "m-00000000feedface").exists()
+        work = _improve(tmp_repo) / "work"
+        (work / "m-1111111111111111").mkdir()
+        (work / "m-1111111111111111.pid").write_text(f"{live.pid}\nmeasure\n")
+        found = strays.find(_improve(tmp_repo))
+        assert any("work/m-1111111111111111.pid" in s for s in found), found
+    finally:
+        live.kill()
+        live.wait()
+
+
+def test_a_live_gitimprove_process_is_told_from_fakes(tmp_path: Path) -> None:
+    from gitimprove.agents.sandbox import supervised
+    from gitimprove.util.alive import runs_gitimprove
+
+    script = _script(tmp_path)
+    honest = subprocess.Popen([sys.executable, "-I", str(script), "run"])
+    hardened = tmp_path / "bin" / "gitimprove"  # non-dumpable, as a harness makes itself
+    hardened.write_text(
+        "import ctypes, time\nctypes.CDLL(None).prctl(4, 0, 0, 0, 0)\ntime.sleep(120)\n"
+    )
+    closed = subprocess.Popen([sys.executable, str(hardened), "measure"])
+    named = subprocess.Popen(FAKES["argv"](tmp_path))
+    other = subprocess.Popen(["sleep", "120"])
+    tokened = subprocess.Popen(
+        [sys.executable, str(script)], env={**os.environ, "GITIMPROVE_TOKEN": "gi1:0:p:1:00"}
+    )
+    marked = subprocess.Popen(supervised([sys.executable, str(script)], shell=False))
+    procs = [honest, closed, named, other, tokened, marked]
+    try:
+        time.sleep(0.5)
+        assert runs_gitimprove(honest.pid) and runs_gitimprove(closed.pid)
+        assert not runs_gitimprove(named.pid)
+        assert not runs_gitimprove(other.pid)
+        assert not runs_gitimprove(tokened.pid)
+        kids = Path(f"/proc/{marked.pid}/task/{marked.pid}/children").read_text().split()
+        assert kids and not runs_gitimprove(int(kids[0]))  # the supervised one: marked
+        assert not runs_gitimprove(marked.pid)  # the supervisor itself runs supervise.py
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+
+
+def test_doctor_looks_inside_quarantine_and_backups(tmp_repo: TmpRepo, tmp_path: Path) -> None:
+    persist_project(tmp_repo, "honest", "none")
+    _run(tmp_repo)
+    imp = _improve(tmp_repo)
+    aside, backups = imp / "quarantine", imp / "backups"
+    aside.mkdir(exist_ok=True)
+    backups.mkdir(exist_ok=True)
+    kept = [
+        aside / "key.123.abcdef",  # names gitimprove sets things aside under
+        aside / "config.0badca",
+        aside / ("ab" * 20),
+        backups / "CLAUDE.md.20260101T000000.5Z.host-1",
+    ]
+    for path in kept:
+        path.write_text("x")
+    os.mkfifo(aside / "HEAD.c0ffee")  # a FIFO it moved aside: never read
+    (aside / "cache.bin").write_text("80")  # no name it gives
+    (aside / "run").mkdir()
+    (backups / "result.txt").write_text("80")
+    (backups / "CLAUDE.md.20260101T000000Z.big").write_bytes(b"x" * ((8 << 20) + 1))
+    (tmp_path / "outside").write_text("80")
+    os.link(tmp_path / "outside", backups / "CLAUDE.md.20260101T000000Z.linked")
+    (backups / "CLAUDE.md.20260101T000000Z.dir").mkdir()
+    os.setxattr(aside, "user.carried", b"1")
+    found = strays.find(imp)
+    assert [s.split(" (")[0] for s in found] == [
+        ".git/improve/backups/CLAUDE.md.20260101T000000Z.big",
+        ".git/improve/backups/CLAUDE.md.20260101T000000Z.dir",
+        ".git/improve/backups/CLAUDE.md.20260101T000000Z.linked",
+        ".git/improve/backups/result.txt",
+        ".git/improve/quarantine",
+        ".git/improve/quarantine/cache.bin",
+        ".git/improve/quarantine/run",
+    ], found
+    res = tmp_repo.cli("doctor")
+    assert res.returncode != 0 and ".git/improve/quarantine/cache.bin" in res.stdout, res.stdout
+    tmp_repo.cli("doctor", "--repair")
+    assert strays.find(imp) == []
+    assert all(p.exists() for p in kept) and (aside / "HEAD.c0ffee").exists()
+    assert not (aside / "cache.bin").exists() and not (backups / "result.txt").exists()
+
+
+@pytest.mark.parametrize("target", ["mark.txt", "work/m-0123456789abcdef.pid", "locks/x.lock"])
+def test_a_stray_left_before_the_run_is_named_and_gone_before_anything_is_measured(
+    tmp_repo: TmpRepo, target: str
+) -> None:
+    """Left in `.git/improve/` between runs (by an earlier run's measured code, an agent, any
+    program): the run's first watched window would take it for what was there; the run names
+    it as `doctor` does and removes it before anything is measured, and again on `--resume`."""
+    persist_project(tmp_repo, f"stray:{target}", "none")
+    imp = _improve(tmp_repo)
+    (imp / target).parent.mkdir(parents=True, exist_ok=True)
+    (imp / target).write_text("1")  # what the measured code reads as its earlier mark
+    res = tmp_repo.cli("run", "--run", "p", "-n", "2")
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out
+    assert (
+        f"removed from .git/improve before the run, not written by gitimprove: .git/improve/{target}"
+        in out
+    ), out
+    rows = run_rows(tmp_repo, "p")
+    assert [r["status"] for r in rows] == ["baseline", "tampered", "keep"], rows
+    assert all(80 not in r["metric"].get("samples", []) for r in rows if r.get("metric"))
+    (imp / target).write_text("1")
+    res = tmp_repo.cli("run", "--resume", "--run", "p", "-n", "1")
+    out = res.stdout + res.stderr
+    assert res.returncode == 0 and f".git/improve/{target}" in out, out
+    rows = run_rows(tmp_repo, "p")
+    assert rows[-1]["status"] != "keep" or rows[-1]["metric"]["value"] != 80, rows[-1]
+    assert not (imp / target).exists() or (imp / target).read_bytes() == b""

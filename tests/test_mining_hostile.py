@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from gitimprove.memory import deferred, mining
+from gitimprove.memory.spool import read_entry
+from gitimprove.util.seal import unseal
 from tests.conftest import PY, TmpRepo, main_in_process
 
 SESSION = "5f0c1d2e-aaaa-bbbb-cccc-000000000001"
@@ -54,12 +56,14 @@ def spool(repo: TmpRepo) -> list[str]:
 
 def spooled_contents(repo: TmpRepo) -> list[str]:
     folder = repo.path / ".git" / "improve" / "spool"
-    return [deferred.finish(json.loads(p.read_text()))["content"] for p in sorted(folder.iterdir())]
+    return [
+        deferred.finish(json.loads(read_entry(str(p))))["content"] for p in sorted(folder.iterdir())
+    ]
 
 
 def watermark(repo: TmpRepo) -> dict[str, object]:
     path = mining.watermark_path(str(repo.path / ".git" / "improve"), SESSION)
-    return json.loads(Path(path).read_text())
+    return json.loads(unseal(Path(path).read_bytes()))  # without the hook's seal line
 
 
 POISON = [

@@ -155,7 +155,10 @@ _BATCH = [
 
 
 def _env(loc: gitdir.Location) -> dict[str, str]:
-    return proc.clean_env({"GIT_DIR": loc.git_dir, "GITIMPROVE_CHILD": "1"})
+    # no lazy fetch (a promisor remote's `uploadpack` would run): an object is there or not
+    return proc.clean_env(
+        {"GIT_DIR": loc.git_dir, "GITIMPROVE_CHILD": "1", "GIT_NO_LAZY_FETCH": "1"}
+    )
 
 
 def _temp_fd() -> int:

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 
 import pygit2
 
-from gitimprove.errors import GitImproveError
+from gitimprove.errors import GitImproveError, again
 from gitimprove.git import space
 from gitimprove.git.repo import Repo
 from gitimprove.util import inodes
@@ -98,9 +98,9 @@ def write_pid(path: Path, what: str = "") -> None:
     """The `.pid` file beside a workspace or checkout: this process's pid and what it is for."""
     data = f"{os.getpid()}\n{what}\n" if what else f"{os.getpid()}\n"
     PIDS[path.name] = data.encode("utf-8")
-    mark(path, pending=True)
+    mark(path, pending=True, data=PIDS[path.name])
     path.write_text(data, encoding="utf-8")
-    mark(path)
+    mark(path, data=PIDS[path.name])
 
 
 def work_root(repo: Repo) -> Path:
@@ -378,7 +378,7 @@ class StuckFlags(GitImproveError):
             "cleared by this process",
             hint=f"see it with `lsattr -d {exc.filename}`, clear it as root with "
             f"`chattr -i -a {exc.filename}` (for a folder: `chattr -R -i -a`), then "
-            "`git improve doctor --repair` and `git improve run --resume`",
+            f"`git improve doctor --repair`, then {again()}",
         )
         self.path = str(exc.filename)
 

@@ -64,7 +64,7 @@ class Repo:
                 written.forget(path)
             else:
                 os.close(fd)
-                written.mark(path)
+                written.mark(path, data=b"")
         return FileLock(str(path), timeout=timeout)
 
     # --- objects ------------------------------------------------------------------------

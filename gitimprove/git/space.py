@@ -11,7 +11,7 @@ import errno
 import os
 from pathlib import Path
 
-from gitimprove.errors import GitImproveError
+from gitimprove.errors import GitImproveError, again
 
 __all__ = ["LOW", "NoSpace", "disk_usage", "free_bytes", "out_of_space"]
 
@@ -37,8 +37,8 @@ class NoSpace(GitImproveError):
         shown = f"{free:,} bytes free" if free is not None else "free space unknown"
         super().__init__(
             f"no space left on device while {doing} ({where}: {shown})",
-            hint="free space on that file system (the run's records are whole: nothing was "
-            "half-written), then `git improve run --resume`",
+            hint="free space on that file system (the records are whole: nothing was "
+            f"half-written), then {again()}",
         )
 
 

@@ -7,6 +7,17 @@ hang it for ever, a huge one exhaust its memory. Those files are checked first
 enter them; their own `.git` is still checked). A status that still does not finish within
 `STATUS_TIMEOUT` is stopped, and the whole work tree is searched for what it waited on, so
 the reason names it.
+
+`git status` also runs programs the repository's configuration names: a filter driver's
+`clean` command (or `process`) hashes a tracked file whose `lstat` changed, for every path an
+attribute (`.gitattributes`, `.git/info/attributes`) gives `filter=<driver>`. An agent without
+the sandbox can write both, and the harness's own status would then run its program, outside
+any attempt's supervision (no token, no mark). Every filter driver the configuration names is
+blanked for the status (`GIT_CONFIG_COUNT`: any name, dots and `=` included), those of the
+submodules' configurations too (`.git/modules/**/config`: the status runs one in each): a
+file is hashed as it is on disk, and nothing configured runs. No object is fetched either (a
+"promisor" remote an agent configures would run its `uploadpack` or `sshCommand` for an
+object it removed): the status allows no transport.
 """
 
 from __future__ import annotations
@@ -24,7 +35,7 @@ STATUS_TIMEOUT = 60.0
 _IGNORED: dict[str, frozenset[bytes]] = {}
 
 
-def work_tree_status(work_tree: Path) -> tuple[bytes, list[str]]:
+def work_tree_status(work_tree: Path, common_dir: Path | None = None) -> tuple[bytes, list[str]]:
     """(`git status --porcelain -z` without ignored entries, problems): with problems (each
     `work tree: <path> (why)`), the status was not taken."""
     key = str(work_tree)
@@ -36,6 +47,7 @@ def work_tree_status(work_tree: Path) -> tuple[bytes, list[str]]:
         ["--no-optional-locks", "status", "--porcelain", "-z", "--untracked-files=all",
          "--ignored=matching"],
         cwd=work_tree,
+        env=_no_filters(work_tree, common_dir),
         isolated=True,  # ~/.gitconfig is the agent's to write: nothing of it runs
         timeout=STATUS_TIMEOUT,
     )  # fmt: skip
@@ -56,3 +68,43 @@ def work_tree_status(work_tree: Path) -> tuple[bytes, list[str]]:
             kept.append(item)
     _IGNORED[key] = frozenset(ignored)
     return b"\0".join(kept), []
+
+
+_DRIVER_KEYS = ("clean", "smudge", "process")
+
+
+def _no_filters(work_tree: Path, common_dir: Path | None) -> dict[str, str]:
+    """The environment for a status that runs no filter driver a configuration names: the
+    repository's, and each submodule's (the status runs one in every submodule, which
+    inherits this environment)."""
+    # nor a lazy fetch from a "promisor" remote an agent configured (an object it removed),
+    # which would run that remote's `uploadpack` or `sshCommand`: no transport at all
+    env = proc.clean_env({"GIT_NO_LAZY_FETCH": "1", "GIT_ALLOW_PROTOCOL": ""})
+    found = [["config", "--null", "--name-only", "--get-regexp", r"^filter\."]]
+    modules = common_dir / "modules" if common_dir is not None else None
+    if modules is not None and modules.is_dir():
+        found += [
+            ["config", "--includes", "--file", str(path), *found[0][1:]]
+            for path in sorted(modules.rglob("config"))
+            if path.is_file() and not path.is_symlink()
+        ]
+    names: set[str] = set()
+    for args in found:
+        res = proc.git(args, cwd=work_tree, isolated=True, timeout=STATUS_TIMEOUT)
+        names.update(
+            key[len("filter.") :].rsplit(".", 1)[0]
+            for key in res.stdout.split("\0")
+            if key.startswith("filter.") and key.count(".") >= 2
+        )
+    try:
+        count = int(env.get("GIT_CONFIG_COUNT", "0"))
+    except ValueError:
+        count = 0
+    for name in sorted(names):
+        for key, value in [*((k, "") for k in _DRIVER_KEYS), ("required", "false")]:
+            env[f"GIT_CONFIG_KEY_{count}"] = f"filter.{name}.{key}"
+            env[f"GIT_CONFIG_VALUE_{count}"] = value
+            count += 1
+    if names:
+        env["GIT_CONFIG_COUNT"] = str(count)
+    return env

@@ -36,10 +36,11 @@ from gitimprove.git.checkout import PIDS
 from gitimprove.git.watch import STATE_FILES
 from gitimprove.state import signing
 from gitimprove.util import written
-from gitimprove.util.alive import pid_alive
+from gitimprove.util.alive import pid_alive, runs_gitimprove
 from gitimprove.util.clockset import Watch
 from gitimprove.util.files import atomic_write, read_state, remove_tree
 from gitimprove.util.keys import KEY_FILE, key_problem, load_key
+from gitimprove.util.seal import sealed, unseal
 
 __all__ = ["changed", "find", "late", "listing", "owning", "remove", "undo", "watched"]
 
@@ -70,7 +71,7 @@ _MARKS = stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX
 def find(improve_dir: Path) -> list[str]:
     """Every stray, as `.git/improve/<path> (<why>)`."""
     out: list[str] = []
-    for folder in ("", "locks", "work"):
+    for folder in ("", "locks", "work", "quarantine", "backups"):
         path = improve_dir / folder if folder else improve_dir
         out += [f"{_label(folder)} ({why})" for why in _folder_marks(path)]
     for name, st in _entries(improve_dir):
@@ -86,10 +87,11 @@ def find(improve_dir: Path) -> list[str]:
         if not (LOCKS.fullmatch(name) and stat.S_ISREG(st.st_mode) and st.st_size == 0):
             out.append(f"{_label('locks/' + name)} (not an empty lock file of gitimprove's)")
     out += _work_strays(improve_dir / "work")
+    out += _set_aside(improve_dir)
     for folder in ("spool", "session-map", "watermarks"):  # what hooks write, by its form
         for name, st in _entries(improve_dir / folder):
             entry = Entry(st.st_mode, st.st_size, st.st_ino, st.st_nlink, 0, 0)
-            if not _form(improve_dir, f"{folder}/{name}", None, entry):
+            if not _form(improve_dir, f"{folder}/{name}", None, entry, sealed_only=False):
                 out.append(f"{_label(folder + '/' + name)} (not an entry gitimprove writes)")
     return sorted(out)
 
@@ -116,6 +118,28 @@ def _work_strays(work: Path) -> list[str]:
     return out
 
 
+def _set_aside(improve_dir: Path) -> list[str]:
+    """In `quarantine/`, what gitimprove moved there (of any kind: a FIFO, a folder, a link;
+    never read) under the names it gives (`<name>.<6 hex>`, `key.<pid>.<6 hex>`, a loose
+    object's name); in `backups/`, the copies `reflect --apply` keeps of the CLAUDE.md it
+    changes: regular files of its name and size, with one link and no extended attribute."""
+    out = []
+    for name, _st in _entries(improve_dir / "quarantine"):
+        if not _ASIDE.fullmatch(name):
+            out.append(f"{_label('quarantine/' + name)} (not a name gitimprove sets aside under)")
+    for name, st in _entries(improve_dir / "backups"):
+        path = improve_dir / "backups" / name
+        if not (
+            _BACKUP.fullmatch(name)
+            and stat.S_ISREG(st.st_mode)
+            and st.st_size <= _KEEP_BYTES
+            and st.st_nlink == 1
+            and not _has_xattr(path)
+        ):
+            out.append(f"{_label('backups/' + name)} (not a backup `reflect` keeps)")
+    return out
+
+
 def _pid_file(path: Path) -> bool:
     """Whether a `.pid` file is as gitimprove leaves it: this process's exactly as it wrote it
     (or still empty, being written), another's naming a process alive now."""
@@ -137,10 +161,11 @@ def _pid_file(path: Path) -> bool:
 
 def _could_have_written(pid: int, path: Path) -> bool:
     """Whether the process `pid` can be the gitimprove process that wrote `path`: one that
-    runs gitimprove, started before the file was written (where `/proc` tells): by its
+    runs gitimprove (util/alive.py `runs_gitimprove`), started before the file was written (where `/proc` tells): by its
     ctime, which no program sets back, or its mtime when earlier."""
+    if not runs_gitimprove(pid):
+        return False
     try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
         ticks = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
         boot = next(
             int(line.split()[1])
@@ -151,8 +176,6 @@ def _could_have_written(pid: int, path: Path) -> bool:
         written_at = min(st.st_mtime, st.st_ctime)  # a time set ahead: its change time
     except (OSError, ValueError, IndexError, StopIteration):
         return True  # not Linux, or another user's process: alive is all that is known
-    if b"gitimprove" not in cmdline and b"git-improve" not in cmdline:
-        return False
     started = boot + ticks / os.sysconf("SC_CLK_TCK")
     return started <= written_at + 2.0  # btime is whole seconds
 
@@ -231,6 +254,7 @@ _LOG_TAIL = 64 << 10  # what is kept of a log: its end (anything appended is acc
 _MAX_ENTRIES = 20_000  # a listing stops there (a planted tree of any size costs no more)
 _SPOOL = re.compile(r"[a-z]+__\d{4}__\d{2}__[0-9TZ]+-[A-Za-z0-9._-]+-[0-9a-f]{6}\.[a-z]+")
 _BACKUP = re.compile(r"CLAUDE\.md\.[0-9T.]+Z\.[A-Za-z0-9._-]+")
+_ASIDE = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}|[^/]+?\.(\d+\.)?[0-9a-f]{6}")
 _OTHERS_TEMP = re.compile(r"\..+\.(?P<pid>\d+)\.[0-9a-f]{8}\.tmp")
 
 
@@ -350,7 +374,9 @@ def _mine(improve_dir: Path, rel: str, now: Entry) -> bool:
     return False
 
 
-def _form(improve_dir: Path, rel: str, old: Entry | None, now: Entry) -> bool:
+def _form(
+    improve_dir: Path, rel: str, old: Entry | None, now: Entry, *, sealed_only: bool = True
+) -> bool:
     """Whether a change of `rel` is one another gitimprove process provably makes: a log
     that only grew, a signed line added to the witness, a new spool entry, session or
     watermark of valid form, a new backup of `reflect`, a new empty lock of one it takes, its
@@ -366,7 +392,9 @@ def _form(improve_dir: Path, rel: str, old: Entry | None, now: Entry) -> bool:
     temp = _OTHERS_TEMP.fullmatch(name)
     if folder in ("spool", "watermarks") and temp and old is None:
         pid = int(temp["pid"])
-        return pid != os.getpid() and pid_alive(pid) and now.size <= 1 << 20
+        return (
+            pid != os.getpid() and pid_alive(pid) and runs_gitimprove(pid) and now.size <= 1 << 20
+        )
     if not folder and name == "last-error.log" and _pread(path, 0, 6) == b"argv: ":
         return now.size <= 1 << 20  # any gitimprove command that fails writes it anew
     if not folder and name in LOGS:
@@ -384,11 +412,19 @@ def _form(improve_dir: Path, rel: str, old: Entry | None, now: Entry) -> bool:
     if not folder and name == "integrity.jsonl":
         return _grew(path, old, now) and _signed_incidents(improve_dir, old, now)
     if folder == "spool":
-        return old is None and _SPOOL.fullmatch(name) is not None and _json(path, 1 << 20)
+        return (
+            old is None
+            and _SPOOL.fullmatch(name) is not None
+            and _json(improve_dir, rel, 1 << 20, sealed_only=sealed_only)
+        )
     if folder == "session-map":
-        return old is None and now.size <= 4096 and _one_line(path)
+        return (
+            old is None
+            and now.size <= 4096
+            and _one_line(improve_dir, rel, sealed_only=sealed_only)
+        )
     if folder == "watermarks":
-        return name.endswith(".json") and _json(path, 64 << 10)
+        return name.endswith(".json") and _json(improve_dir, rel, 64 << 10, sealed_only=sealed_only)
     if folder == "backups":  # `reflect --apply` keeps the CLAUDE.md it changes (memory/reflect)
         return old is None and _BACKUP.fullmatch(name) is not None and now.size <= _KEEP_BYTES
     return False
@@ -495,18 +531,29 @@ def _signed(improve_dir: Path, now: Entry) -> bool:
     return True
 
 
-def _json(path: Path, limit: int) -> bool:
+def _hook_file(improve_dir: Path, rel: str, *, sealed_only: bool) -> bytes | None:
+    """What a hook wrote at `rel` without its seal line; None when a seal is wanted and it
+    does not verify (no hook wrote it: util/keys.py)."""
     try:
-        data = read_state(path)
-        return len(data) <= limit and isinstance(json.loads(data), dict)
-    except (OSError, ValueError):
+        data = read_state(improve_dir / rel)
+    except OSError:
+        return None
+    if sealed_only and not sealed(improve_dir, rel, data):
+        return None
+    return unseal(data)
+
+
+def _json(improve_dir: Path, rel: str, limit: int, *, sealed_only: bool) -> bool:
+    data = _hook_file(improve_dir, rel, sealed_only=sealed_only)
+    try:
+        return data is not None and len(data) <= limit and isinstance(json.loads(data), dict)
+    except ValueError:
         return False
 
 
-def _one_line(path: Path) -> bool:
-    try:
-        data = read_state(path)
-    except OSError:
+def _one_line(improve_dir: Path, rel: str, *, sealed_only: bool) -> bool:
+    data = _hook_file(improve_dir, rel, sealed_only=sealed_only)
+    if data is None:
         return False
     return data.endswith(b"\n") and data.count(b"\n") == 1 and b"\0" not in data
 
@@ -681,7 +728,7 @@ def _judge(improve_dir: Path, before: Listing, marks: list[str]) -> tuple[list[s
 
 def _marks(improve_dir: Path) -> list[str]:
     out = []
-    for folder in ("", "locks", "work"):
+    for folder in ("", "locks", "work", "quarantine", "backups"):
         path = improve_dir / folder if folder else improve_dir
         out += [f"{_label(folder)} ({why})" for why in _folder_marks(path)]
     return out

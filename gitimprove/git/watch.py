@@ -240,7 +240,7 @@ class RepoState:
             )
         status, dirty = b"", {}
         if repo.work_tree is not None:
-            status, stuck = work_tree_status(repo.work_tree)
+            status, stuck = work_tree_status(repo.work_tree, repo.common_dir)
             if stuck:
                 return cls({}, {}, b"", {}, {}, repo.improve_dir, stuck)
             for item in status.split(b"\0"):

@@ -80,12 +80,13 @@ def _append(path: Path, data: bytes) -> int:
             except FileNotFoundError:
                 same = False
             if same:
-                written.mark(path, pending=True)
+                at = os.fstat(fd).st_size  # where the append lands unless another lands first
+                written.mark(path, pending=True, data=data, offset=at)
                 try:
                     os.write(fd, data)
                     return os.fstat(fd).st_size
                 finally:
-                    written.mark(path)
+                    written.mark(path, data=data, offset=at)
         finally:
             os.close(fd)  # closing releases the lock
 
@@ -117,12 +118,13 @@ def compact(improve_dir: Path) -> bool:
             for value in [*sorted(values - {_NONE}), *([_NONE] if _NONE in values else [])]:
                 lines.append(_line(key, name, None, None if value == _NONE else value))
         tmp = path.with_name(f"{FILE}.{os.getpid()}.tmp")
-        written.mark(tmp, pending=True)
-        tmp.write_text("".join(lines), encoding="utf-8")
+        data = "".join(lines).encode("utf-8")
+        written.mark(tmp, pending=True, data=data)
+        tmp.write_bytes(data)
         os.chmod(tmp, 0o600)
-        written.mark(path, pending=True)
+        written.mark(path, pending=True, data=data)
         os.replace(tmp, path)
-        written.mark(path)
+        written.mark(path, data=data)
         written.mark(tmp)
         return True
     finally:

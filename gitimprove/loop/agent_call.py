@@ -87,9 +87,10 @@ def call_agent(
     cannot cover launching it (checked once a slot is free, before the first call only)."""
     with ctx.shared.lock:
         text = build_program(ctx, spec, rework_tail)
-    written.mark(ws.prompt, pending=True)
-    ws.prompt.write_text(text, encoding="utf-8")
-    written.mark(ws.prompt)
+    data = text.encode("utf-8")
+    written.mark(ws.prompt, pending=True, data=data)
+    ws.prompt.write_bytes(data)
+    written.mark(ws.prompt, data=data)
     token = ctx.token()
     task = agents.AgentTask(
         ws.prompt,

@@ -20,7 +20,7 @@ from gitimprove import agents
 from gitimprove.agents import sandbox
 from gitimprove.config import CONFIG_FILE
 from gitimprove.errors import GitImproveError
-from gitimprove.git import refs, trees, witness
+from gitimprove.git import refs, strays, trees, witness
 from gitimprove.git.checkout import COUNTS, remove_workspace, stale_workspaces, work_root
 from gitimprove.git.repo import Repo
 from gitimprove.loop import baseline, control, runs, scope
@@ -116,6 +116,17 @@ def remove_stale(repo: Repo, name: str) -> list[int]:
     return killed
 
 
+def remove_strays(repo: Repo) -> list[str]:
+    """What in `.git/improve/` gitimprove did not write, found before the run's first watched
+    window (which judges only what changes while it is open): named as `doctor` names it
+    (git/strays.py) and removed, so nothing left there before the run — by measured code of an
+    earlier run, an agent, or anyone — reaches this run's measured code."""
+    found = strays.find(repo.improve_dir)
+    if found:
+        strays.remove(repo.improve_dir, found)
+    return found
+
+
 @contextlib.contextmanager
 def contained() -> Iterator[None]:
     """The harness as the reaper of its agents' orphans, with SIGINT, SIGTERM and SIGHUP
@@ -193,6 +204,7 @@ class Engine:
                 exc.message = f"cannot resume run {name!r}: {exc.message}"
             raise
         killed = remove_stale(repo, name)  # survivors of a kill -9 die before anything is reused
+        stray = remove_strays(repo)
         counted = dict(COUNTS)  # the checkouts this run kept or wrote anew between runs
         self.emit(
             {
@@ -209,6 +221,20 @@ class Engine:
                 "killed": killed,
             }
         )
+        if stray:
+            shown = ", ".join(stray[:10]) + (
+                f" and {len(stray) - 10} more" if len(stray) > 10 else ""
+            )
+            self.emit(
+                {
+                    "event": "warning",
+                    "run": name,
+                    "message": f"removed from .git/improve before the run, not written by "
+                    f"gitimprove: {shown} (measured code or an agent without the sandbox, or "
+                    "another program, left them there for a later run to read)",
+                    "strays": stray,
+                }
+            )
         uncommitted = _uncommitted_config(repo, base)
         if uncommitted:
             self.emit({"event": "warning", "run": name, "message": uncommitted})

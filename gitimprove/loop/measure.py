@@ -14,7 +14,6 @@ import statistics
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from gitimprove.config import Config
@@ -73,13 +72,7 @@ def _run_once(cfg: Config, co: Checkout, arm: ArmRuns) -> None:
         name=cfg.metric_name,
         relative=relative_of(cfg.get("metric", "min_delta")),
     )
-    changed = co.verify(after_run=True)
-    co.reset()  # a fresh copy of the commit for the next run: nothing of this one survives
-    if changed:
-        raise GitImproveError(
-            f"a metric run changed files of {co.commit[:10]}: " + ", ".join(changed[:10]),
-            hint="the metric must not rewrite the code it measures; write output elsewhere",
-        )
+    _after(co, "a metric run")
     if got.status == "ok" and got.value is not None:
         arm.samples.append(got.value)
         arm.secondary.update(got.secondary)
@@ -88,12 +81,34 @@ def _run_once(cfg: Config, co: Checkout, arm: ArmRuns) -> None:
         arm.failure = got
 
 
-def _guard(cfg: Config, path: Path) -> dict[str, Any]:
+def _after(co: Checkout, what: str) -> None:
+    """After a run in `co`: a fresh copy of the commit for the next run (nothing of this one
+    survives), and what the run did to its checkout named as `run` names it — files it
+    changed, a mount it stacked on the checkouts (taken off), a file-system flag (cleared) or
+    files that cannot be removed."""
+    changed = co.verify(after_run=True)
+    left = co.reset()  # StuckFlags (a flag this process cannot clear) says what to do
+    if changed:
+        raise GitImproveError(
+            f"{what} changed files of {co.commit[:10]}: " + ", ".join(changed[:10]),
+            hint="the metric must not rewrite the code it measures; write output elsewhere",
+        )
+    if left:
+        raise GitImproveError(
+            f"{what} marked its checkout of {co.commit[:10]} (a mount, a file-system flag) or "
+            "left files that cannot be removed: " + ", ".join(left[:10]),
+            hint="the metric and the guard must leave their checkout as they found it; "
+            "`git improve doctor` lists what is left",
+        )
+
+
+def _guard(cfg: Config, co: Checkout) -> dict[str, Any]:
     if not cfg.guard_command.strip():
         return {"status": "skipped"}
     res = proc.run(
-        cfg.guard_command, cwd=path, shell=True, timeout=float(cfg.get("guard", "timeout"))
+        cfg.guard_command, cwd=co.path, shell=True, timeout=float(cfg.get("guard", "timeout"))
     )
+    _after(co, "the guard")
     status = "pass" if res.ok else "fail"
     out: dict[str, Any] = {"status": status, "exit_code": None if res.timed_out else res.returncode}
     if status == "fail":
@@ -289,7 +304,7 @@ def _measure_one(
             _run_once(cfg, inc_co, inc)
             if progress:
                 progress(f"{commit[:10]} run {i + 1}/{runs}: {cand.samples[-1]:.10g}")
-        guard = _guard(cfg, cand_co.path) if cand.failure is None else {"status": "skipped"}
+        guard = _guard(cfg, cand_co) if cand.failure is None else {"status": "skipped"}
     fields: dict[str, Any] = {
         "run": incumbent.run,
         "parent": parent,

@@ -18,6 +18,7 @@ from gitimprove.memory import entries
 from gitimprove.util import proc
 from gitimprove.util.clock import utc_now
 from gitimprove.util.files import read_state
+from gitimprove.util.seal import seal, unseal
 
 _TYPE = re.compile(r"^(\w+)(?:\([^)]*\))?!?:")
 
@@ -30,7 +31,7 @@ def map_path(improve_dir: str, claude_session: str) -> str:
 def sid_for(improve_dir: str, claude_session: str, *, create: bool = True) -> str | None:
     path = map_path(improve_dir, claude_session)
     try:
-        sid = read_state(path).decode("utf-8", "replace").strip()
+        sid = unseal(read_state(path)).decode("utf-8", "replace").strip()
         if sid:
             return sid
     except OSError:
@@ -39,9 +40,10 @@ def sid_for(improve_dir: str, claude_session: str, *, create: bool = True) -> st
         return None
     sid = refs_sessions.new_session_id()
     os.makedirs(os.path.dirname(path), exist_ok=True)
+    data = seal(improve_dir, f"session-map/{os.path.basename(path)}", f"{sid}\n".encode())
     try:
-        with open(path, "x", encoding="utf-8") as fh:  # the first hook of the session wins
-            fh.write(sid + "\n")
+        with open(path, "xb") as fh:  # the first hook of the session wins
+            fh.write(data)
     except FileExistsError:
         return sid_for(improve_dir, claude_session, create=False) or sid
     return sid

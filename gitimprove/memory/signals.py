@@ -27,7 +27,6 @@ from gitimprove.memory.capture import command_key, path_for
 from gitimprove.memory.capture import make_signal as make_signal
 from gitimprove.memory.capture import spool_signals as spool_signals
 from gitimprove.util.clock import host_id, parse_utc, utc_now
-from gitimprove.util.files import read_state
 
 
 def flush(repo: Repo) -> int:
@@ -42,7 +41,7 @@ def flush(repo: Repo) -> int:
         entries: dict[str, bytes] = {}
         for file, path in files:
             try:
-                entries[path] = deferred.finish_entry(read_state(file))
+                entries[path] = deferred.finish_entry(spool.read_entry(file))
             except OSError:
                 continue
         if not entries:

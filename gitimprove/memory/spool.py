@@ -16,6 +16,7 @@ import time
 
 from gitimprove.util.files import atomic_write, read_state
 from gitimprove.util.reader import scrub
+from gitimprove.util.seal import seal, unseal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -44,7 +45,9 @@ def put(improve_dir: str, path: str, data: dict[str, object]) -> str:
         os.makedirs(folder, mode=0o700, exist_ok=True)
     name = path.replace("/", SEP)
     text = scrub(json.dumps(data, sort_keys=True, ensure_ascii=False)) + "\n"
-    atomic_write(os.path.join(folder, name), text)  # 0600; its temp name starts with "."
+    # 0600; its temp name starts with "."; sealed: the watch of the folder tells it from a
+    # file of the same form that no hook wrote (util/keys.py)
+    atomic_write(os.path.join(folder, name), seal(improve_dir, f"{SPOOL}/{name}", text.encode()))
     return path
 
 
@@ -58,11 +61,16 @@ def pending(improve_dir: str) -> list[tuple[str, str]]:
     return [(os.path.join(folder, n), n.replace(SEP, "/")) for n in names]
 
 
+def read_entry(file: str) -> bytes:
+    """A spooled entry as the hook wrote it (its seal line left out)."""
+    return unseal(read_state(file))
+
+
 def read_pending(improve_dir: str) -> list[tuple[str, bytes]]:
     out = []
     for file, path in pending(improve_dir):
         try:
-            out.append((path, read_state(file)))
+            out.append((path, read_entry(file)))
         except OSError:
             continue
     return out

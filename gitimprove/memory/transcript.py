@@ -11,13 +11,14 @@ across passes), updated as lines are read; it is saved atomically and read back 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 from dataclasses import asdict, dataclass, field
 
 from gitimprove.util import reader
+from gitimprove.util.files import atomic_write
+from gitimprove.util.seal import seal, unseal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ class State:
     def load(cls, path: str) -> State:
         try:
             with open(path, "rb") as fh:
-                data = reader.loads(fh.read(), max_bytes=16 << 20, max_depth=8)
+                data = reader.loads(unseal(fh.read()), max_bytes=16 << 20, max_depth=8)
         except OSError:
             return cls()
         if not isinstance(data, dict):
@@ -63,17 +64,13 @@ class State:
         return state
 
     def save(self, path: str) -> None:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
+        """Written whole (a temporary file renamed), sealed: the watch of gitimprove's folder
+        tells it from a file of the same form that no hook wrote (util/keys.py)."""
+        folder = os.path.dirname(path)
         self.tool_names = dict(list(self.tool_names.items())[-200:])
-        try:
-            with open(tmp, "w", encoding="utf-8") as fh:
-                json.dump(asdict(self), fh)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        body = (json.dumps(asdict(self)) + "\n").encode()
+        rel = f"{os.path.basename(folder)}/{os.path.basename(path)}"
+        atomic_write(path, seal(os.path.dirname(folder), rel, body), durable=False)
 
 
 def watermark_path(improve_dir: str, session: str) -> str:

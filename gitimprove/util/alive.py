@@ -12,6 +12,7 @@ of a live process is not taken for a live one.
 from __future__ import annotations
 
 import os
+import re
 
 
 def pid_alive(pid: int) -> bool:
@@ -40,3 +41,69 @@ def _is_process(pid: int) -> bool:
     except (OSError, ValueError):
         return True
     return True
+
+
+def runs_gitimprove(pid: int) -> bool:
+    """Whether the live process `pid` is a gitimprove command (`run`, `measure`, a hook) that
+    no attempt started — what may own a `.pid` file or a temporary file in gitimprove's
+    folder. A command line naming gitimprove is not enough (`python -c 'sleep()' gitimprove`
+    has one): it runs gitimprove itself (`-m gitimprove`, the `git-improve` script, a hook's
+    entry) in a Python interpreter, and has no attempt's mark (util/marks.py: what the agent
+    and the measured code start carries one, whatever it does to its environment, its
+    session or its command line). Where they can be read (a process of this user that did not
+    make itself non-dumpable, as a harness does) its program is a Python interpreter and its
+    environment carries no attempt's token. True where `/proc` cannot tell (not Linux)."""
+    where = f"/proc/{pid}"
+    try:
+        argv = _read(f"{where}/cmdline").split(b"\0")
+    except FileNotFoundError:
+        return not os.path.isdir("/proc/self")
+    except OSError:
+        return False
+    if not _INTERPRETER.fullmatch(os.path.basename(argv[0])) or not _runs_entry(argv[1:]):
+        return False
+    try:
+        exe = os.readlink(f"{where}/exe").removesuffix(" (deleted)")
+    except OSError:
+        exe = None  # non-dumpable, or another user's: its command line and mark decide
+    if exe is not None and not _INTERPRETER.fullmatch(os.path.basename(exe).encode()):
+        return False
+    try:
+        environ = _read(f"{where}/environ").split(b"\0")
+    except OSError:
+        environ = []
+    if any(item.startswith(b"GITIMPROVE_TOKEN=") for item in environ):
+        return False  # a process of an attempt (the agent's, the metric's, the guard's)
+    from gitimprove.util.marks import marked
+
+    return not marked(pid)
+
+
+_INTERPRETER = re.compile(rb"(python|pypy)[0-9.]*[a-z]?")
+_WITH_VALUE = frozenset({b"-X", b"-W", b"-Q"})
+_SCRIPTS = frozenset({b"git-improve", b"gitimprove"})
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as f:
+        return f.read(1 << 20)
+
+
+def _runs_entry(args: list[bytes]) -> bool:
+    """Whether an interpreter's arguments run gitimprove: `-m gitimprove[.…]`, the
+    `git-improve` script, or the hooks' `-c` entry, after interpreter options."""
+    i = 0
+    while i < len(args) and args[i].startswith(b"-") and args[i] != b"-":
+        arg = args[i]
+        if arg == b"-m":
+            module = args[i + 1] if i + 1 < len(args) else b""
+            return module == b"gitimprove" or module.startswith(b"gitimprove.")
+        if arg == b"-c":
+            from gitimprove.hooks.install import ENTRY
+
+            return i + 1 < len(args) and args[i + 1] == ENTRY.encode()
+        i += 2 if arg in _WITH_VALUE else 1
+    if i >= len(args):
+        return False
+    script = args[i].replace(b"\\", b"/")
+    return os.path.basename(script) in _SCRIPTS or script.endswith(b"/gitimprove/__main__.py")

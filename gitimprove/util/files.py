@@ -85,11 +85,12 @@ def append_state(path: str | os.PathLike[str], data: bytes) -> None:
         mark(moved)
         fd = open_state(path, flags)
     try:
-        mark(path, pending=True)
+        at = os.fstat(fd).st_size  # where an append lands unless another lands first
+        mark(path, pending=True, data=data, offset=at)
         os.write(fd, data)
     finally:
         os.close(fd)
-        mark(path)
+        mark(path, data=data, offset=at)
 
 
 def state_kind(path: str | os.PathLike[str]) -> str | None:
@@ -108,12 +109,13 @@ def atomic_write(path: str | os.PathLike[str], data: str | bytes, *, durable: bo
     target = os.fspath(path)
     folder = os.path.dirname(target) or "."
     os.makedirs(folder, exist_ok=True)
-    blob = memoryview(data.encode("utf-8") if isinstance(data, str) else data)
+    raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    blob = memoryview(raw)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     stem = os.path.join(folder, f".{os.path.basename(target)}.{os.getpid()}.")
     while True:
         tmp = f"{stem}{os.urandom(4).hex()}.tmp"
-        mark(tmp, pending=True)
+        mark(tmp, pending=True, data=raw)
         try:
             fd = os.open(tmp, flags, 0o600)
             break
@@ -128,7 +130,7 @@ def atomic_write(path: str | os.PathLike[str], data: str | bytes, *, durable: bo
         finally:
             os.close(fd)
         os.replace(tmp, target)
-        mark(target)
+        mark(target, data=raw)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

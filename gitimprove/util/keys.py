@@ -64,7 +64,7 @@ def load_key(improve_dir: Path, *, create: bool = True) -> Key | None:
             secret = os.urandom(32)
             with os.fdopen(fd, "wb") as f:
                 f.write(secret)
-            written.mark(path)
+            written.mark(path, data=secret)
     except OSError:
         return None
     if len(secret) < 16:

@@ -88,7 +88,15 @@ def _owned(pid: int) -> bool:
     mark = _mark_of(harness)
     if own is None or mark is None or mark[1:] != own[1:]:
         return False
-    try:
-        return b"gitimprove" in (_PROC / str(harness) / "cmdline").read_bytes()
-    except OSError:
+    from gitimprove.util.alive import runs_gitimprove
+
+    return runs_gitimprove(harness)
+
+
+def marked(pid: int) -> bool:
+    """Whether `pid` carries an attempt's mark on top of this process's own (the agent's
+    process, the metric's or the guard's, or anything they started)."""
+    own, mark = _mark_of("self"), _mark_of(pid)
+    if own is None or mark is None:
         return False
+    return mark[0] == own[0] and mark[1] == 1 and mark[2] >= own[2] + MARK_FILTERS

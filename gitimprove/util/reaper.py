@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gitimprove.util import marks, proc
-from gitimprove.util.alive import pid_alive
+from gitimprove.util.alive import pid_alive, runs_gitimprove
 
 TOKEN_VAR = "GITIMPROVE_TOKEN"
 _PREFIX = "gi1"
@@ -358,7 +358,7 @@ def kill_survivors(key: str, run: str | None = None) -> list[int]:
         pid = Token(t).harness_pid
         if pid is None or pid == me:
             return pid is None
-        return run is not None or not pid_alive(pid)
+        return run is not None or not (pid_alive(pid) and runs_gitimprove(pid))
 
     return kill_matching(dead_harness, orphans=lambda t: False, extra=marks.orphans_in)
 

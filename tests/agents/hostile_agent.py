@@ -274,6 +274,17 @@ elif attack == "global-config":  # code the harness's own git would run: fsmonit
         f.chmod(0o755)
     with open(pathlib.Path.home() / ".gitconfig", "a") as f:
         f.write(f"[core]\n\tfsmonitor = {hooks / 'fsmonitor'}\n\thooksPath = {hooks}\n")
+elif attack == "user-filter":  # a clean filter the harness's own `git status` would run
+    repo = user_repo()
+    ran = pathlib.Path(sys.argv[1]).parent / "global-config-ran"
+    if repo is not None:
+        command = f"sh -c 'echo filter >> {ran}; cat'"
+        git("--git-dir", str(repo / ".git"), "config", "filter.evil.clean", command, cwd=repo)
+        write(repo / ".git" / "info" / "attributes", "* filter=evil\n")
+        for f in repo.iterdir():  # tracked files git must hash again (their lstat changed)
+            if f.is_file():
+                t = f.stat().st_mtime - 100
+                os.utime(f, (t, t))
 elif attack == "user-config":  # an improve.* override that would survive into a resumed run
     repo = user_repo()
     if repo is not None:

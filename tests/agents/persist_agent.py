@@ -16,6 +16,9 @@ argv[1] says what the first iteration's code does when the benchmark runs it:
 - `stray:<path>`: leave a file at `<path>` under gitimprove's folder `.git/improve/`
   (`xattr:<folder>`: an extended attribute on that folder) and print 80 whenever a later run
   finds it there, else 103; `agentstray:<path>`: the agent leaves it there itself;
+- `pidstray:<file>`: leave a checkout's folder in `.git/improve/work/` with a `.pid` file
+  naming the live process whose pid `<file>` holds (one whose command line names
+  gitimprove), and print 80 whenever a later run finds the folder there, else 103;
 - `fill:<path>`: fill the disk with a file at `<path>` under `.git/improve/` (`../<name>`:
   beside the repository), once, and print 103;
 - `honest`: print a better value and leave the output any program leaves (`__pycache__`,
@@ -155,6 +158,16 @@ elif kind in ("stray", "agentstray"):
         f"import os, pathlib\nimp = {ROOT}.parent.parent\n{STRAY}\nt = imp / {target!r}\n"
         "if seen(t):\n    print(80)\nelse:\n"
         f"    {'pass' if kind == 'agentstray' else 'leave(t)'}\n    print(103)\n"
+    )
+elif kind == "pidstray":  # a checkout's folder and `.pid` naming a live process of `target`
+    prog.write_text(
+        f"import pathlib\nimp = {ROOT}.parent.parent\nname = 'm-00000000feedface'\n"
+        "folder, pid = imp / 'work' / name, imp / 'work' / (name + '.pid')\n"
+        "if (folder / 'cache').exists():\n    print(80)\nelse:\n"
+        "    folder.mkdir(parents=True, exist_ok=True)\n"
+        "    (folder / 'cache').write_text('x')\n"
+        f"    pid.write_text(pathlib.Path({target!r}).read_text() + 'measure\\n')\n"
+        "    print(103)\n"
     )
 elif kind == "fill":
     prog.write_text(

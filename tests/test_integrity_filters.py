@@ -1,0 +1,101 @@
+"""The harness takes your work tree's status after every agent call (git/status.py). Without
+the sandbox an agent can configure a filter driver in your repository (or in a submodule's
+own configuration) and give every path `filter=<name>` in `info/attributes`: `git status`
+would then run its `clean` (or `process`) command for each tracked file whose `lstat`
+changed, as the harness, outside any attempt's supervision. Real repositories, real git; the
+hostile agent's loop is in tests/test_integrity.py (`user-filter`)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gitimprove.git.status import work_tree_status
+from tests.conftest import git
+
+
+def _repo(path: Path, files: dict[str, str]) -> Path:
+    path.mkdir()
+    git(path, "init", "-q")
+    for rel, text in files.items():
+        (path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (path / rel).write_text(text)
+    git(path, "add", ".")
+    git(path, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init")
+    return path
+
+
+def _arm(config: Path, info: Path, ran: Path, key: str) -> None:
+    """What the agent writes: a driver whose program leaves `ran`, for every path."""
+    command = f"sh -c 'echo {key} >> {ran}; cat'"
+    if key == "process":
+        command = f"sh -c 'echo {key} >> {ran}; exit 1'"
+    subprocess.run(
+        ["git", "config", "--file", str(config), f"filter.a.b=c.{key}", command], check=True
+    )
+    info.mkdir(parents=True, exist_ok=True)
+    (info / "attributes").write_text("* filter=a.b=c\n")
+
+
+def _touch_all(root: Path) -> None:
+    for dirpath, dirnames, names in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d != ".git"]
+        for name in names:
+            path = Path(dirpath) / name
+            t = path.stat().st_mtime - 1000
+            os.utime(path, (t, t))
+
+
+@pytest.mark.parametrize("key", ["clean", "process"])
+def test_the_status_runs_no_filter_your_configuration_names(tmp_path: Path, key: str) -> None:
+    repo = _repo(tmp_path / "r", {"a.txt": "a\n", "b.txt": "b\n"})
+    ran = tmp_path / "ran"
+    _arm(repo / ".git" / "config", repo / ".git" / "info", ran, key)
+    _touch_all(repo)
+    status, stuck = work_tree_status(repo, repo / ".git")
+    assert stuck == [] and status == b""  # same bytes on disk: nothing changed
+    assert not ran.exists(), ran.read_text()
+    (repo / "a.txt").write_text("changed\n")  # a real change is still seen
+    status, _ = work_tree_status(repo, repo / ".git")
+    assert b"a.txt" in status and not ran.exists()
+
+
+def test_nor_one_a_submodule_configuration_names(tmp_path: Path) -> None:
+    source = _repo(tmp_path / "s", {"s.txt": "s\n"})
+    repo = _repo(tmp_path / "r", {"a.txt": "a\n"})
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(source), "sub")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "sub")
+    module = repo / ".git" / "modules" / "sub"
+    ran = tmp_path / "ran"
+    _arm(module / "config", module / "info", ran, "clean")
+    _touch_all(repo / "sub")
+    status, stuck = work_tree_status(repo, repo / ".git")
+    assert stuck == [] and status == b""
+    assert not ran.exists(), ran.read_text()
+    (repo / "sub" / "s.txt").write_text("changed\n")
+    status, _ = work_tree_status(repo, repo / ".git")
+    assert b"sub" in status and not ran.exists()
+
+
+def test_the_status_fetches_nothing_from_a_promisor_remote(tmp_path: Path) -> None:
+    """The agent makes your repository a partial clone of a "promisor" remote whose
+    `uploadpack` is its program, and removes an object: git would fetch it, running that
+    program as the harness. The status allows no transport; the object is missing (the
+    status says so), nothing ran."""
+    repo = _repo(tmp_path / "r", {"d/a.txt": "a\n"})
+    ran = tmp_path / "ran"
+    for key, value in (
+        ("core.repositoryformatversion", "1"),
+        ("extensions.partialClone", "evil"),
+        ("remote.evil.url", str(repo)),
+        ("remote.evil.promisor", "true"),
+        ("remote.evil.uploadpack", f"sh -c 'touch {ran}; exit 1' --"),
+    ):
+        git(repo, "config", key, value)
+    tree = git(repo, "rev-parse", "HEAD^{tree}").strip()
+    (repo / ".git" / "objects" / tree[:2] / tree[2:]).unlink()
+    work_tree_status(repo, repo / ".git")
+    assert not ran.exists()
