@@ -9,16 +9,18 @@ import re
 import secrets
 import string
 
+import pytest
+
 from gitimprove.redaction import redact, redact_blob
 
 _ALNUM = string.ascii_letters + string.digits
 
 
 def _token(n: int = 28) -> str:
-    """A random token of letters and digits (both kinds certainly present)."""
+    """A random token of letters and digits (upper and lower case and digits present)."""
     while True:
         t = "".join(secrets.choice(_ALNUM) for _ in range(n))
-        if any(c.isdigit() for c in t) and any(c.isupper() for c in t):
+        if all(any(f(c) for c in t) for f in (str.isdigit, str.isupper, str.islower)):
             return t
 
 
@@ -94,3 +96,277 @@ def test_one_hex_key_with_and_without_0x_gives_one_marker() -> None:
         out = redact(text)
         assert key not in out and key.upper() not in out, out
         assert len(_hashes(out)) == 1, out
+
+
+# --- a language's own string syntax --------------------------------------------------
+
+LITERALS = [
+    # Rust, C++, C#, Python
+    'let token = r"{s}";',
+    'let api_key = r#"{s}"#;',
+    'const SECRET: &[u8] = br##"{s}"##;',
+    'std::string password = R"({s})";',
+    'auto token = R"{d}({s}){d}";',
+    'var password = @"{s}";',
+    'string apiKey = $"{s}";',
+    'password = rb"{s}"',
+    'client_secret = f"{s}"',
+    # Perl, Ruby
+    "my $password = q{{{s}}};",
+    "my $token = qq({s});",
+    "$pass = q/{s}/;",
+    "my %cfg = (api_key => qq[{s}]);",
+    "password = %q({s})",
+    "token = %Q[{s}]",
+    "secret = %({s})",
+    "config[:api_token] = %q<{s}>",
+    # backticks (JavaScript, Go)
+    "const password = `{s}`;",
+    "apiKey := `{s}`",
+    # here-documents with a one-line body
+    "password = <<~EOS\n  {s}\nEOS",
+    "TOKEN = <<-EOT.strip\n    {s}\n  EOT",
+    "$password = <<<EOT\n{s}\nEOT;",
+    "$apiKey = <<<'KEY'\n    {s}\n    KEY;",
+    'my $secret = <<"END";\n{s}\nEND',
+    "  default_token = <<EOT\n  {s}\n  EOT",
+    # R's assignments
+    'pwd <- "{s}"',
+    "pwd <<- '{s}'",
+    'db_pwd <- "{s}"',
+    # a YAML plain value on the line after its key
+    "password:\n  {s}\n",
+    "db:\n  api_token:\n    {s}\n  host: db\n",
+]
+
+
+@pytest.mark.parametrize("template", LITERALS, ids=range(len(LITERALS)))
+def test_a_value_in_a_languages_own_literal_is_masked(template: str) -> None:
+    for secret in (_token(), _password(), _token(40)):
+        text = template.format(s=secret, d=secrets.choice(["xy", "END", "tok"]))
+        _assert_masked(text, secret)
+        if "\n" in template:
+            _assert_masked(text.replace("\n", "\r\n"), secret)
+
+
+LITERALS_PASS = [
+    'let path = r"C:\\Users\\me";',
+    'let re = r#"^\\d{3}-\\d{4}$"#;',
+    'std::string doc = R"(hello world)";',
+    "my $name = q{hello};",
+    "label = %q(Token expired)",
+    "const greeting = `hello ${name}`;",
+    "query = <<~SQL\n  SELECT 1\nSQL",
+    "text = <<~EOS\n  Xk39dkeLw02kdlsQz91\nEOS",
+    "pwd <- getwd()",
+    'pwd <- "/home/me/project"',
+    'pwd = "src"',
+    "try:\n    run()\nexcept ValueError:\n    pass\n",
+    "password:\n  required: true\n  min_length: 12\n",
+    "token:\n  - name\n",
+    "The `token` field (`str`) is required.",
+    "see `password_policy` (in `settings.py`)",
+]
+
+
+@pytest.mark.parametrize("text", LITERALS_PASS, ids=range(len(LITERALS_PASS)))
+def test_ordinary_literals_pass(text: str) -> None:
+    assert redact(text) == text
+
+
+# --- Terraform / HCL blocks ----------------------------------------------------------
+
+HCL = [
+    'variable "db" {{\n  type    = string\n  default = "{s}"\n}}',
+    'variable "db" {{ default = "{s}" }}',
+    'variable "db_password" {{\n  description = "The password"\n  default = "{s}"\n}}',
+    'variable "api_token" {{\n  validation {{\n    condition = true\n  }}\n  default = "{s}"\n}}',
+    'output "admin_secret" {{\n  value = "{s}"\n}}',
+    'resource "aws_db_instance" "main" {{\n  username = "admin"\n  password = "{s}"\n}}',
+    'provider "vault" {{\n  token = "{s}"\n}}',
+    'locals {{\n  api_key = "{s}"\n}}',
+]
+
+
+@pytest.mark.parametrize("template", HCL, ids=range(len(HCL)))
+def test_a_terraform_blocks_value_is_masked(template: str) -> None:
+    for secret in (_token(), _password(), _token(40)):
+        _assert_masked(template.format(s=secret), secret)
+
+
+def test_a_sensitive_variable_masks_any_default() -> None:
+    word = secrets.choice(["tiger", "falcon", "copper"]) + str(secrets.randbelow(90) + 10)
+    text = f'variable "db" {{\n  sensitive = true\n  default   = "{word}"\n}}'
+    assert word not in redact(text)
+
+
+HCL_PASS = [
+    'variable "region" {\n  default = "us-east-1"\n}',
+    'variable "ami" {\n  default = "ami-0abcdef1234567890"\n}',
+    'variable "sg" { default = "sg-0123456789abcdef0" }',
+    'variable "cidr" {\n  default = "10.0.0.0/16"\n}',
+    'variable "instance_type" {\n  default = "t3.micro"\n}',
+    'variable "name" {\n  type = string\n  default = "my-app-2024"\n}',
+    'variable "engine_version" {\n  default = "14.7"\n}',
+    'variable "db_password" {\n  type = string\n  default = "${var.fallback}"\n}',
+    'output "endpoint" {\n  value = "db.internal.example.com"\n}',
+    'variable "role" {\n  default = "arn:aws:iam::123456789012:role/deploy"\n}',
+]
+
+
+@pytest.mark.parametrize("text", HCL_PASS, ids=range(len(HCL_PASS)))
+def test_ordinary_terraform_passes(text: str) -> None:
+    assert redact(text) == text
+
+
+# --- a value cut into two short lines ------------------------------------------------
+
+SPLIT = [
+    "API_KEY={head}\n{tail}\nNEXT=1\n",
+    "export DB_PASSWORD={head}\n{tail}\n",
+    "password: {head}\n{tail}\nhost: db\n",
+    "  token: {head}\n  {tail}\n",
+    "client_secret={head}\r\n{tail}\r\n",
+    "ERROR auth failed for SECRET_KEY={head}\n{tail}\n",
+]
+
+
+@pytest.mark.parametrize("template", SPLIT, ids=range(len(SPLIT)))
+def test_a_value_cut_into_two_short_lines_is_masked_whole(template: str) -> None:
+    pieces = [
+        (_token(12), _token(12)),
+        (_token(9), _token(21)),
+        (_password(), _token(8)),
+        (secrets.token_hex(10), secrets.token_hex(6)),
+        (secrets.token_hex(24), secrets.token_hex(8)),
+    ]
+    for head, tail in pieces:
+        text = template.format(head=head, tail=tail)
+        out = redact(text)
+        assert head not in out and tail not in out, (text, out)
+        # one marker, hashed over the whole secret, and the lines after it survive
+        assert len(_hashes(out)) == 1, out
+        assert out.splitlines()[1:] == text.splitlines()[2:], out
+        whole = template.replace("{head}\n{tail}", "{head}{tail}")
+        whole = redact(
+            whole.replace("{head}\r\n{tail}", "{head}{tail}").format(head=head, tail=tail)
+        )
+        assert _hashes(whole) == _hashes(out), (whole, out)
+
+
+SPLIT_PASS = [
+    "API_KEY={s}\nmake\n",
+    "API_KEY={s}\nOK\n",
+    "TOKEN={s}\nDone.\n",
+    "TOKEN={s}\nREADME.md\n",
+    "TOKEN={s}\n2026-11-23\n",
+    "TOKEN={s}\nv1.2.3\n",
+    "TOKEN={s}\n7f3a2b1\n",
+    "TOKEN={s}\nnpm test\n",
+    "TOKEN={s}\n./run.sh\n",
+    "TOKEN={s}\nDEBUG_MODE\n",
+    "TOKEN={s}\nHelloWorld\n",
+    "TOKEN={s}\n--verbose\n",
+    "TOKEN={s}\nNEXT=value2\n",
+    "TOKEN={s}\n----------\n",
+    "password: {s}\nusername_field\n",
+    "TOKEN={s}\nabc123\n",
+    "TOKEN={s}\n3f9a0c4e1b2d7a8c9e0f1a2b3c4d5e6f7a8b9c0d\n",
+    "TOKEN={s}\nDownloading\n",
+]
+
+
+@pytest.mark.parametrize("template", SPLIT_PASS, ids=range(len(SPLIT_PASS)))
+def test_a_line_of_its_own_after_a_secret_stays(template: str) -> None:
+    secret = _token(24)
+    text = template.format(s=secret)
+    out = redact(text)
+    assert secret not in out
+    assert out.splitlines()[1:] == text.splitlines()[1:], out
+
+
+def test_a_hex_value_takes_only_a_hex_tail() -> None:
+    head = secrets.token_hex(10)
+    text = f"TOKEN={head}\nG0 {_token(8)}\n"
+    assert redact(text).splitlines()[1] == text.splitlines()[1]
+    text = f"TOKEN={head}\nQz81Xk39dkeLw\n"
+    assert redact(text).splitlines()[1] == "Qz81Xk39dkeLw"
+
+
+# --- values held under a container's name, in any language's dict ------------------
+
+CONTAINERS = [
+    'credentials = {{"prod": "{s}"}}',
+    "SECRETS = {{'prod': '{s}', 'dev': 'x'}}",
+    'credentials: {{prod: "{s}"}}',
+    'secrets => {{ "prod" => "{s}" }}',
+    'tokens = {{ github = "{s}" }}',
+]
+
+
+@pytest.mark.parametrize("template", CONTAINERS, ids=range(len(CONTAINERS)))
+def test_a_value_in_a_dict_under_a_credential_container_is_masked(template: str) -> None:
+    for secret in (_token(), _token(40)):
+        _assert_masked(template.format(s=secret), secret)
+
+
+def test_descriptive_fields_under_a_container_pass() -> None:
+    for text in (
+        'tokens = {"type": "service_account", "name": "bob"}',
+        "credentials = {'username': 'admin', 'url': 'https://example.com'}",
+    ):
+        assert redact(text) == text
+
+
+# --- keyword maps, cookies, headers --------------------------------------------------
+
+MORE = [
+    '(def config {{:db-pass "{s}"}})',
+    '{{:api/token "{s}", :user "bob"}}',
+    '(list :password "{s}")',
+    "< set-cookie: session={s}; Path=/; HttpOnly",
+    "Set-Cookie: __Host-sid={s}; Secure; SameSite=Lax",
+    "> Cookie: theme=dark; _session_id={s}",
+    "> authorization: Bearer {s}\n> accept: */*",
+    'proxy_set_header Authorization "Bearer {s}";',
+    'RequestHeader set Authorization "Bearer {s}"',
+    "X-Api-Key: {s}",
+]
+
+
+@pytest.mark.parametrize("template", MORE, ids=range(len(MORE)))
+def test_keyword_maps_cookies_and_headers_are_masked(template: str) -> None:
+    for secret in (_token(), _password(), _token(40)):
+        _assert_masked(template.format(s=secret), secret)
+
+
+def test_a_password_of_letters_and_a_symbol_is_masked_where_a_token_is() -> None:
+    letters = string.ascii_letters
+    for _ in range(5):
+        pw = "".join(secrets.choice(letters) for _ in range(6)) + "!"
+        pw += "".join(secrets.choice(string.ascii_uppercase) for _ in range(2))
+        pw += "".join(secrets.choice(string.ascii_lowercase) for _ in range(4))
+        for text in (
+            f"Authorization: Bearer {pw}",
+            f"Set-Cookie: sessionid={pw}; Path=/",
+            f'pwd <- "{pw}"',
+            f'variable "db" {{\n  default = "{pw}"\n}}',
+        ):
+            _assert_masked(text, pw)
+
+
+MORE_PASS = [
+    "Set-Cookie: theme=dark; Path=/; Max-Age=3600",
+    "Cookie: lang=en; theme=dark; _ga=GA1.2.1234567890.1700000000",
+    "Authorization: Bearer YourTokenHere",
+    "Authorization: Bearer $TOKEN",
+    '-H "Authorization: Bearer $(gcloud auth print-access-token)"',
+    '{:password-field "password"}',
+    "{:token-type :bearer}",
+    "(defn login [{:keys [password]}] (check password))",
+]
+
+
+@pytest.mark.parametrize("text", MORE_PASS, ids=range(len(MORE_PASS)))
+def test_ordinary_cookies_headers_and_keywords_pass(text: str) -> None:
+    assert redact(text) == text

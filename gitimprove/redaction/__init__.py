@@ -50,6 +50,8 @@ def ruleset() -> RuleSet:
             echoes,
             formats,
             hashes,
+            hcl,
+            headers,
             holders,
             keys,
             languages,
@@ -104,6 +106,8 @@ def ruleset() -> RuleSet:
                 *wallets.RULES,
                 *echoes.RULES,
                 *blocks.RULES,
+                *hcl.RULES,
+                *headers.RULES,
             ]
         )
     return _rules
@@ -166,7 +170,14 @@ def merge(found: Iterable[Span], text: str) -> list[Span]:
 def spans(text: str, rules: Iterable[Rule] | None = None) -> list[Span]:
     if not text:
         return []
-    return merge(ruleset().spans(text, rules), text)
+    rs = ruleset()
+    found = rs.spans(text, rules)
+    if "\n" in text and rules is None:
+        from gitimprove.redaction import continued
+
+        # a secret's rest alone on the next line
+        return continued.extend(text, merge([*found, *continued.spans(rs, text)], text))
+    return merge(found, text)
 
 
 def apply(text: str, found: Iterable[Span]) -> str:

@@ -135,10 +135,13 @@ def _htpasswd(m: re.Match[str]) -> Iterable[tuple[int, int]]:
 
 RULES: list[Rule] = [
     Rule(
-        # a name in a string (or an env lookup) and the value right after it
+        # a name in a string (or an env lookup, or a Ruby symbol as an index:
+        # `config[:api_token] = "…"`) and the value right after it
         "credential",
-        r"(?i)(?:(?P<q>[\"'])(?P<key>" + _NAME + r")(?P=q)|(?:\benv|\benviron|\bgetenv)"
-        r"[.\[(]\s*(?P<key2>" + _NAME + r"))\s*[\])]?\s*(?P<sep>,|\|\||\?\?|\bor\b|:=|=>|=(?!=)|:)"
+        r"(?i)(?:(?P<q>[\"'])(?P<key>" + _NAME + r")(?P=q)|(?:(?:\benv|\benviron|\bgetenv)"
+        r"[.\[(]|\[:)\s*(?P<key2>"
+        + _NAME
+        + r"))\s*[\])]?\s*(?P<sep>,|\|\||\?\?|\bor\b|:=|=>|=(?!=)|:)"
         r"\s*" + _STR,
         ("pass", "pwd", "pw", "secret", "token", "key", "cred", "auth", "psk"),
         groups=("dq", "sq"),
