@@ -8,6 +8,7 @@ import json
 import re
 import secrets
 import string
+import time
 
 import pytest
 
@@ -370,3 +371,41 @@ MORE_PASS = [
 @pytest.mark.parametrize("text", MORE_PASS, ids=range(len(MORE_PASS)))
 def test_ordinary_cookies_headers_and_keywords_pass(text: str) -> None:
     assert redact(text) == text
+
+
+# --- time: linear in the worst inputs these patterns can be given ---------------------
+
+WORST = [
+    "<<" * 30_000,
+    "x = <<EOF" * 6_000,
+    "password = <<~" + "A" * 60_000,
+    "API_TOKEN=<<" + "A" * 60_000,
+    'token = r#"' * 6_000,
+    'secret = R"(' * 6_000,
+    "password = q{" * 5_000,
+    "token = %q(" * 5_000,
+    "password = `" * 10_000,
+    "token:\n" * 8_000,
+    "password:\n  " * 5_000,
+    ("API_KEY=" + _token(11) + "\n" + _token(12) + "\n") * 2_000,
+    "Cookie: " + "a" * 60_000,
+    "Set-Cookie: " + ("sid=" + _token(19) + "; ") * 2_500,
+    'variable "x" {' * 4_000,
+    'variable "x" {\n' * 4_000,
+    'variable "db" {\n' + '  default = "a\n' * 4_000,
+    ":password " * 6_000,
+    'credentials: {"a": ' * 3_000,
+    "a" * 60 + ": {" + "x" * 60_000,
+    "Authorization: Bearer " + "!" * 60_000,
+    "$ wg genkey | " * 4_000,
+    "0x" + "f" * 60_000,
+]
+
+
+@pytest.mark.parametrize("text", WORST, ids=range(len(WORST)))
+def test_the_worst_inputs_take_linear_time(text: str) -> None:
+    """Each input is about 50-70 KB built to make a backtracking pattern explode (a
+    quadratic pattern takes minutes on these); linear, each takes a second or two at most."""
+    start = time.perf_counter()
+    redact(text)
+    assert time.perf_counter() - start < 8, len(text)

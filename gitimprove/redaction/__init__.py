@@ -176,7 +176,9 @@ def spans(text: str, rules: Iterable[Rule] | None = None) -> list[Span]:
         from gitimprove.redaction import continued
 
         # a secret's rest alone on the next line
-        return continued.extend(text, merge([*found, *continued.spans(rs, text)], text))
+        merged = merge(found, text)
+        more = continued.spans(rs, text, merged)
+        return continued.extend(text, merge([*found, *more], text) if more else merged)
     return merge(found, text)
 
 

@@ -79,7 +79,7 @@ def _kinds(value: str) -> int:
 
 
 # a line ending in a value given to a key: `KEY=<value>`, `key: <value>` (no blank in it)
-_HEAD = r"(?m)[=:][ \t]*(?P<head>[^\s\"'`=:]{4,256})(?=\r?\n)"
+_HEAD = r"(?m)[=:][ \t]*+(?P<head>[^\s\"'`=:]{4,256}+)(?=\r?\n)"
 
 
 def breaks(text: str) -> list[tuple[int, int]]:
@@ -99,9 +99,11 @@ def breaks(text: str) -> list[tuple[int, int]]:
     return out
 
 
-def spans(rs: RuleSet, text: str) -> list[Span]:
-    """Findings across the breaks `breaks` finds, the lines joined there."""
-    found = breaks(text)
+def spans(rs: RuleSet, text: str, known: list[Span]) -> list[Span]:
+    """Findings across the breaks `breaks` finds, the lines joined there; a break right
+    after a secret already `known` needs no view (`extend` takes its tail in)."""
+    ends = {s.end for s in known}
+    found = [b for b in breaks(text) if b[0] not in ends]
     if not found:
         return []
     from gitimprove.redaction.views import _wrapped_spans

@@ -33,28 +33,37 @@ _SENSITIVE = r"(?m)^[ \t]*sensitive[ \t]*=[ \t]*true\b|[{,][ \t]*sensitive[ \t]*
 _NAMES = r"[a-z]{1,12}-[0-9a-fA-F]{8,17}(?:[A-Z]+)?|arn:[^\s]+|[a-z]{2}-[a-z]+-\d|v?\d+(?:\.\d+)+"
 
 
+_last: tuple[str, dict[int, int]] = ("", {})
+_NEXT_BLOCK = r"(?m)^[ \t]*(?:variable|output|resource|module|data|locals|provider|terraform)\b"
+
+
+def _closers(text: str) -> dict[int, int]:
+    """Where each `{` of `text` is closed (strings skipped), in one pass over the text; kept
+    for the last text, whose blocks are expanded one after the other."""
+    global _last
+    if _last[0] is text:
+        return _last[1]
+    out: dict[int, int] = {}
+    stack: list[int] = []
+    for m in compiled(r'[{}]|"(?:[^"\\\n]|\\.)*+"', 0).finditer(text):
+        c = m.group(0)
+        if c == "{":
+            stack.append(m.start())
+        elif c == "}" and stack:
+            out[stack.pop()] = m.start()
+    _last = (text, out)
+    return out
+
+
 def _body_end(text: str, start: int) -> int:
-    """The end of a block whose `{` is at `start - 1`: its braces balanced, strings skipped."""
-    depth = 1
-    pos = start
-    stop = min(len(text), start + _BODY_LIMIT)
-    while pos < stop:
-        c = text[pos]
-        if c == '"':
-            close = text.find('"', pos + 1, stop)
-            while close != -1 and text[close - 1] == "\\":
-                close = text.find('"', close + 1, stop)
-            if close == -1:
-                return stop
-            pos = close
-        elif c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-            if depth == 0:
-                return pos
-        pos += 1
-    return stop
+    """The end of a block whose `{` is at `start - 1`: its braces balanced, strings
+    skipped; unclosed, a bounded stretch."""
+    end = _closers(text).get(start - 1)
+    if end is not None and end - start <= _BODY_LIMIT:
+        return end
+    # unclosed (a log cut it): up to the next block, within a bound
+    nxt = compiled(_NEXT_BLOCK, 0).search(text, start, start + _BODY_LIMIT)
+    return nxt.start() if nxt is not None else min(len(text), start + _BODY_LIMIT)
 
 
 def _shaped_secret(value: str) -> bool:

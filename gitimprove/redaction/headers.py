@@ -35,7 +35,7 @@ _ATTRIBUTES = frozenset(
     ]
 )
 _SESSION = r"(?i)sess|sid|auth|jwt|token|remember|login|identity|credential|secret|access"
-_PAIR = r"(?P<name>[^\s=;,]{1,100})=(?P<value>[^\s;,\"]{1,4096})"
+_PAIR = r"(?P<name>[^\s=;,]{1,100}+)=(?P<value>[^\s;,\"\\]{1,4096}+)"
 
 
 def generated(value: str) -> bool:

@@ -22,6 +22,7 @@ from gitimprove.redaction.views import View, _windows
 
 # what may stand before a literal holding a value: an assignment, an argument, a pair
 _OPERATOR = "=:(,[{>-"
+_BODY = 512
 _CLOSERS = {"(": ")", "[": "]", "{": "}", "<": ">"}
 # one alternative per literal syntax; each only finds where the literal opens
 _OPEN = (
@@ -36,8 +37,8 @@ _OPEN = (
     # a backtick string
     r"|(?P<tick>`)"
     # a here-document: its operator, tag and the rest of its line
-    r"|(?P<heredoc><<(?:<|[~-])?)[ \t]*(?P<hq>[\"']?)(?P<tag>[A-Za-z_]\w{0,30})(?P=hq)"
-    r"(?P<hrest>[^\n]{0,80})\r?\n"
+    r"|(?P<heredoc><<(?:<|[~-])?)[ \t]*+(?P<hq>[\"']?)(?P<tag>[A-Za-z_]\w{0,30}+)(?P=hq)"
+    r"(?P<hrest>[^\n]{0,80}+)\n"
     # a YAML key alone on its line, its plain value on the next, indented
     r"|(?m:^(?P<yindent>[ \t]*)[\w.-]{1,80}(?P<ycolon>:)[ \t]*\r?\n)"
 )
@@ -89,8 +90,9 @@ def _literal(text: str, m: object) -> list[tuple[int, int, str]]:
 
     assert isinstance(m, re.Match)
     start = m.start()
-    eol = text.find("\n", m.end())
-    eol = len(text) if eol == -1 else eol
+    # a literal's body ends on its line, within `_BODY` characters
+    eol = text.find("\n", m.end(), m.end() + _BODY)
+    eol = min(len(text), m.end() + _BODY) if eol == -1 else eol
     if not _named_before(text, start if m.group("ycolon") is None else m.end("ycolon")):
         return []  # no word naming a credential before it: no rule would read it anyway
     if m.group("ycolon") is not None:

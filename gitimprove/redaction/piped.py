@@ -154,7 +154,9 @@ RULES: list[Rule] = [
     ),
     Rule(
         "credential",
-        r"(?P<key>[\w.-]+)[ \t]*=[ \t]*<<-?(?P<tag>[A-Z_]+)\r?\n[ \t]*(?P<bare>[^\s]{1,500})"
+        # (the key starts a word and is taken whole: a long run of word characters is
+        # no longer tried from each of its positions)
+        r"(?<![\w.-])(?P<key>[\w.-]++)[ \t]*=[ \t]*<<-?(?P<tag>[A-Z_]++)\r?\n[ \t]*(?P<bare>[^\s]{1,500})"
         r"[ \t]*\r?\n[ \t]*(?P=tag)\b",
         ("<<",),
         groups=("bare",),
