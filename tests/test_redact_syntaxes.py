@@ -409,3 +409,40 @@ def test_the_worst_inputs_take_linear_time(text: str) -> None:
     start = time.perf_counter()
     redact(text)
     assert time.perf_counter() - start < 8, len(text)
+
+
+# --- commands reading a secret, pairs, pool settings -----------------------------------
+
+FED = [
+    "gh auth login --with-token <<< {s}",
+    'docker login -u bob --password-stdin <<< "{s}"',
+    "echo {s} | gh auth login --with-token",
+    "export PGPASSWORD=$(cat <<EOF\n{s}\nEOF\n)",
+    "API_TOKEN=\"$(cat <<'EOF'\n{s}\nEOF\n)\"",
+    "[('user', 'bob'), ('password', '{s}')]",
+    "OrderedDict([('api_key', '{s}'), ('x', 1)])",
+    "env[DB_PASSWORD] = {s}",
+    "  env[API_KEY] = '{s}'",
+]
+
+
+@pytest.mark.parametrize("template", FED, ids=range(len(FED)))
+def test_a_secret_fed_to_a_command_or_paired_with_its_name_is_masked(template: str) -> None:
+    for secret in (_token(), _password(), _token(40)):
+        _assert_masked(template.format(s=secret), secret)
+
+
+FED_PASS = [
+    "gh auth login --with-token < token.txt",
+    'cat <<< "hello"',
+    "X=$(cat <<EOF\nhello\nEOF\n)",
+    "('password', 'password')",
+    "[('name', 'Password'), ('type', 'string')]",
+    "env[PATH] = /usr/local/bin:/usr/bin",
+    "env[DB_PASSWORD] = $DB_PASSWORD",
+]
+
+
+@pytest.mark.parametrize("text", FED_PASS, ids=range(len(FED_PASS)))
+def test_ordinary_commands_and_pairs_pass(text: str) -> None:
+    assert redact(text) == text

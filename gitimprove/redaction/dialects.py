@@ -15,7 +15,8 @@
 - a password file given as a process substitution (`--vault-password-file <(echo …)`);
 - a value written into a file whose name names a secret: `echo '…' > ~/.vault_pass`,
   `printf '%s' … > secrets/api_token`;
-- EDN, Clojure and Lisp keyword maps and plists: `{:db-pass "…"}`, `(:password "…")`.
+- EDN, Clojure and Lisp keyword maps and plists: `{:db-pass "…"}`, `(:password "…")`;
+- php-fpm pool settings: `env[DB_PASSWORD] = …`.
 """
 
 from __future__ import annotations
@@ -228,5 +229,17 @@ RULES += [
         needs=(":",),
         priority=CONTEXT,
         check=_check_keyword,
+    ),
+]
+RULES += [
+    Rule(
+        # php-fpm pool settings: `env[DB_PASSWORD] = …`, `php_admin_value[…] = …`
+        "credential",
+        r"(?m)^[ \t]*(?:env|php_(?:admin_)?(?:value|flag))\[(?P<key>[\w.-]{1,80})\][ \t]*=[ \t]*"
+        + _VAL,
+        ("env[", "php_value[", "php_admin_value["),
+        groups=_GROUPS,
+        priority=CONTEXT,
+        check=_check_named,
     ),
 ]

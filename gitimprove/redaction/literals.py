@@ -97,6 +97,12 @@ def _literal(text: str, m: object) -> list[tuple[int, int, str]]:
         return []  # no word naming a credential before it: no rule would read it anyway
     if m.group("ycolon") is not None:
         return _yaml_next_line(text, m)
+    if m.group("heredoc") is not None and not _after_operator(text, start):
+        # `TOKEN=$(cat <<EOF` / the value / `EOF` / `)`: the command substitution's output
+        sub = compiled(r"=[ \t]*(\"?\$\([ \t]*cat[ \t]*(?:-[ \t]*)?)$", 0).search(
+            text, max(0, start - 24), start
+        )
+        return [] if sub is None else _heredoc(text, m, sub.start(1))
     if not _after_operator(text, start):
         return []
     if m.group("prefix") is not None:
@@ -139,8 +145,9 @@ def _wrap(text: str, a: int, b: int, c: int, d: int) -> list[tuple[int, int, str
     return [(a, b, q), (c, d, q)]
 
 
-def _heredoc(text: str, m: object) -> list[tuple[int, int, str]]:
-    """A here-document whose body is one line: the value, between quotes."""
+def _heredoc(text: str, m: object, outer: int = -1) -> list[tuple[int, int, str]]:
+    """A here-document whose body is one line: the value, between quotes (with `outer`, a
+    command substitution `$(cat <<EOF … EOF)` opening there, its `)` closing it too)."""
     import re
 
     assert isinstance(m, re.Match)
@@ -149,7 +156,7 @@ def _heredoc(text: str, m: object) -> list[tuple[int, int, str]]:
     ).fullmatch(m.group("hrest")):
         return []  # more code on the opening line: not a value alone
     body_start = m.end()
-    indent = len(text[body_start:]) - len(text[body_start:].lstrip(" \t"))
+    indent = compiled(r"[ \t]*+", 0).match(text, body_start).end() - body_start  # type: ignore[union-attr]
     eol = text.find("\n", body_start)
     if eol == -1:
         return []
@@ -161,6 +168,11 @@ def _heredoc(text: str, m: object) -> list[tuple[int, int, str]]:
     if q is None:
         return []
     end_body = body_start + indent + len(body.rstrip(" \t"))
+    if outer >= 0:
+        close = compiled(r"[ \t]*\r?\n?[ \t]*\)\"?", 0).match(text, after.end())
+        if close is None:
+            return []
+        return [(outer, body_start + indent, q), (end_body, close.end(), q)]
     return [(m.start("heredoc"), body_start + indent, q), (end_body, after.end(), q)]
 
 
