@@ -28,6 +28,8 @@ from gitimprove.redaction import (
     engine,
     formats,
     hashes,
+    hcl,
+    headers,
     holders,
     keys,
     languages,
@@ -88,6 +90,8 @@ def test_every_rule_and_allowlist_compiles_without_warnings() -> None:
         *wallets.RULES,
         *echoes.RULES,
         *blocks.RULES,
+        *hcl.RULES,
+        *headers.RULES,
     ]
     assert len(GITLEAKS) >= 200 and len(rules) == len(GITLEAKS) + len(ours)
     with warnings.catch_warnings():

@@ -50,6 +50,8 @@ def ruleset() -> RuleSet:
             echoes,
             formats,
             hashes,
+            hcl,
+            headers,
             holders,
             keys,
             languages,
@@ -104,6 +106,8 @@ def ruleset() -> RuleSet:
                 *wallets.RULES,
                 *echoes.RULES,
                 *blocks.RULES,
+                *hcl.RULES,
+                *headers.RULES,
             ]
         )
     return _rules
@@ -126,12 +130,20 @@ def _sha256(data: bytes) -> Any:
     return sha256(data)
 
 
+# a key written as a hex number (32 digits or more), with or without its `0x`
+_HEX_NUMBER = r"(?:0[xX])?[0-9a-fA-F]{32,}"
+
+
 def marker(kind: str, secret: str) -> str:
     """What `secret` becomes: its kind and a short hash of the secret alone, so that one
     secret gives one marker wherever it appears (a line break and indentation inside it,
-    where a terminal or a log wrapped it, or a CRLF line ending, do not count)."""
+    where a terminal or a log wrapped it, or a CRLF line ending, do not count; nor, for a
+    key in hex, a `0x` before it or the case of its digits)."""
     if "\n" in secret:
         secret = re.sub(r"\r?\n[ \t]*", "", secret)
+    if engine.compiled(_HEX_NUMBER, 0).fullmatch(secret):
+        # one number however it is written: `0x4c08…`, `4c08…`, `4C08…`
+        secret = secret[2:].lower() if secret[:2] in ("0x", "0X") else secret.lower()
     digest = _sha256(secret.encode("utf-8", errors="surrogateescape")).hexdigest()
     return f"[REDACTED:{kind}:{digest[:4]}]"
 
@@ -158,7 +170,16 @@ def merge(found: Iterable[Span], text: str) -> list[Span]:
 def spans(text: str, rules: Iterable[Rule] | None = None) -> list[Span]:
     if not text:
         return []
-    return merge(ruleset().spans(text, rules), text)
+    rs = ruleset()
+    found = rs.spans(text, rules)
+    if "\n" in text and rules is None:
+        from gitimprove.redaction import continued
+
+        # a secret's rest alone on the next line
+        merged = merge(found, text)
+        more = continued.spans(rs, text, merged)
+        return continued.extend(text, merge([*found, *more], text) if more else merged)
+    return merge(found, text)
 
 
 def apply(text: str, found: Iterable[Span]) -> str:

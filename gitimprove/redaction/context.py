@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from gitimprove.redaction.engine import CONTEXT, SPECIFIC, Rule, compiled
+from gitimprove.redaction.headers import generated
 from gitimprove.redaction.values import (
     assignment_is_secret,
     is_value,
@@ -57,9 +58,27 @@ def _check_assignment(secret: str, m: re.Match[str]) -> bool | str:
     env_style = key.isupper() and sep == "="
     if sep.strip() in ("=", ":") and key.lower() in ("pw", "pass", "passwd") and _mixed(secret):
         return "password"  # `pw=<pw>`: a short name, but no prose reads `pass=x9…`
+    if key.lower() == "pwd" and quoted and _password_not_path(secret):
+        # `pwd <- "…"` (R), `pwd = "…"`: the shell's working directory is a path, and no
+        # one quotes it into a variable of that name in code
+        return "password"
     if not assignment_is_secret(key, secret, quoted=quoted, env_style=env_style):
         return False
     return kind_of(key)
+
+
+def _password_not_path(value: str) -> bool:
+    """A quoted value under `pwd` that is no directory (`"/srv/app"`, `"~/x"`, `"."`,
+    `"src"`): digits or symbols beside letters."""
+    return (
+        (
+            _mixed(value)
+            or generated(value)
+            or (is_value(value) and secret_like(value) and any(c.isalpha() for c in value))
+        )
+        and not any(c in value for c in "/\\~ ")
+        and not value.startswith(".")
+    )
 
 
 def _check_value(secret: str, m: re.Match[str]) -> bool:
@@ -122,14 +141,22 @@ def _check_private_key(secret: str, m: re.Match[str]) -> bool:
 
 
 def _check_header(secret: str, m: re.Match[str]) -> bool:
-    """An `Authorization:` value: a token has digits, base64 of user:password, or a JWT."""
+    """An `Authorization:` value: a token has digits, base64 of user:password, a JWT, or
+    reads as generated (`pZZPKC!Bb3V9i`)."""
     if not is_value(secret):
         return False
-    return any(c.isdigit() for c in secret) or _check_basic(secret, m) or secret.count(".") == 2
+    return (
+        any(c.isdigit() for c in secret)
+        or _check_basic(secret, m)
+        or secret.count(".") == 2
+        or generated(secret)
+    )
 
 
 def _check_bearer(secret: str, m: re.Match[str]) -> bool:
-    return is_value(secret) and (looks_random(secret) or secret.count(".") == 2)
+    return is_value(secret) and (
+        looks_random(secret) or secret.count(".") == 2 or generated(secret)
+    )
 
 
 # --- the rules ---------------------------------------------------------------------------
@@ -141,8 +168,8 @@ _KEY = (
 )
 # a bare value ends at an escape sequence (`\n` of text that is itself JSON-escaped)
 # a type annotation before a quoted literal: `password: str = "…"`, `val pw: String = "…"`,
-# `const token: string = '…'`
-_TYPED = r"""(?P<typed>:[ \t]*&?[A-Za-z_][\w.<>\[\]?|]{0,40}[ \t]*=(?![=>])(?=[ \t]*\\?["']))"""
+# `const token: string = '…'`, `const SECRET: &[u8] = b"…"`
+_TYPED = r"""(?P<typed>:[ \t]*&?(?:'static[ \t]+)?[A-Za-z_\[][\w.<>\[\]?|]{0,40}[ \t]*=(?![=>])(?=[ \t]*\\?["']))"""
 _VALUE = (
     r"""(?:"(?P<dq>(?:[^"\\\n]|\\.){1,500})"|'(?P<sq>[^'\n]{1,500})'"""
     r"""|(?P<bare>(?:[^\s'"`,;&()<>{}\[\]|\\]|\\(?![nrt"\\])){1,500}))"""
@@ -193,14 +220,14 @@ RULES: list[Rule] = [
         "auth-header",
         r"(?i)\b(?:proxy-)?authorization\\?[\"']?\s*[:=]\s*\\?[\"']?"
         r"(?:(?:basic|bearer|token|digest|negotiate|ntlm|otp|apikey|api-key|sso-key|key)\s+)?"
-        r"([A-Za-z0-9._~+/=:-]{8,})",
+        r"([A-Za-z0-9._~+/=:!#$%*@^-]{8,})",
         ("authorization",),
         priority=CONTEXT,
         check=_check_header,
     ),
     Rule(
         "bearer-token",
-        r"(?i)\bbearer\s+([A-Za-z0-9._~+/=-]{16,})",
+        r"(?i)\bbearer\s+([A-Za-z0-9._~+/=!#$%*@^-]{12,})",
         ("bearer",),
         priority=CONTEXT,
         check=_check_bearer,

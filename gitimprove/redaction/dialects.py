@@ -14,7 +14,9 @@
   `char password[] = "…"`;
 - a password file given as a process substitution (`--vault-password-file <(echo …)`);
 - a value written into a file whose name names a secret: `echo '…' > ~/.vault_pass`,
-  `printf '%s' … > secrets/api_token`.
+  `printf '%s' … > secrets/api_token`;
+- EDN, Clojure and Lisp keyword maps and plists: `{:db-pass "…"}`, `(:password "…")`;
+- php-fpm pool settings: `env[DB_PASSWORD] = …`.
 """
 
 from __future__ import annotations
@@ -88,6 +90,16 @@ def _check_strong(secret: str, m: re.Match[str]) -> bool | str:
     if key_strength(key) != "strong":
         return False
     return _check_named(secret, m)
+
+
+def _check_keyword(secret: str, m: re.Match[str]) -> bool | str:
+    """`:db-pass "…"`: a keyword naming a credential (its namespace aside) given a string."""
+    key = m.group("key").rsplit("/", 1)[-1].rstrip("*+!?")
+    if key_strength(key) is None or _placeholder(secret):
+        return False
+    if not assignment_is_secret(key, secret, quoted=True, env_style=False):
+        return False
+    return kind_of(key)
 
 
 _SECRET_FILE = (
@@ -203,5 +215,31 @@ RULES: list[Rule] = [
         needs=(">", "tee"),
         priority=CONTEXT,
         check=_check_file,
+    ),
+]
+RULES += [
+    Rule(
+        # EDN, Clojure and Lisp keyword maps and plists: `{:db-pass "…"}`, `(:password "…")`,
+        # `:api/token "…"` (a keyword, a blank or a comma, the value)
+        "credential",
+        r"(?<![\w:-]):(?P<key>[A-Za-z][\w.*+!?-]{0,80}(?:/[A-Za-z][\w.*+!?-]{0,80})?)[ \t,]+"
+        + _LIT,
+        ("pass", "pwd", "secret", "token", "key", "cred", "auth", "pin"),
+        groups=("dq", "sq"),
+        needs=(":",),
+        priority=CONTEXT,
+        check=_check_keyword,
+    ),
+]
+RULES += [
+    Rule(
+        # php-fpm pool settings: `env[DB_PASSWORD] = …`, `php_admin_value[…] = …`
+        "credential",
+        r"(?m)^[ \t]*(?:env|php_(?:admin_)?(?:value|flag))\[(?P<key>[\w.-]{1,80})\][ \t]*=[ \t]*"
+        + _VAL,
+        ("env[", "php_value[", "php_admin_value["),
+        groups=_GROUPS,
+        priority=CONTEXT,
+        check=_check_named,
     ),
 ]

@@ -211,6 +211,10 @@ class RuleSet:
             from gitimprove.redaction import decoded
 
             out.extend(decoded.spans(self, text))
+        if views and _may_hold_literal(text):
+            from gitimprove.redaction import literals
+
+            out.extend(literals.spans(self, text))
         if views and compiled(r"[A-Za-z0-9+/_-]{16}").search(text):
             from gitimprove.redaction import layers
 
@@ -285,6 +289,30 @@ def _may_be_encoded(text: str) -> bool:
         # a quoted token running to a line's end: it may go on on the next line
         compiled(r"[\"'][\w+/=.-]{4,}\r?\n").search(text) is not None
     )
+
+
+# where a language's own string syntax or a value on the next line may be (`literals.py`)
+_LITERAL_MARKS: tuple[str, ...] = (
+    'r"',
+    "r#",
+    'R"',
+    '@"',
+    "@'",
+    '$"',
+    "q{",
+    "q(",
+    "q[",
+    "q<",
+    "q/",
+    "q|",
+    "%q",
+)
+_LITERAL_MARKS += ("%Q", "%(", "%[", "%{", "`", "<<", ":\n", ":\r\n", 'b"', "b'", 'f"', "f'")
+_LITERAL_MARKS += ('u"', "q!", "q^", "q~")
+
+
+def _may_hold_literal(text: str) -> bool:
+    return any(mark in text for mark in _LITERAL_MARKS)
 
 
 def _may_be_dressed(text: str) -> bool:

@@ -175,7 +175,9 @@ def _toml_table(m: re.Match[str]) -> Iterable[tuple[int, int]]:
 
 
 # an inline table under a credentials key: `credentials = { prod = "…", ci = "…" }`
-_INLINE_PAIR = r"""(?P<f>[\w.-]{1,60})[ \t]*=[ \t]*(?:"(?P<dq>(?:[^"\\\n]|\\.){0,500})"|'(?P<sq>[^'\n]{0,500})')"""
+# (a TOML inline table's `k = "…"`, a Python dict's `"k": "…"`, a JavaScript or Ruby
+# object's `k: "…"`, a Ruby hash's `"k" => "…"`)
+_INLINE_PAIR = r"""["']?(?P<f>[\w.-]{1,60})["']?[ \t]*(?:=>|=|:)[ \t]*(?:"(?P<dq>(?:[^"\\\n]|\\.){0,500})"|'(?P<sq>[^'\n]{0,500})')"""
 
 
 def _inline_table(m: re.Match[str]) -> Iterable[tuple[int, int]]:
@@ -244,7 +246,7 @@ RULES: list[Rule] = [
     ),
     Rule(
         "credential",
-        r"(?<![\w-])(?P<key>[\w.-]{1,60})[ \t]*=[ \t]*(?P<body>\{[^{}\n]{1,2000}\})",
+        r"(?<![\w-])[\"']?(?P<key>[\w.-]{1,60})[\"']?[ \t]*(?:=>|=|:)[ \t]*(?P<body>\{[^{}\n]{1,2000}\})",
         ("secret", "token", "cred", "key", "pass", "auth"),
         needs=("{",),
         priority=CONTEXT,

@@ -298,10 +298,28 @@ _WRAPPED = (
 )
 
 
+# a command after a pipe that prints what is derived from its input, not the input: a key's
+# public half (`wg genkey | tee key | wg pubkey`, `openssl pkey -pubout`, `ssh-keygen -y`,
+# `age-keygen -y`), a digest or a count
+_DERIVES = (
+    r"\|[ \t]*(?:sudo[ \t]+)?(?:wg[ \t]+pubkey\b|openssl\b[^\n|]*?-pubout\b"
+    r"|(?:ssh|age)-keygen\b[^\n|]*?[ \t]-y\b|(?:sha\d*|md5|b2|shasum|cksum)(?:sum)?\b|wc\b"
+    r"|openssl[ \t]+dgst\b)"
+)
+
+
+def derives_public(command_line: str) -> bool:
+    """Whether a command line's output is derived from the secret it makes (its public
+    half, a digest) by a command it pipes into: `wg genkey | tee private | wg pubkey`."""
+    return compiled(_DERIVES, 0).search(command_line) is not None
+
+
 def _output(m: re.Match[str]) -> Iterable[tuple[int, int]]:
     if not _secret_var(m) or not _starts_command(m):
         return
     line = m.string[m.start() : m.start("out")]
+    if derives_public(line):
+        return
     inline = compiled(r"(?:→|=>|->|#[ \t]*(?:->|=>|→)?)[ \t]*([^\s'\"`]{16,500})", 0).search(line)
     if inline is not None and _token_shaped(inline.group(1).rstrip(".,;)")):
         return  # its output is on its own line (`→ <token>`): the next lines are not it
@@ -337,6 +355,8 @@ _SAME_LINE = r"[^\n]{0,40}?[ \t`)]*(?:→|=>|->|#[ \t]*(?:->|=>|→)?|:(?=[ \t])
 
 def _same_line(m: re.Match[str]) -> Iterable[tuple[int, int]]:
     tok = m.group("tok").rstrip(".,;)")
+    if derives_public(m.string[m.start() : m.start("tok")]):
+        return
     if _secret_var(m) and _one_token(tok) and _token_shaped(tok) and "/" not in tok[:1]:
         yield m.start("tok"), m.start("tok") + len(tok)
 

@@ -31,7 +31,8 @@ _READS_SECRET = (
     r"(?:npx\s+|bunx\s+)?wrangler\s+(?:pages\s+)?secret\s+put\b|vercel\s+env\s+add\b|"
     r"netlify\s+env:set\b|firebase\s+functions[:]secrets[:]set\b|fly(?:ctl)?\s+secrets\s+import\b|"
     r"supabase\s+secrets\s+set\b|(?:docker|podman|helm\s+registry|oras|crane\s+auth)\s+login\b"
-    r"[^\n|;&]*--password-stdin"
+    r"[^\n|;&]*--password-stdin|(?:gh|glab)\s+auth\s+login\b[^\n|;&<]*--(?:with-)?token\b(?![ \t=]+[^\s<-])|"
+    r"[\w-]+\b[^\n|;&<]*--(?:password|token|secret|key)-stdin\b"
 )
 
 _READERS: tuple[str, ...] = (
@@ -43,7 +44,7 @@ _READERS: tuple[str, ...] = (
     "wrangler",
     "vercel",
 )
-_READERS += ("netlify", "firebase", "secrets", "stdin")
+_READERS += ("netlify", "firebase", "secrets", "stdin", "auth login")
 
 
 def _check_value(secret: str, m: re.Match[str]) -> bool | str:
@@ -73,8 +74,10 @@ RULES: list[Rule] = [
     ),
     Rule(
         "password",
-        r"\bsudo\b[^\n|;&]*?\s-S\b[^\n<]*<<<[ \t]*" + _VAL,
-        ("sudo",),
+        # a here-string fed to a command that reads a secret: `sudo -S <<< "…"`,
+        # `gh auth login --with-token <<< …`, `… --password-stdin <<< …`
+        r"\b(?:" + _READS_SECRET + r")[^\n<]*<<<[ \t]*" + _VAL,
+        _READERS,
         groups=_GROUPS,
         needs=("<<<",),
         priority=CONTEXT,
@@ -154,7 +157,9 @@ RULES: list[Rule] = [
     ),
     Rule(
         "credential",
-        r"(?P<key>[\w.-]+)[ \t]*=[ \t]*<<-?(?P<tag>[A-Z_]+)\r?\n[ \t]*(?P<bare>[^\s]{1,500})"
+        # (the key starts a word and is taken whole: a long run of word characters is
+        # no longer tried from each of its positions)
+        r"(?<![\w.-])(?P<key>[\w.-]++)[ \t]*=[ \t]*<<-?(?P<tag>[A-Z_]++)\r?\n[ \t]*(?P<bare>[^\s]{1,500})"
         r"[ \t]*\r?\n[ \t]*(?P=tag)\b",
         ("<<",),
         groups=("bare",),

@@ -21,9 +21,11 @@ import re
 
 from gitimprove.redaction.context import _SAME_COMMAND
 from gitimprove.redaction.engine import CONTEXT, Rule, compiled
+from gitimprove.redaction.headers import generated
 from gitimprove.redaction.values import (
     assignment_is_secret,
     is_value,
+    key_strength,
     key_words,
     kind_of,
     looks_random,
@@ -52,6 +54,10 @@ def _check_named(secret: str, m: _KeyMatch) -> bool | str:
     if after.startswith(":"):
         return False  # `{"name": "API_KEY", "value": …}`: the next string is a key
     if m.group("sep") == "," and not (key.isupper() or _setter_before(m)):
+        if _pair(m) and is_value(secret) and (generated(secret) or looks_random(secret)):
+            # `('password', '…')` alone in brackets (a form's fields, an OrderedDict's
+            # items, a repr) given a generated value: a name and its value
+            return _named_pair(key, secret)
         return False  # `("gcp-api-key", r"…")` is a list, not a name and its value
     if key_words(key) in (["pass"], ["pw"], ["passwd"], ["psk"]):
         # `{"pass": "pass", "fail": "fail"}` counts outcomes; `"pass": "<pw>"` names one
@@ -59,6 +65,20 @@ def _check_named(secret: str, m: _KeyMatch) -> bool | str:
     if not assignment_is_secret(key, secret, quoted=True, env_style=True):
         return False
     return kind_of(key)
+
+
+def _pair(m: _KeyMatch) -> bool:
+    """Whether the name and its value are the whole of a bracketed pair: `('k', 'v')`."""
+    text = m.m.string
+    before = text[max(0, m.m.start() - 4) : m.m.start()].rstrip()
+    after = text[m.m.end() : m.m.end() + 4].lstrip()
+    return before.endswith(("(", "[")) and after.startswith((")", "]"))
+
+
+def _named_pair(key: str, secret: str) -> bool | str:
+    if key_strength(key) != "strong":
+        return False
+    return assignment_is_secret(key, secret, quoted=True, env_style=True) and kind_of(key)
 
 
 def _setter_before(m: _KeyMatch) -> bool:
@@ -135,10 +155,13 @@ def _htpasswd(m: re.Match[str]) -> Iterable[tuple[int, int]]:
 
 RULES: list[Rule] = [
     Rule(
-        # a name in a string (or an env lookup) and the value right after it
+        # a name in a string (or an env lookup, or a Ruby symbol as an index:
+        # `config[:api_token] = "…"`) and the value right after it
         "credential",
-        r"(?i)(?:(?P<q>[\"'])(?P<key>" + _NAME + r")(?P=q)|(?:\benv|\benviron|\bgetenv)"
-        r"[.\[(]\s*(?P<key2>" + _NAME + r"))\s*[\])]?\s*(?P<sep>,|\|\||\?\?|\bor\b|:=|=>|=(?!=)|:)"
+        r"(?i)(?:(?P<q>[\"'])(?P<key>" + _NAME + r")(?P=q)|(?:(?:\benv|\benviron|\bgetenv)"
+        r"[.\[(]|\[:)\s*(?P<key2>"
+        + _NAME
+        + r"))\s*[\])]?\s*(?P<sep>,|\|\||\?\?|\bor\b|:=|=>|=(?!=)|:)"
         r"\s*" + _STR,
         ("pass", "pwd", "pw", "secret", "token", "key", "cred", "auth", "psk"),
         groups=("dq", "sq"),

@@ -204,6 +204,25 @@ def _is_passphrase(value: str) -> bool:
     return compiled(r"[a-z]{8,64}|[A-Za-z]+(?:[ -][A-Za-z]+){3,}", 0).fullmatch(value) is not None
 
 
+# words before `key` that make it a credential's name (`API key`, `signing key`)
+_KEY_QUALIFIERS = words(
+    "api access secret private signing encryption master account client auth license app "
+    "service deploy admin shared hmac jwt webhook root"
+)
+
+
+def bare_key_digest(key: str, value: str) -> bool:
+    """`key: <md5>`, "stored under the key: <md5>" in prose: a key that is only a `key`,
+    given 32 hex digits (either case), names a digest (a cache's or an object store's
+    key), not a credential; `API key: <32 hex>` is one."""
+    parts = key_words(key)
+    return (
+        parts[-1:] == ["key"]
+        and not any(w in _KEY_QUALIFIERS or names_credential(w) for w in parts)
+        and compiled(r"[0-9a-f]{32}|[0-9A-F]{32}", 0).fullmatch(value.strip("'\"`")) is not None
+    )
+
+
 def assignment_is_secret(key: str, value: str, *, quoted: bool, env_style: bool) -> bool:
     """Whether `key <op> value` assigns a credential: a weak key needs a random-looking
     value; a strong one any real value, unless it is unquoted code (`token = next_token`)."""
@@ -220,8 +239,8 @@ def assignment_is_secret(key: str, value: str, *, quoted: bool, env_style: bool)
         return False  # `session_key: 3f2a9c0d1e4b5a6c`: an id in a log (see docs/secrets.md)
     if names_itself(key, value) or _a_name_about(value):
         return False
-    if key_words(key) == ["key"] and compiled(r"[0-9a-f]{32}", 0).fullmatch(value):
-        return False  # `key: <md5>`: a bare key names a digest (a cache or object key)
+    if bare_key_digest(key, value):
+        return False
     if is_identifier_value(value) and not _names_secret(key):
         # a bare hex digest under a key that is exactly a token (`token=<40 hex>`: an old
         # GitHub OAuth token) is one; under `commit`, `etag` or `sha` it names a version
@@ -300,6 +319,8 @@ def check_generic(secret: str, m: re.Match[str]) -> bool:
         return False
     if short_hex(secret) and kind_of(key) != "password":
         return False
+    if bare_key_digest(key, secret):
+        return False
     if names_itself(key, secret.strip("'\"")) or public_key_before(m.string, m.start()):
         return False
     return not (is_identifier_value(secret) and not _names_secret(key))
@@ -323,8 +344,8 @@ def check_keyed(secret: str, m: re.Match[str]) -> bool:
     value = secret.strip("'\"`")
     if names_itself(key, value) or _a_name_about(value):
         return False
-    if key_words(key) == ["key"] and compiled(r"[0-9a-f]{32}", 0).fullmatch(value):
-        return False  # `key: <md5>`: a bare key names a digest (a cache or object key)
+    if bare_key_digest(key, value):
+        return False
     # a name about the credential (`PASSWORD_FIELD`) given a random value still holds one
     return not (parts and parts[-1] in ABOUT) or looks_random(value, min_len=8)
 

@@ -1,0 +1,448 @@
+"""Secrets written in a language's own string syntax, in configuration formats, across two
+short lines, and the ordinary text of the same shapes (digests in prose, a key's public half,
+one hex key written two ways) that must pass or keep one marker."""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import string
+import time
+
+import pytest
+
+from gitimprove.redaction import redact, redact_blob
+
+_ALNUM = string.ascii_letters + string.digits
+
+
+def _token(n: int = 28) -> str:
+    """A random token of letters and digits (upper and lower case and digits present)."""
+    while True:
+        t = "".join(secrets.choice(_ALNUM) for _ in range(n))
+        if all(any(f(c) for c in t) for f in (str.isdigit, str.isupper, str.islower)):
+            return t
+
+
+def _password() -> str:
+    return _token(7) + secrets.choice("!#%*-_") + _token(6)
+
+
+def _parts(secret: str) -> list[str]:
+    return [secret[i : i + 8] for i in range(0, max(1, len(secret) - 7), 3)]
+
+
+def _assert_masked(text: str, secret: str) -> None:
+    out = redact(text)
+    assert "[REDACTED:" in out, (text, out)
+    for part in _parts(secret):
+        assert part not in out, (text, out)
+    assert redact(out) == out
+    record = redact_blob(json.dumps({"content": text}).encode()).decode()
+    content = json.loads(record)["content"]
+    for part in _parts(secret):
+        assert part not in content, record
+
+
+def _hashes(text: str) -> set[str]:
+    return set(re.findall(r"\[REDACTED:[a-z0-9-]+:([0-9a-f]{4})\]", text))
+
+
+# --- what must pass ----------------------------------------------------------------------
+
+
+def test_a_digest_after_a_bare_key_in_prose_passes() -> None:
+    for _ in range(5):
+        md5 = secrets.token_hex(16)
+        for text in (
+            f"The cache uses a key: {md5} for this file.",
+            f"stored under the key: {md5}",
+            f"Key: {md5.upper()}",
+            f"key = '{md5}'",
+        ):
+            assert redact(text) == text, text
+    # named as an API key, a secret key or a password, the same digits are one
+    md5 = secrets.token_hex(16)
+    for text in (f"API key: {md5}", f"secret key: {md5}", f"password: {md5}"):
+        assert md5 not in redact(text), text
+
+
+def test_a_public_key_derived_by_a_pipe_passes_a_private_one_does_not() -> None:
+    import base64
+
+    for _ in range(3):
+        key = base64.b64encode(secrets.token_bytes(32)).decode()
+        for cmd in (
+            "wg genkey | tee privatekey | wg pubkey",
+            "wg genkey | sudo tee /etc/wireguard/private.key | wg pubkey",
+            "openssl genpkey -algorithm x25519 | openssl pkey -pubout",
+            "openssl rand -hex 32 | sha256sum",
+        ):
+            for text in (f"$ {cmd}\n{key}\n", f"{cmd} → {key}"):
+                assert redact(text) == text, text
+        for text in (f"$ wg genkey\n{key}\n", f"$ wg genkey | tee privatekey\n{key}\n"):
+            assert key not in redact(text), text
+
+
+def test_one_hex_key_with_and_without_0x_gives_one_marker() -> None:
+    for _ in range(5):
+        key = secrets.token_hex(32)
+        text = (
+            f"private key: 0x{key}\n"
+            f'privateKey="{key}"\n'
+            f"PRIVATE_KEY=0X{key.upper()}\n"
+            f"--private-key {key}\n"
+        )
+        out = redact(text)
+        assert key not in out and key.upper() not in out, out
+        assert len(_hashes(out)) == 1, out
+
+
+# --- a language's own string syntax --------------------------------------------------
+
+LITERALS = [
+    # Rust, C++, C#, Python
+    'let token = r"{s}";',
+    'let api_key = r#"{s}"#;',
+    'const SECRET: &[u8] = br##"{s}"##;',
+    'std::string password = R"({s})";',
+    'auto token = R"{d}({s}){d}";',
+    'var password = @"{s}";',
+    'string apiKey = $"{s}";',
+    'password = rb"{s}"',
+    'client_secret = f"{s}"',
+    # Perl, Ruby
+    "my $password = q{{{s}}};",
+    "my $token = qq({s});",
+    "$pass = q/{s}/;",
+    "my %cfg = (api_key => qq[{s}]);",
+    "password = %q({s})",
+    "token = %Q[{s}]",
+    "secret = %({s})",
+    "config[:api_token] = %q<{s}>",
+    # backticks (JavaScript, Go)
+    "const password = `{s}`;",
+    "apiKey := `{s}`",
+    # here-documents with a one-line body
+    "password = <<~EOS\n  {s}\nEOS",
+    "TOKEN = <<-EOT.strip\n    {s}\n  EOT",
+    "$password = <<<EOT\n{s}\nEOT;",
+    "$apiKey = <<<'KEY'\n    {s}\n    KEY;",
+    'my $secret = <<"END";\n{s}\nEND',
+    "  default_token = <<EOT\n  {s}\n  EOT",
+    # R's assignments
+    'pwd <- "{s}"',
+    "pwd <<- '{s}'",
+    'db_pwd <- "{s}"',
+    # a YAML plain value on the line after its key
+    "password:\n  {s}\n",
+    "db:\n  api_token:\n    {s}\n  host: db\n",
+]
+
+
+@pytest.mark.parametrize("template", LITERALS, ids=range(len(LITERALS)))
+def test_a_value_in_a_languages_own_literal_is_masked(template: str) -> None:
+    for secret in (_token(), _password(), _token(40)):
+        text = template.format(s=secret, d=secrets.choice(["xy", "END", "tok"]))
+        _assert_masked(text, secret)
+        if "\n" in template:
+            _assert_masked(text.replace("\n", "\r\n"), secret)
+
+
+LITERALS_PASS = [
+    'let path = r"C:\\Users\\me";',
+    'let re = r#"^\\d{3}-\\d{4}$"#;',
+    'std::string doc = R"(hello world)";',
+    "my $name = q{hello};",
+    "label = %q(Token expired)",
+    "const greeting = `hello ${name}`;",
+    "query = <<~SQL\n  SELECT 1\nSQL",
+    "text = <<~EOS\n  Xk39dkeLw02kdlsQz91\nEOS",
+    "pwd <- getwd()",
+    'pwd <- "/home/me/project"',
+    'pwd = "src"',
+    "try:\n    run()\nexcept ValueError:\n    pass\n",
+    "password:\n  required: true\n  min_length: 12\n",
+    "token:\n  - name\n",
+    "The `token` field (`str`) is required.",
+    "see `password_policy` (in `settings.py`)",
+]
+
+
+@pytest.mark.parametrize("text", LITERALS_PASS, ids=range(len(LITERALS_PASS)))
+def test_ordinary_literals_pass(text: str) -> None:
+    assert redact(text) == text
+
+
+# --- Terraform / HCL blocks ----------------------------------------------------------
+
+HCL = [
+    'variable "db" {{\n  type    = string\n  default = "{s}"\n}}',
+    'variable "db" {{ default = "{s}" }}',
+    'variable "db_password" {{\n  description = "The password"\n  default = "{s}"\n}}',
+    'variable "api_token" {{\n  validation {{\n    condition = true\n  }}\n  default = "{s}"\n}}',
+    'output "admin_secret" {{\n  value = "{s}"\n}}',
+    'resource "aws_db_instance" "main" {{\n  username = "admin"\n  password = "{s}"\n}}',
+    'provider "vault" {{\n  token = "{s}"\n}}',
+    'locals {{\n  api_key = "{s}"\n}}',
+]
+
+
+@pytest.mark.parametrize("template", HCL, ids=range(len(HCL)))
+def test_a_terraform_blocks_value_is_masked(template: str) -> None:
+    for secret in (_token(), _password(), _token(40)):
+        _assert_masked(template.format(s=secret), secret)
+
+
+def test_a_sensitive_variable_masks_any_default() -> None:
+    word = secrets.choice(["tiger", "falcon", "copper"]) + str(secrets.randbelow(90) + 10)
+    text = f'variable "db" {{\n  sensitive = true\n  default   = "{word}"\n}}'
+    assert word not in redact(text)
+
+
+HCL_PASS = [
+    'variable "region" {\n  default = "us-east-1"\n}',
+    'variable "ami" {\n  default = "ami-0abcdef1234567890"\n}',
+    'variable "sg" { default = "sg-0123456789abcdef0" }',
+    'variable "cidr" {\n  default = "10.0.0.0/16"\n}',
+    'variable "instance_type" {\n  default = "t3.micro"\n}',
+    'variable "name" {\n  type = string\n  default = "my-app-2024"\n}',
+    'variable "engine_version" {\n  default = "14.7"\n}',
+    'variable "db_password" {\n  type = string\n  default = "${var.fallback}"\n}',
+    'output "endpoint" {\n  value = "db.internal.example.com"\n}',
+    'variable "role" {\n  default = "arn:aws:iam::123456789012:role/deploy"\n}',
+]
+
+
+@pytest.mark.parametrize("text", HCL_PASS, ids=range(len(HCL_PASS)))
+def test_ordinary_terraform_passes(text: str) -> None:
+    assert redact(text) == text
+
+
+# --- a value cut into two short lines ------------------------------------------------
+
+SPLIT = [
+    "API_KEY={head}\n{tail}\nNEXT=1\n",
+    "export DB_PASSWORD={head}\n{tail}\n",
+    "password: {head}\n{tail}\nhost: db\n",
+    "  token: {head}\n  {tail}\n",
+    "client_secret={head}\r\n{tail}\r\n",
+    "ERROR auth failed for SECRET_KEY={head}\n{tail}\n",
+]
+
+
+@pytest.mark.parametrize("template", SPLIT, ids=range(len(SPLIT)))
+def test_a_value_cut_into_two_short_lines_is_masked_whole(template: str) -> None:
+    pieces = [
+        (_token(12), _token(12)),
+        (_token(9), _token(21)),
+        (_password(), _token(8)),
+        (secrets.token_hex(10), secrets.token_hex(6)),
+        (secrets.token_hex(24), secrets.token_hex(8)),
+    ]
+    for head, tail in pieces:
+        text = template.format(head=head, tail=tail)
+        out = redact(text)
+        assert head not in out and tail not in out, (text, out)
+        # one marker, hashed over the whole secret, and the lines after it survive
+        assert len(_hashes(out)) == 1, out
+        assert out.splitlines()[1:] == text.splitlines()[2:], out
+        whole = template.replace("{head}\n{tail}", "{head}{tail}")
+        whole = redact(
+            whole.replace("{head}\r\n{tail}", "{head}{tail}").format(head=head, tail=tail)
+        )
+        assert _hashes(whole) == _hashes(out), (whole, out)
+
+
+SPLIT_PASS = [
+    "API_KEY={s}\nmake\n",
+    "API_KEY={s}\nOK\n",
+    "TOKEN={s}\nDone.\n",
+    "TOKEN={s}\nREADME.md\n",
+    "TOKEN={s}\n2026-11-23\n",
+    "TOKEN={s}\nv1.2.3\n",
+    "TOKEN={s}\n7f3a2b1\n",
+    "TOKEN={s}\nnpm test\n",
+    "TOKEN={s}\n./run.sh\n",
+    "TOKEN={s}\nDEBUG_MODE\n",
+    "TOKEN={s}\nHelloWorld\n",
+    "TOKEN={s}\n--verbose\n",
+    "TOKEN={s}\nNEXT=value2\n",
+    "TOKEN={s}\n----------\n",
+    "password: {s}\nusername_field\n",
+    "TOKEN={s}\nabc123\n",
+    "TOKEN={s}\n3f9a0c4e1b2d7a8c9e0f1a2b3c4d5e6f7a8b9c0d\n",
+    "TOKEN={s}\nDownloading\n",
+]
+
+
+@pytest.mark.parametrize("template", SPLIT_PASS, ids=range(len(SPLIT_PASS)))
+def test_a_line_of_its_own_after_a_secret_stays(template: str) -> None:
+    secret = _token(24)
+    text = template.format(s=secret)
+    out = redact(text)
+    assert secret not in out
+    assert out.splitlines()[1:] == text.splitlines()[1:], out
+
+
+def test_a_hex_value_takes_only_a_hex_tail() -> None:
+    head = secrets.token_hex(10)
+    text = f"TOKEN={head}\nG0 {_token(8)}\n"
+    assert redact(text).splitlines()[1] == text.splitlines()[1]
+    text = f"TOKEN={head}\nQz81Xk39dkeLw\n"
+    assert redact(text).splitlines()[1] == "Qz81Xk39dkeLw"
+
+
+# --- values held under a container's name, in any language's dict ------------------
+
+CONTAINERS = [
+    'credentials = {{"prod": "{s}"}}',
+    "SECRETS = {{'prod': '{s}', 'dev': 'x'}}",
+    'credentials: {{prod: "{s}"}}',
+    'secrets => {{ "prod" => "{s}" }}',
+    'tokens = {{ github = "{s}" }}',
+]
+
+
+@pytest.mark.parametrize("template", CONTAINERS, ids=range(len(CONTAINERS)))
+def test_a_value_in_a_dict_under_a_credential_container_is_masked(template: str) -> None:
+    for secret in (_token(), _token(40)):
+        _assert_masked(template.format(s=secret), secret)
+
+
+def test_descriptive_fields_under_a_container_pass() -> None:
+    for text in (
+        'tokens = {"type": "service_account", "name": "bob"}',
+        "credentials = {'username': 'admin', 'url': 'https://example.com'}",
+    ):
+        assert redact(text) == text
+
+
+# --- keyword maps, cookies, headers --------------------------------------------------
+
+MORE = [
+    '(def config {{:db-pass "{s}"}})',
+    '{{:api/token "{s}", :user "bob"}}',
+    '(list :password "{s}")',
+    "< set-cookie: session={s}; Path=/; HttpOnly",
+    "Set-Cookie: __Host-sid={s}; Secure; SameSite=Lax",
+    "> Cookie: theme=dark; _session_id={s}",
+    "> authorization: Bearer {s}\n> accept: */*",
+    'proxy_set_header Authorization "Bearer {s}";',
+    'RequestHeader set Authorization "Bearer {s}"',
+    "X-Api-Key: {s}",
+]
+
+
+@pytest.mark.parametrize("template", MORE, ids=range(len(MORE)))
+def test_keyword_maps_cookies_and_headers_are_masked(template: str) -> None:
+    for secret in (_token(), _password(), _token(40)):
+        _assert_masked(template.format(s=secret), secret)
+
+
+def test_a_password_of_letters_and_a_symbol_is_masked_where_a_token_is() -> None:
+    letters = string.ascii_letters
+    for _ in range(5):
+        pw = "".join(secrets.choice(letters) for _ in range(6)) + "!"
+        pw += "".join(secrets.choice(string.ascii_uppercase) for _ in range(2))
+        pw += "".join(secrets.choice(string.ascii_lowercase) for _ in range(4))
+        for text in (
+            f"Authorization: Bearer {pw}",
+            f"Set-Cookie: sessionid={pw}; Path=/",
+            f'pwd <- "{pw}"',
+            f'variable "db" {{\n  default = "{pw}"\n}}',
+        ):
+            _assert_masked(text, pw)
+
+
+MORE_PASS = [
+    "Set-Cookie: theme=dark; Path=/; Max-Age=3600",
+    "Cookie: lang=en; theme=dark; _ga=GA1.2.1234567890.1700000000",
+    "Authorization: Bearer YourTokenHere",
+    "Authorization: Bearer $TOKEN",
+    '-H "Authorization: Bearer $(gcloud auth print-access-token)"',
+    '{:password-field "password"}',
+    "{:token-type :bearer}",
+    "(defn login [{:keys [password]}] (check password))",
+]
+
+
+@pytest.mark.parametrize("text", MORE_PASS, ids=range(len(MORE_PASS)))
+def test_ordinary_cookies_headers_and_keywords_pass(text: str) -> None:
+    assert redact(text) == text
+
+
+# --- time: linear in the worst inputs these patterns can be given ---------------------
+
+WORST = [
+    "<<" * 30_000,
+    "x = <<EOF" * 6_000,
+    "password = <<~" + "A" * 60_000,
+    "API_TOKEN=<<" + "A" * 60_000,
+    'token = r#"' * 6_000,
+    'secret = R"(' * 6_000,
+    "password = q{" * 5_000,
+    "token = %q(" * 5_000,
+    "password = `" * 10_000,
+    "token:\n" * 8_000,
+    "password:\n  " * 5_000,
+    ("API_KEY=" + _token(11) + "\n" + _token(12) + "\n") * 2_000,
+    "Cookie: " + "a" * 60_000,
+    "Set-Cookie: " + ("sid=" + _token(19) + "; ") * 2_500,
+    'variable "x" {' * 4_000,
+    'variable "x" {\n' * 4_000,
+    'variable "db" {\n' + '  default = "a\n' * 4_000,
+    ":password " * 6_000,
+    'credentials: {"a": ' * 3_000,
+    "a" * 60 + ": {" + "x" * 60_000,
+    "Authorization: Bearer " + "!" * 60_000,
+    "$ wg genkey | " * 4_000,
+    "0x" + "f" * 60_000,
+]
+
+
+@pytest.mark.parametrize("text", WORST, ids=range(len(WORST)))
+def test_the_worst_inputs_take_linear_time(text: str) -> None:
+    """Each input is about 50-70 KB built to make a backtracking pattern explode (a
+    quadratic pattern takes minutes on these); linear, each takes a second or two at most."""
+    start = time.perf_counter()
+    redact(text)
+    assert time.perf_counter() - start < 8, len(text)
+
+
+# --- commands reading a secret, pairs, pool settings -----------------------------------
+
+FED = [
+    "gh auth login --with-token <<< {s}",
+    'docker login -u bob --password-stdin <<< "{s}"',
+    "echo {s} | gh auth login --with-token",
+    "export PGPASSWORD=$(cat <<EOF\n{s}\nEOF\n)",
+    "API_TOKEN=\"$(cat <<'EOF'\n{s}\nEOF\n)\"",
+    "[('user', 'bob'), ('password', '{s}')]",
+    "OrderedDict([('api_key', '{s}'), ('x', 1)])",
+    "env[DB_PASSWORD] = {s}",
+    "  env[API_KEY] = '{s}'",
+]
+
+
+@pytest.mark.parametrize("template", FED, ids=range(len(FED)))
+def test_a_secret_fed_to_a_command_or_paired_with_its_name_is_masked(template: str) -> None:
+    for secret in (_token(), _password(), _token(40)):
+        _assert_masked(template.format(s=secret), secret)
+
+
+FED_PASS = [
+    "gh auth login --with-token < token.txt",
+    'cat <<< "hello"',
+    "X=$(cat <<EOF\nhello\nEOF\n)",
+    "('password', 'password')",
+    "[('name', 'Password'), ('type', 'string')]",
+    "env[PATH] = /usr/local/bin:/usr/bin",
+    "env[DB_PASSWORD] = $DB_PASSWORD",
+]
+
+
+@pytest.mark.parametrize("text", FED_PASS, ids=range(len(FED_PASS)))
+def test_ordinary_commands_and_pairs_pass(text: str) -> None:
+    assert redact(text) == text
