@@ -313,3 +313,26 @@ def test_a_stray_left_before_the_run_is_named_and_gone_before_anything_is_measur
     rows = run_rows(tmp_repo, "p")
     assert rows[-1]["status"] != "keep" or rows[-1]["metric"]["value"] != 80, rows[-1]
     assert not (imp / target).exists() or (imp / target).read_bytes() == b""
+
+
+def test_the_label_selinux_puts_on_every_file_is_no_mark(
+    tmp_repo: TmpRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On an SELinux system every file carries `security.selinux`: gitimprove's folders and
+    the backups `reflect` keeps are not strays for it, while any other attribute still is.
+    (The label cannot be set here without SELinux, so the listing the kernel gives is made
+    to add it.)"""
+    persist_project(tmp_repo, "honest", "none")
+    _run(tmp_repo)
+    imp = _improve(tmp_repo)
+    (imp / "backups").mkdir(exist_ok=True)
+    (imp / "backups" / "CLAUDE.md.20260101T000000Z.host").write_text("x")
+    real = os.listxattr
+
+    def labelled(path: object, *, follow_symlinks: bool = True) -> list[str]:
+        return ["security.selinux", *real(path, follow_symlinks=follow_symlinks)]  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "listxattr", labelled)
+    assert strays.find(imp) == []
+    os.setxattr(imp / "backups", "user.carried", b"1")
+    assert [s.split(" (")[0] for s in strays.find(imp)] == [".git/improve/backups"]

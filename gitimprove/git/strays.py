@@ -35,7 +35,7 @@ from gitimprove.git import witness
 from gitimprove.git.checkout import PIDS
 from gitimprove.git.watch import STATE_FILES
 from gitimprove.state import signing
-from gitimprove.util import written
+from gitimprove.util import inodes, written
 from gitimprove.util.alive import pid_alive, runs_gitimprove
 from gitimprove.util.clockset import Watch
 from gitimprove.util.files import atomic_write, read_state, remove_tree
@@ -190,8 +190,7 @@ def _folder_marks(path: Path) -> list[str]:
         return [f"a {_kind(st)}, not a folder"]
     if st.st_mode & _MARKS:
         out.append(f"mode {stat.S_IMODE(st.st_mode):o}")
-    with contextlib.suppress(OSError):
-        out += [f"extended attribute {name}" for name in os.listxattr(path)]
+    out += [f"extended attribute {name}" for name in inodes.xattr_names(path)]
     return out
 
 
@@ -489,10 +488,7 @@ def _signed_incidents(improve_dir: Path, old: Entry | None, now: Entry) -> bool:
 
 
 def _has_xattr(path: Path) -> bool:
-    try:
-        return bool(os.listxattr(path, follow_symlinks=False))
-    except OSError:
-        return False
+    return bool(inodes.xattr_names(path))
 
 
 def _grew(path: Path, old: Entry | None, now: Entry) -> bool:
@@ -625,7 +621,7 @@ def undo(improve_dir: Path, before: Listing, found: dict[str, str]) -> list[str]
             # new file (a hard link to the old one is left behind)
             with contextlib.suppress(OSError):
                 if os.path.isfile(path) and not os.path.islink(path):
-                    for attr in os.listxattr(path, follow_symlinks=False):
+                    for attr in inodes.xattr_names(path):
                         os.removexattr(path, attr, follow_symlinks=False)
                 if witness.compact(improve_dir):
                     continue
@@ -651,7 +647,7 @@ def undo(improve_dir: Path, before: Listing, found: dict[str, str]) -> list[str]
                 st = os.lstat(path)
                 if stat.S_ISREG(st.st_mode) and st.st_ino == old.ino:
                     os.truncate(path, 0)
-                    for attr in os.listxattr(path, follow_symlinks=False):
+                    for attr in inodes.xattr_names(path):
                         os.removexattr(path, attr, follow_symlinks=False)
                     os.utime(path, ns=(old.mtime, old.mtime), follow_symlinks=False)
                     written.mark(path)

@@ -100,6 +100,18 @@ def marked(path: str, dir_fd: int | None = None) -> bool:
         os.close(fd)
 
 
+def xattr_names(path: str | os.PathLike[str]) -> list[str]:
+    """The extended attributes of a path (a link's own, never followed) other than the labels
+    the system puts on every file (SELinux's): none where they cannot be read."""
+    if not hasattr(os, "listxattr"):
+        return []
+    try:
+        names = os.listxattr(path, follow_symlinks=False)
+    except OSError:
+        return []
+    return [name for name in names if name not in _SYSTEM_XATTRS]
+
+
 def link_marked(path: str) -> bool:
     """Whether a symbolic link has an extended attribute of its own."""
     if not hasattr(os, "listxattr"):
