@@ -304,6 +304,7 @@ def test_a_folder_holding_a_submodule_is_hashed_from_its_files(tmp_repo: TmpRepo
     repo = tmp_repo.open()
     with made_workspace(repo, head, "w") as made:
         assert (made.path / "vendor" / "lib").is_dir()
+        _git_is_fresh(tmp_repo, made.path, head)  # the submodule in the index: a clean status
         fast = hash_workspace(repo, made.path, known=made)
         assert fast == hash_workspace(repo, made.path)
         assert tmp_repo.git("ls-tree", "-r", "--name-only", fast.tree).split() == [

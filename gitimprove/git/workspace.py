@@ -255,22 +255,52 @@ def _init_git(repo: Repo, made: Made) -> None:
     (git / "objects" / "info" / "alternates").write_text(objects + "\n", encoding="utf-8")
     (git / "HEAD").write_text(made.commit + "\n", encoding="utf-8")
     (git / "config").write_text(_CONFIG, encoding="utf-8")
-    (git / "index").write_bytes(_index(made))
+    (git / "index").write_bytes(_index(made, _gitlinks(repo, made.tree)))
+
+
+# the submodules of the last trees a workspace was made of (path -> commit id)
+_LINKS: dict[str, dict[str, str]] = {}
+
+
+def _gitlinks(repo: Repo, tree: str) -> dict[str, str]:
+    """Every submodule of `tree` (an empty folder in the workspace; the index names it)."""
+    if tree not in _LINKS:
+        found: dict[str, str] = {}
+        todo = [("", repo.raw[tree])]
+        while todo:
+            at, obj = todo.pop()
+            assert isinstance(obj, pygit2.Tree)
+            for entry in obj:
+                if entry.type_str == "tree":
+                    todo.append((f"{at}{entry.name}/", repo.raw[entry.id]))
+                elif entry.type_str == "commit":
+                    found[f"{at}{entry.name}"] = str(entry.id)
+        if len(_LINKS) >= 8:
+            _LINKS.clear()
+        _LINKS[tree] = found
+    return _LINKS[tree]
 
 
 # index entries already built, by what they are made of (most are the same every attempt)
 _ENTRIES: dict[tuple[str, tuple[int, str], tuple[int, ...] | None, int, int], bytes] = {}
 
 
-def _index(made: Made) -> bytes:
+def _index(made: Made, links: dict[str, str]) -> bytes:
     """A git index (version 2) of the recorded files: each entry with the `lstat` the
-    harness recorded (a file not recorded gets none: git hashes it when it looks)."""
+    harness recorded (a file not recorded gets none: git hashes it when it looks), and the
+    submodules (`links`, as a clone that did not initialize them has them)."""
     uid = os.geteuid()
     gid = os.lstat(made.path).st_gid  # what every file made in the folder has
     out = bytearray()
-    entries = sorted((rel.encode("utf-8", "surrogateescape"), rel) for rel in made.expected)
+    names = set(made.expected) | set(links)
+    entries = sorted((rel.encode("utf-8", "surrogateescape"), rel) for rel in names)
     built: dict[tuple[str, tuple[int, str], tuple[int, ...] | None, int, int], bytes] = {}
     for raw, rel in entries:
+        if rel in links:
+            link = struct.pack(">10I", *([0] * 6), 0o160000, 0, 0, 0) + bytes.fromhex(links[rel])
+            link += struct.pack(">H", min(len(raw), 0xFFF)) + raw
+            out += link + b"\0" * (8 - len(link) % 8)
+            continue
         st = made.record.get(rel)
         key = (rel, made.expected[rel], st[:META] if st is not None else None, uid, gid)
         entry = _ENTRIES.get(key)
