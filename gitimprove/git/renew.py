@@ -42,6 +42,7 @@ from gitimprove.git.checkout import (
     materialize,
     release,
     scan,
+    unproven,
     write_pid,
 )
 from gitimprove.git.repo import Repo
@@ -262,7 +263,7 @@ def renew(
     ]
     if problems:
         return sorted(set(problems))
-    return Renewed(new_expected, again, top, len(written))
+    return Renewed(new_expected, unproven(again), top, len(written))
 
 
 def _parents(rel: str) -> list[str]:
