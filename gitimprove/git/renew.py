@@ -226,6 +226,9 @@ def renew(
             first[rel] = _stat_of(root / rel)
         except OSError:
             return [f"{rel} (removed)"]
+    # a file mapped for writing now could be rewritten after its hash and unmapped before
+    # the listing below: its `lstat` proves nothing (checkout.py `unproven`)
+    first = unproven(first)
     problems = [
         f"{rel} (changed)"
         for rel in sorted(written)
