@@ -298,6 +298,7 @@ def corpus(seed: int = 14) -> list[Fake]:
         secret_corpus_review,
         secret_corpus_shapes,
         secret_corpus_structures,
+        secret_corpus_syntaxes,
         secret_corpus_tools,
     )
 
@@ -309,6 +310,7 @@ def corpus(seed: int = 14) -> list[Fake]:
     found += secret_corpus_structures.families(g)
     found += secret_corpus_review.families(g)
     found += secret_corpus_program.families(g)
+    found += secret_corpus_syntaxes.families(g)
     return [Fake(family, shape(secret), secret) for family, shape, secret in found]
 
 

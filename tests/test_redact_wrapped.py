@@ -40,6 +40,13 @@ NOT_WRAPPED = {
     # a Go DSN's password is found by the `@tcp(` after it; the wrap view does not join a
     # break inside a `user:password` pair with no key naming it
     "go-mysql-dsn",
+    # a here-document's body is read as a value when it is one line, and a Terraform
+    # block's value by the block around it: the wrap view sees only the lines beside a wrap
+    "ruby-squiggly-heredoc",
+    "php-heredoc",
+    "shell-cat-heredoc",
+    "terraform-variable-default",
+    "terraform-sensitive-variable",
 }
 SEPARATORS = ["\n", "\n    ", "\r\n", "\n\t"]
 

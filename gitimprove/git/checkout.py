@@ -27,6 +27,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import hashlib
+import itertools
 import os
 import secrets
 import stat
@@ -193,7 +194,24 @@ def scan(root: Path) -> dict[str, Stat]:
             out[rel] = _stat(st)
             if stat.S_ISDIR(st.st_mode):
                 todo.append((rel + "/", entry.path))
-    return out
+    return unproven(out)
+
+
+_POISON = itertools.count(1)
+
+
+def unproven(listing: dict[str, Stat]) -> dict[str, Stat]:
+    """`listing` with every file a live process of an agent or a run holds mapped shared and
+    writable (util/inodes.py `written_mapped`) given a stat that equals no other: its bytes can
+    change through the mapping without moving its times, so its `lstat` proves nothing now or
+    later (the harness compares listings; such a file is never as recorded)."""
+    mapped = inodes.written_mapped()
+    if not mapped:
+        return listing
+    for rel, st in listing.items():
+        if (st[6], st[4]) in mapped and not stat.S_ISDIR(st[0]):
+            listing[rel] = (st[0], st[1], -next(_POISON), *st[3:])
+    return listing
 
 
 def blob_id(path: Path, limit: int | None = None) -> tuple[int, str] | None:

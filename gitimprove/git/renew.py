@@ -42,6 +42,7 @@ from gitimprove.git.checkout import (
     materialize,
     release,
     scan,
+    unproven,
     write_pid,
 )
 from gitimprove.git.repo import Repo
@@ -225,6 +226,9 @@ def renew(
             first[rel] = _stat_of(root / rel)
         except OSError:
             return [f"{rel} (removed)"]
+    # a file mapped for writing now could be rewritten after its hash and unmapped before
+    # the listing below: its `lstat` proves nothing (checkout.py `unproven`)
+    first = unproven(first)
     problems = [
         f"{rel} (changed)"
         for rel in sorted(written)
@@ -262,7 +266,7 @@ def renew(
     ]
     if problems:
         return sorted(set(problems))
-    return Renewed(new_expected, again, top, len(written))
+    return Renewed(new_expected, unproven(again), top, len(written))
 
 
 def _parents(rel: str) -> list[str]:

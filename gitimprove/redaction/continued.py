@@ -6,7 +6,8 @@ short lines shows none: `API_KEY=<head>` then `<tail>` alone on the next line. W
 it is the pair: a secret found running to its line's end, and a next line that is one run
 of a token's characters reading as no line of its own (no word, name, path, number,
 version, date, command or `key=value`; eight characters or more, mixing upper and lower
-case letters and digits or symbols as a generated token does, or hex after hex). A
+case letters and digits or symbols as a generated token does, or letters of both cases
+in humps no word has, or hex after hex). A
 provider's format complete before the break is not continued (`wraps.py` reads a format
 the break left incomplete). Such a line is masked with the secret before it,
 as one secret (one marker, hashed over both pieces).
@@ -15,6 +16,7 @@ as one secret (one marker, hashed over both pieces).
 from __future__ import annotations
 
 from gitimprove.redaction.engine import SPECIFIC, RuleSet, Span, compiled
+from gitimprove.redaction.values import mixed_case
 
 # one run of a token's characters alone on its line (its indentation aside)
 _TAIL = r"[ \t]*(?P<tail>[A-Za-z0-9+/=_.~!@#$%^*-]{4,256})[ \t]*(?=\r?\n|\Z)"
@@ -69,7 +71,16 @@ def _same_kind(head: str, tail: str) -> bool:
     (hex stays hex), and it mixes kinds as a generated token does (not one plain word)."""
     if _hex(head):
         return _hex(tail)
-    return _kinds(tail) >= 3
+    return _kinds(tail) >= 3 or mixed_case(tail) or _random_letters(tail)
+
+
+def _random_letters(value: str) -> bool:
+    """Letters of both cases, 10 or more, in humps no word has (`xbZhLuhInwjfpG`: `xb`, `Zh`
+    have no vowel), not a name in CamelCase (`HelloWorld`, `getPassword`)."""
+    if len(value) < 10 or not value.isalpha() or value.islower() or value.isupper():
+        return False
+    humps = compiled(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", 0).findall(value)
+    return any(len(h) >= 2 and not any(c in "aeiouyAEIOUY" for c in h) for h in humps)
 
 
 def _kinds(value: str) -> int:

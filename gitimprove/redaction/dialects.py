@@ -235,7 +235,7 @@ RULES += [
     Rule(
         # php-fpm pool settings: `env[DB_PASSWORD] = …`, `php_admin_value[…] = …`
         "credential",
-        r"(?m)^[ \t]*(?:env|php_(?:admin_)?(?:value|flag))\[(?P<key>[\w.-]{1,80})\][ \t]*=[ \t]*"
+        r"(?m)(?:^|(?<=[ \t]))(?:env|php_(?:admin_)?(?:value|flag))\[(?P<key>[\w.-]{1,80})\][ \t]*=[ \t]*"
         + _VAL,
         ("env[", "php_value[", "php_admin_value["),
         groups=_GROUPS,

@@ -189,7 +189,12 @@ class RuleSet:
         return [self.rules[n] for n in sorted(hit)]
 
     def spans(
-        self, text: str, rules: Iterable[Rule] | None = None, *, views: bool = True
+        self,
+        text: str,
+        rules: Iterable[Rule] | None = None,
+        *,
+        views: bool = True,
+        literal_view: bool = True,
     ) -> list[Span]:
         """Findings in `text`; with `views`, also in what it says once colour codes,
         invisible characters, lookalike characters and line wraps are taken out."""
@@ -211,7 +216,8 @@ class RuleSet:
             from gitimprove.redaction import decoded
 
             out.extend(decoded.spans(self, text))
-        if views and _may_hold_literal(text):
+        # (a language's literals are syntax, not a disguise: read inside every other view)
+        if literal_view and _may_hold_literal(text):
             from gitimprove.redaction import literals
 
             out.extend(literals.spans(self, text))

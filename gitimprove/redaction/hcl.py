@@ -111,7 +111,8 @@ def _values(m: re.Match[str]) -> Iterable[tuple[int, int]]:
 RULES: list[Rule] = [
     Rule(
         "hcl-variable",
-        r"(?m)^[ \t]*(?:variable|output)[ \t]+\"(?P<name>[\w-]{1,100})\"[ \t]*\{",
+        # (at a line's start, or after a label: `Error: variable "db" {`)
+        r"(?m)(?:^|(?<=[ \t]))[ \t]*(?:variable|output)[ \t]+\"(?P<name>[\w-]{1,100})\"[ \t]*\{",
         ("variable", "output"),
         needs=("{",),
         priority=CONTEXT,

@@ -40,7 +40,8 @@ _OPEN = (
     r"|(?P<heredoc><<(?:<|[~-])?)[ \t]*+(?P<hq>[\"']?)(?P<tag>[A-Za-z_]\w{0,30}+)(?P=hq)"
     r"(?P<hrest>[^\n]{0,80}+)\n"
     # a YAML key alone on its line, its plain value on the next, indented
-    r"|(?m:^(?P<yindent>[ \t]*)[\w.-]{1,80}(?P<ycolon>:)[ \t]*\r?\n)"
+    # (at a line's start, or after a label: `Error: password:`)
+    r"|(?m:^(?P<yindent>[ \t]*)(?:[^\n]{0,80}?[ \t])?[\w.-]{1,80}(?P<ycolon>:)[ \t]*\r?\n)"
 )
 
 
@@ -228,7 +229,7 @@ def spans(rs: RuleSet, text: str) -> list[Span]:
         previous_end = os_ + ol
     out: list[Span] = []
     for start, end in _windows(view.text, changed):
-        for s in rs.spans(view.text[start:end], views=False):
+        for s in rs.spans(view.text[start:end], views=False, literal_view=False):
             a, b = view.original(s.start + start, s.end + start)
             out.append(Span(a, b, s.kind, s.priority))
     return out

@@ -4,6 +4,11 @@ attributes, and mounts stacked on it.
 - Flags (`FS_IOC_GETFLAGS` / `FS_IOC_SETFLAGS`, what `lsattr` and `chattr` use): a process
   running as root can make a file or folder immutable (`+i`) or append-only (`+a`); nothing
   under it can then be removed. `clear_flags` takes them off again (root only, as setting them).
+- Shared writable mappings (`/proc/<pid>/maps`): a live process that mapped a file
+  `MAP_SHARED` and wrote one page (the write fault stamps the times) changes the bytes of every
+  page it already wrote again through the mapping without moving the file's mtime or ctime
+  until the page is written back: no `lstat` proves such a file unchanged while its writer
+  lives. `written_mapped` names the inodes any live process holds so.
 - Mounts (`/proc/self/mountinfo`): a root process can `mount --bind` a folder on itself or on
   another; a stacked bind mount of a folder on itself leaves every `lstat` and listing as it
   was. `mounts_under` finds them, `unmount` takes them off (lazily, `MNT_DETACH`).
@@ -30,6 +35,7 @@ __all__ = [
     "mounts_under",
     "open_entry",
     "unmount",
+    "written_mapped",
 ]
 
 FS_IOC_GETFLAGS = 0x80086601
@@ -205,3 +211,62 @@ def unmount(point: str) -> bool:
     except (OSError, AttributeError):
         return False
     return int(umount2(os.fsencode(point), 2)) == 0  # MNT_DETACH
+
+
+def _descendants() -> list[int]:
+    """The live descendants of this process (every agent's and measured run's process: the
+    harness is their subreaper), from each thread's `children` list; every process of the
+    system where the kernel gives no such list."""
+    me = os.getpid()
+    if not os.path.exists(f"/proc/{me}/task/{me}/children"):
+        try:
+            return [int(n) for n in os.listdir("/proc") if n.isdigit() and int(n) != me]
+        except OSError:
+            return []
+    out: list[int] = []
+    todo = [me]
+    seen = {me}
+    while todo:
+        pid = todo.pop()
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/children", "rb") as fh:
+                    kids = [int(k) for k in fh.read().split()]
+            except (OSError, ValueError):
+                continue
+            for kid in kids:
+                if kid not in seen:
+                    seen.add(kid)
+                    out.append(kid)
+                    todo.append(kid)
+    return out
+
+
+def written_mapped() -> set[tuple[int, int]]:
+    """(device, inode) of every file a live descendant of this process (`_descendants`) has
+    mapped shared and writable (`/proc/<pid>/maps`, perms `rw?s`); what cannot be read is
+    skipped (a process that ended meanwhile)."""
+    found: set[tuple[int, int]] = set()
+    for pid in _descendants():
+        try:
+            with open(f"/proc/{pid}/maps", "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        if b"s " not in data:
+            continue
+        for line in data.splitlines():
+            fields = line.split(None, 5)
+            if len(fields) < 5 or not fields[1].startswith(b"rw") or fields[1][3:4] != b"s":
+                continue
+            ino = int(fields[4])
+            if ino == 0:
+                continue
+            major, _, minor = fields[3].partition(b":")
+            with contextlib.suppress(ValueError):
+                found.add((os.makedev(int(major, 16), int(minor, 16)), ino))
+    return found
