@@ -185,6 +185,8 @@ def _main(args: list[str]) -> int:
         if where:
             output.echo(f"the traceback is in {where}; please report it", err=True)
         return 3
+    finally:
+        ran(None)  # a hint made later in this process (a test's, a library caller's) names none
 
 
 def run() -> None:

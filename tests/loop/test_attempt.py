@@ -106,8 +106,11 @@ def test_stages_one_by_one_to_a_keep(tmp_repo: TmpRepo) -> None:
             "metric": decided.metric,
         }
         event = record(ctx, commit, note, keep=decided.keep)
-    # the workspace and its program are gone; the records are in
-    assert not ws.path.exists() and not ws.prompt.exists()
+    # the program is gone; the workspace is held for the next attempt to renew, until the
+    # run closes; the records are in
+    assert not ws.prompt.exists() and ws.path.exists()
+    ctx.shared.workspaces.close()
+    assert not ws.path.exists()
     assert event["status"] == "keep" and event["value"] == 90.0
     assert ctx.repo.ref_target(refs.run_branch(ctx.name)) == commit
     exp = experiments.get(ctx.repo, commit)
