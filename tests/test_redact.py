@@ -173,6 +173,7 @@ TEST_FAKES = {
     "tests/test_reflect_memory.py": ["abc123secret99"],
     # (forged attempt tokens given as GITIMPROVE_TOKEN: a value under a *_TOKEN name)
     "tests/test_integrity_marks.py": ["gi1:k:r:1:x", "gi1:k:r:{me}:x"],
+    "tests/test_integrity_strays.py": ["gi1:0:p:1:00"],
     # (tests split tokens by string concatenation; the decoded view reads them whole)
     "tests/test_redact_calls.py": [
         "Hb4!tQz9mLw2",

@@ -119,6 +119,14 @@ def _callee_takes_credential(fn: str) -> bool:
     )
 
 
+def _binds_only(fn: str) -> bool:
+    """Whether the callee names a credential only by `bind` (`sock.bind(path)`,
+    `ldap.simple_bind_s(who, password)`)."""
+    last = compiled(r"[A-Za-z_$][\w$]*$", 0).search(fn)
+    name = last.group(0) if last else fn
+    return {w.lower() for w in compiled(_CALL_WORDS, re.I).findall(name)} == {"bind"}
+
+
 def _call_args(text: str, start: int) -> Iterable[tuple[int, int, bool]]:
     """The string literals of the call whose `(` ends at `start`, up to its `)`: (start,
     end, last) with `last` true for the last one."""
@@ -154,7 +162,10 @@ def _credential_call(m: re.Match[str]) -> Iterable[tuple[int, int]]:
     if not _callee_takes_credential(m.group("fn")):
         return
     text = m.string
-    for a, b, last in _call_args(text, m.end()):
+    args = list(_call_args(text, m.end()))
+    if _binds_only(m.group("fn")):  # a socket's bind takes one address; LDAP's, who and a secret
+        args = args[1:]
+    for a, b, last in args:
         value = text[a:b].removesuffix("\\r").removesuffix("\\n")
         if credential_like(value) and (last or "/" not in value):
             yield a, a + len(value)

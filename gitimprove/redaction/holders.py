@@ -122,7 +122,16 @@ def held_value(field: str, value: str) -> bool:
     `username`, `url`), and a value that reads as a credential."""
     if field.lower() in _DESCRIBING or key_words(field)[-1:] in (["id"], ["name"], ["url"]):
         return False
+    if compiled(_DATE_TIME, 0).fullmatch(value.strip()):
+        return False  # when it was made or expires: `"created": "2026-02-11T21:25:03.459Z"`
     return _secret(value) or looks_random(value, min_len=12)
+
+
+# a date, a time of day or both (ISO 8601 and its common variants)
+_DATE_TIME = (
+    r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?)?(?:Z|[+-]\d{2}:?\d{2})?"
+    r"|\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?"
+)
 
 
 _YAML_LINE = (
@@ -246,7 +255,7 @@ RULES: list[Rule] = [
     ),
     Rule(
         "credential",
-        r"(?<![\w-])[\"']?(?P<key>[\w.-]{1,60})[\"']?[ \t]*(?:=>|=|:)[ \t]*(?P<body>\{[^{}\n]{1,2000}\})",
+        r"(?<![\w/\\.-])[\"']?(?P<key>[\w.-]{1,60})[\"']?[ \t]*(?:=>|=|:)[ \t]*(?P<body>\{[^{}\n]{1,2000}\})",
         ("secret", "token", "cred", "key", "pass", "auth"),
         needs=("{",),
         priority=CONTEXT,

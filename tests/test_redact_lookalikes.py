@@ -1,0 +1,52 @@
+"""Ordinary code and records that look like credentials to one rule and are not: each passes
+unchanged, while the credential beside it is still masked."""
+
+from __future__ import annotations
+
+import random
+import string
+
+import pytest
+
+from gitimprove.redaction import redact
+
+
+def _secret(seed: int) -> str:
+    rnd = random.Random(seed)
+    return "".join(rnd.choice(string.ascii_letters + string.digits) for _ in range(18)) + "7aQ"
+
+
+ORDINARY = [
+    's = socket.socket(socket.AF_UNIX)\ns.bind("build/sock")',
+    'server.bind("/run/app/ctl.sock")',
+    'sock.bind(("0.0.0.0", 8080))',
+    "listener = net.bind('127.0.0.1:9000')",
+    # a path whose file name holds a credential word, as a key of a record (Claude Code's
+    # file-history snapshot), and times in a block of credentials
+    '{"lib/app/review_token_store.ex":{"backupFileName":null,"version":1,'
+    '"backupTime":"2026-02-11T21:25:03.459Z"}}',
+    '{"src/auth.py": {"backupTime": "2026-02-11T21:08:12.337Z", "version": 2}}',
+    '{"api_tokens": {"created": "2026-02-11T21:25:03Z", "expires": "2027-02-11"}}',
+    "credentials:\n  rotated: 2026-02-11 21:25:03+01:00\n  at: 21:25:03.459\n",
+]
+
+
+@pytest.mark.parametrize("text", ORDINARY, ids=range(len(ORDINARY)))
+def test_ordinary_text_passes_unchanged(text: str) -> None:
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        'conn.simple_bind_s("cn=admin,dc=example,dc=org", "{s}")',
+        'client.bind_password("{s}")',
+        '{{"api_tokens": {{"ci": "{s}", "created": "2026-02-11T21:25:03Z"}}}}',
+        'credentials = {{ prod = "{s}", rotated = "2026-02-11" }}',
+    ],
+)
+def test_the_credential_beside_them_is_still_masked(template: str) -> None:
+    secret = _secret(len(template))
+    out = redact(template.format(s=secret))
+    assert secret not in out and "[REDACTED:" in out, out
+    assert "2026-02-11" in out or "2026-02-11" not in template
