@@ -35,6 +35,7 @@ from gitimprove.git.checkout import (
     Checkout,
     Stat,
     _create,
+    _stat,
     blob_id,
     compiled,
     count,
@@ -223,7 +224,7 @@ def renew(
     first = {}
     for rel in written:
         try:
-            first[rel] = _stat_of(root / rel)
+            first[rel] = _stat(os.lstat(root / rel))
         except OSError:
             return [f"{rel} (removed)"]
     # a file mapped for writing now could be rewritten after its hash and unmapped before
@@ -247,7 +248,7 @@ def renew(
             again[rel] = st
     for rel in touched | set(first):
         try:
-            got = _stat_of(root / rel if rel != "." else root)
+            got = _stat(os.lstat(root / rel if rel != "." else root))
         except OSError:
             if rel in pruned:
                 continue
@@ -273,21 +274,6 @@ def _parents(rel: str) -> list[str]:
     """The folders `rel` is in, outermost first (not the root)."""
     parts = rel.split("/")[:-1]
     return ["/".join(parts[: i + 1]) for i in range(len(parts))]
-
-
-def _stat_of(path: Path) -> Stat:
-    st = os.lstat(path)
-    return (
-        st.st_mode,
-        st.st_size,
-        st.st_mtime_ns,
-        st.st_ctime_ns,
-        st.st_ino,
-        st.st_nlink,
-        st.st_dev,
-        st.st_atime_ns,
-        st.st_blocks,
-    )
 
 
 def _write_blob(path: Path, blob: pygit2.Blob, mode: int) -> None:

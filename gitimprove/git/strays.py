@@ -134,7 +134,7 @@ def _set_aside(improve_dir: Path) -> list[str]:
             and stat.S_ISREG(st.st_mode)
             and st.st_size <= _KEEP_BYTES
             and st.st_nlink == 1
-            and not _has_xattr(path)
+            and not inodes.link_marked(path)
         ):
             out.append(f"{_label('backups/' + name)} (not a backup `reflect` keeps)")
     return out
@@ -386,7 +386,7 @@ def _form(
         return _another_run(improve_dir / "work", name)
     if now.is_dir:
         return (not folder and name in TOP_FOLDERS) and not (now.mode & _MARKS)
-    if not now.is_file or now.nlink != 1 or _has_xattr(path):
+    if not now.is_file or now.nlink != 1 or inodes.link_marked(path):
         return False  # a hard link lets a file be written later from outside any window
     temp = _OTHERS_TEMP.fullmatch(name)
     if folder in ("spool", "watermarks") and temp and old is None:
@@ -485,10 +485,6 @@ def _signed_incidents(improve_dir: Path, old: Entry | None, now: Entry) -> bool:
         if not isinstance(record, dict) or not signing.verify(record, key):
             return False
     return True
-
-
-def _has_xattr(path: Path) -> bool:
-    return bool(inodes.xattr_names(path))
 
 
 def _grew(path: Path, old: Entry | None, now: Entry) -> bool:

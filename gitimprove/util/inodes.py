@@ -36,6 +36,7 @@ __all__ = [
     "open_entry",
     "unmount",
     "written_mapped",
+    "xattr_names",
 ]
 
 FS_IOC_GETFLAGS = 0x80086601
@@ -118,15 +119,10 @@ def xattr_names(path: str | os.PathLike[str]) -> list[str]:
     return [name for name in names if name not in _SYSTEM_XATTRS]
 
 
-def link_marked(path: str) -> bool:
-    """Whether a symbolic link has an extended attribute of its own."""
-    if not hasattr(os, "listxattr"):
-        return False
-    try:
-        names = os.listxattr(path, follow_symlinks=False)
-    except OSError:
-        return False
-    return any(name not in _SYSTEM_XATTRS for name in names)
+def link_marked(path: str | os.PathLike[str]) -> bool:
+    """Whether a path (a symbolic link's own, never followed) has an extended attribute
+    other than the system's labels."""
+    return bool(xattr_names(path))
 
 
 def clear_flags(root: str | os.PathLike[str]) -> list[str]:
