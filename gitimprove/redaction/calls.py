@@ -105,9 +105,14 @@ _STORES += r"secret_?(?:store|storage|manager)|vault|wallet|safe_?storage|locksm
 _PUTS = ("set", "add", "save", "store", "put", "write", "create", "update", "upsert", "insert")
 
 
-def _callee_takes_credential(fn: str) -> bool:
+def _callee_name(fn: str) -> str:
+    """The called function's own name: `simple_bind_s` of `conn.simple_bind_s`."""
     last = compiled(r"[A-Za-z_$][\w$]*$", 0).search(fn)
-    name = last.group(0) if last else fn
+    return last.group(0) if last else fn
+
+
+def _callee_takes_credential(fn: str) -> bool:
+    name = _callee_name(fn)
     low = name.lower().lstrip("_")
     if low.startswith(_READERS):
         return False
@@ -122,9 +127,8 @@ def _callee_takes_credential(fn: str) -> bool:
 def _binds_only(fn: str) -> bool:
     """Whether the callee names a credential only by `bind` (`sock.bind(path)`,
     `ldap.simple_bind_s(who, password)`)."""
-    last = compiled(r"[A-Za-z_$][\w$]*$", 0).search(fn)
-    name = last.group(0) if last else fn
-    return {w.lower() for w in compiled(_CALL_WORDS, re.I).findall(name)} == {"bind"}
+    words = compiled(_CALL_WORDS, re.I).findall(_callee_name(fn))
+    return {w.lower() for w in words} == {"bind"}
 
 
 def _call_args(text: str, start: int) -> Iterable[tuple[int, int, bool]]:

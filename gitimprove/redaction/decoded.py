@@ -13,7 +13,7 @@ mapped back onto the original, covering the escapes inside it.
 from __future__ import annotations
 
 from gitimprove.redaction.engine import RuleSet, Span, compiled
-from gitimprove.redaction.views import View, _windows
+from gitimprove.redaction.views import View, _edits, _windows
 
 _ENTITIES = {
     "amp": "&",
@@ -166,14 +166,8 @@ def spans(rs: RuleSet, text: str) -> list[Span]:
 
 def _layer_spans(rs: RuleSet, chain: list[View]) -> list[Span]:
     view = chain[-1]
-    edits = []
-    previous_end = 0
-    for vs, os_, ol, _, exact in view.segments:
-        if not exact or os_ != previous_end:
-            edits.append(vs)
-        previous_end = os_ + ol
     out: list[Span] = []
-    for start, end in _windows(view.text, edits):
+    for start, end in _windows(view.text, _edits(view)):
         for s in rs.spans(view.text[start:end], views=False):
             a, b = s.start + start, s.end + start
             b = _before_escaped_quote(view.text, a, b)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from gitimprove.redaction.engine import RuleSet, Span, compiled
 from gitimprove.redaction.views import View, _windows
+from gitimprove.redaction.views import _edits as _view_edits
 
 # what may stand before a literal holding a value: an assignment, an argument, a pair
 _OPERATOR = "=:(,[{>-"
@@ -221,14 +222,8 @@ def spans(rs: RuleSet, text: str) -> list[Span]:
     view = _build(text)
     if view is None:
         return []
-    changed = []
-    previous_end = 0
-    for vs, os_, ol, _, exact in view.segments:
-        if not exact or os_ != previous_end:
-            changed.append(vs)
-        previous_end = os_ + ol
     out: list[Span] = []
-    for start, end in _windows(view.text, changed):
+    for start, end in _windows(view.text, _view_edits(view)):
         for s in rs.spans(view.text[start:end], views=False, literal_view=False):
             a, b = view.original(s.start + start, s.end + start)
             out.append(Span(a, b, s.kind, s.priority))
