@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import log_bench  # builds the 10,000-experiment repository
-from common import ENV, ROOT, report, timed
+from common import ENV, ROOT, report, run_compiled, timed
 
 # what pip writes for the `git-improve` console script
 CONSOLE_SCRIPT = """#!{python}
@@ -126,10 +126,7 @@ def main() -> int:
         script.chmod(0o755)
         ENV["PATH"] = os.pathsep.join([str(bin_dir), ENV["PATH"]])
         ENV["XDG_CACHE_HOME"] = str(tmp / "cache")
-        # from compiled bytecode, as an installed package runs (pip compiles it): with
-        # PYTHONDONTWRITEBYTECODE set, every hook would compile each module again (~45 ms)
-        ENV.pop("PYTHONDONTWRITEBYTECODE", None)
-        ENV["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
+        run_compiled(tmp)
         repo = tmp / "repo"
         repo.mkdir()
         log_bench.build(repo, a.experiments)

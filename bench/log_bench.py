@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import ENV, ROOT, report, timed
+from common import ENV, ROOT, report, run_compiled, timed
 
 
 def build(path: Path, n: int, minimal: bool = False) -> None:
@@ -196,8 +196,7 @@ def main() -> int:
         print(f"built {args.experiments} experiments ({kind}) in {time.perf_counter() - t0:.1f}s")
         py = sys.executable
         cache = repo / ".git" / "improve" / "cache"
-        ENV.pop("PYTHONDONTWRITEBYTECODE", None)
-        ENV["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
+        run_compiled(tmp)
 
         def drop_cache() -> None:
             shutil.rmtree(cache, ignore_errors=True)
