@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import compileall
 import os
 import shutil
 import subprocess
@@ -15,6 +16,17 @@ import pytest
 
 PY = sys.executable
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile this checkout's code once, before any test starts a child.
+
+    Children import it from the source tree (PYTHONPATH, below); with PYTHONDONTWRITEBYTECODE
+    in the environment nothing would ever write its bytecode, and every child would compile
+    every module it imports again (about 90 ms a command): the suite ran 40% slower.
+    """
+    if not hasattr(config, "workerinput"):  # the controller, not each worker of -n
+        compileall.compile_dir(ROOT / "gitimprove", quiet=1)
 
 
 def apply_hermetic(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
