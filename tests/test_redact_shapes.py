@@ -255,6 +255,7 @@ HOSTILE = [
 ]
 
 
+@pytest.mark.slow  # minutes of CPU in all; CI runs them (-m slow)
 @pytest.mark.parametrize("text", HOSTILE, ids=range(len(HOSTILE)))
 def test_views_and_shapes_stay_linear_on_hostile_text(text: str) -> None:
     ok, why = within_linear_time(redact, text)

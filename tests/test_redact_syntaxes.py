@@ -402,6 +402,7 @@ WORST = [
 ]
 
 
+@pytest.mark.slow  # minutes of CPU in all; CI runs them (-m slow)
 @pytest.mark.parametrize("text", WORST, ids=range(len(WORST)))
 def test_the_worst_inputs_take_linear_time(text: str) -> None:
     """Each input is about 50-70 KB built to make a backtracking pattern explode (a

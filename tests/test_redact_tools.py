@@ -164,6 +164,7 @@ HOSTILE = [
 ]
 
 
+@pytest.mark.slow  # minutes of CPU in all; CI runs them (-m slow)
 @pytest.mark.parametrize("text", HOSTILE, ids=range(len(HOSTILE)))
 def test_new_views_and_shapes_stay_linear_on_hostile_text(text: str) -> None:
     """~40 KB of each shape's worst repetition is masked in a few times what ordinary text of
