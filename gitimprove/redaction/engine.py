@@ -19,6 +19,7 @@ from gitimprove.redaction.ends import TOKEN_END as TOKEN_END
 from gitimprove.redaction.ends import token_end as token_end
 from gitimprove.redaction.ends import value_end
 from gitimprove.redaction.public import published
+from gitimprove.redaction.standins import stand_in
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -236,7 +237,11 @@ class RuleSet:
                         end = value_end(text, start, end)
                     while rule.priority != SPECIFIC and end - start > 1 and text[end - 1] in ".,)":
                         end -= 1
-                    if start < end and not published(text[start:end], text, start):
+                    if (
+                        start < end
+                        and not published(text[start:end], text, start)
+                        and not _stand_in(rule, text[start:end])
+                    ):
                         yield Span(start, end, rule.id, rule.priority)
                 continue
             start, end = _secret_span(m, rule.groups)
@@ -255,7 +260,7 @@ class RuleSet:
             secret = text[start:end]
             if rule.entropy and entropy(secret) <= rule.entropy:
                 continue
-            if published(secret, text, start):
+            if published(secret, text, start) or _stand_in(rule, secret):
                 continue
             verdict = rule.check(secret, m) if rule.check is not None else True
             if not verdict:
@@ -369,6 +374,16 @@ def _occurrences(lower: str, kw: str) -> Iterable[int]:
 
 
 _NEAR = re.compile(r"^(?:\(\?i\))?\[\\w\.-\]\{0,(\d+)\}\?")
+
+
+def _stand_in(rule: Rule, secret: str) -> bool:
+    """A placeholder or a name in code where the rule expects a random token (standins.py):
+    a provider's rule knows its prefix; a value after a credential's key is judged alone."""
+    if rule.priority == SPECIFIC:
+        low = secret.lower()
+        prefix = next((k for k in rule.keywords if low.startswith(k)), "")
+        return stand_in(secret, prefix)
+    return stand_in(secret)
 
 
 def _secret_span(m: re.Match[str], groups: tuple[int | str, ...]) -> tuple[int, int]:
