@@ -21,7 +21,7 @@ import pytest
 from gitimprove.git import strays
 from gitimprove.git.checkout import write_pid
 from gitimprove.util import written
-from tests.conftest import TmpRepo, cli_popen
+from tests.conftest import TmpRepo, cli, cli_popen
 from tests.loop_helpers import run_rows
 from tests.test_integrity_persist import BENCH
 
@@ -491,3 +491,47 @@ def test_doctor_repair_keeps_every_incident_it_set_aside_before(tmp_repo: TmpRep
     assert not (imp / "integrity.jsonl").exists()
     reviewed = (imp / "integrity.reviewed.jsonl").read_text()
     assert reviewed == '{"what": "first"}\n{"what": "second"}\n', reviewed
+
+
+def test_the_backup_reflect_keeps_carries_none_of_the_originals_marks(tmp_repo: TmpRepo) -> None:
+    """The user's CLAUDE.md may carry extended attributes (a desktop's tags, an ACL) and any
+    mode: the copy `reflect --apply` keeps in `backups/` holds its bytes alone, so it is no
+    stray for `doctor` (a backup with an attribute would be) and `--repair` keeps it."""
+    from gitimprove.memory import signals
+
+    tmp_repo.commit("initial", {".gitimprove.toml": '[metric]\ncommand = "echo 1"\n'})
+    home = Path(os.environ["HOME"])
+    (home / ".claude").mkdir(parents=True, exist_ok=True)
+    original = home / ".claude" / "CLAUDE.md"
+    original.write_text("# Mine\n")
+    try:
+        os.setxattr(original, "user.xdg.tags", b"notes")
+    except OSError:
+        pytest.skip("no user extended attributes on this file system")
+    original.chmod(0o4751)
+    # a link planted under the name the backup takes (the time is fixed here: a forger that
+    # guesses it)
+    from gitimprove.util.clock import host_id
+
+    target = tmp_repo.path.parent / "victim"
+    target.write_text("untouched\n")
+    (_improve(tmp_repo) / "backups").mkdir(parents=True, exist_ok=True)
+    fixed = {"GITIMPROVE_FAKE_NOW": "2026-11-22T05:52:01.123456Z"}
+    planted = _improve(tmp_repo) / "backups" / f"CLAUDE.md.20261122T055201.123456Z.{host_id()}"
+    planted.symlink_to(target)
+    sig = signals.make_signal(
+        type_="correction", content="prefer short subjects", session="s", hook="test", now=None
+    )
+    signals.add_now(tmp_repo.open(), sig)
+    res = cli(
+        tmp_repo.path, "reflect", "--apply", str(sig["id"]), "--to", "global", "--json", env=fixed
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    backup = Path(json.loads(res.stdout)["backup"])
+    assert backup == planted and backup.read_text() == "# Mine\n"
+    assert os.listxattr(backup) == [] and not backup.stat().st_mode & 0o7000
+    assert target.read_text() == "untouched\n" and not backup.is_symlink()
+    assert strays.find(_improve(tmp_repo)) == []
+    doctor = tmp_repo.cli("doctor", "--repair")
+    assert "backups" not in doctor.stdout + doctor.stderr, doctor.stdout
+    assert backup.read_text() == "# Mine\n"
