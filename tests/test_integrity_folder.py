@@ -535,3 +535,61 @@ def test_the_backup_reflect_keeps_carries_none_of_the_originals_marks(tmp_repo: 
     doctor = tmp_repo.cli("doctor", "--repair")
     assert "backups" not in doctor.stdout + doctor.stderr, doctor.stdout
     assert backup.read_text() == "# Mine\n"
+
+
+REMOVER = """import fcntl, os, pathlib, sys
+imp = pathlib.Path.cwd().parent.parent
+marker = pathlib.Path(sys.argv[1])
+lock = imp / "locks" / "run-p.lock"
+if os.environ["GITIMPROVE_ITERATION"] == "1":
+    for name in sys.argv[2:]:
+        (imp / name).unlink()
+    pathlib.Path("src/prog.py").write_text("print(80)\\n")
+else:
+    try:
+        fd = os.open(lock, os.O_RDONLY)
+    except OSError:
+        marker.write_text("missing")
+    else:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            marker.write_text("held")
+        else:
+            marker.write_text("free")
+    pathlib.Path("src/prog.py").write_text("print(90)\\n")
+"""
+
+
+@pytest.mark.parametrize(
+    "removed", [("locks/run-p.lock",), ("refs.witness",), ("locks/run-p.lock", "refs.witness")]
+)
+def test_a_file_of_gitimprove_removed_by_the_agent_is_tampered_and_put_back(
+    tmp_repo: TmpRepo, tmp_path: Path, removed: tuple[str, ...]
+) -> None:
+    """The agent removes the run's lock (another `run --resume` of the same run could then
+    start beside it, and `status` would show it stopped) or the witness of gitimprove's ref
+    moves: the attempt is `tampered` naming the file, the lock is made again and held by the
+    run, the witness written again, and the run goes on to measure the next attempt."""
+    agent, marker = tmp_path / "remover.py", tmp_path / "seen"
+    agent.write_text(REMOVER)
+    project(tmp_repo, "honest")
+    config = (tmp_repo.path / ".gitimprove.toml").read_text()
+    command = f"{sys.executable} {agent} {marker} " + " ".join(removed)
+    config = "\n".join(
+        f'command = "{command}"' if line.startswith("command = ") and AGENT.name in line else line
+        for line in config.splitlines()
+    )
+    tmp_repo.commit("remover", {".gitimprove.toml": config + "\n"})
+    rows = _run(tmp_repo)
+    assert [r["status"] for r in rows] == ["baseline", "tampered", "keep"], rows
+    reason = str(rows[1]["reason"])
+    for name in removed:
+        assert f".git/improve/{name} (removed)" in reason, reason
+    if "locks/run-p.lock" in removed:
+        assert marker.read_text() == "held"
+    imp = _improve(tmp_repo)
+    assert all((imp / name).is_file() for name in removed)
+    assert strays.find(imp) == []
+    doctor = tmp_repo.cli("doctor")
+    assert "where gitimprove left them" in doctor.stdout, doctor.stdout

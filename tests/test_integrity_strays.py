@@ -447,4 +447,4 @@ def test_doctor_leaves_the_agent_of_a_harness_under_coverage_alone(
     assert harness.returncode == 0, out + err
     assert "killed" not in doctor.stdout.lower(), doctor.stdout
     rows = run_rows(tmp_repo, "cov")
-    assert [r["status"] for r in rows] == ["baseline", "keep"], rows
+    assert [r["status"] for r in rows] == ["baseline", "keep"], [r.get("reason") for r in rows]

@@ -33,6 +33,7 @@ from pathlib import Path
 from gitimprove.errors import GitImproveError
 from gitimprove.git import witness
 from gitimprove.git.checkout import PIDS
+from gitimprove.git.repo import held_here, hold_again
 from gitimprove.git.watch import STATE_FILES
 from gitimprove.state import signing
 from gitimprove.util import inodes, written
@@ -559,8 +560,14 @@ def changed(improve_dir: Path, before: Listing, after: Listing) -> dict[str, str
         if _stops(improve_dir, rel, now):
             continue
         if now is None:
-            ours = written.state(improve_dir / rel)[0]
-            if "/" not in rel and rel in TOP_FILES and old is not None and old.is_file and not ours:
+            # removed by this process: it marked the path absent (a mark of a write it made
+            # there earlier proves nothing about who removed it)
+            marked, value = written.state(improve_dir / rel)
+            ours = marked and value is None
+            kept = ("/" not in rel and rel in TOP_FILES) or (
+                _is_lock(rel) and held_here(improve_dir / rel)
+            )
+            if kept and old is not None and old.is_file and not ours:
                 out[rel] = "removed"
             continue
         if old is not None and old.same(now) and (old.data == now.data):
@@ -581,6 +588,14 @@ def changed(improve_dir: Path, before: Listing, after: Listing) -> dict[str, str
         else:
             out[rel] = "replaced"
     return out
+
+
+def _is_lock(rel: str) -> bool:
+    """A lock file gitimprove takes: one this process holds is never removed by gitimprove
+    (`doctor --repair` removes free ones), and once removed it no longer keeps a second
+    process of the same lock out."""
+    folder, _, name = rel.rpartition("/")
+    return folder == "locks" and LOCKS.fullmatch(name) is not None
 
 
 def _still(path: Path, entry: Entry) -> bool:
@@ -637,6 +652,10 @@ def undo(improve_dir: Path, before: Listing, found: dict[str, str]) -> list[str]
             with contextlib.suppress(OSError):
                 remove_tree(path)
                 atomic_write(path, PIDS[name])
+            continue
+        if old is not None and old.is_file and _is_lock(rel) and not os.path.lexists(path):
+            with contextlib.suppress(OSError):  # made again, and held again if this run holds it
+                hold_again(path)
             continue
         if old is not None and old.is_file and folder == "locks":
             with contextlib.suppress(OSError):
