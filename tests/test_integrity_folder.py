@@ -20,7 +20,7 @@ import pytest
 
 from gitimprove.git import strays
 from gitimprove.git.checkout import write_pid
-from gitimprove.util import written
+from gitimprove.util import inodes, written
 from tests.conftest import TmpRepo, cli, cli_popen
 from tests.loop_helpers import run_rows
 from tests.test_integrity_persist import BENCH
@@ -590,6 +590,75 @@ def test_a_file_of_gitimprove_removed_by_the_agent_is_tampered_and_put_back(
         assert marker.read_text() == "held"
     imp = _improve(tmp_repo)
     assert all((imp / name).is_file() for name in removed)
+    assert strays.find(imp) == []
+    doctor = tmp_repo.cli("doctor")
+    assert "where gitimprove left them" in doctor.stdout, doctor.stdout
+
+
+FLAGGER = """import array, fcntl, os, pathlib, sys
+imp = pathlib.Path.cwd().parent.parent
+if os.environ["GITIMPROVE_ITERATION"] == "1":
+    for spec in sys.argv[1:]:
+        name, _, flag = spec.partition(":")
+        fd = os.open(imp / name, os.O_RDONLY | os.O_NOFOLLOW)
+        buf = array.array("i", [0, 0])
+        fcntl.ioctl(fd, 0x80086601, buf, True)
+        buf[0] |= {"i": 0x10, "a": 0x20}[flag]
+        fcntl.ioctl(fd, 0x40086602, buf, False)
+        os.close(fd)
+    pathlib.Path("src/prog.py").write_text("print(80)\\n")
+else:
+    pathlib.Path("src/prog.py").write_text("print(90)\\n")
+"""
+
+
+def _can_flag(tmp_path: Path) -> bool:
+    from tests.test_integrity_reuse import _flag, _unflag
+
+    probe = tmp_path / "probe"
+    probe.write_text("x")
+    if not _flag(probe, 0x10):
+        return False
+    _unflag(probe)
+    return True
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["refs.witness:i"], "refs.witness (file-system flag immutable, chattr +i)"),
+        (["work:i"], "work (file-system flag immutable, chattr +i)"),
+        ([".:a"], ".git/improve (file-system flag append-only, chattr +a)"),
+        (["locks:i", "locks/run-p.lock:a"], "locks/run-p.lock (file-system flag append-only"),
+    ],
+)
+def test_a_file_system_flag_in_gitimprove_folder_is_tampered_and_cleared(
+    tmp_repo: TmpRepo, tmp_path: Path, flags: list[str], named: str
+) -> None:
+    """As root without the sandbox the agent makes a record, a lock or one of gitimprove's
+    folders immutable or append-only (`chattr +i`, `+a`): every later witness line failed to
+    be written (doctor then took the run's own refs for moved by another), or the run stopped
+    with an internal error. The attempt is `tampered` naming the flag, the flag is cleared,
+    the run goes on and `doctor` finds every ref where gitimprove left it."""
+    if not _can_flag(tmp_path):
+        pytest.skip("setting file-system flags needs root with CAP_LINUX_IMMUTABLE on ext4")
+    agent = tmp_path / "flagger.py"
+    agent.write_text(FLAGGER)
+    project(tmp_repo, "honest")
+    config = (tmp_repo.path / ".gitimprove.toml").read_text()
+    command = f"{sys.executable} {agent} " + " ".join(flags)
+    config = "\n".join(
+        f'command = "{command}"' if line.startswith("command = ") and AGENT.name in line else line
+        for line in config.splitlines()
+    )
+    tmp_repo.commit("flagger", {".gitimprove.toml": config + "\n"})
+    rows = _run(tmp_repo)
+    assert [r["status"] for r in rows] == ["baseline", "tampered", "keep"], rows
+    assert named in str(rows[1]["reason"]), rows[1]["reason"]
+    imp = _improve(tmp_repo)
+    for spec in flags:
+        path = imp / spec.partition(":")[0]
+        assert inodes.flag_names(path) == [], path
     assert strays.find(imp) == []
     doctor = tmp_repo.cli("doctor")
     assert "where gitimprove left them" in doctor.stdout, doctor.stdout

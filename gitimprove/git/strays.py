@@ -88,6 +88,7 @@ def find(improve_dir: Path) -> list[str]:
         if not (LOCKS.fullmatch(name) and stat.S_ISREG(st.st_mode) and st.st_size == 0):
             out.append(f"{_label('locks/' + name)} (not an empty lock file of gitimprove's)")
     out += _work_strays(improve_dir / "work")
+    out += _file_flags(improve_dir)
     out += _set_aside(improve_dir)
     for folder in ("spool", "session-map", "watermarks"):  # what hooks write, by its form
         for name, st in _entries(improve_dir / folder):
@@ -192,6 +193,24 @@ def _folder_marks(path: Path) -> list[str]:
     if st.st_mode & _MARKS:
         out.append(f"mode {stat.S_IMODE(st.st_mode):o}")
     out += [f"extended attribute {name}" for name in inodes.xattr_names(path)]
+    out += [f"file-system flag {name}" for name in inodes.flag_names(path)]
+    return out
+
+
+def _file_flags(improve_dir: Path) -> list[str]:
+    """The file-system flags (`chattr +i`, `+a`: root only) on the files gitimprove writes in
+    its folder — its records and logs, lock files, `.pid` files: an immutable `refs.witness`
+    made every later witness line of the run fail to be written."""
+    out = []
+    for folder in ("", "locks", "work"):
+        for name, st in _entries(improve_dir / folder if folder else improve_dir):
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            rel = f"{folder}/{name}" if folder else name
+            out += [
+                f"{_label(rel)} (file-system flag {n})"
+                for n in inodes.flag_names(improve_dir / rel)
+            ]
     return out
 
 
@@ -227,7 +246,16 @@ def remove(improve_dir: Path, found: list[str]) -> None:
         label, _, why = item.rpartition(" (")
         rel = label[len(".git/improve/") :] if label != ".git/improve" else ""
         path = improve_dir / rel
-        if why.startswith("extended attribute "):
+        if why.startswith("file-system flag "):
+            try:
+                inodes.clear_own_flags(path)
+            except inodes.FlagsStuck as exc:
+                raise GitImproveError(
+                    f"{label} carries a file-system flag gitimprove cannot clear ({why[:-1]})",
+                    hint=f"clear it: `chattr -i -a {exc.filename}` (as root), then "
+                    "`git improve run --resume`",
+                ) from None
+        elif why.startswith("extended attribute "):
             with contextlib.suppress(OSError):
                 os.removexattr(path, why[len("extended attribute ") : -1], follow_symlinks=False)
         elif why.startswith("mode "):
@@ -714,6 +742,10 @@ def _label_all(found: dict[str, str]) -> list[str]:
 
 
 def _judge(improve_dir: Path, before: Listing, marks: list[str]) -> tuple[list[str], Listing]:
+    # a flag first: an immutable or append-only record cannot be put back
+    flagged = [m for m in _marks(improve_dir) if m not in marks and "(file-system flag " in m]
+    if flagged:
+        remove(improve_dir, flagged)
     after, whole = _listing(improve_dir)
     found = changed(improve_dir, before, after)
     lost = undo(improve_dir, before, found)
@@ -729,7 +761,7 @@ def _judge(improve_dir: Path, before: Listing, marks: list[str]) -> tuple[list[s
             + ", ".join(_label(rel) for rel in lost),
             hint="check them, then `git improve doctor --repair` and `git improve run --resume`",
         )
-    out = _label_all(found)
+    out = _label_all(found) + flagged
     now = [m for m in _marks(improve_dir) if m not in marks]
     if now:
         remove(improve_dir, now)
@@ -742,7 +774,7 @@ def _marks(improve_dir: Path) -> list[str]:
     for folder in ("", "locks", "work", "quarantine", "backups"):
         path = improve_dir / folder if folder else improve_dir
         out += [f"{_label(folder)} ({why})" for why in _folder_marks(path)]
-    return out
+    return out + _file_flags(improve_dir)
 
 
 @contextmanager
