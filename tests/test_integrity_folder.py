@@ -652,7 +652,10 @@ def test_a_file_system_flag_in_gitimprove_folder_is_tampered_and_cleared(
         for line in config.splitlines()
     )
     tmp_repo.commit("flagger", {".gitimprove.toml": config + "\n"})
-    rows = _run(tmp_repo)
+    try:
+        rows = _run(tmp_repo)
+    finally:  # whatever happened, the test's folder can be removed
+        inodes.clear_flags(tmp_repo.path / ".git")
     assert [r["status"] for r in rows] == ["baseline", "tampered", "keep"], rows
     assert named in str(rows[1]["reason"]), rows[1]["reason"]
     imp = _improve(tmp_repo)
@@ -662,3 +665,45 @@ def test_a_file_system_flag_in_gitimprove_folder_is_tampered_and_cleared(
     assert strays.find(imp) == []
     doctor = tmp_repo.cli("doctor")
     assert "where gitimprove left them" in doctor.stdout, doctor.stdout
+
+
+@pytest.mark.parametrize(
+    ("flag", "named"),
+    [
+        ("../objects:i", ".git/objects/ (file-system flag immutable, chattr +i)"),
+        ("../refs/notes:i", ".git/refs/notes/ (file-system flag immutable, chattr +i)"),
+        ("../refs/heads:a", ".git/refs/heads/ (file-system flag append-only, chattr +a)"),
+    ],
+)
+def test_a_file_system_flag_in_the_git_directory_stops_the_run_naming_it(
+    tmp_repo: TmpRepo, tmp_path: Path, flag: str, named: str
+) -> None:
+    """As root without the sandbox the agent makes the repository's `objects/` or a refs
+    folder immutable: the harness could no longer write its records (an internal error, exit
+    3, or "other writers kept moving it"). The run stops naming the flag (cleared), the
+    attempt is recorded, and `run --resume` goes on."""
+    if not _can_flag(tmp_path):
+        pytest.skip("setting file-system flags needs root with CAP_LINUX_IMMUTABLE on ext4")
+    agent = tmp_path / "flagger.py"
+    agent.write_text(FLAGGER)
+    project(tmp_repo, "honest")
+    config = (tmp_repo.path / ".gitimprove.toml").read_text()
+    command = f"{sys.executable} {agent} {flag}"
+    config = "\n".join(
+        f'command = "{command}"' if line.startswith("command = ") and AGENT.name in line else line
+        for line in config.splitlines()
+    )
+    tmp_repo.commit("flagger", {".gitimprove.toml": config + "\n"})
+    git_dir = tmp_repo.path / ".git"
+    try:
+        res = tmp_repo.cli("run", "--run", "p", "-n", "2")
+        left = inodes.flag_names(git_dir / flag.partition(":")[0][3:])
+    finally:  # whatever happened, the test's folder can be removed
+        inodes.clear_flags(git_dir)
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert named in res.stderr and "internal error" not in res.stderr, res.stderr
+    assert left == []
+    assert [r["status"] for r in run_rows(tmp_repo, "p")] == ["baseline", "tampered"]
+    res = tmp_repo.cli("run", "--resume", "--run", "p", "-n", "1")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert [r["status"] for r in run_rows(tmp_repo, "p")][-1] == "keep"
