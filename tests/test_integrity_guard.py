@@ -155,3 +155,47 @@ def test_the_report_is_read_and_judged(tmp_path: Path) -> None:
     path.write_text("not xml")
     assert count(path) is None
     assert with_report("pytest -q", Path("/t/a b.xml")) == "pytest -q '--junitxml=/t/a b.xml'"
+
+
+# the broken module, imported by pytest, puts something else where pytest's report goes and
+# ends the process: the harness reads that path once the guard exits 0
+_REPORT = (
+    "import os, sys\n"
+    "if 'pytest' in sys.modules:\n"
+    "    path = next(a.split('=', 1)[1] for a in sys.argv if a.startswith('--junitxml='))\n"
+)
+REPORT_ATTACKS = {
+    # a FIFO: opening it blocks for ever (no writer is left)
+    "fifo": _REPORT + "    os.mkfifo(path)\n    os._exit(0)\n",
+    # a link to a forged report elsewhere (a file of its own the harness would follow)
+    "link": _REPORT
+    + '    open(path + \'.x\', \'w\').write(\'<testsuite tests="3" skipped="0" failures="0" errors="0"/>\')\n'
+    + "    os.symlink(path + '.x', path)\n    os._exit(0)\n",
+    # a link to a device that never ends
+    "zero": _REPORT + "    os.symlink('/dev/zero', path)\n    os._exit(0)\n",
+    # a folder
+    "folder": _REPORT + "    os.mkdir(path)\n    os._exit(0)\n",
+}
+
+
+@pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
+def test_code_under_test_cannot_put_its_own_report_in_place(
+    tmp_repo: TmpRepo, tmp_path: Path, sandbox: str
+) -> None:
+    """The report's path is on the guard's command line: code under test makes a FIFO there
+    (the harness blocked for ever opening it), a link to a report it wrote, to `/dev/zero`,
+    or a folder, then ends the process with status 0. The harness reads only a regular file
+    pytest wrote (never through a link, never blocking): each is a `guard-fail`, the run goes
+    on, and the honest attempt is kept."""
+    plan = [*REPORT_ATTACKS, "honest"]
+    guard = f"{sys.executable} -m pytest -q -p no:cacheprovider tests"
+    project(tmp_repo, tmp_path, plan, guard, sandbox)
+    data = json.loads((tmp_path / "plan.json").read_text())
+    data["attacks"] = REPORT_ATTACKS
+    (tmp_path / "plan.json").write_text(json.dumps(data))
+    res = tmp_repo.cli("run", "--run", "g", "-n", str(len(plan)))
+    assert res.returncode == 0, res.stdout + res.stderr
+    _, *rows = run_rows(tmp_repo, "g")
+    assert [r["status"] for r in rows] == ["guard-fail"] * len(REPORT_ATTACKS) + ["keep"], [
+        (r["status"], r.get("reason")) for r in rows
+    ]
