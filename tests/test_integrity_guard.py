@@ -125,6 +125,19 @@ def test_code_under_test_cannot_make_the_pytest_guard_pass(
         ("uv run --frozen python -m pytest", True),
         ("poetry run pytest", True),
         ("CI=1 env PYTHONHASHSEED=0 pytest", True),
+        ("timeout 600 pytest -q", True),
+        ("timeout -k 5 --signal=INT 10m python -m pytest tests", True),
+        ("nice -n 5 pytest", True),
+        ("nohup stdbuf -oL python3 -m pytest", True),
+        ("xvfb-run -a -s '-screen 0 1x1x8' pytest", True),
+        ("coverage run -m pytest -q", True),
+        ("coverage run --source src --branch -m pytest", True),
+        ("python -m coverage run -p -m pytest tests", True),
+        ("coverage run /venv/bin/pytest", True),
+        ("coverage report -m pytest", False),
+        ("coverage run tests/run.py", False),
+        ("timeout 600 python tests/run.py", False),
+        ("nice make test", False),
         ("pytest -q && echo done", False),
         ("pytest | tee log", False),
         ("pytest > out.txt", False),
@@ -197,5 +210,25 @@ def test_code_under_test_cannot_put_its_own_report_in_place(
     assert res.returncode == 0, res.stdout + res.stderr
     _, *rows = run_rows(tmp_repo, "g")
     assert [r["status"] for r in rows] == ["guard-fail"] * len(REPORT_ATTACKS) + ["keep"], [
+        (r["status"], r.get("reason")) for r in rows
+    ]
+
+
+@pytest.mark.parametrize(
+    "wrapper", ["timeout 120", "nice -n 1", "nohup", "env CI=1 timeout -s INT 2m stdbuf -oL"]
+)
+def test_a_wrapped_pytest_guard_cannot_be_ended_early(
+    tmp_repo: TmpRepo, tmp_path: Path, wrapper: str
+) -> None:
+    """A guard that runs pytest under `timeout`, `nice`, `nohup` or `stdbuf` is a pytest
+    guard: the broken module that ends the process with status 0 at import is a
+    `guard-fail` (its exit status alone passed it), and the honest change is kept."""
+    plan = ["exit", "sysexit", "honest"]
+    guard = f"{wrapper} {sys.executable} -m pytest -q -p no:cacheprovider tests"
+    project(tmp_repo, tmp_path, plan, guard, "none")
+    res = tmp_repo.cli("run", "--run", "g", "-n", str(len(plan)))
+    assert res.returncode == 0, res.stdout + res.stderr
+    _, *rows = run_rows(tmp_repo, "g")
+    assert [r["status"] for r in rows] == ["guard-fail", "guard-fail", "keep"], [
         (r["status"], r.get("reason")) for r in rows
     ]
