@@ -156,3 +156,41 @@ sandbox = "none"
     rows = run_rows(tmp_repo, "t")
     assert [r["status"] for r in rows] == ["baseline", "out-of-scope", "keep"], rows
     assert planted in rows[1]["reason"]
+
+
+KEY_READER = """import os, pathlib
+try:
+    key = (pathlib.Path(os.path.expanduser("~")) / ".ssh" / "id_ed25519").read_text()
+except OSError:
+    key = ""
+# a key it could read would log it in to this machine's ssh server, outside the sandbox
+pathlib.Path("src/value.txt").write_text("80\\n" if "PRIVATE KEY" in key else "90\\n")
+"""
+
+
+@needs_bwrap
+def test_the_sandbox_hides_the_keys_that_would_log_in_to_this_machine(
+    tmp_repo: TmpRepo, tmp_path: Path
+) -> None:
+    """The sandbox shares the network: a private key readable in `~/.ssh` lets the agent (or
+    the measured code) run `ssh localhost …` outside it. `~/.ssh` is an empty folder there;
+    what the agent reads of it is nothing, and the honest value is kept."""
+    from tests.loop_helpers import value_project
+
+    ssh = Path(os.environ["HOME"]) / ".ssh"
+    ssh.mkdir(mode=0o700, exist_ok=True)
+    (ssh / "id_ed25519").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nxx\n")
+    agent = tmp_path / "reader.py"
+    agent.write_text(KEY_READER)
+    bench = (
+        "import os, pathlib\n"
+        + ("assert not list((pathlib.Path(os.path.expanduser('~')) / '.ssh').iterdir())\n")
+        + BENCH.replace("print(", "print(", 1)
+    )
+    value_project(tmp_repo, f"{sys.executable} {agent}", bench, sandbox="bwrap", timeouts=True)
+    res = tmp_repo.cli("run", "--run", "t", "-n", "1")
+    assert res.returncode == 0, res.stdout + res.stderr
+    rows = run_rows(tmp_repo, "t")
+    assert [r["status"] for r in rows] == ["baseline", "keep"], rows
+    assert rows[1]["metric"]["value"] == 90
+    assert (ssh / "id_ed25519").is_file()  # the user's own folder as it was
