@@ -245,8 +245,8 @@ class Engine:
                 {
                     "event": "warning",
                     "run": name,
-                    "message": f"entries of your environment that are not absolute are left out "
-                    f"of the metric's and guard's ({named}): in a candidate's checkout they "
+                    "message": f"search entries that are not absolute are left out of the "
+                    f"metric's and guard's environment ({named}): in a candidate's checkout they "
                     "would find its files (a `bin/python3` it added) before your programs; name "
                     "a program of the tree by its path (`./bin/bench`)",
                 }
