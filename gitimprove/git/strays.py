@@ -619,11 +619,16 @@ def changed(improve_dir: Path, before: Listing, after: Listing) -> dict[str, str
 
 
 def _is_lock(rel: str) -> bool:
-    """A lock file gitimprove takes: one this process holds is never removed by gitimprove
-    (`doctor --repair` removes free ones), and once removed it no longer keeps a second
-    process of the same lock out."""
+    """A run's lock file (`locks/run-<name>.lock`): held for the whole run, it is never
+    removed by gitimprove while held (`doctor --repair` removes free ones only), and once
+    removed it no longer keeps a second `run --resume` of the same run out. (The short locks,
+    `notes.lock` and the like, are left out: `doctor --repair` may remove one the moment after
+    it found it free, as another process takes it.)"""
     folder, _, name = rel.rpartition("/")
-    return folder == "locks" and LOCKS.fullmatch(name) is not None
+    return folder == "locks" and _RUN_LOCK.fullmatch(name) is not None
+
+
+_RUN_LOCK = re.compile(r"run-[^/]+\.lock")
 
 
 def _still(path: Path, entry: Entry) -> bool:
