@@ -114,7 +114,7 @@ def _git_dir_states(common: Path, out: dict[str, str | None]) -> None:
 
 def _flag_states(common: Path, out: dict[str, str | None]) -> None:
     """The file-system flags (`chattr +i`, `+a`) on what the harness writes in the git
-    directory — the folder itself, `objects/` and its folders, the refs, `packed-refs`, `HEAD`,
+    directory — the folder itself, `objects/` and its folders, the folders of `refs/` and the refs gitimprove writes, `packed-refs`, `HEAD`,
     `config` and the reflogs' folders — each flagged one as a label of its own: an immutable
     `objects/` or `refs/notes/` stopped the run with an internal error, or with "other writers
     kept moving it". Only root (with CAP_LINUX_IMMUTABLE) can set them, so only a harness
@@ -138,13 +138,15 @@ def _flag_states(common: Path, out: dict[str, str | None]) -> None:
             sub = f"{rel}/{entry.name}"
             if entry.is_dir(follow_symlinks=False):
                 todo.append((sub, Path(entry.path), depth - 1))
-            elif rel.startswith("refs") and entry.is_file(follow_symlinks=False):
-                paths.append((sub, Path(entry.path)))
+            elif sub.startswith(_OWN_REFS) and entry.is_file(follow_symlinks=False):
+                paths.append((sub, Path(entry.path)))  # the refs the harness writes
     for rel, path in paths:
         names = inodes.flag_names(path)
         if names:
             out[f".git/{rel} (file-system flag {', '.join(names)})"] = "flag"
 
+
+_OWN_REFS = ("refs/improve/", "refs/heads/improve/", "refs/notes/")
 
 READ, USER, LOG, BACKGROUND = "read", "user", "log", "background"
 
