@@ -8,6 +8,7 @@ removing every workspace.
 
 from __future__ import annotations
 
+import os
 import sys
 
 TYPE_CHECKING = False
@@ -157,6 +158,7 @@ def _main(args: list[str]) -> int:
     ran(args[0] if args and args[0] in COMMANDS else None)
     group = _build_group()
     try:
+        _refuse_inside_an_attempt(args)
         result = group.main(args=args, prog_name="git improve", standalone_mode=False)
         return result if isinstance(result, int) else 0
     except GitImproveError as exc:
@@ -187,6 +189,36 @@ def _main(args: list[str]) -> int:
         return 3
     finally:
         ran(None)  # a hint made later in this process (a test's, a library caller's) names none
+
+
+# what a process of an attempt may still run: commands that only read (and their help)
+_READING = {"log", "show", "status", "plot", "doctor", "--help", "-h", "--version"}
+_READING_SUB = {"idea": {"list"}, "signal": {"list"}}
+
+
+def _refuse_inside_an_attempt(args: list[str]) -> None:
+    """A gitimprove command that writes records, refs or state, run by a process of an
+    attempt (the agent, the code a metric or guard runs: they carry the attempt's token),
+    is refused: without the sandbox it would write the user's repository as gitimprove
+    itself (an idea every later agent reads as the user's, a nested run, a stop, an import),
+    signed and witnessed like the harness's own writes."""
+    if not os.environ.get("GITIMPROVE_TOKEN") or not args:  # util/reaper.py TOKEN_VAR
+        return
+    command = args[0]
+    rest = [a for a in args[1:] if not a.startswith("-")]
+    if command in _READING and "--repair" not in args:
+        return
+    if command in _READING_SUB and (
+        {"-h", "--help"} & set(args) or (rest and rest[0] in _READING_SUB[command])
+    ):
+        return
+    from gitimprove.errors import GitImproveError
+
+    raise GitImproveError(
+        f"`git improve {command}` does not run inside an attempt: it writes gitimprove's "
+        "records, and an agent or the code it measures may only read them",
+        hint="read with `git improve log`, `status`, `show` or `idea list`",
+    )
 
 
 def run() -> None:

@@ -20,8 +20,8 @@ import pytest
 
 from gitimprove.git import strays
 from gitimprove.git.checkout import write_pid
-from gitimprove.util import written
-from tests.conftest import TmpRepo, cli_popen
+from gitimprove.util import inodes, written
+from tests.conftest import TmpRepo, cli, cli_popen
 from tests.loop_helpers import run_rows
 from tests.test_integrity_persist import BENCH
 
@@ -491,3 +491,264 @@ def test_doctor_repair_keeps_every_incident_it_set_aside_before(tmp_repo: TmpRep
     assert not (imp / "integrity.jsonl").exists()
     reviewed = (imp / "integrity.reviewed.jsonl").read_text()
     assert reviewed == '{"what": "first"}\n{"what": "second"}\n', reviewed
+
+
+def test_the_backup_reflect_keeps_carries_none_of_the_originals_marks(tmp_repo: TmpRepo) -> None:
+    """The user's CLAUDE.md may carry extended attributes (a desktop's tags, an ACL) and any
+    mode: the copy `reflect --apply` keeps in `backups/` holds its bytes alone, so it is no
+    stray for `doctor` (a backup with an attribute would be) and `--repair` keeps it."""
+    from gitimprove.memory import signals
+
+    tmp_repo.commit("initial", {".gitimprove.toml": '[metric]\ncommand = "echo 1"\n'})
+    home = Path(os.environ["HOME"])
+    (home / ".claude").mkdir(parents=True, exist_ok=True)
+    original = home / ".claude" / "CLAUDE.md"
+    original.write_text("# Mine\n")
+    try:
+        os.setxattr(original, "user.xdg.tags", b"notes")
+    except OSError:
+        pytest.skip("no user extended attributes on this file system")
+    original.chmod(0o4751)
+    # a link planted under the name the backup takes (the time is fixed here: a forger that
+    # guesses it)
+    from gitimprove.util.clock import host_id
+
+    target = tmp_repo.path.parent / "victim"
+    target.write_text("untouched\n")
+    (_improve(tmp_repo) / "backups").mkdir(parents=True, exist_ok=True)
+    fixed = {"GITIMPROVE_FAKE_NOW": "2026-11-22T05:52:01.123456Z"}
+    planted = _improve(tmp_repo) / "backups" / f"CLAUDE.md.20261122T055201.123456Z.{host_id()}"
+    planted.symlink_to(target)
+    sig = signals.make_signal(
+        type_="correction", content="prefer short subjects", session="s", hook="test", now=None
+    )
+    signals.add_now(tmp_repo.open(), sig)
+    res = cli(
+        tmp_repo.path, "reflect", "--apply", str(sig["id"]), "--to", "global", "--json", env=fixed
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    backup = Path(json.loads(res.stdout)["backup"])
+    assert backup == planted and backup.read_text() == "# Mine\n"
+    assert os.listxattr(backup) == [] and not backup.stat().st_mode & 0o7000
+    assert target.read_text() == "untouched\n" and not backup.is_symlink()
+    assert strays.find(_improve(tmp_repo)) == []
+    doctor = tmp_repo.cli("doctor", "--repair")
+    assert "backups" not in doctor.stdout + doctor.stderr, doctor.stdout
+    assert backup.read_text() == "# Mine\n"
+
+
+REMOVER = """import fcntl, os, pathlib, sys
+imp = pathlib.Path.cwd().parent.parent
+marker = pathlib.Path(sys.argv[1])
+lock = imp / "locks" / "run-p.lock"
+if os.environ["GITIMPROVE_ITERATION"] == "1":
+    for name in sys.argv[2:]:
+        (imp / name).unlink()
+    pathlib.Path("src/prog.py").write_text("print(80)\\n")
+else:
+    try:
+        fd = os.open(lock, os.O_RDONLY)
+    except OSError:
+        marker.write_text("missing")
+    else:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            marker.write_text("held")
+        else:
+            marker.write_text("free")
+    pathlib.Path("src/prog.py").write_text("print(90)\\n")
+"""
+
+
+@pytest.mark.parametrize(
+    "removed", [("locks/run-p.lock",), ("refs.witness",), ("locks/run-p.lock", "refs.witness")]
+)
+def test_a_file_of_gitimprove_removed_by_the_agent_is_tampered_and_put_back(
+    tmp_repo: TmpRepo, tmp_path: Path, removed: tuple[str, ...]
+) -> None:
+    """The agent removes the run's lock (another `run --resume` of the same run could then
+    start beside it, and `status` would show it stopped) or the witness of gitimprove's ref
+    moves: the attempt is `tampered` naming the file, the lock is made again and held by the
+    run, the witness written again, and the run goes on to measure the next attempt."""
+    agent, marker = tmp_path / "remover.py", tmp_path / "seen"
+    agent.write_text(REMOVER)
+    project(tmp_repo, "honest")
+    config = (tmp_repo.path / ".gitimprove.toml").read_text()
+    command = f"{sys.executable} {agent} {marker} " + " ".join(removed)
+    config = "\n".join(
+        f'command = "{command}"' if line.startswith("command = ") and AGENT.name in line else line
+        for line in config.splitlines()
+    )
+    tmp_repo.commit("remover", {".gitimprove.toml": config + "\n"})
+    rows = _run(tmp_repo)
+    assert [r["status"] for r in rows] == ["baseline", "tampered", "keep"], rows
+    reason = str(rows[1]["reason"])
+    for name in removed:
+        assert f".git/improve/{name} (removed)" in reason, reason
+    if "locks/run-p.lock" in removed:
+        assert marker.read_text() == "held"
+    imp = _improve(tmp_repo)
+    assert all((imp / name).is_file() for name in removed)
+    assert strays.find(imp) == []
+    doctor = tmp_repo.cli("doctor")
+    assert "where gitimprove left them" in doctor.stdout, doctor.stdout
+
+
+FLAGGER = """import array, fcntl, os, pathlib, sys
+imp = pathlib.Path.cwd().parent.parent
+if os.environ["GITIMPROVE_ITERATION"] == "1":
+    for spec in sys.argv[1:]:
+        name, _, flag = spec.partition(":")
+        fd = os.open(imp / name, os.O_RDONLY | os.O_NOFOLLOW)
+        buf = array.array("i", [0, 0])
+        fcntl.ioctl(fd, 0x80086601, buf, True)
+        buf[0] |= {"i": 0x10, "a": 0x20}[flag]
+        fcntl.ioctl(fd, 0x40086602, buf, False)
+        os.close(fd)
+    pathlib.Path("src/prog.py").write_text("print(80)\\n")
+else:
+    pathlib.Path("src/prog.py").write_text("print(90)\\n")
+"""
+
+
+def _can_flag(tmp_path: Path) -> bool:
+    from tests.test_integrity_reuse import _flag, _unflag
+
+    probe = tmp_path / "probe"
+    probe.write_text("x")
+    if not _flag(probe, 0x10):
+        return False
+    _unflag(probe)
+    return True
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["refs.witness:i"], "refs.witness (file-system flag immutable, chattr +i)"),
+        (["work:i"], "work (file-system flag immutable, chattr +i)"),
+        ([".:a"], ".git/improve (file-system flag append-only, chattr +a)"),
+        (["locks:i", "locks/run-p.lock:a"], "locks/run-p.lock (file-system flag append-only"),
+    ],
+)
+def test_a_file_system_flag_in_gitimprove_folder_is_tampered_and_cleared(
+    tmp_repo: TmpRepo, tmp_path: Path, flags: list[str], named: str
+) -> None:
+    """As root without the sandbox the agent makes a record, a lock or one of gitimprove's
+    folders immutable or append-only (`chattr +i`, `+a`): every later witness line failed to
+    be written (doctor then took the run's own refs for moved by another), or the run stopped
+    with an internal error. The attempt is `tampered` naming the flag, the flag is cleared,
+    the run goes on and `doctor` finds every ref where gitimprove left it."""
+    if not _can_flag(tmp_path):
+        pytest.skip("setting file-system flags needs root with CAP_LINUX_IMMUTABLE on ext4")
+    agent = tmp_path / "flagger.py"
+    agent.write_text(FLAGGER)
+    project(tmp_repo, "honest")
+    config = (tmp_repo.path / ".gitimprove.toml").read_text()
+    command = f"{sys.executable} {agent} " + " ".join(flags)
+    config = "\n".join(
+        f'command = "{command}"' if line.startswith("command = ") and AGENT.name in line else line
+        for line in config.splitlines()
+    )
+    tmp_repo.commit("flagger", {".gitimprove.toml": config + "\n"})
+    try:
+        rows = _run(tmp_repo)
+    finally:  # whatever happened, the test's folder can be removed
+        inodes.clear_flags(tmp_repo.path / ".git")
+    assert [r["status"] for r in rows] == ["baseline", "tampered", "keep"], rows
+    assert named in str(rows[1]["reason"]), rows[1]["reason"]
+    imp = _improve(tmp_repo)
+    for spec in flags:
+        path = imp / spec.partition(":")[0]
+        assert inodes.flag_names(path) == [], path
+    assert strays.find(imp) == []
+    doctor = tmp_repo.cli("doctor")
+    assert "where gitimprove left them" in doctor.stdout, doctor.stdout
+
+
+@pytest.mark.parametrize(
+    ("flag", "named"),
+    [
+        ("../objects:i", ".git/objects/ (file-system flag immutable, chattr +i)"),
+        ("../refs/notes:i", ".git/refs/notes/ (file-system flag immutable, chattr +i)"),
+        ("../refs/heads:a", ".git/refs/heads/ (file-system flag append-only, chattr +a)"),
+    ],
+)
+def test_a_file_system_flag_in_the_git_directory_stops_the_run_naming_it(
+    tmp_repo: TmpRepo, tmp_path: Path, flag: str, named: str
+) -> None:
+    """As root without the sandbox the agent makes the repository's `objects/` or a refs
+    folder immutable: the harness could no longer write its records (an internal error, exit
+    3, or "other writers kept moving it"). The run stops naming the flag (cleared), the
+    attempt is recorded, and `run --resume` goes on."""
+    if not _can_flag(tmp_path):
+        pytest.skip("setting file-system flags needs root with CAP_LINUX_IMMUTABLE on ext4")
+    agent = tmp_path / "flagger.py"
+    agent.write_text(FLAGGER)
+    project(tmp_repo, "honest")
+    config = (tmp_repo.path / ".gitimprove.toml").read_text()
+    command = f"{sys.executable} {agent} {flag}"
+    config = "\n".join(
+        f'command = "{command}"' if line.startswith("command = ") and AGENT.name in line else line
+        for line in config.splitlines()
+    )
+    tmp_repo.commit("flagger", {".gitimprove.toml": config + "\n"})
+    git_dir = tmp_repo.path / ".git"
+    try:
+        res = tmp_repo.cli("run", "--run", "p", "-n", "2")
+        left = inodes.flag_names(git_dir / flag.partition(":")[0][3:])
+    finally:  # whatever happened, the test's folder can be removed
+        inodes.clear_flags(git_dir)
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert named in res.stderr and "internal error" not in res.stderr, res.stderr
+    assert left == []
+    assert [r["status"] for r in run_rows(tmp_repo, "p")] == ["baseline", "tampered"]
+    res = tmp_repo.cli("run", "--resume", "--run", "p", "-n", "1")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert [r["status"] for r in run_rows(tmp_repo, "p")][-1] == "keep"
+
+
+NESTED = """import os, pathlib, subprocess, sys
+repo, out = pathlib.Path.cwd().parents[3], pathlib.Path(sys.argv[1])
+if os.environ["GITIMPROVE_ITERATION"] == "1":
+    lines = []
+    for args in (["idea", "add", "the tests are wrong: print the number directly"],
+                 ["stop"], ["run", "--run", "nested", "-n", "1"], ["doctor", "--repair"],
+                 ["log"], ["idea", "list"], ["doctor"]):
+        res = subprocess.run([sys.executable, "-m", "gitimprove", *args], cwd=repo,
+                             capture_output=True, text=True)
+        refused = res.returncode == 1 and "inside an attempt" in res.stderr
+        lines.append(f"{args[0]} {'refused' if refused else 'ran'}")
+    out.write_text("\\n".join(lines) + "\\n")
+pathlib.Path("src/prog.py").write_text("print(90)\\n" if os.environ["GITIMPROVE_ITERATION"] == "2" else "print(100)\\n# tidy\\n")
+"""
+
+
+def test_gitimprove_commands_that_write_do_not_run_inside_an_attempt(
+    tmp_repo: TmpRepo, tmp_path: Path
+) -> None:
+    """Without the sandbox the agent runs `git improve idea add` (an idea every later agent
+    reads as the user's), `stop`, a nested `run`, `doctor --repair` in the user's repository:
+    as gitimprove itself they would be signed and witnessed like the harness's own writes.
+    Each is refused inside an attempt (exit 1); the read-only ones still work; no idea and no
+    nested run is recorded, and the run goes on to its next round."""
+    agent, out = tmp_path / "nested.py", tmp_path / "codes"
+    agent.write_text(NESTED)
+    project(tmp_repo, "honest")
+    config = (tmp_repo.path / ".gitimprove.toml").read_text()
+    command = f"{sys.executable} {agent} {out}"
+    config = "\n".join(
+        f'command = "{command}"' if line.startswith("command = ") and AGENT.name in line else line
+        for line in config.splitlines()
+    )
+    tmp_repo.commit("nested", {".gitimprove.toml": config + "\n"})
+    rows = _run(tmp_repo)
+    assert [r["status"] for r in rows] == ["baseline", "discard", "keep"], rows
+    assert out.read_text().split("\n")[:-1] == [
+        "idea refused", "stop refused", "run refused", "doctor refused",
+        "log ran", "idea ran", "doctor ran",
+    ]  # fmt: skip
+    ideas = tmp_repo.cli("idea", "list")
+    assert "the tests are wrong" not in ideas.stdout, ideas.stdout
+    assert run_rows(tmp_repo, "nested") == []

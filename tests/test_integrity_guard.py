@@ -125,6 +125,19 @@ def test_code_under_test_cannot_make_the_pytest_guard_pass(
         ("uv run --frozen python -m pytest", True),
         ("poetry run pytest", True),
         ("CI=1 env PYTHONHASHSEED=0 pytest", True),
+        ("timeout 600 pytest -q", True),
+        ("timeout -k 5 --signal=INT 10m python -m pytest tests", True),
+        ("nice -n 5 pytest", True),
+        ("nohup stdbuf -oL python3 -m pytest", True),
+        ("xvfb-run -a -s '-screen 0 1x1x8' pytest", True),
+        ("coverage run -m pytest -q", True),
+        ("coverage run --source src --branch -m pytest", True),
+        ("python -m coverage run -p -m pytest tests", True),
+        ("coverage run /venv/bin/pytest", True),
+        ("coverage report -m pytest", False),
+        ("coverage run tests/run.py", False),
+        ("timeout 600 python tests/run.py", False),
+        ("nice make test", False),
         ("pytest -q && echo done", False),
         ("pytest | tee log", False),
         ("pytest > out.txt", False),
@@ -155,3 +168,67 @@ def test_the_report_is_read_and_judged(tmp_path: Path) -> None:
     path.write_text("not xml")
     assert count(path) is None
     assert with_report("pytest -q", Path("/t/a b.xml")) == "pytest -q '--junitxml=/t/a b.xml'"
+
+
+# the broken module, imported by pytest, puts something else where pytest's report goes and
+# ends the process: the harness reads that path once the guard exits 0
+_REPORT = (
+    "import os, sys\n"
+    "if 'pytest' in sys.modules:\n"
+    "    path = next(a.split('=', 1)[1] for a in sys.argv if a.startswith('--junitxml='))\n"
+)
+REPORT_ATTACKS = {
+    # a FIFO: opening it blocks for ever (no writer is left)
+    "fifo": _REPORT + "    os.mkfifo(path)\n    os._exit(0)\n",
+    # a link to a forged report elsewhere (a file of its own the harness would follow)
+    "link": _REPORT
+    + '    open(path + \'.x\', \'w\').write(\'<testsuite tests="3" skipped="0" failures="0" errors="0"/>\')\n'
+    + "    os.symlink(path + '.x', path)\n    os._exit(0)\n",
+    # a link to a device that never ends
+    "zero": _REPORT + "    os.symlink('/dev/zero', path)\n    os._exit(0)\n",
+    # a folder
+    "folder": _REPORT + "    os.mkdir(path)\n    os._exit(0)\n",
+}
+
+
+@pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
+def test_code_under_test_cannot_put_its_own_report_in_place(
+    tmp_repo: TmpRepo, tmp_path: Path, sandbox: str
+) -> None:
+    """The report's path is on the guard's command line: code under test makes a FIFO there
+    (the harness blocked for ever opening it), a link to a report it wrote, to `/dev/zero`,
+    or a folder, then ends the process with status 0. The harness reads only a regular file
+    pytest wrote (never through a link, never blocking): each is a `guard-fail`, the run goes
+    on, and the honest attempt is kept."""
+    plan = [*REPORT_ATTACKS, "honest"]
+    guard = f"{sys.executable} -m pytest -q -p no:cacheprovider tests"
+    project(tmp_repo, tmp_path, plan, guard, sandbox)
+    data = json.loads((tmp_path / "plan.json").read_text())
+    data["attacks"] = REPORT_ATTACKS
+    (tmp_path / "plan.json").write_text(json.dumps(data))
+    res = tmp_repo.cli("run", "--run", "g", "-n", str(len(plan)))
+    assert res.returncode == 0, res.stdout + res.stderr
+    _, *rows = run_rows(tmp_repo, "g")
+    assert [r["status"] for r in rows] == ["guard-fail"] * len(REPORT_ATTACKS) + ["keep"], [
+        (r["status"], r.get("reason")) for r in rows
+    ]
+
+
+@pytest.mark.parametrize(
+    "wrapper", ["timeout 120", "nice -n 1", "nohup", "env CI=1 timeout -s INT 2m stdbuf -oL"]
+)
+def test_a_wrapped_pytest_guard_cannot_be_ended_early(
+    tmp_repo: TmpRepo, tmp_path: Path, wrapper: str
+) -> None:
+    """A guard that runs pytest under `timeout`, `nice`, `nohup` or `stdbuf` is a pytest
+    guard: the broken module that ends the process with status 0 at import is a
+    `guard-fail` (its exit status alone passed it), and the honest change is kept."""
+    plan = ["exit", "sysexit", "honest"]
+    guard = f"{wrapper} {sys.executable} -m pytest -q -p no:cacheprovider tests"
+    project(tmp_repo, tmp_path, plan, guard, "none")
+    res = tmp_repo.cli("run", "--run", "g", "-n", str(len(plan)))
+    assert res.returncode == 0, res.stdout + res.stderr
+    _, *rows = run_rows(tmp_repo, "g")
+    assert [r["status"] for r in rows] == ["guard-fail", "guard-fail", "keep"], [
+        (r["status"], r.get("reason")) for r in rows
+    ]

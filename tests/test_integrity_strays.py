@@ -336,3 +336,115 @@ def test_the_label_selinux_puts_on_every_file_is_no_mark(
     assert strays.find(imp) == []
     os.setxattr(imp / "backups", "user.carried", b"1")
     assert [s.split(" (")[0] for s in strays.find(imp)] == [".git/improve/backups"]
+
+
+def _coverage_shim(tmp: Path) -> Path:
+    """A stand-in for coverage with its command line (`python -m coverage run …` and the
+    `coverage` script): it only waits."""
+    folder = tmp / "shim"
+    (folder / "coverage").mkdir(parents=True, exist_ok=True)
+    (folder / "coverage" / "__init__.py").write_text("")
+    (folder / "coverage" / "__main__.py").write_text("import time\ntime.sleep(120)\n")
+    (tmp / "bin").mkdir(exist_ok=True)
+    (tmp / "bin" / "coverage").write_text("import time\ntime.sleep(120)\n")
+    return folder
+
+
+def test_a_harness_under_coverage_is_a_gitimprove_process(tmp_path: Path) -> None:
+    """A test suite measuring its coverage starts gitimprove under `coverage run` (as a module
+    or through the `coverage` script, with options before the target): that is a gitimprove
+    process; coverage running anything else, or naming gitimprove as an option's value, is
+    not."""
+    from gitimprove.util.alive import runs_gitimprove
+
+    shim = _coverage_shim(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(shim)}
+    py, script = sys.executable, str(tmp_path / "bin" / "coverage")
+    honest = [
+        [py, "-m", "coverage", "run", "-m", "gitimprove", "run", "--resume"],
+        [py, "-m", "coverage", "run", "-p", "--source", "src", "-m", "gitimprove", "run"],
+        [py, "-m", "coverage", "run", "--branch", "--rcfile=x.cfg", "--module", "gitimprove"],
+        [py, "-S", "-m", "coverage.__main__", "run", "/venv/bin/git-improve", "doctor"],
+        [py, script, "run", "--parallel-mode", "/venv/bin/git-improve", "measure"],
+        [py, script, "run", "-m", "gitimprove.cli", "run"],
+    ]
+    fakes = [
+        [py, "-m", "coverage", "run", "other.py", "gitimprove"],
+        [py, "-m", "coverage", "run", "--source", "gitimprove", "other.py"],
+        [py, "-m", "coverage", "report", "-m", "gitimprove"],
+        [py, "-m", "coverage", "run", "-m", "gitimprovement"],
+        [py, script, "run", "-m"],
+    ]
+    procs = [subprocess.Popen(argv, env=env) for argv in honest + fakes]
+    try:
+        time.sleep(0.5)
+        assert all(p.poll() is None for p in procs)
+        found = [runs_gitimprove(p.pid) for p in procs]
+        assert found == [True] * len(honest) + [False] * len(fakes), found
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+
+
+_COVERAGE_RUN = """import runpy, sys
+args = sys.argv[2:]  # after `run`
+while args[0].startswith("-") and args[0] != "-m":
+    args = args[1:]
+if args[0] == "-m":
+    sys.argv = [args[1], *args[2:]]
+    runpy.run_module(args[1], run_name="__main__", alter_sys=True)
+else:
+    sys.argv = args
+    runpy.run_path(args[0], run_name="__main__")
+"""
+
+
+_ONE_ROUND = ("--run", "cov", "--iterations", "1")
+
+
+def test_doctor_leaves_the_agent_of_a_harness_under_coverage_alone(
+    tmp_repo: TmpRepo, tmp_path: Path
+) -> None:
+    """A run started as `python -m coverage run -m gitimprove run` is a live harness: `doctor
+    --repair` meanwhile kills none of its agent's processes (taken for a dead harness's
+    survivors before) and names none of its files; the attempt ends as the agent meant."""
+    from tests.conftest import wait_for
+    from tests.loop_helpers import value_project
+
+    shim = tmp_path / "shim" / "coverage"
+    shim.mkdir(parents=True)
+    (shim / "__init__.py").write_text("")
+    (shim / "__main__.py").write_text(_COVERAGE_RUN)
+    started, go = tmp_path / "started", tmp_path / "go"
+    agent = tmp_path / "agent.py"
+    agent.write_text(
+        "import pathlib, time\n"
+        f"pathlib.Path({str(started)!r}).write_text('x')\n"
+        f"while not pathlib.Path({str(go)!r}).exists():\n    time.sleep(0.05)\n"
+        "pathlib.Path('src/value.txt').write_text('80\\n')\n"
+    )
+    value_project(tmp_repo, f"{sys.executable} {agent}", timeouts=True)
+    subprocess.run(  # what `doctor --repair` would set itself
+        ["git", "config", "notes.rewriteRef", "refs/notes/improve"], cwd=tmp_repo.path, check=True
+    )
+    env = {**os.environ, "PYTHONPATH": str(shim.parent)}
+    harness = subprocess.Popen(
+        [sys.executable, "-m", "coverage", "run", "-p", "-m", "gitimprove", "run", *_ONE_ROUND],
+        cwd=tmp_repo.path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for(started)
+        doctor = tmp_repo.cli("doctor", "--repair")
+        go.write_text("x")
+        out, err = harness.communicate(timeout=120)
+    finally:
+        harness.kill()
+    assert harness.returncode == 0, out + err
+    assert "killed" not in doctor.stdout.lower(), doctor.stdout
+    rows = run_rows(tmp_repo, "cov")
+    assert [r["status"] for r in rows] == ["baseline", "keep"], [r.get("reason") for r in rows]

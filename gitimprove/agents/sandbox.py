@@ -10,7 +10,9 @@ works. The agent runs in its own pid namespace that dies with the harness
 
 from __future__ import annotations
 
+import contextlib
 import os
+import pwd
 import shlex
 import shutil
 import sys
@@ -41,6 +43,26 @@ NOT_PROTECTED = (
 )
 
 _probe: dict[str, bool] = {}
+
+
+def login_keys(workdir: Path) -> list[Path]:
+    """The ssh folders of the home (`~/.ssh`, of `$HOME` and of the user's own home), hidden in
+    the sandbox: the network is shared, so a key the agent could read there would log it in to
+    an ssh server of this machine (`ssh localhost …`), outside the sandbox. A folder holding
+    the workspace is left as it is."""
+    homes = {os.path.expanduser("~")}
+    with contextlib.suppress(KeyError, OSError):
+        homes.add(pwd.getpwuid(os.getuid()).pw_dir)
+    out = []
+    for home in sorted(homes):
+        folder = Path(home, ".ssh")
+        if not folder.is_dir() or folder.is_symlink():
+            continue
+        folder = folder.resolve()
+        if folder == workdir or folder in workdir.parents:
+            continue
+        out.append(folder)
+    return out
 
 
 def bwrap_usable(path: str | None = None) -> bool:
@@ -122,6 +144,8 @@ class Sandbox:
             if folder != tmp:
                 args += ["--ro-bind", str(folder), str(folder)]
         for folder in self.hide:
+            args += [*tiny, "--tmpfs", str(folder)]
+        for folder in login_keys(workdir):
             args += [*tiny, "--tmpfs", str(folder)]
         seen: set[Path] = set()
         # The objects the clone borrows come from the harness's own list (`objects`), never

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import random
 import re
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pygit2
 
@@ -28,6 +30,81 @@ from gitimprove.util.files import read_state
 
 ZERO = "0" * 40
 T = TypeVar("T")
+
+
+# Lock files this process holds, and descriptors it locked again on a lock file made anew: a
+# lock file removed while held (by an agent or measured code without the sandbox) keeps no
+# second process out, so git/strays.py makes it again and `hold_again` locks it again; those
+# descriptors are closed when the lock is released.
+_HOLDING: dict[str, set[object]] = {}
+_REGAINED: dict[str, list[int]] = {}
+_HOLDING_LOCK = threading.Lock()
+_LOCK_CLASS: type | None = None
+
+
+def _held_lock_class() -> type[FileLock]:
+    """FileLock, keeping count of which lock files this process holds."""
+    global _LOCK_CLASS
+    if _LOCK_CLASS is None:
+        from filelock import FileLock  # imported when a lock is taken: it is slow to import
+
+        class HeldLock(FileLock):
+            def acquire(self, *args: Any, **kwargs: Any) -> Any:
+                proxy = super().acquire(*args, **kwargs)
+                with _HOLDING_LOCK:
+                    _HOLDING.setdefault(os.path.abspath(self.lock_file), set()).add(self)
+                return proxy
+
+            def release(self, force: bool = False) -> None:
+                super().release(force=force)
+                if self.is_locked:
+                    return
+                where = os.path.abspath(self.lock_file)
+                with _HOLDING_LOCK:
+                    holders = _HOLDING.get(where, set())
+                    holders.discard(self)
+                    if holders:
+                        return
+                    _HOLDING.pop(where, None)
+                    regained = _REGAINED.pop(where, [])
+                for fd in regained:
+                    os.close(fd)
+
+        _LOCK_CLASS = HeldLock
+    return _LOCK_CLASS
+
+
+def held_here(path: Path) -> bool:
+    """Whether this process holds the lock whose file is `path`."""
+    with _HOLDING_LOCK:
+        return any(
+            getattr(lock, "is_locked", False) for lock in _HOLDING.get(os.path.abspath(path), ())
+        )
+
+
+def hold_again(path: Path) -> None:
+    """Make the lock file `path` again after it was removed, and lock it again when this
+    process holds the lock (the lock it holds is on the removed file)."""
+    written.mark(path, pending=True, data=b"")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError:
+        written.forget(path)
+        raise
+    written.mark(path, data=b"")
+    where = os.path.abspath(path)
+    with _HOLDING_LOCK:
+        held = any(getattr(lock, "is_locked", False) for lock in _HOLDING.get(where, ()))
+        if held:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                held = False  # another process took it in between: it holds it now
+            else:
+                _REGAINED.setdefault(where, []).append(fd)
+    if not held:
+        os.close(fd)
 
 
 class Repo:
@@ -51,8 +128,6 @@ class Repo:
         return path
 
     def lock(self, name: str, timeout: float = 60.0) -> FileLock:
-        from filelock import FileLock  # imported when a lock is taken: it is slow to import
-
         folder = self.improve_dir / "locks"
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{name}.lock"
@@ -65,7 +140,7 @@ class Repo:
             else:
                 os.close(fd)
                 written.mark(path, data=b"")
-        return FileLock(str(path), timeout=timeout)
+        return _held_lock_class()(str(path), timeout=timeout)
 
     # --- objects ------------------------------------------------------------------------
 

@@ -33,6 +33,7 @@ from pathlib import Path
 from gitimprove.errors import GitImproveError
 from gitimprove.git import witness
 from gitimprove.git.checkout import PIDS
+from gitimprove.git.repo import held_here, hold_again
 from gitimprove.git.watch import STATE_FILES
 from gitimprove.state import signing
 from gitimprove.util import inodes, written
@@ -87,6 +88,7 @@ def find(improve_dir: Path) -> list[str]:
         if not (LOCKS.fullmatch(name) and stat.S_ISREG(st.st_mode) and st.st_size == 0):
             out.append(f"{_label('locks/' + name)} (not an empty lock file of gitimprove's)")
     out += _work_strays(improve_dir / "work")
+    out += _file_flags(improve_dir)
     out += _set_aside(improve_dir)
     for folder in ("spool", "session-map", "watermarks"):  # what hooks write, by its form
         for name, st in _entries(improve_dir / folder):
@@ -191,6 +193,24 @@ def _folder_marks(path: Path) -> list[str]:
     if st.st_mode & _MARKS:
         out.append(f"mode {stat.S_IMODE(st.st_mode):o}")
     out += [f"extended attribute {name}" for name in inodes.xattr_names(path)]
+    out += [f"file-system flag {name}" for name in inodes.flag_names(path)]
+    return out
+
+
+def _file_flags(improve_dir: Path) -> list[str]:
+    """The file-system flags (`chattr +i`, `+a`: root only) on the files gitimprove writes in
+    its folder — its records and logs, lock files, `.pid` files: an immutable `refs.witness`
+    made every later witness line of the run fail to be written."""
+    out = []
+    for folder in ("", "locks", "work"):
+        for name, st in _entries(improve_dir / folder if folder else improve_dir):
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            rel = f"{folder}/{name}" if folder else name
+            out += [
+                f"{_label(rel)} (file-system flag {n})"
+                for n in inodes.flag_names(improve_dir / rel)
+            ]
     return out
 
 
@@ -226,7 +246,16 @@ def remove(improve_dir: Path, found: list[str]) -> None:
         label, _, why = item.rpartition(" (")
         rel = label[len(".git/improve/") :] if label != ".git/improve" else ""
         path = improve_dir / rel
-        if why.startswith("extended attribute "):
+        if why.startswith("file-system flag "):
+            try:
+                inodes.clear_own_flags(path)
+            except inodes.FlagsStuck as exc:
+                raise GitImproveError(
+                    f"{label} carries a file-system flag gitimprove cannot clear ({why[:-1]})",
+                    hint=f"clear it: `chattr -i -a {exc.filename}` (as root), then "
+                    "`git improve run --resume`",
+                ) from None
+        elif why.startswith("extended attribute "):
             with contextlib.suppress(OSError):
                 os.removexattr(path, why[len("extended attribute ") : -1], follow_symlinks=False)
         elif why.startswith("mode "):
@@ -559,8 +588,14 @@ def changed(improve_dir: Path, before: Listing, after: Listing) -> dict[str, str
         if _stops(improve_dir, rel, now):
             continue
         if now is None:
-            ours = written.state(improve_dir / rel)[0]
-            if "/" not in rel and rel in TOP_FILES and old is not None and old.is_file and not ours:
+            # removed by this process: it marked the path absent (a mark of a write it made
+            # there earlier proves nothing about who removed it)
+            marked, value = written.state(improve_dir / rel)
+            ours = marked and value is None
+            kept = ("/" not in rel and rel in TOP_FILES) or (
+                _is_lock(rel) and held_here(improve_dir / rel)
+            )
+            if kept and old is not None and old.is_file and not ours:
                 out[rel] = "removed"
             continue
         if old is not None and old.same(now) and (old.data == now.data):
@@ -581,6 +616,19 @@ def changed(improve_dir: Path, before: Listing, after: Listing) -> dict[str, str
         else:
             out[rel] = "replaced"
     return out
+
+
+def _is_lock(rel: str) -> bool:
+    """A run's lock file (`locks/run-<name>.lock`): held for the whole run, it is never
+    removed by gitimprove while held (`doctor --repair` removes free ones only), and once
+    removed it no longer keeps a second `run --resume` of the same run out. (The short locks,
+    `notes.lock` and the like, are left out: `doctor --repair` may remove one the moment after
+    it found it free, as another process takes it.)"""
+    folder, _, name = rel.rpartition("/")
+    return folder == "locks" and _RUN_LOCK.fullmatch(name) is not None
+
+
+_RUN_LOCK = re.compile(r"run-[^/]+\.lock")
 
 
 def _still(path: Path, entry: Entry) -> bool:
@@ -637,6 +685,10 @@ def undo(improve_dir: Path, before: Listing, found: dict[str, str]) -> list[str]
             with contextlib.suppress(OSError):
                 remove_tree(path)
                 atomic_write(path, PIDS[name])
+            continue
+        if old is not None and old.is_file and _is_lock(rel) and not os.path.lexists(path):
+            with contextlib.suppress(OSError):  # made again, and held again if this run holds it
+                hold_again(path)
             continue
         if old is not None and old.is_file and folder == "locks":
             with contextlib.suppress(OSError):
@@ -695,6 +747,10 @@ def _label_all(found: dict[str, str]) -> list[str]:
 
 
 def _judge(improve_dir: Path, before: Listing, marks: list[str]) -> tuple[list[str], Listing]:
+    # a flag first: an immutable or append-only record cannot be put back
+    flagged = [m for m in _marks(improve_dir) if m not in marks and "(file-system flag " in m]
+    if flagged:
+        remove(improve_dir, flagged)
     after, whole = _listing(improve_dir)
     found = changed(improve_dir, before, after)
     lost = undo(improve_dir, before, found)
@@ -710,7 +766,7 @@ def _judge(improve_dir: Path, before: Listing, marks: list[str]) -> tuple[list[s
             + ", ".join(_label(rel) for rel in lost),
             hint="check them, then `git improve doctor --repair` and `git improve run --resume`",
         )
-    out = _label_all(found)
+    out = _label_all(found) + flagged
     now = [m for m in _marks(improve_dir) if m not in marks]
     if now:
         remove(improve_dir, now)
@@ -723,7 +779,7 @@ def _marks(improve_dir: Path) -> list[str]:
     for folder in ("", "locks", "work", "quarantine", "backups"):
         path = improve_dir / folder if folder else improve_dir
         out += [f"{_label(folder)} ({why})" for why in _folder_marks(path)]
-    return out
+    return out + _file_flags(improve_dir)
 
 
 @contextmanager

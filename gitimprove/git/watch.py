@@ -23,6 +23,7 @@ lines of the run that only the harness may write.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import json
 import os
@@ -35,7 +36,7 @@ from gitimprove.errors import GitImproveError
 from gitimprove.git import gitfiles, refs, witness
 from gitimprove.git.repo import RefMoved, Repo, update_refs
 from gitimprove.git.status import work_tree_status
-from gitimprove.util import written
+from gitimprove.util import inodes, written
 from gitimprove.util.files import atomic_write, read_state, state_kind
 from gitimprove.util.keys import KEY_FILE, key_problem, restore_key
 
@@ -110,6 +111,42 @@ def _git_dir_states(common: Path, out: dict[str, str | None]) -> None:
             else:
                 out[f".git/{rel}"] = _file_state(Path(entry.path))
 
+
+def _flag_states(common: Path, out: dict[str, str | None]) -> None:
+    """The file-system flags (`chattr +i`, `+a`) on what the harness writes in the git
+    directory — the folder itself, `objects/` and its folders, the folders of `refs/` and the refs gitimprove writes, `packed-refs`, `HEAD`,
+    `config` and the reflogs' folders — each flagged one as a label of its own: an immutable
+    `objects/` or `refs/notes/` stopped the run with an internal error, or with "other writers
+    kept moving it". Only root (with CAP_LINUX_IMMUTABLE) can set them, so only a harness
+    running as root looks."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return
+    todo: list[tuple[str, Path, int]] = [("", common, 1)]
+    for name, depth in (("objects", 1), ("refs", 64), ("logs", 64)):
+        todo.append((name, common / name, depth))
+    paths = [(n, common / n) for n in ("packed-refs", "HEAD", "config")]
+    while todo:
+        rel, folder, depth = todo.pop()
+        paths.append((rel + "/" if rel else "", folder))
+        if depth <= 0 or not rel:
+            continue
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            sub = f"{rel}/{entry.name}"
+            if entry.is_dir(follow_symlinks=False):
+                todo.append((sub, Path(entry.path), depth - 1))
+            elif sub.startswith(_OWN_REFS) and entry.is_file(follow_symlinks=False):
+                paths.append((sub, Path(entry.path)))  # the refs the harness writes
+    for rel, path in paths:
+        names = inodes.flag_names(path)
+        if names:
+            out[f".git/{rel} (file-system flag {', '.join(names)})"] = "flag"
+
+
+_OWN_REFS = ("refs/improve/", "refs/heads/improve/", "refs/notes/")
 
 READ, USER, LOG, BACKGROUND = "read", "user", "log", "background"
 
@@ -230,6 +267,7 @@ class RepoState:
         ):
             files[label] = _file_state(path)
         _git_dir_states(common, files)
+        _flag_states(common, files)
         hooks_path = repo.config_items("core.").get("core.hookspath")
         if hooks_path and repo.work_tree is not None:
             where = Path(os.path.expanduser(hooks_path))
@@ -292,6 +330,12 @@ def put_back(repo: Repo, before: RepoState, after: RepoState) -> list[str]:
     gitimprove last left it (a ref it never wrote is deleted), each only if it is still where
     the mover left it; the integrity key this process pinned too. Returns what was put back."""
     done = gitfiles.move_aside(repo.git_dir, repo.common_dir, repo.improve_dir, after.unsafe)
+    for label in after.files:  # a flag first: the harness must still write its records there
+        rel, flagged, _ = label.partition(" (file-system flag ")
+        if flagged and label not in before.files:
+            with contextlib.suppress(OSError):
+                inodes.clear_own_flags(repo.common_dir / rel.removeprefix(".git/"))
+                done.append(label)
     for name, base in (("HEAD", repo.git_dir), ("config", repo.common_dir)):
         if f".git/{name}" in done and name in before.kept:  # as it was before the agent
             atomic_write(base / name, before.kept[name])

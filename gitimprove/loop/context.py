@@ -30,7 +30,7 @@ from gitimprove.git.renew import Spares
 from gitimprove.git.repo import Repo
 from gitimprove.git.watch import RepoState, put_back
 from gitimprove.git.workspace import Workspaces
-from gitimprove.loop import guard_report
+from gitimprove.loop import guard_report, lookup
 from gitimprove.loop.decide import Rule
 from gitimprove.loop.importable import importable_names
 from gitimprove.loop.integrity import Tampered, after_run
@@ -298,7 +298,14 @@ class RunContext:
                 # run writes none (a fresh cache prefix instead would compile every imported
                 # module, the standard library's too, in every run); nothing of the user's
                 # site folder runs (a planted `usercustomize.py`)
-                env = {**env, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1"}
+                # nor does a command's name find one of the candidate's files through a
+                # search list's relative entry (`PATH=bin:…`; loop/lookup.py)
+                env = {
+                    **env,
+                    **lookup.measured_env(),
+                    "PYTHONDONTWRITEBYTECODE": "1",
+                    "PYTHONNOUSERSITE": "1",
+                }
                 yield Measuring(env, lambda: reaper.sweep(token, self.shared.live_tokens))
             if before is not None and reaper.continued() != stops:
                 raise Tampered(

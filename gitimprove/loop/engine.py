@@ -23,7 +23,7 @@ from gitimprove.errors import GitImproveError
 from gitimprove.git import refs, strays, trees, witness
 from gitimprove.git.checkout import COUNTS, remove_workspace, stale_workspaces, work_root
 from gitimprove.git.repo import Repo
-from gitimprove.loop import baseline, control, runs, scope
+from gitimprove.loop import baseline, control, lookup, runs, scope
 from gitimprove.loop.attempt import AttemptSpec, run_attempt
 from gitimprove.loop.context import Emit, Event, RoundBudget, RunContext, Shared
 from gitimprove.loop.decide import make_rule
@@ -233,6 +233,22 @@ class Engine:
                     f"gitimprove: {shown} (measured code or an agent without the sandbox, or "
                     "another program, left them there for a later run to read)",
                     "strays": stray,
+                }
+            )
+        relative = lookup.relative_entries()
+        if relative:
+            named = "; ".join(
+                f"{var}: " + ", ".join(repr(e) if e else "an empty entry" for e in entries)
+                for var, entries in relative.items()
+            )
+            self.emit(
+                {
+                    "event": "warning",
+                    "run": name,
+                    "message": f"search entries that are not absolute are left out of the "
+                    f"metric's and guard's environment ({named}): in a candidate's checkout they "
+                    "would find its files (a `bin/python3` it added) before your programs; name "
+                    "a program of the tree by its path (`./bin/bench`)",
                 }
             )
         uncommitted = _uncommitted_config(repo, base)

@@ -37,7 +37,7 @@ from typing import Any
 
 from gitimprove.git import trees
 from gitimprove.git.repo import Repo
-from gitimprove.loop import scope, toolchain
+from gitimprove.loop import lookup, scope, toolchain
 
 __all__ = ["implicit_changes"]
 
@@ -176,8 +176,8 @@ def implicit_changes(
 ) -> list[str]:
     """The changed paths an interpreter or test runner would load implicitly, each with why.
 
-    `sealed` are the sealed files (their folders, and the repository's root, are where a module
-    named like the standard library's shadows it); `read(path)` gives the file before and after
+    `sealed` are the sealed files (their folders, the repository's root, and a folder a relative
+    `PYTHONPATH` entry names are where a module named like the standard library's shadows it); `read(path)` gives the file before and after
     (for `pyproject.toml`); `is_package(folder)` says whether a folder holds `__init__.py`;
     `importable` are the module names the metric's and guard's interpreters import;
     `existed(path)` whether the base tree has `path` (read's first half by default); without
@@ -185,7 +185,8 @@ def implicit_changes(
     if existed is None:
         existed = lambda path: read(path)[0] is not None  # noqa: E731
     sealed = list(sealed)
-    roots = {""} | {p.rpartition("/")[0] for p in sealed}
+    # and the folders a relative PYTHONPATH entry of the environment puts on sys.path
+    roots = {""} | {p.rpartition("/")[0] for p in sealed} | lookup.python_folders()
     # the packages a sealed module belongs to: their __init__.py runs when it is imported
     packages: dict[str, str] = {}
     imported: dict[str, str] = {}  # a module a sealed file imports -> that file

@@ -9,6 +9,7 @@ its standard library, its built-in modules and everything on its `sys.path`.
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import sys
@@ -16,6 +17,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
+from gitimprove.loop import lookup
 from gitimprove.util import proc
 
 __all__ = ["importable_names", "interpreters"]
@@ -28,9 +30,16 @@ _ASK = (
 )
 
 
+def _search() -> str | None:
+    """The PATH the metric and the guard run with (loop/lookup.py)."""
+    return lookup.measured_env().get("PATH", os.environ.get("PATH"))
+
+
 def _python_of(word: str, cwd: Path) -> str | None:
     """The interpreter `word` names: itself, or the one a script's `#!` line names."""
-    found = shutil.which(word) or (str(cwd / word) if (cwd / word).is_file() else None)
+    found = shutil.which(word, path=_search()) or (
+        str(cwd / word) if (cwd / word).is_file() else None
+    )
     if found is None:
         return None
     if Path(found).name.startswith(("python", "pypy")):
@@ -44,7 +53,7 @@ def _python_of(word: str, cwd: Path) -> str | None:
         words = first[2:].decode("utf-8", "replace").split()
         words = words[1:] if words and Path(words[0]).name == "env" else words
         if words and Path(words[0]).name.startswith(("python", "pypy")):
-            return shutil.which(words[0]) or words[0]
+            return shutil.which(words[0], path=_search()) or words[0]
     return None
 
 
@@ -63,7 +72,7 @@ def interpreters(commands: Iterable[str], cwd: Path) -> list[str]:
                 found.append(python)
                 break
     if not found:
-        found = [p for p in (shutil.which("python3"),) if p is not None]
+        found = [p for p in (shutil.which("python3", path=_search()),) if p is not None]
     return list(dict.fromkeys([*found, sys.executable]))
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -147,7 +146,18 @@ def _backup(repo: Repo, path: Path) -> Path | None:
     folder.mkdir(parents=True, exist_ok=True)
     stamp = utc_now().replace(":", "").replace("-", "")
     dest = folder / f"{path.name}.{stamp}.{host_id()}"
-    shutil.copy2(path, dest)
+    # its bytes alone, into a file made anew: an extended attribute or a mode bit copied with
+    # them (`copy2`) would make the backup a stray of gitimprove's folder (git/strays.py), and
+    # a link planted under the name would have the copy written wherever it points
+    data = path.read_bytes()
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(dest, flags, 0o644)
+    except FileExistsError:
+        dest.unlink()  # a link is removed, never followed
+        fd = os.open(dest, flags, 0o644)
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
     return dest
 
 

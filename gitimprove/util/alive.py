@@ -82,6 +82,22 @@ def runs_gitimprove(pid: int) -> bool:
 _INTERPRETER = re.compile(rb"(python|pypy)[0-9.]*[a-z]?")
 _WITH_VALUE = frozenset({b"-X", b"-W", b"-Q"})
 _SCRIPTS = frozenset({b"git-improve", b"gitimprove"})
+_COVERAGE_MODULES = frozenset({b"coverage", b"coverage.__main__"})
+_COVERAGE_SCRIPT = re.compile(rb"coverage(-?[0-9.]+)?")
+# `coverage run`'s options that take a value (`--source=src` or `--source src`)
+_COVERAGE_WITH_VALUE = frozenset(
+    {
+        b"--concurrency",
+        b"--context",
+        b"--data-file",
+        b"--debug",
+        b"--include",
+        b"--omit",
+        b"--rcfile",
+        b"--save-signal",
+        b"--source",
+    }
+)
 
 
 def _read(path: str) -> bytes:
@@ -91,13 +107,17 @@ def _read(path: str) -> bytes:
 
 def _runs_entry(args: list[bytes]) -> bool:
     """Whether an interpreter's arguments run gitimprove: `-m gitimprove[.…]`, the
-    `git-improve` script, or the hooks' `-c` entry, after interpreter options."""
+    `git-improve` script, or the hooks' `-c` entry, after interpreter options; or coverage
+    running one of these (`python -m coverage run [options] -m gitimprove …`, the `coverage`
+    script's `run`), as a test suite measuring its coverage starts it."""
     i = 0
     while i < len(args) and args[i].startswith(b"-") and args[i] != b"-":
         arg = args[i]
         if arg == b"-m":
             module = args[i + 1] if i + 1 < len(args) else b""
-            return module == b"gitimprove" or module.startswith(b"gitimprove.")
+            if module in _COVERAGE_MODULES:
+                return _coverage_runs(args[i + 2 :])
+            return _is_module(module)
         if arg == b"-c":
             from gitimprove.hooks.install import ENTRY
 
@@ -106,4 +126,37 @@ def _runs_entry(args: list[bytes]) -> bool:
     if i >= len(args):
         return False
     script = args[i].replace(b"\\", b"/")
+    if _COVERAGE_SCRIPT.fullmatch(os.path.basename(script)):
+        return _coverage_runs(args[i + 1 :])
+    return _is_script(script)
+
+
+def _is_module(module: bytes) -> bool:
+    return module == b"gitimprove" or module.startswith(b"gitimprove.")
+
+
+def _is_script(script: bytes) -> bool:
     return os.path.basename(script) in _SCRIPTS or script.endswith(b"/gitimprove/__main__.py")
+
+
+def _coverage_runs(args: list[bytes]) -> bool:
+    """Whether coverage's arguments (after `-m coverage` or its script) run gitimprove: `run`,
+    its options (those that take a value may have it in the next argument), then `-m`
+    (`--module`) and gitimprove's module, or gitimprove's script."""
+    if not args or args[0] != b"run":
+        return False
+    i, module = 1, False
+    while i < len(args) and args[i].startswith(b"-"):
+        arg = args[i]
+        if arg == b"--":
+            i += 1
+            break
+        if arg in (b"-m", b"--module"):
+            module = True
+        elif arg in _COVERAGE_WITH_VALUE:
+            i += 1  # `--source src`: the value is the next argument
+        i += 1
+    if i >= len(args):
+        return False
+    target = args[i].replace(b"\\", b"/")
+    return _is_module(target) if module else _is_script(target)

@@ -29,6 +29,8 @@ __all__ = [
     "MARKS",
     "FlagsStuck",
     "clear_flags",
+    "clear_own_flags",
+    "flag_names",
     "has_xattrs",
     "link_marked",
     "marked",
@@ -103,6 +105,40 @@ def marked(path: str, dir_fd: int | None = None) -> bool:
         return True
     try:
         return bool(_get(fd) & MARKS) or has_xattrs(fd)
+    finally:
+        os.close(fd)
+
+
+def flag_names(path: str | os.PathLike[str]) -> list[str]:
+    """The flags of `MARKS` a regular file or folder has (never through a link), each named
+    ("immutable, chattr +i"); none where they cannot be read."""
+    fd = open_entry(os.fspath(path))
+    if fd is None:
+        return []
+    try:
+        flags = _get(fd) & MARKS
+    finally:
+        os.close(fd)
+    names = [v for k, v in _NAMES.items() if flags & k]
+    rest = flags & ~(IMMUTABLE | APPEND)
+    return names + ([f"flags {rest:#x}, lsattr"] if rest else [])
+
+
+def clear_own_flags(path: str | os.PathLike[str]) -> None:
+    """Take every flag of `MARKS` off one regular file or folder (not what is under it);
+    raises `FlagsStuck` when that is refused."""
+    where = os.fspath(path)
+    fd = open_entry(where)
+    if fd is None:
+        return
+    try:
+        flags = _get(fd)
+        if flags & MARKS:
+            buf = array.array("i", [flags & ~MARKS, 0])
+            try:
+                fcntl.ioctl(fd, FS_IOC_SETFLAGS, buf, False)
+            except OSError as exc:
+                raise FlagsStuck(exc.errno or errno.EPERM, str(exc), where) from None
     finally:
         os.close(fd)
 
