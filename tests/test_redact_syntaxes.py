@@ -399,6 +399,11 @@ WORST = [
     "Authorization: Bearer " + "!" * 60_000,
     "$ wg genkey | " * 4_000,
     "0x" + "f" * 60_000,
+    "DEPLOY_KEY: " + "C:\\" * 20_000,
+    "db_key = '" + "aB3!" * 15_000 + "'",
+    "key: " + "Ctrl+" * 12_000,
+    "name,password\n" + "a." * 30_000 + " = 1\n",
+    "token = " + "1*" * 30_000,
 ]
 
 

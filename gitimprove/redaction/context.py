@@ -44,9 +44,11 @@ def _check_assignment(secret: str, m: re.Match[str]) -> bool | str:
         key
     ):
         return False  # a source location in a stack trace: `lib/phoenix/token.ex:266:`
-    if not quoted and compiled(r"(?:!!?|&|\d*\*\d*)[\w!-]+", 0).fullmatch(secret):
+    if not quoted and compiled(
+        r"(?:!!?|&|\*)[\w!-]+|[0-9]{0,3}\*[0-9]{0,3}[A-Za-z][A-Za-z-]*[0-9]{0,2}", 0
+    ).fullmatch(secret):
         # a YAML tag, anchor or alias: `pw: &p <value>`, `token: !!str <v>`; an ABNF
-        # repetition: `token = 1*tchar`
+        # repetition of a rule's name: `token = 1*tchar` (`06*Qr2JH7kj` names no rule)
         return False
     before = m.string[max(0, m.start() - 12) : m.start()]
     if before.endswith("${") and secret.startswith(("?", "+")):

@@ -103,7 +103,7 @@ def names_itself(key: str, value: str) -> bool:
         return True
     pieces = [w for w in compiled(r"[a-z]+", 0).findall(value.lower())]
     return (
-        bool(pieces)
+        any(w in _CREDENTIAL_WORDS for w in pieces)  # (`B&a&2G*L` names nothing: a password)
         and all(w in _CREDENTIAL_WORDS or len(w) <= 1 for w in pieces)
         and (sum(c.isdigit() for c in value) <= 2)
     )

@@ -37,7 +37,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-_NAME = r"#?[\w.-]{0,40}?(?:pass|pwd|pw|secret|token|key|cred|auth|psk)[\w.-]{0,40}"
+# (`salt`: WordPress' `define('LOGGED_IN_SALT', '…')` beside its `AUTH_KEY`)
+_NAME = r"#?[\w.-]{0,40}?(?:pass|pwd|pw|secret|token|key|cred|auth|psk|salt)[\w.-]{0,40}"
 _QSTR = r"""(?:"(?P<dq>(?:[^"\\\n]|\\.){1,500})"|'(?P<sq>[^'\n]{1,500})')"""
 _STR = r"[bru]{0,2}" + _QSTR
 _ANY_STR = r"""(?:"[^"\n]{0,200}"|'[^'\n]{0,200}')"""
@@ -163,7 +164,7 @@ RULES: list[Rule] = [
         + _NAME
         + r"))\s*[\])]?\s*(?P<sep>,|\|\||\?\?|\bor\b|:=|=>|=(?!=)|:)"
         r"\s*" + _STR,
-        ("pass", "pwd", "pw", "secret", "token", "key", "cred", "auth", "psk"),
+        ("pass", "pwd", "pw", "secret", "token", "key", "cred", "auth", "psk", "salt"),
         groups=("dq", "sq"),
         needs=("'", '"'),
         priority=CONTEXT,

@@ -142,6 +142,9 @@ def _table(m: re.Match[str]) -> Iterable[tuple[int, int]]:
             pos = stop + 1  # a rule between the header and the rows (psql, mysql)
             continue
         apart = misses > 0 and (line[:1].isspace() or any(c in line for c in "()=[]{}"))
+        # (a statement is no row: `_SEGMENT = r"[…]{0,128}"` under a comment ending in a
+        # column's name)
+        apart = apart or compiled(r"[ \t]*[A-Za-z_][\w.]*[ \t]+=[ \t]", 0).match(line) is not None
         if not line.strip() or line.count(sep) != width or _header_like(line, sep) or apart:
             misses += 1  # (a row after other lines is data, not indented code or a call)
             pos = stop + 1

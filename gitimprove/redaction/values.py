@@ -91,6 +91,7 @@ def is_value(value: str) -> bool:
         and "[REDACTED:" not in v
         and not _says_fake(v)
         and not compiled(_PATH, 0).fullmatch(v)
+        and not file_path(v)
         and not compiled(r"(?i)(?:sha1|sha256|sha384|sha512|md5):", 0).match(v)
         and not encodes_prose(v)
         and not compiled(_PATTERN, 0).search(v)
@@ -131,6 +132,33 @@ def is_identifier_value(value: str) -> bool:
     )
 
 
+# a Windows path (a drive's letter, a colon, then backslashes, also escaped in JSON, or
+# slashes) or a UNC share: where a key is kept, not the key
+_WIN_PATH = r"(?:[A-Za-z]:(?:\\{1,2}|/)|\\{1,4}[\w.$-]{1,64}\\{1,2})[\w .$@()~+\\/-]{0,400}"
+# a segment of a path, and the name of a file with its extension
+_SEGMENT = r"[\w.@+~-]{0,128}"
+_EXTENSION = r"[\w.@+~-]{1,128}\.[a-z][a-z0-9]{0,4}"
+
+
+def file_path(value: str) -> bool:
+    """A path to a file, not a secret: a Windows or UNC path, or a path of plain names
+    ending in a file's extension (`./certs/key2.pem`, `keys/prod/deploy.key`). A secret
+    holding `/` (base64) has no extension after its last one."""
+    if compiled(_WIN_PATH, 0).fullmatch(value):
+        return True
+    if "\\" in value:  # names between backslashes, the drive cut off: `fs01\keys\id_rsa2`
+        parts = compiled(r"\\{1,2}", 0).split(value)
+        return len(parts) >= 3 and all(
+            compiled(r"[\w .$@~+-]{1,128}", 0).fullmatch(p) for p in parts
+        )
+    if "/" not in value or len(value) > 512:
+        return False
+    *folders, name = value.split("/")
+    return compiled(_EXTENSION, 0).fullmatch(name) is not None and all(
+        compiled(_SEGMENT, 0).fullmatch(f) for f in folders
+    )
+
+
 def encodes_prose(value: str) -> bool:
     """Base64 of ordinary text (words and spaces), not of a key or a password."""
     if len(value) < 16 or not compiled(r"[A-Za-z0-9+/]+={0,2}", 0).fullmatch(value):
@@ -165,6 +193,69 @@ def looks_random(value: str, *, min_len: int = 16) -> bool:
     kinds = ["d" if c.isdigit() else "u" if c.isupper() else "l" for c in value if c.isalnum()]
     switches = sum(1 for a, b in itertools.pairwise(kinds) if a != b)
     return switches * 5 >= len(kinds) and entropy(value) >= 3.0
+
+
+# a password's symbols, not a name's, a path's or a number's separators (`-`, `_`, `.`, `/`, `:`)
+_PASSWORD_SYMBOLS = frozenset("!@#$%^&*+=?~")
+# a run of letters and digits that reads as a name or a number: `Ctrl`, `F5`, `user`, `x86`,
+# `getKey2`, `2nd`; one that does not (`Qr2JH7kj`, `k3y`, `pJn6wp5`) was generated or disguised
+_NAME_RUN = r"[A-Z]?[a-z]+(?:[A-Z][a-z]{2,})*[0-9]*|[A-Z]+[0-9]*|[0-9]+[a-z]{0,2}"
+# a key binding: `Ctrl+Shift+F5`, `Win+S3`
+_KEY_BINDING = r"(?i)(?:(?:ctrl|control|alt|shift|cmd|command|meta|super|win|option|opt|mod|fn)[+-]){1,6}\S{1,12}"
+
+
+def password_evidence(value: str) -> bool:
+    """A password someone generated or disguised, told from a name or a number by its
+    characters (`pJn6wp5@s90HMl`, `x7k!p2q#m9`): 8 to 64 characters with no blank, letters
+    and digits with a password's symbols (`!@#$%^&*+=?~`), and runs of letters and digits
+    that read as no name: one such run beside mixed case, or two, or mixed case in runs of
+    one or two characters between symbols (`e@8r?I^j`). A name, a number, a
+    version, a key binding (`Ctrl+Shift+F5`), an expression of names (`A*B+C=D1`), an
+    e-mail address, a path, a URL, a pair (`sid=s%3A…`) or code is none. A long value
+    (WordPress' salts: 32 or more) may hold blanks when a fifth of it is symbols."""
+    if not value.isascii() or not value.isprintable() or not 8 <= len(value) <= 128:
+        return False
+    if not any(c.isdigit() for c in value) or not any(c.isalpha() for c in value):
+        return False
+    if not any(c in _PASSWORD_SYMBOLS for c in value) or "://" in value or file_path(value):
+        return False
+    if " " in value:
+        return _salt(value)
+    if len(value) > 64 or "\\" in value or value.count("/") > 1:
+        return False
+    if compiled(r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}", 0).fullmatch(value):
+        return False  # an e-mail address
+    pair = compiled(r"[a-z_][a-z0-9_.-]{2,64}(?==)|[A-Z_][A-Z0-9_.-]{2,64}(?==)", 0).match(value)
+    if pair and all(compiled(_NAME_RUN, 0).fullmatch(r) for r in _runs(pair.group())):
+        return False  # a name and its value: a cookie's `connect.sid=…`, a query's `page=2`
+    if compiled(_KEY_BINDING, 0).fullmatch(value):
+        return False
+    if compiled(r"[A-Za-z_][\w.]{0,64}[\[(]|[{}]|%\(", 0).search(value):
+        return False  # code or a template: `arr[0]+arr[1]`, `{name}`, `%(id)d`
+    runs = _runs(value)
+    odd = sum(1 for r in runs if len(r) >= 2 and not compiled(_NAME_RUN, 0).fullmatch(r))
+    mixed = any(c.isupper() for c in value) and any(c.islower() for c in value)
+    # (symbols between single characters and cases mixed: `e@8r?I^j`, `M5=F@n@l*K`)
+    dense = len(runs) >= 4 and sum(map(len, runs)) <= 2 * len(runs)
+    return odd >= 2 or (mixed and (odd == 1 or dense))
+
+
+def _runs(value: str) -> list[str]:
+    return compiled(r"[A-Za-z0-9]+", 0).findall(value)
+
+
+def _salt(value: str) -> bool:
+    """A long generated value with blanks among its symbols (WordPress' `AUTH_SALT`): 32
+    characters or more, letters of both cases, digits, a fifth of it symbols, high entropy."""
+    symbols = sum(not c.isalnum() and c != " " for c in value)
+    return (
+        len(value) >= 32
+        and any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+        and symbols * 5 >= len(value)
+        and value.count(" ") * 8 <= len(value)
+        and entropy(value) >= 4.3
+    )
 
 
 _HEX_ID = r"[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{64}"
@@ -248,7 +339,7 @@ def assignment_is_secret(key: str, value: str, *, quoted: bool, env_style: bool)
             compiled(_HEX_ID, 0).fullmatch(value) is not None or _uuid_token(key, value)
         )
     if strength == "weak":
-        return looks_random(value)
+        return looks_random(value) or password_evidence(value)
     if quoted or env_style or secret_like(value) or looks_random(value) or mixed_case(value):
         return True
     return kind_of(key) == "password" and _is_passphrase(value) and value.lower() not in key.lower()
