@@ -153,6 +153,9 @@ PASS = [
     "key: user@host:22",
     "shortcut_key: Cmd+Option+I",
     "key: 'Hello@World1'",
+    "key: 'Id+Name+X1'",
+    "cache_key: Go@1.21+Rc1",
+    "toolchain_key: node@18.2.0+x64",
     "cat <<EOF > .env\nDB_HOST=localhost\nDB_PORT=5432\nDEPLOY_KEY=deploy-prod\nEOF",
     # paths: where a key is kept, not the key (Windows ones too, also JSON-escaped)
     "key: C:\\Users\\me\\.ssh\\key2.pem",

@@ -400,10 +400,14 @@ WORST = [
     "$ wg genkey | " * 4_000,
     "0x" + "f" * 60_000,
     "DEPLOY_KEY: " + "C:\\" * 20_000,
-    "db_key = '" + "aB3!" * 15_000 + "'",
+    "db_key = '%s'" % ("aB3!" * 15_000),
     "key: " + "Ctrl+" * 12_000,
     "name,password\n" + "a." * 30_000 + " = 1\n",
     "token = " + "1*" * 30_000,
+    "x" * 60_000 + " = <<EOT\n",
+    "password = <<EOT\n" + "a\n" * 30_000,
+    "password = <<~EOS\n" * 4_000,
+    'variable "db_password" {\n  default = <<-EOT\n' * 2_000,
 ]
 
 

@@ -20,6 +20,7 @@ from gitimprove.redaction.values import (
     kind_of,
     looks_random,
     mixed_case,
+    password_evidence,
     public_key_before,
     random_value,
     secret_like,
@@ -44,11 +45,17 @@ def _check_assignment(secret: str, m: re.Match[str]) -> bool | str:
         key
     ):
         return False  # a source location in a stack trace: `lib/phoenix/token.ex:266:`
-    if not quoted and compiled(
-        r"(?:!!?|&|\*)[\w!-]+|[0-9]{0,3}\*[0-9]{0,3}[A-Za-z][A-Za-z-]*[0-9]{0,2}", 0
-    ).fullmatch(secret):
+    if (
+        not quoted
+        and compiled(
+            r"(?:!!?|&|\*)[\w!-]+|[0-9]{0,3}\*[0-9]{0,3}[A-Za-z][A-Za-z-]*[0-9]{0,2}", 0
+        ).fullmatch(secret)
+        and not password_evidence(secret.lstrip("!&*"))
+        and not looks_random(secret.lstrip("!&*"), min_len=8)
+    ):
         # a YAML tag, anchor or alias: `pw: &p <value>`, `token: !!str <v>`; an ABNF
-        # repetition of a rule's name: `token = 1*tchar` (`06*Qr2JH7kj` names no rule)
+        # repetition of a rule's name: `token = 1*tchar` (`06*Qr2JH7kj` names no rule, and
+        # an alias is a chosen name: `*AxzXMcU1v` in an env file is a password)
         return False
     before = m.string[max(0, m.start() - 12) : m.start()]
     if before.endswith("${") and secret.startswith(("?", "+")):

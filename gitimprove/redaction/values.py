@@ -209,7 +209,7 @@ def password_evidence(value: str) -> bool:
     characters (`pJn6wp5@s90HMl`, `x7k!p2q#m9`): 8 to 64 characters with no blank, letters
     and digits with a password's symbols (`!@#$%^&*+=?~`), and runs of letters and digits
     that read as no name: one such run beside mixed case, or two, or mixed case in runs of
-    one or two characters between symbols (`e@8r?I^j`). A name, a number, a
+    two or three characters between symbols (`e@8r?I^j`). A name, a number, a
     version, a key binding (`Ctrl+Shift+F5`), an expression of names (`A*B+C=D1`), an
     e-mail address, a path, a URL, a pair (`sid=s%3A…`) or code is none. A long value
     (WordPress' salts: 32 or more) may hold blanks when a fifth of it is symbols."""
@@ -232,11 +232,22 @@ def password_evidence(value: str) -> bool:
         return False
     if compiled(r"[A-Za-z_][\w.]{0,64}[\[(]|[{}]|%\(", 0).search(value):
         return False  # code or a template: `arr[0]+arr[1]`, `{name}`, `%(id)d`
-    runs = _runs(value)
+    if compiled(r"[vV]?[0-9]{1,9}(?:\.[0-9]{1,9}){1,4}(?:[-+][\w.+-]{0,48})?", 0).fullmatch(value):
+        return False  # a version: `2.0.1+build.5`
+    # (a dotted number is one run: `Go@1.21+Rc1` names a version)
+    runs = _runs(compiled(r"[0-9]+(?:\.[0-9]+)+", 0).sub("0", value))
     odd = sum(1 for r in runs if len(r) >= 2 and not compiled(_NAME_RUN, 0).fullmatch(r))
     mixed = any(c.isupper() for c in value) and any(c.islower() for c in value)
     # (symbols between single characters and cases mixed: `e@8r?I^j`, `M5=F@n@l*K`)
-    dense = len(runs) >= 4 and sum(map(len, runs)) <= 2 * len(runs)
+    dense = len(runs) >= 3 and 2 * sum(map(len, runs)) <= 5 * len(runs)
+    # (or short runs, two symbols and two digits, no version: `Pi8?Sm6^`)
+    dense = dense or (
+        len(runs) >= 2
+        and all(len(r) <= 3 for r in runs)
+        and sum(c in _PASSWORD_SYMBOLS for c in value) >= 2
+        and sum(c.isdigit() for c in value) >= 2
+        and compiled(r"[0-9]\.[0-9]", 0).search(value) is None
+    )
     return odd >= 2 or (mixed and (odd == 1 or dense))
 
 
