@@ -12,6 +12,7 @@ import string
 import pytest
 
 from gitimprove.redaction import redact, redact_blob
+from gitimprove.redaction.engine import compiled
 
 # symbols a password may hold where it stands quoted, and where it stands bare (a shell or
 # YAML line: no `$`, `&`, `;` or `|`, which the shell reads as syntax)
@@ -104,6 +105,22 @@ def test_the_examples_of_the_issue_are_masked() -> None:
         assert_masked(template.format(secret), secret)
 
 
+def _alnum(n: int) -> str:
+    """Letters of both cases and digits at random, with four letters no word has together."""
+    while True:
+        t = "".join(RNG.choice(string.ascii_letters + string.digits) for _ in range(n))
+        kinds = all(any(f(c) for c in t) for f in (str.isupper, str.islower, str.isdigit))
+        if kinds and compiled(r"[b-df-hj-np-tv-z]{4}", 0).search(t):
+            return t
+
+
+@pytest.mark.parametrize("template", ["DEPLOY_KEY={s}", "auth: {s}", "db_key = {s}"])
+def test_a_generated_password_without_symbols_under_a_key_name_is_masked(template: str) -> None:
+    for n in (9, 10, 12, 14):
+        secret = _alnum(n)
+        assert_masked(template.format(s=secret), secret)
+
+
 def test_a_wordpress_salt_with_blanks_is_masked() -> None:
     alphabet = string.ascii_letters + string.digits + "!@#$%^&*()-_[]{}<>~+=,.;:/?| "
     for name in ("AUTH_KEY", "NONCE_SALT", "LOGGED_IN_KEY"):
@@ -156,6 +173,13 @@ PASS = [
     "key: 'Id+Name+X1'",
     "cache_key: Go@1.21+Rc1",
     "toolchain_key: node@18.2.0+x64",
+    "image_key: nginxV2Alpine3",
+    "key = iPhone14ProMax",
+    "key: k8sNodeV1",
+    "cache_key: sha256WithRSA",
+    "DEPLOY_KEY=mp4Video",
+    "key: tcpDump2",
+    "key: libSSL3Dev",
     "cat <<EOF > .env\nDB_HOST=localhost\nDB_PORT=5432\nDEPLOY_KEY=deploy-prod\nEOF",
     # paths: where a key is kept, not the key (Windows ones too, also JSON-escaped)
     "key: C:\\Users\\me\\.ssh\\key2.pem",

@@ -204,7 +204,10 @@ RULES: list[Rule] = [
     Rule(
         "url-password",
         # (the user may be an e-mail address: `smtp://alerts@acme.com:<pw>@host`)
-        _URL + r"[^\s:/?#@'\"<>\[\]]{0,128}(?:@[\w-]+(?:\.[\w-]+)+)?:([^\s@/'\"<>]{1,256})@",
+        # (a password pasted with an `@` of its own, unencoded, ends at the last `@` before
+        # the host)
+        _URL + r"[^\s:/?#@'\"<>\[\]]{0,128}(?:@[\w-]+(?:\.[\w-]+)+)?:([^\s/'\"<>]{1,256})@"
+        r"(?=[\w.-]{1,253}(?::[0-9]{1,5})?(?:[/\s'\"<>?#]|$))",
         ("://",),
         priority=CONTEXT,
         check=_check_value,

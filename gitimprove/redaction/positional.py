@@ -122,6 +122,12 @@ def _check_arg(secret: str, m: re.Match[str]) -> bool:
 def _check_pgpass(secret: str, m: re.Match[str]) -> bool:
     """The line's last field is the password; one followed by more text must look like one."""
     at_end = m.string[m.end() : m.end() + 80].lstrip(" \t\r")[:1] in ("", "\n")
+    if secret.startswith("-"):
+        # the field is a password, which may start with `-` (`-3gC1EIjsIm=`): one that
+        # reads as an option (`--verbose`) is none
+        rest = secret.lstrip("-")
+        ok = is_value(rest) and any(c.isdigit() for c in rest) and secret_like(rest)
+        return ok and (at_end or looks_random(rest))
     return _check_arg(secret, m) and (at_end or secret_like(secret) or looks_random(secret))
 
 
@@ -303,7 +309,9 @@ RULES: list[Rule] = [
         "password",
         r"(?m)(?:^|(?<=[ \t]))(?:\*|(?:[\w-]+\.)*[A-Za-z][\w-]*):(?:\d{1,5}|\*):[\w*.-]+:[\w*.@-]+:"
         r"(?P<bare>\S{4,200})(?=\s|$)",
-        (":5432:", ":*:", ":3306:", ":6432:", ":5433:"),
+        # (PostgreSQL's port and the usual others: a second server, pgbouncer, Supabase's
+        # pooler, managed databases)
+        (":5432:", ":*:", ":3306:", ":6432:", ":5433:", ":5434:", ":6543:", ":15432:", ":25060:"),
         groups=("bare",),
         priority=CONTEXT,
         check=_check_pgpass,

@@ -217,6 +217,8 @@ def password_evidence(value: str) -> bool:
         return False
     if not any(c.isdigit() for c in value) or not any(c.isalpha() for c in value):
         return False
+    if value.isalnum():
+        return _generated_word(value)
     if not any(c in _PASSWORD_SYMBOLS for c in value) or "://" in value or file_path(value):
         return False
     if " " in value:
@@ -249,6 +251,40 @@ def password_evidence(value: str) -> bool:
         and compiled(r"[0-9]\.[0-9]", 0).search(value) is None
     )
     return odd >= 2 or (mixed and (odd == 1 or dense))
+
+
+_VOWELS = frozenset("aeiouAEIOU")
+# names with no vowel that code and tools use as words
+_NO_VOWEL_NAMES = words(
+    "db js ts pg px ms ns vm ws fs mb kb gb tb dns tls ssl ssh sql xml tcp udp http https html "
+    "npm pnpm ctrl cmd pkg cfg msg btn svc stg prd rpc grpc pgsql mysql psql lvm nfs smb sftp "
+    "smtp rtmp gltf png jpg svg pdf md rb py rs cc cpp sh zsh tty pty std str fn sync"
+)
+
+
+def _generated_word(value: str) -> bool:
+    """Letters of both cases and digits, 8 to 64, with letters no name has together (four
+    consonants, `cpulbgd`; a hump with no vowel among many short ones, `1vsHiQMaR`): a
+    generated password with no symbol. A
+    name with a number (`getV2Key`, `iPhone14ProMax`, `k8sNodeV1`, `tcpDump2`) has none."""
+    if not 8 <= len(value) <= 64:
+        return False
+    if not all(any(f(c) for c in value) for f in (str.isupper, str.islower, str.isdigit)):
+        return False
+    humps = compiled(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", 0).findall(value)
+    # (a hump's lower-case letters: `Uznflf` is `znflf`)
+    lows = [h.lstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZ") for h in humps if h[-1].islower()]
+    odd = [
+        len(h)
+        for h in lows
+        if len(h) >= 2 and not any(c in _VOWELS for c in h) and h not in _NO_VOWEL_NAMES
+    ]
+    # (four consonants together no name has, `cpulbgd`; a short hump with no vowel among
+    # short humps: `mp4Video` and `tcpDump2` are three humps in eight characters)
+    clusters = any(
+        compiled(r"[b-df-hj-np-tv-z]{4}", 0).search(h) and h not in _NO_VOWEL_NAMES for h in lows
+    )
+    return clusters or (bool(odd) and len(humps) * 10 >= len(value) * 4)
 
 
 def _runs(value: str) -> list[str]:
