@@ -14,6 +14,7 @@
   Terraform `default = <<-EOT` in `variable "db_password"` or a `sensitive` one): each body
   line that is one token and reads as a value is a secret (under a name that only may name
   one, `key`, `auth`, a token that reads as generated).
+- A kubeconfig user's `token:` (`users:` … `user:` / `token: <uuid>`), whatever its shape.
 - Erlang and Elixir tuples: `{password, "…"}`, `{:api_key, <<"…">>}`.
 """
 
@@ -184,6 +185,29 @@ def _assigned_heredoc(m: re.Match[str]) -> Iterable[tuple[int, int]]:
             yield at + line.start("t"), at + line.end("t")
 
 
+# a kubeconfig's user: `users:` / `- name: …` / `  user:` then its fields, indented deeper
+_KUBE_USER = (
+    r"(?m)^(?P<ind>[ \t]*)user:[ \t]*\r?\n(?P<body>(?:(?P=ind)[ \t]+[^\n]*(?:\n|\Z)){1,60})"
+)
+_KUBE_TOKEN = r"(?m)^[ \t]+(?:token|password|access-token|id-token|refresh-token):[ \t]+[\"']?(?P<v>[^\s\"']{8,4000})"
+
+
+def _kube_user(m: re.Match[str]) -> Iterable[tuple[int, int]]:
+    """A kubeconfig user's `token:` (a bearer token, whatever its shape: a UUID, a
+    bootstrap token `abcdef.0123456789abcdef`) and the like; a reference passes."""
+    before = m.string[max(0, m.start() - 200) : m.start()]
+    named = compiled(r"(?m)^[ \t]*-[ \t]+name:[^\n]*\r?\n\Z", 0).search(before)
+    if (
+        named is None
+        and compiled(r"(?m)^[ \t]*users:[ \t]*\r?$", 0).search(m.string, 0, m.start()) is None
+    ):
+        return  # (a list of users, or one user's entry: `- name: ci` then `  user:`)
+    at = m.start("body")
+    for f in compiled(_KUBE_TOKEN, 0).finditer(m.group("body")):
+        if is_value(f.group("v")):
+            yield at + f.start("v"), at + f.end("v")
+
+
 def _check_tuple(secret: str, m: re.Match[str]) -> bool | str:
     key = m.group("key")
     return assignment_is_secret(key, secret, quoted=True, env_style=True) and kind_of(key)
@@ -206,6 +230,14 @@ RULES: list[Rule] = [
         needs=(">", "tee"),
         priority=CONTEXT,
         expand=_heredoc,
+    ),
+    Rule(
+        "credential",
+        _KUBE_USER,
+        ("user:",),
+        needs=("token", "password"),
+        priority=CONTEXT,
+        expand=_kube_user,
     ),
     Rule(
         "credential",

@@ -207,7 +207,7 @@ RULES: list[Rule] = [
         # (a password pasted with an `@` of its own, unencoded, ends at the last `@` before
         # the host)
         _URL + r"[^\s:/?#@'\"<>\[\]]{0,128}(?:@[\w-]+(?:\.[\w-]+)+)?:([^\s/'\"<>]{1,256})@"
-        r"(?=[\w.-]{1,253}(?::[0-9]{1,5})?(?:[/\s'\"<>?#]|$))",
+        r"(?=[\w.-]{1,253}(?::[0-9]{1,5})?(?![\w.@-]))",
         ("://",),
         priority=CONTEXT,
         check=_check_value,

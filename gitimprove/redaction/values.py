@@ -386,7 +386,7 @@ def assignment_is_secret(key: str, value: str, *, quoted: bool, env_style: bool)
             compiled(_HEX_ID, 0).fullmatch(value) is not None or _uuid_token(key, value)
         )
     if strength == "weak":
-        return looks_random(value) or password_evidence(value)
+        return looks_random(value) or password_evidence(value) or mixed_case(value)
     if quoted or env_style or secret_like(value) or looks_random(value) or mixed_case(value):
         return True
     return kind_of(key) == "password" and _is_passphrase(value) and value.lower() not in key.lower()
