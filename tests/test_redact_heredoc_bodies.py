@@ -65,6 +65,25 @@ def test_a_here_document_body_over_several_lines_loses_its_secrets(template: str
         _assert_masked(template.format(a=a, b=b), a, b)
 
 
+WRAPPED = [
+    ("cat <<EOF > .env\n", "API_TOKEN=", "\nEOF\n"),
+    ('variable "api_token" {\n', '  default = "', '"\n}\n'),
+    ('variable "db" {\n  sensitive = true\n', '  default = "', '"\n}\n'),
+    ("secret = <<EOT\n", "", "\nEOT\n"),
+]
+
+
+@pytest.mark.parametrize(("head", "lead", "tail"), WRAPPED, ids=range(len(WRAPPED)))
+def test_a_value_wrapped_by_a_terminal_inside_a_here_document_or_a_block_is_masked(
+    head: str, lead: str, tail: str
+) -> None:
+    for width in (80, 120):
+        secret = _token(width + 30)
+        line = lead + secret
+        text = head + line[:width] + "\n" + line[width:] + tail
+        _assert_masked(text, secret)
+
+
 PASS = [
     "cat <<EOF > .env\nDB_HOST=localhost\nDB_PORT=5432\nLOG_LEVEL=debug\nEOF\n",
     "description = <<~EOS\n  Rotates the password every night.\n  See the runbook.\nEOS\n",

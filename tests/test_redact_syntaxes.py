@@ -408,6 +408,10 @@ WORST = [
     "password = <<EOT\n" + "a\n" * 30_000,
     "password = <<~EOS\n" * 4_000,
     'variable "db_password" {\n  default = <<-EOT\n' * 2_000,
+    "users:\n" + "- name: a\n  user:\n" * 5_000,
+    "users:\n  user:\n" + "    token: " * 6_000,
+    "https://u:" + "@a" * 30_000,
+    "db:5432:a:b:-" + "-" * 60_000,
 ]
 
 
