@@ -99,6 +99,10 @@ def test_the_examples_of_the_issue_are_masked() -> None:
         ('db_key = "{}"', "Lp#2Tr!7qX"),
         ("define('AUTH_KEY', '{}');", "tlaS#dr0W!y3k"),
         ("define('DB_PASSWORD', '{}');", "tlaS#dr0W!y3k"),
+        ("DEPLOY_KEY: {}", "?=!+=oa%9Z"),  # short runs, a digit, symbols
+        ("DEPLOY_KEY: {}", "3z?LVZ*gzqxX"),  # four consonants together
+        ("auth: {}", "k+2weKgvYqY"),  # a hump with no vowel
+        ("DEPLOY_KEY={}", "uJ2y=4HWT"),  # a pair whose name no one says
         ('db_key = "{}"', "9m#q2p!k7x"),
     ):
         secret = backwards[::-1]
@@ -180,6 +184,12 @@ PASS = [
     "DEPLOY_KEY=mp4Video",
     "key: tcpDump2",
     "key: libSSL3Dev",
+    "key: 'MySQL8+InnoDB'",
+    "key: 'Dr+Smith+2nd'",
+    "key: 'Go@1.21+Rc1'",
+    "cache_key: 'ISO8601+UTC'",
+    "key: 'EC2+RDS+VPC'",
+    "DEPLOY_KEY=Python311",
     "cat <<EOF > .env\nDB_HOST=localhost\nDB_PORT=5432\nDEPLOY_KEY=deploy-prod\nEOF",
     # paths: where a key is kept, not the key (Windows ones too, also JSON-escaped)
     "key: C:\\Users\\me\\.ssh\\key2.pem",

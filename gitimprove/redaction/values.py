@@ -197,9 +197,6 @@ def looks_random(value: str, *, min_len: int = 16) -> bool:
 
 # a password's symbols, not a name's, a path's or a number's separators (`-`, `_`, `.`, `/`, `:`)
 _PASSWORD_SYMBOLS = frozenset("!@#$%^&*+=?~")
-# a run of letters and digits that reads as a name or a number: `Ctrl`, `F5`, `user`, `x86`,
-# `getKey2`, `2nd`; one that does not (`Qr2JH7kj`, `k3y`, `pJn6wp5`) was generated or disguised
-_NAME_RUN = r"[A-Z]?[a-z]+(?:[A-Z][a-z]{2,})*[0-9]*|[A-Z]+[0-9]*|[0-9]+[a-z]{0,2}"
 # a key binding: `Ctrl+Shift+F5`, `Win+S3`
 _KEY_BINDING = r"(?i)(?:(?:ctrl|control|alt|shift|cmd|command|meta|super|win|option|opt|mod|fn)[+-]){1,6}\S{1,12}"
 
@@ -228,8 +225,12 @@ def password_evidence(value: str) -> bool:
     if compiled(r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}", 0).fullmatch(value):
         return False  # an e-mail address
     pair = compiled(r"[a-z_][a-z0-9_.-]{2,64}(?==)|[A-Z_][A-Z0-9_.-]{2,64}(?==)", 0).match(value)
-    if pair and all(compiled(_NAME_RUN, 0).fullmatch(r) for r in _runs(pair.group())):
-        return False  # a name and its value: a cookie's `connect.sid=…`, a query's `page=2`
+    # a name and its value: a cookie's `connect.sid=…`, a query's `page=2` (a name is said
+    # aloud: `TWH4=` is no name)
+    name = pair.group() if pair else ""
+    said = any(c in _VOWELS or c in "_.-" for c in name)
+    if said and not any(_odd_run(r) for r in _runs(name)):
+        return False
     if compiled(_KEY_BINDING, 0).fullmatch(value):
         return False
     if compiled(r"[A-Za-z_][\w.]{0,64}[\[(]|[{}]|%\(", 0).search(value):
@@ -238,17 +239,18 @@ def password_evidence(value: str) -> bool:
         return False  # a version: `2.0.1+build.5`
     # (a dotted number is one run: `Go@1.21+Rc1` names a version)
     runs = _runs(compiled(r"[0-9]+(?:\.[0-9]+)+", 0).sub("0", value))
-    odd = sum(1 for r in runs if len(r) >= 2 and not compiled(_NAME_RUN, 0).fullmatch(r))
+    odd = sum(1 for r in runs if len(r) >= 2 and _odd_run(r))
     mixed = any(c.isupper() for c in value) and any(c.islower() for c in value)
     # (symbols between single characters and cases mixed: `e@8r?I^j`, `M5=F@n@l*K`)
-    dense = len(runs) >= 3 and 2 * sum(map(len, runs)) <= 5 * len(runs)
+    versioned = compiled(r"[0-9]\.[0-9]", 0).search(value) is not None
+    dense = not versioned and len(runs) >= 3 and 2 * sum(map(len, runs)) <= 5 * len(runs)
     # (or short runs, two symbols and two digits, no version: `Pi8?Sm6^`)
     dense = dense or (
         len(runs) >= 2
         and all(len(r) <= 3 for r in runs)
         and sum(c in _PASSWORD_SYMBOLS for c in value) >= 2
-        and sum(c.isdigit() for c in value) >= 2
-        and compiled(r"[0-9]\.[0-9]", 0).search(value) is None
+        and sum(c.isdigit() or c in _PASSWORD_SYMBOLS for c in value) >= 4
+        and not versioned
     )
     return odd >= 2 or (mixed and (odd == 1 or dense))
 
@@ -258,33 +260,61 @@ _VOWELS = frozenset("aeiouAEIOU")
 _NO_VOWEL_NAMES = words(
     "db js ts pg px ms ns vm ws fs mb kb gb tb dns tls ssl ssh sql xml tcp udp http https html "
     "npm pnpm ctrl cmd pkg cfg msg btn svc stg prd rpc grpc pgsql mysql psql lvm nfs smb sftp "
-    "smtp rtmp gltf png jpg svg pdf md rb py rs cc cpp sh zsh tty pty std str fn sync"
+    "smtp rtmp gltf png jpg svg pdf md rb py rs cc cpp sh zsh tty pty std str fn sync "
+    "my by sys gym mr dr st jr ltd vs nr pt cd dvd tv pc hd lcd rc lts jdk sdk ctl mgr nvm npx nd rd th"
 )
+
+
+def _humps(value: str) -> list[str]:
+    return compiled(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", 0).findall(value)
+
+
+def _vowelless(hump: str) -> bool:
+    """A hump of two letters or more, ending in lower case, with no vowel and no name:
+    `Xxqzg`, `Fb`, `rn` (not `Db`, `ssh`, `RSA`)."""
+    return (
+        len(hump) >= 2
+        and hump[-1].islower()
+        and not any(c in _VOWELS for c in hump)
+        and hump.lower() not in _NO_VOWEL_NAMES
+    )
+
+
+def _clustered(hump: str) -> bool:
+    """Four consonants together, no name's: `cpulbgd`."""
+    low = hump.lower()
+    return (
+        low not in _NO_VOWEL_NAMES and compiled(r"[b-df-hj-np-tv-xz]{4}", 0).search(low) is not None
+    )
+
+
+def _odd_run(run: str) -> bool:
+    """A run of letters and digits no name has: digits inside letters (`k3y`, `Qr2JH7kj`;
+    not `k8s`), or a hump of letters no name has together (`Xxqzg`, `Jn`, `cpulbgd`).
+    Words, acronyms and numbers (`MySQL8`, `InnoDB`, `Smith`, `2nd`, `x86`) are names."""
+    if compiled(r"[A-Za-z][0-9]+[A-Za-z]", 0).search(run) and run.lower() not in _NUMBERED_NAMES:
+        return True
+    return any(_vowelless(h) or _clustered(h) for h in _humps(run))
+
+
+_NUMBERED_NAMES = words("k8s k3s i18n l10n a11y e2e p2p b2b b2c w3c s3a h2o co2")
 
 
 def _generated_word(value: str) -> bool:
     """Letters of both cases and digits, 8 to 64, with letters no name has together (four
-    consonants, `cpulbgd`; a hump with no vowel among many short ones, `1vsHiQMaR`): a
-    generated password with no symbol. A
-    name with a number (`getV2Key`, `iPhone14ProMax`, `k8sNodeV1`, `tcpDump2`) has none."""
+    consonants, `cpulbgd`; a hump with no vowel among many short ones, `1vsHiQMaR`,
+    `FbB0JxXu`): a generated password with no symbol. A name with a number (`getV2Key`,
+    `iPhone14ProMax`, `k8sNodeV1`, `tcpDump2`) has none."""
     if not 8 <= len(value) <= 64:
         return False
     if not all(any(f(c) for c in value) for f in (str.isupper, str.islower, str.isdigit)):
         return False
-    humps = compiled(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", 0).findall(value)
-    # (a hump's lower-case letters: `Uznflf` is `znflf`)
-    lows = [h.lstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZ") for h in humps if h[-1].islower()]
-    odd = [
-        len(h)
-        for h in lows
-        if len(h) >= 2 and not any(c in _VOWELS for c in h) and h not in _NO_VOWEL_NAMES
-    ]
-    # (four consonants together no name has, `cpulbgd`; a short hump with no vowel among
-    # short humps: `mp4Video` and `tcpDump2` are three humps in eight characters)
-    clusters = any(
-        compiled(r"[b-df-hj-np-tv-z]{4}", 0).search(h) and h not in _NO_VOWEL_NAMES for h in lows
-    )
-    return clusters or (bool(odd) and len(humps) * 10 >= len(value) * 4)
+    humps = _humps(value)
+    if any(_clustered(h) for h in humps):
+        return True
+    # (a short hump with no vowel among short humps: `mp4Video` and `tcpDump2` are three
+    # humps in eight characters)
+    return any(_vowelless(h) for h in humps) and len(humps) * 10 >= len(value) * 4
 
 
 def _runs(value: str) -> list[str]:
