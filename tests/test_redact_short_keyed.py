@@ -74,6 +74,9 @@ KEYED = [
     'webhook_key: "{s}"',
     '<add key="AuthKey" value="{s}" />',
     "set DEPLOY_KEY={s}",
+    "java -Ddb_key={s} -jar app.jar",
+    "db_key\t{s}",
+    "| auth | {s} |",
     "ENV DEPLOY_KEY={s}",
     "[deploy]\nkey = {s}",
     "  - DEPLOY_KEY={s}",
@@ -103,6 +106,7 @@ def test_the_examples_of_the_issue_are_masked() -> None:
         ("DEPLOY_KEY: {}", "3z?LVZ*gzqxX"),  # four consonants together
         ("auth: {}", "k+2weKgvYqY"),  # a hump with no vowel
         ("DEPLOY_KEY={}", "uJ2y=4HWT"),  # a pair whose name no one says
+        ("-Dauth={} -jar app.jar", "G~V2RUjfG2B!"),  # `!` first: no YAML tag
         ('db_key = "{}"', "9m#q2p!k7x"),
     ):
         secret = backwards[::-1]
@@ -189,6 +193,9 @@ PASS = [
     "key: 'Go@1.21+Rc1'",
     "cache_key: 'ISO8601+UTC'",
     "key: 'EC2+RDS+VPC'",
+    "java -Dfile.encoding=UTF-8 -Dlog.level=debug -jar a.jar",
+    "db_password: !Ref DbPasswordParameter",
+    "password: !vault |",
     "DEPLOY_KEY=Python311",
     "cat <<EOF > .env\nDB_HOST=localhost\nDB_PORT=5432\nDEPLOY_KEY=deploy-prod\nEOF",
     # paths: where a key is kept, not the key (Windows ones too, also JSON-escaped)

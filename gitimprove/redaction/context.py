@@ -32,6 +32,8 @@ from gitimprove.redaction.values import (
 
 def _check_assignment(secret: str, m: re.Match[str]) -> bool | str:
     key, sep = m.group("key"), m.group("sep")
+    if key.startswith("-D") and len(key) > 2:
+        key = key[2:]  # a JVM system property: `-Ddb_key=…` names `db_key`
     quoted = m.group("dq") is not None or m.group("sq") is not None
     if (
         not quoted
@@ -327,7 +329,8 @@ RULES: list[Rule] = [
     ),
     Rule(
         "credential",
-        r"(?i)(?<![\w.-])(?P<kq>\\?[\"']?)(?P<key>" + _KEY + r")(?P=kq)"
+        # (also a JVM system property: `-Ddb_key=…`)
+        r"(?i)(?:(?<![\w.-])|(?<=\s-D)|(?<=^-D))(?P<kq>\\?[\"']?)(?P<key>" + _KEY + r")(?P=kq)"
         r"(?P<sep>[ \t]*(?:"
         + _TYPED
         + r"|::?=|\?=|\+=|=>|=|:|<<?-(?=[ \t]*[\"']))[ \t]*)(?:[&!][\w!-]{1,40}[ \t]+|\((?=(?:\"[^\"\n]*\"|'[^'\n]*')[ \t]*\)))?\\?"

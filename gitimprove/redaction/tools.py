@@ -21,6 +21,7 @@ from gitimprove.redaction.values import (
     key_strength,
     key_words,
     looks_random,
+    password_evidence,
     secret_like,
 )
 
@@ -201,7 +202,7 @@ def _check_cell(secret: str, m: re.Match[str]) -> bool:
     mixed = any(c.isdigit() for c in secret) and any(c.isalpha() for c in secret)
     strength = key_strength(key)
     if strength == "weak":  # `key1<TAB><random>` (az storage account keys list)
-        return is_value(secret) and looks_random(secret)
+        return is_value(secret) and (looks_random(secret) or password_evidence(secret))
     return strength == "strong" and is_value(secret) and (mixed or looks_random(secret))
 
 
@@ -249,7 +250,7 @@ def _check_aws_secret(secret: str, m: re.Match[str]) -> bool:
     return looks_random(secret, min_len=40) or sum(c.isupper() for c in secret) >= 4
 
 
-_KEYWORDS = tuple(f"{w}" for w in _CELL_WORDS)
+_KEYWORDS = (*_CELL_WORDS, "auth", "salt")
 
 RULES: list[Rule] = [
     Rule(
@@ -265,7 +266,7 @@ RULES: list[Rule] = [
         # two cells of a row: `| SecretAccessKey | <value> |`, `DB_PASSWORD<TAB><value>`
         "credential",
         r"(?im)(?:^|[|\t])[ \t]*(?P<key>[\w.-]{0,40}(?:secret|password|passwd|token|key|"
-        r"credential|pwd)[\w.-]{0,40})(?:[ \t]+\|[ \t]+|\t[ \t]*)(?P<v>[^\s|]{4,500})",
+        r"credential|pwd|auth|salt)[\w.-]{0,40})(?:[ \t]+\|[ \t]+|\t[ \t]*)(?P<v>[^\s|]{4,500})",
         _KEYWORDS,
         groups=("v",),
         needs=(" | ", "\t"),

@@ -86,7 +86,7 @@ def is_value(value: str) -> bool:
         len(v) >= 4
         and any(c.isalnum() for c in v)
         and v.lower() not in _NOT_VALUES
-        and not (compiled(_REFERENCE, re.X).match(v) and not _random_part(v))
+        and not (compiled(_REFERENCE, re.X).match(v) and not _random_part(v) and not _tagged(v))
         and not compiled(_PLACEHOLDER, re.I).match(v)
         and "[REDACTED:" not in v
         and not _says_fake(v)
@@ -109,6 +109,12 @@ _SPLICE += r"|[A-Za-z_]\w*(?:::[A-Za-z_]\w*)+"
 
 # a regular expression's syntax: `(?![\w-])`, `\d+`: a pattern, not a password
 _PATTERN = r"\(\?(?:[:!=]|<[=!])|\\[wdsWDS][*+?{\])]|\[\^?\\[wdsWDS]"
+
+
+def _tagged(value: str) -> bool:
+    """A YAML tag's shape (`!Ref`, `!vault`) holding a generated password after its `!`:
+    a password that starts with `!`, no tag's name."""
+    return value.startswith("!") and password_evidence(value)
 
 
 def _random_part(value: str) -> bool:
