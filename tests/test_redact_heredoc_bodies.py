@@ -16,6 +16,12 @@ from gitimprove.redaction import redact, redact_blob
 RNG = random.Random(2614)
 
 
+@pytest.fixture(autouse=True)
+def _same_fakes() -> None:
+    """Each test draws the same fakes whatever ran before it (in this process or not)."""
+    RNG.seed(2614)
+
+
 def _password(n: int = 12) -> str:
     while True:
         t = "".join(RNG.choice(string.ascii_letters + string.digits + "!#%+@^*=") for _ in range(n))

@@ -21,6 +21,12 @@ BARE = "!@#%^*+=?~"
 RNG = random.Random(1414)
 
 
+@pytest.fixture(autouse=True)
+def _same_fakes() -> None:
+    """Each test draws the same fakes whatever ran before it (in this process or not)."""
+    RNG.seed(1414)
+
+
 def _password(n: int, symbols: str = QUOTED) -> str:
     """A generated password of `n` characters starting with a letter: letters of both cases,
     digits and symbols, no two neighbours of one class (as a password manager's look)."""

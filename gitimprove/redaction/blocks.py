@@ -194,14 +194,9 @@ _KUBE_TOKEN = r"(?m)^[ \t]+(?:token|password|access-token|id-token|refresh-token
 
 def _kube_user(m: re.Match[str]) -> Iterable[tuple[int, int]]:
     """A kubeconfig user's `token:` (a bearer token, whatever its shape: a UUID, a
-    bootstrap token `abcdef.0123456789abcdef`) and the like; a reference passes."""
-    before = m.string[max(0, m.start() - 200) : m.start()]
-    named = compiled(r"(?m)^[ \t]*-[ \t]+name:[^\n]*\r?\n\Z", 0).search(before)
-    if (
-        named is None
-        and compiled(r"(?m)^[ \t]*users:[ \t]*\r?$", 0).search(m.string, 0, m.start()) is None
-    ):
-        return  # (a list of users, or one user's entry: `- name: ci` then `  user:`)
+    bootstrap token `abcdef.0123456789abcdef`) and the like; a reference passes. (A user's
+    mapping holding a `token:` field anywhere else holds one too; the lines around need not
+    be there: a terminal's wrap is read in a window of two lines.)"""
     at = m.start("body")
     for f in compiled(_KUBE_TOKEN, 0).finditer(m.group("body")):
         if is_value(f.group("v")):

@@ -226,6 +226,8 @@ def password_evidence(value: str) -> bool:
         return False
     if " " in value:
         return _salt(value)
+    if len(value) >= 32 and _salt(value):
+        return True  # (WordPress' salts: 64 of letters, digits and any symbol)
     if len(value) > 64 or "\\" in value or value.count("/") > 1:
         return False
     if compiled(r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}", 0).fullmatch(value):
@@ -337,7 +339,7 @@ def _salt(value: str) -> bool:
         and any(c.islower() for c in value)
         and symbols * 5 >= len(value)
         and value.count(" ") * 8 <= len(value)
-        and entropy(value) >= 4.3
+        and entropy(value) >= (4.3 if " " in value else 4.6)
     )
 
 
