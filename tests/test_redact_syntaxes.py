@@ -399,6 +399,19 @@ WORST = [
     "Authorization: Bearer " + "!" * 60_000,
     "$ wg genkey | " * 4_000,
     "0x" + "f" * 60_000,
+    "DEPLOY_KEY: " + "C:\\" * 20_000,
+    "db_key = '%s'" % ("aB3!" * 15_000),
+    "key: " + "Ctrl+" * 12_000,
+    "name,password\n" + "a." * 30_000 + " = 1\n",
+    "token = " + "1*" * 30_000,
+    "x" * 60_000 + " = <<EOT\n",
+    "password = <<EOT\n" + "a\n" * 30_000,
+    "password = <<~EOS\n" * 4_000,
+    'variable "db_password" {\n  default = <<-EOT\n' * 2_000,
+    "users:\n" + "- name: a\n  user:\n" * 5_000,
+    "users:\n  user:\n" + "    token: " * 6_000,
+    "https://u:" + "@a" * 30_000,
+    "db:5432:a:b:-" + "-" * 60_000,
 ]
 
 

@@ -9,6 +9,12 @@
   /run/secrets/db_password`, `tee ~/.vault_pass <<'EOF'`): a body line that is one token is
   the secret. Into an env file (`.env`, `*.env`, `.envrc`): a `NAME=value` line whose value
   reads as random is one, whatever the name (`MAILER=<32 random>`).
+- A here-document assigned to a name naming a credential, its body over several lines
+  (Ruby `password = <<~EOS`, PHP `$private_key = <<<KEY`, HCL `password = <<EOT`, and a
+  Terraform `default = <<-EOT` in `variable "db_password"` or a `sensitive` one): each body
+  line that is one token and reads as a value is a secret (under a name that only may name
+  one, `key`, `auth`, a token that reads as generated).
+- A kubeconfig user's `token:` (`users:` … `user:` / `token: <uuid>`), whatever its shape.
 - Erlang and Elixir tuples: `{password, "…"}`, `{:api_key, <<"…">>}`.
 """
 
@@ -20,7 +26,16 @@ import re
 
 from gitimprove.redaction.engine import CONTEXT, Rule, compiled
 from gitimprove.redaction.holders import held_value
-from gitimprove.redaction.values import assignment_is_secret, is_value, kind_of, random_value
+from gitimprove.redaction.values import (
+    assignment_is_secret,
+    is_value,
+    key_strength,
+    kind_of,
+    looks_random,
+    mixed_case,
+    password_evidence,
+    random_value,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -127,6 +142,67 @@ def _heredoc(m: re.Match[str]) -> Iterable[tuple[int, int]]:
                 yield at + line.start("v"), at + end
 
 
+# a here-document given to a name: `password = <<~EOS`, `$key = <<<KEY`, `default = <<-EOT`
+_ASSIGNED_HEREDOC = (
+    r"(?<![\w.$@-])[$@]?(?P<key>[A-Za-z_][\w.-]{0,80})[\"']?[ \t]*(?:=>|:=|=|:)[ \t]*"
+    r"<<(?:<|[~-])?[ \t]*(?P<q>[\"']?)(?P<tag>[A-Za-z_]\w{0,30})(?P=q)[^\n]*\r?\n"
+    # (its end must be there: a document that only mentions `password = <<~EOS` opens none)
+    r"(?P<body>(?:(?![ \t]*(?P=tag)\b)[^\n]*\n){1,200}?)[ \t]*(?P=tag)\b"
+)
+# the Terraform block around `default = <<EOT`: its name, and whether it says `sensitive`
+_HCL_BLOCK = (
+    r"(?:variable|output)[ \t]+\"(?P<name>[\w-]{1,100})\"[ \t]*\{(?P<inside>[^{}]{0,2000})$"
+)
+
+
+def _assigned_heredoc(m: re.Match[str]) -> Iterable[tuple[int, int]]:
+    key = m.group("key")
+    if key in ("default", "value"):
+        # a Terraform block's value: the block's name says what it holds
+        block = compiled(_HCL_BLOCK, 0).search(m.string, max(0, m.start() - 2000), m.start())
+        if block is None:
+            return
+        sensitive = compiled(r"\bsensitive[ \t]*=[ \t]*true\b", 0).search(block.group("inside"))
+        key = "password" if sensitive else block.group("name")
+    strength = key_strength(key)
+    if strength is None:
+        return
+    at = m.start("body")
+    for line in compiled(r"(?m)^[ \t]*(?P<t>\S{4,4000})[ \t]*\r?$", 0).finditer(m.group("body")):
+        token = line.group("t")
+        if not is_value(token) or token.startswith(("-----", "{", "[", "<")):
+            continue  # (a PEM armour line, a JSON or XML document's line)
+        if compiled(r"[A-Za-z_][\w.]*\(", 0).search(token):
+            continue  # code: `Rule(`, `needs=(`
+        # (under a name naming a credential, letters with digits; else it reads as generated)
+        mixed = any(c.isdigit() for c in token) and any(c.isalpha() for c in token)
+        if (
+            (strength == "strong" and mixed)
+            or looks_random(token)
+            or password_evidence(token)
+            or mixed_case(token)
+        ) and assignment_is_secret(key, token, quoted=True, env_style=True) is not False:
+            yield at + line.start("t"), at + line.end("t")
+
+
+# a kubeconfig's user: `users:` / `- name: …` / `  user:` then its fields, indented deeper
+_KUBE_USER = (
+    r"(?m)^(?P<ind>[ \t]*)user:[ \t]*\r?\n(?P<body>(?:(?P=ind)[ \t]+[^\n]*(?:\n|\Z)){1,60})"
+)
+_KUBE_TOKEN = r"(?m)^[ \t]+(?:token|password|access-token|id-token|refresh-token):[ \t]+[\"']?(?P<v>[^\s\"']{8,4000})"
+
+
+def _kube_user(m: re.Match[str]) -> Iterable[tuple[int, int]]:
+    """A kubeconfig user's `token:` (a bearer token, whatever its shape: a UUID, a
+    bootstrap token `abcdef.0123456789abcdef`) and the like; a reference passes. (A user's
+    mapping holding a `token:` field anywhere else holds one too; the lines around need not
+    be there: a terminal's wrap is read in a window of two lines.)"""
+    at = m.start("body")
+    for f in compiled(_KUBE_TOKEN, 0).finditer(m.group("body")):
+        if is_value(f.group("v")):
+            yield at + f.start("v"), at + f.end("v")
+
+
 def _check_tuple(secret: str, m: re.Match[str]) -> bool | str:
     key = m.group("key")
     return assignment_is_secret(key, secret, quoted=True, env_style=True) and kind_of(key)
@@ -149,6 +225,22 @@ RULES: list[Rule] = [
         needs=(">", "tee"),
         priority=CONTEXT,
         expand=_heredoc,
+    ),
+    Rule(
+        "credential",
+        _KUBE_USER,
+        ("user:",),
+        needs=("token", "password"),
+        priority=CONTEXT,
+        expand=_kube_user,
+    ),
+    Rule(
+        "credential",
+        _ASSIGNED_HEREDOC,
+        ("<<",),
+        needs=("\n",),
+        priority=CONTEXT,
+        expand=_assigned_heredoc,
     ),
     Rule(
         "credential",

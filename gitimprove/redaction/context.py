@@ -20,6 +20,7 @@ from gitimprove.redaction.values import (
     kind_of,
     looks_random,
     mixed_case,
+    password_evidence,
     public_key_before,
     random_value,
     secret_like,
@@ -31,6 +32,8 @@ from gitimprove.redaction.values import (
 
 def _check_assignment(secret: str, m: re.Match[str]) -> bool | str:
     key, sep = m.group("key"), m.group("sep")
+    if key.startswith("-D") and len(key) > 2:
+        key = key[2:]  # a JVM system property: `-Ddb_key=…` names `db_key`
     quoted = m.group("dq") is not None or m.group("sq") is not None
     if (
         not quoted
@@ -44,9 +47,17 @@ def _check_assignment(secret: str, m: re.Match[str]) -> bool | str:
         key
     ):
         return False  # a source location in a stack trace: `lib/phoenix/token.ex:266:`
-    if not quoted and compiled(r"(?:!!?|&|\d*\*\d*)[\w!-]+", 0).fullmatch(secret):
+    if (
+        not quoted
+        and compiled(
+            r"(?:!!?|&|\*)[\w!-]+|[0-9]{0,3}\*[0-9]{0,3}[A-Za-z][A-Za-z-]*[0-9]{0,2}", 0
+        ).fullmatch(secret)
+        and not password_evidence(secret.lstrip("!&*"))
+        and not looks_random(secret.lstrip("!&*"), min_len=8)
+    ):
         # a YAML tag, anchor or alias: `pw: &p <value>`, `token: !!str <v>`; an ABNF
-        # repetition: `token = 1*tchar`
+        # repetition of a rule's name: `token = 1*tchar` (`06*Qr2JH7kj` names no rule, and
+        # an alias is a chosen name: `*AxzXMcU1v` in an env file is a password)
         return False
     before = m.string[max(0, m.start() - 12) : m.start()]
     if before.endswith("${") and secret.startswith(("?", "+")):
@@ -195,7 +206,10 @@ RULES: list[Rule] = [
     Rule(
         "url-password",
         # (the user may be an e-mail address: `smtp://alerts@acme.com:<pw>@host`)
-        _URL + r"[^\s:/?#@'\"<>\[\]]{0,128}(?:@[\w-]+(?:\.[\w-]+)+)?:([^\s@/'\"<>]{1,256})@",
+        # (a password pasted with an `@` of its own, unencoded, ends at the last `@` before
+        # the host)
+        _URL + r"[^\s:/?#@'\"<>\[\]]{0,128}(?:@[\w-]+(?:\.[\w-]+)+)?:([^\s/'\"<>]{1,256})@"
+        r"(?=[\w.-]{1,253}(?::[0-9]{1,5})?(?![\w.@-]))",
         ("://",),
         priority=CONTEXT,
         check=_check_value,
@@ -315,7 +329,8 @@ RULES: list[Rule] = [
     ),
     Rule(
         "credential",
-        r"(?i)(?<![\w.-])(?P<kq>\\?[\"']?)(?P<key>" + _KEY + r")(?P=kq)"
+        # (also a JVM system property: `-Ddb_key=…`)
+        r"(?i)(?:(?<![\w.-])|(?<=\s-D)|(?<=^-D))(?P<kq>\\?[\"']?)(?P<key>" + _KEY + r")(?P=kq)"
         r"(?P<sep>[ \t]*(?:"
         + _TYPED
         + r"|::?=|\?=|\+=|=>|=|:|<<?-(?=[ \t]*[\"']))[ \t]*)(?:[&!][\w!-]{1,40}[ \t]+|\((?=(?:\"[^\"\n]*\"|'[^'\n]*')[ \t]*\)))?\\?"

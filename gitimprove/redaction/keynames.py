@@ -98,12 +98,14 @@ def names_itself(key: str, value: str) -> bool:
     letters = "".join(c for c in value.lower() if c.isalpha())
     if not letters or len(value) > 40:
         return False
+    if any(c in "!@#$%^&*+=?~" for c in value) and any(c.isdigit() for c in value):
+        return False  # a name has no `!` or `^` beside digits: `j7Pw6~d+` holds `pw` by chance
     parts = key_words(key)
     if letters in parts or letters == "".join(parts):
         return True
     pieces = [w for w in compiled(r"[a-z]+", 0).findall(value.lower())]
     return (
-        bool(pieces)
+        any(w in _CREDENTIAL_WORDS for w in pieces)  # (`B&a&2G*L` names nothing: a password)
         and all(w in _CREDENTIAL_WORDS or len(w) <= 1 for w in pieces)
         and (sum(c.isdigit() for c in value) <= 2)
     )

@@ -37,7 +37,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-_NAME = r"#?[\w.-]{0,40}?(?:pass|pwd|pw|secret|token|key|cred|auth|psk)[\w.-]{0,40}"
+# (`salt`: WordPress' `define('LOGGED_IN_SALT', '…')` beside its `AUTH_KEY`)
+_NAME = r"#?[\w.-]{0,40}?(?:pass|pwd|pw|secret|token|key|cred|auth|psk|salt)[\w.-]{0,40}"
 _QSTR = r"""(?:"(?P<dq>(?:[^"\\\n]|\\.){1,500})"|'(?P<sq>[^'\n]{1,500})')"""
 _STR = r"[bru]{0,2}" + _QSTR
 _ANY_STR = r"""(?:"[^"\n]{0,200}"|'[^'\n]{0,200}')"""
@@ -121,6 +122,12 @@ def _check_arg(secret: str, m: re.Match[str]) -> bool:
 def _check_pgpass(secret: str, m: re.Match[str]) -> bool:
     """The line's last field is the password; one followed by more text must look like one."""
     at_end = m.string[m.end() : m.end() + 80].lstrip(" \t\r")[:1] in ("", "\n")
+    if secret.startswith("-"):
+        # the field is a password, which may start with `-` (`-3gC1EIjsIm=`): one that
+        # reads as an option (`--verbose`) is none
+        rest = secret.lstrip("-")
+        ok = is_value(rest) and any(c.isdigit() for c in rest) and secret_like(rest)
+        return ok and (at_end or looks_random(rest))
     return _check_arg(secret, m) and (at_end or secret_like(secret) or looks_random(secret))
 
 
@@ -163,7 +170,7 @@ RULES: list[Rule] = [
         + _NAME
         + r"))\s*[\])]?\s*(?P<sep>,|\|\||\?\?|\bor\b|:=|=>|=(?!=)|:)"
         r"\s*" + _STR,
-        ("pass", "pwd", "pw", "secret", "token", "key", "cred", "auth", "psk"),
+        ("pass", "pwd", "pw", "secret", "token", "key", "cred", "auth", "psk", "salt"),
         groups=("dq", "sq"),
         needs=("'", '"'),
         priority=CONTEXT,
@@ -302,7 +309,9 @@ RULES: list[Rule] = [
         "password",
         r"(?m)(?:^|(?<=[ \t]))(?:\*|(?:[\w-]+\.)*[A-Za-z][\w-]*):(?:\d{1,5}|\*):[\w*.-]+:[\w*.@-]+:"
         r"(?P<bare>\S{4,200})(?=\s|$)",
-        (":5432:", ":*:", ":3306:", ":6432:", ":5433:"),
+        # (PostgreSQL's port and the usual others: a second server, pgbouncer, Supabase's
+        # pooler, managed databases)
+        (":5432:", ":*:", ":3306:", ":6432:", ":5433:", ":5434:", ":6543:", ":15432:", ":25060:"),
         groups=("bare",),
         priority=CONTEXT,
         check=_check_pgpass,

@@ -21,6 +21,7 @@ from gitimprove.redaction.values import (
     key_strength,
     key_words,
     looks_random,
+    password_evidence,
     secret_like,
 )
 
@@ -142,6 +143,9 @@ def _table(m: re.Match[str]) -> Iterable[tuple[int, int]]:
             pos = stop + 1  # a rule between the header and the rows (psql, mysql)
             continue
         apart = misses > 0 and (line[:1].isspace() or any(c in line for c in "()=[]{}"))
+        # (a statement is no row: `_SEGMENT = r"[…]{0,128}"` under a comment ending in a
+        # column's name)
+        apart = apart or compiled(r"[ \t]*[A-Za-z_][\w.]*[ \t]+=[ \t]", 0).match(line) is not None
         if not line.strip() or line.count(sep) != width or _header_like(line, sep) or apart:
             misses += 1  # (a row after other lines is data, not indented code or a call)
             pos = stop + 1
@@ -198,7 +202,7 @@ def _check_cell(secret: str, m: re.Match[str]) -> bool:
     mixed = any(c.isdigit() for c in secret) and any(c.isalpha() for c in secret)
     strength = key_strength(key)
     if strength == "weak":  # `key1<TAB><random>` (az storage account keys list)
-        return is_value(secret) and looks_random(secret)
+        return is_value(secret) and (looks_random(secret) or password_evidence(secret))
     return strength == "strong" and is_value(secret) and (mixed or looks_random(secret))
 
 
@@ -246,7 +250,7 @@ def _check_aws_secret(secret: str, m: re.Match[str]) -> bool:
     return looks_random(secret, min_len=40) or sum(c.isupper() for c in secret) >= 4
 
 
-_KEYWORDS = tuple(f"{w}" for w in _CELL_WORDS)
+_KEYWORDS = (*_CELL_WORDS, "auth", "salt")
 
 RULES: list[Rule] = [
     Rule(
@@ -262,7 +266,7 @@ RULES: list[Rule] = [
         # two cells of a row: `| SecretAccessKey | <value> |`, `DB_PASSWORD<TAB><value>`
         "credential",
         r"(?im)(?:^|[|\t])[ \t]*(?P<key>[\w.-]{0,40}(?:secret|password|passwd|token|key|"
-        r"credential|pwd)[\w.-]{0,40})(?:[ \t]+\|[ \t]+|\t[ \t]*)(?P<v>[^\s|]{4,500})",
+        r"credential|pwd|auth|salt)[\w.-]{0,40})(?:[ \t]+\|[ \t]+|\t[ \t]*)(?P<v>[^\s|]{4,500})",
         _KEYWORDS,
         groups=("v",),
         needs=(" | ", "\t"),

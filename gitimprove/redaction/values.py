@@ -86,11 +86,12 @@ def is_value(value: str) -> bool:
         len(v) >= 4
         and any(c.isalnum() for c in v)
         and v.lower() not in _NOT_VALUES
-        and not (compiled(_REFERENCE, re.X).match(v) and not _random_part(v))
+        and not (compiled(_REFERENCE, re.X).match(v) and not _random_part(v) and not _tagged(v))
         and not compiled(_PLACEHOLDER, re.I).match(v)
         and "[REDACTED:" not in v
         and not _says_fake(v)
         and not compiled(_PATH, 0).fullmatch(v)
+        and not file_path(v)
         and not compiled(r"(?i)(?:sha1|sha256|sha384|sha512|md5):", 0).match(v)
         and not encodes_prose(v)
         and not compiled(_PATTERN, 0).search(v)
@@ -108,6 +109,12 @@ _SPLICE += r"|[A-Za-z_]\w*(?:::[A-Za-z_]\w*)+"
 
 # a regular expression's syntax: `(?![\w-])`, `\d+`: a pattern, not a password
 _PATTERN = r"\(\?(?:[:!=]|<[=!])|\\[wdsWDS][*+?{\])]|\[\^?\\[wdsWDS]"
+
+
+def _tagged(value: str) -> bool:
+    """A YAML tag's shape (`!Ref`, `!vault`) holding a generated password after its `!`:
+    a password that starts with `!`, no tag's name."""
+    return value.startswith("!") and password_evidence(value)
 
 
 def _random_part(value: str) -> bool:
@@ -128,6 +135,33 @@ def is_identifier_value(value: str) -> bool:
     """A UUID or a hash (git ids, SHA-256): an identifier when no password names it."""
     return compiled(_UUID, 0).fullmatch(value) is not None or (
         compiled(_HASH, 0).fullmatch(value) is not None
+    )
+
+
+# a Windows path (a drive's letter, a colon, then backslashes, also escaped in JSON, or
+# slashes) or a UNC share: where a key is kept, not the key
+_WIN_PATH = r"(?:[A-Za-z]:(?:\\{1,2}|/)|\\{1,4}[\w.$-]{1,64}\\{1,2})[\w .$@()~+\\/-]{0,400}"
+# a segment of a path, and the name of a file with its extension
+_SEGMENT = r"[\w.@+~-]{0,128}"
+_EXTENSION = r"[\w.@+~-]{1,128}\.[a-z][a-z0-9]{0,4}"
+
+
+def file_path(value: str) -> bool:
+    """A path to a file, not a secret: a Windows or UNC path, or a path of plain names
+    ending in a file's extension (`./certs/key2.pem`, `keys/prod/deploy.key`). A secret
+    holding `/` (base64) has no extension after its last one."""
+    if compiled(_WIN_PATH, 0).fullmatch(value):
+        return True
+    if "\\" in value:  # names between backslashes, the drive cut off: `fs01\keys\id_rsa2`
+        parts = compiled(r"\\{1,2}", 0).split(value)
+        return len(parts) >= 3 and all(
+            compiled(r"[\w .$@~+-]{1,128}", 0).fullmatch(p) for p in parts
+        )
+    if "/" not in value or len(value) > 512:
+        return False
+    *folders, name = value.split("/")
+    return compiled(_EXTENSION, 0).fullmatch(name) is not None and all(
+        compiled(_SEGMENT, 0).fullmatch(f) for f in folders
     )
 
 
@@ -165,6 +199,148 @@ def looks_random(value: str, *, min_len: int = 16) -> bool:
     kinds = ["d" if c.isdigit() else "u" if c.isupper() else "l" for c in value if c.isalnum()]
     switches = sum(1 for a, b in itertools.pairwise(kinds) if a != b)
     return switches * 5 >= len(kinds) and entropy(value) >= 3.0
+
+
+# a password's symbols, not a name's, a path's or a number's separators (`-`, `_`, `.`, `/`, `:`)
+_PASSWORD_SYMBOLS = frozenset("!@#$%^&*+=?~")
+# a key binding: `Ctrl+Shift+F5`, `Win+S3`
+_KEY_BINDING = r"(?i)(?:(?:ctrl|control|alt|shift|cmd|command|meta|super|win|option|opt|mod|fn)[+-]){1,6}\S{1,12}"
+
+
+def password_evidence(value: str) -> bool:
+    """A password someone generated or disguised, told from a name or a number by its
+    characters (`pJn6wp5@s90HMl`, `x7k!p2q#m9`): 8 to 64 characters with no blank, letters
+    and digits with a password's symbols (`!@#$%^&*+=?~`), and runs of letters and digits
+    that read as no name: one such run beside mixed case, or two, or mixed case in runs of
+    two or three characters between symbols (`e@8r?I^j`). A name, a number, a
+    version, a key binding (`Ctrl+Shift+F5`), an expression of names (`A*B+C=D1`), an
+    e-mail address, a path, a URL, a pair (`sid=s%3A…`) or code is none. A long value
+    (WordPress' salts: 32 or more) may hold blanks when a fifth of it is symbols."""
+    if not value.isascii() or not value.isprintable() or not 8 <= len(value) <= 128:
+        return False
+    if not any(c.isdigit() for c in value) or not any(c.isalpha() for c in value):
+        return False
+    if value.isalnum():
+        return _generated_word(value)
+    if not any(c in _PASSWORD_SYMBOLS for c in value) or "://" in value or file_path(value):
+        return False
+    if " " in value:
+        return _salt(value)
+    if len(value) >= 32 and _salt(value):
+        return True  # (WordPress' salts: 64 of letters, digits and any symbol)
+    if len(value) > 64 or "\\" in value or value.count("/") > 1:
+        return False
+    if compiled(r"[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}", 0).fullmatch(value):
+        return False  # an e-mail address
+    pair = compiled(r"[a-z_][a-z0-9_.-]{2,64}(?==)|[A-Z_][A-Z0-9_.-]{2,64}(?==)", 0).match(value)
+    # a name and its value: a cookie's `connect.sid=…`, a query's `page=2` (a name is said
+    # aloud: `TWH4=` is no name)
+    name = pair.group() if pair else ""
+    said = any(c in _VOWELS or c in "_.-" for c in name)
+    if said and not any(_odd_run(r) for r in _runs(name)):
+        return False
+    if compiled(_KEY_BINDING, 0).fullmatch(value):
+        return False
+    if compiled(r"[A-Za-z_][\w.]{0,64}[\[(]|[{}]|%\(", 0).search(value):
+        return False  # code or a template: `arr[0]+arr[1]`, `{name}`, `%(id)d`
+    if compiled(r"[vV]?[0-9]{1,9}(?:\.[0-9]{1,9}){1,4}(?:[-+][\w.+-]{0,48})?", 0).fullmatch(value):
+        return False  # a version: `2.0.1+build.5`
+    # (a dotted number is one run: `Go@1.21+Rc1` names a version)
+    runs = _runs(compiled(r"[0-9]+(?:\.[0-9]+)+", 0).sub("0", value))
+    odd = sum(1 for r in runs if len(r) >= 2 and _odd_run(r))
+    mixed = any(c.isupper() for c in value) and any(c.islower() for c in value)
+    # (symbols between single characters and cases mixed: `e@8r?I^j`, `M5=F@n@l*K`)
+    versioned = compiled(r"[0-9]\.[0-9]", 0).search(value) is not None
+    dense = not versioned and len(runs) >= 3 and 2 * sum(map(len, runs)) <= 5 * len(runs)
+    # (or short runs, two symbols and two digits, no version: `Pi8?Sm6^`)
+    dense = dense or (
+        len(runs) >= 2
+        and all(len(r) <= 3 for r in runs)
+        and sum(c in _PASSWORD_SYMBOLS for c in value) >= 2
+        and sum(c.isdigit() or c in _PASSWORD_SYMBOLS for c in value) >= 4
+        and not versioned
+    )
+    return odd >= 2 or (mixed and (odd == 1 or dense))
+
+
+_VOWELS = frozenset("aeiouAEIOU")
+# names with no vowel that code and tools use as words
+_NO_VOWEL_NAMES = words(
+    "db js ts pg px ms ns vm ws fs mb kb gb tb dns tls ssl ssh sql xml tcp udp http https html "
+    "npm pnpm ctrl cmd pkg cfg msg btn svc stg prd rpc grpc pgsql mysql psql lvm nfs smb sftp "
+    "smtp rtmp gltf png jpg svg pdf md rb py rs cc cpp sh zsh tty pty std str fn sync "
+    "my by sys gym mr dr st jr ltd vs nr pt cd dvd tv pc hd lcd rc lts jdk sdk ctl mgr nvm npx nd rd th"
+)
+
+
+def _humps(value: str) -> list[str]:
+    return compiled(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", 0).findall(value)
+
+
+def _vowelless(hump: str) -> bool:
+    """A hump of two letters or more, ending in lower case, with no vowel and no name:
+    `Xxqzg`, `Fb`, `rn` (not `Db`, `ssh`, `RSA`)."""
+    return (
+        len(hump) >= 2
+        and hump[-1].islower()
+        and not any(c in _VOWELS for c in hump)
+        and hump.lower() not in _NO_VOWEL_NAMES
+    )
+
+
+def _clustered(hump: str) -> bool:
+    """Four consonants together, no name's: `cpulbgd`."""
+    low = hump.lower()
+    return (
+        low not in _NO_VOWEL_NAMES and compiled(r"[b-df-hj-np-tv-xz]{4}", 0).search(low) is not None
+    )
+
+
+def _odd_run(run: str) -> bool:
+    """A run of letters and digits no name has: digits inside letters (`k3y`, `Qr2JH7kj`;
+    not `k8s`), or a hump of letters no name has together (`Xxqzg`, `Jn`, `cpulbgd`).
+    Words, acronyms and numbers (`MySQL8`, `InnoDB`, `Smith`, `2nd`, `x86`) are names."""
+    if compiled(r"[A-Za-z][0-9]+[A-Za-z]", 0).search(run) and run.lower() not in _NUMBERED_NAMES:
+        return True
+    return any(_vowelless(h) or _clustered(h) for h in _humps(run))
+
+
+_NUMBERED_NAMES = words("k8s k3s i18n l10n a11y e2e p2p b2b b2c w3c s3a h2o co2")
+
+
+def _generated_word(value: str) -> bool:
+    """Letters of both cases and digits, 8 to 64, with letters no name has together (four
+    consonants, `cpulbgd`; a hump with no vowel among many short ones, `1vsHiQMaR`,
+    `FbB0JxXu`): a generated password with no symbol. A name with a number (`getV2Key`,
+    `iPhone14ProMax`, `k8sNodeV1`, `tcpDump2`) has none."""
+    if not 8 <= len(value) <= 64:
+        return False
+    if not all(any(f(c) for c in value) for f in (str.isupper, str.islower, str.isdigit)):
+        return False
+    humps = _humps(value)
+    if any(_clustered(h) for h in humps):
+        return True
+    # (a short hump with no vowel among short humps: `mp4Video` and `tcpDump2` are three
+    # humps in eight characters)
+    return any(_vowelless(h) for h in humps) and len(humps) * 10 >= len(value) * 4
+
+
+def _runs(value: str) -> list[str]:
+    return compiled(r"[A-Za-z0-9]+", 0).findall(value)
+
+
+def _salt(value: str) -> bool:
+    """A long generated value with blanks among its symbols (WordPress' `AUTH_SALT`): 32
+    characters or more, letters of both cases, digits, a fifth of it symbols, high entropy."""
+    symbols = sum(not c.isalnum() and c != " " for c in value)
+    return (
+        len(value) >= 32
+        and any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+        and symbols * 5 >= len(value)
+        and value.count(" ") * 8 <= len(value)
+        and entropy(value) >= (4.3 if " " in value else 4.6)
+    )
 
 
 _HEX_ID = r"[0-9a-f]{32}|[0-9a-f]{40}|[0-9a-f]{64}"
@@ -248,7 +424,7 @@ def assignment_is_secret(key: str, value: str, *, quoted: bool, env_style: bool)
             compiled(_HEX_ID, 0).fullmatch(value) is not None or _uuid_token(key, value)
         )
     if strength == "weak":
-        return looks_random(value)
+        return looks_random(value) or password_evidence(value) or mixed_case(value)
     if quoted or env_style or secret_like(value) or looks_random(value) or mixed_case(value):
         return True
     return kind_of(key) == "password" and _is_passphrase(value) and value.lower() not in key.lower()

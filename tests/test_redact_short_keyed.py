@@ -1,0 +1,222 @@
+"""A short generated password under a name that only may name a credential (`DEPLOY_KEY`,
+`db_key`, WordPress' `AUTH_KEY` and `LOGGED_IN_SALT`): letters, digits and a password's
+symbols in runs that read as no name are a secret; a word, a name, a version, a path (a
+Windows one too), a reference, an expression or code under the same names is not."""
+
+from __future__ import annotations
+
+import json
+import random
+import string
+
+import pytest
+
+from gitimprove.redaction import redact, redact_blob
+from gitimprove.redaction.engine import compiled
+
+# symbols a password may hold where it stands quoted, and where it stands bare (a shell or
+# YAML line: no `$`, `&`, `;` or `|`, which the shell reads as syntax)
+QUOTED = "!@#$%^&*+=?~"
+BARE = "!@#%^*+=?~"
+RNG = random.Random(1414)
+
+
+@pytest.fixture(autouse=True)
+def _same_fakes() -> None:
+    """Each test draws the same fakes whatever ran before it (in this process or not)."""
+    RNG.seed(1414)
+
+
+def _password(n: int, symbols: str = QUOTED) -> str:
+    """A generated password of `n` characters starting with a letter: letters of both cases,
+    digits and symbols, no two neighbours of one class (as a password manager's look)."""
+    classes = (string.ascii_lowercase, string.ascii_uppercase, string.digits, symbols)
+    out = [RNG.choice(string.ascii_letters)]
+    last = 0 if out[0].islower() else 1
+    while len(out) < n:
+        k = RNG.choice([c for c in range(4) if c != last])
+        out.append(RNG.choice(classes[k]))
+        last = k
+    t = "".join(out)
+    if all(any(c in cls for c in t) for cls in classes):
+        return t
+    return _password(n, symbols)
+
+
+def _one_case(n: int) -> str:
+    """Lower-case letters, digits and symbols in short runs (`x7k!p2q#m9`)."""
+    out = []
+    while len(out) < n:
+        out += [RNG.choice("bcdfghjkmnpqrstvwxz"), RNG.choice("23456789")]
+        out += [RNG.choice("bcdfghjkmnpqrstvwxz"), RNG.choice(BARE)]
+    return "".join(out[:n]).rstrip(BARE) + "7"
+
+
+def assert_masked(text: str, secret: str) -> None:
+    out = redact(text)
+    assert "[REDACTED:" in out, (text, out)
+    for i in range(max(1, len(secret) - 5)):
+        assert secret[i : i + 6] not in out, (text, out)
+    assert redact(out) == out
+    record = redact_blob(json.dumps({"content": text}).encode()).decode()
+    content = json.loads(record)["content"]
+    for i in range(max(1, len(secret) - 5)):
+        assert secret[i : i + 6] not in content, record
+
+
+KEYED = [
+    "DEPLOY_KEY: {s}",
+    "  deploy_key: '{s}'",
+    'db_key = "{s}"',
+    "$key = '{s}';",
+    "define('AUTH_KEY', '{s}');",
+    "define( 'SECURE_AUTH_KEY',  '{s}' );",
+    "define('LOGGED_IN_SALT', '{s}');",
+    'define("DB_PASSWORD", "{s}");',
+    "export STRIPE_KEY='{s}'",
+    'LICENSE_KEY="{s}"',
+    '{{"auth": "{s}", "user": "svc"}}',
+    "cookie_salt = '{s}'",
+    'webhook_key: "{s}"',
+    '<add key="AuthKey" value="{s}" />',
+    "set DEPLOY_KEY={s}",
+    "java -Ddb_key={s} -jar app.jar",
+    "db_key\t{s}",
+    "| auth | {s} |",
+    "ENV DEPLOY_KEY={s}",
+    "[deploy]\nkey = {s}",
+    "  - DEPLOY_KEY={s}",
+    "signing_salt: {s}",
+]
+
+
+@pytest.mark.parametrize("template", KEYED, ids=range(len(KEYED)))
+def test_a_short_password_with_symbols_under_a_key_name_is_masked(template: str) -> None:
+    bare = "'" not in template and '"' not in template
+    for n in (8, 10, 14, 20, 32):
+        secret = _password(n, BARE if bare else QUOTED)
+        assert_masked(template.format(s=secret), secret)
+    one_case = _one_case(12)
+    assert_masked(template.format(s=one_case), one_case)
+
+
+def test_the_examples_of_the_issue_are_masked() -> None:
+    # (written backwards: the file itself holds no password under a key name)
+    for template, backwards in (
+        ("DEPLOY_KEY: {}", "lMH09s@5pw6nJp"),
+        ("DEPLOY_KEY={}", "jk7HJ2rQ*60"),
+        ('db_key = "{}"', "Lp#2Tr!7qX"),
+        ("define('AUTH_KEY', '{}');", "tlaS#dr0W!y3k"),
+        ("define('DB_PASSWORD', '{}');", "tlaS#dr0W!y3k"),
+        ("DEPLOY_KEY: {}", "?=!+=oa%9Z"),  # short runs, a digit, symbols
+        ("DEPLOY_KEY: {}", "3z?LVZ*gzqxX"),  # four consonants together
+        ("auth: {}", "k+2weKgvYqY"),  # a hump with no vowel
+        ("DEPLOY_KEY={}", "uJ2y=4HWT"),  # a pair whose name no one says
+        ("-Dauth={} -jar app.jar", "G~V2RUjfG2B!"),  # `!` first: no YAML tag
+        ('db_key = "{}"', "9m#q2p!k7x"),
+    ):
+        secret = backwards[::-1]
+        assert_masked(template.format(secret), secret)
+
+
+def _alnum(n: int) -> str:
+    """Letters of both cases and digits at random, with four letters no word has together."""
+    while True:
+        t = "".join(RNG.choice(string.ascii_letters + string.digits) for _ in range(n))
+        kinds = all(any(f(c) for c in t) for f in (str.isupper, str.islower, str.isdigit))
+        if kinds and compiled(r"[b-df-hj-np-tv-z]{4}", 0).search(t):
+            return t
+
+
+@pytest.mark.parametrize("template", ["DEPLOY_KEY={s}", "auth: {s}", "db_key = {s}"])
+def test_a_generated_password_without_symbols_under_a_key_name_is_masked(template: str) -> None:
+    for n in (9, 10, 12, 14):
+        secret = _alnum(n)
+        assert_masked(template.format(s=secret), secret)
+
+
+def test_a_wordpress_salt_with_blanks_is_masked() -> None:
+    alphabet = string.ascii_letters + string.digits + "!@#$%^&*()-_[]{}<>~+=,.;:/?| "
+    for name in ("AUTH_KEY", "NONCE_SALT", "LOGGED_IN_KEY"):
+        salt = "".join(RNG.choice(alphabet) for _ in range(64)).replace("'", "").strip()
+        salt = "Qz7" + salt.replace("\\", "") + "k9#"
+        assert_masked(f"define( '{name}', '{salt}' );", salt)
+
+
+PASS = [
+    "DEPLOY_KEY: deploy-prod",
+    "key: value",
+    "AUTH_KEY: ${AUTH_KEY}",
+    "AUTH_KEY: ${{ secrets.AUTH_KEY }}",
+    'key = os.environ["X"]',
+    "key: /etc/ssl/private/server.key",
+    "key: 12345678",
+    "version_key: 1.2.3-beta",
+    "key: v2.0.1+build.5",
+    "key: Ctrl+Shift+F5",
+    "hotkey: Alt+F4",
+    "sort_key = arr[0]+arr[1]",
+    "key = hashlib.sha256(b).hexdigest()",
+    "cache_key = user1@example.com",
+    "key: 2024-01-01T10:00:00Z",
+    "key: ./build/out-1.2/x86_64",
+    "define('AUTH_KEY', 'put your unique phrase here');",
+    "primary_key: id",
+    "key: k8s-node-01",
+    "AUTH_KEY=${AUTH_KEY:?set it}",
+    "key: '%(name)s-%(id)d'",
+    "key: a1b2c3d4e5",
+    "partition_key: user#123#2024",
+    "cache_key: python@3.11",
+    "key: node@18.2",
+    "sort_key: 'id2,name3'",
+    "signature: 'sha256=abc123'",
+    "key: 'a=1&b=2'",
+    "key: '#ff00aa'",
+    "key: 'Win+Shift+S3'",
+    "key: 'Q1 2024!'",
+    "key: 'A*B+C=D1'",
+    "formula_key = X1*Y2+Z3",
+    "auth: 'Bearer ${TOKEN}'",
+    "key: build+g1a2b3c",
+    "cache_key: Linux-x86_64+cu118",
+    "group_key: team@acme.io",
+    "key: user@host:22",
+    "shortcut_key: Cmd+Option+I",
+    "key: 'Hello@World1'",
+    "key: 'Id+Name+X1'",
+    "cache_key: Go@1.21+Rc1",
+    "toolchain_key: node@18.2.0+x64",
+    "image_key: nginxV2Alpine3",
+    "key = iPhone14ProMax",
+    "key: k8sNodeV1",
+    "cache_key: sha256WithRSA",
+    "DEPLOY_KEY=mp4Video",
+    "key: tcpDump2",
+    "key: libSSL3Dev",
+    "key: 'MySQL8+InnoDB'",
+    "key: 'Dr+Smith+2nd'",
+    "key: 'Go@1.21+Rc1'",
+    "cache_key: 'ISO8601+UTC'",
+    "key: 'EC2+RDS+VPC'",
+    "java -Dfile.encoding=UTF-8 -Dlog.level=debug -jar a.jar",
+    "db_password: !Ref DbPasswordParameter",
+    "password: !vault |",
+    "DEPLOY_KEY=Python311",
+    "cat <<EOF > .env\nDB_HOST=localhost\nDB_PORT=5432\nDEPLOY_KEY=deploy-prod\nEOF",
+    # paths: where a key is kept, not the key (Windows ones too, also JSON-escaped)
+    "key: C:\\Users\\me\\.ssh\\key2.pem",
+    "private_key: C:\\Users\\me\\.ssh\\key2.pem",
+    "ssh_key=D:/keys/deploy-2.pem",
+    '{"private_key": "C:\\\\Users\\\\me\\\\.ssh\\\\key2.pem"}',
+    "api_key: C:\\Users\\Me\\AppData\\Local\\Temp\\k3yF1le.json",
+    "ssh_key: \\\\fs01\\keys\\id_rsa2",
+    "private_key: ./certs/key2.pem",
+    "private_key: certs/prod/deploy-2.key",
+    "secret_file = C:\\ProgramData\\app\\secret2.txt",
+]
+
+
+@pytest.mark.parametrize("text", PASS, ids=range(len(PASS)))
+def test_words_names_versions_paths_and_code_under_a_key_name_pass(text: str) -> None:
+    assert redact(text) == text
