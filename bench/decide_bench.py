@@ -4,7 +4,9 @@ Part 1, hill-climbs: per regime, false keeps (share of no-gain changes kept), me
 decision (calibration included) and cumulative true gain, for the rule and the 5-run median,
 then their ratios against the goal: false keeps <= 0.5x, runs <= 0.85x, gain >= the median's.
 The six regimes of the reference table, then two of shared machines (load bursts, a
-calibration taken on a busy machine).
+calibration taken on a busy machine), then three kinds of noise the rule was not tuned on (a
+slow machine state, a wave of load, rare tenfold outliers); the extra rows' goal is the A/A
+one.
 
 Part 2, A/A: every candidate identical to its incumbent; the share kept by decision index
 (the first decision after calibration, the 2nd to 5th, the rest). Goal: <= 5% everywhere.

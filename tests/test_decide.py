@@ -64,7 +64,21 @@ def test_no_effect_changes_are_kept_at_most_5_percent_at_any_index(scenario: str
     assert 100.0 * sum(keeps) / (4 * n) <= 5.0, keeps
 
 
-@pytest.mark.parametrize("scenario", ["bursts", "busycal", "spikes"])
+@pytest.mark.parametrize("scenario", ["periodic", "drift", "states", "outliers"])
+def test_no_effect_keeps_at_each_decision_index_when_the_machine_level_moves(
+    scenario: str,
+) -> None:
+    """The first decisions' window is a few runs taken over a few minutes: when the machine's
+    level moves (a wave of load, slow drift) it is stale by the second or third decision. A
+    wave of +-6% over 30 runs kept 5.5-7% of no-effect changes at decisions 2-3 when a keep
+    could rest on such a window and one fresh incumbent run."""
+    n = 600
+    keeps = aa_keeps(scenario, range(n), iters=4, seed="index")
+    rates = [100.0 * k / n for k in keeps]
+    assert max(rates) <= 5.0, rates
+
+
+@pytest.mark.parametrize("scenario", ["bursts", "busycal", "spikes", "states", "outliers"])
 def test_regressions_of_5_percent_or_more_are_never_kept_under_load(scenario: str) -> None:
     def kept(m: Machine) -> list[bool]:
         rule = AdaptiveRule(min_delta=MinDelta(0.0, relative=True))

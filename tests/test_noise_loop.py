@@ -301,3 +301,20 @@ def test_a_constant_candidate_against_a_noisy_incumbent_uses_the_runs_noise(
         assert len(set(runs)) == 1 and runs[0] == float(row["metric"]["value"])
         assert row["decision"]["sigma"] > 3.0, (row["decision"], row["reason"])
         check_numbers_agree(row)
+
+
+@pytest.mark.slow
+def test_the_real_loop_and_its_in_process_replay_decide_alike() -> None:
+    """`bench/decide_loop_bench.py --replay` measures the real loop on hundreds of seeds by
+    replaying it in process: it is only worth that if `git improve run` makes the very same
+    decisions (keeps by round, metric runs, final value), for the three loops."""
+    import subprocess
+
+    bench = Path(__file__).resolve().parents[1] / "bench" / "decide_loop_bench.py"
+    args = ["--check", "1", "--first", "3", "--rounds", "12", "--regimes", "spikes"]
+    res = subprocess.run(
+        [sys.executable, str(bench), *args, "--jobs", "2"],
+        capture_output=True,
+        text=True,
+    )
+    assert res.returncode == 0 and "agree on 3 of 3" in res.stdout, res.stdout + res.stderr

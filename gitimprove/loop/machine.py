@@ -16,7 +16,8 @@ from pathlib import Path
 
 Scenario = dict[str, float | str]
 
-# The six regimes of the reference table, then two of shared machines.
+# The six regimes of the reference table, then two of shared machines, then three kinds of
+# noise the rule was not tuned on (machine states, periodic load, rare huge outliers).
 SCENARIOS: dict[str, Scenario] = {
     "cv1": {"kind": "gauss", "cv": 0.01},
     "cv5": {"kind": "gauss", "cv": 0.05},
@@ -35,6 +36,13 @@ SCENARIOS: dict[str, Scenario] = {
         "lo": 0.10,
         "hi": 0.50,
     },
+    # two machine states (e.g. a CPU clocked down): +15% for stretches of about 20 runs,
+    # entered with probability 0.02 per run
+    "states": {"kind": "gauss", "cv": 0.02, "state_on": 0.02, "state_off": 0.05, "state": 0.15},
+    # load that comes and goes: +-6% in a wave of 30 runs, with a random phase
+    "periodic": {"kind": "gauss", "cv": 0.02, "period": 30, "amp": 0.06},
+    # one run in 50 takes ten times as long (a cold cache, a swap storm)
+    "outliers": {"kind": "gauss", "cv": 0.02, "outlier_p": 0.02, "outlier": 10.0},
 }
 SIX = ("cv1", "cv5", "cv10", "t3", "spikes", "drift")
 LABELS = {
@@ -46,6 +54,9 @@ LABELS = {
     "drift": "2% + slow drift (sd 3%)",
     "bursts": "2% + bursts of +30% over 2-3 runs",
     "busycal": "2%, calibration on a busy machine",
+    "states": "2% + a +15% state over ~20 runs",
+    "periodic": "2% + a wave of +-6% over 30 runs",
+    "outliers": "2% + one run in 50 ten times slower",
 }
 
 
@@ -58,6 +69,8 @@ class Machine:
         self.innov = self.drift_sd * math.sqrt(1 - self.phi**2) if self.drift_sd else 0.0
         self.burst_left = 0
         self.n = 0  # runs so far
+        self.slow = False  # in the slow state ("states")
+        self.phase = rng.uniform(0.0, 2.0 * math.pi) if "period" in sc else 0.0
 
     def run(self, true_value: float) -> float:
         rng, sc = self.rng, self.sc
@@ -79,6 +92,15 @@ class Machine:
                 e += math.log1p(float(sc["burst"]))
         if self.n < int(sc.get("busy_first", 0)) and rng.random() < float(sc["busy_p"]):
             e += math.log1p(rng.uniform(float(sc["lo"]), float(sc["hi"])))
+        if "state" in sc:
+            flip = float(sc["state_off"] if self.slow else sc["state_on"])
+            self.slow = self.slow != (rng.random() < flip)
+            e += math.log1p(float(sc["state"])) if self.slow else 0.0
+        if "period" in sc:
+            wave = 2.0 * math.pi * self.n / float(sc["period"]) + self.phase
+            e += float(sc["amp"]) * math.sin(wave)
+        if "outlier_p" in sc and rng.random() < float(sc["outlier_p"]):
+            e += math.log(float(sc["outlier"]))
         self.n += 1
         return true_value * math.exp(self.level + e)
 
@@ -96,10 +118,18 @@ def metric_run(scenario: Scenario, seed: str, state_file: Path, true_value: floa
         version, internal, gauss_next = saved["rng"]
         m.rng.setstate((version, tuple(internal), gauss_next))
         m.level, m.burst_left, m.n = saved["level"], saved["burst_left"], saved["n"]
+        m.slow, m.phase = saved.get("slow", False), saved.get("phase", m.phase)
     except FileNotFoundError:
         pass
     value = m.run(true_value)
-    state = {"rng": m.rng.getstate(), "level": m.level, "burst_left": m.burst_left, "n": m.n}
+    state = {
+        "rng": m.rng.getstate(),
+        "level": m.level,
+        "burst_left": m.burst_left,
+        "n": m.n,
+        "slow": m.slow,
+        "phase": m.phase,
+    }
     tmp = state_file.with_suffix(".tmp")
     tmp.write_text(json.dumps(state))
     os.replace(tmp, state_file)

@@ -42,6 +42,12 @@ _ND = statistics.NormalDist()
 # incumbent's side would look like a gain
 PAIRED_LOOKS = (3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128)
 SPEND_SHARE = 0.8
+# a keep against the window rests on this many fresh incumbent runs at least, whose centre
+# is within CONFIRM_SE standard errors of the window's (else the decision goes on paired):
+# with one, or the looser test that switches to pairs midway (`consistency`), a window the
+# level has moved away from was not caught (docs/noise.md)
+CONFIRM_FRESH, CONFIRM_SE = 2, 1.5
+YOUNG = 3  # a window from fewer decisions' incumbent runs than this is young
 # prior="mixture": the share of the learned shrinkage the curtailment takes off a gain, once
 # that many decisions' first runs have taught the prior (effects.py; docs/noise.md)
 CP_SHARE, CP_AFTER = 0.4, 10
@@ -106,6 +112,9 @@ class AdaptiveRule:
         self.pool = NoisePool(outlier_k)
         self.effects = EffectPrior()
         self.window: list[float] = []
+        # how many decisions' incumbent runs the window holds (up to YOUNG): a young window
+        # has not yet been seen to hold over time (docs/noise.md, step 5)
+        self.window_from = 0
         self.exact: float | None = None  # the incumbent's value, for a deterministic metric
         self.level0 = 0.0  # the calibration's median (for saying how big σ is)
 
@@ -144,7 +153,7 @@ class AdaptiveRule:
         # the calibration teaches the noise, but is never the reference for a keep: taken
         # on a busy machine it would make every later run look faster; the first decision
         # compares with fresh incumbent runs, paired, and those start the window
-        self.window = []
+        self.window, self.window_from = [], 0
         noise = self.pool.noise()
         self.exact = raw[-1] if raw and noise.deterministic else None
 
@@ -233,11 +242,24 @@ class AdaptiveRule:
             due = [i for i, n in enumerate(looks) if n <= nc and i >= next_look] if ready else []
             at_look = bool(due) or (ready and used >= self.max_runs and next_look <= len(looks))
             z = bounds[due[-1]] if due else bounds[-1]
+            look_before = next_look
             next_look = due[-1] + 1 if due else (len(looks) + 1 if at_look else next_look)
             df = float(min(400, max(1, int(noise.df))))
             tk = t_ppf(round(_ND.cdf(z), 6), df) if sigma > 0 else z
             d, se = est.gain, est.se
             if at_look and est.n_cand >= 2 and est.n_ref >= 2 and d - tk * se > 0 and d >= self.md:
+                young = self.window_from < YOUNG
+                if young and est.mode == "window" and not self._window_holds(w, window, sigma, est):
+                    # a keep against the window needs fresh incumbent runs that confirm it
+                    # (two at least, close to it): a window the machine's level has moved
+                    # away from (drift, a wave of load) would make no change look good
+                    if used < self.max_runs:
+                        next_look = look_before
+                        if est.fresh >= CONFIRM_FRESH:
+                            w.split = len(w.seq)  # stale: pairs from here on
+                        take("A" if est.fresh < CONFIRM_FRESH or w.seq[-1] == "B" else "B")
+                        continue
+                    return self._outcome(False, "inconclusive", est, tk, w, window, sigma)
                 two = est_.two_modes(w.b, self.pool.calibrated, self.k)  # forged in some runs
                 verdict = "two-modes" if two else "confident"
                 return self._outcome(verdict == "confident", verdict, est, tk, w, window, sigma)
@@ -266,6 +288,18 @@ class AdaptiveRule:
             if used >= self.max_runs:
                 return self._outcome(False, "inconclusive", est, tk, w, window, sigma)
             take(est.need or self._next(est, w, extreme))
+
+    def _window_holds(self, w: Work, window: list[float], sigma: float, est: Estimate) -> bool:
+        """Whether this decision's fresh incumbent runs confirm the window: two at least, and
+        their centre within CONFIRM_SE standard errors of the window's."""
+        if est.fresh < CONFIRM_FRESH or not sigma > 0:
+            return est.fresh >= CONFIRM_FRESH
+        wc = est_.clean(window, sigma, self.k)
+        cw = est_.center(wc, sigma)
+        lim = self.k * sigma * math.sqrt(1.0 + 1.0 / len(wc))
+        good = [x for x in w.a if abs(x - cw) <= lim]
+        spread = sigma * math.sqrt(1.0 / len(good) + 1.0 / len(wc))
+        return abs(est_.center(good, sigma) - cw) <= CONFIRM_SE * spread
 
     def _next(self, est: Estimate, w: Work, extreme: bool) -> str:
         if extreme:  # one very bad run may be a glitch: one more before giving up
@@ -336,10 +370,13 @@ class AdaptiveRule:
         self.pool.add(a)
         if moved:
             self.window = self._inherited(out, b)
-        elif out.window_reset:
+            self.window_from = YOUNG
+        elif out.window_reset or not self.window:
             self.window = a[-self.W :] if self.W else []
+            self.window_from = 1 if self.window else 0
         else:
             self.window = (self.window + a)[-self.W :] if self.W else []
+            self.window_from = min(YOUNG, self.window_from + (1 if a else 0))
 
     def moved_to(self, out: Outcome) -> None:
         """The incumbent became this decision's candidate (a tournament's winner)."""
@@ -347,6 +384,7 @@ class AdaptiveRule:
             self.exact = out.candidate[0] if len(set(out.candidate)) == 1 else None
         else:
             self.window = self._inherited(out, [self.tx(v) for v in out.candidate])
+            self.window_from = YOUNG
 
     def _inherited(self, out: Outcome, b: list[float]) -> list[float]:
         """The new incumbent's window: its runs from the decision that kept it, moved back by

@@ -181,3 +181,79 @@ def aa_keep_rate(scenario: str, climbs: range, iters: int = 100, seed: str = "20
     """Share of decisions kept when every candidate is identical to the incumbent."""
     keeps = aa_keeps(scenario, climbs, iters, seed)
     return 100.0 * sum(keeps) / max(1, len(climbs) * iters)
+
+
+# --- the real loop's bench, replayed in process ----------------------------------------------
+
+
+def loop_effect(seed: int | str, iteration: int) -> float:
+    """The true effect of the bench agent's proposal at `iteration` (1, 2, …) for `seed`:
+    the draw `bench/decide_loop_bench.py`'s agent makes."""
+    return draw_effect(random.Random(f"{seed}-effect-{iteration}"))
+
+
+class PrintedMachine(Machine):
+    """The sealed metric of the real loop's bench prints 9 significant digits."""
+
+    def run(self, true_value: float) -> float:
+        return float(f"{super().run(true_value):.9g}")
+
+
+# the three loops of bench/decide_loop_bench.py
+LOOPS: dict[str, Callable[[], Strategy]] = {
+    "gitimprove": lambda: Adaptive(),
+    "single run": lambda: Median(1, 0.0),
+    "median of 5": lambda: Median(5, 0.01),
+}
+
+
+@dataclass
+class LoopTally:
+    """One loop of `bench/decide_loop_bench.py`: what its table counts."""
+
+    decisions: int = 0
+    null: int = 0
+    false_keeps: int = 0
+    big: int = 0
+    big_missed: int = 0
+    runs: int = 0
+    gain: float = 0.0
+    oracle: float = 0.0
+    keeps: list[bool] = field(default_factory=list)
+
+
+def replay_loop(
+    scenario: str, strategy: str | Callable[[], Strategy], seed: int | str, rounds: int = 40
+) -> LoopTally:
+    """`bench/decide_loop_bench.py`'s loop for one seed, in process: the same machine stream
+    (`machine.metric_run` continues Random(f"{seed}-machine") from run to run), the same
+    proposals, the metric's 9 printed digits, the rule called as `git improve run` calls it
+    (calibration, the budget planned, one decision per round). The real loop and this replay
+    make the same decisions, so the replay can measure the real loop's figures on many
+    seeds (tests/test_noise_loop.py checks they agree)."""
+    m = PrintedMachine(random.Random(f"{seed}-machine"), SCENARIOS[scenario])
+    make = LOOPS[strategy] if isinstance(strategy, str) else strategy
+    st = make()
+    out = LoopTally()
+    t, oracle = 1.0, 1.0
+    st.setup(m, t)
+    for it in range(1, rounds + 1):
+        e = loop_effect(seed, it)
+        tc = float(repr(t * (1.0 - e)))
+        keep, _ = st.decide(m, t, tc)
+        out.decisions += 1
+        out.keeps.append(keep)
+        if e <= 0:
+            out.null += 1
+            out.false_keeps += keep
+        else:
+            oracle *= 1.0 - e
+        if e > 0.02:
+            out.big += 1
+            out.big_missed += not keep
+        if keep:
+            t = tc
+    out.runs = m.n
+    out.gain = 100.0 * (1.0 - t)
+    out.oracle = 100.0 * (1.0 - oracle)
+    return out
