@@ -28,6 +28,15 @@ ORDINARY = [
     '{"src/auth.py": {"backupTime": "2026-02-11T21:08:12.337Z", "version": 2}}',
     '{"api_tokens": {"created": "2026-02-11T21:25:03Z", "expires": "2027-02-11"}}',
     "credentials:\n  rotated: 2026-02-11 21:25:03+01:00\n  at: 21:25:03.459\n",
+    # a sentence about the credential under its name: help texts, schemas, docs
+    'HELP = {"api_key": "the key the service gave you", "password": "your login password"}',
+    'GITHUB_TOKEN: "A personal access token with repo scope"',
+    'secret_key: "used to sign cookies"',
+    '"client_secret": "The OAuth client secret issued by Google",',
+    "DEPLOY_TOKEN = 'set this in the CI settings, not here'",
+    # an alphabet written out, a placeholder padded to a key's length
+    'const keyStr = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="',
+    "api_key = 4b1dXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX",
 ]
 
 
@@ -43,6 +52,8 @@ def test_ordinary_text_passes_unchanged(text: str) -> None:
         'client.bind_password("{s}")',
         '{{"api_tokens": {{"ci": "{s}", "created": "2026-02-11T21:25:03Z"}}}}',
         'credentials = {{ prod = "{s}", rotated = "2026-02-11" }}',
+        '"client_secret": "{s}", "note": "the secret issued by the provider"',
+        'password = "correct horse battery staple {s}"',
     ],
 )
 def test_the_credential_beside_them_is_still_masked(template: str) -> None:

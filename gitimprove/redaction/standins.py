@@ -7,6 +7,7 @@ positives; a token's body is random, and neither is.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 _SEPARATORS = re.compile(r"[-_.~=/+:]+")
@@ -31,7 +32,10 @@ def stand_in(token: str, prefix: str = "") -> bool:
     only a provider-like prefix followed by placeholders counts: a password may be words."""
     if prefix and token.lower().startswith(prefix):
         body, names = token[len(prefix) :], True
-    else:  # a provider-like head (`pplx-`, `glc_`) before the rest
+    else:
+        if _filler(token) or _alphabet(token):
+            return True
+        # a provider-like head (`pplx-`, `glc_`) before the rest
         head = _SEPARATORS.split(token, 1)[0]
         if len(head) > 8 or len(head) == len(token):
             return False
@@ -48,6 +52,19 @@ def _placeholder(segment: str) -> bool:
     alphabet, `AbCdEfGh…` or `1234567890…`, is a fake a test may stand for a real token:
     masked as one.)"""
     return len(set(segment.lower())) <= 2
+
+
+def _filler(value: str) -> bool:
+    """`4b1dXXXXXXXXXXXXXXXXXXXXXXXX`: a few characters, then one repeated to the length of
+    a key (three quarters of it or more)."""
+    return len(value) >= 12 and max(value.count(c) for c in set(value)) * 4 >= len(value) * 3
+
+
+def _alphabet(value: str) -> bool:
+    """`ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/`: an alphabet written
+    out in order (base64's, a charset's), a few long runs of consecutive characters."""
+    runs = 1 + sum(1 for a, b in itertools.pairwise(value) if ord(b) != ord(a) + 1)
+    return len(value) >= 20 and runs * 8 <= len(value)
 
 
 def _words(segment: str) -> bool:

@@ -413,7 +413,7 @@ def assignment_is_secret(key: str, value: str, *, quoted: bool, env_style: bool)
         return False
     if short_hex(value) and kind_of(key) != "password":
         return False  # `session_key: 3f2a9c0d1e4b5a6c`: an id in a log (see docs/secrets.md)
-    if names_itself(key, value) or _a_name_about(value):
+    if names_itself(key, value) or _a_name_about(value) or describes(value):
         return False
     if bare_key_digest(key, value):
         return False
@@ -524,6 +524,27 @@ def check_keyed(secret: str, m: re.Match[str]) -> bool:
         return False
     # a name about the credential (`PASSWORD_FIELD`) given a random value still holds one
     return not (parts and parts[-1] in ABOUT) or looks_random(value, min_len=8)
+
+
+# the little words of a sentence, which a passphrase of random words seldom holds two of
+_FUNCTION_WORDS = words(
+    "a an the to for of with in on by from your you is are be was not this that and or it its "
+    "as at if when used use set must should will can only any see"
+)
+
+
+def describes(value: str) -> bool:
+    """A sentence about the credential, not the credential: `"the key the service gave you"`,
+    `"A personal access token with repo scope"`, `"used to sign cookies"` (help texts, config
+    schemas, docs). Three words or more, of letters, two of them the little words of a
+    sentence."""
+    parts = value.split()
+    if len(parts) < 3 or len(value) > 300:
+        return False
+    plain = [w.strip(".,;:()'\"!?").lower() for w in parts]
+    if not all(w.isalpha() or w.replace("-", "").isalpha() for w in plain if w):
+        return False
+    return sum(w in _FUNCTION_WORDS for w in plain) >= 2
 
 
 def _a_name_about(value: str) -> bool:
