@@ -78,7 +78,9 @@ def test_no_effect_keeps_at_each_decision_index_when_the_machine_level_moves(
     assert max(rates) <= 5.0, rates
 
 
-@pytest.mark.parametrize("scenario", ["bursts", "busycal", "spikes", "states", "outliers"])
+@pytest.mark.parametrize(
+    "scenario", ["bursts", "busycal", "spikes", "states", "outliers", "periodic", "drift"]
+)
 def test_regressions_of_5_percent_or_more_are_never_kept_under_load(scenario: str) -> None:
     def kept(m: Machine) -> list[bool]:
         rule = AdaptiveRule(min_delta=MinDelta(0.0, relative=True))
