@@ -249,10 +249,19 @@ class AdaptiveRule:
             d, se = est.gain, est.se
             if at_look and est.n_cand >= 2 and est.n_ref >= 2 and d - tk * se > 0 and d >= self.md:
                 young = self.window_from < YOUNG
+                judged: Estimate | None = est
                 if young and est.mode == "window" and not self._window_holds(w, window, sigma, est):
                     # a keep against the window needs fresh incumbent runs that confirm it
                     # (two at least, close to it): a window the machine's level has moved
-                    # away from (drift, a wave of load) would make no change look good
+                    # away from (drift, a wave of load) would make no change look good.
+                    # This decision's own runs, taken in turns, need no window: a candidate
+                    # they show better on their own is kept on them
+                    judged = self._on_own_runs(w, sigma)
+                    if judged is not None and not (
+                        judged.gain - tk * judged.se > 0 and judged.gain >= self.md
+                    ):
+                        judged = None
+                if judged is None:
                     if used < self.max_runs:
                         next_look = look_before
                         if est.fresh >= CONFIRM_FRESH:
@@ -262,7 +271,7 @@ class AdaptiveRule:
                     return self._outcome(False, "inconclusive", est, tk, w, window, sigma)
                 two = est_.two_modes(w.b, self.pool.calibrated, self.k)  # forged in some runs
                 verdict = "two-modes" if two else "confident"
-                return self._outcome(verdict == "confident", verdict, est, tk, w, window, sigma)
+                return self._outcome(verdict == "confident", verdict, judged, tk, w, window, sigma)
             # discard when even an optimistic gain is below what is worth finding, or below
             # what the rest of the budget could still confirm
             se_end = self._se_after(est, self.max_runs - used, sigma)
@@ -288,6 +297,18 @@ class AdaptiveRule:
             if used >= self.max_runs:
                 return self._outcome(False, "inconclusive", est, tk, w, window, sigma)
             take(est.need or self._next(est, w, extreme))
+
+    def _on_own_runs(self, w: Work, sigma: float) -> Estimate | None:
+        """The candidate's runs against the fresh incumbent runs of this decision alone (two
+        or more of each, glitches dropped), without the window."""
+        b, _ = est_.arm(w.b, sigma, self.k)
+        a, _ = est_.arm(w.a, sigma, self.k)
+        if len(a) < CONFIRM_FRESH or len(b) < 2 or not sigma > 0:
+            return None
+        level = est_.center(a, sigma)
+        d = self.sign * (level - est_.center(b, sigma))
+        se = sigma * math.sqrt(1.0 / len(a) + 1.0 / len(b))
+        return Estimate("window", d, se, len(a), len(b), level, None, fresh=len(a))
 
     def _window_holds(self, w: Work, window: list[float], sigma: float, est: Estimate) -> bool:
         """Whether this decision's fresh incumbent runs confirm the window: two at least, and
