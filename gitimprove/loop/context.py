@@ -374,7 +374,10 @@ class RunContext:
         report = folder / f"{secrets.token_hex(12)}.xml"
         with contextlib.ExitStack() as stack:
             stack.callback(shutil.rmtree, folder, True)
-            if pytest:
+            if pytest:  # its configuration and conftests from the checkout alone
+                empty = folder / "pytest.ini"
+                empty.write_text("[pytest]\n")
+                command = guard_report.confined(command, co.path, empty)
                 command = guard_report.with_report(command, report)
             out = self._guard(co, command, [folder], keep_tail=keep_tail)
             if pytest and out["status"] == "pass":
