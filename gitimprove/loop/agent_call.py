@@ -169,8 +169,8 @@ class AgentTampered(Tampered):
 def snapshot_tree(ctx: RunContext, ws: Workspace) -> Hashed:
     """The tree of the workspace's files, hashed by the harness (never the clone's index or
     config), with what had to be left out of it; Unrecorded when the workspace is larger
-    than `[agent] workspace_size` on disk."""
-    check_workspace(ctx, ws.path)
+    than `[agent] workspace_size` on disk or holds too many files (`workspace_files`)."""
+    check_workspace(ctx, ws.path, len(ws.made.record) if ws.made is not None else 0)
     with ctx.shared.lock:
         return hash_workspace(
             ctx.repo,
