@@ -21,7 +21,7 @@ from gitimprove.git import caches, strays, trees
 from gitimprove.git.checkout import work_root
 from gitimprove.git.watch import RepoState, put_back
 from gitimprove.git.workspace import Hashed, Made, hash_workspace, made_workspace
-from gitimprove.loop import program
+from gitimprove.loop import program, sites
 from gitimprove.loop.context import RunContext
 from gitimprove.loop.integrity import Tampered
 from gitimprove.loop.space import check_workspace
@@ -112,6 +112,7 @@ def call_agent(
             return None
         with ctx.shared.lock:
             before = RepoState.take(ctx.repo)
+        python = sites.take(ctx.site_folders)
         ctx.shared.agent_started()
         seconds, cost = 0.0, 0.0
         try:
@@ -138,6 +139,16 @@ def call_agent(
                 put_back(ctx.repo, before, after)
     if changed:
         raise AgentTampered(result, changed)
+    planted = sites.changes(python, sites.take(ctx.site_folders))
+    if planted:
+        raise AgentTampered(
+            result,
+            planted,
+            "the folders Python reads code from at every start (the metric's and guard's "
+            "interpreter) changed while the agent worked: a `.pth`, `sitecustomize.py` or "
+            "module there runs in every later measurement",
+            hint=sites.HINT,
+        )
     if left:  # removed: no run of this attempt or a later one reads them
         raise AgentTampered(result, left, "the agent wrote into gitimprove's folder", stop=False)
     if escaped:
@@ -161,8 +172,9 @@ class AgentTampered(Tampered):
         what: str = "your repository changed while the agent worked",
         *,
         stop: bool = True,
+        hint: str | None = None,
     ) -> None:
-        super().__init__(what, paths, stop=stop)
+        super().__init__(what, paths, stop=stop, hint=hint)
         self.result = result
 
 

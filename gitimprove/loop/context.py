@@ -30,9 +30,9 @@ from gitimprove.git.renew import Spares
 from gitimprove.git.repo import Repo
 from gitimprove.git.watch import RepoState, put_back
 from gitimprove.git.workspace import Workspaces
-from gitimprove.loop import guard_report, lookup
+from gitimprove.loop import guard_report, lookup, sites
 from gitimprove.loop.decide import Rule
-from gitimprove.loop.importable import importable_names
+from gitimprove.loop.importable import importable_names, interpreters
 from gitimprove.loop.integrity import Tampered, after_run
 from gitimprove.loop.metrics import MetricRun, relative_of, run_metric
 from gitimprove.util import proc, reaper
@@ -226,6 +226,17 @@ class RunContext:
         commands = [self.cfg.metric_command, self.cfg.guard_command]
         return importable_names(commands, self.repo.work_tree or Path.cwd())
 
+    @functools.cached_property
+    def site_folders(self) -> list[Path]:
+        """The folders outside the repository the metric's and guard's Python reads code from
+        at every start (loop/sites.py); none in the sandbox, where they are read-only."""
+        if self.sandbox.active:
+            return []
+        cwd = self.repo.work_tree or Path.cwd()
+        pythons = interpreters([self.cfg.metric_command, self.cfg.guard_command], cwd)
+        inside = [p for p in (self.repo.work_tree, self.repo.common_dir) if p is not None]
+        return sites.folders(pythons, inside)
+
     def token(self) -> reaper.Token:
         return reaper.Token.new(reaper.repo_key(self.repo.common_dir), self.name)
 
@@ -287,6 +298,7 @@ class RunContext:
             if not self.sandbox.active:  # in the sandbox the user's repository is hidden
                 with self.shared.lock:
                     before = self.shared.repo_state or RepoState.take(self.repo)
+            python = sites.take(self.site_folders)
             token = self.token()
             stops = reaper.continued()
             with (
@@ -313,6 +325,17 @@ class RunContext:
                     "could have been written while nothing watched)",
                     ["SIGSTOP/SIGCONT of the harness"],
                     checkout=co,
+                )
+            planted = sites.changes(python, sites.take(self.site_folders))
+            if planted:
+                raise Tampered(
+                    f"the folders Python reads code from at every start changed during the "
+                    f"{what} (a `.pth`, `sitecustomize.py` or module there runs in every later "
+                    "measurement)",
+                    planted,
+                    checkout=co,
+                    stop=True,
+                    hint=sites.HINT,
                 )
             changed: list[str] = []
             if before is not None:
