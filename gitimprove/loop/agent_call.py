@@ -127,7 +127,7 @@ def call_agent(
             seconds, cost = result.seconds, result.cost_usd or 0.0
             # verified before anything is measured: nothing with its token anywhere (in the
             # sandbox every process of the agent died with its pid namespace)
-            escaped = [] if ctx.sandbox.active else reaper.outlived(token, ctx.shared.live_tokens)
+            escaped = [] if ctx.sandbox.active else reaper.outlived(token)
         finally:
             ctx.shared.agent_finished(seconds, cost, first=rework == 0)
         with ctx.shared.lock:

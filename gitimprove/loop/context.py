@@ -88,7 +88,6 @@ class Shared:
         self.last_form = ""  # how the last metric run's value was found (for calibration)
         # the user's repository as last seen unchanged (after an agent call or a measurement)
         self.repo_state: RepoState | None = None
-        self._tokens: set[str] = set()  # tokens of the processes running now
         self._checkouts = contextlib.ExitStack()
         self._incumbent: Checkout | None = None
         # measurement checkouts kept after use, patched into the next one (git/renew.py)
@@ -101,21 +100,13 @@ class Shared:
         with self.lock:
             self.refs.update(moves)
 
-    def live_tokens(self) -> set[str]:
-        with self.lock:
-            return set(self._tokens)
-
     @contextlib.contextmanager
     def processes(self, token: reaper.Token) -> Iterator[dict[str, str]]:
         """The environment for processes carrying `token`; all of them die when this exits."""
-        with self.lock:
-            self._tokens.add(token.value)
         try:
             yield token.env()
         finally:
-            with self.lock:
-                self._tokens.discard(token.value)
-            reaper.sweep(token, self.live_tokens)
+            reaper.sweep(token)
 
     def new_round(self, budget: RoundBudget) -> None:
         with self.lock:
@@ -318,7 +309,7 @@ class RunContext:
                     "PYTHONDONTWRITEBYTECODE": "1",
                     "PYTHONNOUSERSITE": "1",
                 }
-                yield Measuring(env, lambda: reaper.sweep(token, self.shared.live_tokens))
+                yield Measuring(env, lambda: reaper.sweep(token))
             if before is not None and reaper.continued() != stops:
                 raise Tampered(
                     f"the harness was stopped and continued during the {what} (its output "
