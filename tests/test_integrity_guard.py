@@ -273,7 +273,9 @@ if step != "honest":
 """
 
 
-def above_project(repo: TmpRepo, tmp_path: Path, steps: list[str], root: str, guard: str) -> None:
+def above_project(
+    repo: TmpRepo, tmp_path: Path, steps: list[str], root: str, guard: str, sandbox: str = "none"
+) -> None:
     agent, plan_file = tmp_path / "agent.py", tmp_path / "plan.json"
     agent.write_text(ABOVE_AGENT)
     folders = {
@@ -319,7 +321,7 @@ plateau_patience = 100
 [agent]
 name = "command"
 command = "{sys.executable} {agent} {plan_file}"
-sandbox = "none"
+sandbox = "{sandbox}"
 """,
         },
     )
@@ -348,6 +350,21 @@ def test_a_pytest_configuration_above_the_checkout_is_never_loaded(
         (r["status"], r.get("reason"), r.get("guard")) for r in rows
     ]
     assert statuses.count("guard-fail") >= 2, statuses
+
+
+@pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
+def test_a_project_without_pytest_configuration_still_runs_its_guard(
+    tmp_repo: TmpRepo, tmp_path: Path, sandbox: str
+) -> None:
+    """The empty configuration the harness hands pytest (outside the checkout) is readable in
+    both modes: the honest change to a project with no pytest configuration is kept, its
+    three tests counted."""
+    guard = f"{sys.executable} -m pytest -q -p no:cacheprovider tests"
+    above_project(tmp_repo, tmp_path, ["honest"], "pytest.ini", guard, sandbox)
+    res = tmp_repo.cli("run", "--run", "g", "-n", "1")
+    assert res.returncode == 0, res.stdout + res.stderr
+    base, row = run_rows(tmp_repo, "g")
+    assert base["guard"]["tests"] == 3 and row["status"] == "keep" and row["guard"]["tests"] == 3
 
 
 def test_pytest_is_kept_to_the_checkout(tmp_path: Path) -> None:
