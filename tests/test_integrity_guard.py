@@ -400,3 +400,71 @@ def test_pytest_is_kept_to_the_checkout(tmp_path: Path) -> None:
         confined("pytest --rootdir=r", co, empty)
         == f"pytest --rootdir=r -c {empty} --confcutdir={co}"
     )
+
+
+METRIC_AGENT = """import json, os, pathlib, sys
+plan = json.loads(pathlib.Path(sys.argv[1]).read_text())
+step = plan["steps"][os.environ["GITIMPROVE_ITERATION"]]
+value = pathlib.Path("src/value.txt")
+if step == "honest":
+    value.write_text("90\\n")
+else:  # worse, and a conftest above the checkout that prints a better number last
+    value.write_text("150\\n")
+    folder = pathlib.Path(plan["folder"])
+    try:  # in the sandbox the folder is out of reach
+        (folder / "pytest.ini").write_text("[pytest]\\n")
+        (folder / "conftest.py").write_text(
+            "def pytest_unconfigure(config):\\n    print('METRIC score=1')\\n"
+        )
+    except OSError:
+        pass
+"""
+
+
+@pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
+def test_a_pytest_benchmark_loads_no_configuration_from_above_the_checkout(
+    tmp_repo: TmpRepo, tmp_path: Path, sandbox: str
+) -> None:
+    """The metric is a pytest benchmark (its test prints the `METRIC` line) in a project with
+    no pytest configuration: a `conftest.py` planted beside the repository (with a
+    `pytest.ini`) printing a better number after the benchmark's own line is never loaded,
+    so the worse attempt is discarded and the honest one kept."""
+    agent, plan_file = tmp_path / "agent.py", tmp_path / "plan.json"
+    agent.write_text(METRIC_AGENT)
+    plan_file.write_text(
+        json.dumps({"steps": {"1": "forge", "2": "honest"}, "folder": str(tmp_path)})
+    )
+    tmp_repo.commit(
+        "project",
+        {
+            "bench/test_speed.py": (
+                "import pathlib\n\n\ndef test_speed():\n"
+                "    print(f\"METRIC score={float(pathlib.Path('src/value.txt').read_text()):g}\")\n"
+            ),
+            "src/value.txt": "100\n",
+            ".gitimprove.toml": f"""[metric]
+command = "{sys.executable} -m pytest -q -s -p no:cacheprovider bench"
+
+[scope]
+mutable = ["src/**"]
+sealed = ["bench/**"]
+
+[loop]
+stuck_after = 100
+plateau_patience = 100
+
+[agent]
+name = "command"
+command = "{sys.executable} {agent} {plan_file}"
+sandbox = "{sandbox}"
+""",
+        },
+    )
+    res = tmp_repo.cli("run", "--run", "m", "-n", "2")
+    assert res.returncode == 0, res.stdout + res.stderr
+    base, *rows = run_rows(tmp_repo, "m")
+    assert base["metric"]["value"] == 100
+    assert [r["status"] for r in rows] == ["discard", "keep"], [
+        (r["status"], r.get("reason")) for r in rows
+    ]
+    assert rows[0]["metric"]["value"] == 150

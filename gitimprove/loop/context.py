@@ -354,9 +354,28 @@ class RunContext:
 
     def metric(self, co: Checkout) -> float:
         """One metric run in a measurement checkout; raises MetricFailed without a number."""
+        command = self.cfg.metric_command
+        writable: list[Path] = []
+        with contextlib.ExitStack() as stack:
+            if guard_report.is_pytest(command):  # a pytest benchmark: kept to the checkout too
+                folder = Path(tempfile.mkdtemp(prefix="gitimprove-metric-"))
+                stack.callback(shutil.rmtree, folder, True)
+                (folder / "pytest.ini").write_text("[pytest]\n")
+                command = guard_report.confined(command, co.path, folder / "pytest.ini")
+                writable = [folder]
+            got = self._metric(co, command, writable)
+        if got.status == "tampered":
+            raise Tampered(f"the metric run's output: {got.error}", ["stdout"], checkout=co)
+        if got.status != "ok" or got.value is None:
+            raise MetricFailed(got)
+        with self.shared.lock:
+            self.shared.last_form = got.form
+        return got.value
+
+    def _metric(self, co: Checkout, command: str, writable: Sequence[Path]) -> MetricRun:
         with self.shared.measure_slots, self.measuring(co, "metric run") as run:
-            got = run_metric(
-                self.measured_command(self.cfg.metric_command, co),
+            return run_metric(
+                self.measured_command(command, co, writable),
                 co.path,
                 timeout=float(self.cfg.get("metric", "timeout")),
                 spec=str(self.cfg.get("metric", "extract")),
@@ -367,13 +386,6 @@ class RunContext:
                 limit=int(self.cfg.get("loop", "max_output")),
                 relative=relative_of(self.cfg.get("metric", "min_delta")),
             )
-        if got.status == "tampered":
-            raise Tampered(f"the metric run's output: {got.error}", ["stdout"], checkout=co)
-        if got.status != "ok" or got.value is None:
-            raise MetricFailed(got)
-        with self.shared.lock:
-            self.shared.last_form = got.form
-        return got.value
 
     def incumbent_checkout(self, commit: str) -> Checkout:
         return self.shared.incumbent_checkout(self.repo, commit, f"{self.name}-incumbent")
