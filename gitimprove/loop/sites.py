@@ -46,13 +46,16 @@ def _path_of(python: str) -> tuple[str, ...]:
 
 
 def folders(pythons: Iterable[str], inside: Sequence[Path]) -> list[Path]:
-    """The existing folders of the interpreters' `sys.path` (the harness's own too), none
-    under `inside` (the repository and its git directory: watched otherwise)."""
+    """The existing folders of the interpreters' `sys.path` (the harness's own too) that this
+    user can write (the agent runs as this user: a system interpreter's folders are out of its
+    reach), none under `inside` (the repository and its git directory: watched otherwise)."""
     out: dict[Path, None] = {}
     for python in dict.fromkeys([*pythons, sys.executable]):
         for entry in _path_of(python):
             path = Path(os.path.abspath(entry))
             if not path.is_dir() or any(path.is_relative_to(p) for p in inside):
+                continue
+            if not os.access(path, os.W_OK):
                 continue
             out[path] = None
     return list(out)
