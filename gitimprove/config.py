@@ -88,6 +88,8 @@ SCHEMA: dict[str, dict[str, tuple[Check, object]]] = {
         "sandbox": (cv.choice("auto", "bwrap", "none"), "auto"),
         "tmp_size": (cv.parse_size, 2_000_000_000),  # each private /tmp, /dev/shm in bwrap
         "workspace_size": (cv.parse_size, 4_000_000_000),  # bytes on disk after the agent
+        # entries after the agent (or ten times the incumbent's, when more)
+        "workspace_files": (cv.whole(1), 50_000),
     },
     "memory": {
         "max_lines": (cv.whole(20, 100000), 200),

@@ -11,7 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from gitimprove.loop.guard_report import Counted, count, is_pytest, judged, with_report
+from gitimprove.loop.guard_report import (
+    Counted,
+    confined,
+    count,
+    is_pytest,
+    judged,
+    with_report,
+)
 from tests.conftest import TmpRepo
 from tests.loop_helpers import run_rows
 from tests.test_integrity import needs_bwrap
@@ -232,3 +239,232 @@ def test_a_wrapped_pytest_guard_cannot_be_ended_early(
     assert [r["status"] for r in rows] == ["guard-fail", "guard-fail", "keep"], [
         (r["status"], r.get("reason")) for r in rows
     ]
+
+
+# a conftest.py that passes every test: each failed report is turned into a pass
+FORGER = """import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    out = yield
+    report = out.get_result()
+    if report.failed:
+        report.outcome = "passed"
+"""
+# what makes pytest take the folder for its rootdir: any configuration file, or a setup.py
+ROOTS = {
+    "pytest.ini": "[pytest]\n",
+    "tox.ini": "[pytest]\n",
+    "pyproject.toml": '[tool.pytest.ini_options]\naddopts = "-q"\n',
+    "setup.py": "",
+}
+ABOVE_AGENT = """import json, os, pathlib, sys
+plan = json.loads(pathlib.Path(sys.argv[1]).read_text())
+step = plan["steps"][os.environ["GITIMPROVE_ITERATION"]]
+value = pathlib.Path("src/value.txt")
+value.write_text(str(float(value.read_text()) - 1))  # a gain, whatever else it does
+if step != "honest":
+    folder = pathlib.Path(plan["folders"][step])
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / plan["root"]).write_text(plan["roots"][plan["root"]])
+    (folder / "conftest.py").write_text(plan["forger"])
+    pathlib.Path("src/lib.py").write_text(f"# {step}\\ndef f():\\n    return 2\\n")  # broken
+"""
+
+
+def above_project(
+    repo: TmpRepo, tmp_path: Path, steps: list[str], root: str, guard: str, sandbox: str = "none"
+) -> None:
+    agent, plan_file = tmp_path / "agent.py", tmp_path / "plan.json"
+    agent.write_text(ABOVE_AGENT)
+    folders = {
+        # the folder holding the repository, and one further up
+        "beside": str(tmp_path),
+        "higher": str(tmp_path.parent),
+        # gitimprove's own folder of workspaces and checkouts (its watch sees it too)
+        "work": str(repo.path / ".git" / "improve" / "work"),
+    }
+    plan = {
+        "steps": {str(i): s for i, s in enumerate(steps, 1)},
+        "folders": folders,
+        "root": root,
+        "roots": ROOTS,
+        "forger": FORGER,
+    }
+    plan_file.write_text(json.dumps(plan))
+    repo.commit(
+        "project",
+        {
+            "bench.py": BENCH,
+            "src/value.txt": "100\n",
+            "src/lib.py": LIB,
+            # no pytest configuration at the root: the tests find the code themselves
+            "tests/conftest.py": "import pathlib, sys\n\nsys.path.insert(0, str(pathlib.Path(__file__).parent.parent / 'src'))\n",
+            "tests/test_a.py": "import lib\n\n\ndef test_loaded():\n    assert lib.f\n",
+            "tests/test_lib.py": TESTS,
+            ".gitimprove.toml": f"""[metric]
+command = "{sys.executable} bench.py"
+
+[guard]
+command = "{guard}"
+rework = 0
+
+[scope]
+mutable = ["src/**"]
+sealed = ["bench.py", "tests/**"]
+
+[loop]
+stuck_after = 100
+plateau_patience = 100
+
+[agent]
+name = "command"
+command = "{sys.executable} {agent} {plan_file}"
+sandbox = "{sandbox}"
+""",
+        },
+    )
+
+
+@pytest.mark.parametrize("root", list(ROOTS))
+def test_a_pytest_configuration_above_the_checkout_is_never_loaded(
+    tmp_repo: TmpRepo, tmp_path: Path, root: str
+) -> None:
+    """Without the sandbox the agent writes a `conftest.py` that passes every failed test,
+    with a pytest configuration (or a `setup.py`) beside it, in a folder above the
+    measurement checkout — beside the repository, further up, in gitimprove's folder of
+    checkouts — and breaks the code. The project has no pytest
+    configuration at its root, so pytest's own search (from the tests upwards) would take that
+    folder for its rootdir and load the `conftest.py`: the guard is kept to the checkout, each
+    attempt is a `guard-fail` (or stopped otherwise), never kept; the honest one is."""
+    steps = ["beside", "higher", "work", "honest"]
+    guard = f"{sys.executable} -m pytest -q -p no:cacheprovider tests"
+    above_project(tmp_repo, tmp_path, steps, root, guard)
+    res = tmp_repo.cli("run", "--run", "g", "-n", str(len(steps)))
+    assert res.returncode == 0, res.stdout + res.stderr
+    base, *rows = run_rows(tmp_repo, "g")
+    assert base["guard"]["tests"] == 3
+    statuses = [r["status"] for r in rows]
+    assert statuses[-1] == "keep" and "keep" not in statuses[:-1], [
+        (r["status"], r.get("reason"), r.get("guard")) for r in rows
+    ]
+    assert statuses.count("guard-fail") >= 2, statuses
+
+
+@pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
+def test_a_project_without_pytest_configuration_still_runs_its_guard(
+    tmp_repo: TmpRepo, tmp_path: Path, sandbox: str
+) -> None:
+    """The empty configuration the harness hands pytest (outside the checkout) is readable in
+    both modes: the honest change to a project with no pytest configuration is kept, its
+    three tests counted."""
+    guard = f"{sys.executable} -m pytest -q -p no:cacheprovider tests"
+    above_project(tmp_repo, tmp_path, ["honest"], "pytest.ini", guard, sandbox)
+    res = tmp_repo.cli("run", "--run", "g", "-n", "1")
+    assert res.returncode == 0, res.stdout + res.stderr
+    base, row = run_rows(tmp_repo, "g")
+    assert base["guard"]["tests"] == 3 and row["status"] == "keep" and row["guard"]["tests"] == 3
+
+
+def test_pytest_is_kept_to_the_checkout(tmp_path: Path) -> None:
+    """The configuration pytest would find first inside the checkout is named; with none, an
+    empty one outside it, the checkout as rootdir and limit of the conftest search; what the
+    command already says stays; a guard that is not pytest is left alone."""
+    co, empty = tmp_path / "co", tmp_path / "guard" / "pytest.ini"
+    (co / "tests" / "unit").mkdir(parents=True)
+    (co / "tests" / "unit" / "test_x.py").write_text("")
+    bare = f"-c {empty} --rootdir={co} --confcutdir={co}"
+    assert confined("python -m pytest -q tests", co, empty) == f"python -m pytest -q tests {bare}"
+    assert confined("make test", co, empty) == "make test"
+    # a value of an option is not a path to test; a node id is its file
+    assert confined("pytest -k tests tests/unit/test_x.py::test_a", co, empty).endswith(bare)
+    # a pyproject.toml without pytest's table: pytest's own fallback, inside
+    (co / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    assert confined("pytest", co, empty) == f"pytest -c {co / 'pyproject.toml'}"
+    # a setup.cfg with pytest's section comes first
+    (co / "setup.cfg").write_text("[tool:pytest]\naddopts = -q\n")
+    assert confined("pytest", co, empty) == f"pytest -c {co / 'setup.cfg'}"
+    # the configuration nearest to the tests given wins, as in pytest
+    (co / "tests" / "pytest.ini").write_text("")
+    got = confined("uv run pytest tests/unit", co, empty)
+    assert got == f"uv run pytest tests/unit -c {co / 'tests' / 'pytest.ini'}"
+    assert confined("pytest", co, empty) == f"pytest -c {co / 'setup.cfg'}"
+    # a path outside the checkout does not move the search out of it
+    assert confined("pytest ../..", co, empty) == f"pytest ../.. -c {co / 'setup.cfg'}"
+    # what the command gives is kept
+    assert confined("pytest -c x.ini", co, empty) == "pytest -c x.ini"
+    (co / "setup.cfg").unlink()
+    (co / "pyproject.toml").unlink()
+    assert (
+        confined("pytest --rootdir=r", co, empty)
+        == f"pytest --rootdir=r -c {empty} --confcutdir={co}"
+    )
+
+
+METRIC_AGENT = """import json, os, pathlib, sys
+plan = json.loads(pathlib.Path(sys.argv[1]).read_text())
+step = plan["steps"][os.environ["GITIMPROVE_ITERATION"]]
+value = pathlib.Path("src/value.txt")
+if step == "honest":
+    value.write_text("90\\n")
+else:  # worse, and a conftest above the checkout that prints a better number last
+    value.write_text("150\\n")
+    folder = pathlib.Path(plan["folder"])
+    try:  # in the sandbox the folder is out of reach
+        (folder / "pytest.ini").write_text("[pytest]\\n")
+        (folder / "conftest.py").write_text(
+            "def pytest_unconfigure(config):\\n    print('METRIC score=1')\\n"
+        )
+    except OSError:
+        pass
+"""
+
+
+@pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
+def test_a_pytest_benchmark_loads_no_configuration_from_above_the_checkout(
+    tmp_repo: TmpRepo, tmp_path: Path, sandbox: str
+) -> None:
+    """The metric is a pytest benchmark (its test prints the `METRIC` line) in a project with
+    no pytest configuration: a `conftest.py` planted beside the repository (with a
+    `pytest.ini`) printing a better number after the benchmark's own line is never loaded,
+    so the worse attempt is discarded and the honest one kept."""
+    agent, plan_file = tmp_path / "agent.py", tmp_path / "plan.json"
+    agent.write_text(METRIC_AGENT)
+    plan_file.write_text(
+        json.dumps({"steps": {"1": "forge", "2": "honest"}, "folder": str(tmp_path)})
+    )
+    tmp_repo.commit(
+        "project",
+        {
+            "bench/test_speed.py": (
+                "import pathlib\n\n\ndef test_speed():\n"
+                "    print(f\"METRIC score={float(pathlib.Path('src/value.txt').read_text()):g}\")\n"
+            ),
+            "src/value.txt": "100\n",
+            ".gitimprove.toml": f"""[metric]
+command = "{sys.executable} -m pytest -q -s -p no:cacheprovider bench"
+
+[scope]
+mutable = ["src/**"]
+sealed = ["bench/**"]
+
+[loop]
+stuck_after = 100
+plateau_patience = 100
+
+[agent]
+name = "command"
+command = "{sys.executable} {agent} {plan_file}"
+sandbox = "{sandbox}"
+""",
+        },
+    )
+    res = tmp_repo.cli("run", "--run", "m", "-n", "2")
+    assert res.returncode == 0, res.stdout + res.stderr
+    base, *rows = run_rows(tmp_repo, "m")
+    assert base["metric"]["value"] == 100
+    assert [r["status"] for r in rows] == ["discard", "keep"], [
+        (r["status"], r.get("reason")) for r in rows
+    ]
+    assert rows[0]["metric"]["value"] == 150

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -41,6 +42,42 @@ def test_a_workspace_over_its_size_is_out_of_scope_and_the_run_goes_on(tmp_repo:
     assert tmp_repo.git("rev-parse", f"{commit}^{{tree}}") == tmp_repo.git(
         "rev-parse", f"{commit}^^{{tree}}"
     )
+
+
+@pytest.mark.parametrize("where", ["files:2000", "dirs:2000", "gitfiles:2000"])
+def test_a_workspace_of_too_many_files_is_out_of_scope_and_the_run_goes_on(
+    tmp_repo: TmpRepo, where: str
+) -> None:
+    """Empty files take no space on disk, yet 100,000 of them took 40 s and 200 MB to hash:
+    an agent that leaves more entries than `[agent] workspace_files` (here 1,000; ten times
+    the incumbent's would be more when its tree is larger) — empty files, empty folders git
+    would not even store, files in its clone's `.git` — has its attempt `out-of-scope`,
+    counted before anything is hashed, and the run goes on to keep the honest change."""
+    project(tmp_repo, where, {"workspace_files": "1000"})
+    started = time.monotonic()
+    res = tmp_repo.cli("run", "--run", "s", "-n", "2")
+    assert res.returncode == 0, res.stdout + res.stderr
+    rows = run_rows(tmp_repo, "s")
+    assert [r["status"] for r in rows] == ["baseline", "out-of-scope", "keep"], rows
+    assert "[agent] workspace_files" in str(rows[1]["reason"])
+    assert "more than 1,000 files and folders" in str(rows[1]["reason"])
+    commit = str(rows[1]["commit"])
+    assert tmp_repo.git("rev-parse", f"{commit}^{{tree}}") == tmp_repo.git(
+        "rev-parse", f"{commit}^^{{tree}}"
+    )
+    assert time.monotonic() - started < 60
+
+
+def test_the_file_cap_grows_with_the_incumbent(tmp_repo: TmpRepo) -> None:
+    """A project of many files is not held to the configured number: ten times the
+    incumbent's entries are allowed (here 300 files in the tree, a cap of 100 configured, an
+    agent adding 2,000 empty files stays under 3,000 and is hashed and measured)."""
+    project(tmp_repo, "files:2000", {"workspace_files": "100"})
+    tmp_repo.commit("many files", {f"data/{i}.txt": "x\n" for i in range(300)})
+    res = tmp_repo.cli("run", "--run", "s", "-n", "1")
+    assert res.returncode == 0, res.stdout + res.stderr
+    rows = run_rows(tmp_repo, "s")
+    assert [r["status"] for r in rows] == ["baseline", "keep"], rows
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from gitimprove.git import caches, strays, trees
 from gitimprove.git.checkout import work_root
 from gitimprove.git.watch import RepoState, put_back
 from gitimprove.git.workspace import Hashed, Made, hash_workspace, made_workspace
-from gitimprove.loop import program
+from gitimprove.loop import program, sites
 from gitimprove.loop.context import RunContext
 from gitimprove.loop.integrity import Tampered
 from gitimprove.loop.space import check_workspace
@@ -112,6 +112,7 @@ def call_agent(
             return None
         with ctx.shared.lock:
             before = RepoState.take(ctx.repo)
+        python = sites.take(ctx.site_folders)
         ctx.shared.agent_started()
         seconds, cost = 0.0, 0.0
         try:
@@ -126,7 +127,7 @@ def call_agent(
             seconds, cost = result.seconds, result.cost_usd or 0.0
             # verified before anything is measured: nothing with its token anywhere (in the
             # sandbox every process of the agent died with its pid namespace)
-            escaped = [] if ctx.sandbox.active else reaper.outlived(token, ctx.shared.live_tokens)
+            escaped = [] if ctx.sandbox.active else reaper.outlived(token)
         finally:
             ctx.shared.agent_finished(seconds, cost, first=rework == 0)
         with ctx.shared.lock:
@@ -138,6 +139,16 @@ def call_agent(
                 put_back(ctx.repo, before, after)
     if changed:
         raise AgentTampered(result, changed)
+    planted = sites.changes(python, sites.take(ctx.site_folders))
+    if planted:
+        raise AgentTampered(
+            result,
+            planted,
+            "the folders Python reads code from at every start (the metric's and guard's "
+            "interpreter) changed while the agent worked: a `.pth`, `sitecustomize.py` or "
+            "module there runs in every later measurement",
+            hint=sites.HINT,
+        )
     if left:  # removed: no run of this attempt or a later one reads them
         raise AgentTampered(result, left, "the agent wrote into gitimprove's folder", stop=False)
     if escaped:
@@ -161,16 +172,17 @@ class AgentTampered(Tampered):
         what: str = "your repository changed while the agent worked",
         *,
         stop: bool = True,
+        hint: str | None = None,
     ) -> None:
-        super().__init__(what, paths, stop=stop)
+        super().__init__(what, paths, stop=stop, hint=hint)
         self.result = result
 
 
 def snapshot_tree(ctx: RunContext, ws: Workspace) -> Hashed:
     """The tree of the workspace's files, hashed by the harness (never the clone's index or
     config), with what had to be left out of it; Unrecorded when the workspace is larger
-    than `[agent] workspace_size` on disk."""
-    check_workspace(ctx, ws.path)
+    than `[agent] workspace_size` on disk or holds too many files (`workspace_files`)."""
+    check_workspace(ctx, ws.path, len(ws.made.record) if ws.made is not None else 0)
     with ctx.shared.lock:
         return hash_workspace(
             ctx.repo,

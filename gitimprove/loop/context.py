@@ -30,9 +30,9 @@ from gitimprove.git.renew import Spares
 from gitimprove.git.repo import Repo
 from gitimprove.git.watch import RepoState, put_back
 from gitimprove.git.workspace import Workspaces
-from gitimprove.loop import guard_report, lookup
+from gitimprove.loop import guard_report, lookup, sites
 from gitimprove.loop.decide import Rule
-from gitimprove.loop.importable import importable_names
+from gitimprove.loop.importable import importable_names, interpreters
 from gitimprove.loop.integrity import Tampered, after_run
 from gitimprove.loop.metrics import MetricRun, relative_of, run_metric
 from gitimprove.util import proc, reaper
@@ -88,7 +88,6 @@ class Shared:
         self.last_form = ""  # how the last metric run's value was found (for calibration)
         # the user's repository as last seen unchanged (after an agent call or a measurement)
         self.repo_state: RepoState | None = None
-        self._tokens: set[str] = set()  # tokens of the processes running now
         self._checkouts = contextlib.ExitStack()
         self._incumbent: Checkout | None = None
         # measurement checkouts kept after use, patched into the next one (git/renew.py)
@@ -101,21 +100,13 @@ class Shared:
         with self.lock:
             self.refs.update(moves)
 
-    def live_tokens(self) -> set[str]:
-        with self.lock:
-            return set(self._tokens)
-
     @contextlib.contextmanager
     def processes(self, token: reaper.Token) -> Iterator[dict[str, str]]:
         """The environment for processes carrying `token`; all of them die when this exits."""
-        with self.lock:
-            self._tokens.add(token.value)
         try:
             yield token.env()
         finally:
-            with self.lock:
-                self._tokens.discard(token.value)
-            reaper.sweep(token, self.live_tokens)
+            reaper.sweep(token)
 
     def new_round(self, budget: RoundBudget) -> None:
         with self.lock:
@@ -226,6 +217,17 @@ class RunContext:
         commands = [self.cfg.metric_command, self.cfg.guard_command]
         return importable_names(commands, self.repo.work_tree or Path.cwd())
 
+    @functools.cached_property
+    def site_folders(self) -> list[Path]:
+        """The folders outside the repository the metric's and guard's Python reads code from
+        at every start (loop/sites.py); none in the sandbox, where they are read-only."""
+        if self.sandbox.active:
+            return []
+        cwd = self.repo.work_tree or Path.cwd()
+        pythons = interpreters([self.cfg.metric_command, self.cfg.guard_command], cwd)
+        inside = [p for p in (self.repo.work_tree, self.repo.common_dir) if p is not None]
+        return sites.folders(pythons, inside)
+
     def token(self) -> reaper.Token:
         return reaper.Token.new(reaper.repo_key(self.repo.common_dir), self.name)
 
@@ -287,6 +289,7 @@ class RunContext:
             if not self.sandbox.active:  # in the sandbox the user's repository is hidden
                 with self.shared.lock:
                     before = self.shared.repo_state or RepoState.take(self.repo)
+            python = sites.take(self.site_folders)
             token = self.token()
             stops = reaper.continued()
             with (
@@ -306,13 +309,24 @@ class RunContext:
                     "PYTHONDONTWRITEBYTECODE": "1",
                     "PYTHONNOUSERSITE": "1",
                 }
-                yield Measuring(env, lambda: reaper.sweep(token, self.shared.live_tokens))
+                yield Measuring(env, lambda: reaper.sweep(token))
             if before is not None and reaper.continued() != stops:
                 raise Tampered(
                     f"the harness was stopped and continued during the {what} (its output "
                     "could have been written while nothing watched)",
                     ["SIGSTOP/SIGCONT of the harness"],
                     checkout=co,
+                )
+            planted = sites.changes(python, sites.take(self.site_folders))
+            if planted:
+                raise Tampered(
+                    f"the folders Python reads code from at every start changed during the "
+                    f"{what} (a `.pth`, `sitecustomize.py` or module there runs in every later "
+                    "measurement)",
+                    planted,
+                    checkout=co,
+                    stop=True,
+                    hint=sites.HINT,
                 )
             changed: list[str] = []
             if before is not None:
@@ -340,9 +354,28 @@ class RunContext:
 
     def metric(self, co: Checkout) -> float:
         """One metric run in a measurement checkout; raises MetricFailed without a number."""
+        command = self.cfg.metric_command
+        writable: list[Path] = []
+        with contextlib.ExitStack() as stack:
+            if guard_report.is_pytest(command):  # a pytest benchmark: kept to the checkout too
+                folder = Path(tempfile.mkdtemp(prefix="gitimprove-metric-"))
+                stack.callback(shutil.rmtree, folder, True)
+                (folder / "pytest.ini").write_text("[pytest]\n")
+                command = guard_report.confined(command, co.path, folder / "pytest.ini")
+                writable = [folder]
+            got = self._metric(co, command, writable)
+        if got.status == "tampered":
+            raise Tampered(f"the metric run's output: {got.error}", ["stdout"], checkout=co)
+        if got.status != "ok" or got.value is None:
+            raise MetricFailed(got)
+        with self.shared.lock:
+            self.shared.last_form = got.form
+        return got.value
+
+    def _metric(self, co: Checkout, command: str, writable: Sequence[Path]) -> MetricRun:
         with self.shared.measure_slots, self.measuring(co, "metric run") as run:
-            got = run_metric(
-                self.measured_command(self.cfg.metric_command, co),
+            return run_metric(
+                self.measured_command(command, co, writable),
                 co.path,
                 timeout=float(self.cfg.get("metric", "timeout")),
                 spec=str(self.cfg.get("metric", "extract")),
@@ -353,13 +386,6 @@ class RunContext:
                 limit=int(self.cfg.get("loop", "max_output")),
                 relative=relative_of(self.cfg.get("metric", "min_delta")),
             )
-        if got.status == "tampered":
-            raise Tampered(f"the metric run's output: {got.error}", ["stdout"], checkout=co)
-        if got.status != "ok" or got.value is None:
-            raise MetricFailed(got)
-        with self.shared.lock:
-            self.shared.last_form = got.form
-        return got.value
 
     def incumbent_checkout(self, commit: str) -> Checkout:
         return self.shared.incumbent_checkout(self.repo, commit, f"{self.name}-incumbent")
@@ -374,7 +400,10 @@ class RunContext:
         report = folder / f"{secrets.token_hex(12)}.xml"
         with contextlib.ExitStack() as stack:
             stack.callback(shutil.rmtree, folder, True)
-            if pytest:
+            if pytest:  # its configuration and conftests from the checkout alone
+                empty = folder / "pytest.ini"
+                empty.write_text("[pytest]\n")
+                command = guard_report.confined(command, co.path, empty)
                 command = guard_report.with_report(command, report)
             out = self._guard(co, command, [folder], keep_tail=keep_tail)
             if pytest and out["status"] == "pass":

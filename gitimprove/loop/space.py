@@ -1,7 +1,8 @@
 """Disk space an attempt may take, and a full disk met during one (docs/integrity.md).
 
-After the agent, its workspace may hold no more than `[agent] workspace_size` bytes on disk:
-a larger one is not hashed at all and the attempt is `out-of-scope`. A full disk met while the
+After the agent, its workspace may hold no more than `[agent] workspace_size` bytes on disk
+and no more entries than `[agent] workspace_files` (or ten times the incumbent's, when that is
+more): a larger one is not hashed at all and the attempt is `out-of-scope`. A full disk met while the
 workspace is hashed, the commit written, a checkout made or the candidate measured ends the
 attempt as `crash` ("no space left on device …"): the workspace's files are removed first
 (what the agent wrote is usually what filled the disk) and the attempt is recorded on a commit
@@ -46,15 +47,25 @@ def out_of_space(ctx: RunContext, exc: BaseException, doing: str) -> Unrecorded 
     return Unrecorded("crash", f"crash: no space left on device while {doing}{shown}")
 
 
-def check_workspace(ctx: RunContext, path: Path) -> None:
-    """Raise Unrecorded when the agent's workspace holds more than `[agent] workspace_size`."""
+def check_workspace(ctx: RunContext, path: Path, incumbent_entries: int = 0) -> None:
+    """Raise Unrecorded when the agent's workspace holds more than `[agent] workspace_size`
+    bytes on disk, or more entries (files, folders, links, its `.git`'s too) than
+    `[agent] workspace_files` or ten times the incumbent's, whichever is larger: checked while
+    walking, before anything of it is hashed."""
     limit = int(ctx.cfg.get("agent", "workspace_size"))
-    used = space.disk_usage(path, limit)
+    files = max(int(ctx.cfg.get("agent", "workspace_files")), 10 * incumbent_entries)
+    used, entries = space.usage(path, limit, files)
     if used > limit:
         raise Unrecorded(
             "out-of-scope",
             f"out-of-scope: the workspace holds more than {limit:,} bytes on disk "
             "([agent] workspace_size); nothing of it was hashed",
+        )
+    if entries > files:
+        raise Unrecorded(
+            "out-of-scope",
+            f"out-of-scope: the workspace holds more than {files:,} files and folders "
+            "([agent] workspace_files, or ten times the incumbent's); nothing of it was hashed",
         )
 
 

@@ -315,27 +315,29 @@ def kill_matching(
     return sorted(killed)
 
 
-def sweep(token: Token, live_tokens: Callable[[], set[str]] = set) -> list[int]:
+def sweep(token: Token) -> list[int]:
     """After an attempt's process ends (or is interrupted): kill everything carrying its
-    token, and every orphan of the harness that no live attempt owns."""
-
-    def orphan(t: str | None) -> bool:
-        return t is None or t == token.value or t not in live_tokens()
-
+    token, and every orphan of the harness, whatever token it carries (`_orphan`)."""
     return kill_matching(
-        lambda t: t == token.value, orphans=orphan, since=token.created, mine_only=True
+        lambda t: t == token.value, orphans=_orphan, since=token.created, mine_only=True
     )
 
 
-def outlived(token: Token, live_tokens: Callable[[], set[str]] = set) -> list[int]:
+def _orphan(token: str | None) -> bool:
+    """Whether a process reparented to the harness dies in a sweep: always. Every process of
+    an attempt runs under its supervisor (or bubblewrap), a child subreaper: its descendants
+    are reparented to that, never to the harness, unless it was killed. An orphan of the
+    harness is what a killed supervisor left, even one carrying the token of another attempt
+    still at work (a hostile sibling of a tournament reads it from that agent's environment,
+    same user, to live on into another candidate's measurement)."""
+    return True
+
+
+def outlived(token: Token) -> list[int]:
     """After `sweep`: every process of the system that still carries the token (one that
-    left the harness's tree), and every orphan of the harness no live attempt owns, killed.
+    left the harness's tree), and every orphan of the harness (`_orphan`), killed.
     Anything found here escaped the sweep; the caller does not trust the attempt."""
-
-    def orphan(t: str | None) -> bool:
-        return t is None or t == token.value or t not in live_tokens()
-
-    return kill_matching(lambda t: t == token.value, orphans=orphan, since=token.created)
+    return kill_matching(lambda t: t == token.value, orphans=_orphan, since=token.created)
 
 
 def sweep_harness(key: str, run: str) -> list[int]:

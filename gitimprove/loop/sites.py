@@ -1,0 +1,102 @@
+"""The folders the metric's and the guard's Python reads code from outside the repository.
+
+Python runs, at every start, `sitecustomize.py` and the code lines of every `*.pth` file of its
+site folders, and imports a top-level module from the first folder of `sys.path` that has it.
+Without the sandbox those folders (a virtualenv's `site-packages`, a pyenv or uv-managed
+interpreter's standard library) are the user's, writable to the agent and to the measured
+code: a `.pth` there that prints a better `METRIC` line at exit, or a module shadowing one the
+benchmark imports, would hold for every later measurement, the incumbent's too, and for later
+runs. Around each agent call and each metric and guard run the harness lists each such folder
+(its entries, not their contents: a `*.pth`, `sitecustomize.py` or a new top-level module is
+an entry) and compares the listings; a difference stops the run naming the paths (the harness
+does not remove what it did not write there). In the sandbox the folders are read-only.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from pathlib import Path
+
+from gitimprove.util import proc
+
+__all__ = ["Listing", "changes", "folders", "take"]
+
+_ASK = "import sys\nprint('\\n'.join(p for p in sys.path if p))\n"
+MAX_ENTRIES = 20_000  # per folder: past it the rest is not listed (a folder of the user's)
+
+HINT = (
+    "remove what you did not put there (or reinstall the environment), then `git improve run "
+    '--resume`; a sandbox ([agent] sandbox = "bwrap") keeps agents and measured code out of it'
+)
+
+Listing = dict[str, tuple[int, int, int, int, int]]
+
+
+@lru_cache(maxsize=16)
+def _path_of(python: str) -> tuple[str, ...]:
+    """`sys.path` of `python` as the metric's run sees it (`-I`: no user site, no PYTHONPATH,
+    no current folder); this interpreter's own when `python` cannot be asked."""
+    res = proc.run([python, "-I", "-c", _ASK], cwd="/", timeout=20)
+    if res.returncode != 0:
+        return ()
+    return tuple(line for line in res.stdout.splitlines() if line.strip())
+
+
+def folders(pythons: Iterable[str], inside: Sequence[Path]) -> list[Path]:
+    """The existing folders of the interpreters' `sys.path` (the harness's own too) that this
+    user can write (the agent runs as this user: a system interpreter's folders are out of its
+    reach), none under `inside` (the repository and its git directory: watched otherwise)."""
+    out: dict[Path, None] = {}
+    for python in dict.fromkeys([*pythons, sys.executable]):
+        for entry in _path_of(python):
+            path = Path(os.path.abspath(entry))
+            if not path.is_dir() or any(path.is_relative_to(p) for p in inside):
+                continue
+            if not os.access(path, os.W_OK):
+                continue
+            out[path] = None
+    return list(out)
+
+
+def take(where: Sequence[Path]) -> Listing:
+    """Each folder's entries with their mode, size, inode and modification and change times,
+    links not followed, and the folder itself (its mode and inode: a folder replaced). A
+    `__pycache__` is left out: Python writes one there when it first imports a module of the
+    folder, whoever runs it."""
+    out: Listing = {}
+    for folder in where:
+        try:
+            st = os.lstat(folder)
+            out[str(folder)] = (st.st_mode, 0, st.st_ino, 0, 0)
+            with os.scandir(folder) as it:
+                for n, entry in enumerate(it):
+                    if n >= MAX_ENTRIES:
+                        break
+                    if entry.name == "__pycache__":
+                        continue
+                    try:
+                        out[entry.path] = _key(entry.stat(follow_symlinks=False))
+                    except OSError:
+                        continue
+        except OSError:
+            continue
+    return out
+
+
+def _key(st: os.stat_result) -> tuple[int, int, int, int, int]:
+    return (st.st_mode, st.st_size, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def changes(before: Listing, after: Listing) -> list[str]:
+    """The paths added, removed or changed between two listings, named."""
+    out = []
+    for path in sorted(set(before) | set(after)):
+        was, now = before.get(path), after.get(path)
+        if was == now:
+            continue
+        how = "added" if was is None else "removed" if now is None else "changed"
+        out.append(f"{path} ({how})")
+    return out
