@@ -96,6 +96,10 @@ def is_value(value: str) -> bool:
         and not encodes_prose(v)
         and not compiled(_PATTERN, 0).search(v)
         and not compiled(_SPLICE, 0).fullmatch(v)
+        # the code between two string literals, read as one quoted value:
+        # `startswith(b"API_TOKEN=") else ""` holds no value `) else `, nor
+        # `'DB_PASSWORD=' if prod else ''` a value ` if prod else `
+        and not compiled(_BETWEEN_LITERALS, 0).match(value)
         # a Ruby symbol (`token: :bearer`) or the rest of a path (`Token::Kind`)
         and not compiled(r":[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*", 0).fullmatch(v)
     )
@@ -105,6 +109,11 @@ def is_value(value: str) -> bool:
 # (or a qualified name: `std::string`)
 _SPLICE = r"""[ \t]*['"]?[ \t]*(?:\+|\.|&)[ \t]*[\w.$\[\]():-]+[ \t]*(?:\+|\.|&)[ \t]*['"]?[ \t]*"""
 _SPLICE += r"|[A-Za-z_]\w*(?:::[A-Za-z_]\w*)+"
+
+
+# what follows a string literal in code: a bracket closing, or an operator or a keyword
+# after a blank (a value taken from one literal's end to the next one's start)
+_BETWEEN_LITERALS = r"\s*[)\]}]\s|\s+(?:if|else|and|or|in|is|for|\+|\.|%|\|\||&&|\?|:)\s"
 
 
 # a regular expression's syntax: `(?![\w-])`, `\d+`: a pattern, not a password
