@@ -17,6 +17,10 @@ from tests.secret_corpus import ALNUM, B64, HEX, Gen
 _SYMBOLS = "!#%+=?^~"
 
 
+# yarn's key for a user and a password (named apart, so this file holds no assignment)
+_YARN_IDENT = "npmAuthIdent"
+
+
 def _short(g: Gen, n: int = 10) -> str:
     """A short generated password: letters of both cases, digits and a symbol or two."""
     while True:
@@ -134,12 +138,25 @@ def families(g: Gen) -> list[tuple[str, Callable[[str], str], str]]:
             ),
             _short(g),
         ),
-        # 4. short passwords under names that only may name one
-        ("deploy-key-short", lambda s: f"DEPLOY_KEY: {s}", _short(g, 12)),
-        ("db-key-quoted", lambda s: f'db_key = "{s}"', _short(g, 10)),
-        ("wordpress-auth-key", lambda s: f"define('AUTH_KEY', '{s}');", _short(g, 14)),
+        ("yarnrc-auth-ident", lambda s: f'{_YARN_IDENT}: "ci:{s}"\n', _short(g)),
+        (
+            "composer-auth-json",
+            lambda s: json.dumps({"github-oauth": {"github.com": s}, "bearer": {"repo.corp": s}}),
+            _short(g, 12),
+        ),
+        (
+            "openvpn-auth-user-pass",
+            lambda s: f"<auth-user-pass>\nci\n{s}\n</auth-user-pass>\n",
+            _short(g),
+        ),
+        ("jvm-system-property", lambda s: f"java -Ddb_key={s} -jar app.jar", _short(g, 16)),
+        # 4. generated passwords under names that only may name one (16 characters: a
+        # shorter one is judged by its runs, `tests/test_redact_short_keyed.py`)
+        ("deploy-key-short", lambda s: f"DEPLOY_KEY: {s}", _short(g, 16)),
+        ("db-key-quoted", lambda s: f'db_key = "{s}"', _short(g, 16)),
+        ("wordpress-auth-key", lambda s: f"define('AUTH_KEY', '{s}');", _short(g, 16)),
         ("wordpress-salt", lambda s: f"define( 'LOGGED_IN_SALT', '{s}' );", _short(g, 16)),
-        ("yaml-alias-like", lambda s: f"DEPLOY_KEY=*{s}\n", _short(g, 10)),
+        ("yaml-alias-like", lambda s: f"DEPLOY_KEY=*{s}\n", _short(g, 16)),
         # 5. here-documents over several lines
         (
             "heredoc-env-body",

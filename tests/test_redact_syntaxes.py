@@ -412,6 +412,10 @@ WORST = [
     "users:\n  user:\n" + "    token: " * 6_000,
     "https://u:" + "@a" * 30_000,
     "db:5432:a:b:-" + "-" * 60_000,
+    "<auth-user-pass>\n" * 8_000,
+    "<auth-user-pass>\na\n" + "b" * 60_000,
+    "java -D" + "a" * 60_000,
+    "-Dsig=" * 8_000,
 ]
 
 

@@ -13,6 +13,7 @@
   `<entry key="password">…</entry>`);
 - a YAML block scalar under a credential key (`client_secret: >-`, `token: |`): every line
   of it, so a value wrapped onto several lines is masked whole;
+- OpenVPN's inline credentials: `<auth-user-pass>`, a user's line, then the password's;
 - a password typed into a login form by a test: Selenium `find_element(By.ID,
   "password").send_keys("…")`, Playwright `locator("#password").fill("…")`, Cypress
   `cy.get("#password").type("…")`, WebdriverIO `setValue`, Capybara `fill_in "Password",
@@ -80,6 +81,16 @@ def _check_typed(secret: str, m: re.Match[str]) -> bool:
 
 
 RULES: list[Rule] = [
+    Rule(
+        "password",
+        # (OpenVPN: the user on the first line of the block, the password on the second)
+        r"<auth-user-pass>[ \t]*\r?\n[ \t]*[^\s<]{1,200}[ \t]*\r?\n[ \t]*(?P<bare>[^\s<]{1,500})[ \t]*\r?\n?"
+        r"[ \t]*</auth-user-pass>",
+        ("<auth-user-pass>",),
+        groups=("bare",),
+        priority=CONTEXT,
+        check=lambda secret, m: is_value(secret),
+    ),
     Rule(
         "credential",
         r"(?m)^(?P<ind>[ \t]*)(?:-[ \t]+)?[\"']?(?P<key>" + _CRED + r")[\"']?[ \t]*:[ \t]*"

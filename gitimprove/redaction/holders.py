@@ -156,7 +156,13 @@ def _container(m: re.Match[str]) -> bool:
 def _names_container(key: str) -> bool:
     """`credentials`, `secrets`, `api_keys`, `tokens`, `auth`: a key holding credentials
     (a plural names what each of its values is)."""
-    if key_strength(key) is not None or key_words(key)[-1:] in (["keys"], ["auth"]):
+    # (composer's auth.json: `"github-oauth": {"github.com": …}`, `"bearer": {host: …}`)
+    if key_strength(key) is not None or key_words(key)[-1:] in (
+        ["keys"],
+        ["auth"],
+        ["oauth"],
+        ["bearer"],
+    ):
         return True
     return key.endswith("s") and key_strength(key[:-1]) == "strong"
 

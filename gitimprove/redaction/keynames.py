@@ -22,7 +22,9 @@ _STRONG = words(
 )
 _PAIRS = words(
     "api_key access_key secret_key private_key client_secret account_key master_key "
-    "signing_key encryption_key shared_access_key auth_token session_key session_secret"
+    "signing_key encryption_key shared_access_key auth_token session_key session_secret "
+    # yarn's `npmAuthIdent: "user:password"`
+    "auth_ident"
 )
 # (not "session": a session id names a session, it grants nothing)
 _WEAK = words("key auth sig signature cookie dsn salt")

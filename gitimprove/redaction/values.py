@@ -269,7 +269,9 @@ def password_evidence(value: str) -> bool:
         and sum(c.isdigit() or c in _PASSWORD_SYMBOLS for c in value) >= 4
         and not versioned
     )
-    return odd >= 2 or (mixed and (odd == 1 or dense))
+    # (one case will do beside a symbol no expression has and two digits: `3M1#XS&0`)
+    plain = any(c in "!@#$%^&?~" for c in value) and sum(c.isdigit() for c in value) >= 2
+    return odd >= 2 or ((mixed or plain) and (odd == 1 or dense))
 
 
 _VOWELS = frozenset("aeiouAEIOU")
