@@ -162,12 +162,13 @@ def unexplained(
     before: Mapping[str, str],
     after: Mapping[str, str],
     *,
-    settle: float = 1.0,
+    settle: float = 5.0,
 ) -> list[str]:
     """The watched refs that changed from `before` to `after` (name -> target) to a value no
     gitimprove transaction wrote. A writer appends its line just after its transaction (after
-    `git update-ref` exits: a hook on a loaded machine can take a second), so an unexplained
-    move is looked at again for up to `settle` seconds before it is named."""
+    `git update-ref` exits: a hook's flush among a burst of hooks on a loaded machine took over
+    a second), so an unexplained move is looked at again for up to `settle` seconds before it
+    is named (only a move not yet explained waits)."""
     changed = {n: after.get(n) for n in set(before) | set(after) if before.get(n) != after.get(n)}
     if not changed:
         return []
