@@ -49,21 +49,9 @@ if step != "honest":
 """
 
 
-def project(repo: TmpRepo, tmp_path: Path, plan: list[str], guard: str, sandbox: str) -> None:
-    agent, plan_file = tmp_path / "agent.py", tmp_path / "plan.json"
-    agent.write_text(AGENT)
-    steps = {str(i): step for i, step in enumerate(plan, 1)}
-    plan_file.write_text(json.dumps({**steps, "attacks": ATTACKS}))
-    repo.commit(
-        "project",
-        {
-            "bench.py": BENCH,
-            "src/value.txt": "100\n",
-            "src/lib.py": LIB,
-            "tests/test_a.py": "import lib\n\n\ndef test_loaded():\n    assert lib.f\n",
-            "tests/test_lib.py": TESTS,
-            "pytest.ini": "[pytest]\npythonpath = src\n",
-            ".gitimprove.toml": f"""[metric]
+def config(guard: str, agent: Path, plan_file: Path, sandbox: str) -> str:
+    """The projects' configuration: the benchmark, the guard, the agent; tests sealed."""
+    return f"""[metric]
 command = "{sys.executable} bench.py"
 
 [guard]
@@ -82,7 +70,24 @@ plateau_patience = 100
 name = "command"
 command = "{sys.executable} {agent} {plan_file}"
 sandbox = "{sandbox}"
-""",
+"""
+
+
+def project(repo: TmpRepo, tmp_path: Path, plan: list[str], guard: str, sandbox: str) -> None:
+    agent, plan_file = tmp_path / "agent.py", tmp_path / "plan.json"
+    agent.write_text(AGENT)
+    steps = {str(i): step for i, step in enumerate(plan, 1)}
+    plan_file.write_text(json.dumps({**steps, "attacks": ATTACKS}))
+    repo.commit(
+        "project",
+        {
+            "bench.py": BENCH,
+            "src/value.txt": "100\n",
+            "src/lib.py": LIB,
+            "tests/test_a.py": "import lib\n\n\ndef test_loaded():\n    assert lib.f\n",
+            "tests/test_lib.py": TESTS,
+            "pytest.ini": "[pytest]\npythonpath = src\n",
+            ".gitimprove.toml": config(guard, agent, plan_file, sandbox),
         },
     )
 
@@ -303,26 +308,7 @@ def above_project(
             "tests/conftest.py": "import pathlib, sys\n\nsys.path.insert(0, str(pathlib.Path(__file__).parent.parent / 'src'))\n",
             "tests/test_a.py": "import lib\n\n\ndef test_loaded():\n    assert lib.f\n",
             "tests/test_lib.py": TESTS,
-            ".gitimprove.toml": f"""[metric]
-command = "{sys.executable} bench.py"
-
-[guard]
-command = "{guard}"
-rework = 0
-
-[scope]
-mutable = ["src/**"]
-sealed = ["bench.py", "tests/**"]
-
-[loop]
-stuck_after = 100
-plateau_patience = 100
-
-[agent]
-name = "command"
-command = "{sys.executable} {agent} {plan_file}"
-sandbox = "{sandbox}"
-""",
+            ".gitimprove.toml": config(guard, agent, plan_file, sandbox),
         },
     )
 
