@@ -561,6 +561,16 @@ else:
 """
 
 
+def with_agent(repo: TmpRepo, command: str, message: str) -> None:
+    """The honest project with another agent command, committed as `message`."""
+    config = (repo.path / ".gitimprove.toml").read_text()
+    config = "\n".join(
+        f'command = "{command}"' if line.startswith("command = ") and AGENT.name in line else line
+        for line in config.splitlines()
+    )
+    repo.commit(message, {".gitimprove.toml": config + "\n"})
+
+
 @pytest.mark.parametrize(
     "removed", [("locks/run-p.lock",), ("refs.witness",), ("locks/run-p.lock", "refs.witness")]
 )
@@ -574,13 +584,7 @@ def test_a_file_of_gitimprove_removed_by_the_agent_is_tampered_and_put_back(
     agent, marker = tmp_path / "remover.py", tmp_path / "seen"
     agent.write_text(REMOVER)
     project(tmp_repo, "honest")
-    config = (tmp_repo.path / ".gitimprove.toml").read_text()
-    command = f"{sys.executable} {agent} {marker} " + " ".join(removed)
-    config = "\n".join(
-        f'command = "{command}"' if line.startswith("command = ") and AGENT.name in line else line
-        for line in config.splitlines()
-    )
-    tmp_repo.commit("remover", {".gitimprove.toml": config + "\n"})
+    with_agent(tmp_repo, f"{sys.executable} {agent} {marker} " + " ".join(removed), "remover")
     rows = _run(tmp_repo)
     assert [r["status"] for r in rows] == ["baseline", "tampered", "keep"], rows
     reason = str(rows[1]["reason"])
@@ -645,13 +649,7 @@ def test_a_file_system_flag_in_gitimprove_folder_is_tampered_and_cleared(
     agent = tmp_path / "flagger.py"
     agent.write_text(FLAGGER)
     project(tmp_repo, "honest")
-    config = (tmp_repo.path / ".gitimprove.toml").read_text()
-    command = f"{sys.executable} {agent} " + " ".join(flags)
-    config = "\n".join(
-        f'command = "{command}"' if line.startswith("command = ") and AGENT.name in line else line
-        for line in config.splitlines()
-    )
-    tmp_repo.commit("flagger", {".gitimprove.toml": config + "\n"})
+    with_agent(tmp_repo, f"{sys.executable} {agent} " + " ".join(flags), "flagger")
     try:
         rows = _run(tmp_repo)
     finally:  # whatever happened, the test's folder can be removed
@@ -687,13 +685,7 @@ def test_a_file_system_flag_in_the_git_directory_stops_the_run_naming_it(
     agent = tmp_path / "flagger.py"
     agent.write_text(FLAGGER)
     project(tmp_repo, "honest")
-    config = (tmp_repo.path / ".gitimprove.toml").read_text()
-    command = f"{sys.executable} {agent} {flag}"
-    config = "\n".join(
-        f'command = "{command}"' if line.startswith("command = ") and AGENT.name in line else line
-        for line in config.splitlines()
-    )
-    tmp_repo.commit("flagger", {".gitimprove.toml": config + "\n"})
+    with_agent(tmp_repo, f"{sys.executable} {agent} {flag}", "flagger")
     git_dir = tmp_repo.path / ".git"
     try:
         res = tmp_repo.cli("run", "--run", "p", "-n", "2")
@@ -736,13 +728,7 @@ def test_gitimprove_commands_that_write_do_not_run_inside_an_attempt(
     agent, out = tmp_path / "nested.py", tmp_path / "codes"
     agent.write_text(NESTED)
     project(tmp_repo, "honest")
-    config = (tmp_repo.path / ".gitimprove.toml").read_text()
-    command = f"{sys.executable} {agent} {out}"
-    config = "\n".join(
-        f'command = "{command}"' if line.startswith("command = ") and AGENT.name in line else line
-        for line in config.splitlines()
-    )
-    tmp_repo.commit("nested", {".gitimprove.toml": config + "\n"})
+    with_agent(tmp_repo, f"{sys.executable} {agent} {out}", "nested")
     rows = _run(tmp_repo)
     assert [r["status"] for r in rows] == ["baseline", "discard", "keep"], rows
     assert out.read_text().split("\n")[:-1] == [
