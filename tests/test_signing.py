@@ -4,6 +4,10 @@ from old unsigned records, imports, lines signed in another clone and masked lin
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +85,48 @@ def test_the_key_is_private_and_made_once(tmp_path: Path) -> None:
     assert a is not None and a == b
     assert (tmp_path / "key").stat().st_mode & 0o777 == 0o600
     assert signing.load_key(tmp_path / "none", create=False) is None
+
+
+_RACE = """
+import os, sys, time
+from pathlib import Path
+from gitimprove.util.keys import load_key
+folder = Path(sys.argv[1])
+while not (folder / "go").exists():
+    time.sleep(0.001)
+key = load_key(folder)
+empty = 0
+for _ in range(200):  # what every other process finds there meanwhile
+    try:
+        if os.path.getsize(folder / "key") == 0:
+            empty += 1
+    except FileNotFoundError:
+        pass
+print(key.id if key else "none", empty)
+"""
+
+
+def test_processes_making_the_key_at_once_all_sign_with_one(tmp_path: Path) -> None:
+    """The first signers of a repository race to make the key: each process pins the one key
+    that is there, and none ever finds the file empty (a hook that read it half made signed
+    nothing, or with a key no other process had)."""
+    for round_ in range(3):
+        folder = tmp_path / str(round_)
+        folder.mkdir()
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", _RACE, str(folder)], stdout=subprocess.PIPE, text=True
+            )
+            for _ in range(6)
+        ]
+        time.sleep(0.3)
+        (folder / "go").touch()
+        found = [p.communicate(timeout=60)[0].split() for p in procs]
+        assert all(p.returncode == 0 for p in procs), found
+        ids = {f[0] for f in found}
+        assert ids == {signing.load_key(folder, create=False).id}, found  # type: ignore[union-attr]
+        assert all(f[1] == "0" for f in found), found
+        assert sorted(os.listdir(folder)) == ["go", "key"]  # no temporary file left
 
 
 @pytest.mark.parametrize(

@@ -46,7 +46,7 @@ from gitimprove.git.repo import Repo
 from gitimprove.util import inodes
 from gitimprove.util.alive import pid_alive
 from gitimprove.util.clockset import Watch
-from gitimprove.util.files import read_state, remove_tree
+from gitimprove.util.files import create_whole, read_state, remove_tree
 from gitimprove.util.written import mark
 
 if TYPE_CHECKING:
@@ -96,9 +96,13 @@ PIDS: dict[str, bytes] = {}
 
 
 def write_pid(path: Path, what: str = "") -> None:
-    """The `.pid` file beside a workspace or checkout: this process's pid and what it is for."""
+    """The `.pid` file beside a workspace or checkout: this process's pid and what it is for.
+    It appears whole (another run that read it empty would take the folder for one whose
+    process is gone, and remove it under this one)."""
     data = f"{os.getpid()}\n{what}\n" if what else f"{os.getpid()}\n"
     PIDS[path.name] = data.encode("utf-8")
+    if create_whole(path, PIDS[path.name], 0o644):
+        return
     mark(path, pending=True, data=PIDS[path.name])
     path.write_text(data, encoding="utf-8")
     mark(path, data=PIDS[path.name])

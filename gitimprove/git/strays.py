@@ -99,12 +99,15 @@ def find(improve_dir: Path) -> list[str]:
 
 
 def _work_strays(work: Path) -> list[str]:
+    """What in `work/` no gitimprove process left as it leaves it. A listing is no snapshot:
+    another run writes a `.pid` file, then the folder it names, while this one is listed, so
+    what the listing lacks is looked for again on disk before anything is named."""
     entries = dict(_entries(work))
     out = []
     for name, st in entries.items():
         label = _label("work/" + name)
         if stat.S_ISDIR(st.st_mode) and _FOLDER.fullmatch(name):
-            if f"{name}.pid" not in entries:
+            if f"{name}.pid" not in entries and not os.path.lexists(work / f"{name}.pid"):
                 out.append(f"{label} (a folder without the .pid file naming its process)")
             continue
         if stat.S_ISREG(st.st_mode) and name.endswith(".pid"):
@@ -113,7 +116,9 @@ def _work_strays(work: Path) -> list[str]:
             continue
         stem = name[: -len(".prompt.md")]
         if stat.S_ISREG(st.st_mode) and name.endswith(".prompt.md"):
-            if not any(_FOLDER.fullmatch(n) and n.startswith(stem + "-") for n in entries):
+            if not any(
+                _FOLDER.fullmatch(n) and n.startswith(stem + "-") for n in (*entries, *_names(work))
+            ):
                 out.append(f"{label} (the program of no agent's workspace)")
             continue
         out.append(f"{label} ({_kind(st)} gitimprove does not write)")
@@ -225,6 +230,14 @@ def _entries(folder: Path) -> list[tuple[str, os.stat_result]]:
         with contextlib.suppress(OSError):
             out.append((entry.name, entry.stat(follow_symlinks=False)))
     return out
+
+
+def _names(folder: Path) -> list[str]:
+    """The names in `folder` now (a listing taken again)."""
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
 
 
 def _kind(st: os.stat_result) -> str:
@@ -494,7 +507,10 @@ def _other(pid_file: Path) -> bool:
         data = read_state(pid_file)[:200]
     except OSError:
         return False
-    if not data or _PID.fullmatch(data) is None or os.lstat(pid_file).st_nlink != 1:
+    try:
+        if not data or _PID.fullmatch(data) is None or os.lstat(pid_file).st_nlink != 1:
+            return False
+    except OSError:  # removed since it was read: its process is done with it
         return False
     pid = int(data.split(b"\n", 1)[0])
     return pid != os.getpid() and pid_alive(pid) and _could_have_written(pid, pid_file)

@@ -13,7 +13,7 @@ import errno
 import os
 import stat
 
-from gitimprove.util.written import mark
+from gitimprove.util.written import forget, mark
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -91,6 +91,64 @@ def append_state(path: str | os.PathLike[str], data: bytes) -> None:
     finally:
         os.close(fd)
         mark(path, data=data, offset=at)
+
+
+def create_whole(path: str | os.PathLike[str], data: bytes, mode: int = 0o600) -> bool:
+    """Make the file `path` holding `data`, only if nothing is there: False when something
+    is. The file appears whole or not at all (filled without a name, `O_TMPFILE`, or under
+    a temporary one, then linked into place), so no reader ever finds it empty or half
+    written, and no two writers both make it."""
+    target = os.fspath(path)
+    folder = os.path.dirname(target) or "."
+    mark(target, pending=True, data=data)
+    made = False
+    try:
+        fd = os.open(folder, os.O_TMPFILE | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0), mode)
+    except (AttributeError, OSError):  # no O_TMPFILE here (the system, the file system)
+        fd = -1
+    try:
+        if fd >= 0:
+            _write_all(fd, data)
+            os.fchmod(fd, mode)
+            try:
+                os.link(f"/proc/self/fd/{fd}", target)
+                made = True
+                return True
+            except FileExistsError:
+                return False
+            except OSError:  # no /proc: fall back to a named temporary file
+                pass
+        tmp = f"{os.path.join(folder, '.' + os.path.basename(target))}.{os.getpid()}."
+        tmp += f"{os.urandom(4).hex()}.tmp"
+        mark(tmp, pending=True, data=data)
+        tfd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
+        try:
+            try:
+                _write_all(tfd, data)
+            finally:
+                os.close(tfd)
+            os.link(tmp, target)
+            made = True
+            return True
+        except FileExistsError:
+            return False
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            mark(tmp)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+        if made:
+            mark(target, data=data)
+        else:
+            forget(target)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def state_kind(path: str | os.PathLike[str]) -> str | None:

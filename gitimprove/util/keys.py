@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gitimprove.util import written
-from gitimprove.util.files import NotAFile, atomic_write, read_state
+from gitimprove.util.files import NotAFile, atomic_write, create_whole, read_state
 
 KEY_FILE = "key"
 
@@ -38,7 +38,7 @@ _pinned: dict[str, Key] = {}
 
 
 def load_key(improve_dir: Path, *, create: bool = True) -> Key | None:
-    """The key, made on first use (created exclusively, 0600); None when unreadable. The
+    """The key, made on first use (whole or not at all, 0600); None when unreadable. The
     first key a process loads is pinned: later calls return it, whatever the file holds."""
     where = os.path.realpath(improve_dir)
     if where in _pinned:
@@ -49,22 +49,16 @@ def load_key(improve_dir: Path, *, create: bool = True) -> Key | None:
     except FileNotFoundError:
         if not create:
             return None
-        written.mark(path, pending=True)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        except FileExistsError:
-            written.forget(path)
+        secret = os.urandom(32)
+        try:  # whole or not at all: a reader never finds it empty, and one maker wins
+            made = create_whole(path, secret)
+        except OSError:
+            return None
+        if not made:
             try:
                 secret = read_state(path)
             except OSError:
                 return None
-        except OSError:
-            return None
-        else:
-            secret = os.urandom(32)
-            with os.fdopen(fd, "wb") as f:
-                f.write(secret)
-            written.mark(path, data=secret)
     except OSError:
         return None
     if len(secret) < 16:
