@@ -232,6 +232,7 @@ class RepoState:
     improve_dir: Path | None = None
     unsafe: list[str] = field(default_factory=list)  # files git would hang on (gitfiles.py)
     kept: dict[str, bytes] = field(default_factory=dict)  # HEAD and config, to put back
+    witnessed: witness.Position | None = None  # the witness file before `own` was read
 
     @classmethod
     def take(cls, repo: Repo) -> RepoState:
@@ -248,6 +249,7 @@ class RepoState:
                 continue
         found: dict[str, str] = {}
         own: dict[str, str] = {}
+        witnessed = witness.position(repo.improve_dir)
         for name in repo.raw.references:
             try:
                 ref = repo.raw.references[name]
@@ -285,7 +287,7 @@ class RepoState:
                 if len(item) > 3 and item[2:3] == b" ":
                     rel = os.fsdecode(item[3:])
                     dirty[rel] = _file_state(repo.work_tree / rel)
-        return cls(found, files, status, dirty, own, repo.improve_dir, [], kept)
+        return cls(found, files, status, dirty, own, repo.improve_dir, [], kept, witnessed)
 
     def changes(self, after: RepoState, *, reachable: bool = True) -> list[str]:
         """What differs from `self` in `after` and stops the run (`stops`: `reachable` is
@@ -299,7 +301,9 @@ class RepoState:
                 out.append(name)
         if after.improve_dir is not None:
             out += state_problems(after.improve_dir)
-            out += witness.moved_outside(after.improve_dir, self.own, after.own)
+            out += witness.moved_outside(
+                after.improve_dir, self.own, after.own, since=after.witnessed
+            )
         for label in sorted(set(self.files) | set(after.files)):
             old, new = self.files.get(label), after.files.get(label)
             if old != new and stops(label, old, new, reachable=reachable):
@@ -352,7 +356,9 @@ def put_back(repo: Repo, before: RepoState, after: RepoState) -> list[str]:
             except OSError:
                 continue
             done.append(f".git/improve/{name}")
-    for name in witness.unexplained(repo.improve_dir, before.own, after.own, settle=0):
+    for name in witness.unexplained(
+        repo.improve_dir, before.own, after.own, settle=0, since=after.witnessed
+    ):
         known, value = witness.last_written(repo.improve_dir, name, before.own.get(name))
         now = after.own.get(name)
         if not known or value == now:

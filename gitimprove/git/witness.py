@@ -38,6 +38,7 @@ from gitimprove.util.keys import Key, load_key
 FILE = "refs.witness"
 _NONE = "-"
 COMPACT_AT = 256 * 1024  # bytes: an append that finds the file larger compacts it
+DEFER_UP_TO = 4 * COMPACT_AT  # ... unless a run is under way, until it is this large
 
 
 def watched(name: str) -> bool:
@@ -65,7 +66,7 @@ def record(improve_dir: Path, updates: Iterable[tuple[str, str | None, str | Non
     with contextlib.suppress(OSError):
         size = _append(improve_dir / FILE, data)
         if size > COMPACT_AT:
-            compact(improve_dir)
+            compact(improve_dir, deferrable=size <= DEFER_UP_TO)
 
 
 def _append(path: Path, data: bytes) -> int:
@@ -91,11 +92,15 @@ def _append(path: Path, data: bytes) -> int:
             os.close(fd)  # closing releases the lock
 
 
-def compact(improve_dir: Path) -> bool:
+def compact(improve_dir: Path, *, deferrable: bool = False) -> bool:
     """Rewrite the witness file with one signed line per value each ref can still be at
     (what `_alive` reads from it, nothing more); lines no key signed are dropped. False when
-    there is no file or no key."""
+    there is no file or no key, or when `deferrable` and another run is under way: a run's
+    snapshot of the refs is judged by where the file ended when it was taken (`position`),
+    which a new file loses."""
     path = improve_dir / FILE
+    if deferrable and _another_run(improve_dir):
+        return False
     key = load_key(improve_dir, create=False)
     if key is None:
         return False
@@ -110,7 +115,7 @@ def compact(improve_dir: Path) -> bool:
                 return False  # another compactor replaced it just now
         except FileNotFoundError:
             return False
-        alive = _parse(key, read_state(path).decode("utf-8", "replace"))
+        alive = _parse(key, read_state(path))
         lines = []
         for name in sorted(alive):
             values = alive[name]
@@ -131,27 +136,83 @@ def compact(improve_dir: Path) -> bool:
         os.close(fd)
 
 
-def _alive(improve_dir: Path) -> dict[str, set[str]]:
-    """For each witnessed ref, the values gitimprove wrote that no later move superseded."""
+Position = tuple[int, int]  # the witness file's (inode, size) when refs were read
+
+
+def position(improve_dir: Path) -> Position:
+    """Where the witness file ends now: taken before a snapshot reads the refs, every line
+    past it was appended after (its move may still have been before: a writer appends
+    after its transaction). (0, 0) when there is no file yet."""
+    try:
+        st = os.stat(improve_dir / FILE)
+    except OSError:
+        return (0, 0)
+    return (st.st_ino, st.st_size)
+
+
+def _another_run(improve_dir: Path) -> bool:
+    """Whether another process holds a run's lock here now (`/proc/locks`, which no probe of
+    the lock disturbs: a run starting just then would take the probe for a run)."""
+    try:
+        with os.scandir(improve_dir / "locks") as it:
+            inodes = {
+                e.inode() for e in it if e.name.startswith("run-") and e.name.endswith(".lock")
+            }
+        if not inodes:
+            return False
+        with open("/proc/locks", "rb") as fh:
+            table = fh.read().decode("ascii", "replace")
+    except OSError:
+        return False
+    me = str(os.getpid())
+    for line in table.splitlines():
+        fields = line.split()
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[4] != me:
+            with contextlib.suppress(ValueError):
+                if int(fields[5].rsplit(":", 1)[-1]) in inodes:
+                    return True
+    return False
+
+
+def _alive(improve_dir: Path, since: Position | None = None) -> dict[str, set[str]]:
+    """For each witnessed ref, the values gitimprove wrote that no later move superseded;
+    with `since`, the values a snapshot taken at that position could have found: a move
+    past it supersedes nothing (the snapshot was taken before it)."""
     key = load_key(improve_dir, create=False)
     try:
-        data = read_state(improve_dir / FILE).decode("utf-8", "replace")
+        fd = open_state(improve_dir / FILE)
     except OSError:
         return {}
-    return {} if key is None else _parse(key, data)
+    try:
+        ino = os.fstat(fd).st_ino
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return {}
+    finally:
+        os.close(fd)
+    upto = None
+    if since is not None and since == (0, 0):
+        upto = 0
+    elif since is not None and since[0] == ino:
+        upto = since[1]
+    return {} if key is None else _parse(key, data, upto)
 
 
-def _parse(key: Key, data: str) -> dict[str, set[str]]:
+def _parse(key: Key, data: bytes, upto: int | None = None) -> dict[str, set[str]]:
+    """Each ref's values, line by line; a line that starts at or past `upto` only adds."""
     out: dict[str, set[str]] = {}
-    for line in data.splitlines():
-        parts = line.split(" ")
+    at = 0
+    for raw in data.split(b"\n"):
+        start, at = at, at + len(raw) + 1
+        parts = raw.decode("utf-8", "replace").split(" ")
         if len(parts) != 4:
             continue
         name, old, new, mac = parts
         if mac != key.mac(f"{name} {old} {new}", 24):
             continue  # not written by gitimprove: a forged line counts for nothing
         values = out.setdefault(name, set())
-        if old != new:
+        if old != new and (upto is None or start < upto):
             values.discard(old)
         values.add(new)
     return out
@@ -163,18 +224,22 @@ def unexplained(
     after: Mapping[str, str],
     *,
     settle: float = 5.0,
+    since: Position | None = None,
 ) -> list[str]:
     """The watched refs that changed from `before` to `after` (name -> target) to a value no
     gitimprove transaction wrote. A writer appends its line just after its transaction (after
     `git update-ref` exits: a hook's flush among a burst of hooks on a loaded machine took over
     a second), so an unexplained move is looked at again for up to `settle` seconds before it
-    is named (only a move not yet explained waits)."""
+    is named (only a move not yet explained waits). `since`: the witness file's `position`
+    when `after` was read, so a value gitimprove moved on from after the snapshot (a hook's
+    flush meanwhile) is still one it wrote, and a value it had moved on from before (a ref
+    put back to an old value) is not."""
     changed = {n: after.get(n) for n in set(before) | set(after) if before.get(n) != after.get(n)}
     if not changed:
         return []
     deadline = time.monotonic() + settle
     while True:
-        alive = _alive(improve_dir)
+        alive = _alive(improve_dir, since)
         bad = sorted(n for n, v in changed.items() if (v or _NONE) not in alive.get(n, ()))
         if not bad or time.monotonic() > deadline:
             return bad
@@ -182,12 +247,15 @@ def unexplained(
 
 
 def moved_outside(
-    improve_dir: Path, before: Mapping[str, str], after: Mapping[str, str]
+    improve_dir: Path,
+    before: Mapping[str, str],
+    after: Mapping[str, str],
+    since: Position | None = None,
 ) -> list[str]:
     """`unexplained`, each named the way a person finds it."""
     return [
         f"{n} moved to {(after.get(n) or 'nothing')[:12]} outside gitimprove"
-        for n in unexplained(improve_dir, before, after)
+        for n in unexplained(improve_dir, before, after, since=since)
     ]
 
 

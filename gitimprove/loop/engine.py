@@ -178,7 +178,7 @@ class Engine:
                     finally:
                         key = reaper.repo_key(self.repo.common_dir)
                         reaper.sweep_harness(key, choice.name)
-                        witness.compact(self.repo.improve_dir)
+                        witness.compact(self.repo.improve_dir, deferrable=True)
                         if self.repo.ref_target(refs.run_branch(choice.name)) is None:
                             # a run that never started leaves not even its lock file
                             lock_file = self.repo.improve_dir / "locks" / f"run-{choice.name}.lock"
