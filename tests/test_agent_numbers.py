@@ -74,6 +74,7 @@ def in_range(result: AgentResult) -> None:
     json.dumps(result.record("x"), allow_nan=False)  # what the note stores is plain JSON
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(6))
 def test_fuzz_every_agent_parser(seed: int) -> None:
     rng = random.Random(seed)

@@ -129,6 +129,7 @@ def test_every_event_follows_the_protocol(configured: TmpRepo) -> None:
     assert not spooled(repo)  # flushed
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stdin", ["", "not json at all", "[1, 2, 3]", '{"truncated": '])
 def test_bad_payloads_exit_0_log_and_write_nothing(configured: TmpRepo, stdin: str) -> None:
     for event in (
@@ -147,6 +148,7 @@ def test_bad_payloads_exit_0_log_and_write_nothing(configured: TmpRepo, stdin: s
     assert configured.git("for-each-ref", "refs/improve/", "refs/heads/improve/") == ""
 
 
+@pytest.mark.slow
 def test_missing_transcript_and_unreadable_repo(configured: TmpRepo, tmp_path: Path) -> None:
     res = fire(
         configured,
@@ -225,6 +227,7 @@ def test_eight_concurrent_failure_hooks_leave_200_signals(configured: TmpRepo) -
     assert len(list(memory.iter_entries(configured.open(), "signals/"))) == 200
 
 
+@pytest.mark.slow
 def test_session_start_after_compact_and_catch_up(configured: TmpRepo) -> None:
     repo = configured
     fire(
@@ -337,6 +340,7 @@ def test_install_claude_hooks_preserves_settings(configured: TmpRepo) -> None:
     )
 
 
+@pytest.mark.slow
 def test_local_scope_settings_are_ignored_by_git(tmp_repo: TmpRepo, tmp_path: Path) -> None:
     """settings.local.json holds this machine's interpreter path: installing into it makes
     git ignore it (the repository's info/exclude, shared by its worktrees; never a tracked

@@ -43,6 +43,7 @@ def test_exit_codes(tmp_repo: TmpRepo, tmp_path: Path) -> None:
     assert res.returncode == 1 and "metric.direction = 'sideways'" in res.stderr
 
 
+@pytest.mark.slow
 def test_internal_crash_exits_3_and_logs_traceback(tmp_repo: TmpRepo) -> None:
     tmp_repo.commit("one")
     probe = (
@@ -91,6 +92,7 @@ def test_hook_path_imports_nothing_heavy_on_an_ordinary_commit(project: TmpRepo)
     assert not modules & {"pygit2", "click", "tomllib", "tomlkit", "gitimprove.loop.measure"}
 
 
+@pytest.mark.slow
 def test_docs_and_man_page_are_current() -> None:
     assert docgen.main(["--check"]) == 0, "run: python -m gitimprove.docgen"
 
@@ -117,6 +119,7 @@ def test_git_improve_help_opens_the_man_page(tmp_repo: TmpRepo) -> None:
     assert page.read_text() == (ROOT / "gitimprove" / "resources" / "git-improve.1").read_text()
 
 
+@pytest.mark.slow
 def test_doctor_names_problems_and_repairs(project: TmpRepo) -> None:
     res = project.cli("doctor")
     assert res.returncode == 0, res.stdout
@@ -140,6 +143,7 @@ def test_doctor_names_problems_and_repairs(project: TmpRepo) -> None:
     assert "[FAIL] config: .gitimprove.toml: unknown key metric.bogus" in res.stdout
 
 
+@pytest.mark.slow
 def test_commands_outside_a_repository(tmp_path: Path) -> None:
     for args in (["log"], ["measure"], ["show"], ["doctor"]):
         res = cli(tmp_path, *args)
@@ -147,6 +151,7 @@ def test_commands_outside_a_repository(tmp_path: Path) -> None:
         assert "not inside a git repository" in res.stderr
 
 
+@pytest.mark.slow
 def test_doctor_flushes_the_spool_and_reinstalls_broken_shims(
     project: TmpRepo, tmp_path: Path
 ) -> None:

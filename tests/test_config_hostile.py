@@ -80,6 +80,7 @@ def test_measure_and_doctor_name_the_key(tmp_repo: TmpRepo, text: str, key: str)
     assert doctor.returncode == 1 and key in doctor.stdout and "Traceback" not in doctor.stderr
 
 
+@pytest.mark.slow
 def test_a_config_that_is_not_utf8(tmp_repo: TmpRepo) -> None:
     tmp_repo.commit("project", {"bench.py": "print(1)\n"})
     (tmp_repo.path / ".gitimprove.toml").write_bytes(BASE.encode() + b'name = "\xff\xfe"\n')
@@ -105,6 +106,7 @@ GIT_CONFIG_CASES = [
 ]
 
 
+@pytest.mark.slow
 def test_git_config_values_name_the_setting(
     tmp_repo: TmpRepo, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -118,6 +120,7 @@ def test_git_config_values_name_the_setting(
         tmp_repo.git("config", "--unset", name)
 
 
+@pytest.mark.slow
 def test_git_config_bytes_that_are_not_utf8(tmp_repo: TmpRepo) -> None:
     tmp_repo.commit("project", {"bench.py": "print(1)\n", ".gitimprove.toml": BASE})
     with open(tmp_repo.path / ".git" / "config", "ab") as fh:

@@ -23,6 +23,7 @@ def stop_reason(res: subprocess.CompletedProcess[str]) -> str:
     return str(events[-1]["reason"])
 
 
+@pytest.mark.slow
 def test_target_stops_the_run(tmp_repo: TmpRepo) -> None:
     make_project(tmp_repo, {"1": "set:90", "default": "set:85"}, guard=False)
     reason = stop_reason(tmp_repo.cli("run", "--json", "--target", "92"))
@@ -36,6 +37,7 @@ def run_rows_name(repo: TmpRepo) -> str:
     )[0]
 
 
+@pytest.mark.slow
 def test_circuit_breaker_counts_crashing_rounds(tmp_repo: TmpRepo) -> None:
     make_project(tmp_repo, {"default": "crash"}, guard=False)
     reason = stop_reason(tmp_repo.cli("run", "--run", "c", "--json"))
@@ -43,6 +45,7 @@ def test_circuit_breaker_counts_crashing_rounds(tmp_repo: TmpRepo) -> None:
     assert [r["status"] for r in run_rows(tmp_repo, "c")][1:] == ["crash"] * 3
 
 
+@pytest.mark.slow
 def test_cost_cap(tmp_repo: TmpRepo) -> None:
     make_project(tmp_repo, {"default": "set:99", "cost": 0.5}, guard=False)
     reason = stop_reason(tmp_repo.cli("run", "--run", "m", "--json", "--max-cost", "1.2"))
@@ -61,6 +64,7 @@ def test_plateau_from_git_config_override(tmp_repo: TmpRepo, key: str) -> None:
     assert len(proposals) == 1 and b"Run p is stuck" in proposals[0][1]
 
 
+@pytest.mark.slow
 def test_an_underscore_key_git_cannot_read_is_a_clear_error(tmp_repo: TmpRepo) -> None:
     make_project(tmp_repo, {"default": "set:101"}, guard=False)
     # git itself refuses the name; written by hand it breaks every git command
@@ -72,6 +76,7 @@ def test_an_underscore_key_git_cannot_read_is_a_clear_error(tmp_repo: TmpRepo) -
     assert "improve.loop.plateau-patience" in res.stderr and "Traceback" not in res.stderr
 
 
+@pytest.mark.slow
 def test_stuck_ladder_escalates_then_stops_with_a_diagnosis(tmp_repo: TmpRepo) -> None:
     make_project(tmp_repo, {"default": "set:101"}, guard=False)
     tmp_repo.git("config", "improve.loop.stuck-after", "1")
@@ -84,6 +89,7 @@ def test_stuck_ladder_escalates_then_stops_with_a_diagnosis(tmp_repo: TmpRepo) -
     assert len(proposals) == 1 and b"Run st is stuck" in proposals[0][1]
 
 
+@pytest.mark.slow
 def test_git_improve_stop_ends_a_running_loop(tmp_repo: TmpRepo, tmp_path: Path) -> None:
     markers = tmp_path / "markers"
     markers.mkdir()

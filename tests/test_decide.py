@@ -31,6 +31,7 @@ class Counting:
         return self.values
 
 
+@pytest.mark.slow
 def test_deterministic_metric_one_run_no_incumbent_rerun_exact_ties() -> None:
     assert statistics.fmean([210.3] * 6) != 210.3  # why nothing may be averaged
     rule = AdaptiveRule(direction="lower")
@@ -78,6 +79,7 @@ def test_no_effect_keeps_at_each_decision_index_when_the_machine_level_moves(
     assert max(rates) <= 5.0, rates
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "scenario", ["bursts", "busycal", "spikes", "states", "outliers", "periodic", "drift"]
 )
@@ -94,6 +96,7 @@ def test_regressions_of_5_percent_or_more_are_never_kept_under_load(scenario: st
         )
 
 
+@pytest.mark.slow
 def test_runs_are_spent_where_they_pay() -> None:
     """Hopeless candidates go after one or two runs; promising ones may use more than 16."""
     m = Machine(random.Random("pay"), SCENARIOS["cv5"])
@@ -109,6 +112,7 @@ def test_runs_are_spent_where_they_pay() -> None:
     assert max(o.runs for o in promising) > 16
 
 
+@pytest.mark.slow
 def test_a_resumed_rule_decides_as_the_live_one() -> None:
     """Replaying the recorded outcomes (what the notes hold) rebuilds the same state."""
     m = Machine(random.Random("replay"), SCENARIOS["bursts"])
@@ -152,6 +156,7 @@ def test_noise_pool_honest_df_prior_and_glitches() -> None:
     assert spiky.noise().sigma < 0.03  # the +40% glitches are screened out
 
 
+@pytest.mark.slow
 def test_simulated_climbs_beat_the_median_on_gaussian_noise() -> None:
     ours = simulate("cv5", "adaptive", range(8), iters=60, seed="t")
     med = simulate("cv5", "median5", range(8), iters=60, seed="t")
@@ -159,6 +164,7 @@ def test_simulated_climbs_beat_the_median_on_gaussian_noise() -> None:
     assert ours.runs_per_decision <= 0.9 * med.runs_per_decision
 
 
+@pytest.mark.slow
 def test_fixed_rule_sentences_state_unit_percent_interval_and_runs() -> None:
     keep = decide_fixed(
         [9.0, 9.1, 8.9], [10.0, 10.1, 9.9], direction="lower", min_delta=MinDelta(), confidence=0.95

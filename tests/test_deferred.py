@@ -108,6 +108,7 @@ def _signal(content: object, context: object, defer: bool) -> dict[str, object]:
     )
 
 
+@pytest.mark.slow
 def test_a_deferred_signal_finishes_as_the_signal_made_at_once() -> None:
     """The tool-failure signal as the hook spools it (the tool's name, then the error cut at
     500, all cut at 2,000; the command cut at 300), finished at the flush, is the very signal

@@ -103,6 +103,7 @@ def test_four_clones_syncing_concurrently_end_with_the_union(remote: Path, tmp_p
     git(remote, "fsck", "--no-progress")
 
 
+@pytest.mark.slow
 def test_two_clones_same_note_keeps_both_sides(remote: Path, tmp_path: Path) -> None:
     a, b = clone(remote, tmp_path / "a"), clone(remote, tmp_path / "b")
     head = a.git("rev-parse", "HEAD")

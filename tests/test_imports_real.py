@@ -481,6 +481,7 @@ def test_pi_rows_of_two_sessions_at_once_keep_their_own_segment() -> None:
     assert crash.fields["metrics"]["tests_green"] == 140  # its non-zero numbers are kept
 
 
+@pytest.mark.slow
 def test_a_row_too_long_to_read_back_is_clipped_not_lost(tmp_repo: TmpRepo, tmp_path: Path) -> None:
     sha = tmp_repo.commit("initial")
     huge = "tuned the kernel " * 320_000  # about 5 MB of description

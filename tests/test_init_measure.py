@@ -65,6 +65,7 @@ def test_init_refuses_cleanly(tmp_path: Path, tmp_repo: TmpRepo) -> None:
     assert res.returncode == 1 and "--metric" in res.stderr
 
 
+@pytest.mark.slow
 def test_reinit_uses_existing_config_and_force_replaces(project: TmpRepo) -> None:
     res = project.cli("init", "--metric", "echo 2", "--yes")
     assert res.returncode == 1 and "already exists" in res.stderr
@@ -99,6 +100,7 @@ def test_measure_keeps_real_gain_and_discards_loss(project: TmpRepo) -> None:
     assert "nothing to measure" in res.stdout
 
 
+@pytest.mark.slow
 def test_measure_records_failures_with_their_status(project: TmpRepo) -> None:
     crash = project.commit("experiment(x): crash", {"value.txt": "oops\n"})
     project.commit("experiment(x): back", {"value.txt": "100\n"})
@@ -117,6 +119,7 @@ def test_measure_records_failures_with_their_status(project: TmpRepo) -> None:
     assert state["status"] == "guard-fail" and state["guard"]["status"] == "fail"
 
 
+@pytest.mark.slow
 def test_noisy_metric_keeps_a_real_gain(tmp_repo: TmpRepo, tmp_path: Path) -> None:
     env = {"NOISE_COUNTER": str(tmp_path / "counter")}
     tmp_repo.commit("initial", {"bench.py": noisy_bench(), "value.txt": "100\n"})

@@ -114,6 +114,7 @@ def test_a_change_shaped_like_gitimprove_own_is_tampered_and_undone(
         assert os.stat(imp / "refs.witness").st_nlink == 1  # a new file: the link is left alone
 
 
+@pytest.mark.slow
 def test_a_forged_incident_log_is_put_back_and_doctor_reads_it(tmp_repo: TmpRepo) -> None:
     project(tmp_repo, "integrity")
     imp = _improve(tmp_repo)
@@ -423,6 +424,7 @@ def test_the_backup_reflect_keeps_while_a_window_is_open_is_no_stray(tmp_repo: T
     assert left == [".git/improve/backups/carried (a file gitimprove did not write there)"]
 
 
+@pytest.mark.slow
 def test_a_pid_file_dated_ahead_names_no_gitimprove_process_started_after_it(
     tmp_repo: TmpRepo,
 ) -> None:
@@ -478,6 +480,7 @@ def test_doctor_repair_during_a_run_leaves_the_incident_log_for_after(tmp_repo: 
     assert (imp / "integrity.reviewed.jsonl").read_text() == '{"what": "not signed"}\n'
 
 
+@pytest.mark.slow
 def test_doctor_repair_keeps_every_incident_it_set_aside_before(tmp_repo: TmpRepo) -> None:
     """Each `--repair` adds the incidents it sets aside to those set aside before: a second
     repair never replaces the first one's reviewed log."""

@@ -64,6 +64,7 @@ def test_a_git_file_replaced_stops_the_run_naming_it(
     assert "git directory" not in doctor.stdout, doctor.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name", ["config", "HEAD", "packed-refs", "refs/heads/topic", "objects/info/alternates"]
 )

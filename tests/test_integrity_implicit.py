@@ -135,6 +135,7 @@ def test_a_file_named_in_mutable_may_change(tmp_repo: TmpRepo) -> None:
     assert "guard failed (exit 0)" in rows[1]["reason"], rows[1]  # passed by its exit code alone
 
 
+@pytest.mark.slow
 def test_a_compiled_file_in_the_tree_is_never_run(tmp_repo: TmpRepo, tmp_path: Path) -> None:
     """A `__pycache__` pyc in the base tree that Python would trust without looking at the
     source (unchecked-hash) is not what the metric runs: the measured value is the source's."""

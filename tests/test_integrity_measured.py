@@ -47,6 +47,7 @@ sandbox = "{sandbox}"
     return mark
 
 
+@pytest.mark.slow
 @needs_bwrap
 def test_measured_code_in_the_sandbox_reaches_nothing(tmp_repo: TmpRepo) -> None:
     mark = code_project(tmp_repo, "repo,home,daemon", "bwrap")
@@ -64,6 +65,7 @@ def test_measured_code_in_the_sandbox_reaches_nothing(tmp_repo: TmpRepo) -> None
     assert survivors(mark, tmp_repo) == []
 
 
+@pytest.mark.slow
 def test_measured_code_writing_the_repository_stops_the_run(tmp_repo: TmpRepo) -> None:
     mark = code_project(tmp_repo, "repo", "none")
     res = tmp_repo.cli("run", "--run", "m", "-n", "2")
@@ -90,6 +92,7 @@ def test_a_leftover_of_the_measurement_is_dead_before_its_output_is_read(
     assert run_rows(tmp_repo, "m")[1]["status"] in ("keep", "metric-error")
 
 
+@pytest.mark.slow
 def test_a_leftover_that_stops_the_harness_never_wins_the_output(tmp_repo: TmpRepo) -> None:
     """Without the sandbox the measured code's daemon stops the harness (SIGSTOP) before the
     benchmark ends, adds a better line to the output it inherited once the benchmark is gone,
@@ -105,6 +108,7 @@ def test_a_leftover_that_stops_the_harness_never_wins_the_output(tmp_repo: TmpRe
     assert survivors(mark, tmp_repo) == []
 
 
+@pytest.mark.slow
 @needs_bwrap
 def test_a_grandchild_waiting_for_the_metric_command_never_adds_a_line(
     tmp_repo: TmpRepo,

@@ -98,6 +98,7 @@ print(len(killed) >= 1, before != [])
         assert not alive(int(pidfile.read_text()))
 
 
+@pytest.mark.slow
 @needs_proc
 def test_sweep_leaves_other_threads_children_alone(tmp_path: Path) -> None:
     """Only the attempt's processes and the harness's orphans die; a child another thread is

@@ -74,6 +74,7 @@ def test_a_file_planted_during_a_run_is_tampered_and_gone(tmp_repo: TmpRepo, pat
     assert 1 not in rows[2]["metric"]["incumbent_samples"]
 
 
+@pytest.mark.slow
 @needs_bwrap
 def test_a_planted_module_in_the_sandbox_is_tampered(tmp_repo: TmpRepo) -> None:
     persist_project(tmp_repo, "plant:subprocess.py", "bwrap")
@@ -93,6 +94,7 @@ def test_a_cache_one_run_wrote_is_never_seen_by_the_next(tmp_repo: TmpRepo, sand
     assert set(rows[1]["metric"]["samples"]) == {103}  # every run started without cache.bin
 
 
+@pytest.mark.slow
 def test_honest_output_and_caches_are_wiped_not_tampered(tmp_repo: TmpRepo) -> None:
     guard = f"{sys.executable} src/prog.py"  # the guard writes the same output again
     persist_project(tmp_repo, "honest", "none", guard=guard)
@@ -103,6 +105,7 @@ def test_honest_output_and_caches_are_wiped_not_tampered(tmp_repo: TmpRepo) -> N
     assert rows[1]["guard"]["status"] == "pass"
 
 
+@pytest.mark.slow
 def test_a_file_planted_by_the_guard_is_tampered(tmp_repo: TmpRepo) -> None:
     guard = f"{sys.executable} src/prog.py guard"
     persist_project(tmp_repo, "guardplant:tests/conftest.py", "none", guard=guard)

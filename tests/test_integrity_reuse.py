@@ -310,6 +310,7 @@ def test_a_bind_mount_on_the_checkout_is_taken_off_and_named(
 # --- real runs ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_an_honest_run_keeps_its_checkouts_and_says_so(tmp_repo: TmpRepo) -> None:
     agent = tmp_repo.path.parent / "agent.py"
     agent.write_text(
@@ -338,6 +339,7 @@ def test_a_mark_on_a_file_never_reaches_a_later_run(tmp_repo: TmpRepo, how: str)
     _honest_only(tmp_repo)
 
 
+@pytest.mark.slow
 def test_a_file_xattr_never_reaches_a_later_run(tmp_repo: TmpRepo, tmp_path: Path) -> None:
     if not _user_xattrs(tmp_path):
         pytest.skip("this file system has no user extended attributes")
@@ -368,6 +370,7 @@ def test_a_flag_set_by_the_metric_is_tampered_and_the_run_goes_on(
     assert rows[2]["metric"]["value"] == 90 and 80 not in rows[2]["metric"]["incumbent_samples"]
 
 
+@pytest.mark.slow
 def test_a_bind_mount_by_the_metric_is_tampered_and_taken_off(
     tmp_repo: TmpRepo, tmp_path: Path
 ) -> None:
@@ -513,6 +516,7 @@ print('{"description": "lower"}')
 """
 
 
+@pytest.mark.slow
 def test_a_mount_an_agent_stacks_on_a_checkout_is_tampered_and_taken_off(
     tmp_repo: TmpRepo, tmp_path: Path
 ) -> None:
@@ -633,6 +637,7 @@ def test_a_mount_on_a_folder_named_with_spaces_is_found(tmp_path: Path) -> None:
         subprocess.run(["umount", "-l", folder / "m-x"], capture_output=True, check=False)
 
 
+@pytest.mark.slow
 def test_a_run_that_writes_a_cache_gets_its_checkout_written_anew(tmp_repo: TmpRepo) -> None:
     """The channel a kept checkout would open: a `cache.bin` the next run finds. Counted in
     the stop event, and no run ever found it."""
@@ -724,6 +729,7 @@ MARKS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", sorted(MARKS))
 @pytest.mark.parametrize("by", ["metric", "guard"])
 def test_measure_names_a_mount_or_flag_a_run_left_as_run_does(

@@ -30,6 +30,7 @@ def project(repo: TmpRepo, where: str, extra: dict[str, str] | None = None) -> N
         repo.commit("config", {".gitimprove.toml": config})
 
 
+@pytest.mark.slow
 def test_a_workspace_over_its_size_is_out_of_scope_and_the_run_goes_on(tmp_repo: TmpRepo) -> None:
     project(tmp_repo, f"bytes:{3 << 20}", {"workspace_size": '"2MB"'})
     res = tmp_repo.cli("run", "--run", "s", "-n", "2")

@@ -282,6 +282,7 @@ pathlib.Path("src/value.txt").write_text(f"{value - 1:g}\n")
 """
 
 
+@pytest.mark.slow
 def test_an_agent_that_rewrites_the_spares_never_reaches_a_measurement(
     tmp_repo: TmpRepo, tmp_path: Path
 ) -> None:

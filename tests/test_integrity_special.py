@@ -126,6 +126,7 @@ def _deep(ws: Path, levels: int) -> Path:
     return folder
 
 
+@pytest.mark.slow
 def test_a_git_input_past_the_walk_times_out_into_a_reason(
     tmp_repo: TmpRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:

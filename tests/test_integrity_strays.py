@@ -91,6 +91,7 @@ def test_gitimprove_folder_is_out_of_reach_in_the_sandbox(tmp_repo: TmpRepo, pla
     assert not (_improve(tmp_repo) / target).exists()
 
 
+@pytest.mark.slow
 def test_what_gitimprove_writes_is_no_stray(tmp_repo: TmpRepo) -> None:
     persist_project(tmp_repo, "honest", "none")
     rows = _run(tmp_repo)
@@ -100,6 +101,7 @@ def test_what_gitimprove_writes_is_no_stray(tmp_repo: TmpRepo) -> None:
     assert "nothing stray in .git/improve" in res.stdout
 
 
+@pytest.mark.slow
 def test_doctor_names_and_removes_strays(tmp_repo: TmpRepo) -> None:
     persist_project(tmp_repo, "honest", "none")
     _run(tmp_repo)
@@ -182,6 +184,7 @@ def _script(tmp: Path) -> Path:
     return script
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fake", sorted(FAKES))
 def test_a_pid_file_naming_a_fake_gitimprove_process_is_a_stray(
     tmp_repo: TmpRepo, tmp_path: Path, fake: str
@@ -243,6 +246,7 @@ def test_a_live_gitimprove_process_is_told_from_fakes(tmp_path: Path) -> None:
             p.wait()
 
 
+@pytest.mark.slow
 def test_doctor_looks_inside_quarantine_and_backups(tmp_repo: TmpRepo, tmp_path: Path) -> None:
     persist_project(tmp_repo, "honest", "none")
     _run(tmp_repo)
@@ -285,6 +289,7 @@ def test_doctor_looks_inside_quarantine_and_backups(tmp_repo: TmpRepo, tmp_path:
     assert not (aside / "cache.bin").exists() and not (backups / "result.txt").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["mark.txt", "work/m-0123456789abcdef.pid", "locks/x.lock"])
 def test_a_stray_left_before_the_run_is_named_and_gone_before_anything_is_measured(
     tmp_repo: TmpRepo, target: str
@@ -315,6 +320,7 @@ def test_a_stray_left_before_the_run_is_named_and_gone_before_anything_is_measur
     assert not (imp / target).exists() or (imp / target).read_bytes() == b""
 
 
+@pytest.mark.slow
 def test_the_label_selinux_puts_on_every_file_is_no_mark(
     tmp_repo: TmpRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:

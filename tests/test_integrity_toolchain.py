@@ -105,6 +105,7 @@ def test_a_toolchain_selector_changed_alone_is_never_kept(
     assert tmp_repo.git("rev-parse", "improve/t") == base  # nothing kept
 
 
+@pytest.mark.slow
 def test_a_selector_the_user_names_mutable_may_change(tmp_repo: TmpRepo, tmp_path: Path) -> None:
     project(tmp_repo, tmp_path, [(".python-version", "3.11.7\n")], '"**", ".python-version"')
     res = tmp_repo.cli("run", "--run", "t", "-n", "1")
@@ -112,6 +113,7 @@ def test_a_selector_the_user_names_mutable_may_change(tmp_repo: TmpRepo, tmp_pat
     assert [r["status"] for r in run_rows(tmp_repo, "t")] == ["baseline", "keep"]
 
 
+@pytest.mark.slow
 def test_a_metric_run_that_writes_a_selector_is_tampering(
     tmp_repo: TmpRepo, tmp_path: Path
 ) -> None:

@@ -109,6 +109,7 @@ def test_a_fresh_workspace_holds_the_commit_with_a_clean_git(tmp_repo: TmpRepo) 
     finish_removals()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", sorted(WORKSPACE_TAMPER))
 @pytest.mark.parametrize("same", [True, False], ids=["same-commit", "other-commit"])
 def test_what_an_agent_left_never_reaches_the_next_workspace(
@@ -217,6 +218,7 @@ def _digest(seen: dict[str, object]) -> str:
     return hashlib.sha256(json.dumps(seen, sort_keys=True).encode()).hexdigest()[:12]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", ["none", "bwrap"])
 def test_every_attempt_starts_from_exactly_the_incumbents_tree(
     tmp_repo: TmpRepo, tmp_path: Path, sandbox: str
@@ -268,6 +270,7 @@ def test_every_attempt_starts_from_exactly_the_incumbents_tree(
     assert stop["checkouts"]["renewed"] == 5, stop
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", sorted(WORKSPACE_TAMPER))
 def test_the_tree_hashed_with_the_proof_is_the_tree_hashed_from_every_file(
     tmp_repo: TmpRepo, how: str

@@ -23,6 +23,7 @@ def _folder(tmp_path: Path) -> Path:
     return imp
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("same_size", [True, False])
 def test_a_file_written_over_before_its_mark_is_a_stray(tmp_path: Path, same_size: bool) -> None:
     imp = _folder(tmp_path)

@@ -224,6 +224,7 @@ def test_cold_log_prints_what_the_typed_path_prints(corpus: Path, tmp_path: Path
     assert [e.raw for e in rows] == [e.raw for e in typed]
 
 
+@pytest.mark.slow
 def test_cold_log_through_the_cli_is_the_typed_path(corpus: Path, tmp_path: Path) -> None:
     root = copy_scenario(corpus, tmp_path / "c")
     repo = TmpRepo(root)
@@ -243,6 +244,7 @@ def test_cold_log_through_the_cli_is_the_typed_path(corpus: Path, tmp_path: Path
         assert (res.stdout.encode(), res.stderr.encode()) == want, args
 
 
+@pytest.mark.slow
 def test_log_reads_notes_without_the_pipeline_the_same(corpus: Path, tmp_path: Path) -> None:
     """When git cannot stream (an old git), the two-step and pygit2 reads give the same rows."""
     from gitimprove.state import noterows
@@ -365,6 +367,7 @@ def test_the_tsv_writer_is_the_old_one_on_random_rows() -> None:
                 assert tsv_export.render(rows, direction, layout) == want, (trial, layout)
 
 
+@pytest.mark.slow
 def test_a_pipeline_left_early_leaves_no_process(corpus: Path, tmp_path: Path) -> None:
     from gitimprove.git import catfile
 

@@ -58,6 +58,7 @@ def test_served_bytes_match_the_click_command_for_every_selection(
     assert len(names) == len(SELECTIONS)
 
 
+@pytest.mark.slow
 def test_the_cache_follows_notes_and_memory_and_is_never_trusted_blindly(
     tmp_repo: TmpRepo,
 ) -> None:
@@ -81,6 +82,7 @@ def test_the_cache_follows_notes_and_memory_and_is_never_trusted_blindly(
     assert tmp_repo.cli("log", "--format", "jsonl").stdout.count("later words") == 1
 
 
+@pytest.mark.slow
 def test_a_closed_pipe_and_bad_arguments(tmp_repo: TmpRepo) -> None:
     project(tmp_repo)
     head = subprocess.run(

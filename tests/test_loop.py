@@ -137,6 +137,7 @@ def test_misbehaving_agents_cannot_win(tmp_repo: TmpRepo) -> None:
         assert row.get("status") != "keep"
 
 
+@pytest.mark.slow
 def test_missing_agent_is_a_clear_error_at_start(tmp_repo: TmpRepo) -> None:
     make_project(tmp_repo, {})
     res = tmp_repo.cli(
@@ -147,6 +148,7 @@ def test_missing_agent_is_a_clear_error_at_start(tmp_repo: TmpRepo) -> None:
     assert tmp_repo.git("notes", "--ref=improve", "list", check=False) == ""
 
 
+@pytest.mark.slow
 def test_uncommitted_config_is_refused(tmp_repo: TmpRepo) -> None:
     tmp_repo.commit("code", {"src/value.txt": "1\n"})
     (tmp_repo.path / ".gitimprove.toml").write_text('[metric]\ncommand = "echo 1"\n')

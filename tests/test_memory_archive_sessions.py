@@ -87,6 +87,7 @@ def test_archive_chain_keeps_attempts_reachable(tmp_repo: TmpRepo) -> None:
     assert tmp_repo.git("for-each-ref", "refs/improve/").count("\n") == 0
 
 
+@pytest.mark.slow
 def test_session_refs_are_create_only(tmp_repo: TmpRepo) -> None:
     first = tmp_repo.commit("one")
     second = tmp_repo.commit("two")

@@ -85,6 +85,7 @@ def test_run_metric_statuses(tmp_path: Path) -> None:
     assert text.value is None
 
 
+@pytest.mark.slow
 def test_metric_timeout_kills_the_process_group(tmp_path: Path) -> None:
     marker = tmp_path / "survivor"
     script = tmp_path / "fork.py"

@@ -24,6 +24,7 @@ def kinds(signals: list[dict]) -> collections.Counter:  # type: ignore[type-arg]
     return collections.Counter((s["type"], tuple(s["tags"])) for s in signals)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "expected"),
     [
@@ -99,6 +100,7 @@ def test_rejection_reason_and_interrupt_redirect_become_corrections(tmp_path: Pa
     assert sig["content"] == "use pnpm, not npm" and "npm test" in sig["context"]
 
 
+@pytest.mark.slow
 def test_partial_last_line_waits_for_the_rest(tmp_path: Path) -> None:
     data = fixture("episodic-memory/large-conversation.jsonl").read_bytes()
     whole = mine(
@@ -116,6 +118,7 @@ def test_partial_last_line_waits_for_the_rest(tmp_path: Path) -> None:
     assert kinds(first + second) == kinds(whole)
 
 
+@pytest.mark.slow
 def test_no_signal_from_a_gitimprove_child_session(tmp_path: Path) -> None:
     prompt = program.build(
         goal="",

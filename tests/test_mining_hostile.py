@@ -183,6 +183,7 @@ PAYLOADS = [
 ]
 
 
+@pytest.mark.slow
 def test_payloads_of_the_wrong_shape_exit_0_and_write_nothing_partial(
     configured: TmpRepo, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -98,6 +98,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "expected", "never"), CASES)
 def test_real_transcripts_give_the_signals_the_user_gave(
     tmp_path: Path, name: str, expected: list[tuple[str, str, str]], never: list[str]
@@ -217,6 +218,7 @@ def _mined(tmp_path: Path, lines: list[str]) -> list[dict[str, object]]:
     return mine(str(path), str(tmp_path / "wm"), "s", "Stop")
 
 
+@pytest.mark.slow
 def test_ide_context_and_other_origins_are_not_the_user(tmp_path: Path) -> None:
     """Blocks the IDE extensions put before what the user typed (`<ide_opened_file>`,
     `<ide_selection>` holding the user's code, `<terminal name=…>`), blocks wholly one

@@ -104,6 +104,7 @@ def test_sixty_decisions_under_load(tmp_repo: TmpRepo, tmp_path: Path, seed: int
     assert [r["status"] for r in rows[20:]] == ["discard"] * 40
 
 
+@pytest.mark.slow
 def test_deterministic_metric_one_run_per_decision_ties_never_kept(tmp_repo: TmpRepo) -> None:
     plan = {
         "1": "set:210.30",  # the same number, another file: a tie

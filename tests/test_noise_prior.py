@@ -8,6 +8,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import pytest
+
 from gitimprove.loop.history import noise_prior
 from gitimprove.loop.rule import AdaptiveRule
 from gitimprove.state.record import Experiment
@@ -41,6 +43,7 @@ def prior_sigma(exps: list[Experiment]) -> float:
     return got.sigma
 
 
+@pytest.mark.slow
 def test_candidates_made_to_repeat_exactly_do_not_make_a_noisy_metric_look_quiet() -> None:
     honest = prior_sigma(
         history(random.Random(1), lambda: [100 + random.gauss(0, 5) for _ in range(4)])

@@ -104,6 +104,7 @@ def test_after_notes_change_log_prints_what_the_typed_path_prints(
     assert set(notecache.load(loc)) == set(_note_paths(root))
 
 
+@pytest.mark.slow
 def test_an_unchanged_note_is_not_parsed_again(corpus: Path, tmp_path: Path) -> None:
     """The cache is really used: an entry kept under the note's blob id is taken as it is
     (so it must be right), and one under another id is not taken at all."""
@@ -126,6 +127,7 @@ def test_an_unchanged_note_is_not_parsed_again(corpus: Path, tmp_path: Path) -> 
     assert logview.produce(loc, req)[0] == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "damage",
     ["empty", "truncated", "garbage", "other-header", "not-a-dict", "bad-entries"],

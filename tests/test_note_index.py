@@ -169,6 +169,7 @@ def test_a_tree_with_notes_outside_the_fanout_is_read_from_its_notes(
     assert _matches_oracle(loc) >= 6
 
 
+@pytest.mark.slow
 def test_a_merge_by_sync_stores_the_digests_of_both_sides(tmp_path: Path) -> None:
     """Two clones record experiments apart; `sync` merges the notes by union and the merged
     tree carries every folder's shard, read by a cold log as the typed path reads it."""

@@ -71,6 +71,7 @@ def notecache_paths(loc: gitdir.Location) -> list[str]:
     return [p for p, _ in tree if len(p.replace("/", "")) == 40]
 
 
+@pytest.mark.slow
 def test_the_sharded_cache_serves_the_next_log_and_a_smaller_split_drops_old_shards(
     log_corpus: Path, tmp_path: Path, parts: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:

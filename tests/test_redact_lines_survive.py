@@ -139,6 +139,7 @@ FOLLOWERS = [
 ]
 
 
+@pytest.mark.slow
 def test_every_family_keeps_the_lines_after_it() -> None:
     assert len(FAKES) >= 250
     bad = []

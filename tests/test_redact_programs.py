@@ -80,6 +80,7 @@ def test_every_rule_program_matches_as_a_fresh_compile() -> None:
             assert got == [m.span() + m.groups() for m in fresh.finditer(sample)], regex
 
 
+@pytest.mark.slow
 def test_a_second_process_compiles_nothing_and_finds_the_same() -> None:
     texts = _texts()
     reference = _run(texts, GITIMPROVE_REGEX_CACHE="0")

@@ -101,6 +101,7 @@ def test_kill_right_after_the_note(tmp_repo: TmpRepo, reference) -> None:  # typ
     resume_and_compare(tmp_repo, reference)
 
 
+@pytest.mark.slow
 def test_resume_reruns_an_attempt_without_note(tmp_repo: TmpRepo, tmp_path: Path) -> None:
     markers = tmp_path / "markers"
     markers.mkdir()

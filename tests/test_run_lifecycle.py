@@ -144,6 +144,7 @@ def test_resume_refuses_an_unknown_run_and_a_silent_new_goal(tmp_repo: TmpRepo) 
     assert rows[0]["options"]["goal"] == "memory"  # kept for the next resume
 
 
+@pytest.mark.slow
 def test_more_rounds_on_resume_are_kept_for_the_next_resume(tmp_repo: TmpRepo) -> None:
     make_project(tmp_repo, {"default": "set:90"}, guard=False)
     env = {"GITIMPROVE_FAILPOINT": "after-log:2"}
@@ -155,6 +156,7 @@ def test_more_rounds_on_resume_are_kept_for_the_next_resume(tmp_repo: TmpRepo) -
     assert [r["iteration"] for r in run_rows(tmp_repo, "m")] == list(range(7))
 
 
+@pytest.mark.slow
 def test_a_new_run_in_the_same_second_gets_its_own_name(tmp_repo: TmpRepo) -> None:
     make_project(tmp_repo, {"default": "set:90"}, guard=False)
     env = {"GITIMPROVE_FAKE_NOW": "2026-11-22T10:00:00.000000Z"}
@@ -163,6 +165,7 @@ def test_a_new_run_in_the_same_second_gets_its_own_name(tmp_repo: TmpRepo) -> No
     assert _runs(tmp_repo) == ["run-20261122-100000", "run-20261122-100000-2"]
 
 
+@pytest.mark.slow
 def test_doctor_repair_removes_phantom_runs(tmp_repo: TmpRepo) -> None:
     make_project(tmp_repo, {"default": "set:90"}, guard=False)
     head = tmp_repo.git("rev-parse", "HEAD")
@@ -215,6 +218,7 @@ def _wait(path: Path) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.slow
 def test_stop_and_a_second_run_reach_a_run_measuring_its_baseline(
     tmp_repo: TmpRepo, tmp_path: Path
 ) -> None:

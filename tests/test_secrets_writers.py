@@ -15,6 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pygit2
+import pytest
 
 from gitimprove.git import archive, memory, notes, refs, sync
 from gitimprove.git.trees import put_paths
@@ -166,6 +167,7 @@ def left_in(dump: str, fakes: list[Fake]) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 def test_every_writer_masks_what_it_stores(tmp_repo: TmpRepo, tmp_path: Path) -> None:
     head = tmp_repo.commit("initial", {"a.txt": "a\n"})
     repo = tmp_repo.open()

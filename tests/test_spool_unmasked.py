@@ -75,6 +75,7 @@ def shown(text: str) -> list[str]:
     return left_in(text, FAKES)
 
 
+@pytest.mark.slow
 def test_the_spool_is_readable_by_the_user_alone(configured: TmpRepo) -> None:
     """Even under a umask of 0, the folder is 0700 and every entry 0600; the unmasked text is
     nowhere else: not in any other file of the git directory, not in any git object."""

@@ -20,6 +20,7 @@ from tests.loop_helpers import make_project, run_rows
 KNOWN = {"1.0": "set:95", "1.1": "set:99", "1.2": "set:105", "1.3": "crash", "approach": "as-asked"}
 
 
+@pytest.mark.slow
 def test_best_candidate_wins_and_others_are_archived_with_reasons(
     tmp_repo: TmpRepo, tmp_path: Path
 ) -> None:
@@ -67,6 +68,7 @@ def test_best_candidate_wins_and_others_are_archived_with_reasons(
     assert "round 1" in shown.stdout and "beaten by candidate 0" in shown.stdout
 
 
+@pytest.mark.slow
 def test_a_candidate_that_ignores_its_family_is_measured_and_noted(tmp_repo: TmpRepo) -> None:
     make_project(
         tmp_repo, {"1.0": "set:95", "1.1": "set:97", "approach": "optimization"}, guard=False
@@ -92,6 +94,7 @@ def test_families_never_repeat_a_three_time_winner(tmp_repo: TmpRepo) -> None:
     assert "config" in families([Experiment.from_row(r) for r in rows], 4, candidates=7)
 
 
+@pytest.mark.slow
 def test_cost_cap_stops_launching_candidates(tmp_repo: TmpRepo) -> None:
     make_project(tmp_repo, {"default": "set:99", "cost": 1.0}, guard=False)
     res = tmp_repo.cli(

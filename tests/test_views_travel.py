@@ -124,6 +124,7 @@ def test_views_in_the_bare_remote(shared: tuple[TmpRepo, Path], tmp_path: Path) 
     assert res.returncode == 0 or "plotting needs matplotlib" in res.stderr
 
 
+@pytest.mark.slow
 def test_spooled_signals_travel_with_sync_and_the_pre_push_sync(
     shared: tuple[TmpRepo, Path], tmp_path: Path
 ) -> None:
@@ -174,6 +175,7 @@ def test_spooled_signals_travel_with_sync_and_the_pre_push_sync(
     assert "pre-push sync carries this" in listed and "plain sync carries this" in listed
 
 
+@pytest.mark.slow
 def test_a_marker_that_differs_is_kept_on_both_sides_and_reported(
     shared: tuple[TmpRepo, Path], tmp_path: Path
 ) -> None:

@@ -119,6 +119,7 @@ def test_stages_one_by_one_to_a_keep(tmp_repo: TmpRepo) -> None:
     assert commit in archived
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("action", "status"),
     [("noop", "no-op"), ("crash", "crash"), ("edit-sealed:80", "sealed")],
@@ -147,6 +148,7 @@ def test_a_duplicate_tree_is_not_measured_twice(tmp_repo: TmpRepo) -> None:
     assert isinstance(verdict, Verdict) and verdict.status == "duplicate"
 
 
+@pytest.mark.slow
 def test_metric_without_a_number_is_a_verdict_not_a_crash(tmp_repo: TmpRepo) -> None:
     ctx = started(tmp_repo, {"1": "text"})
     spec = spec_for(ctx)
@@ -162,6 +164,7 @@ def test_metric_without_a_number_is_a_verdict_not_a_crash(tmp_repo: TmpRepo) -> 
     assert measured.metric_tail is not None and "no number" in measured.metric_tail
 
 
+@pytest.mark.slow
 def test_run_attempt_reworks_after_a_guard_failure(tmp_repo: TmpRepo, tmp_path: Path) -> None:
     markers = tmp_path / "markers"
     markers.mkdir()
