@@ -19,7 +19,6 @@ checked apart (git/checkout.py); what is inside a clone is the agent's.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import re
@@ -36,7 +35,7 @@ from gitimprove.git.checkout import PIDS
 from gitimprove.git.repo import held_here, hold_again
 from gitimprove.git.watch import STATE_FILES
 from gitimprove.state import signing
-from gitimprove.util import inodes, written
+from gitimprove.util import flocks, inodes, written
 from gitimprove.util.alive import pid_alive, runs_gitimprove
 from gitimprove.util.clockset import Watch
 from gitimprove.util.files import atomic_write, read_state, remove_tree
@@ -447,7 +446,7 @@ def _form(
     if folder == "locks":
         if old is not None or now.size != 0:
             return False
-        return OTHERS_LOCKS.fullmatch(name) is not None or _held(path)
+        return OTHERS_LOCKS.fullmatch(name) is not None or flocks.held([path])
     if folder == "work":  # another run of this repository at the same time, alive
         return _another_run(improve_dir / "work", name)
     if not folder and name == "integrity.jsonl":
@@ -468,22 +467,6 @@ def _form(
         return name.endswith(".json") and _json(improve_dir, rel, 64 << 10, sealed_only=sealed_only)
     if folder == "backups":  # `reflect --apply` keeps the CLAUDE.md it changes (memory/reflect)
         return old is None and _BACKUP.fullmatch(name) is not None and now.size <= _KEEP_BYTES
-    return False
-
-
-def _held(path: Path) -> bool:
-    """Whether a process holds the lock file `path` now (another run's `run-<name>.lock`):
-    every process of an attempt is dead when its window is judged."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    finally:
-        os.close(fd)  # releases the lock if it was taken
     return False
 
 

@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from gitimprove.git import refs
-from gitimprove.util import written
+from gitimprove.util import flocks, written
 from gitimprove.util.files import open_state, read_state
 from gitimprove.util.keys import Key, load_key
 
@@ -151,27 +151,15 @@ def position(improve_dir: Path) -> Position:
 
 
 def _another_run(improve_dir: Path) -> bool:
-    """Whether another process holds a run's lock here now (`/proc/locks`, which no probe of
-    the lock disturbs: a run starting just then would take the probe for a run)."""
+    """Whether another process holds a run's lock here now."""
     try:
         with os.scandir(improve_dir / "locks") as it:
-            inodes = {
-                e.inode() for e in it if e.name.startswith("run-") and e.name.endswith(".lock")
-            }
-        if not inodes:
-            return False
-        with open("/proc/locks", "rb") as fh:
-            table = fh.read().decode("ascii", "replace")
+            found = [
+                Path(e.path) for e in it if e.name.startswith("run-") and e.name.endswith(".lock")
+            ]
     except OSError:
         return False
-    me = str(os.getpid())
-    for line in table.splitlines():
-        fields = line.split()
-        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[4] != me:
-            with contextlib.suppress(ValueError):
-                if int(fields[5].rsplit(":", 1)[-1]) in inodes:
-                    return True
-    return False
+    return flocks.held(found, others_only=True)
 
 
 def _alive(improve_dir: Path, since: Position | None = None) -> dict[str, set[str]]:

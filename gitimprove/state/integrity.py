@@ -9,10 +9,8 @@
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-from pathlib import Path
 from typing import Any
 
 from gitimprove.git import objects, refs, witness
@@ -22,7 +20,7 @@ from gitimprove.state import signing
 from gitimprove.state.experiments import all_experiments
 from gitimprove.state.findings import Finding
 from gitimprove.state.records import parse_note
-from gitimprove.util import reaper
+from gitimprove.util import flocks, reaper
 from gitimprove.util.alive import pid_alive
 from gitimprove.util.clock import utc_now
 from gitimprove.util.files import append_state, read_state, state_kind
@@ -149,7 +147,7 @@ def _set_aside(repo: Repo, f: Finding) -> None:
     repository is under way: its watch of gitimprove's folder (git/strays.py) cannot tell
     that move from one its measured code made, and would undo it and blame the attempt."""
     locks = repo.improve_dir / "locks"
-    if any(_held(p) for p in locks.glob("run-*.lock")):
+    if flocks.held(locks.glob("run-*.lock")):
         f.fix = "a run is under way: run `git improve doctor --repair` again once it is done"
         return
     path = repo.improve_dir / INCIDENTS
@@ -168,21 +166,6 @@ def _set_aside(repo: Repo, f: Finding) -> None:
     append_state(path.with_suffix(".reviewed.jsonl"), lines)
     path.unlink()
     f.repaired = True
-
-
-def _held(path: Path) -> bool:
-    """Whether a process holds the lock file `path` now."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    finally:
-        os.close(fd)
-    return False
 
 
 def _run_branches(repo: Repo) -> list[Finding]:
