@@ -172,3 +172,38 @@ def test_doctor_flushes_the_spool_and_reinstalls_broken_shims(
     assert "[fixed] spool" in res.stdout and "[fixed] git hooks" in res.stdout
     assert project.cli("doctor").returncode == 0
     assert "Bash failed: boom" in project.cli("signal", "list").stdout
+
+
+_HOLD = """
+import sys
+from filelock import FileLock
+with FileLock(sys.argv[1], timeout=10):
+    print("held", flush=True)
+    sys.stdin.read()
+"""
+
+
+def test_doctor_names_a_held_lock_and_repair_leaves_lock_files(tmp_repo: TmpRepo) -> None:
+    """A lock is asked after, never taken, and a free lock file stays: one removed just as
+    another process opened it would let two processes hold the lock at once."""
+    tmp_repo.commit("c", {"f.txt": "x\n"})
+    locks = tmp_repo.path / ".git" / "improve" / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    (locks / "memory.lock").touch()
+    (locks / "run-p.lock").touch()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLD, str(locks / "run-p.lock")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        res = tmp_repo.cli("doctor")
+        assert "run-p.lock is held by a running process" in res.stdout
+        assert "memory.lock is held" not in res.stdout
+        tmp_repo.cli("doctor", "--repair")
+    finally:
+        holder.communicate("", timeout=30)
+    assert sorted(p.name for p in locks.iterdir()) == ["memory.lock", "run-p.lock"]
+    assert "is held by a running process" not in tmp_repo.cli("doctor").stdout

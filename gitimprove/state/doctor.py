@@ -6,8 +6,6 @@ import contextlib
 import os
 from collections.abc import Callable, Sequence
 
-from filelock import FileLock, Timeout
-
 from gitimprove import config
 from gitimprove.errors import GitImproveError
 from gitimprove.git import caches, memory, notes, refs, strays
@@ -17,6 +15,7 @@ from gitimprove.memory import entries, signals, spool
 from gitimprove.state import integrity
 from gitimprove.state.findings import Finding
 from gitimprove.state.records import parse_note
+from gitimprove.util import flocks
 
 __all__ = ["Check", "Finding", "run_checks"]
 
@@ -70,31 +69,24 @@ def run_checks(repo: Repo, *, repair: bool = False, extra: Sequence[Check] = ())
     digests = _digests(repo, repair)
     out += [digests] if digests else []
     out += _memory(repo, repair)
-    # stale locks
+    # locks: asked of /proc/locks, never taken (a run starting with no wait just then would
+    # be told it was already running); a free lock file is left where it is: removing one
+    # another process has just opened would let two processes hold "the" lock at once
     lock_dir = repo.common_dir / "improve" / "locks"
-    stale_locks = []
-    if lock_dir.is_dir():
-        for path in sorted(lock_dir.glob("*.lock")):
-            lock = FileLock(str(path), timeout=0)
-            try:
-                with lock:
-                    stale_locks.append(path)
-            except Timeout:
-                out.append(
-                    Finding(
-                        "locks",
-                        False,
-                        f"{path.name} is held by a running process",
-                        "wait for it to finish",
-                    )
+    free = 0
+    for path in sorted(lock_dir.glob("*.lock")) if lock_dir.is_dir() else ():
+        if flocks.held([path]):
+            out.append(
+                Finding(
+                    "locks",
+                    False,
+                    f"{path.name} is held by a running process",
+                    "wait for it to finish",
                 )
-    if stale_locks and repair:
-        for path in stale_locks:
-            try:
-                path.unlink()
-            except OSError:
-                pass
-    out.append(Finding("locks", True, f"no lock is held ({len(stale_locks)} free lock files)"))
+            )
+        else:
+            free += 1
+    out.append(Finding("locks", True, f"no lock is held ({free} free lock files)"))
     # the capture spool
     improve_dir = str(repo.common_dir / "improve")
     waiting = spool.pending(improve_dir)
