@@ -10,10 +10,12 @@ import stat
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from gitimprove import redaction
+from gitimprove.git import memory
 from gitimprove.hooks import claude
 from gitimprove.memory import capture, render, signals
 from gitimprove.redaction import engine
@@ -183,8 +185,12 @@ def test_a_flush_loads_the_rules_once(configured: TmpRepo, monkeypatch: pytest.M
     repo = configured.open()
     assert signals.flush(repo) == 50
     assert len(loads) == 1
-    stored = signals.all_signals(repo, include_spool=False)
-    assert len(stored) == 50 and all("[REDACTED:" in str(s["content"]) for s in stored)
+    bad: list[Any] = []
+    stored = signals.all_signals(repo, include_spool=False, bad=bad)
+    paths = [p for p, _ in memory.iter_entries(repo, "signals/")]
+    ids = sorted(str(s["id"]) for s in stored)
+    assert len(stored) == 50, (len(paths), bad, ids)  # every entry stored is read back
+    assert all("[REDACTED:" in str(s["content"]) for s in stored)
     assert not shown(all_objects(configured.path))
 
 
