@@ -101,8 +101,9 @@ def write_pid(path: Path, what: str = "") -> None:
     process is gone, and remove it under this one)."""
     data = f"{os.getpid()}\n{what}\n" if what else f"{os.getpid()}\n"
     PIDS[path.name] = data.encode("utf-8")
-    if create_whole(path, PIDS[path.name], 0o644):
-        return
+    with contextlib.suppress(OSError):  # else written in place, as before
+        if create_whole(path, PIDS[path.name], 0o644):
+            return
     mark(path, pending=True, data=PIDS[path.name])
     path.write_text(data, encoding="utf-8")
     mark(path, data=PIDS[path.name])
