@@ -99,13 +99,17 @@ def test_a_leftover_that_stops_the_harness_never_wins_the_output(tmp_repo: TmpRe
     and lets the harness go on: the harness knows it was stopped (SIGCONT), so that output is
     never read as a result; the attempt is `tampered`, never kept."""
     mark = code_project(tmp_repo, "stop", "none")
-    res = tmp_repo.cli("run", "--run", "m", "-n", "1")
-    assert res.returncode == 0, res.stdout + res.stderr
-    rows = run_rows(tmp_repo, "m")
-    assert rows[1]["status"] == "tampered", rows[1]
-    assert "stopped" in rows[1]["reason"]
-    assert (rows[1].get("metric") or {}).get("value") != 1
-    assert survivors(mark, tmp_repo) == []
+    seen = []
+    for n in range(3):  # on a loaded machine the metric can time out before the daemon acts
+        res = tmp_repo.cli("run", "--run", f"m{n}", "-n", "1")
+        assert res.returncode == 0, res.stdout + res.stderr
+        row = run_rows(tmp_repo, f"m{n}")[1]
+        assert (row.get("metric") or {}).get("value") != 1, row
+        assert survivors(mark, tmp_repo) == []
+        seen.append((row["status"], row["reason"]))
+        if row["status"] != "timeout":
+            break
+    assert seen[-1][0] == "tampered" and "stopped" in seen[-1][1], seen
 
 
 @pytest.mark.slow
