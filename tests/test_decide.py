@@ -65,6 +65,7 @@ def test_no_effect_changes_are_kept_at_most_5_percent_at_any_index(scenario: str
     assert 100.0 * sum(keeps) / (4 * n) <= 5.0, keeps
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scenario", ["periodic", "drift", "states", "outliers"])
 def test_no_effect_keeps_at_each_decision_index_when_the_machine_level_moves(
     scenario: str,

@@ -247,6 +247,7 @@ def test_hostile_agents_in_the_sandbox(tmp_repo: TmpRepo) -> None:
         pytest.param("user-reflog:87", ".git/logs/HEAD", marks=pytest.mark.slow),
     ],
 )
+@pytest.mark.slow
 def test_a_change_to_the_repository_stops_the_run(
     tmp_repo: TmpRepo, attack: str, named: str
 ) -> None:

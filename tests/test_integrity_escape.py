@@ -247,6 +247,7 @@ def gitimprove_refs(repo: TmpRepo) -> dict[str, str]:
         for i, (a, n) in enumerate(OTHER_RUN)
     ],
 )
+@pytest.mark.slow
 def test_an_agent_rewriting_another_runs_refs_stops_the_run(
     tmp_repo: TmpRepo, attack: str, named: str
 ) -> None:

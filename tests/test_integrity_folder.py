@@ -88,6 +88,7 @@ FAST = {"run-lock", "pid-thread", "integrity", "lock-mtime", "hard-link", "agent
     ("plan", "named"),
     [c if c[0] in FAST else pytest.param(*c, marks=pytest.mark.slow) for c in CASES],
 )
+@pytest.mark.slow
 def test_a_change_shaped_like_gitimprove_own_is_tampered_and_undone(
     tmp_repo: TmpRepo, plan: str, named: str
 ) -> None:
@@ -577,6 +578,7 @@ def with_agent(repo: TmpRepo, command: str, message: str) -> None:
 @pytest.mark.parametrize(
     "removed", [("locks/run-p.lock",), ("refs.witness",), ("locks/run-p.lock", "refs.witness")]
 )
+@pytest.mark.slow
 def test_a_file_of_gitimprove_removed_by_the_agent_is_tampered_and_put_back(
     tmp_repo: TmpRepo, tmp_path: Path, removed: tuple[str, ...]
 ) -> None:
@@ -639,6 +641,7 @@ def _can_flag(tmp_path: Path) -> bool:
         (["locks:i", "locks/run-p.lock:a"], "locks/run-p.lock (file-system flag append-only"),
     ],
 )
+@pytest.mark.slow
 def test_a_file_system_flag_in_gitimprove_folder_is_tampered_and_cleared(
     tmp_repo: TmpRepo, tmp_path: Path, flags: list[str], named: str
 ) -> None:
@@ -676,6 +679,7 @@ def test_a_file_system_flag_in_gitimprove_folder_is_tampered_and_cleared(
         ("../refs/heads:a", ".git/refs/heads/ (file-system flag append-only, chattr +a)"),
     ],
 )
+@pytest.mark.slow
 def test_a_file_system_flag_in_the_git_directory_stops_the_run_naming_it(
     tmp_repo: TmpRepo, tmp_path: Path, flag: str, named: str
 ) -> None:

@@ -95,6 +95,7 @@ def project(repo: TmpRepo, tmp_path: Path, plan: list[str], guard: str, sandbox:
 @pytest.mark.parametrize(
     "sandbox", ["none", pytest.param("bwrap", marks=[needs_bwrap, pytest.mark.slow])]
 )
+@pytest.mark.slow
 def test_code_under_test_cannot_make_the_pytest_guard_pass(
     tmp_repo: TmpRepo, tmp_path: Path, sandbox: str
 ) -> None:
@@ -203,6 +204,7 @@ REPORT_ATTACKS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
 def test_code_under_test_cannot_put_its_own_report_in_place(
     tmp_repo: TmpRepo, tmp_path: Path, sandbox: str
@@ -229,6 +231,7 @@ def test_code_under_test_cannot_put_its_own_report_in_place(
 @pytest.mark.parametrize(
     "wrapper", ["timeout 120", "nice -n 1", "nohup", "env CI=1 timeout -s INT 2m stdbuf -oL"]
 )
+@pytest.mark.slow
 def test_a_wrapped_pytest_guard_cannot_be_ended_early(
     tmp_repo: TmpRepo, tmp_path: Path, wrapper: str
 ) -> None:
@@ -313,6 +316,7 @@ def above_project(
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("root", list(ROOTS))
 def test_a_pytest_configuration_above_the_checkout_is_never_loaded(
     tmp_repo: TmpRepo, tmp_path: Path, root: str
@@ -407,6 +411,7 @@ else:  # worse, and a conftest above the checkout that prints a better number la
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
 def test_a_pytest_benchmark_loads_no_configuration_from_above_the_checkout(
     tmp_repo: TmpRepo, tmp_path: Path, sandbox: str

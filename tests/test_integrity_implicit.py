@@ -100,6 +100,7 @@ ATTACKS = {
 @pytest.mark.parametrize(
     "sandbox", ["none", pytest.param("bwrap", marks=[needs_bwrap, pytest.mark.slow])]
 )
+@pytest.mark.slow
 def test_implicitly_loaded_files_are_sealed(tmp_repo: TmpRepo, sandbox: str) -> None:
     names = [*ATTACKS, "pyproject-meta", "near-name"]
     if sandbox == "bwrap":  # the defence does not depend on the mode: a sample is enough

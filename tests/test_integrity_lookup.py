@@ -82,6 +82,7 @@ sandbox = "{sandbox}"
         ("./tools/../bin", "python3 bench.py"),
     ],
 )
+@pytest.mark.slow
 @pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
 def test_a_command_found_through_a_relative_search_entry_is_never_the_candidates(
     tmp_repo: TmpRepo, tmp_path: Path, entry: str, command: str, sandbox: str

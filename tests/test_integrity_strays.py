@@ -59,6 +59,7 @@ def _improve(tmp_repo: TmpRepo) -> Path:
         ),
     ],
 )
+@pytest.mark.slow
 def test_a_stray_in_gitimprove_folder_is_tampered_and_gone(
     tmp_repo: TmpRepo, plan: str, named: str
 ) -> None:

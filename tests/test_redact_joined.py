@@ -26,6 +26,7 @@ def test_the_table_families_are_many() -> None:
     assert len(TABLES) >= 10 and len(OTHERS) >= 20
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fake", TABLES, ids=[f.family for f in TABLES])
 def test_a_table_joined_with_other_records_is_masked(fake: Fake) -> None:
     table = fake.text.rstrip("\n")

@@ -107,6 +107,7 @@ def _wrapped(text: str, secret: str, cut: int, sep: str) -> tuple[str, str]:
     return wide[:start] + sep.join(rows) + wide[end:], wide.replace(secret, "")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fake", TOKENS, ids=[f.family for f in TOKENS])
 def test_a_wrapped_token_is_masked_whole(fake: Fake) -> None:
     """A terminal wraps a line at its width: the line before the break is full."""
