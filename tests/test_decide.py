@@ -152,6 +152,33 @@ def test_noise_pool_honest_df_prior_and_glitches() -> None:
     assert spiky.noise().sigma < 0.03  # the +40% glitches are screened out
 
 
+def test_one_spike_early_in_a_run_does_not_set_the_noise() -> None:
+    """A calibration of five runs and a first decision's two arms of three, one run hit by
+    load: σ stays near the machine's noise (unscreened, a spike put it at 3-7 times that for
+    the first decisions of a run), and Gaussian runs are screened so rarely that σ is not
+    biased low."""
+    rng = random.Random(11)
+    spiked, gauss = [], []
+    for i in range(400):
+        segs = [[rng.gauss(0, 0.02) for _ in range(n)] for n in (5, 3, 3)]
+        pool = NoisePool()
+        for j, seg in enumerate(segs):
+            pool.add(seg, calibration=j == 0)
+        gauss.append(pool.noise().sigma ** 2)
+        segs[i % 2][i % 3] += math.log(1.0 + rng.uniform(0.15, 0.5))
+        pool = NoisePool()
+        for j, seg in enumerate(segs):
+            pool.add(seg, calibration=j == 0)
+        spiked.append(pool.noise().sigma)
+    assert statistics.median(spiked) < 0.022
+    assert sum(s > 0.04 for s in spiked) < 0.1 * len(spiked)
+    assert 0.95 < math.sqrt(statistics.fmean(gauss)) / 0.02 < 1.05
+    # with fewer than four differences nothing is screened: a median of three is no scale
+    few = NoisePool()
+    few.add([0.0, 0.01, 0.02, 0.5], calibration=True)
+    assert few.noise().sigma > 0.2
+
+
 def test_simulated_climbs_beat_the_median_on_gaussian_noise() -> None:
     ours = simulate("cv5", "adaptive", range(8), iters=60, seed="t")
     med = simulate("cv5", "median5", range(8), iters=60, seed="t")
