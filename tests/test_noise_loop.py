@@ -265,7 +265,8 @@ def test_a_second_run_pools_the_first_runs_noise(tmp_repo: TmpRepo, tmp_path: Pa
     assert res.returncode == 0, res.stderr
     assert "pooled with earlier runs of this metric on this machine" in res.stdout
     noise = run_rows(tmp_repo, "two")[0]["noise"]
-    assert noise["prior_used"] and noise["prior_df"] >= 4 and noise["max_runs"] >= 16
+    # a budget planned from the pooled noise (15 to 17 runs at 2% noise, schedule.py)
+    assert noise["prior_used"] and noise["prior_df"] >= 4 and 12 <= noise["max_runs"] <= 24
     first = run_rows(tmp_repo, "one")[0]["noise"]
     assert first["prior_sigma"] is None  # nothing earlier to learn from
 

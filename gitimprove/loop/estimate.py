@@ -9,6 +9,9 @@ from collections.abc import Sequence
 
 from gitimprove.loop.stats import huber
 
+# an arm of this many runs or fewer with no majority close to its median takes another run
+SCATTER = 4
+
 
 def center(xs: Sequence[float], sigma: float) -> float:
     """A Huber centre for 3+ runs (a glitch pulls it by at most 1.5σ), else the mean."""
@@ -41,9 +44,16 @@ def two_modes(xs: Sequence[float], sigma: float, k: float) -> bool:
 
 
 def arm(xs: Sequence[float], sigma: float, k: float) -> tuple[list[float], bool]:
-    """An arm's clean runs, and whether its two runs disagree so that a third must decide."""
+    """An arm's clean runs, and whether its runs disagree so that another must decide: two
+    runs apart by more than k·√2·σ, or up to SCATTER runs of which no majority lies within
+    k·σ of their median (two glitches among three runs: which are the glitches, only more
+    runs can tell)."""
     if len(xs) == 2 and sigma > 0 and abs(xs[0] - xs[1]) > k * math.sqrt(2.0) * sigma:
         return [], True
+    if 3 <= len(xs) <= SCATTER and sigma > 0:
+        m = statistics.median(xs)
+        if 2 * sum(abs(x - m) <= k * sigma for x in xs) <= len(xs):
+            return [], True
     return clean(xs, sigma, k), False
 
 

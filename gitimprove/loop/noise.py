@@ -23,7 +23,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 PRIOR_DF_CAP = 24.0  # the history counts as at most this many degrees of freedom
-MIN_SCREEN = 20  # diffs needed before a robust scale can screen glitches (fewer bias σ low)
+MIN_SCREEN = 20  # diffs needed before the robust scale screens at its own width
+# with fewer diffs (4 at least: a calibration's), the robust scale is this much wider: a
+# median of a few diffs is unsteady, and at its own width it would screen ordinary runs
+# and bias σ low; wider, it still screens a load spike, which otherwise puts σ at 3-7 times
+# the machine's noise for the first decisions of a run (docs/noise.md, step 1)
+FEW_DIFFS, FEW_WIDE = 4, 1.5
 
 
 @dataclass(frozen=True)
@@ -122,15 +127,13 @@ class NoisePool:
         return self._base
 
     def _scale(self, diffs: Sequence[float]) -> float:
-        """A robust σ for screening glitches; none (0) from fewer than MIN_SCREEN diffs,
-        where a median is too unsteady to tell a glitch from an ordinary run."""
+        """A robust σ for screening glitches: from fewer than MIN_SCREEN diffs, where a
+        median is unsteady, FEW_WIDE times wider (none from fewer than FEW_DIFFS)."""
         prior = self.prior.sigma if self.prior is not None and self.prior.known else 0.0
+        robust = 1.4826 * statistics.median(diffs) / math.sqrt(2.0) if diffs else 0.0
         if len(diffs) < MIN_SCREEN:
-            return prior
-        return max(
-            1.4826 * statistics.median(diffs) / math.sqrt(2.0),
-            0.0 if len(diffs) >= 2 * MIN_SCREEN else prior,
-        )
+            return max(prior, FEW_WIDE * robust) if len(diffs) >= FEW_DIFFS else prior
+        return max(robust, 0.0 if len(diffs) >= 2 * MIN_SCREEN else prior)
 
     def own(self, extra: Sequence[Sequence[float]] = ()) -> tuple[float, float]:
         """(variance, df) of this run's segments (plus `extra` ones), glitches screened out."""

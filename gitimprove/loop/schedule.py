@@ -26,10 +26,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from gitimprove.loop.rule import AdaptiveRule
 
-# relative noise per run → (false-keep probability as a multiple of the configured one,
-# the smallest gain worth finding in σ, the curtailment bar as a multiple of the configured)
+# relative noise per run → (false-keep probability as a multiple of the configured one, below
+# 1 where gains are several σ; the smallest gain worth finding in σ; the curtailment bar as a
+# multiple of the configured)
 ANCHORS: tuple[tuple[float, float, float, float], ...] = (
-    (0.012, 1.0, 1.0, 2.5),
+    (0.012, 0.75, 1.0, 2.5),
     (0.02, 1.5, 1.0, 1.0),
     (0.05, 2.5, 0.87, 1.0),
 )
@@ -60,17 +61,18 @@ def boldness(
     plan: bool = False,
 ) -> Boldness:
     """The settings for noise σ. With no window yet (a run's first decision) or σ resting
-    on fewer than SURE_DF degrees of freedom, the false-keep probability stays as configured:
-    the first decisions kept up to 5.3% of no-effect changes when they were bold too.
+    on fewer than SURE_DF degrees of freedom, the false-keep probability is at most the
+    configured one: the first decisions kept up to 5.3% of no-effect changes when they were
+    bold too.
     `plan`: the settings the budget is planned with (the multiple capped at PLAN_CAP)."""
     if not rule.adapt or not sigma > 0:
         return Boldness(rule.alpha, rule.find, rule.curtail)
     a, f, c = _interpolate(relative(rule, sigma))
-    a = max(1.0, round(a / ALPHA_STEP) * ALPHA_STEP)
+    a = max(ALPHA_STEP, round(a / ALPHA_STEP) * ALPHA_STEP)
     if plan:
         a = min(a, PLAN_CAP)
     if window == 0 or (df is not None and df < SURE_DF):
-        a = 1.0
+        a = min(a, 1.0)
     return Boldness(rule.alpha * a, rule.find * f, rule.curtail * c)
 
 
