@@ -73,6 +73,8 @@ def ruleset() -> RuleSet:
         for rule in gitleaks:
             if rule.id in engine.GENERIC_IDS:
                 rule.check = check_generic
+            elif rule.id == "curl-auth-user":
+                rule.check = context.check_user_pair
             elif rule.id == "sourcegraph-access-token":
                 rule.check = providers.check_sourcegraph
             elif rule.near:  # `<identifier with keyword> = <secret>`
