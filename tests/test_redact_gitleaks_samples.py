@@ -43,7 +43,6 @@ MAY_MASK = {
     "sgp_5555": "a Sourcegraph token of the real format",
     "Authorization: Basic eyJ": "a JWT sent as Basic credentials",
     # still masked by mistake (docs/secrets.md, "What is left")
-    "SalesResults-1.2": "an ordinary value under a weak key name",
     "keyVaultToStoreSecrets": "an ordinary value under a key naming secrets",
     "jjwt-jackson-0.11.2": "a Maven artifact after `jsonwebtoken:`",
     "indieweb.org/images": "a Slack-like prefix in a file name",

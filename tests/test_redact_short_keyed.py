@@ -220,3 +220,56 @@ PASS = [
 @pytest.mark.parametrize("text", PASS, ids=range(len(PASS)))
 def test_words_names_versions_paths_and_code_under_a_key_name_pass(text: str) -> None:
     assert redact(text) == text
+
+
+def _uniform(n: int) -> str:
+    """A password generator's output: `n` characters drawn alike from letters, digits and
+    symbols, with each class at least once (a letter or digit first)."""
+    alphabet = string.ascii_letters + string.digits + BARE
+    classes = (string.ascii_lowercase, string.ascii_uppercase, string.digits, BARE)
+    while True:
+        t = "".join(RNG.choice(alphabet) for _ in range(n))
+        if t[0] not in BARE and all(any(c in cls for c in t) for cls in classes):
+            return t
+
+
+@pytest.mark.parametrize(("n", "most"), [(8, 0.08), (12, 0.02)])
+def test_few_uniform_passwords_under_a_weak_name_are_missed(n: int, most: float) -> None:
+    """Drawn uniformly, a short password's letters often fall in runs of one case or into a
+    word; its case switches at random all the same, and its pairs are no word's."""
+    drawn = [_uniform(n) for _ in range(500)]
+    missed = [s for s in drawn if "[REDACTED:" not in redact(f"DEPLOY_KEY: {s}")]
+    assert len(missed) <= most * len(drawn), (len(missed), missed[:20])
+
+
+NAMES = [
+    # names, words and versions joined as an ordinary value is (they switch case and class
+    # as a password does, and read as words)
+    "SalesResults-1.2",
+    "strength2Check",
+    "gRPCv2Api",
+    "build10MutableMapping",
+    "signature1Resize",
+    "getDETACH256",
+    "Release-2.4.1+Build7",
+    "OrderService@v3",
+    "UserProfile#2",
+    "DataLoader+v2",
+    "Team@Acme2024",
+    "Node18+Alpine3",
+    "ProjectAlpha-2.0",
+    "Welcome@Home1",
+    "SalesReport#Q3",
+    "Python3.11+Django",
+    "Build#1042+Linux",
+    "x+Y=z2",
+    "parseJSON5File",
+    "Log4jConfig",
+]
+
+
+@pytest.mark.parametrize("value", NAMES)
+@pytest.mark.parametrize("template", ["DEPLOY_KEY: {v}", "bucket_key = '{v}'", "auth: {v}"])
+def test_names_that_switch_case_and_class_under_a_weak_name_pass(template: str, value: str) -> None:
+    text = template.format(v=value)
+    assert redact(text) == text

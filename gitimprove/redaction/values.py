@@ -43,6 +43,7 @@ from gitimprove.redaction.keynames import (
 from gitimprove.redaction.keynames import (
     words as words,
 )
+from gitimprove.redaction.standins import COMMON_PAIRS
 
 # --- what a value must look like ---------------------------------------------------------
 
@@ -207,7 +208,8 @@ def looks_random(value: str, *, min_len: int = 16) -> bool:
         return False
     kinds = ["d" if c.isdigit() else "u" if c.isupper() else "l" for c in value if c.isalnum()]
     switches = sum(1 for a, b in itertools.pairwise(kinds) if a != b)
-    return switches * 5 >= len(kinds) and entropy(value) >= 3.0
+    # (words and numbers switch too: `SalesResults-1.2`, `build10MutableMapping`)
+    return switches * 5 >= len(kinds) and entropy(value) >= 3.0 and not reads_as_names(value)
 
 
 # a password's symbols, not a name's, a path's or a number's separators (`-`, `_`, `.`, `/`, `:`)
@@ -271,7 +273,10 @@ def password_evidence(value: str) -> bool:
     )
     # (one case will do beside a symbol no expression has and two digits: `3M1#XS&0`)
     plain = any(c in "!@#$%^&?~" for c in value) and sum(c.isdigit() for c in value) >= 2
-    return odd >= 2 or ((mixed or plain) and (odd == 1 or dense))
+    if odd >= 2 or ((mixed or plain) and (odd == 1 or dense)):
+        return True
+    # (both cases, a digit and a symbol, letters that read as no names: `D*2qUzQT`)
+    return mixed and not reads_as_names(value)
 
 
 _VOWELS = frozenset("aeiouAEIOU")
@@ -285,7 +290,17 @@ _NO_VOWEL_NAMES = words(
 
 
 def _humps(value: str) -> list[str]:
+    # (a version after an acronym is a number: `gRPCv2Api` is g, RPC, v2, Api)
+    value = compiled(r"(?<=[A-Z])v(?=[0-9])", 0).sub("0", value)
     return compiled(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", 0).findall(value)
+
+
+def _spoken(hump: str) -> bool:
+    """Letters whose pairs are nearly all common in English words (`strength`, `Check`):
+    a word, whatever consonants it holds together."""
+    low = hump.lower()
+    pairs = [low[i : i + 2] for i in range(len(low) - 1)]
+    return len(pairs) >= 3 and sum(p in COMMON_PAIRS for p in pairs) * 5 >= len(pairs) * 4
 
 
 def _vowelless(hump: str) -> bool:
@@ -303,7 +318,9 @@ def _clustered(hump: str) -> bool:
     """Four consonants together, no name's: `cpulbgd`."""
     low = hump.lower()
     return (
-        low not in _NO_VOWEL_NAMES and compiled(r"[b-df-hj-np-tv-xz]{4}", 0).search(low) is not None
+        low not in _NO_VOWEL_NAMES
+        and compiled(r"[b-df-hj-np-tv-xz]{4}", 0).search(low) is not None
+        and not _spoken(low)
     )
 
 
@@ -317,6 +334,57 @@ def _odd_run(run: str) -> bool:
 
 
 _NUMBERED_NAMES = words("k8s k3s i18n l10n a11y e2e p2p b2b b2c w3c s3a h2o co2")
+
+
+# two-letter words and names that code and prose use (beside `_NO_VOWEL_NAMES`)
+_TWO_LETTER_NAMES = words(
+    "my by go id ok up db js io os is it in on at to of or no do we be me he if as an am us ui "
+    "ux vm ip qa ci cd"
+)
+
+
+_SHORT_NAMES = _TWO_LETTER_NAMES | _NO_VOWEL_NAMES
+
+
+def _word_hump(hump: str) -> bool:
+    """A hump that reads as a word or a name: an acronym of up to five capitals, one letter,
+    a short name (`db`, `My`), or letters most of whose pairs words have (`Check`, `Results`,
+    `strength`; not `Oqq`, `Uz`, `Xw`)."""
+    if (hump.isupper() and len(hump) <= 5) or len(hump) == 1:
+        return True
+    low = hump.lower()
+    if low in _NO_VOWEL_NAMES or low in _TWO_LETTER_NAMES:
+        return True
+    common = sum(low[i : i + 2] in COMMON_PAIRS for i in range(len(low) - 1))
+    if len(low) <= 3:
+        return common >= 1
+    # (a long word may hold pairs rarer in English: `Django`, `Kafka`)
+    share = 0.4 if len(low) >= 5 else 0.5
+    return common >= (len(low) - 1) * share and any(c in "aeiouy" for c in low)
+
+
+def reads_as_names(value: str) -> bool:
+    """Whether the letters of `value` read as words and names (`SalesResults-1.2`,
+    `build10MutableMapping`, `MySQL8+InnoDB`, `x+Y=z2`): every hump a word, an acronym or a
+    number, and at most one lone letter inside a run of several humps or hump of two letters
+    that names nothing. Random letters of both cases (`9lHZOqq+`, `D*2qUzQT`) do not: lone
+    letters, pairs no word has, humps of one or two."""
+    value = compiled(r"(?<![A-Za-z])[vV](?=[0-9])", 0).sub("0", value)  # versions: v2, V10
+    humps: list[str] = []
+    singles = 0
+    for run in _runs(value):
+        letters = [h for h in _humps(run) if h.isalpha()]
+        if len(letters) > 1:  # (a run of one letter is a variable's name: `x`, `Y2`)
+            singles += sum(len(h) == 1 for h in letters)
+            humps += letters
+        else:
+            humps += [h for h in letters if len(h) > 1]
+    if not all(map(_word_hump, humps)):
+        return False
+    # (two letters no name is: `Lu`, `XW`; and the others three letters a hump or more)
+    unknown = [h for h in humps if h.lower() not in _SHORT_NAMES]
+    short = sum(len(h) == 2 for h in unknown)
+    return singles + short <= 1 and len(unknown) * 3 <= sum(map(len, unknown)) + 1
 
 
 def _generated_word(value: str) -> bool:
@@ -510,6 +578,14 @@ def check_generic(secret: str, m: re.Match[str]) -> bool:
         return False
     if names_itself(key, secret.strip("'\"")) or public_key_before(m.string, m.start()):
         return False
+    value = secret.strip("'\"")
+    if (
+        key_strength(key.strip(" \t'\":=>,")) == "weak"
+        and reads_as_names(value)
+        and not password_evidence(value)
+        and not mixed_case(value)
+    ):
+        return False  # `DEPLOY_KEY: signature1RESIZE`: names under a name that only may be one
     return not (is_identifier_value(secret) and not _names_secret(key))
 
 
