@@ -75,3 +75,42 @@ def test_the_real_thing_in_the_same_place_is_masked(template: str) -> None:
     secret = _secret()
     out = redact(template.format(s=secret))
     assert secret not in out and "[REDACTED:" in out, out
+
+
+NAMES = [
+    # a Maven, Gradle or Ivy coordinate under a group id holding a credential's word
+    'notes = "Maven - io.jsonwebtoken:jjwt-jackson-0.11.2"',
+    "implementation 'io.jsonwebtoken:jjwt-api:0.12.5'",
+    "runtimeOnly 'io.jsonwebtoken:jjwt-impl:0.12.5:runtime'",
+    "implementation 'com.auth0:java-jwt:4.4.0'",
+    "org.keycloak.token:keycloak-core:24.0.1",
+    # what a key names comes before `to` / `for`
+    "  keyVaultToStoreSecrets: cmp2-qat-1208358310",
+    "path_to_key: deploy-prod-2024-01",
+    "vaultForTokens: prod-vault-01",
+    # a provider-like prefix inside a file's name
+    "https://indieweb.org/images/3/35/2018-250-xoxo-indieweb-1.jpg",
+    "<img src=/assets/box/video_box.ico-{hex}.png>",
+    "see /static/img/xoxb-banner-2023-final.png",
+    "url(../fonts/app.ico-{hex}.woff2)",
+]
+
+
+@pytest.mark.parametrize("text", NAMES, ids=range(len(NAMES)))
+def test_coordinates_purposes_and_file_names_pass(text: str) -> None:
+    text = text.format(hex="".join(RNG.choice("0123456789abcdef") for _ in range(32)))
+    assert redact(text) == text
+
+
+def test_tokens_beside_those_names_are_masked() -> None:
+    body = _secret(24)
+    for text, secret in (
+        (f"io.jsonwebtoken:{body}", body),
+        (f"password_for_db: {body}", body),
+        (f"key_to_sign: {body}", body),
+        (f"SLACK_TOKEN=xoxb-{body[:10]}-{body[10:]}", body[10:]),
+        (f"slack: xoxb-{body[:10]}-{body[10:]}.", body[10:]),
+        (f"infracost: ico-{body}{body[:8]}", body),
+    ):
+        out = redact(text)
+        assert secret not in out and "[REDACTED:" in out, out

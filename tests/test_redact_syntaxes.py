@@ -376,6 +376,8 @@ def test_ordinary_cookies_headers_and_keywords_pass(text: str) -> None:
 # --- time: linear in the worst inputs these patterns can be given ---------------------
 
 WORST = [
+    "io.jsonwebtoken:jjwt-" + "1.2-" * 15_000,
+    ("img/x-xoxb-" + "ab12" * 4 + ".png " + "key: " + "aB3!" * 3 + "\n") * 2_000,
     "<<" * 30_000,
     "x = <<EOF" * 6_000,
     "password = <<~" + "A" * 60_000,

@@ -70,6 +70,8 @@ _NOT_CREDENTIAL = (
     r"|[a-z][a-z0-9+.-]*://\S*"  # a URL
     r"|[\w.~-]*/[\w./-]*\.[A-Za-z]{1,5}"  # a path to a file
     r"|[A-Za-z]+(?:[-_.][A-Za-z]+)*[-_.]?v?\d+(?:\.\d+)*"  # a name with a version: `gpt-4`
+    # an artifact and its version (a Maven coordinate's tail): `keycloak-core:24.0.1`
+    r"|[A-Za-z][\w.-]{0,80}:v?\d{1,6}(?:\.\d{1,6}){1,3}(?:[.:-][\w.-]{1,40})?"
 )
 
 

@@ -67,6 +67,8 @@ def _check_assignment(secret: str, m: re.Match[str]) -> bool | str:
         return False  # `pub key: 0x04…`: a public key
     if key.lower() == "key" and compiled(r"(?:[A-Za-z][\w.]*-)+[0-9a-f]{32,}", 0).fullmatch(secret):
         return False  # a cache's key: labels and a digest (`Linux-pip-<sha256>`)
+    if sep == ":" and _coordinates(key, secret):
+        return False  # a Maven coordinate: `io.jsonwebtoken:jjwt-jackson:0.11.2`
     env_style = key.isupper() and sep == "="
     if sep.strip() in ("=", ":") and key.lower() in ("pw", "pass", "passwd") and _mixed(secret):
         return "password"  # `pw=<pw>`: a short name, but no prose reads `pass=x9…`
@@ -77,6 +79,22 @@ def _check_assignment(secret: str, m: re.Match[str]) -> bool | str:
     if not assignment_is_secret(key, secret, quoted=quoted, env_style=env_style):
         return False
     return kind_of(key)
+
+
+def _coordinates(key: str, value: str) -> bool:
+    """`group:artifact:version` (Maven, Gradle, Ivy): a dotted lower-case group id
+    (`io.jsonwebtoken`), then an artifact's name and a version, joined by `:` (or the
+    version by `-`)."""
+    return (
+        compiled(r"[a-z][a-z0-9_-]{0,40}(?:\.[a-z][a-z0-9_-]{0,40}){1,8}", 0).fullmatch(key)
+        is not None
+        and compiled(
+            r"[A-Za-z][\w.-]{0,80}?[:-]v?[0-9]{1,6}(?:\.[0-9]{1,6}){1,3}(?:[.-][\w.-]{1,40})?"
+            r"(?::[\w.-]{1,40}){0,2}",
+            0,
+        ).fullmatch(value)
+        is not None
+    )
 
 
 def _password_not_path(value: str) -> bool:

@@ -26,6 +26,9 @@ from gitimprove.redaction.keynames import (
     NOT_SECRET_FIRST as NOT_SECRET_FIRST,
 )
 from gitimprove.redaction.keynames import (
+    head_words as head_words,
+)
+from gitimprove.redaction.keynames import (
     key_strength as key_strength,
 )
 from gitimprove.redaction.keynames import (
@@ -565,7 +568,9 @@ def check_generic(secret: str, m: re.Match[str]) -> bool:
     key = m.string[m.start() : m.start(1)] if m.re.groups and m.start(1) >= 0 else ""
     if "\n" in key.lstrip("\r\n"):
         return False  # a line's end (`</password>`) and the next line: no assignment
-    parts = key_words(key)
+    parts = head_words(key)
+    if parts != key_words(key) and key_strength(key) is None:
+        return False  # `vaultForTokens: …`: a vault's name, not a token
     if any(w in NOT_SECRET_ANY or w in NOT_SECRET_FIRST for w in parts):
         return False
     if parts and (parts[-1] in ABOUT or parts[-1] in ("is", "was")):
