@@ -376,6 +376,8 @@ def test_ordinary_cookies_headers_and_keywords_pass(text: str) -> None:
 # --- time: linear in the worst inputs these patterns can be given ---------------------
 
 WORST = [
+    ('k = "' + "ab1" * 60 + "\n  " + "cd2" * 60 + "\n") * 150,
+    '="a\n' * 15_000,
     ("[s]\ntype = b2\nkey = " + "ab" * 20 + "\n\n") * 1_500,
     "[" * 60_000,
     "[a]\n" + "x" * 60_000,

@@ -47,12 +47,6 @@ NOT_WRAPPED = {
     "shell-cat-heredoc",
     "terraform-variable-default",
     "terraform-sensitive-variable",
-    # a generated password under a name that only may name one is judged by its runs: the
-    # piece before a wrap alone is too short to read as one, and the wrap view does not
-    # join a break after a weak name's value (left open)
-    "db-key-quoted",
-    "wordpress-auth-key",
-    "jvm-system-property",
 }
 SEPARATORS = ["\n", "\n    ", "\r\n", "\n\t"]
 
