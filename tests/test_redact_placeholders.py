@@ -114,3 +114,23 @@ def test_tokens_beside_those_names_are_masked() -> None:
     ):
         out = redact(text)
         assert secret not in out and "[REDACTED:" in out, out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "user:\n  token: Punctuation\n",
+        "user:\n  id: {uuid}\n  token: PageToken\n",
+        "events:\n  user:\n    token: session-cookie-name\n",
+    ],
+)
+def test_a_name_under_a_users_token_passes(text: str) -> None:
+    text = text.format(uuid=_uuid())
+    assert redact(text) == text
+
+
+def test_a_users_token_of_any_real_shape_is_masked() -> None:
+    bootstrap = "".join(RNG.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(22))
+    for value in (_uuid(), f"{bootstrap[:6]}.{bootstrap[6:]}", _secret(32)):
+        out = redact(f"users:\n- name: dev\n  user:\n    token: {value}\n")
+        assert value not in out and "[REDACTED:" in out, out
