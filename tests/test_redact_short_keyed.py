@@ -263,6 +263,10 @@ NAMES = [
     "Python3.11+Django",
     "Build#1042+Linux",
     "x+Y=z2",
+    "a*X+b=Y1",
+    "2x+3y=Z7",
+    "Math.PI*r^2",
+    "eBay#2024+iPhone15",
     "parseJSON5File",
     "Log4jConfig",
 ]

@@ -257,6 +257,8 @@ def password_evidence(value: str) -> bool:
         return False
     if compiled(r"[A-Za-z_][\w.]{0,64}[\[(]|[{}]|%\(", 0).search(value):
         return False  # code or a template: `arr[0]+arr[1]`, `{name}`, `%(id)d`
+    if _expression(value):
+        return False  # `a*X+b=Y1`, `2x+3y=Z7`, `Math.PI*r^2`
     if compiled(r"[vV]?[0-9]{1,9}(?:\.[0-9]{1,9}){1,4}(?:[-+][\w.+-]{0,48})?", 0).fullmatch(value):
         return False  # a version: `2.0.1+build.5`
     # (a dotted number is one run: `Go@1.21+Rc1` names a version)
@@ -366,6 +368,20 @@ def _word_hump(hump: str) -> bool:
     return common >= (len(low) - 1) * share and any(c in "aeiouy" for c in low)
 
 
+def _expression(value: str) -> bool:
+    """An expression: operands joined by two operators or more (`*+/^=-`), each a number,
+    a variable of one letter with a coefficient or an index (`2x`, `Y1`) or a name
+    (`Math.PI`, `total`)."""
+    operands = compiled(r"[*+/^=-]", 0).split(value)
+    if len(operands) < 3 or not all(operands):
+        return False
+    variable = compiled(r"[0-9]{0,4}[A-Za-z][0-9]{0,4}|[0-9]+(?:\.[0-9]+)?", 0)
+    return all(
+        variable.fullmatch(o) or (o.replace(".", "").isalpha() and reads_as_names(o))
+        for o in operands
+    )
+
+
 def reads_as_names(value: str) -> bool:
     """Whether the letters of `value` read as words and names (`SalesResults-1.2`,
     `build10MutableMapping`, `MySQL8+InnoDB`, `x+Y=z2`): every hump a word, an acronym or a
@@ -378,8 +394,16 @@ def reads_as_names(value: str) -> bool:
     for run in _runs(value):
         letters = [h for h in _humps(run) if h.isalpha()]
         if len(letters) > 1:  # (a run of one letter is a variable's name: `x`, `Y2`)
-            singles += sum(len(h) == 1 for h in letters)
-            humps += letters
+            # (a lower-case letter before a word starts a name: `iPhone`, `eBay`, `iPad`)
+            lead = (
+                len(letters[0]) == 1
+                and letters[0].islower()
+                and run[0].isalpha()
+                and len(letters[1]) >= 3
+                and letters[1][1:].islower()
+            )
+            singles += sum(len(h) == 1 for h in letters) - lead
+            humps += letters[1:] if lead else letters
         else:
             humps += [h for h in letters if len(h) > 1]
     if not all(map(_word_hump, humps)):
