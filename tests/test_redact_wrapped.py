@@ -155,6 +155,9 @@ ORDINARY = [
     "sha256:3f9a0c4e1b2d\n7a8c9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b",
     "Successfully installed click-8.1.7\npygit2-1.15.0 tomlkit-0.13.2",
     "See https://docs.python.org/3/library/\nfunctions.html#open for details",
+    # a quote that closes a literal at a line's end opens nothing
+    'Cmd("wmic", opts="/password:"),\n    Cmd("sc.exe", opts="password="),',
+    "x = f('a', key='k3y:'),\n    g('b', key='v4l:')",
 ]
 
 

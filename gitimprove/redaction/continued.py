@@ -111,6 +111,10 @@ def breaks(text: str) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
     if "\n" in text and ('"' in text or "'" in text):
         for m in compiled(_OPEN, 0).finditer(text):
+            q = m.group("q")
+            before = text[text.rfind("\n", 0, m.start("q")) + 1 : m.start("q")]
+            if before.count(q) % 2:
+                continue  # the quote closes a literal (`opts="/password:"`), opens none
             if _kinds(m.group("head") + m.group("tail")) >= 2:
                 out.append((m.end("head"), m.start("tail")))
     for m in compiled(_HEAD, 0).finditer(text):
