@@ -134,3 +134,11 @@ def test_a_users_token_of_any_real_shape_is_masked() -> None:
     for value in (_uuid(), f"{bootstrap[:6]}.{bootstrap[6:]}", _secret(32)):
         out = redact(f"users:\n- name: dev\n  user:\n    token: {value}\n")
         assert value not in out and "[REDACTED:" in out, out
+
+
+def test_prose_after_a_line_naming_a_credential_column_is_no_cell() -> None:
+    text = (
+        '    """A query\'s credential, unless the value only says its name again\n'
+        '    (`?access_token=ACCESS_TOKEN`, `&api_key=API_KEY`: a placeholder)."""\n'
+    )
+    assert redact(text) == text
