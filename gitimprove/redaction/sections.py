@@ -45,7 +45,7 @@ _BARE = words("key pass secret token password passwd pw pwd psk passphrase apike
 # who logs in: the other half of a login
 _WHO = words("account user username login client_id access_key_id account_id")
 _LINE = r"(?m)^[ \t]*(?P<k>[A-Za-z][\w.-]{0,40})[ \t]*[=:][ \t]*(?P<v>[^\r\n]*?)[ \t]*\r?$"
-_TOKEN = r"[A-Za-z0-9+/=_.~-]{8,500}"
+_RUN = r"[A-Za-z0-9+/=_.~-]{8,500}"
 
 
 def _header(text: str) -> bool:
@@ -69,7 +69,7 @@ def _section(m: re.Match[str]) -> Iterable[tuple[int, int]]:
         quoted = len(value) > 2 and value[0] in "\"'" and value[-1] == value[0]
         if quoted:
             value = value[1:-1]
-        if compiled(_TOKEN, 0).fullmatch(value) and is_value(value) and not file_path(value):
+        if compiled(_RUN, 0).fullmatch(value) and is_value(value) and not file_path(value):
             start = base + x.start("v") + int(quoted)
             yield start, start + len(value)
 

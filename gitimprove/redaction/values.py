@@ -117,7 +117,9 @@ _SPLICE += r"|[A-Za-z_]\w*(?:::[A-Za-z_]\w*)+"
 
 # what follows a string literal in code: a bracket closing, or an operator or a keyword
 # after a blank (a value taken from one literal's end to the next one's start)
-_BETWEEN_LITERALS = r"\s*[)\]}]\s|\s+(?:if|else|and|or|in|is|for|\+|\.|%|\|\||&&|\?|:)\s"
+_BETWEEN_LITERALS = (
+    r"\s*[)\]}][,;]?(?:\s|\\[nrt])|\s+(?:if|else|and|or|in|is|for|\+|\.|%|\|\||&&|\?|:)\s"
+)
 
 
 # a regular expression's syntax: `(?![\w-])`, `\d+`: a pattern, not a password
