@@ -141,7 +141,9 @@ def check_user_pair(secret: str, m: re.Match[str]) -> bool:
         return True  # `-u user:` asks for the password; the rule's own judgement stands
     if password.lower() in _ROLE_WORDS or (user and password.lower() == user.lower()):
         return False
-    return is_value(password)  # (not a reference or a template: `$PASS`, `{pw}`)
+    # (not a reference or a template: `$PASS`, `{pw}`; a random value in braces is one)
+    inside = password.strip("{}")
+    return is_value(password) or looks_random(inside, min_len=8) or password_evidence(inside)
 
 
 def _check_query_value(secret: str, m: re.Match[str]) -> bool:
