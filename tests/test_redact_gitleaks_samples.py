@@ -43,14 +43,6 @@ MAY_MASK = {
     "sgp_5555": "a Sourcegraph token of the real format",
     "Authorization: Basic eyJ": "a JWT sent as Basic credentials",
     # still masked by mistake (docs/secrets.md, "What is left")
-    "curl ": "a placeholder password on curl's command line (`user:pass`, `test:test`)",
-    "access_token=ACCESS_TOKEN": "a query value that repeats its name",
-    "SalesResults-1.2": "an ordinary value under a weak key name",
-    "keyVaultToStoreSecrets": "an ordinary value under a key naming secrets",
-    "jjwt-jackson-0.11.2": "a Maven artifact after `jsonwebtoken:`",
-    "credentialsId: '29f63271": "a UUID that names a credential, not one",
-    "indieweb.org/images": "a Slack-like prefix in a file name",
-    "video_box.ico-": "a content hash after an infracost-like prefix in a file name",
     "xoxp-1234567890": "a fake of the real format (digits in order), masked as a real one is",
     "xoxb-": "Slack placeholders of short words (my-bot-token, abcdef-abcdef after the prefix)",
 }

@@ -220,3 +220,114 @@ PASS = [
 @pytest.mark.parametrize("text", PASS, ids=range(len(PASS)))
 def test_words_names_versions_paths_and_code_under_a_key_name_pass(text: str) -> None:
     assert redact(text) == text
+
+
+def _uniform(n: int) -> str:
+    """A password generator's output: `n` characters drawn alike from letters, digits and
+    symbols, with each class at least once (a letter or digit first)."""
+    alphabet = string.ascii_letters + string.digits + BARE
+    classes = (string.ascii_lowercase, string.ascii_uppercase, string.digits, BARE)
+    while True:
+        t = "".join(RNG.choice(alphabet) for _ in range(n))
+        if t[0] not in BARE and all(any(c in cls for c in t) for cls in classes):
+            return t
+
+
+@pytest.mark.parametrize(("n", "most"), [(8, 0.08), (12, 0.02)])
+def test_few_uniform_passwords_under_a_weak_name_are_missed(n: int, most: float) -> None:
+    """Drawn uniformly, a short password's letters often fall in runs of one case or into a
+    word; its case switches at random all the same, and its pairs are no word's."""
+    drawn = [_uniform(n) for _ in range(500)]
+    missed = [s for s in drawn if "[REDACTED:" not in redact(f"DEPLOY_KEY: {s}")]
+    assert len(missed) <= most * len(drawn), (len(missed), missed[:20])
+
+
+NAMES = [
+    # names, words and versions joined as an ordinary value is (they switch case and class
+    # as a password does, and read as words)
+    "SalesResults-1.2",
+    "strength2Check",
+    "gRPCv2Api",
+    "build10MutableMapping",
+    "signature1Resize",
+    "getDETACH256",
+    "Release-2.4.1+Build7",
+    "OrderService@v3",
+    "UserProfile#2",
+    "DataLoader+v2",
+    "Team@Acme2024",
+    "Node18+Alpine3",
+    "ProjectAlpha-2.0",
+    "Welcome@Home1",
+    "SalesReport#Q3",
+    "Python3.11+Django",
+    "Build#1042+Linux",
+    "x+Y=z2",
+    "a*X+b=Y1",
+    "2x+3y=Z7",
+    "Math.PI*r^2",
+    "eBay#2024+iPhone15",
+    "parseJSON5File",
+    "Log4jConfig",
+]
+
+
+@pytest.mark.parametrize("value", NAMES)
+@pytest.mark.parametrize("template", ["DEPLOY_KEY: {v}", "bucket_key = '{v}'", "auth: {v}"])
+def test_names_that_switch_case_and_class_under_a_weak_name_pass(template: str, value: str) -> None:
+    text = template.format(v=value)
+    assert redact(text) == text
+
+
+WRAPPED = [
+    'db_key = "{s}"',
+    "define('AUTH_KEY', '{s}');",
+    '  webhook_key: "{s}"',
+    '{{"auth": "{s}", "user": "svc"}}',
+    "$key = '{s}';",
+]
+
+
+@pytest.mark.parametrize("template", WRAPPED, ids=range(len(WRAPPED)))
+def test_a_quoted_password_its_line_leaves_open_is_joined_at_any_cut(template: str) -> None:
+    """A quoted value broken onto the next line (an editor's or a pane's wrap, any width):
+    the open quote says the value goes on; its pieces alone are too short to judge."""
+    for n in (10, 14):
+        secret = _password(n)
+        for cut in range(2, n - 1):
+            for sep in ("\n", "\n    ", "\r\n"):
+                text = template.format(s=secret[:cut] + sep + secret[cut:])
+                out = redact(text)
+                assert "[REDACTED:" in out, (text, out)
+                left = out.replace(sep, "")
+                for piece in (secret[:cut], secret[cut:]):
+                    assert len(piece) < 4 or piece not in left, (text, out)
+
+
+@pytest.mark.parametrize("template", ["DEPLOY_KEY={s}", "db_key: {s}", "-Dauth={s} -jar a.jar"])
+def test_a_bare_password_broken_at_a_terminals_width_is_joined(template: str) -> None:
+    for n in (9, 12, 16):
+        secret = _password(n, BARE)
+        for cut in (4, n // 2, n - 3):  # (a run of four or more fills the line)
+            line = template.format(s=secret[:cut])
+            head = line[: line.index(secret[:cut]) + cut]
+            pad = " " * (80 - len(head))
+            text = pad + template.format(s=secret[:cut] + "\n" + secret[cut:]) + "\n"
+            out = redact(text)
+            assert secret[:cut] + "\n" not in out and "\n" + secret[cut:] not in out, out
+
+
+def test_a_short_tail_with_a_passwords_symbols_is_the_rest_of_the_value() -> None:
+    """`DEPLOY_KEY=<10 characters>` then `<6 characters>` alone on the next line: letters,
+    digits and a password's symbol there read as no line of its own."""
+    done = 0
+    while done < 20:
+        secret = _password(16, BARE)
+        tail = secret[10:]
+        kinds = sum(any(f(c) for c in tail) for f in (str.isdigit, str.isupper, str.islower))
+        if not any(c in BARE for c in tail) or kinds < 2 or "=" in tail.strip("="):
+            continue  # (`x=y` on a line of its own is an assignment)
+        done += 1
+        text = f"DEPLOY_KEY={secret[:10]}\n{tail}\nnext: 1\n"
+        out = redact(text)
+        assert tail not in out and secret[:10] not in out and out.endswith("next: 1\n"), out

@@ -376,6 +376,16 @@ def test_ordinary_cookies_headers_and_keywords_pass(text: str) -> None:
 # --- time: linear in the worst inputs these patterns can be given ---------------------
 
 WORST = [
+    ('k = "' + "ab1" * 60 + "\n  " + "cd2" * 60 + "\n") * 150,
+    '="a\n' * 15_000,
+    ("[s]\ntype = b2\nkey = " + "ab" * 20 + "\n\n") * 1_500,
+    "[" * 60_000,
+    "[a]\n" + "x" * 60_000,
+    ("[x]\n" + " [\n" * 3) * 5_000,
+    "x=ENC(" * 10_000,
+    "p: DEC(" + "a" * 60_000,
+    "io.jsonweb" + "token" + ":jjwt-" + "1.2-" * 15_000,
+    ("img/x-xoxb-" + "ab12" * 4 + ".png " + "key: " + "aB3!" * 3 + "\n") * 2_000,
     "<<" * 30_000,
     "x = <<EOF" * 6_000,
     "password = <<~" + "A" * 60_000,

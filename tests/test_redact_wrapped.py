@@ -47,12 +47,6 @@ NOT_WRAPPED = {
     "shell-cat-heredoc",
     "terraform-variable-default",
     "terraform-sensitive-variable",
-    # a generated password under a name that only may name one is judged by its runs: the
-    # piece before a wrap alone is too short to read as one, and the wrap view does not
-    # join a break after a weak name's value (left open)
-    "db-key-quoted",
-    "wordpress-auth-key",
-    "jvm-system-property",
 }
 SEPARATORS = ["\n", "\n    ", "\r\n", "\n\t"]
 
@@ -162,6 +156,9 @@ ORDINARY = [
     "sha256:3f9a0c4e1b2d\n7a8c9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b",
     "Successfully installed click-8.1.7\npygit2-1.15.0 tomlkit-0.13.2",
     "See https://docs.python.org/3/library/\nfunctions.html#open for details",
+    # a quote that closes a literal at a line's end opens nothing
+    'Cmd("wmic", opts="/password:"),\n    Cmd("sc.exe", opts="password="),',
+    "x = f('a', key='k3y:'),\n    g('b', key='v4l:')",
 ]
 
 

@@ -62,6 +62,7 @@ def ruleset() -> RuleSet:
             positional,
             prose,
             providers,
+            sections,
             sentences,
             shapes,
             tools,
@@ -73,6 +74,8 @@ def ruleset() -> RuleSet:
         for rule in gitleaks:
             if rule.id in engine.GENERIC_IDS:
                 rule.check = check_generic
+            elif rule.id == "curl-auth-user":
+                rule.check = context.check_user_pair
             elif rule.id == "sourcegraph-access-token":
                 rule.check = providers.check_sourcegraph
             elif rule.near:  # `<identifier with keyword> = <secret>`
@@ -92,6 +95,7 @@ def ruleset() -> RuleSet:
                 *piped.RULES,
                 *commands.RULES,
                 *configs.RULES,
+                *sections.RULES,
                 *nested.RULES,
                 *outputs.RULES,
                 *dialects.RULES,

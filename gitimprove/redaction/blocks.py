@@ -194,12 +194,16 @@ _KUBE_TOKEN = r"(?m)^[ \t]+(?:token|password|access-token|id-token|refresh-token
 
 def _kube_user(m: re.Match[str]) -> Iterable[tuple[int, int]]:
     """A kubeconfig user's `token:` (a bearer token, whatever its shape: a UUID, a
-    bootstrap token `abcdef.0123456789abcdef`) and the like; a reference passes. (A user's
+    bootstrap token `abcdef.0123456789abcdef`) and the like; a reference, and a name with
+    no digit whose case is a name's (`token: Punctuation`), pass. (A user's
     mapping holding a `token:` field anywhere else holds one too; the lines around need not
     be there: a terminal's wrap is read in a window of two lines.)"""
     at = m.start("body")
     for f in compiled(_KUBE_TOKEN, 0).finditer(m.group("body")):
-        if is_value(f.group("v")):
+        value = f.group("v")
+        if not any(c.isdigit() for c in value) and not mixed_case(value):
+            continue  # a name (`token: Punctuation`, `PageToken`, `session-cookie-name`)
+        if is_value(value):
             yield at + f.start("v"), at + f.end("v")
 
 

@@ -70,6 +70,8 @@ _NOT_CREDENTIAL = (
     r"|[a-z][a-z0-9+.-]*://\S*"  # a URL
     r"|[\w.~-]*/[\w./-]*\.[A-Za-z]{1,5}"  # a path to a file
     r"|[A-Za-z]+(?:[-_.][A-Za-z]+)*[-_.]?v?\d+(?:\.\d+)*"  # a name with a version: `gpt-4`
+    # an artifact and its version (a Maven coordinate's tail): `keycloak-core:24.0.1`
+    r"|[A-Za-z][\w.-]{0,80}:v?\d{1,6}(?:\.\d{1,6}){1,3}(?:[.:-][\w.-]{1,40})?"
 )
 
 
@@ -171,8 +173,20 @@ def _credential_call(m: re.Match[str]) -> Iterable[tuple[int, int]]:
         args = args[1:]
     for a, b, last in args:
         value = text[a:b].removesuffix("\\r").removesuffix("\\n")
+        if _named_otherwise(text, a):
+            continue  # `usernamePassword(credentialsId: '<uuid>')`: the name says what it is
         if credential_like(value) and (last or "/" not in value):
             yield a, a + len(value)
+
+
+def _named_otherwise(text: str, at: int) -> bool:
+    """Whether the argument whose literal starts at `at` is named (`name: '…'`, `name='…'`)
+    by a name that names no credential (`credentialsId`, `usernameVariable`): an id or the
+    name of a variable, not the secret the call takes."""
+    m = compiled(r"(?<![\w$])([A-Za-z_$][\w$]{0,60})[ \t]*(?::|=)[ \t]*[bruf]?[\"']$", 0).search(
+        text, max(0, at - 80), at
+    )
+    return m is not None and key_strength(m.group(1)) is None
 
 
 def _check_wrapped(secret: str, m: re.Match[str]) -> bool | str:

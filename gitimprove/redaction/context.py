@@ -20,6 +20,7 @@ from gitimprove.redaction.values import (
     kind_of,
     looks_random,
     mixed_case,
+    names_itself,
     password_evidence,
     public_key_before,
     random_value,
@@ -66,6 +67,8 @@ def _check_assignment(secret: str, m: re.Match[str]) -> bool | str:
         return False  # `pub key: 0x04…`: a public key
     if key.lower() == "key" and compiled(r"(?:[A-Za-z][\w.]*-)+[0-9a-f]{32,}", 0).fullmatch(secret):
         return False  # a cache's key: labels and a digest (`Linux-pip-<sha256>`)
+    if sep == ":" and _coordinates(key, secret):
+        return False  # a Maven coordinate: `io.jsonwebtoken:jjwt-jackson:0.11.2`
     env_style = key.isupper() and sep == "="
     if sep.strip() in ("=", ":") and key.lower() in ("pw", "pass", "passwd") and _mixed(secret):
         return "password"  # `pw=<pw>`: a short name, but no prose reads `pass=x9…`
@@ -76,6 +79,22 @@ def _check_assignment(secret: str, m: re.Match[str]) -> bool | str:
     if not assignment_is_secret(key, secret, quoted=quoted, env_style=env_style):
         return False
     return kind_of(key)
+
+
+def _coordinates(key: str, value: str) -> bool:
+    """`group:artifact:version` (Maven, Gradle, Ivy): a dotted lower-case group id
+    (`io.jsonwebtoken`), then an artifact's name and a version, joined by `:` (or the
+    version by `-`)."""
+    return (
+        compiled(r"[a-z][a-z0-9_-]{0,40}(?:\.[a-z][a-z0-9_-]{0,40}){1,8}", 0).fullmatch(key)
+        is not None
+        and compiled(
+            r"[A-Za-z][\w.-]{0,80}?[:-]v?[0-9]{1,6}(?:\.[0-9]{1,6}){1,3}(?:[.-][\w.-]{1,40})?"
+            r"(?::[\w.-]{1,40}){0,2}",
+            0,
+        ).fullmatch(value)
+        is not None
+    )
 
 
 def _password_not_path(value: str) -> bool:
@@ -94,6 +113,43 @@ def _password_not_path(value: str) -> bool:
 
 def _check_value(secret: str, m: re.Match[str]) -> bool:
     return is_value(secret)
+
+
+# what documentation writes where a password goes in `user:<password>`: the word for it
+_ROLE_WORDS = words(
+    "pass pw pwd passwd password passphrase secret token key apikey api_key api-key apitoken "
+    "api_token pat"
+)
+
+
+def _check_user_password(secret: str, m: re.Match[str]) -> bool:
+    """The password of a `user:password` pair (a URL's, curl's `-u`), unless it is a
+    placeholder: the word for what goes there (`user:pass`, `username:token`) or the user's
+    name again (`test:test`, `guest:guest`)."""
+    user = m.group("user").rsplit("@", 1)[0] if m.group("user") else ""
+    if secret.lower() in _ROLE_WORDS or (user and secret.lower() == user.lower()):
+        return False
+    return is_value(secret)
+
+
+def check_user_pair(secret: str, m: re.Match[str]) -> bool:
+    """A whole `user:password` pair (gitleaks' curl `-u` rule), unless its password is a
+    placeholder (the word for it, or the user's name again)."""
+    user, _, password = secret.strip("\"'").partition(":")
+    user, password = user.strip("\"'"), password.strip("\"'")
+    if not password:
+        return True  # `-u user:` asks for the password; the rule's own judgement stands
+    if password.lower() in _ROLE_WORDS or (user and password.lower() == user.lower()):
+        return False
+    # (not a reference or a template: `$PASS`, `{pw}`; a random value in braces is one)
+    inside = password.strip("{}")
+    return is_value(password) or looks_random(inside, min_len=8) or password_evidence(inside)
+
+
+def _check_query_value(secret: str, m: re.Match[str]) -> bool:
+    """A query's credential, unless the value only says its name again
+    (`?access_token=ACCESS_TOKEN`, `&api_key=API_KEY`: a placeholder in an API's docs)."""
+    return is_value(secret) and not names_itself(m.group("key"), secret)
 
 
 def _check_netrc(secret: str, m: re.Match[str]) -> bool:
@@ -208,11 +264,12 @@ RULES: list[Rule] = [
         # (the user may be an e-mail address: `smtp://alerts@acme.com:<pw>@host`)
         # (a password pasted with an `@` of its own, unencoded, ends at the last `@` before
         # the host)
-        _URL + r"[^\s:/?#@'\"<>\[\]]{0,128}(?:@[\w-]+(?:\.[\w-]+)+)?:([^\s/'\"<>]{1,256})@"
-        r"(?=[\w.-]{1,253}(?::[0-9]{1,5})?(?![\w.@-]))",
+        _URL + r"(?P<user>[^\s:/?#@'\"<>\[\]]{0,128}(?:@[\w-]+(?:\.[\w-]+)+)?):"
+        r"(?P<pw>[^\s/'\"<>]{1,256})@(?=[\w.-]{1,253}(?::[0-9]{1,5})?(?![\w.@-]))",
         ("://",),
+        groups=("pw",),
         priority=CONTEXT,
-        check=_check_value,
+        check=_check_user_password,
     ),
     Rule(
         "url-token",
@@ -223,12 +280,13 @@ RULES: list[Rule] = [
     ),
     Rule(
         "url-credential",
-        r"(?i)[?&;](?:access_?token|api_?key|apikey|auth|auth_?token|client_?secret|key|"
+        r"(?i)[?&;](?P<key>access_?token|api_?key|apikey|auth|auth_?token|client_?secret|key|"
         r"password|passwd|pwd|secret|sig|signature|token|x-amz-signature|x-amz-credential|"
-        r"x-amz-security-token|x-goog-signature|code_verifier)=([^&\s#'\"<>]{6,})",
+        r"x-amz-security-token|x-goog-signature|code_verifier)=(?P<v>[^&\s#'\"<>]{6,})",
         tuple(f"{k}=" for k in words("token key sig signature secret password passwd pwd auth")),
+        groups=("v",),
         priority=CONTEXT,
-        check=_check_value,
+        check=_check_query_value,
     ),
     Rule(
         "auth-header",
@@ -311,10 +369,11 @@ RULES: list[Rule] = [
     Rule(
         "cli-password",
         r"(?i)\b(?:curl|wget)\b" + _SAME_COMMAND + r"\s(?:-u|--user|--auth|-a)(?:=|[ \t]*)"
-        r"[\"']?[^\s:'\"]+:([^\s'\"]+)",
+        r"[\"']?(?P<user>[^\s:'\"]+):(?P<pw>[^\s'\"]+)",
         ("curl", "wget"),
+        groups=("pw",),
         priority=CONTEXT,
-        check=_check_value,
+        check=_check_user_password,
     ),
     Rule(
         "cli-password",

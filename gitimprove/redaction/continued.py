@@ -19,7 +19,7 @@ from gitimprove.redaction.engine import SPECIFIC, RuleSet, Span, compiled
 from gitimprove.redaction.values import mixed_case
 
 # one run of a token's characters alone on its line (its indentation aside)
-_TAIL = r"[ \t]*(?P<tail>[A-Za-z0-9+/=_.~!@#$%^*-]{4,256})[ \t]*(?=\r?\n|\Z)"
+_TAIL = r"[ \t]*(?P<tail>[A-Za-z0-9+/=_.~!@#$%^*?-]{4,256})[ \t]*(?=\r?\n|\Z)"
 # lines that read as their own: words, names, numbers, versions, dates, paths, files, rules
 _OWN_LINE = (
     r"[A-Za-z][a-z]+[.!:]?"  # a word, `Done.`
@@ -49,13 +49,16 @@ def _tail_of(text: str, span: Span) -> tuple[int, int] | None:
     if m is None:
         return None
     tail = m.group("tail")
-    if len(tail) < 8:
+    # (a short tail is one when it mixes cases or digits with a password's symbols, as no
+    # line of its own does: `U%EQXeU`)
+    symbols = sum(c in "!@#$%^*?~+=" for c in tail)
+    if len(tail) < 8 and not (len(tail) >= 4 and symbols and _kinds(tail) >= 3):
         return None  # `abc123`, `ok`: too short to tell from a line of its own
     if _hex(head) and _hex(tail) and len(tail) not in (40, 64):
         return m.span("tail")  # a hex key's rest (a full git id or digest is a line of its own)
     if compiled(_OWN_LINE, 0).fullmatch(tail) or not any(c.isalnum() for c in tail):
         return None
-    if tail[0] in "/.~-" or "=" in tail.rstrip("="):
+    if compiled(r"[/.-]|~[\w.-]*/", 0).match(tail) or "=" in tail.strip("="):
         return None  # a path, an option, an assignment of its own
     if not _same_kind(head, tail):
         return None
@@ -93,11 +96,27 @@ def _kinds(value: str) -> int:
 _HEAD = r"(?m)[=:][ \t]*+(?P<head>[^\s\"'`=:]{4,256}+)(?=\r?\n)"
 
 
+# a quoted value its line leaves open, closed on the next line by one run of a token's
+# characters: `db_key = "<head>` then `<tail>"` (the quote is the evidence, whatever the width)
+_OPEN = (
+    r"(?m)(?:[=:,(]|=>)[ \t]*+(?P<q>[\"'])(?P<head>[^\s\"'`]{2,256}+)\r?\n"
+    r"[ \t]*+(?P<tail>[^\s\"'`]{1,256}+)(?P=q)"
+)
+
+
 def breaks(text: str) -> list[tuple[int, int]]:
     """The line breaks after a value given to a key where the next line is its tail: the
     joined view reads the two as one (a value that alone is too short to be a secret, a
-    hex key's first half, is one joined)."""
+    hex key's first half, is one joined); also inside a quoted value the line leaves open."""
     out: list[tuple[int, int]] = []
+    if "\n" in text and ('"' in text or "'" in text):
+        for m in compiled(_OPEN, 0).finditer(text):
+            q = m.group("q")
+            before = text[text.rfind("\n", 0, m.start("q")) + 1 : m.start("q")]
+            if before.count(q) % 2:
+                continue  # the quote closes a literal (`opts="/password:"`), opens none
+            if _kinds(m.group("head") + m.group("tail")) >= 2:
+                out.append((m.end("head"), m.start("tail")))
     for m in compiled(_HEAD, 0).finditer(text):
         end = m.end("head")
         if _kinds(m.group("head")) < 2 and not _hex(m.group("head")):

@@ -262,6 +262,8 @@ class RuleSet:
                 continue
             if published(secret, text, start) or _stand_in(rule, secret):
                 continue
+            if rule.priority == SPECIFIC and _in_file_name(text, start, end):
+                continue
             verdict = rule.check(secret, m) if rule.check is not None else True
             if not verdict:
                 continue
@@ -384,6 +386,22 @@ def _stand_in(rule: Rule, secret: str) -> bool:
         prefix = next((k for k in rule.keywords if low.startswith(k)), "")
         return stand_in(secret, prefix)
     return stand_in(secret)
+
+
+# what a web page's or a document's file is named with: its content's hash, its title
+_ASSET = (
+    r"\.(?:png|jpe?g|gif|svg|webp|ico|bmp|avif|css|js|mjs|map|html?|pdf|mp[34]|webm|woff2?|"
+    r"ttf|eot|otf)(?![\w.-])"
+)
+
+
+def _in_file_name(text: str, start: int, end: int) -> bool:
+    """A provider-like prefix inside a file's name (`2018-250-xoxo-indieweb-1.jpg`,
+    `video_box.ico-<content hash>.png`): the match runs up to an asset's extension and is
+    joined to a name or a path before it."""
+    if start == 0 or text[start - 1] not in "-_./":
+        return False
+    return compiled(_ASSET, re.ASCII | re.IGNORECASE).match(text, end) is not None
 
 
 def _secret_span(m: re.Match[str], groups: tuple[int | str, ...]) -> tuple[int, int]:

@@ -52,7 +52,7 @@ _PASS_ENDINGS = ("password", "passwd", "passphrase", "pass", "pwd", "passcode", 
 def key_strength(key: str) -> str | None:
     """'strong' when the key names a credential (`DB_PASSWORD`, `clientSecret`, `api-key`),
     'weak' when it may (`key`, `auth`, `sig`), None otherwise (`author`, `token_count`)."""
-    parts = key_words(key)
+    parts = head_words(key)
     if not parts or parts[-1] in ABOUT or parts[0] in NOT_SECRET_FIRST:
         return None
     if any(w in NOT_SECRET_ANY for w in parts) or parts in (["pwd"], ["oldpwd"]):
@@ -71,6 +71,14 @@ def key_strength(key: str) -> str | None:
 
 def key_words(key: str) -> list[str]:
     return [w.lower() for w in compiled(_CAMEL, 0).findall(key)]
+
+
+def head_words(key: str) -> list[str]:
+    """The words of what a key names: those before `to` or `for` (`keyVaultToStoreSecrets`,
+    `path_to_key`, `vault_for_tokens` name a vault and a path; the rest says what for)."""
+    parts = key_words(key)
+    cut = next((n for n, w in enumerate(parts) if n and w in ("to", "for")), len(parts))
+    return parts[:cut]
 
 
 def names_credential(word: str) -> bool:

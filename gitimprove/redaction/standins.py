@@ -22,7 +22,7 @@ _PAIRS = """ab ac ad ag ai al am an ap ar as at au av ay ba be bi bj bl bo bu by
     rd re rg ri rm rn ro rr rs rt ru ry sa sc se sh si sl so sp ss st su sy ta tc te th ti tl to
     tr ts tt tu ty ua ub uc ue ug ui ul um un up ur us ut va ve vi wa we wh wi wo xc xe xp xt yn
     yp ys yt ze"""
-_COMMON_PAIRS = frozenset(_PAIRS.split())
+COMMON_PAIRS = frozenset(_PAIRS.split())
 _HUMPS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+")
 
 
@@ -81,4 +81,4 @@ def _words(segment: str) -> bool:
         for w in (h.lower() for h in _HUMPS.findall(segment))
         for i in range(len(w) - 1)
     ]
-    return len(pairs) >= 8 and sum(p in _COMMON_PAIRS for p in pairs) * 5 >= len(pairs) * 4
+    return len(pairs) >= 8 and sum(p in COMMON_PAIRS for p in pairs) * 5 >= len(pairs) * 4

@@ -162,6 +162,7 @@ def _table(m: re.Match[str]) -> Iterable[tuple[int, int]]:
                     is_value(value)
                     and " " not in value
                     and not _placeholder(value)
+                    and value[0] not in "(`"  # prose or code after a comma: `(see `x`)`
                     and (looks_random(value.rstrip("+")) or (n in columns and secret_like(value)))
                 ):
                     yield pos + a, pos + b

@@ -26,6 +26,9 @@ from gitimprove.redaction.keynames import (
     NOT_SECRET_FIRST as NOT_SECRET_FIRST,
 )
 from gitimprove.redaction.keynames import (
+    head_words as head_words,
+)
+from gitimprove.redaction.keynames import (
     key_strength as key_strength,
 )
 from gitimprove.redaction.keynames import (
@@ -43,6 +46,7 @@ from gitimprove.redaction.keynames import (
 from gitimprove.redaction.keynames import (
     words as words,
 )
+from gitimprove.redaction.standins import COMMON_PAIRS
 
 # --- what a value must look like ---------------------------------------------------------
 
@@ -113,7 +117,9 @@ _SPLICE += r"|[A-Za-z_]\w*(?:::[A-Za-z_]\w*)+"
 
 # what follows a string literal in code: a bracket closing, or an operator or a keyword
 # after a blank (a value taken from one literal's end to the next one's start)
-_BETWEEN_LITERALS = r"\s*[)\]}]\s|\s+(?:if|else|and|or|in|is|for|\+|\.|%|\|\||&&|\?|:)\s"
+_BETWEEN_LITERALS = (
+    r"\s*[)\]}][,;]?(?:\s|\\[nrt])|\s+(?:if|else|and|or|in|is|for|\+|\.|%|\|\||&&|\?|:)\s"
+)
 
 
 # a regular expression's syntax: `(?![\w-])`, `\d+`: a pattern, not a password
@@ -207,7 +213,8 @@ def looks_random(value: str, *, min_len: int = 16) -> bool:
         return False
     kinds = ["d" if c.isdigit() else "u" if c.isupper() else "l" for c in value if c.isalnum()]
     switches = sum(1 for a, b in itertools.pairwise(kinds) if a != b)
-    return switches * 5 >= len(kinds) and entropy(value) >= 3.0
+    # (words and numbers switch too: `SalesResults-1.2`, `build10MutableMapping`)
+    return switches * 5 >= len(kinds) and entropy(value) >= 3.0 and not reads_as_names(value)
 
 
 # a password's symbols, not a name's, a path's or a number's separators (`-`, `_`, `.`, `/`, `:`)
@@ -252,6 +259,8 @@ def password_evidence(value: str) -> bool:
         return False
     if compiled(r"[A-Za-z_][\w.]{0,64}[\[(]|[{}]|%\(", 0).search(value):
         return False  # code or a template: `arr[0]+arr[1]`, `{name}`, `%(id)d`
+    if _expression(value):
+        return False  # `a*X+b=Y1`, `2x+3y=Z7`, `Math.PI*r^2`
     if compiled(r"[vV]?[0-9]{1,9}(?:\.[0-9]{1,9}){1,4}(?:[-+][\w.+-]{0,48})?", 0).fullmatch(value):
         return False  # a version: `2.0.1+build.5`
     # (a dotted number is one run: `Go@1.21+Rc1` names a version)
@@ -271,7 +280,10 @@ def password_evidence(value: str) -> bool:
     )
     # (one case will do beside a symbol no expression has and two digits: `3M1#XS&0`)
     plain = any(c in "!@#$%^&?~" for c in value) and sum(c.isdigit() for c in value) >= 2
-    return odd >= 2 or ((mixed or plain) and (odd == 1 or dense))
+    if odd >= 2 or ((mixed or plain) and (odd == 1 or dense)):
+        return True
+    # (both cases, a digit and a symbol, letters that read as no names: `D*2qUzQT`)
+    return mixed and not reads_as_names(value)
 
 
 _VOWELS = frozenset("aeiouAEIOU")
@@ -285,7 +297,17 @@ _NO_VOWEL_NAMES = words(
 
 
 def _humps(value: str) -> list[str]:
+    # (a version after an acronym is a number: `gRPCv2Api` is g, RPC, v2, Api)
+    value = compiled(r"(?<=[A-Z])v(?=[0-9])", 0).sub("0", value)
     return compiled(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+", 0).findall(value)
+
+
+def _spoken(hump: str) -> bool:
+    """Letters whose pairs are nearly all common in English words (`strength`, `Check`):
+    a word, whatever consonants it holds together."""
+    low = hump.lower()
+    pairs = [low[i : i + 2] for i in range(len(low) - 1)]
+    return len(pairs) >= 3 and sum(p in COMMON_PAIRS for p in pairs) * 5 >= len(pairs) * 4
 
 
 def _vowelless(hump: str) -> bool:
@@ -303,7 +325,9 @@ def _clustered(hump: str) -> bool:
     """Four consonants together, no name's: `cpulbgd`."""
     low = hump.lower()
     return (
-        low not in _NO_VOWEL_NAMES and compiled(r"[b-df-hj-np-tv-xz]{4}", 0).search(low) is not None
+        low not in _NO_VOWEL_NAMES
+        and compiled(r"[b-df-hj-np-tv-xz]{4}", 0).search(low) is not None
+        and not _spoken(low)
     )
 
 
@@ -317,6 +341,79 @@ def _odd_run(run: str) -> bool:
 
 
 _NUMBERED_NAMES = words("k8s k3s i18n l10n a11y e2e p2p b2b b2c w3c s3a h2o co2")
+
+
+# two-letter words and names that code and prose use (beside `_NO_VOWEL_NAMES`)
+_TWO_LETTER_NAMES = words(
+    "my by go id ok up db js io os is it in on at to of or no do we be me he if as an am us ui "
+    "ux vm ip qa ci cd"
+)
+
+
+_SHORT_NAMES = _TWO_LETTER_NAMES | _NO_VOWEL_NAMES
+
+
+def _word_hump(hump: str) -> bool:
+    """A hump that reads as a word or a name: an acronym of up to five capitals, one letter,
+    a short name (`db`, `My`), or letters most of whose pairs words have (`Check`, `Results`,
+    `strength`; not `Oqq`, `Uz`, `Xw`)."""
+    if (hump.isupper() and len(hump) <= 5) or len(hump) == 1:
+        return True
+    low = hump.lower()
+    if low in _NO_VOWEL_NAMES or low in _TWO_LETTER_NAMES:
+        return True
+    common = sum(low[i : i + 2] in COMMON_PAIRS for i in range(len(low) - 1))
+    if len(low) <= 3:
+        return common >= 1
+    # (a long word may hold pairs rarer in English: `Django`, `Kafka`)
+    share = 0.4 if len(low) >= 5 else 0.5
+    return common >= (len(low) - 1) * share and any(c in "aeiouy" for c in low)
+
+
+def _expression(value: str) -> bool:
+    """An expression: operands joined by two operators or more (`*+/^=-`), each a number,
+    a variable of one letter with a coefficient or an index (`2x`, `Y1`) or a name
+    (`Math.PI`, `total`)."""
+    operands = compiled(r"[*+/^=-]", 0).split(value)
+    if len(operands) < 3 or not all(operands):
+        return False
+    variable = compiled(r"[0-9]{0,4}[A-Za-z][0-9]{0,4}|[0-9]+(?:\.[0-9]+)?", 0)
+    return all(
+        variable.fullmatch(o) or (o.replace(".", "").isalpha() and reads_as_names(o))
+        for o in operands
+    )
+
+
+def reads_as_names(value: str) -> bool:
+    """Whether the letters of `value` read as words and names (`SalesResults-1.2`,
+    `build10MutableMapping`, `MySQL8+InnoDB`, `x+Y=z2`): every hump a word, an acronym or a
+    number, and at most one lone letter inside a run of several humps or hump of two letters
+    that names nothing. Random letters of both cases (`9lHZOqq+`, `D*2qUzQT`) do not: lone
+    letters, pairs no word has, humps of one or two."""
+    value = compiled(r"(?<![A-Za-z])[vV](?=[0-9])", 0).sub("0", value)  # versions: v2, V10
+    humps: list[str] = []
+    singles = 0
+    for run in _runs(value):
+        letters = [h for h in _humps(run) if h.isalpha()]
+        if len(letters) > 1:  # (a run of one letter is a variable's name: `x`, `Y2`)
+            # (a lower-case letter before a word starts a name: `iPhone`, `eBay`, `iPad`)
+            lead = (
+                len(letters[0]) == 1
+                and letters[0].islower()
+                and run[0].isalpha()
+                and len(letters[1]) >= 3
+                and letters[1][1:].islower()
+            )
+            singles += sum(len(h) == 1 for h in letters) - lead
+            humps += letters[1:] if lead else letters
+        else:
+            humps += [h for h in letters if len(h) > 1]
+    if not all(map(_word_hump, humps)):
+        return False
+    # (two letters no name is: `Lu`, `XW`; and the others three letters a hump or more)
+    unknown = [h for h in humps if h.lower() not in _SHORT_NAMES]
+    short = sum(len(h) == 2 for h in unknown)
+    return singles + short <= 1 and len(unknown) * 3 <= sum(map(len, unknown)) + 1
 
 
 def _generated_word(value: str) -> bool:
@@ -497,7 +594,9 @@ def check_generic(secret: str, m: re.Match[str]) -> bool:
     key = m.string[m.start() : m.start(1)] if m.re.groups and m.start(1) >= 0 else ""
     if "\n" in key.lstrip("\r\n"):
         return False  # a line's end (`</password>`) and the next line: no assignment
-    parts = key_words(key)
+    parts = head_words(key)
+    if parts != key_words(key) and key_strength(key) is None:
+        return False  # `vaultForTokens: …`: a vault's name, not a token
     if any(w in NOT_SECRET_ANY or w in NOT_SECRET_FIRST for w in parts):
         return False
     if parts and (parts[-1] in ABOUT or parts[-1] in ("is", "was")):
@@ -510,6 +609,14 @@ def check_generic(secret: str, m: re.Match[str]) -> bool:
         return False
     if names_itself(key, secret.strip("'\"")) or public_key_before(m.string, m.start()):
         return False
+    value = secret.strip("'\"")
+    if (
+        key_strength(key.strip(" \t'\":=>,")) == "weak"
+        and reads_as_names(value)
+        and not password_evidence(value)
+        and not mixed_case(value)
+    ):
+        return False  # `DEPLOY_KEY: signature1RESIZE`: names under a name that only may be one
     return not (is_identifier_value(secret) and not _names_secret(key))
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from gitimprove.redaction.engine import compiled
 
 # what a token or a URL holds
-_RUN = "A-Za-z0-9+/=_.:%~!#$*@-"
+_RUN = "A-Za-z0-9+/=_.:%~!#$*@?^-"
 _CANDIDATE = rf"(?<=[{_RUN}])(\r?\n)"
 # the widths terminals wrap at (a whole line's, or its text's after a decoration), and
 # those encoders wrap at (base64 76, PEM 64, …: a solid line of token characters only)
