@@ -19,7 +19,9 @@ alone does not).
 
 Files that choose the toolchain or environment a command runs with (`.python-version`,
 `.tool-versions`, `rust-toolchain.toml`, `.nvmrc`, `.envrc`, `.env`…: loop/toolchain.py) are
-sealed the same way; `go.mod` by its `go` and `toolchain` lines.
+sealed the same way; `go.mod` by its `go` and `toolchain` lines. So are the files other
+languages' runners and runtimes load unnamed (`.npmrc`, a new `GNUmakefile`, `.cargo/`,
+`node_modules/`, `.Rprofile`…: loop/runtimes.py), and `package.json` by its `scripts`.
 
 `pyproject.toml` is judged by its content: its `[tool]` tables (pytest's `ini_options`, and
 the settings of every other tool a guard may run) and `[build-system]` are sealed, the rest of
@@ -37,7 +39,7 @@ from typing import Any
 
 from gitimprove.git import trees
 from gitimprove.git.repo import Repo
-from gitimprove.loop import lookup, scope, toolchain
+from gitimprove.loop import lookup, runtimes, scope, toolchain
 
 __all__ = ["implicit_changes"]
 
@@ -233,7 +235,16 @@ def implicit_changes(
             ):
                 out.append(f"{path} (its go and toolchain lines choose the Go toolchain)")
             continue
-        found = why_implicit(path, roots, is_package)
+        if path.rpartition("/")[2] == "package.json":
+            before, after = read(path)
+            if runtimes.package_scripts(before) != runtimes.package_scripts(after) and not _named(
+                path, "package.json", mutable
+            ):
+                out.append(f"{path} (its scripts choose what npm run runs, pre and post included)")
+            continue
+        found = why_implicit(path, roots, is_package) or runtimes.why_runtime(
+            path, existed(path) is False
+        )
         if found is not None and not _named(path, found[1], mutable):
             out.append(f"{path} ({found[0]})")
     return out

@@ -1,0 +1,111 @@
+"""Files other languages' runners and runtimes load without being named: sealed unless named.
+
+A sealed benchmark is only as sealed as what its runner reads around it. `npm run bench` reads
+`.npmrc` from the folder it runs in, and its `node-options` line becomes `NODE_OPTIONS`: a
+`--require ./src/x.js` there loads the candidate's code before the sealed `bench.js`, which can
+print a better `METRIC` line at exit. `make bench` reads `GNUmakefile` or `makefile` before
+`Makefile`, so a new one replaces the sealed recipe. Cargo reads `.cargo/config.toml` from the
+folder it runs in and every folder above (a `runner` wraps the benchmark's binary), builds a
+`build.rs` found beside `Cargo.toml`, R sources `.Rprofile`, bun preloads what `bunfig.toml`
+names, Maven and Gradle take JVM options and extensions from `.mvn/` and `gradle.properties`,
+MSBuild imports every `Directory.Build.props` above a project, Bazel reads `.bazelrc` (a
+`--run_under`), and Node resolves a module from any `node_modules/` folder on the way up.
+`npm run` also runs the `pre<name>` and `post<name>` scripts of `package.json` around the named
+one, so `package.json` is judged by its `scripts` (its dependencies may change).
+
+Each is treated as the files Python loads unnamed are (loop/implicit.py): a change is
+`out-of-scope` unless a `[scope] mutable` pattern spells its name, and a metric or guard run
+that writes one is tampering.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+__all__ = ["package_scripts", "why_runtime"]
+
+# exact file names, in any folder: (who loads it, what it can do)
+_FILES = {
+    ".npmrc": "npm reads it: node-options, script-shell",
+    ".yarnrc": "yarn reads it",
+    ".yarnrc.yml": "yarn reads it: yarnPath, plugins",
+    ".pnpmfile.cjs": "pnpm runs it",
+    ".pnp.cjs": "yarn run requires it before every script",
+    ".pnp.loader.mjs": "yarn run loads it before every script",
+    "bunfig.toml": "bun reads it: preload",
+    "deno.json": "deno reads it: tasks, import map",
+    "deno.jsonc": "deno reads it: tasks, import map",
+    ".babelrc": "the test runner's transform reads it",
+    ".babelrc.json": "the test runner's transform reads it",
+    ".rspec": "rspec reads its options: --require",
+    ".rspec-local": "rspec reads its options: --require",
+    ".Rprofile": "R runs it at start-up",
+    ".Renviron": "R reads it into the environment at start-up",
+    "gradle.properties": "Gradle reads it: JVM options",
+    "Directory.Build.props": "MSBuild imports it into every project below it",
+    "Directory.Build.targets": "MSBuild imports it into every project below it",
+    "Directory.Build.rsp": "MSBuild reads its options",
+    "global.json": "dotnet reads it: the SDK used",
+    "nuget.config": "NuGet reads it: package sources",
+    "NuGet.Config": "NuGet reads it: package sources",
+    ".bazelrc": "Bazel reads its options: --run_under",
+}
+# prefixes of file names, in any folder (jest.config.js, vitest.config.mts, .mocharc.yml)
+_PREFIXES = {
+    "jest.config.": "jest reads it",
+    "vitest.config.": "vitest reads it",
+    "vitest.workspace.": "vitest reads it",
+    "vite.config.": "vitest reads it",
+    ".mocharc": "mocha reads its options: require",
+    "ava.config.": "ava reads it",
+    "babel.config.": "the test runner's transform reads it",
+}
+# folders whose files a tool reads, in any folder: (the folder, who reads it)
+_FOLDERS = {
+    ".cargo": "cargo reads its config: runner, rustflags, env",
+    ".mvn": "Maven reads it: JVM options, extensions",
+    ".yarn": "yarn loads it: its release, plugins",
+    ".bundle": "bundler reads its config",
+    "node_modules": "Node resolves modules from it in place of the installed ones",
+}
+# files that take the place of one of their folder when new: make reads GNUmakefile, then
+# makefile, then Makefile; cargo builds and runs a build.rs beside Cargo.toml
+_NEW = {
+    "GNUmakefile": "make reads it in place of Makefile",
+    "makefile": "make reads it in place of Makefile",
+    "build.rs": "cargo builds and runs it before the package",
+    "gradle-wrapper.properties": "the Gradle wrapper reads it: the Gradle it downloads",
+}
+
+
+def why_runtime(path: str, new: bool) -> tuple[str, str] | None:
+    """(why, the name a mutable pattern must spell) when another language's runner or runtime
+    loads `path` without its name being on the command line; `new`: the run's base lacks it."""
+    parts = path.split("/")
+    name = parts[-1]
+    for part in parts[:-1]:
+        if part in _FOLDERS:
+            return _FOLDERS[part], part
+    if name in _FILES:
+        return _FILES[name], name
+    for prefix, why in _PREFIXES.items():
+        if name.startswith(prefix):
+            return why, prefix
+    if new and name in _NEW:
+        return _NEW[name], name
+    return None
+
+
+def package_scripts(data: bytes | None) -> Any:
+    """What of a `package.json` chooses what `npm run` (yarn, pnpm, bun) runs: its `scripts`
+    (a `postbench` runs after `bench`, unasked) and the package manager it names."""
+    if data is None:
+        return (None, None)
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return ("unreadable", data)
+    if not isinstance(doc, dict):
+        return ("not an object", data)
+    return (doc.get("scripts"), doc.get("packageManager"))
