@@ -15,13 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from gitimprove.loop.runtimes import why_runtime
+from gitimprove.loop.runtimes import node_shadows, why_runtime
 from tests.conftest import TmpRepo
 from tests.loop_helpers import run_rows
 from tests.test_integrity import needs_bwrap
 
 SANDBOXES = ["none", pytest.param("bwrap", marks=needs_bwrap)]
 needs_npm = pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
+needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 needs_make = pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
 
 BENCH_JS = """const v = parseFloat(require("fs").readFileSync("src/value.txt", "utf8"));
@@ -199,6 +200,50 @@ def test_an_npmrc_the_user_names_mutable_may_change(tmp_repo: TmpRepo, tmp_path:
     assert one_attempt(tmp_repo)["status"] == "keep"
 
 
+@needs_node
+@pytest.mark.slow
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_a_new_file_node_resolves_before_the_sealed_module_is_out_of_scope(
+    tmp_repo: TmpRepo, tmp_path: Path, sandbox: str
+) -> None:
+    """The sealed `bench.js` loads `require("./lib")`, the sealed `lib/index.js`: a new `lib.js`
+    comes first in Node's resolution, and a new `lib/package.json` names another `main`."""
+    lib = 'module.exports = () => parseFloat(require("fs").readFileSync("src/value.txt"));\n'
+    agents = {
+        "1": "echo 'module.exports = () => 1;' > lib.js\n",
+        "2": (
+            "echo 'module.exports = () => 1;' > src/fast.js\n"
+            'echo \'{"main": "../src/fast.js"}\' > lib/package.json\n'
+        ),
+    }
+    step = 'case "$GITIMPROVE_ITERATION" in\n' + "".join(
+        f"{i}) {text};;\n" for i, text in agents.items()
+    )
+    project(
+        tmp_repo,
+        tmp_path,
+        metric="node bench.js",
+        files={
+            "bench.js": 'console.log("METRIC score=" + require("./lib")());\n',
+            "lib/index.js": lib,
+        },
+        sealed='"bench.js", "lib/index.js"',
+        agent=step + "esac\n",
+        sandbox=sandbox,
+    )
+    res = tmp_repo.cli("run", "--run", "t", "-n", "2")
+    assert res.returncode == 0, res.stderr
+    rows = run_rows(tmp_repo, "t")[1:]
+    assert [r["status"] for r in rows] == ["out-of-scope", "out-of-scope"], rows
+    assert "lib.js (a new file Node may load for './lib' of the sealed bench.js" in str(
+        rows[0]["reason"]
+    )
+    assert "lib/package.json (a new file Node may load" in str(rows[1]["reason"])
+    assert tmp_repo.git("rev-parse", "improve/t") == tmp_repo.git(
+        "rev-parse", "refs/improve/runs/t/base"
+    )
+
+
 @needs_make
 @pytest.mark.slow
 def test_a_metric_run_that_writes_a_gnumakefile_is_tampering(
@@ -271,3 +316,22 @@ def test_a_metric_run_that_writes_a_gnumakefile_is_tampering(
 )
 def test_what_other_runtimes_load_unnamed(path: str, new: bool, flagged: bool) -> None:
     assert (why_runtime(path, new) is not None) == flagged, path
+
+
+def test_where_node_may_resolve_a_relative_import() -> None:
+    found = node_shadows(
+        "src/bench.mjs",
+        b'import a from "./a.js";\nconst b = require( "../lib" );\nawait import(`./c`);\n'
+        b'import "./d/";\nconst e = require("../../outside");\nimport x from "pkg";\n',
+    )
+    assert {
+        "src/a.js",
+        "src/a.js.js",
+        "lib.js",
+        "lib.json",
+        "lib/index.js",
+        "lib/package.json",
+    } <= (found.keys())
+    assert {"src/c.ts", "src/c/index.mjs", "src/d/index.js"} <= found.keys()
+    assert not any(p.startswith(("..", "pkg", "outside")) for p in found), found
+    assert node_shadows("bench.py", b'require("./lib")') == {}

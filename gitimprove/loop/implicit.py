@@ -199,8 +199,18 @@ def implicit_changes(
                 packages.setdefault("/".join(parts[:depth]), p)
             for name in _imports(read(p)[0] or b""):
                 imported.setdefault(name, p)
+    # where a relative require or import of a sealed JavaScript file may resolve (Node)
+    resolved: dict[str, str] = {}
+    for p in sealed:
+        for target, spec in runtimes.node_shadows(p, read(p)[0] or b"").items():
+            resolved.setdefault(target, f"{spec!r} of the sealed {p}")
     out: list[str] = []
     for path in changed:
+        if path in resolved and existed(path) is False and not _named(path, path, mutable):
+            out.append(
+                f"{path} (a new file Node may load for {resolved[path]}, before what it loaded)"
+            )
+            continue
         folder, _, name = path.rpartition("/")
         if name == "__init__.py" and folder in packages and not _named(path, name, mutable):
             out.append(f"{path} (it runs when the sealed {packages[folder]} is imported)")

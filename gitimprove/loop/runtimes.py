@@ -11,7 +11,10 @@ names, Maven and Gradle take JVM options and extensions from `.mvn/` and `gradle
 MSBuild imports every `Directory.Build.props` above a project, Bazel reads `.bazelrc` (a
 `--run_under`), and Node resolves a module from any `node_modules/` folder on the way up.
 `npm run` also runs the `pre<name>` and `post<name>` scripts of `package.json` around the named
-one, so `package.json` is judged by its `scripts` (its dependencies may change).
+one, so `package.json` is judged by its `scripts` (its dependencies may change). And a sealed
+`bench.js` that loads `require("./lib")` gets `lib.js` when there is one, else `lib.json`, else
+`lib/package.json`'s `main`, else `lib/index.js`: a new `lib.js` beside a sealed `lib/index.js`
+is loaded in its place, as a new `subprocess.py` beside a sealed Python file is.
 
 Each is treated as the files Python loads unnamed are (loop/implicit.py): a change is
 `out-of-scope` unless a `[scope] mutable` pattern spells its name, and a metric or guard run
@@ -21,9 +24,11 @@ that writes one is tampering.
 from __future__ import annotations
 
 import json
+import posixpath
+import re
 from typing import Any
 
-__all__ = ["package_scripts", "why_runtime"]
+__all__ = ["node_shadows", "package_scripts", "why_runtime"]
 
 # exact file names, in any folder: (who loads it, what it can do)
 _FILES = {
@@ -109,3 +114,37 @@ def package_scripts(data: bytes | None) -> Any:
     if not isinstance(doc, dict):
         return ("not an object", data)
     return (doc.get("scripts"), doc.get("packageManager"))
+
+
+# what Node (and TypeScript's runners) try for `require("./x")` or `import "./x"`, in order
+_JS_SOURCES = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx")
+_JS_TRIES = ("", *_JS_SOURCES, ".json", ".node")
+_RELATIVE = re.compile(
+    r"""(?:\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s*|\bimport\s+)(['"`])(\.{1,2}/[^'"`\n]*|\.{1,2})\1"""
+)
+
+
+def node_shadows(path: str, source: bytes) -> dict[str, str]:
+    """{file a relative `require` or `import` of the JavaScript or TypeScript file `path` may
+    resolve to: the specifier} — every place Node looks, so that a new file at any of them can
+    be named (it would be loaded in place of, or before, what the sealed file loads)."""
+    if not path.endswith(_JS_SOURCES):
+        return {}
+    folder = posixpath.dirname(path)
+    text = source[:1_000_000].decode("utf-8", "replace")
+    out: dict[str, str] = {}
+    for match in _RELATIVE.finditer(text):
+        spec = match.group(2)
+        target = posixpath.normpath(posixpath.join(folder, spec))
+        if target == ".." or target.startswith("../"):
+            continue  # outside the repository
+        base = "" if target == "." else target
+        for suffix in _JS_TRIES:
+            if base and not base.endswith("/"):
+                out.setdefault(base + suffix, spec)
+        inside = f"{base}/" if base else ""
+        out.setdefault(f"{inside}package.json", spec)
+        for suffix in (*_JS_SOURCES, ".json", ".node"):
+            out.setdefault(f"{inside}index{suffix}", spec)
+    out.pop(path, None)
+    return out
