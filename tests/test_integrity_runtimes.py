@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from gitimprove.loop.runtimes import node_shadows, why_runtime
+from gitimprove.loop.runtimes import make_includes, node_shadows, why_runtime
 from tests.conftest import TmpRepo
 from tests.loop_helpers import run_rows
 from tests.test_integrity import needs_bwrap
@@ -246,6 +246,29 @@ def test_a_new_file_node_resolves_before_the_sealed_module_is_out_of_scope(
 
 @needs_make
 @pytest.mark.slow
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_a_new_file_the_sealed_makefile_includes_is_out_of_scope(
+    tmp_repo: TmpRepo, tmp_path: Path, sandbox: str
+) -> None:
+    """`-include local.mk` in the sealed Makefile: a new `local.mk` sets the interpreter of the
+    benchmark's recipe to a command that prints a better line."""
+    makefile = f"PYTHON ?= {sys.executable}\nbench:\n\t@$(PYTHON) bench.py\n-include local.mk\n"
+    project(
+        tmp_repo,
+        tmp_path,
+        metric="make -s bench",
+        files={"bench.py": BENCH_PY, "Makefile": makefile},
+        sealed='"bench.py", "Makefile"',
+        agent="printf 'PYTHON = echo METRIC score=1; true\\n' > local.mk\n",
+        sandbox=sandbox,
+    )
+    row = one_attempt(tmp_repo)
+    assert row["status"] == "out-of-scope", row
+    assert "local.mk (a new file the sealed Makefile includes" in str(row["reason"]), row
+
+
+@needs_make
+@pytest.mark.slow
 def test_a_metric_run_that_writes_a_gnumakefile_is_tampering(
     tmp_repo: TmpRepo, tmp_path: Path
 ) -> None:
@@ -335,3 +358,10 @@ def test_where_node_may_resolve_a_relative_import() -> None:
     assert {"src/c.ts", "src/c/index.mjs", "src/d/index.js"} <= found.keys()
     assert not any(p.startswith(("..", "pkg", "outside")) for p in found), found
     assert node_shadows("bench.py", b'require("./lib")') == {}
+
+
+def test_what_a_make_file_includes() -> None:
+    text = b"-include local.mk conf/*.mk $(EXTRA)\ninclude common.mk # c\n\tinclude recipe\n"
+    assert make_includes("Makefile", text) == ["local.mk", "conf/*.mk", "common.mk"]
+    assert make_includes("sub/GNUmakefile", b"sinclude ../x.mk\n") == ["x.mk"]
+    assert make_includes("bench.py", text) == []

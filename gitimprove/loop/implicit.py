@@ -31,6 +31,7 @@ it (project metadata, dependencies) may change.
 from __future__ import annotations
 
 import ast
+import fnmatch
 import sys
 import tomllib
 from collections.abc import Callable, Iterable, Sequence
@@ -204,11 +205,21 @@ def implicit_changes(
     for p in sealed:
         for target, spec in runtimes.node_shadows(p, read(p)[0] or b"").items():
             resolved.setdefault(target, f"{spec!r} of the sealed {p}")
+    # what a sealed make file includes (`-include local.mk`): a new one sets its recipes
+    included = [
+        (pattern, p) for p in sealed for pattern in runtimes.make_includes(p, read(p)[0] or b"")
+    ]
     out: list[str] = []
     for path in changed:
         if path in resolved and existed(path) is False and not _named(path, path, mutable):
             out.append(
                 f"{path} (a new file Node may load for {resolved[path]}, before what it loaded)"
+            )
+            continue
+        makefile = next((p for pattern, p in included if fnmatch.fnmatchcase(path, pattern)), None)
+        if makefile is not None and existed(path) is False and not _named(path, path, mutable):
+            out.append(
+                f"{path} (a new file the sealed {makefile} includes: its recipes and variables)"
             )
             continue
         folder, _, name = path.rpartition("/")

@@ -14,7 +14,9 @@ MSBuild imports every `Directory.Build.props` above a project, Bazel reads `.baz
 one, so `package.json` is judged by its `scripts` (its dependencies may change). And a sealed
 `bench.js` that loads `require("./lib")` gets `lib.js` when there is one, else `lib.json`, else
 `lib/package.json`'s `main`, else `lib/index.js`: a new `lib.js` beside a sealed `lib/index.js`
-is loaded in its place, as a new `subprocess.py` beside a sealed Python file is.
+is loaded in its place, as a new `subprocess.py` beside a sealed Python file is. Likewise a
+sealed `Makefile` line `-include local.mk` reads a `local.mk` that is not there at the base: a
+new one sets the variables and recipes of the sealed benchmark's target.
 
 Each is treated as the files Python loads unnamed are (loop/implicit.py): a change is
 `out-of-scope` unless a `[scope] mutable` pattern spells its name, and a metric or guard run
@@ -28,7 +30,7 @@ import posixpath
 import re
 from typing import Any
 
-__all__ = ["node_shadows", "package_scripts", "why_runtime"]
+__all__ = ["make_includes", "node_shadows", "package_scripts", "why_runtime"]
 
 # exact file names, in any folder: (who loads it, what it can do)
 _FILES = {
@@ -147,4 +149,31 @@ def node_shadows(path: str, source: bytes) -> dict[str, str]:
         for suffix in (*_JS_SOURCES, ".json", ".node"):
             out.setdefault(f"{inside}index{suffix}", spec)
     out.pop(path, None)
+    return out
+
+
+_MAKE_FILES = ("Makefile", "makefile", "GNUmakefile")
+_INCLUDE = re.compile(r"^[ ]*[-s]?include[ \t]+(.+?)[ \t]*(?:#.*)?$", re.MULTILINE)
+
+
+def make_includes(path: str, source: bytes) -> list[str]:
+    """The files (glob patterns, from the repository's root) that the make file `path`
+    includes, as written in its `include`, `-include` and `sinclude` lines; words naming a
+    variable are left out (their value is not known here)."""
+    name = path.rpartition("/")[2]
+    if name not in _MAKE_FILES and not name.endswith(".mk"):
+        return []
+    folder = posixpath.dirname(path)
+    text = source[:1_000_000].decode("utf-8", "replace").replace("\\\n", " ")
+    out: list[str] = []
+    for match in _INCLUDE.finditer(text):
+        for word in match.group(1).split():
+            if "$" in word or word.startswith("/"):
+                continue
+            # make reads it from the folder it runs in: the make file's, or the root's for a
+            # file that one includes
+            for base in dict.fromkeys((folder, "")):
+                target = posixpath.normpath(posixpath.join(base, word))
+                if not target.startswith(".."):
+                    out.append(target)
     return out
