@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from gitimprove.loop.runtimes import make_includes, node_shadows, why_runtime
+from gitimprove.loop.runtimes import make_includes, node_shadows, package_scripts, why_runtime
 from tests.conftest import TmpRepo
 from tests.loop_helpers import run_rows
 from tests.test_integrity import needs_bwrap
@@ -160,7 +160,7 @@ def test_a_postbench_script_in_a_mutable_package_json_is_out_of_scope(
     )
     row = one_attempt(tmp_repo)
     assert row["status"] == "out-of-scope", row
-    assert "package.json (its scripts choose what npm run runs" in str(row["reason"]), row
+    assert "package.json (its scripts, main, exports or imports choose" in str(row["reason"]), row
 
 
 @needs_npm
@@ -365,3 +365,20 @@ def test_what_a_make_file_includes() -> None:
     assert make_includes("Makefile", text) == ["local.mk", "conf/*.mk", "common.mk"]
     assert make_includes("sub/GNUmakefile", b"sinclude ../x.mk\n") == ["x.mk"]
     assert make_includes("bench.py", text) == []
+
+
+@pytest.mark.parametrize(
+    ("after", "sealed"),
+    [
+        ('{"scripts": {"bench": "node bench.js"}, "dependencies": {"x": "1"}}', False),
+        ('{"scripts": {"bench": "node bench.js", "postbench": "echo 1"}}', True),
+        ('{"scripts": {"bench": "node bench.js"}, "imports": {"#lib": "./fast.js"}}', True),
+        ('{"scripts": {"bench": "node bench.js"}, "main": "fast.js"}', True),
+        ('{"scripts": {"bench": "node bench.js"}, "type": "module"}', True),
+        ("[1, 2]", True),
+        ("not json", True),
+    ],
+)
+def test_what_of_package_json_is_sealed(after: str, sealed: bool) -> None:
+    before = b'{"scripts": {"bench": "node bench.js"}}'
+    assert (package_scripts(before) != package_scripts(after.encode())) == sealed

@@ -261,7 +261,10 @@ def implicit_changes(
             if runtimes.package_scripts(before) != runtimes.package_scripts(after) and not _named(
                 path, "package.json", mutable
             ):
-                out.append(f"{path} (its scripts choose what npm run runs, pre and post included)")
+                out.append(
+                    f"{path} (its scripts, main, exports or imports choose what npm run runs "
+                    "and what Node loads)"
+                )
             continue
         found = why_implicit(path, roots, is_package) or runtimes.why_runtime(
             path, existed(path) is False

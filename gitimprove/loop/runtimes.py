@@ -105,8 +105,10 @@ def why_runtime(path: str, new: bool) -> tuple[str, str] | None:
 
 
 def package_scripts(data: bytes | None) -> Any:
-    """What of a `package.json` chooses what `npm run` (yarn, pnpm, bun) runs: its `scripts`
-    (a `postbench` runs after `bench`, unasked) and the package manager it names."""
+    """What of a `package.json` chooses what `npm run` (yarn, pnpm, bun) runs and what Node
+    loads for a name: its `scripts` (a `postbench` runs after `bench`, unasked), the package
+    manager it names, `main`, `exports` and `imports` (where `require(".")`, the package's
+    own name and `#name` lead) and `type` (how a `.js` file is read)."""
     if data is None:
         return (None, None)
     try:
@@ -115,7 +117,9 @@ def package_scripts(data: bytes | None) -> Any:
         return ("unreadable", data)
     if not isinstance(doc, dict):
         return ("not an object", data)
-    return (doc.get("scripts"), doc.get("packageManager"))
+    return tuple(
+        doc.get(k) for k in ("scripts", "packageManager", "main", "exports", "imports", "type")
+    )
 
 
 # what Node (and TypeScript's runners) try for `require("./x")` or `import "./x"`, in order
