@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from gitimprove.loop import demo
+from gitimprove.loop.inprocess import imported_mutable
 from tests.conftest import TmpRepo
-from tests.loop_helpers import run_rows
+from tests.loop_helpers import run_rows, value_project
 from tests.test_integrity import needs_bwrap
 
 ATTACKS = {
@@ -85,3 +86,66 @@ def test_the_demos_minimizer_cannot_patch_its_benchmark(tmp_path: Path, sandbox:
     assert all(s != "keep" for s in statuses[1:5]), rows[1:5]
     assert statuses[5] == "keep", rows[5]
     assert all(r["metric"]["value"] > 1 for r in rows if r["status"] in ("baseline", "keep")), rows
+
+
+SOURCES = {
+    "bench.py": b"import json\nimport minimizer\nprint(minimizer.f())\n",
+    "tools/bench.py": b"try:\n    from solver.fast import run\nexcept ImportError:\n    pass\n",
+    "child.py": b"import subprocess\n\ndef child():\n    import minimizer\n",
+    "minimizer.py": b"def f(): return 1\n",
+    "tools/solver/__init__.py": b"",
+}
+
+
+@pytest.mark.parametrize(
+    ("command", "sealed", "found"),
+    [
+        ("python3 bench.py", ["bench.py"], ("bench.py", ["minimizer.py"])),
+        (
+            "uv run ./tools/bench.py --fast",
+            ["tools/bench.py"],
+            ("tools/bench.py", ["tools/solver/__init__.py"]),
+        ),
+        ("python3 bench.py", ["bench.py", "minimizer.py"], None),  # sealed too: not the agent's
+        ("python3 bench.py", [], None),  # the benchmark itself is not sealed
+        ("python3 child.py", ["child.py"], None),  # imported in the child it starts
+        ("make bench", ["bench.py"], None),
+        ("python3 'unclosed", ["bench.py"], None),
+    ],
+)
+def test_which_sealed_benchmark_imports_mutable_code(
+    command: str, sealed: list[str], found: tuple[str, list[str]] | None
+) -> None:
+    got = imported_mutable(command, sealed, ["**"], SOURCES.get)
+    assert got == found
+
+
+@pytest.mark.slow
+def test_a_run_names_a_benchmark_that_imports_the_code_under_test(tmp_repo: TmpRepo) -> None:
+    bench = "import solver\nprint(f'METRIC score={solver.value()}')\n"
+    value_project(
+        tmp_repo,
+        f"{sys.executable} -c pass",
+        bench,
+        {"src/solver.py": "def value():\n    return 100\n"},
+    )
+    (tmp_repo.path / "bench.py").write_text(
+        bench.replace("import solver", "import src.solver as solver")
+    )
+    tmp_repo.commit("the benchmark imports the code under test")
+    res = tmp_repo.cli("run", "--run", "t", "-n", "1")
+    assert res.returncode == 0, res.stderr
+    assert "warning: the sealed benchmark bench.py imports src/solver.py" not in res.stderr
+    (tmp_repo.path / "solver.py").write_text("def value():\n    return 100\n")
+    (tmp_repo.path / "bench.py").write_text(bench)
+    tmp_repo.commit("the benchmark imports a module of its folder")
+    cfg = tmp_repo.path / ".gitimprove.toml"
+    cfg.write_text(
+        cfg.read_text().replace('mutable = ["src/**"]', 'mutable = ["src/**", "solver.py"]')
+    )
+    tmp_repo.commit("solver.py is the agent's")
+    res = tmp_repo.cli("run", "--run", "u", "-n", "1")
+    assert res.returncode == 0, res.stderr
+    assert "warning: the sealed benchmark bench.py imports solver.py into its own process" in (
+        res.stdout + res.stderr
+    )
