@@ -1,0 +1,105 @@
+"""A benchmark the metric command names by path outside the repository (`python3
+/srv/bench/bench.py`, `~/bench.py`, `--data=/srv/data.bin`) is as much the measurement as a
+sealed file. An agent without the sandbox that rewrites it (to print a better number) stops
+the run, naming the file, and its attempt is `tampered`; in the sandbox the file is read-only
+to the agent and the run goes on, measured by the real benchmark."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from gitimprove.loop.sites import command_paths
+from tests.conftest import TmpRepo
+from tests.loop_helpers import run_rows
+from tests.test_integrity import needs_bwrap
+
+BENCH = "import sys\nprint('METRIC score=' + open(sys.argv[1]).read().strip())\n"
+AGENT = """import pathlib, sys
+try:
+    pathlib.Path(sys.argv[1]).write_text("print('METRIC score=1')\\n")
+except OSError as exc:
+    print(f"refused: {exc}", file=sys.stderr)
+pathlib.Path("src/value.txt").write_text("99\\n")
+"""
+
+
+def project(repo: TmpRepo, tmp_path: Path, bench: Path, named: str, sandbox: str) -> None:
+    bench.parent.mkdir(parents=True, exist_ok=True)
+    bench.write_text(BENCH)
+    agent = tmp_path / "agent.py"
+    agent.write_text(AGENT)
+    repo.commit(
+        "project",
+        {
+            "src/value.txt": "100\n",
+            ".gitimprove.toml": f"""[metric]
+command = "{sys.executable} {named} src/value.txt"
+direction = "lower"
+
+[scope]
+mutable = ["src/**"]
+
+[agent]
+name = "command"
+command = "{sys.executable} {agent} {bench}"
+sandbox = "{sandbox}"
+""",
+        },
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("where", ["tmp", "home"])
+def test_an_agent_that_rewrites_a_benchmark_named_outside_the_repository_stops_the_run(
+    tmp_repo: TmpRepo, tmp_path: Path, where: str
+) -> None:
+    bench = (tmp_path / "bench" if where == "tmp" else Path.home() / "bench") / "bench.py"
+    named = str(bench) if where == "tmp" else "~/bench/bench.py"
+    project(tmp_repo, tmp_path, bench, named, "none")
+    res = tmp_repo.cli("run", "--run", "t", "-n", "2")
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "stopped" in res.stderr and f"{bench} (changed)" in res.stderr, res.stderr
+    assert "Traceback" not in res.stderr
+    rows = run_rows(tmp_repo, "t")
+    assert [r["status"] for r in rows] == ["baseline", "tampered"], rows
+    assert tmp_repo.git("rev-parse", "improve/t") == tmp_repo.git(
+        "rev-parse", "refs/improve/runs/t/base"
+    )
+
+
+@pytest.mark.slow
+@needs_bwrap
+def test_in_the_sandbox_a_benchmark_named_outside_the_repository_is_read_only(
+    tmp_repo: TmpRepo, tmp_path: Path
+) -> None:
+    bench = tmp_path / "bench" / "bench.py"
+    project(tmp_repo, tmp_path, bench, str(bench), "bwrap")
+    res = tmp_repo.cli("run", "--run", "t", "-n", "1")
+    assert res.returncode == 0, res.stderr
+    assert bench.read_text() == BENCH
+    rows = run_rows(tmp_repo, "t")
+    assert [(r["status"], r["metric"]["value"]) for r in rows] == [
+        ("baseline", 100),
+        ("keep", 99),
+    ], rows
+
+
+def test_which_paths_a_command_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = tmp_path / "repo"
+    for p in (repo / "bench.py", tmp_path / "b.py", tmp_path / "data.bin", tmp_path / "d" / "x"):
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("")
+    monkeypatch.setenv("DATA", str(tmp_path / "data.bin"))
+    found = command_paths(
+        [
+            f"python3 {tmp_path}/b.py --data=$DATA bench.py {repo}/bench.py {tmp_path}/absent.py /tmp",
+            f"pytest {tmp_path}/d 'unclosed",
+            "",
+        ],
+        [repo],
+    )
+    assert found == [tmp_path / "b.py", tmp_path / "data.bin"]
+    assert command_paths([f"pytest -q {tmp_path}/d"], [repo]) == [tmp_path / "d"]
