@@ -103,3 +103,7 @@ def test_which_paths_a_command_names(tmp_path: Path, monkeypatch: pytest.MonkeyP
     )
     assert found == [tmp_path / "b.py", tmp_path / "data.bin"]
     assert command_paths([f"pytest -q {tmp_path}/d"], [repo]) == [tmp_path / "d"]
+    outputs = f"b --out {tmp_path}/b.py -o {tmp_path}/d --log-file={tmp_path}/data.bin"
+    assert command_paths([outputs + f" --junitxml={tmp_path}/x {tmp_path}/b.py"], [repo]) == [
+        tmp_path / "b.py"
+    ]

@@ -15,6 +15,7 @@ does not remove what it did not write there). In the sandbox the folders are rea
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import stat
 import sys
@@ -68,21 +69,31 @@ def folders(pythons: Iterable[str], inside: Sequence[Path]) -> list[Path]:
     return list(out)
 
 
+# options naming where a command writes, not what it reads
+_OUTPUT = re.compile(
+    r"^-(o|-?(out|output|log|report|result|junit|cache|tmp|save|dump)[-\w]*)$", re.I
+)
+
+
 def command_paths(commands: Iterable[str], inside: Sequence[Path]) -> list[Path]:
     """The files and folders outside the repository that the metric and guard commands name
     by path — a word (or the value of an `--option=`) that is absolute or starts with `~` or
     `$HOME` — which this user can write: a benchmark kept there (`python3 ~/bench/bench.py`,
     `--data /srv/data.bin`) is as much the measurement as a sealed file, and an agent without
     the sandbox can rewrite it. A folder that is sticky and writable by everyone (`/tmp`
-    itself) is left out: other users' files come and go there."""
+    itself) is left out: other users' files come and go there; so is the value of an option
+    naming where the command writes (`-o`, `--out`, `--log-file`, `--junitxml`): an agent that
+    runs the benchmark itself writes it too."""
     out: dict[Path, None] = {}
     for command in commands:
         try:
             words = shlex.split(command or "")
         except ValueError:
             continue
-        for word in words:
-            value = word.partition("=")[2] if word.startswith("-") else word
+        for i, word in enumerate(words):
+            option, _, value = word.partition("=") if word.startswith("-") else ("", "", word)
+            if _OUTPUT.search(option) or (i and _OUTPUT.search(words[i - 1]) and not option):
+                continue  # where the benchmark writes (`-o`, `--out`, `--log-file`): not read
             value = os.path.expanduser(os.path.expandvars(value))
             if not value.startswith("/"):
                 continue
