@@ -92,18 +92,22 @@ def test_which_paths_a_command_names(tmp_path: Path, monkeypatch: pytest.MonkeyP
     for p in (repo / "bench.py", tmp_path / "b.py", tmp_path / "data.bin", tmp_path / "d" / "x"):
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text("")
+    program = tmp_path / "bin" / "mybench"  # found on PATH: a virtualenv's script
+    program.parent.mkdir()
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{program.parent}:/usr/bin:/bin")
     monkeypatch.setenv("DATA", str(tmp_path / "data.bin"))
-    found = command_paths(
-        [
-            f"python3 {tmp_path}/b.py --data=$DATA bench.py {repo}/bench.py {tmp_path}/absent.py /tmp",
-            f"pytest {tmp_path}/d 'unclosed",
-            "",
-        ],
-        [repo],
-    )
-    assert found == [tmp_path / "b.py", tmp_path / "data.bin"]
-    assert command_paths([f"pytest -q {tmp_path}/d"], [repo]) == [tmp_path / "d"]
+
+    def named(*commands: str) -> list[Path]:
+        return [p for p in command_paths(commands, [repo]) if p.is_relative_to(tmp_path)]
+
+    assert named(
+        f"python3 {tmp_path}/b.py --data=$DATA bench.py {repo}/bench.py {tmp_path}/absent.py /tmp",
+        f"pytest {tmp_path}/d 'unclosed",
+        "",
+    ) == [tmp_path / "b.py", tmp_path / "data.bin"]
+    assert named(f"pytest -q {tmp_path}/d") == [tmp_path / "d"]
+    assert named("X=1 mybench --fast") == [program]
     outputs = f"b --out {tmp_path}/b.py -o {tmp_path}/d --log-file={tmp_path}/data.bin"
-    assert command_paths([outputs + f" --junitxml={tmp_path}/x {tmp_path}/b.py"], [repo]) == [
-        tmp_path / "b.py"
-    ]
+    assert named(outputs + f" --junitxml={tmp_path}/x {tmp_path}/b.py") == [tmp_path / "b.py"]

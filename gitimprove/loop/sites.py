@@ -17,12 +17,14 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import stat
 import sys
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
 
+from gitimprove.loop import lookup
 from gitimprove.util import proc
 
 __all__ = ["Listing", "changes", "command_paths", "folders", "take"]
@@ -69,6 +71,7 @@ def folders(pythons: Iterable[str], inside: Sequence[Path]) -> list[Path]:
     return list(out)
 
 
+_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 # options naming where a command writes, not what it reads
 _OUTPUT = re.compile(
     r"^-(o|-?(out|output|log|report|result|junit|cache|tmp|save|dump)[-\w]*)$", re.I
@@ -78,7 +81,8 @@ _OUTPUT = re.compile(
 def command_paths(commands: Iterable[str], inside: Sequence[Path]) -> list[Path]:
     """The files and folders outside the repository that the metric and guard commands name
     by path — a word (or the value of an `--option=`) that is absolute or starts with `~` or
-    `$HOME` — which this user can write: a benchmark kept there (`python3 ~/bench/bench.py`,
+    `$HOME`, and the program the command's first word finds on `PATH` (`pytest`: a
+    virtualenv's script) — which this user can write: a benchmark kept there (`python3 ~/bench/bench.py`,
     `--data /srv/data.bin`) is as much the measurement as a sealed file, and an agent without
     the sandbox can rewrite it. A folder that is sticky and writable by everyone (`/tmp`
     itself) is left out: other users' files come and go there; so is the value of an option
@@ -90,6 +94,11 @@ def command_paths(commands: Iterable[str], inside: Sequence[Path]) -> list[Path]
             words = shlex.split(command or "")
         except ValueError:
             continue
+        program = next((w for w in words if not _ASSIGN.match(w)), None)
+        if program and "/" not in program:  # `python3`, `pytest`: the file PATH finds
+            search = lookup.measured_env().get("PATH", os.environ.get("PATH", ""))
+            found = shutil.which(program, path=search)
+            words = [found or program, *words[words.index(program) + 1 :]]
         for i, word in enumerate(words):
             option, _, value = word.partition("=") if word.startswith("-") else ("", "", word)
             if _OUTPUT.search(option) or (i and _OUTPUT.search(words[i - 1]) and not option):
