@@ -225,7 +225,9 @@ class RunContext:
         read-only to agents."""
         if self.sandbox.active:
             return []
-        inside = [p for p in (self.repo.work_tree, self.repo.common_dir) if p is not None]
+        # the git directory alone: a virtualenv in the work tree (`.venv/`, ignored, so no
+        # status shows a change there) is the user's environment like any other
+        inside = list(dict.fromkeys((self.repo.git_dir, self.repo.common_dir)))
         return sites.command_paths([self.cfg.metric_command, self.cfg.guard_command], inside)
 
     @functools.cached_property
@@ -236,7 +238,9 @@ class RunContext:
             return []
         cwd = self.repo.work_tree or Path.cwd()
         pythons = interpreters([self.cfg.metric_command, self.cfg.guard_command], cwd)
-        inside = [p for p in (self.repo.work_tree, self.repo.common_dir) if p is not None]
+        # the git directory alone: a virtualenv in the work tree (`.venv/`, ignored, so no
+        # status shows a change there) is the user's environment like any other
+        inside = list(dict.fromkeys((self.repo.git_dir, self.repo.common_dir)))
         return sites.folders(pythons, inside)
 
     def token(self) -> reaper.Token:

@@ -58,7 +58,9 @@ def _path_of(python: str) -> tuple[str, ...]:
 def folders(pythons: Iterable[str], inside: Sequence[Path]) -> list[Path]:
     """The existing folders of the interpreters' `sys.path` (the harness's own too) that this
     user can write (the agent runs as this user: a system interpreter's folders are out of its
-    reach), none under `inside` (the repository and its git directory: watched otherwise)."""
+    reach), none under `inside` (the git directory: watched otherwise). A virtualenv in the
+    work tree counts: it is ignored, so the work tree's status never shows a `.pth` planted
+    in its `site-packages`."""
     out: dict[Path, None] = {}
     for python in dict.fromkeys([*pythons, sys.executable]):
         for entry in _path_of(python):
