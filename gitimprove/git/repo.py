@@ -250,14 +250,7 @@ class Repo:
         agent without the sandbox can write your home) would hold the harness for ever at its
         next diff or commit. The repository is opened again with their search paths emptied;
         what the run needs from them (`improve.*`) it pinned at its start."""
-        empty = tempfile.mkdtemp(prefix="gitimprove-no-config-")
-        for level in (
-            ConfigLevel.GLOBAL,
-            ConfigLevel.XDG,
-            ConfigLevel.SYSTEM,
-            ConfigLevel.PROGRAMDATA,
-        ):
-            pygit2.settings.search_path[level] = empty
+        forget_user_config()
         self.raw = pygit2.Repository(self.raw.workdir or self.raw.path)
 
     def config_items(self, prefix: str) -> dict[str, str]:
@@ -287,10 +280,24 @@ def unreadable(where: Path, *, refs: bool = False) -> list[str]:
     return [] if found is None else gitfiles.problems(*found, refs=refs)
 
 
+def forget_user_config() -> None:
+    """Make libgit2 in this process read no config file outside the repository (global, XDG,
+    system) in any repository it opens from now on: one of them is a FIFO or too large."""
+    empty = tempfile.mkdtemp(prefix="gitimprove-no-config-")
+    for level in (ConfigLevel.GLOBAL, ConfigLevel.XDG, ConfigLevel.SYSTEM, ConfigLevel.PROGRAMDATA):
+        pygit2.settings.search_path[level] = empty
+
+
 def open_repo(path: str | os.PathLike[str] | None = None, *, need_work_tree: bool = True) -> Repo:
     """Open the repository around `path` (default: the cwd), with a clear error otherwise."""
     where = Path(path) if path is not None else Path.cwd()
     unsafe = unreadable(where, refs=True)
+    users = tuple(label for _, label in gitfiles.user_configs())
+    if any(item.startswith(users) for item in unsafe):
+        # a config file of the user's outside the repository: opened without those files,
+        # named by what checks them (a run's watch, doctor), never read here
+        forget_user_config()
+        unsafe = [item for item in unsafe if not item.startswith(users)]
     if unsafe:
         raise GitImproveError(
             "git would hang on or choke over files of this repository: " + "; ".join(unsafe[:5]),
