@@ -13,6 +13,7 @@ import pytest
 
 from gitimprove.git import listing
 from gitimprove.git.workspace import agent_workspace, hash_workspace
+from gitimprove.loop import scope
 from tests.conftest import TmpRepo
 from tests.loop_helpers import run_rows
 from tests.test_integrity import needs_bwrap
@@ -184,3 +185,13 @@ def test_the_listing_reads_no_global_git_file_an_agent_could_plant(
         (ws / "new.txt").write_text("n\n")
         got = hash_workspace(tmp_repo.open(), ws)
     assert not got.refused, got.refused
+
+
+@pytest.mark.parametrize(
+    ("path", "pattern"),
+    [("tests/test_x\n.py", "tests/**"), ("src/new\nline.txt", "**"), ("a\nb/c.txt", "a\nb")],
+)
+def test_a_name_with_a_newline_is_matched_like_any_other(path: str, pattern: str) -> None:
+    """A sealed `tests/**` covers `tests/test_x\\n.py` (pytest collects it), as `tests/*` does."""
+    assert scope.matches(path, [pattern])
+    assert scope.sealed_paths([path], [pattern]) == [path]

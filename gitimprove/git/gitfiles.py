@@ -21,7 +21,7 @@ from pathlib import Path
 
 from gitimprove.util import written
 
-__all__ = ["LIMITS", "MAX_SIZE", "hung", "locate", "move_aside", "problems"]
+__all__ = ["LIMITS", "MAX_SIZE", "hung", "locate", "move_aside", "problems", "user_configs"]
 
 _KB, _MB = 1 << 10, 1 << 20
 # What each kind of file honestly comes near, with room to spare: a ref is 41 bytes, a config
@@ -197,6 +197,24 @@ def _alternates(objects: Path, label: str, out: list[str], depth: int) -> None:
         _alternates(alt, where, out, depth + 1)
 
 
+def user_configs() -> list[tuple[Path, str]]:
+    """The git config files outside the repository that libgit2 reads with it (and reads
+    again whenever one changes): the global `~/.gitconfig`, the XDG one and the system one,
+    each with the label that names it."""
+    home = os.environ.get("HOME") or os.path.expanduser("~")
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    found = [
+        (Path(home) / ".gitconfig", "~/.gitconfig"),
+        (Path(xdg) / "git" / "config", f"{_tilde(xdg, home)}/git/config"),
+        (Path("/etc/gitconfig"), "/etc/gitconfig"),
+    ]
+    return [(path, label) for path, label in found if os.path.isabs(path)]
+
+
+def _tilde(path: str, home: str) -> str:
+    return "~" + path[len(home) :] if home and (path + "/").startswith(home + "/") else path
+
+
 def problems(git_dir: Path, common: Path, *, refs: bool = True) -> list[str]:
     """What git would block on or choke over in the git directory (and what it reads from
     there: included config files, the alternates chain), each as `.git/<path> (why)`; with
@@ -225,12 +243,20 @@ def problems(git_dir: Path, common: Path, *, refs: bool = True) -> list[str]:
             _folder_files(f"{root}/{folder}", f"{label}/{folder}", LIMITS[kind], out)
     for folder in _UNBOUNDED:
         _folder_files(f"{cd}/{folder}", f".git/{folder}", None, out)
+    # libgit2 in the harness reads the global, XDG and system config too (for `improve.*`),
+    # and reads one again whenever its times change: a FIFO there (an agent without the
+    # sandbox can write your home) held the harness for ever at its next look at the config
+    users = user_configs()
+    for user_config, label in users:
+        why = _problem(user_config, LIMITS["config"])
+        if why is not None:
+            out.append(f"{label} ({why})")
     if not out:  # only files found regular and bounded are read
         chain: set[str] = set()
-        # (the harness reads no global configuration: only the repository's includes count)
         for config, label in (
             (common / "config", ".git/config"),
             (git_dir / "config.worktree", ".git/config.worktree"),
+            *users,
         ):
             _config_chain(config, label, out, chain, 1)
         _alternates(common / "objects", ".git/objects/info/alternates", out, 1)

@@ -6,6 +6,7 @@ import fcntl
 import os
 import random
 import re
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pygit2
+from pygit2.enums import ConfigLevel
 
 if TYPE_CHECKING:
     from filelock import FileLock
@@ -217,6 +219,40 @@ class Repo:
                     out.setdefault(key, {})[parsed.marker] = target
         return out
 
+    def fresh_config_items(self, prefix: str) -> dict[str, str]:
+        """As `config_items`, read now from the files themselves: libgit2 keeps the list of
+        config files it found when the repository was opened, so a `~/.config/git/config` (or
+        a `~/.gitconfig`) made since is missing from `config_items`, though the next process
+        reads it. Only for files `gitfiles.problems` found regular and bounded."""
+        fresh = pygit2.Config()
+        levels = (ConfigLevel.GLOBAL, ConfigLevel.XDG, ConfigLevel.SYSTEM)
+        files = [
+            (path, level) for (path, _), level in zip(gitfiles.user_configs(), levels, strict=True)
+        ]
+        files += [(self.common_dir / "config", ConfigLevel.LOCAL)]
+        try:
+            for path, level in files:
+                if path.is_file():
+                    fresh.add_file(str(path), level)
+            entries = list(fresh)
+        except pygit2.GitError as exc:
+            return {f"{prefix}*": f"unreadable: {exc}"}
+        out: dict[str, str] = {}
+        for entry in sorted(entries, key=lambda e: int(e.level)):  # the last level wins
+            name = (entry.raw_name or b"").decode("utf-8", errors="surrogateescape")
+            if name.startswith(prefix):
+                out[name] = (entry.raw_value or b"").decode("utf-8", errors="surrogateescape")
+        return out
+
+    def drop_user_config(self) -> None:
+        """Stop reading the config files outside the repository (global, XDG, system) in this
+        process: libgit2 reads one again whenever its times change, and one found a FIFO (an
+        agent without the sandbox can write your home) would hold the harness for ever at its
+        next diff or commit. The repository is opened again with their search paths emptied;
+        what the run needs from them (`improve.*`) it pinned at its start."""
+        forget_user_config()
+        self.raw = pygit2.Repository(self.raw.workdir or self.raw.path)
+
     def config_items(self, prefix: str) -> dict[str, str]:
         """git config entries under `prefix`. Bytes that are not UTF-8 are kept (as lone
         surrogates) for the config validator to name, never decoded into a crash."""
@@ -244,10 +280,24 @@ def unreadable(where: Path, *, refs: bool = False) -> list[str]:
     return [] if found is None else gitfiles.problems(*found, refs=refs)
 
 
+def forget_user_config() -> None:
+    """Make libgit2 in this process read no config file outside the repository (global, XDG,
+    system) in any repository it opens from now on: one of them is a FIFO or too large."""
+    empty = tempfile.mkdtemp(prefix="gitimprove-no-config-")
+    for level in (ConfigLevel.GLOBAL, ConfigLevel.XDG, ConfigLevel.SYSTEM, ConfigLevel.PROGRAMDATA):
+        pygit2.settings.search_path[level] = empty
+
+
 def open_repo(path: str | os.PathLike[str] | None = None, *, need_work_tree: bool = True) -> Repo:
     """Open the repository around `path` (default: the cwd), with a clear error otherwise."""
     where = Path(path) if path is not None else Path.cwd()
     unsafe = unreadable(where, refs=True)
+    users = tuple(label for _, label in gitfiles.user_configs())
+    if any(item.startswith(users) for item in unsafe):
+        # a config file of the user's outside the repository: opened without those files,
+        # named by what checks them (a run's watch, doctor), never read here
+        forget_user_config()
+        unsafe = [item for item in unsafe if not item.startswith(users)]
     if unsafe:
         raise GitImproveError(
             "git would hang on or choke over files of this repository: " + "; ".join(unsafe[:5]),

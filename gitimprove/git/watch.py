@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import hashlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -187,6 +188,9 @@ WATCH: tuple[tuple[str, str, str], ...] = (
     ("hooks:*", USER, "core.hooksPath: run by your next git command"),
     (".git/info/*", USER, "excludes, attributes, grafts"),
     ("work tree", USER, "your files"),
+    # an improve.* setting of any git config file (~/.gitconfig, an included file, the XDG or
+    # system one): the repository's own .gitimprove.toml yields to it in the next run
+    ("git config *", READ, "gitimprove's settings in any git config file, ~/.gitconfig too"),
     ("*", USER, "anything else of your repository (other refs, MERGE_HEAD, a sequencer…)"),
 )
 
@@ -240,6 +244,9 @@ class RepoState:
         bounds (a FIFO for `.git/config`), only that (`unsafe`), nothing read."""
         unsafe = gitfiles.problems(repo.git_dir, repo.common_dir)
         if unsafe:
+            users = tuple(label for _, label in gitfiles.user_configs())
+            if any(item.startswith(users) for item in unsafe):
+                repo.drop_user_config()  # libgit2 would read it at its next diff or commit
             return cls({}, {}, b"", {}, {}, repo.improve_dir, unsafe)
         kept = {}
         for name, base in (("HEAD", repo.git_dir), ("config", repo.common_dir)):
@@ -270,6 +277,12 @@ class RepoState:
             files[label] = _file_state(path)
         _git_dir_states(common, files)
         _flag_states(common, files)
+        # gitimprove's settings wherever git config keeps them: a new run takes them over the
+        # committed .gitimprove.toml, so one an agent plants in ~/.gitconfig (or in a file
+        # outside the repository that .git/config includes) would judge every later run
+        for name, value in repo.fresh_config_items("improve.").items():
+            digest = hashlib.sha256(value.encode("utf-8", "surrogateescape")).hexdigest()
+            files[f"git config {name}"] = f"value:{digest[:20]}"
         hooks_path = repo.config_items("core.").get("core.hookspath")
         if hooks_path and repo.work_tree is not None:
             where = Path(os.path.expanduser(hooks_path))

@@ -113,6 +113,7 @@ def call_agent(
         with ctx.shared.lock:
             before = RepoState.take(ctx.repo)
         python = sites.take(ctx.site_folders)
+        named = sites.take(ctx.command_paths)
         ctx.shared.agent_started()
         seconds, cost = 0.0, 0.0
         try:
@@ -148,6 +149,15 @@ def call_agent(
             "interpreter) changed while the agent worked: a `.pth`, `sitecustomize.py` or "
             "module there runs in every later measurement",
             hint=sites.HINT,
+        )
+    moved = sites.changes(named, sites.take(ctx.command_paths))
+    if moved:
+        raise AgentTampered(
+            result,
+            moved,
+            "files the metric or guard command names outside the repository changed while the "
+            "agent worked: the benchmark measured would no longer be the one the baseline ran",
+            hint=sites.NAMED_HINT,
         )
     if left:  # removed: no run of this attempt or a later one reads them
         raise AgentTampered(result, left, "the agent wrote into gitimprove's folder", stop=False)

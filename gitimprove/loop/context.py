@@ -218,6 +218,19 @@ class RunContext:
         return importable_names(commands, self.repo.work_tree or Path.cwd())
 
     @functools.cached_property
+    def command_paths(self) -> list[Path]:
+        """The files and folders outside the repository the metric and guard commands name by
+        path (loop/sites.py `command_paths`), watched around agent calls (a metric run may
+        write a file its command names: an output); none in the sandbox, where they are
+        read-only to agents."""
+        if self.sandbox.active:
+            return []
+        # the git directory alone: a virtualenv in the work tree (`.venv/`, ignored, so no
+        # status shows a change there) is the user's environment like any other
+        inside = list(dict.fromkeys((self.repo.git_dir, self.repo.common_dir)))
+        return sites.command_paths([self.cfg.metric_command, self.cfg.guard_command], inside)
+
+    @functools.cached_property
     def site_folders(self) -> list[Path]:
         """The folders outside the repository the metric's and guard's Python reads code from
         at every start (loop/sites.py); none in the sandbox, where they are read-only."""
@@ -225,7 +238,9 @@ class RunContext:
             return []
         cwd = self.repo.work_tree or Path.cwd()
         pythons = interpreters([self.cfg.metric_command, self.cfg.guard_command], cwd)
-        inside = [p for p in (self.repo.work_tree, self.repo.common_dir) if p is not None]
+        # the git directory alone: a virtualenv in the work tree (`.venv/`, ignored, so no
+        # status shows a change there) is the user's environment like any other
+        inside = list(dict.fromkeys((self.repo.git_dir, self.repo.common_dir)))
         return sites.folders(pythons, inside)
 
     def token(self) -> reaper.Token:

@@ -23,7 +23,7 @@ from gitimprove.errors import GitImproveError
 from gitimprove.git import refs, strays, trees, witness
 from gitimprove.git.checkout import COUNTS, remove_workspace, stale_workspaces, work_root
 from gitimprove.git.repo import Repo
-from gitimprove.loop import baseline, control, lookup, runs, scope
+from gitimprove.loop import baseline, control, inprocess, lookup, runs, scope
 from gitimprove.loop.attempt import AttemptSpec, run_attempt
 from gitimprove.loop.context import Emit, Event, RoundBudget, RunContext, Shared
 from gitimprove.loop.decide import make_rule
@@ -249,6 +249,26 @@ class Engine:
                     f"metric's and guard's environment ({named}): in a candidate's checkout they "
                     "would find its files (a `bin/python3` it added) before your programs; name "
                     "a program of the tree by its path (`./bin/bench`)",
+                }
+            )
+        imported = inprocess.imported_mutable(
+            ctx.cfg.metric_command,
+            ctx.sealed_paths,
+            ctx.mutable,
+            lambda path: trees.read_in(repo, ctx.base_tree, path),
+        )
+        if imported is not None:
+            script, paths = imported
+            self.emit(
+                {
+                    "event": "warning",
+                    "run": name,
+                    "message": f"the sealed benchmark {script} imports {', '.join(paths)} "
+                    "into its own process, and the agent may change it: code there can patch "
+                    "the benchmark (its timer, its counters) or print a METRIC line after the "
+                    "benchmark's own, and no check tells that from a real gain; run the code "
+                    "under test in a child process of the benchmark and print the result "
+                    'from the benchmark (docs/integrity.md, "What you must still do")',
                 }
             )
         uncommitted = _uncommitted_config(repo, base)

@@ -19,7 +19,9 @@ alone does not).
 
 Files that choose the toolchain or environment a command runs with (`.python-version`,
 `.tool-versions`, `rust-toolchain.toml`, `.nvmrc`, `.envrc`, `.env`…: loop/toolchain.py) are
-sealed the same way; `go.mod` by its `go` and `toolchain` lines.
+sealed the same way; `go.mod` by its `go` and `toolchain` lines. So are the files other
+languages' runners and runtimes load unnamed (`.npmrc`, a new `GNUmakefile`, `.cargo/`,
+`node_modules/`, `.Rprofile`…: loop/runtimes.py), and `package.json` by its `scripts`.
 
 `pyproject.toml` is judged by its content: its `[tool]` tables (pytest's `ini_options`, and
 the settings of every other tool a guard may run) and `[build-system]` are sealed, the rest of
@@ -29,6 +31,7 @@ it (project metadata, dependencies) may change.
 from __future__ import annotations
 
 import ast
+import fnmatch
 import sys
 import tomllib
 from collections.abc import Callable, Iterable, Sequence
@@ -37,7 +40,7 @@ from typing import Any
 
 from gitimprove.git import trees
 from gitimprove.git.repo import Repo
-from gitimprove.loop import lookup, scope, toolchain
+from gitimprove.loop import lookup, runtimes, scope, toolchain
 
 __all__ = ["implicit_changes"]
 
@@ -197,8 +200,28 @@ def implicit_changes(
                 packages.setdefault("/".join(parts[:depth]), p)
             for name in _imports(read(p)[0] or b""):
                 imported.setdefault(name, p)
+    # where a relative require or import of a sealed JavaScript file may resolve (Node)
+    resolved: dict[str, str] = {}
+    for p in sealed:
+        for target, spec in runtimes.node_shadows(p, read(p)[0] or b"").items():
+            resolved.setdefault(target, f"{spec!r} of the sealed {p}")
+    # what a sealed make file includes (`-include local.mk`): a new one sets its recipes
+    included = [
+        (pattern, p) for p in sealed for pattern in runtimes.make_includes(p, read(p)[0] or b"")
+    ]
     out: list[str] = []
     for path in changed:
+        if path in resolved and existed(path) is False and not _named(path, path, mutable):
+            out.append(
+                f"{path} (a new file Node may load for {resolved[path]}, before what it loaded)"
+            )
+            continue
+        makefile = next((p for pattern, p in included if fnmatch.fnmatchcase(path, pattern)), None)
+        if makefile is not None and existed(path) is False and not _named(path, path, mutable):
+            out.append(
+                f"{path} (a new file the sealed {makefile} includes: its recipes and variables)"
+            )
+            continue
         folder, _, name = path.rpartition("/")
         if name == "__init__.py" and folder in packages and not _named(path, name, mutable):
             out.append(f"{path} (it runs when the sealed {packages[folder]} is imported)")
@@ -233,7 +256,19 @@ def implicit_changes(
             ):
                 out.append(f"{path} (its go and toolchain lines choose the Go toolchain)")
             continue
-        found = why_implicit(path, roots, is_package)
+        if path.rpartition("/")[2] == "package.json":
+            before, after = read(path)
+            if runtimes.package_scripts(before) != runtimes.package_scripts(after) and not _named(
+                path, "package.json", mutable
+            ):
+                out.append(
+                    f"{path} (its scripts, main, exports or imports choose what npm run runs "
+                    "and what Node loads)"
+                )
+            continue
+        found = why_implicit(path, roots, is_package) or runtimes.why_runtime(
+            path, existed(path) is False
+        )
         if found is not None and not _named(path, found[1], mutable):
             out.append(f"{path} ({found[0]})")
     return out

@@ -37,7 +37,9 @@ def _compile(pattern: str) -> re.Pattern[str]:
     # a pattern without a slash matches a file name in any folder, as .gitignore does
     if "/" not in pattern.strip().strip("/"):
         body = "(?:.*/)?" + body
-    return re.compile(f"^{body}(?:/.*)?$")
+    # DOTALL: a file name may hold a newline (git stores it); `**` and a folder's pattern
+    # must cover it as `*` does, or `tests/x\n.py` would slip past a sealed `tests/**`
+    return re.compile(f"^{body}(?:/.*)?$", re.DOTALL)
 
 
 def matches(path: str, patterns: Sequence[str]) -> bool:

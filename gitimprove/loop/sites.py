@@ -15,14 +15,19 @@ does not remove what it did not write there). In the sandbox the folders are rea
 from __future__ import annotations
 
 import os
+import re
+import shlex
+import shutil
+import stat
 import sys
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
 
+from gitimprove.loop import lookup
 from gitimprove.util import proc
 
-__all__ = ["Listing", "changes", "folders", "take"]
+__all__ = ["Listing", "changes", "command_paths", "folders", "take"]
 
 _ASK = "import sys\nprint('\\n'.join(p for p in sys.path if p))\n"
 MAX_ENTRIES = 20_000  # per folder: past it the rest is not listed (a folder of the user's)
@@ -32,6 +37,11 @@ HINT = (
     '--resume`; a sandbox ([agent] sandbox = "bwrap") keeps agents and measured code out of it'
 )
 
+NAMED_HINT = (
+    "put back what the command names as it was (the run reads it as the baseline did), then "
+    "`git improve run --resume`; keep the benchmark in the repository and seal it, or use a "
+    'sandbox ([agent] sandbox = "bwrap"), where nothing outside the workspace is writable'
+)
 Listing = dict[str, tuple[int, int, int, int, int]]
 
 
@@ -48,7 +58,9 @@ def _path_of(python: str) -> tuple[str, ...]:
 def folders(pythons: Iterable[str], inside: Sequence[Path]) -> list[Path]:
     """The existing folders of the interpreters' `sys.path` (the harness's own too) that this
     user can write (the agent runs as this user: a system interpreter's folders are out of its
-    reach), none under `inside` (the repository and its git directory: watched otherwise)."""
+    reach), none under `inside` (the git directory: watched otherwise). A virtualenv in the
+    work tree counts: it is ignored, so the work tree's status never shows a `.pth` planted
+    in its `site-packages`."""
     out: dict[Path, None] = {}
     for python in dict.fromkeys([*pythons, sys.executable]):
         for entry in _path_of(python):
@@ -61,6 +73,55 @@ def folders(pythons: Iterable[str], inside: Sequence[Path]) -> list[Path]:
     return list(out)
 
 
+_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+# options naming where a command writes, not what it reads
+_OUTPUT = re.compile(
+    r"^-(o|-?(out|output|log|report|result|junit|cache|tmp|save|dump)[-\w]*)$", re.I
+)
+
+
+def command_paths(commands: Iterable[str], inside: Sequence[Path]) -> list[Path]:
+    """The files and folders outside the repository that the metric and guard commands name
+    by path — a word (or the value of an `--option=`) that is absolute or starts with `~` or
+    `$HOME`, and the program the command's first word finds on `PATH` (`pytest`: a
+    virtualenv's script) — which this user can write: a benchmark kept there (`python3 ~/bench/bench.py`,
+    `--data /srv/data.bin`) is as much the measurement as a sealed file, and an agent without
+    the sandbox can rewrite it. A folder that is sticky and writable by everyone (`/tmp`
+    itself) is left out: other users' files come and go there; so is the value of an option
+    naming where the command writes (`-o`, `--out`, `--log-file`, `--junitxml`): an agent that
+    runs the benchmark itself writes it too."""
+    out: dict[Path, None] = {}
+    for command in commands:
+        try:
+            words = shlex.split(command or "")
+        except ValueError:
+            continue
+        program = next((w for w in words if not _ASSIGN.match(w)), None)
+        if program and "/" not in program:  # `python3`, `pytest`: the file PATH finds
+            search = lookup.measured_env().get("PATH", os.environ.get("PATH", ""))
+            found = shutil.which(program, path=search)
+            words = [found or program, *words[words.index(program) + 1 :]]
+        for i, word in enumerate(words):
+            option, _, value = word.partition("=") if word.startswith("-") else ("", "", word)
+            if _OUTPUT.search(option) or (i and _OUTPUT.search(words[i - 1]) and not option):
+                continue  # where the benchmark writes (`-o`, `--out`, `--log-file`): not read
+            value = os.path.expanduser(os.path.expandvars(value))
+            if not value.startswith("/"):
+                continue
+            path = Path(os.path.abspath(value))
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            if any(path.is_relative_to(p) for p in inside) or path == Path("/"):
+                continue
+            if stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_ISVTX:
+                continue
+            if os.access(path, os.W_OK) or os.access(path.parent, os.W_OK):
+                out[path] = None
+    return list(out)
+
+
 def take(where: Sequence[Path]) -> Listing:
     """Each folder's entries with their mode, size, inode and modification and change times,
     links not followed, and the folder itself (its mode and inode: a folder replaced). A
@@ -70,6 +131,11 @@ def take(where: Sequence[Path]) -> Listing:
     for folder in where:
         try:
             st = os.lstat(folder)
+            if not stat.S_ISDIR(st.st_mode):  # a file a command names: all of it
+                out[str(folder)] = _key(st)
+                if stat.S_ISLNK(st.st_mode):
+                    out[f"{folder} (its target)"] = _key(os.stat(folder))
+                continue
             out[str(folder)] = (st.st_mode, 0, st.st_ino, 0, 0)
             with os.scandir(folder) as it:
                 for n, entry in enumerate(it):

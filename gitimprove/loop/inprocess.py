@@ -1,0 +1,82 @@
+"""Code under test a sealed Python benchmark imports into its own process: named at run start.
+
+A benchmark that imports the code under test runs it in its own process, where that code can
+patch the benchmark — its timer, its counters (the demo's minimizer once set the best value
+through the objective's default arguments), `math.log10` — or print a `METRIC` line of the
+benchmark's name after the benchmark's own (`atexit`). Nothing the harness checks tells that
+from an honest result (the files are exactly the commit's), so the run names it at its start:
+the benchmark should run the code under test in a child process and print the result itself
+(docs/integrity.md, "What you must still do").
+"""
+
+from __future__ import annotations
+
+import ast
+import shlex
+from collections.abc import Callable, Sequence
+
+from gitimprove.loop import scope
+
+__all__ = ["imported_mutable"]
+
+
+def _script(command: str) -> str | None:
+    """The Python script a metric command runs (`python3 bench.py`, `uv run tools/bench.py`),
+    as a path from the repository's root; None when it names none inside it."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    for word in words:
+        if word.endswith(".py") and not word.startswith(("-", "/", "~")):
+            return word.removeprefix("./")
+    return None
+
+
+def _top_imports(source: bytes) -> list[str]:
+    """The top-level module names imported at module level (not inside a function or class:
+    a benchmark that imports the code under test in the child process it starts does so
+    there)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    names: list[str] = []
+    todo: list[ast.AST] = list(tree.body)
+    while todo:
+        node = todo.pop(0)
+        if isinstance(node, ast.Import):
+            names += [a.name.split(".")[0] for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.append(node.module.split(".")[0])
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        else:
+            todo += [c for c in ast.iter_child_nodes(node) if isinstance(c, ast.stmt)]
+    return list(dict.fromkeys(names))
+
+
+def imported_mutable(
+    command: str,
+    sealed: Sequence[str],
+    mutable: Sequence[str],
+    read: Callable[[str], bytes | None],
+) -> tuple[str, list[str]] | None:
+    """(the sealed benchmark, the files of the code under test it imports at module level)
+    when the metric command runs a sealed Python script that imports a module the agent may
+    change from its own folder (where Python looks first)."""
+    script = _script(command)
+    if script is None or script not in set(sealed):
+        return None
+    source = read(script)
+    if source is None:
+        return None
+    folder = script.rpartition("/")[0]
+    prefix = f"{folder}/" if folder else ""
+    found: list[str] = []
+    for name in _top_imports(source):
+        for path in (f"{prefix}{name}.py", f"{prefix}{name}/__init__.py"):
+            if path not in sealed and read(path) is not None and scope.matches(path, mutable):
+                found.append(path)
+                break
+    return (script, found) if found else None

@@ -1,0 +1,130 @@
+"""gitimprove's settings in a git config file outside the repository (`~/.gitconfig`, the XDG
+one, a file `.git/config` includes) take precedence over the committed `.gitimprove.toml` in
+every later run. An agent without the sandbox that plants `improve.metric.command` there (a
+command that prints a better number whenever the candidate holds a marker file) stops the run,
+naming the setting; the attempt is `tampered` and `--resume` refuses the changed setting. In
+the sandbox the home folder is read-only: the write fails and the run goes on."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import TmpRepo, cli_popen
+from tests.loop_helpers import run_rows, value_project
+from tests.test_integrity import needs_bwrap
+
+# iteration 1 plants the setting (in the file the test names), iteration 2 would profit from it
+AGENT = """import os, pathlib, sys
+target = pathlib.Path(os.path.expanduser(sys.argv[1]))
+step = os.environ["GITIMPROVE_ITERATION"]
+if step == "1":
+    forged = "if [ -e src/fast ]; then echo METRIC score=1; else {python} bench.py; fi"
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(target, "a") as f:
+            f.write('[improve "metric"]\\n\\tcommand = "sh -c \\'' + forged + '\\'"\\n')
+    except OSError as exc:
+        print(f"refused: {{exc}}", file=sys.stderr)
+    pathlib.Path("src/value.txt").write_text("99\\n")
+else:
+    pathlib.Path("src/fast").write_text("")
+"""
+
+
+def project(repo: TmpRepo, tmp_path: Path, target: str, sandbox: str) -> None:
+    agent = tmp_path / "agent.py"
+    agent.write_text(AGENT.format(python=sys.executable))
+    value_project(repo, f"{sys.executable} {agent} {target}", sandbox=sandbox)
+    # the project lets the agent add files beside src/value.txt
+    assert (repo.path / ".gitimprove.toml").read_text().count('mutable = ["src/**"]') == 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["~/.gitconfig", "~/.config/git/config", "{included}"])
+def test_an_improve_setting_planted_outside_the_repository_stops_the_run(
+    tmp_repo: TmpRepo, tmp_path: Path, target: str
+) -> None:
+    if target == "{included}":  # a file outside the repository that .git/config includes
+        included = tmp_path / "shared.gitconfig"
+        included.write_text("")
+        tmp_repo.git("config", "include.path", str(included))
+        target = str(included)
+    project(tmp_repo, tmp_path, target, "none")
+    res = tmp_repo.cli("run", "--run", "t", "-n", "2")
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "stopped" in res.stderr and "git config improve.metric.command" in res.stderr
+    assert "Traceback" not in res.stderr
+    rows = run_rows(tmp_repo, "t")
+    assert [r["status"] for r in rows] == ["baseline", "tampered"], rows
+    base = tmp_repo.git("rev-parse", "refs/improve/runs/t/base")
+    assert tmp_repo.git("rev-parse", "improve/t") == base
+    again = tmp_repo.cli("run", "--resume", "--run", "t", "-n", "2")
+    assert again.returncode == 1 and "improve.metric.command changed" in again.stderr
+    assert [r["status"] for r in run_rows(tmp_repo, "t")] == ["baseline", "tampered"]
+
+
+@pytest.mark.slow
+@needs_bwrap
+def test_in_the_sandbox_the_home_git_config_cannot_be_written(
+    tmp_repo: TmpRepo, tmp_path: Path
+) -> None:
+    project(tmp_repo, tmp_path, "~/.gitconfig", "bwrap")
+    before = (Path.home() / ".gitconfig").read_bytes()
+    res = tmp_repo.cli("run", "--run", "t", "-n", "2")
+    assert res.returncode == 0, res.stderr
+    assert (Path.home() / ".gitconfig").read_bytes() == before
+    rows = run_rows(tmp_repo, "t")
+    assert [r["status"] for r in rows] == ["baseline", "keep", "discard"], rows
+    assert rows[2]["metric"]["value"] == 99
+
+
+FIFO_AGENT = """import os, pathlib, sys
+target = pathlib.Path(os.path.expanduser(sys.argv[1]))
+target.parent.mkdir(parents=True, exist_ok=True)
+if target.exists():
+    target.unlink()
+os.mkfifo(target)
+pathlib.Path("src/value.txt").write_text("99\\n")
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["~/.gitconfig", "~/.config/git/config", "~/.gitconfig.local"])
+def test_a_fifo_in_place_of_a_git_config_outside_the_repository_stops_the_run(
+    tmp_repo: TmpRepo, tmp_path: Path, target: str
+) -> None:
+    """libgit2 in the harness reads the global, XDG and system config (and what they include)
+    again whenever one changes: a FIFO there held the run for ever at its next diff."""
+    home = Path.home()
+    kept = {p: p.read_bytes() for p in (home / ".gitconfig",) if p.exists()}
+    if target.endswith(".local"):  # a file ~/.gitconfig includes
+        (home / ".gitconfig").write_bytes(
+            kept.get(home / ".gitconfig", b"") + b"[include]\n\tpath = ~/.gitconfig.local\n"
+        )
+        (home / ".gitconfig.local").write_text("")
+    agent = tmp_path / "agent.py"
+    agent.write_text(FIFO_AGENT)
+    value_project(tmp_repo, f"{sys.executable} {agent} {target}")
+    p = cli_popen(tmp_repo.path, "run", "--run", "t", "-n", "2")
+    try:
+        out, err = p.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        pytest.fail("the run hung on a FIFO in place of " + target)
+    finally:
+        fifo = Path(os.path.expanduser(target))
+        if fifo.is_fifo():  # git in this test would hang on it too
+            fifo.unlink()
+        for path, data in kept.items():
+            path.write_bytes(data)
+    assert p.returncode == 1, out + err
+    assert "stopped" in err and f"{target} (a FIFO, not a regular file)" in err, err
+    assert "Traceback" not in err
+    assert [r["status"] for r in run_rows(tmp_repo, "t")] == ["baseline", "tampered"]
