@@ -97,70 +97,72 @@ def one_attempt(repo: TmpRepo) -> dict[str, object]:
     return rows[1]
 
 
-@needs_npm
+# (how the project measures, what is sealed, the hostile agent, what the reason names)
+_INCLUDE_MAKEFILE = (
+    f"PYTHON ?= {sys.executable}\nbench:\n\t@$(PYTHON) bench.py\n-include local.mk\n"
+)
+OUT_OF_SCOPE = [
+    pytest.param(  # `npm run` turns `.npmrc`'s node-options into NODE_OPTIONS: `--require`
+        # loads the candidate's code before the sealed benchmark; it prints a line at exit
+        "npm run -s bench",
+        {"bench.js": BENCH_JS, "package.json": PACKAGE},
+        '"bench.js", "package.json"',
+        NPMRC_AGENT,
+        ".npmrc (npm reads it",
+        marks=needs_npm,
+        id="npmrc",
+    ),
+    pytest.param(  # make reads `GNUmakefile`, then `makefile`, then `Makefile`
+        "make -s bench",
+        {"bench.py": BENCH_PY, "Makefile": MAKEFILE},
+        '"bench.py", "Makefile"',
+        MAKE_AGENT,
+        "GNUmakefile (make reads it in place of Makefile)",
+        marks=needs_make,
+        id="gnumakefile",
+    ),
+    pytest.param(  # `package.json` may change (its dependencies), but `npm run bench` also
+        # runs a `postbench` script, unasked: its scripts are sealed
+        "npm run -s bench",
+        {"bench.js": BENCH_JS, "package.json": PACKAGE},
+        '"bench.js"',
+        POST_AGENT,
+        "package.json (its scripts, main, exports or imports choose",
+        marks=needs_npm,
+        id="postbench",
+    ),
+    pytest.param(  # `-include local.mk` in the sealed Makefile: a new `local.mk` sets the
+        # interpreter of the benchmark's recipe to a command that prints a better line
+        "make -s bench",
+        {"bench.py": BENCH_PY, "Makefile": _INCLUDE_MAKEFILE},
+        '"bench.py", "Makefile"',
+        "printf 'PYTHON = echo METRIC score=1; true\\n' > local.mk\n",
+        "local.mk (a new file the sealed Makefile includes",
+        marks=needs_make,
+        id="make-include",
+    ),
+]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("sandbox", SANDBOXES)
-def test_an_npmrc_that_requires_the_candidates_code_is_out_of_scope(
-    tmp_repo: TmpRepo, tmp_path: Path, sandbox: str
+@pytest.mark.parametrize(("metric", "files", "sealed", "agent", "named"), OUT_OF_SCOPE)
+def test_a_file_the_runner_loads_unnamed_is_out_of_scope(
+    tmp_repo: TmpRepo,
+    tmp_path: Path,
+    sandbox: str,
+    metric: str,
+    files: dict[str, str],
+    sealed: str,
+    agent: str,
+    named: str,
 ) -> None:
-    """`npm run` turns `.npmrc`'s node-options into NODE_OPTIONS: `--require ./src/x.js` loads
-    the candidate's code before the sealed benchmark, and it prints `METRIC score=1` at exit."""
     project(
-        tmp_repo,
-        tmp_path,
-        metric="npm run -s bench",
-        files={"bench.js": BENCH_JS, "package.json": PACKAGE},
-        sealed='"bench.js", "package.json"',
-        agent=NPMRC_AGENT,
-        sandbox=sandbox,
+        tmp_repo, tmp_path, metric=metric, files=files, sealed=sealed, agent=agent, sandbox=sandbox
     )
     row = one_attempt(tmp_repo)
     assert row["status"] == "out-of-scope", row
-    assert ".npmrc (npm reads it" in str(row["reason"]), row
-
-
-@needs_make
-@pytest.mark.slow
-@pytest.mark.parametrize("sandbox", SANDBOXES)
-def test_a_new_gnumakefile_that_replaces_the_sealed_makefile_is_out_of_scope(
-    tmp_repo: TmpRepo, tmp_path: Path, sandbox: str
-) -> None:
-    """make reads `GNUmakefile`, then `makefile`, then `Makefile`: a new one wins over the
-    sealed recipe."""
-    project(
-        tmp_repo,
-        tmp_path,
-        metric="make -s bench",
-        files={"bench.py": BENCH_PY, "Makefile": MAKEFILE},
-        sealed='"bench.py", "Makefile"',
-        agent=MAKE_AGENT,
-        sandbox=sandbox,
-    )
-    row = one_attempt(tmp_repo)
-    assert row["status"] == "out-of-scope", row
-    assert "GNUmakefile (make reads it in place of Makefile)" in str(row["reason"]), row
-
-
-@needs_npm
-@pytest.mark.slow
-@pytest.mark.parametrize("sandbox", SANDBOXES)
-def test_a_postbench_script_in_a_mutable_package_json_is_out_of_scope(
-    tmp_repo: TmpRepo, tmp_path: Path, sandbox: str
-) -> None:
-    """`package.json` may change (its dependencies), but `npm run bench` also runs a
-    `postbench` script, unasked: its scripts are sealed."""
-    project(
-        tmp_repo,
-        tmp_path,
-        metric="npm run -s bench",
-        files={"bench.js": BENCH_JS, "package.json": PACKAGE},
-        sealed='"bench.js"',
-        agent=POST_AGENT,
-        sandbox=sandbox,
-    )
-    row = one_attempt(tmp_repo)
-    assert row["status"] == "out-of-scope", row
-    assert "package.json (its scripts, main, exports or imports choose" in str(row["reason"]), row
+    assert named in str(row["reason"]), row
 
 
 @needs_npm
@@ -242,29 +244,6 @@ def test_a_new_file_node_resolves_before_the_sealed_module_is_out_of_scope(
     assert tmp_repo.git("rev-parse", "improve/t") == tmp_repo.git(
         "rev-parse", "refs/improve/runs/t/base"
     )
-
-
-@needs_make
-@pytest.mark.slow
-@pytest.mark.parametrize("sandbox", SANDBOXES)
-def test_a_new_file_the_sealed_makefile_includes_is_out_of_scope(
-    tmp_repo: TmpRepo, tmp_path: Path, sandbox: str
-) -> None:
-    """`-include local.mk` in the sealed Makefile: a new `local.mk` sets the interpreter of the
-    benchmark's recipe to a command that prints a better line."""
-    makefile = f"PYTHON ?= {sys.executable}\nbench:\n\t@$(PYTHON) bench.py\n-include local.mk\n"
-    project(
-        tmp_repo,
-        tmp_path,
-        metric="make -s bench",
-        files={"bench.py": BENCH_PY, "Makefile": makefile},
-        sealed='"bench.py", "Makefile"',
-        agent="printf 'PYTHON = echo METRIC score=1; true\\n' > local.mk\n",
-        sandbox=sandbox,
-    )
-    row = one_attempt(tmp_repo)
-    assert row["status"] == "out-of-scope", row
-    assert "local.mk (a new file the sealed Makefile includes" in str(row["reason"]), row
 
 
 @needs_make
