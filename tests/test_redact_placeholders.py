@@ -143,3 +143,12 @@ def test_prose_after_a_line_naming_a_credential_column_is_no_cell() -> None:
         '    (`?access_token=ACCESS_TOKEN`, `&api_key=API_KEY`: a placeholder)."""\n'
     )
     assert redact(text) == text
+
+
+def test_a_cookie_headers_names_stay_and_its_values_go() -> None:
+    sid = "s%3A" + _secret(16) + "." + _secret(27)
+    for header in ("Set-Cookie", "cookie"):
+        out = redact(f"{header}: connect.sid={sid}; Path=/; HttpOnly")
+        assert out.startswith(f"{header}: connect.sid=[REDACTED:") and sid[4:12] not in out, out
+    out = redact('{"cookie": "connect.sid=' + sid + '"}')
+    assert sid[4:12] not in out, out

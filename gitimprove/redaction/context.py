@@ -69,6 +69,14 @@ def _check_assignment(secret: str, m: re.Match[str]) -> bool | str:
         return False  # a cache's key: labels and a digest (`Linux-pip-<sha256>`)
     if sep == ":" and _coordinates(key, secret):
         return False  # a Maven coordinate: `io.jsonwebtoken:jjwt-jackson:0.11.2`
+    if (
+        key.lower() in ("cookie", "set-cookie")
+        and not m.group("kq")
+        and sep.strip() == ":"
+        and not quoted
+        and compiled(r"[\w.-]{1,64}=[^=]", 0).match(secret)
+    ):
+        return False  # a `Cookie:` header: the cookie rule masks each value, not its name
     env_style = key.isupper() and sep == "="
     if sep.strip() in ("=", ":") and key.lower() in ("pw", "pass", "passwd") and _mixed(secret):
         return "password"  # `pw=<pw>`: a short name, but no prose reads `pass=x9…`
