@@ -360,6 +360,7 @@ def test_repo_state_names_what_changed(tmp_repo: TmpRepo) -> None:
         "refs/tags/t1",
         ".git/config",
         ".git/hooks/post-checkout",
+        "git config improve.metric.command",  # which of gitimprove's settings changed
         "work tree: b.txt",
     ]
 
