@@ -9,6 +9,7 @@ leaves it alone and makes the runner print a better line instead."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -30,7 +31,11 @@ console.log(`METRIC score=${v}`);
 """
 BENCH_PY = "print('METRIC score=' + open('src/value.txt').read().strip())\n"
 PACKAGE = '{"name": "p", "version": "1.0.0", "scripts": {"bench": "node bench.js"}}\n'
-MAKEFILE = f"bench:\n\t@{sys.executable} bench.py\n"
+# the interpreter itself, not a virtual environment's link to it: the sandbox gives the metric
+# a private /tmp, where a test run's environment may live, and a make recipe names no path
+# the sandbox could bind
+PYTHON = os.path.realpath(sys.executable)
+MAKEFILE = f"bench:\n\t@{PYTHON} bench.py\n"
 
 # each hostile agent: a shell script run in its workspace
 NPMRC_AGENT = """printf 'node-options=--require ./src/x.js\\n' > .npmrc
@@ -98,9 +103,7 @@ def one_attempt(repo: TmpRepo) -> dict[str, object]:
 
 
 # (how the project measures, what is sealed, the hostile agent, what the reason names)
-_INCLUDE_MAKEFILE = (
-    f"PYTHON ?= {sys.executable}\nbench:\n\t@$(PYTHON) bench.py\n-include local.mk\n"
-)
+_INCLUDE_MAKEFILE = f"PYTHON ?= {PYTHON}\nbench:\n\t@$(PYTHON) bench.py\n-include local.mk\n"
 OUT_OF_SCOPE = [
     pytest.param(  # `npm run` turns `.npmrc`'s node-options into NODE_OPTIONS: `--require`
         # loads the candidate's code before the sealed benchmark; it prints a line at exit
