@@ -115,9 +115,11 @@ def _work_strays(work: Path) -> list[str]:
             continue
         stem = name[: -len(".prompt.md")]
         if stat.S_ISREG(st.st_mode) and name.endswith(".prompt.md"):
-            if not any(
-                _FOLDER.fullmatch(n) and n.startswith(stem + "-") for n in (*entries, *_names(work))
-            ):
+
+            def ours(n: str, stem: str = stem) -> bool:
+                return _FOLDER.fullmatch(n) is not None and n.startswith(stem + "-")
+
+            if not any(map(ours, entries)) and not any(map(ours, _names(work))):
                 out.append(f"{label} (the program of no agent's workspace)")
             continue
         out.append(f"{label} ({_kind(st)} gitimprove does not write)")

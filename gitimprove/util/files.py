@@ -118,8 +118,7 @@ def create_whole(path: str | os.PathLike[str], data: bytes, mode: int = 0o600) -
                 return False
             except OSError:  # no /proc: fall back to a named temporary file
                 pass
-        tmp = f"{os.path.join(folder, '.' + os.path.basename(target))}.{os.getpid()}."
-        tmp += f"{os.urandom(4).hex()}.tmp"
+        tmp = _temp_name(target)
         mark(tmp, pending=True, data=data)
         tfd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
         try:
@@ -145,6 +144,13 @@ def create_whole(path: str | os.PathLike[str], data: bytes, mode: int = 0o600) -
             forget(target)
 
 
+def _temp_name(target: str) -> str:
+    """A temporary name beside `target` no other writer takes (`.<name>.<pid>.<8 hex>.tmp`,
+    the form git/strays.py knows)."""
+    folder, name = os.path.split(target)
+    return os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+
+
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -168,11 +174,9 @@ def atomic_write(path: str | os.PathLike[str], data: str | bytes, *, durable: bo
     folder = os.path.dirname(target) or "."
     os.makedirs(folder, exist_ok=True)
     raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
-    blob = memoryview(raw)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-    stem = os.path.join(folder, f".{os.path.basename(target)}.{os.getpid()}.")
     while True:
-        tmp = f"{stem}{os.urandom(4).hex()}.tmp"
+        tmp = _temp_name(target)
         mark(tmp, pending=True, data=raw)
         try:
             fd = os.open(tmp, flags, 0o600)
@@ -181,8 +185,7 @@ def atomic_write(path: str | os.PathLike[str], data: str | bytes, *, durable: bo
             continue
     try:
         try:
-            while blob:
-                blob = blob[os.write(fd, blob) :]
+            _write_all(fd, raw)
             if durable:
                 os.fsync(fd)
         finally:
