@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from gitimprove import docgen
 from gitimprove.cli import COMMANDS, HIDDEN, _build_group
 from tests.conftest import ROOT, TmpRepo, cli
+from tests.test_flocks import held_elsewhere
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
@@ -174,15 +175,6 @@ def test_doctor_flushes_the_spool_and_reinstalls_broken_shims(
     assert "Bash failed: boom" in project.cli("signal", "list").stdout
 
 
-_HOLD = """
-import sys
-from filelock import FileLock
-with FileLock(sys.argv[1], timeout=10):
-    print("held", flush=True)
-    sys.stdin.read()
-"""
-
-
 def test_doctor_names_a_held_lock_and_repair_leaves_lock_files(tmp_repo: TmpRepo) -> None:
     """A lock is asked after, never taken, and a free lock file stays: one removed just as
     another process opened it would let two processes hold the lock at once."""
@@ -191,19 +183,10 @@ def test_doctor_names_a_held_lock_and_repair_leaves_lock_files(tmp_repo: TmpRepo
     locks.mkdir(parents=True, exist_ok=True)
     (locks / "memory.lock").touch()
     (locks / "run-p.lock").touch()
-    holder = subprocess.Popen(
-        [sys.executable, "-c", _HOLD, str(locks / "run-p.lock")],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    with held_elsewhere(locks / "run-p.lock"):
         res = tmp_repo.cli("doctor")
         assert "run-p.lock is held by a running process" in res.stdout
         assert "memory.lock is held" not in res.stdout
         tmp_repo.cli("doctor", "--repair")
-    finally:
-        holder.communicate("", timeout=30)
     assert sorted(p.name for p in locks.iterdir()) == ["memory.lock", "run-p.lock"]
     assert "is held by a running process" not in tmp_repo.cli("doctor").stdout

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from filelock import FileLock
@@ -34,12 +36,9 @@ print(lost)
 """
 
 
-def test_a_lock_held_by_another_process_is_held_and_ones_own_is_not_anothers(
-    tmp_path: Path,
-) -> None:
-    path = tmp_path / "run-p.lock"
-    path.touch()
-    assert not flocks.held([path, tmp_path / "absent.lock"])
+@contextlib.contextmanager
+def held_elsewhere(path: Path) -> Iterator[None]:
+    """`path` locked by another process (a run's, a hook's) until the context ends."""
     holder = subprocess.Popen(
         [sys.executable, "-c", _HOLD, str(path)],
         stdin=subprocess.PIPE,
@@ -48,9 +47,19 @@ def test_a_lock_held_by_another_process_is_held_and_ones_own_is_not_anothers(
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "held\n"
-        assert flocks.held([path]) and flocks.held([path], others_only=True)
+        yield
     finally:
         holder.communicate("", timeout=30)
+
+
+def test_a_lock_held_by_another_process_is_held_and_ones_own_is_not_anothers(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "run-p.lock"
+    path.touch()
+    assert not flocks.held([path, tmp_path / "absent.lock"])
+    with held_elsewhere(path):
+        assert flocks.held([path]) and flocks.held([path], others_only=True)
     assert not flocks.held([path])
     mine = tmp_path / "run-q.lock"
     with FileLock(str(mine), timeout=1):

@@ -4,9 +4,8 @@ own, a value it had moved on from before is not (a ref put back to an old value)
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +13,7 @@ from gitimprove.git import memory, refs, witness
 from gitimprove.git.watch import RepoState, put_back
 from gitimprove.util.keys import load_key
 from tests.conftest import TmpRepo
+from tests.test_flocks import held_elsewhere
 
 
 def _remember(repo_path: object, n: int, start: int = 0) -> None:
@@ -55,16 +55,6 @@ def test_a_ref_put_back_to_an_old_value_is_named_even_when_moved_on_after(
     assert time.monotonic() - started < 30
 
 
-_HOLD = """
-import sys, time
-from gitimprove.git.repo import open_repo
-repo = open_repo(sys.argv[1])
-with repo.lock("run-other", timeout=10):
-    print("held", flush=True)
-    sys.stdin.read()
-"""
-
-
 def test_compaction_waits_while_another_run_holds_its_lock(tmp_repo: TmpRepo) -> None:
     """Another run's snapshot is judged by where the witness file ended when it was taken; a
     compaction would replace the file, so a compaction that can wait waits for that run."""
@@ -73,21 +63,13 @@ def test_compaction_waits_while_another_run_holds_its_lock(tmp_repo: TmpRepo) ->
     assert load_key(repo.improve_dir) is not None
     _remember(tmp_repo.path, 3)
     path = repo.improve_dir / witness.FILE
-    holder = subprocess.Popen(
-        [sys.executable, "-c", _HOLD, str(tmp_repo.path)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    other = repo.lock("run-other").lock_file  # made here, held by another process
+    with held_elsewhere(Path(other)):
         ino = path.stat().st_ino
         assert not witness.compact(repo.improve_dir, deferrable=True)
         assert path.stat().st_ino == ino
         with repo.lock("run-mine", timeout=10):  # this process's own run is no other
             assert not witness.compact(repo.improve_dir, deferrable=True)
-    finally:
-        holder.communicate("", timeout=30)
     assert witness.compact(repo.improve_dir, deferrable=True)
     assert path.stat().st_ino != ino
     assert witness.compact(repo.improve_dir)  # one that cannot wait does not
