@@ -99,3 +99,32 @@ def test_the_status_fetches_nothing_from_a_promisor_remote(tmp_path: Path) -> No
     (repo / ".git" / "objects" / tree[:2] / tree[2:]).unlink()
     work_tree_status(repo, repo / ".git")
     assert not ran.exists()
+
+
+@pytest.mark.parametrize("where", ["config", "included", "submodule"])
+def test_a_driver_configured_after_a_status_is_blanked_in_the_next(
+    tmp_path: Path, where: str
+) -> None:
+    """The drivers found are remembered only while the configuration files hold the same
+    bytes (and none includes another): one an agent adds between two looks never runs."""
+    repo = _repo(tmp_path / "r", {"a.txt": "a\n", "b.txt": "b\n"})
+    config = repo / ".git" / "config"
+    if where == "included":
+        config = tmp_path / "extra.config"
+        config.write_text("")
+        git(repo, "config", "include.path", str(config))
+    elif where == "submodule":
+        source = _repo(tmp_path / "s", {"s.txt": "s\n"})
+        git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(source), "sub")
+        git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "sub")
+        config = repo / ".git" / "modules" / "sub" / "config"
+    for _ in range(2):  # found, then remembered
+        status, stuck = work_tree_status(repo, repo / ".git")
+        assert stuck == [] and status == b""
+    ran = tmp_path / "ran"
+    info = config.parent / "info" if where == "submodule" else repo / ".git" / "info"
+    _arm(config, info, ran, "clean")
+    _touch_all(repo)
+    status, stuck = work_tree_status(repo, repo / ".git")
+    assert stuck == [] and status == b""
+    assert not ran.exists(), ran.read_text()

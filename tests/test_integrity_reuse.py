@@ -754,3 +754,47 @@ def test_measure_names_a_mount_or_flag_a_run_left_as_run_does(
     assert f"{who} marked its checkout" in res.stderr, out
     assert ("a mount" if how == "mount" else "chattr") in res.stderr, out
     assert not inodes.mounts_under(tmp_repo.path / ".git" / "improve" / "work")
+
+
+@pytest.mark.parametrize("mark", ["xattr", "noatime-flag", "immutable-flag"])
+def test_a_mark_set_after_the_last_proof_is_found(
+    tmp_repo: TmpRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mark: str
+) -> None:
+    """A checkout proved once is not opened file by file again while every `lstat` is as
+    proved (setting a flag or an attribute moves the change time); one set since is found."""
+    if mark == "xattr" and not _user_xattrs(tmp_path):
+        pytest.skip("this file system has no user extended attributes")
+    if mark.endswith("-flag") and not _can_flag(tmp_path):
+        pytest.skip("this file system or process cannot set file-system flags")
+    commit = tmp_repo.commit("c", FILES)
+    opened: list[str] = []
+    real = inodes.marked
+
+    def counted(path: str, dir_fd: int | None = None) -> bool:
+        opened.append(path)
+        return real(path, dir_fd)
+
+    monkeypatch.setattr(inodes, "marked", counted)
+    with checkout(tmp_repo.open(), commit) as co:
+        time.sleep(0.3)  # the change times settle
+        assert co.unchanged()
+        assert len(opened) > len(FILES)  # every entry looked at once
+        opened.clear()
+        assert co.unchanged()
+        assert len(opened) == 1  # the root alone
+        target = co.path / "pkg" / "a.py"
+        before = target.lstat().st_ctime_ns
+        time.sleep(0.01)
+        if mark == "xattr":
+            os.setxattr(target, "user.mark", b"1")
+        else:
+            assert _flag(target, 0x80 if mark == "noatime-flag" else inodes.IMMUTABLE)
+        try:
+            assert target.lstat().st_ctime_ns != before
+            assert not co.unchanged()
+            left = co.reset()  # written anew; a flag that kept it from being removed named
+            assert bool(left) == (mark == "immutable-flag"), left
+            assert not inodes.marked(str(co.path / "pkg" / "a.py"))
+        finally:
+            if mark == "immutable-flag" and target.exists():
+                _unflag(target)

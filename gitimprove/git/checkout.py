@@ -32,6 +32,7 @@ import os
 import secrets
 import stat
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -258,6 +259,9 @@ class Checkout:
     # armed before the files are written: a step of the system clock since then means a ctime
     # may have been given back (util/clockset.py), so no `lstat` proves a file unchanged
     clock: Watch = field(default_factory=Watch)
+    # entries found without a flag or an extended attribute, by the `lstat` they had then:
+    # setting either moves the change time, so an entry with that `lstat` still has none
+    unmarked: dict[str, tuple[int, ...]] = field(default_factory=dict)
 
     def verify(self, *, after_run: bool = False, now: dict[str, Stat] | None = None) -> list[str]:
         """The paths that differ from the last snapshot (empty: all is as it was).
@@ -330,6 +334,7 @@ class Checkout:
         self.clock = fresh.clock
         self.path, self.expected, self.snapshot = fresh.path, fresh.expected, fresh.snapshot
         self.largest, self.tree = fresh.largest, fresh.tree
+        self.unmarked = fresh.unmarked
         return left
 
     def unchanged(self, now: dict[str, Stat] | None = None, *, moved: bool = False) -> bool:
@@ -354,19 +359,33 @@ class Checkout:
             return False
         if any(st[6] != device for st in self.snapshot.values()):
             return False
-        return not _marked(os.fspath(self.path), self.snapshot)
+        return not _marked(os.fspath(self.path), self.snapshot, self.unmarked)
 
 
-def _marked(base: str, snapshot: dict[str, Stat]) -> bool:
+# how much older than the look an entry's change time must be for its `lstat` to prove later
+# that nothing was set on it (a change in the same tick of a coarse clock keeps the time)
+_SETTLED_NS = 200_000_000
+
+
+def _marked(base: str, snapshot: dict[str, Stat], unmarked: dict[str, tuple[int, ...]]) -> bool:
     """Whether any entry of a checkout has a file-system flag or an extended attribute. The
     entries of one folder follow each other in a listing (`scan`): each is opened relative to
-    its folder, never through a link; a link's own attributes are read by path."""
+    its folder, never through a link; a link's own attributes are read by path.
+
+    An entry in `unmarked` with the `lstat` recorded there is not opened again: setting a flag
+    or an attribute moves its change time (the caller has checked the clock was not set).
+    When none is marked, `unmarked` records every entry whose change time was settled."""
     if inodes.marked(base):
         return True
+    settled = time.time_ns() - _SETTLED_NS
+    found: dict[str, tuple[int, ...]] = {}
     parent, pfd = None, -1
     try:
         for rel, st in snapshot.items():
             if rel == ".":
+                continue
+            if unmarked.get(rel) == st[:META]:
+                found[rel] = st[:META]
                 continue
             folder, _, name = rel.rpartition("/")
             if stat.S_ISLNK(st[0]):
@@ -381,11 +400,15 @@ def _marked(base: str, snapshot: dict[str, Stat]) -> bool:
                 parent = folder
             if inodes.marked(name, pfd):
                 return True
+            if st[3] < settled:
+                found[rel] = st[:META]
     except OSError:
         return True  # not as listed: never kept
     finally:
         if pfd >= 0:
             os.close(pfd)
+    unmarked.clear()
+    unmarked.update(found)
     return False
 
 

@@ -422,6 +422,7 @@ def _patched(repo: Repo, spare: Checkout, commit: str, purpose: str) -> Checkout
         purpose=purpose,
         clock=spare.clock,
         tree=frozenset(got.snapshot),
+        unmarked=spare.unmarked,  # what renew left is as proven; what it wrote, not in it
     )
 
 

@@ -22,10 +22,13 @@ object it removed): the status allows no transport.
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from gitimprove.git import gitfiles, listing
 from gitimprove.util import proc
+from gitimprove.util.files import open_state
 
 __all__ = ["STATUS_TIMEOUT", "work_tree_status"]
 
@@ -72,6 +75,45 @@ def work_tree_status(work_tree: Path, common_dir: Path | None = None) -> tuple[b
 
 _DRIVER_KEYS = ("clean", "smudge", "process")
 
+# the filter drivers the configuration files named when they held exactly these bytes
+_DRIVERS: dict[tuple[object, ...], set[str]] = {}
+_MAX_CONFIG = 1 << 20
+
+
+def _config_key(
+    work_tree: Path, common_dir: Path | None, configs: list[Path], env: dict[str, str]
+) -> tuple[object, ...] | None:
+    """What the drivers found depend on, when the configuration is read from these files
+    alone: the repository's and the submodules' configuration files' bytes (the caller ran
+    `gitfiles.problems`: regular files within bounds) and the environment's settings. None
+    (found anew each time) when a file includes another, a worktree has its own file, or the
+    work tree is a linked worktree."""
+    if common_dir is None:
+        return None
+    parts: list[object] = [os.fspath(work_tree)]
+    dot_git = work_tree / ".git"  # which repository's configuration git finds from here
+    try:
+        st = os.lstat(dot_git)
+    except OSError:
+        return None
+    parts += [st.st_ino, st.st_dev]
+    if not stat.S_ISDIR(st.st_mode) or not os.path.samefile(dot_git, common_dir):
+        return None  # a linked worktree's `.git` file, or one put in the folder's place
+    for path in [common_dir / "config", *configs]:
+        try:
+            with os.fdopen(open_state(path), "rb") as fh:
+                data = fh.read(_MAX_CONFIG + 1)
+        except OSError:
+            return None
+        low = data.lower()
+        if len(data) > _MAX_CONFIG:
+            return None
+        if b"include" in low or b"worktreeconfig" in low:
+            return None
+        parts += [os.fspath(path), data]
+    parts += sorted((k, v) for k, v in env.items() if k.startswith("GIT_"))
+    return tuple(parts)
+
 
 def _no_filters(work_tree: Path, common_dir: Path | None) -> dict[str, str]:
     """The environment for a status that runs no filter driver a configuration names: the
@@ -82,20 +124,28 @@ def _no_filters(work_tree: Path, common_dir: Path | None) -> dict[str, str]:
     env = proc.clean_env({"GIT_NO_LAZY_FETCH": "1", "GIT_ALLOW_PROTOCOL": ""})
     found = [["config", "--null", "--name-only", "--get-regexp", r"^filter\."]]
     modules = common_dir / "modules" if common_dir is not None else None
+    configs = []
     if modules is not None and modules.is_dir():
-        found += [
-            ["config", "--includes", "--file", str(path), *found[0][1:]]
+        configs = [
+            path
             for path in sorted(modules.rglob("config"))
             if path.is_file() and not path.is_symlink()
         ]
-    names: set[str] = set()
-    for args in found:
-        res = proc.git(args, cwd=work_tree, isolated=True, timeout=STATUS_TIMEOUT)
-        names.update(
-            key[len("filter.") :].rsplit(".", 1)[0]
-            for key in res.stdout.split("\0")
-            if key.startswith("filter.") and key.count(".") >= 2
-        )
+        found += [["config", "--includes", "--file", str(path), *found[0][1:]] for path in configs]
+    cache = _config_key(work_tree, common_dir, configs, env)
+    names = _DRIVERS.get(cache) if cache is not None else None
+    if names is None:
+        names = set()
+        for args in found:
+            res = proc.git(args, cwd=work_tree, isolated=True, timeout=STATUS_TIMEOUT)
+            names.update(
+                key[len("filter.") :].rsplit(".", 1)[0]
+                for key in res.stdout.split("\0")
+                if key.startswith("filter.") and key.count(".") >= 2
+            )
+        if cache is not None:
+            _DRIVERS.clear()
+            _DRIVERS[cache] = names
     try:
         count = int(env.get("GIT_CONFIG_COUNT", "0"))
     except ValueError:

@@ -28,6 +28,7 @@ import fnmatch
 import hashlib
 import json
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,6 +39,7 @@ from gitimprove.git import gitfiles, refs, witness
 from gitimprove.git.repo import RefMoved, Repo, update_refs
 from gitimprove.git.status import work_tree_status
 from gitimprove.util import inodes, written
+from gitimprove.util.clockset import Watch
 from gitimprove.util.files import atomic_write, read_state, state_kind
 from gitimprove.util.keys import KEY_FILE, key_problem, restore_key
 
@@ -141,10 +143,41 @@ def _flag_states(common: Path, out: dict[str, str | None]) -> None:
                 todo.append((sub, Path(entry.path), depth - 1))
             elif sub.startswith(_OWN_REFS) and entry.is_file(follow_symlinks=False):
                 paths.append((sub, Path(entry.path)))  # the refs the harness writes
+    settled = time.time_ns() - _SETTLED_NS
     for rel, path in paths:
-        names = inodes.flag_names(path)
+        names = _flags_of(path, settled)
         if names:
             out[f".git/{rel} (file-system flag {', '.join(names)})"] = "flag"
+
+
+# the flags last read of each path, by the `lstat` it had: setting a flag moves the change
+# time, so a path with that `lstat` has the same flags, unless the system clock was set since
+# (util/clockset.py: then every path is read again)
+_FLAGS: dict[str, tuple[tuple[int, ...], list[str]]] = {}
+_FLAGS_CLOCK: list[Watch] = []
+_SETTLED_NS = 200_000_000  # a change time this much older than the look is not racing it
+
+
+def _flags_of(path: Path, settled: int) -> list[str]:
+    if not _FLAGS_CLOCK or _FLAGS_CLOCK[0].was_set() or not _FLAGS_CLOCK[0].armed:
+        _FLAGS.clear()
+        if _FLAGS_CLOCK:
+            _FLAGS_CLOCK.pop().close()
+        _FLAGS_CLOCK.append(Watch())
+    key = os.fspath(path)
+    try:
+        st = os.lstat(key)
+    except OSError:
+        _FLAGS.pop(key, None)
+        return []
+    seen = (st.st_dev, st.st_ino, st.st_mode, st.st_ctime_ns)
+    cached = _FLAGS.get(key)
+    if cached is not None and cached[0] == seen:
+        return cached[1]
+    names = inodes.flag_names(path)
+    if st.st_ctime_ns < settled:
+        _FLAGS[key] = (seen, names)
+    return names
 
 
 _OWN_REFS = ("refs/improve/", "refs/heads/improve/", "refs/notes/")
