@@ -156,3 +156,17 @@ def test_handlers_come_back_after_main() -> None:
     assert cli.main(["--version"]) == 0
     assert {s: signal.getsignal(s) for s in proc.SIGNALS} == before
     assert proc.stopping() is None
+
+
+def test_signals_of_one_day_and_host_never_share_an_id() -> None:
+    """Signals are told apart by id (`signal list`, events): 10,000 made the same second on
+    one host all differ (with 24 random bits, about 3 pairs of them would share one)."""
+    from gitimprove.memory import capture
+
+    ids = {
+        capture.make_signal(
+            type_="failure", content="x", session="s", hook="cli", now="2026-11-24T08:00:00Z"
+        )["id"]
+        for _ in range(10_000)
+    }
+    assert len(ids) == 10_000
