@@ -99,7 +99,7 @@ def compact(improve_dir: Path, *, deferrable: bool = False) -> bool:
     snapshot of the refs is judged by where the file ended when it was taken (`position`),
     which a new file loses."""
     path = improve_dir / FILE
-    if deferrable and _another_run(improve_dir):
+    if deferrable and flocks.run_held(improve_dir, others_only=True):
         return False
     key = load_key(improve_dir, create=False)
     if key is None:
@@ -148,18 +148,6 @@ def position(improve_dir: Path) -> Position:
     except OSError:
         return (0, 0)
     return (st.st_ino, st.st_size)
-
-
-def _another_run(improve_dir: Path) -> bool:
-    """Whether another process holds a run's lock here now."""
-    try:
-        with os.scandir(improve_dir / "locks") as it:
-            found = [
-                Path(e.path) for e in it if e.name.startswith("run-") and e.name.endswith(".lock")
-            ]
-    except OSError:
-        return False
-    return flocks.held(found, others_only=True)
 
 
 def _alive(improve_dir: Path, since: Position | None = None) -> dict[str, set[str]]:

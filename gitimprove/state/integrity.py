@@ -146,8 +146,7 @@ def _set_aside(repo: Repo, f: Finding) -> None:
     """`--repair` sets the incident log aside as reviewed, except while a run of this
     repository is under way: its watch of gitimprove's folder (git/strays.py) cannot tell
     that move from one its measured code made, and would undo it and blame the attempt."""
-    locks = repo.improve_dir / "locks"
-    if flocks.held(locks.glob("run-*.lock")):
+    if flocks.run_held(repo.improve_dir):
         f.fix = "a run is under way: run `git improve doctor --repair` again once it is done"
         return
     path = repo.improve_dir / INCIDENTS

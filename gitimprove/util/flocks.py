@@ -43,6 +43,12 @@ def held(paths: Iterable[Path], *, others_only: bool = False) -> bool:
     return False
 
 
+def run_held(improve_dir: Path, *, others_only: bool = False) -> bool:
+    """Whether a run of the repository whose gitimprove folder is `improve_dir` holds its
+    lock (`locks/run-<name>.lock`) now; `others_only` as for `held`."""
+    return held((improve_dir / "locks").glob("run-*.lock"), others_only=others_only)
+
+
 def _probe(path: Path) -> bool:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
