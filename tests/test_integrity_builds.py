@@ -76,6 +76,72 @@ CASES = [
 ]
 
 
+BENCH_CARGO = (
+    '[package]\nname = "p"\nversion = "0.1.0"\nedition = "2021"\n\n'
+    '[[bench]]\nname = "main"\nharness = false\n'
+)
+BENCH_LIB = (
+    "pub fn value() -> f64 {\n"
+    '    std::fs::read_to_string("src/value.txt").unwrap().trim().parse().unwrap()\n}\n'
+)
+BENCH_MAIN = 'fn main() {\n    println!("METRIC score={}", p::value());\n}\n'
+# a new bench target: a constructor that runs when the target starts prints a better line
+# after the sealed benchmark's (cargo bench runs its targets in order of name)
+FORGED_BENCH = """cat > benches/zz.rs <<'END'
+extern "C" fn forged() { println!("METRIC score=1"); }
+#[used]
+#[link_section = ".init_array"]
+static INIT: extern "C" fn() = forged;
+END
+"""
+
+
+@pytest.mark.slow
+@needs_cargo
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_a_new_bench_target_printing_after_the_sealed_one_is_out_of_scope(
+    tmp_repo: TmpRepo, tmp_path: Path, sandbox: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in TOOL_HOMES.items():
+        monkeypatch.setenv(name, value)
+    script = tmp_path / "agent.sh"
+    script.write_text("#!/bin/sh\nset -e\n" + FORGED_BENCH)
+    script.chmod(0o755)
+    tmp_repo.commit(
+        "project",
+        {
+            "Cargo.toml": BENCH_CARGO,
+            "src/lib.rs": BENCH_LIB,
+            "benches/main.rs": BENCH_MAIN,
+            ".gitignore": "target/\n",
+            "src/value.txt": "100\n",
+            ".gitimprove.toml": f"""[metric]
+command = "cargo bench --offline -q"
+direction = "lower"
+timeout = "300s"
+
+[scope]
+mutable = ["**"]
+sealed = ["benches/main.rs", "Cargo.toml"]
+
+[loop]
+stuck_after = 100
+plateau_patience = 100
+
+[agent]
+name = "command"
+command = "{script}"
+sandbox = "{sandbox}"
+""",
+        },
+    )
+    res = tmp_repo.cli("run", "--run", "t", "-n", "1")
+    assert res.returncode == 0, res.stdout + res.stderr
+    rows = run_rows(tmp_repo, "t")
+    assert [r["status"] for r in rows] == ["baseline", "out-of-scope"], rows
+    assert "benches/zz.rs (cargo builds it as a benchmark target" in rows[1]["reason"]
+
+
 def project(repo: TmpRepo, tmp_path: Path, guard: str, files: dict[str, str], agent: str,
             sandbox: str, mutable: str = '"**"') -> None:  # fmt: skip
     script = tmp_path / "agent.sh"
@@ -162,6 +228,21 @@ def judged(
         ("vendor/modules.txt", False, True),
         ("src/vendors.js", True, False),
         (".swcrc", True, True),
+        ("benches/zz.rs", True, True),
+        ("benches/main.rs", False, False),  # a target the base has: judged as source
+        ("tests/it.rs", True, True),
+        ("crates/a/tests/x/main.rs", True, True),
+        ("tests/x/util.rs", True, False),
+        ("src/tests/mod.rs", True, False),  # a module of the library
+        ("src/a.test.js", True, True),
+        ("src/a.test.js", False, False),
+        ("a.spec.ts", True, True),
+        ("test-a.mjs", True, True),
+        ("b-test.cjs", True, True),
+        ("src/__tests__/a.js", True, True),
+        ("src/latest.js", True, False),
+        ("src/attest.ts", True, False),
+        ("tests/test_x.py", True, False),  # pytest's: loop/implicit.py
     ],
 )
 def test_what_a_test_runner_finds_by_name(path: str, new: bool, flagged: bool) -> None:

@@ -29,6 +29,11 @@ takes another module, a test library that always passes, from a folder of the ca
 versions (`autotests = false` or `[lib] test = false` and `cargo test` builds no test, a
 `[patch]` or a `path` dependency swaps a crate, `harness = false` runs a `main` instead of the
 tests), and the settings a test runner reads from `package.json` (`jest`, `mocha`, `ava`...).
+New test and benchmark files a runner finds by place or name run with the sealed ones: cargo
+builds every `tests/*.rs` and `benches/*.rs` as a target of its own, and `cargo bench` runs a
+new `benches/zz.rs` after the sealed `benches/main.rs` — a constructor in `.init_array` there
+printed `METRIC score=1` after the benchmark's line, and the last line counts; likewise a new
+`x.test.js`, `x.spec.ts`, `test-x.mjs` or a file under `__tests__/` for Node's runners.
 
 Each is treated as the files Python loads unnamed are (loop/implicit.py): a change is
 `out-of-scope` unless a `[scope] mutable` pattern spells its name, and a metric or guard run
@@ -132,6 +137,39 @@ def why_runtime(path: str, new: bool) -> tuple[str, str] | None:
             return why, prefix
     if new and name in _NEW:
         return _NEW[name], name
+    if new:
+        return _discovered(parts)
+    return None
+
+
+_JS_TEST = re.compile(
+    r"^(?:.+(?P<affix>[.]test[.]|[.]spec[.]|-test[.]|_test[.])|(?P<lead>test-|test[.]))"
+    r"[^.]*[.]?(?:c|m)?[jt]sx?$"
+)
+
+
+def _discovered(parts: list[str]) -> tuple[str, str] | None:
+    """(why, the name a mutable pattern must spell) for a new file a test runner finds by
+    its place or name and runs with the sealed suite or benchmark: cargo's test and bench
+    targets (`tests/x.rs`, `benches/x.rs`, `tests/x/main.rs`), JavaScript test files
+    (`x.test.js`, `x.spec.ts`, `test-x.mjs`, anything under `__tests__/`)."""
+    name = parts[-1]
+    if name.endswith(".rs") and "src" not in parts[:-1]:  # src/: a module, not a target
+        folder = parts[-2] if len(parts) > 1 else ""
+        upper = parts[-3] if len(parts) > 2 else ""
+        for where, what in (("tests", "test"), ("benches", "benchmark")):
+            if folder == where or (name == "main.rs" and upper == where):
+                return (
+                    f"cargo builds it as a {what} target of its own and runs it with the "
+                    "sealed ones: its output comes after theirs",
+                    f"{where}/",
+                )
+    if "__tests__" in parts[:-1]:
+        return "jest runs every file under __tests__ with the suite", "__tests__"
+    match = _JS_TEST.match(name)
+    if match is not None:
+        marker = match.group("affix") or match.group("lead")
+        return "the test runner finds it by its name and runs it with the suite", marker
     return None
 
 
