@@ -72,7 +72,7 @@ def test_a_run_names_what_its_commands_run_unsealed(tmp_repo: TmpRepo, tmp_path:
     res = tmp_repo.cli("run", "--run", "t", "-n", "1")
     assert res.returncode == 0, res.stderr
     said = res.stdout + res.stderr
-    assert "runs bench.py, tests/**, which is not sealed" in said, said
+    assert "runs bench.py, tests/**, which are not sealed" in said, said
 
 
 def test_what_commands_name_in_the_repository() -> None:

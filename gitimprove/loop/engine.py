@@ -281,8 +281,9 @@ class Engine:
                 {
                     "event": "warning",
                     "run": name,
-                    "message": f"the metric or guard command runs {', '.join(unsealed)}, which "
-                    "is not sealed: the agent may rewrite what prints the number or what the "
+                    "message": f"the metric or guard command runs {', '.join(unsealed)}, "
+                    f"which {'are' if len(unsealed) > 1 else 'is'} not sealed: the agent may "
+                    "rewrite what prints the number or what the "
                     "tests check, and such a change is measured like any other; seal it "
                     '(`[scope] sealed`; docs/integrity.md, "What you must still do")',
                 }
