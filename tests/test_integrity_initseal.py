@@ -88,3 +88,15 @@ def test_what_commands_name_in_the_repository() -> None:
     assert named_paths(
         ["python3 -m mod src/x.py"], lambda p: "file" if p == "src/x.py" else None
     ) == ["src/x.py"]
+
+
+@pytest.mark.slow
+def test_a_pytest_guard_naming_no_path_seals_the_test_folder(tmp_repo: TmpRepo) -> None:
+    tmp_repo.commit("code", {"bench.py": BENCH, "tests/test_v.py": TEST, "src/value.txt": "100\n"})
+    res = tmp_repo.cli(
+        "init", "--metric", f"{PYTHON} bench.py", "--direction", "lower",
+        "--guard", f"{PYTHON} -m pytest -q -p no:cacheprovider", "--agent", "command", "--yes",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+    config = (tmp_repo.path / ".gitimprove.toml").read_text()
+    assert 'sealed = ["bench.py", "tests/**"]' in config, config
