@@ -77,14 +77,17 @@ def test_a_run_names_what_its_commands_run_unsealed(tmp_repo: TmpRepo, tmp_path:
 
 def test_what_commands_name_in_the_repository() -> None:
     files = ["bench.py", "tests/test_a.py", "tests/unit/test_b.py", "data/set.csv", "src/x.py"]
-    commands = [
+    commands = (
         "python3 bench.py --data=data/set.csv -n 3",
         "FOO=1 pytest -q ./tests/ /abs/path ~/x ../up $HOME/y",
-    ]
-    assert unsealed_named(commands, files, []) == ["bench.py", "data/set.csv", "tests/**"]
-    assert unsealed_named(commands, files, ["bench.py", "data/set.csv"]) == ["tests/**"]
+    )
+    assert unsealed_named(*commands, files, []) == ["bench.py", "data/set.csv", "tests/**"]
+    assert unsealed_named(*commands, files, ["bench.py", "data/set.csv"]) == ["tests/**"]
     sealed = ["bench.py", "data/set.csv", "tests/test_a.py", "tests/unit/test_b.py"]
-    assert unsealed_named(commands, files, sealed) == []
+    assert unsealed_named(*commands, files, sealed) == []
+    # a pytest guard naming no path collects tests/ from the root
+    assert unsealed_named("python3 bench.py", "pytest -q", files, ["bench.py"]) == ["tests/**"]
+    assert unsealed_named("python3 bench.py", "make test", files, ["bench.py"]) == []
     assert named_paths(
         ["python3 -m mod src/x.py"], lambda p: "file" if p == "src/x.py" else None
     ) == ["src/x.py"]

@@ -272,7 +272,8 @@ class Engine:
                 }
             )
         unsealed = inprocess.unsealed_named(
-            [ctx.cfg.metric_command, ctx.cfg.guard_command],
+            ctx.cfg.metric_command,
+            ctx.cfg.guard_command or "",
             trees.blob_paths(repo, ctx.base_tree),
             ctx.sealed_paths,
         )

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 
 from gitimprove.loop import scope
 
-__all__ = ["imported_mutable", "named_paths", "unsealed_named"]
+__all__ = ["imported_mutable", "measured_paths", "named_paths", "unsealed_named"]
 
 
 def _script(command: str) -> str | None:
@@ -113,8 +113,17 @@ def named_paths(commands: Sequence[str], kind: Callable[[str], str | None]) -> l
     return list(out)
 
 
+def measured_paths(metric: str, guard: str, kind: Callable[[str], str | None]) -> list[str]:
+    """`named_paths` of the metric and guard commands; for a pytest guard that names no path
+    (it collects from the root), the usual test folders it finds (`tests/**`, `test/**`)."""
+    named = named_paths([metric, guard], kind)
+    if "pytest" in guard and not named_paths([guard], kind):
+        named += [f"{d}/**" for d in ("tests", "test") if kind(d) == "folder"]
+    return list(dict.fromkeys(named))
+
+
 def unsealed_named(
-    commands: Sequence[str], files: Sequence[str], sealed: Sequence[str]
+    metric: str, guard: str, files: Sequence[str], sealed: Sequence[str]
 ) -> list[str]:
     """Of `named_paths` in a tree holding `files`, those with a file that `sealed` (the sealed
     files) leaves out: what the agent may change although the metric or guard runs it."""
@@ -126,7 +135,7 @@ def unsealed_named(
         return "file" if path in held else "folder" if path in folders else None
 
     out = []
-    for pattern in named_paths(commands, kind):
+    for pattern in measured_paths(metric, guard, kind):
         if pattern.endswith("/**"):
             prefix = pattern[:-2]
             if any(f.startswith(prefix) and f not in pinned for f in held):

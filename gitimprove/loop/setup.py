@@ -129,9 +129,4 @@ def _named(repo: Repo, opts: InitOptions) -> list[str]:
             return None
         return "file" if found.is_file() else "folder" if found.is_dir() else None
 
-    named = inprocess.named_paths([opts.metric or "", opts.guard or ""], kind)
-    guard = opts.guard or ""
-    if "pytest" in guard and not inprocess.named_paths([guard], kind):
-        # pytest with no path collects from the root: the usual test folders it finds
-        named += [f"{d}/**" for d in ("tests", "test") if kind(d) == "folder"]
-    return list(dict.fromkeys(named))
+    return inprocess.measured_paths(opts.metric or "", opts.guard or "", kind)
