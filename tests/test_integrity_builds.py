@@ -307,6 +307,7 @@ proptest = "1"
         (CARGO_DEPS + "\n[profile.test]\ndebug-assertions = false\n", True),
         (CARGO_DEPS + '\n[target.x86_64-unknown-linux-gnu]\nrunner = "true"\n', True),
         ("not toml [", True),
+        (CARGO_DEPS + '\n[workspace.dependencies]\nlog = "0.4"\n', True),  # a new table
     ],
 )
 def test_what_of_cargo_toml_is_sealed(after: str, sealed: bool) -> None:
@@ -315,6 +316,22 @@ def test_what_of_cargo_toml_is_sealed(after: str, sealed: bool) -> None:
     assert bool(named) == sealed, named
     # named in mutable: it may change
     assert not judged({"Cargo.toml": CARGO_DEPS}, {"Cargo.toml": after}, ("Cargo.toml",))
+
+
+WORKSPACE = '[workspace]\nmembers = ["a"]\n\n[workspace.dependencies]\nlog = "0.4"\n'
+
+
+@pytest.mark.parametrize(
+    ("after", "sealed"),
+    [
+        (WORKSPACE.replace('"0.4"', '"0.4.22"'), False),
+        (WORKSPACE + 'serde = { version = "1", features = ["derive"] }\n', False),
+        (WORKSPACE + 'serde = { path = "fake" }\n', True),
+        (WORKSPACE.replace('["a"]', '["a", "b"]'), True),
+    ],
+)
+def test_what_of_a_cargo_workspace_is_sealed(after: str, sealed: bool) -> None:
+    assert (cargo_build(WORKSPACE.encode()) != cargo_build(after.encode())) == sealed
 
 
 @pytest.mark.parametrize(

@@ -251,20 +251,29 @@ def cargo_build(data: bytes | None) -> Any:
     elif package is not None:
         sealed["package"] = package
     for table in _CARGO_FREE[1:4]:
-        deps = doc.get(table)
-        if not isinstance(deps, dict):
-            if deps is not None:
-                sealed[table] = deps
-            continue
-        sources = {
-            name: spec
-            for name, spec in deps.items()
-            if not isinstance(spec, (str, dict))
-            or (isinstance(spec, dict) and any(k in spec for k in _CARGO_SOURCES))
+        if table in doc:
+            sealed[table] = _cargo_sources(doc[table])
+    workspace = doc.get("workspace")
+    if isinstance(workspace, dict) and isinstance(workspace.get("dependencies"), dict):
+        # a workspace's shared dependencies: published versions may change, as a package's
+        sealed["workspace"] = {
+            **workspace,
+            "dependencies": _cargo_sources(workspace["dependencies"]),
         }
-        if sources:
-            sealed[table] = sources
     return tuple(sorted(sealed.items(), key=lambda kv: kv[0]))
+
+
+def _cargo_sources(deps: Any) -> Any:
+    """Of a dependency table, the entries not taken from a published version (a path, git,
+    another registry or package); the table itself when it is not one."""
+    if not isinstance(deps, dict):
+        return deps
+    return {
+        name: spec
+        for name, spec in deps.items()
+        if not isinstance(spec, (str, dict))
+        or (isinstance(spec, dict) and any(k in spec for k in _CARGO_SOURCES))
+    }
 
 
 # what Node (and TypeScript's runners) try for `require("./x")` or `import "./x"`, in order
