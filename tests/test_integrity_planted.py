@@ -7,7 +7,6 @@ refuses naming it."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,20 +16,22 @@ import pytest
 from tests.conftest import PY, TmpRepo
 from tests.loop_helpers import run_rows, value_project
 
-AGENT = """import pathlib
-pathlib.Path("src/value.txt").write_text("99\\n")
+# round 1 an honest gain, round 2 the file planted (with another gain)
+AGENT = """import os, pathlib, sys
+where, kind = pathlib.Path.home() / sys.argv[1], sys.argv[2]
+if os.environ["GITIMPROVE_ITERATION"] == "1":
+    pathlib.Path("src/value.txt").write_text("99\\n")
+    sys.exit(0)
+where.parent.mkdir(parents=True, exist_ok=True)
+if where.exists():
+    where.unlink()
+if kind == "fifo":
+    os.mkfifo(where)
+else:  # a sparse file of 3 GB
+    with open(where, "wb") as f:
+        f.truncate(3 << 30)
+pathlib.Path("src/value.txt").write_text("50\\n")
 """
-
-
-def plant(path: Path, kind: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.exists() or path.is_symlink():
-        path.unlink()
-    if kind == "fifo":
-        os.mkfifo(path)
-    else:  # a sparse file of 3 GB
-        with open(path, "wb") as f:
-            f.truncate(3 << 30)
 
 
 def answer(repo: TmpRepo, *args: str) -> subprocess.CompletedProcess[str]:
@@ -69,15 +70,16 @@ def test_a_file_planted_where_git_reads_the_users_config_hangs_no_command(
         (home / ".gitconfig").write_text("[include]\n\tpath = shared.gitconfig\n")
     agent = tmp_path / "agent.py"
     agent.write_text(AGENT)
-    value_project(tmp_repo, f"{sys.executable} {agent}", sandbox="none")
+    value_project(tmp_repo, f"{sys.executable} {agent} {where} {kind}", sandbox="none")
     remote = tmp_path / "shared.git"
     subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
     tmp_repo.git("remote", "add", "origin", str(remote))
-    assert tmp_repo.cli("run", "--run", "t", "-n", "1").returncode == 0
     target = home / where
-    plant(target, kind)
     label = "include shared.gitconfig" if where == "shared.gitconfig" else "~/" + where
     try:
+        run = answer(tmp_repo, "run", "--run", "t", "-n", "2")
+        assert run.returncode == 1 and label in run.stderr, run.stdout + run.stderr
+        assert [r["status"] for r in run_rows(tmp_repo, "t")] == ["baseline", "keep", "tampered"]
         log = answer(tmp_repo, "log")
         assert log.returncode == 0 and "keep" in log.stdout, log.stdout + log.stderr
         for args in (["status"], ["show", "improve/t"], ["memory"], ["idea", "list"]):
@@ -89,6 +91,8 @@ def test_a_file_planted_where_git_reads_the_users_config_hangs_no_command(
         # refused before any agent runs: every git it, the metric or the harness ran would wait
         resumed = answer(tmp_repo, "run", "--resume", "--run", "t", "-n", "2")
         assert resumed.returncode == 1 and label in resumed.stderr, resumed.stderr
-        assert [r["status"] for r in run_rows(tmp_repo, "t")] == ["baseline", "keep"]
+        statuses = [r["status"] for r in run_rows(tmp_repo, "t")]
+        assert statuses == ["baseline", "keep", "tampered"]
     finally:
-        target.unlink()
+        if target.exists() or target.is_fifo():
+            target.unlink()
