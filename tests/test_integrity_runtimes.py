@@ -130,7 +130,7 @@ OUT_OF_SCOPE = [
         {"bench.js": BENCH_JS, "package.json": PACKAGE},
         '"bench.js"',
         POST_AGENT,
-        "package.json (its scripts, main, exports or imports choose",
+        "package.json (its scripts, main, exports, imports or a test runner",
         marks=needs_npm,
         id="postbench",
     ),

@@ -24,7 +24,12 @@ def _interactive() -> bool:
 )
 @click.option("--guard", help='Command that must pass for a change to be kept (e.g. "pytest -q").')
 @click.option("--mutable", multiple=True, help="Path pattern the agent may change (repeatable).")
-@click.option("--sealed", multiple=True, help="Path pattern pinned during a run (repeatable).")
+@click.option(
+    "--sealed",
+    multiple=True,
+    help="Path pattern pinned during a run (repeatable; default: the files the metric and "
+    "guard commands name).",
+)
 @click.option(
     "--agent",
     type=click.Choice(["claude", "codex", "aider", "command", "scripted"]),

@@ -4,7 +4,8 @@ import click
 
 from gitimprove import output
 from gitimprove.config import parse_duration
-from gitimprove.errors import ConfigError
+from gitimprove.errors import ConfigError, GitImproveError
+from gitimprove.git import gitfiles
 from gitimprove.git.repo import open_repo
 from gitimprove.loop.engine import Engine, Event, RunOptions
 
@@ -169,4 +170,12 @@ def command(
         jobs=jobs,
         measure_jobs=measure_jobs,
     )
+    planted = gitfiles.outside_problems()
+    if planted:  # every git the agent, the metric and the harness run would wait on it
+        raise GitImproveError(
+            "git would hang on or choke over files outside this repository: "
+            + "; ".join(planted[:5]),
+            hint="put the regular file back (`git improve doctor` names each; an agent without "
+            "the sandbox can plant one), then run again",
+        )
     Engine(open_repo(), opts, output.emit_json if as_json else render).run()

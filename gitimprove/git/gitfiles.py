@@ -124,11 +124,19 @@ _PATH_KEY = re.compile(r'\s*path\s*=\s*("(?:[^"\\]|\\.)*"|[^#;]*)', re.IGNORECAS
 def includes(config: Path) -> list[str]:
     """The `path` values of a config file's `[include]` and `[includeIf …]` sections, as
     written (a file `problems` allowed: regular, bounded)."""
+    try:  # never blocks: a FIFO put in its place since it was checked is not read
+        fd = os.open(config, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except OSError:
+        return []
     try:
-        with open(config, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return []
+        with os.fdopen(fd, "rb", closefd=False) as f:
             text = f.read(LIMITS["config"] + 1).decode("utf-8", "surrogateescape")
     except OSError:
         return []
+    finally:
+        os.close(fd)
     out: list[str] = []
     section = ""
     for line in text.replace("\\\n", "").splitlines():
@@ -211,6 +219,29 @@ def user_configs() -> list[tuple[Path, str]]:
     return [(path, label) for path, label in found if os.path.isabs(path)]
 
 
+def outside_problems() -> list[str]:
+    """What git would block on or choke over outside the repository, in the files any git
+    command may read there: the user's config files (global, XDG, system), what they
+    include, and the XDG `ignore` and `attributes` files git reads by default; each as
+    `~/.gitconfig (why)`. An agent without the sandbox can write all of them."""
+    out: list[str] = []
+    seen: set[str] = set()
+    home = os.environ.get("HOME") or os.path.expanduser("~")
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    for path, label in user_configs():
+        why = _problem(path, LIMITS["config"])
+        if why is not None:
+            out.append(f"{label} ({why})")
+        elif os.path.isfile(path):
+            _config_chain(path, label, out, seen, 1)
+    if os.path.isabs(xdg):
+        for name in ("ignore", "attributes"):
+            why = _problem(os.path.join(xdg, "git", name), LIMITS["list"])
+            if why is not None:
+                out.append(f"{_tilde(xdg, home)}/git/{name} ({why})")
+    return out
+
+
 def _tilde(path: str, home: str) -> str:
     return "~" + path[len(home) :] if home and (path + "/").startswith(home + "/") else path
 
@@ -246,17 +277,12 @@ def problems(git_dir: Path, common: Path, *, refs: bool = True) -> list[str]:
     # libgit2 in the harness reads the global, XDG and system config too (for `improve.*`),
     # and reads one again whenever its times change: a FIFO there (an agent without the
     # sandbox can write your home) held the harness for ever at its next look at the config
-    users = user_configs()
-    for user_config, label in users:
-        why = _problem(user_config, LIMITS["config"])
-        if why is not None:
-            out.append(f"{label} ({why})")
+    out += outside_problems()
     if not out:  # only files found regular and bounded are read
         chain: set[str] = set()
         for config, label in (
             (common / "config", ".git/config"),
             (git_dir / "config.worktree", ".git/config.worktree"),
-            *users,
         ):
             _config_chain(config, label, out, chain, 1)
         _alternates(common / "objects", ".git/objects/info/alternates", out, 1)

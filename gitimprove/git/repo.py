@@ -292,12 +292,12 @@ def open_repo(path: str | os.PathLike[str] | None = None, *, need_work_tree: boo
     """Open the repository around `path` (default: the cwd), with a clear error otherwise."""
     where = Path(path) if path is not None else Path.cwd()
     unsafe = unreadable(where, refs=True)
-    users = tuple(label for _, label in gitfiles.user_configs())
-    if any(item.startswith(users) for item in unsafe):
-        # a config file of the user's outside the repository: opened without those files,
-        # named by what checks them (a run's watch, doctor), never read here
+    outside = set(gitfiles.outside_problems())
+    if outside & set(unsafe):
+        # a file of the user's outside the repository: opened without those files, named by
+        # what checks them (a run's watch, doctor), never read here
         forget_user_config()
-        unsafe = [item for item in unsafe if not item.startswith(users)]
+        unsafe = [item for item in unsafe if item not in outside]
     if unsafe:
         raise GitImproveError(
             "git would hang on or choke over files of this repository: " + "; ".join(unsafe[:5]),

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import pygit2
 
 from gitimprove.errors import ConflictError, GitImproveError
-from gitimprove.git import archive, notes, objects, refs
+from gitimprove.git import archive, gitfiles, notes, objects, refs
 from gitimprove.git.repo import RefMoved, Repo, cas_loop, update_refs
 from gitimprove.git.trees import empty_tree, put_paths, walk_blobs
 from gitimprove.util import proc
@@ -84,6 +84,13 @@ def default_remote(repo: Repo) -> str:
 
 
 def _git(repo: Repo, args: list[str]) -> proc.Result:
+    planted = gitfiles.outside_problems()
+    if planted:  # a remote needs the user's config (credentials, url rewrites, ssh)
+        raise GitImproveError(
+            "git would hang on or choke over files outside this repository: "
+            + "; ".join(planted[:5]),
+            hint="put the regular file back (`git improve doctor` names each), then sync again",
+        )
     env = proc.clean_env(
         {"GIT_DIR": str(repo.git_dir), "GITIMPROVE_CHILD": "1", "GIT_TERMINAL_PROMPT": "0"}
     )

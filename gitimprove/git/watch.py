@@ -277,8 +277,7 @@ class RepoState:
         bounds (a FIFO for `.git/config`), only that (`unsafe`), nothing read."""
         unsafe = gitfiles.problems(repo.git_dir, repo.common_dir)
         if unsafe:
-            users = tuple(label for _, label in gitfiles.user_configs())
-            if any(item.startswith(users) for item in unsafe):
+            if set(unsafe) & set(gitfiles.outside_problems()):
                 repo.drop_user_config()  # libgit2 would read it at its next diff or commit
             return cls({}, {}, b"", {}, {}, repo.improve_dir, unsafe)
         kept = {}

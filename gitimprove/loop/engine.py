@@ -271,6 +271,24 @@ class Engine:
                     'from the benchmark (docs/integrity.md, "What you must still do")',
                 }
             )
+        unsealed = inprocess.unsealed_named(
+            ctx.cfg.metric_command,
+            ctx.cfg.guard_command or "",
+            trees.blob_paths(repo, ctx.base_tree),
+            ctx.sealed_paths,
+        )
+        if unsealed:
+            self.emit(
+                {
+                    "event": "warning",
+                    "run": name,
+                    "message": f"the metric or guard command runs {', '.join(unsealed)}, "
+                    f"which {'are' if len(unsealed) > 1 else 'is'} not sealed: the agent may "
+                    "rewrite what prints the number or what the "
+                    "tests check, and such a change is measured like any other; seal it "
+                    '(`[scope] sealed`; docs/integrity.md, "What you must still do")',
+                }
+            )
         uncommitted = _uncommitted_config(repo, base)
         if uncommitted:
             self.emit({"event": "warning", "run": name, "message": uncommitted})

@@ -115,6 +115,26 @@ def _named(path: str, marker: str, mutable: Sequence[str]) -> bool:
     return any(marker in p and scope.matches(path, [p]) for p in mutable)
 
 
+# files judged by their content: (the part that is sealed, why)
+_BY_CONTENT: dict[str, tuple[Callable[[bytes | None], Any], str]] = {
+    "go.mod": (
+        runtimes.go_build,
+        "its go, toolchain, godebug, replace and exclude lines choose the Go toolchain and "
+        "the modules a build takes",
+    ),
+    "package.json": (
+        runtimes.package_scripts,
+        "its scripts, main, exports, imports or a test runner's settings choose what npm run "
+        "runs and what Node loads",
+    ),
+    "Cargo.toml": (
+        runtimes.cargo_build,
+        "its tables but the package metadata and published dependencies choose what cargo "
+        "builds and runs: tests, features, patches, build script",
+    ),
+}
+
+
 def _tool_sections(data: bytes | None) -> Any:
     if data is None:
         return (None, None)
@@ -249,22 +269,14 @@ def implicit_changes(
                     f"{path} (its [tool] or [build-system] tables configure the test runner)"
                 )
             continue
-        if path.rpartition("/")[2] == "go.mod":
+        judged = _BY_CONTENT.get(path.rpartition("/")[2])
+        if judged is not None:
+            sealed_part, why = judged
             before, after = read(path)
-            if toolchain.go_toolchain(before) != toolchain.go_toolchain(after) and not _named(
-                path, "go.mod", mutable
+            if sealed_part(before) != sealed_part(after) and not _named(
+                path, path.rpartition("/")[2], mutable
             ):
-                out.append(f"{path} (its go and toolchain lines choose the Go toolchain)")
-            continue
-        if path.rpartition("/")[2] == "package.json":
-            before, after = read(path)
-            if runtimes.package_scripts(before) != runtimes.package_scripts(after) and not _named(
-                path, "package.json", mutable
-            ):
-                out.append(
-                    f"{path} (its scripts, main, exports or imports choose what npm run runs "
-                    "and what Node loads)"
-                )
+                out.append(f"{path} ({why})")
             continue
         found = why_implicit(path, roots, is_package) or runtimes.why_runtime(
             path, existed(path) is False

@@ -1,4 +1,10 @@
-"""Code under test a sealed Python benchmark imports into its own process: named at run start.
+"""Code under test a sealed Python benchmark imports into its own process, and files of the
+repository the metric or guard command names that are not sealed: named at run start.
+
+A metric command that runs `bench.py` when `bench.py` is not sealed lets the agent rewrite the
+benchmark (`print("METRIC score=1")`), and a guard `pytest tests` whose `tests/` is not sealed
+lets it empty the tests: `git improve init` seals what the commands name unless told
+otherwise, and a run names such a file at its start.
 
 A benchmark that imports the code under test runs it in its own process, where that code can
 patch the benchmark — its timer, its counters (the demo's minimizer once set the best value
@@ -17,7 +23,7 @@ from collections.abc import Callable, Sequence
 
 from gitimprove.loop import scope
 
-__all__ = ["imported_mutable"]
+__all__ = ["imported_mutable", "measured_paths", "named_paths", "unsealed_named"]
 
 
 def _script(command: str) -> str | None:
@@ -80,3 +86,60 @@ def imported_mutable(
                 found.append(path)
                 break
     return (script, found) if found else None
+
+
+def named_paths(commands: Sequence[str], kind: Callable[[str], str | None]) -> list[str]:
+    """The repository's files and folders the commands name by a relative path (`bench.py`,
+    `tests`, `--data=data/set.csv`), as patterns: a file as itself, a folder as `<folder>/**`.
+    `kind(path)` says what the repository holds there: "file", "folder" or None."""
+    out: dict[str, None] = {}
+    for command in commands:
+        try:
+            words = shlex.split(command or "")
+        except ValueError:
+            continue
+        for word in words:
+            value = word.partition("=")[2] if word.startswith("-") else word
+            if "=" in word and not word.startswith("-") and "/" not in word.partition("=")[0]:
+                continue  # VAR=value before the program
+            path = value.removeprefix("./").rstrip("/")
+            if not path or path.startswith(("/", "~", "$", "-")) or path.split("/")[0] == "..":
+                continue
+            found = kind(path)
+            if found == "file":
+                out[path] = None
+            elif found == "folder":
+                out[f"{path}/**"] = None
+    return list(out)
+
+
+def measured_paths(metric: str, guard: str, kind: Callable[[str], str | None]) -> list[str]:
+    """`named_paths` of the metric and guard commands; for a pytest guard that names no path
+    (it collects from the root), the usual test folders it finds (`tests/**`, `test/**`)."""
+    named = named_paths([metric, guard], kind)
+    if "pytest" in guard and not named_paths([guard], kind):
+        named += [f"{d}/**" for d in ("tests", "test") if kind(d) == "folder"]
+    return list(dict.fromkeys(named))
+
+
+def unsealed_named(
+    metric: str, guard: str, files: Sequence[str], sealed: Sequence[str]
+) -> list[str]:
+    """Of `named_paths` in a tree holding `files`, those with a file that `sealed` (the sealed
+    files) leaves out: what the agent may change although the metric or guard runs it."""
+    held = set(files)
+    folders = {f.rsplit("/", i)[0] for f in held for i in range(1, f.count("/") + 1)}
+    pinned = set(sealed)
+
+    def kind(path: str) -> str | None:
+        return "file" if path in held else "folder" if path in folders else None
+
+    out = []
+    for pattern in measured_paths(metric, guard, kind):
+        if pattern.endswith("/**"):
+            prefix = pattern[:-2]
+            if any(f.startswith(prefix) and f not in pinned for f in held):
+                out.append(pattern)
+        elif pattern not in pinned:
+            out.append(pattern)
+    return out

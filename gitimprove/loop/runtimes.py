@@ -18,6 +18,23 @@ is loaded in its place, as a new `subprocess.py` beside a sealed Python file is.
 sealed `Makefile` line `-include local.mk` reads a `local.mk` that is not there at the base: a
 new one sets the variables and recipes of the sealed benchmark's target.
 
+Test runners find test and setup files by their names, so a new one changes what a sealed
+suite runs: `go test` compiles every `*_test.go` of a package into its test binary, and one
+`func TestMain(m *testing.M) { os.Exit(0) }` there passes the package without running a test;
+jest uses the modules of a `__mocks__/` folder in place of the packages of `node_modules`
+(a root one without any `jest.mock`). What builds a package is judged by its content the same
+way: `go.mod`'s `replace`, `exclude` and `godebug` lines and a `vendor/` folder (where `go`
+takes another module, a test library that always passes, from a folder of the candidate;
+`go.work` is loop/toolchain.py's), `Cargo.toml`'s tables but its package metadata and its dependencies on published
+versions (`autotests = false` or `[lib] test = false` and `cargo test` builds no test, a
+`[patch]` or a `path` dependency swaps a crate, `harness = false` runs a `main` instead of the
+tests), and the settings a test runner reads from `package.json` (`jest`, `mocha`, `ava`...).
+New test and benchmark files a runner finds by place or name run with the sealed ones: cargo
+builds every `tests/*.rs` and `benches/*.rs` as a target of its own, and `cargo bench` runs a
+new `benches/zz.rs` after the sealed `benches/main.rs` — a constructor in `.init_array` there
+printed `METRIC score=1` after the benchmark's line, and the last line counts; likewise a new
+`x.test.js`, `x.spec.ts`, `test-x.mjs` or a file under `__tests__/` for Node's runners.
+
 Each is treated as the files Python loads unnamed are (loop/implicit.py): a change is
 `out-of-scope` unless a `[scope] mutable` pattern spells its name, and a metric or guard run
 that writes one is tampering.
@@ -28,9 +45,17 @@ from __future__ import annotations
 import json
 import posixpath
 import re
+import tomllib
 from typing import Any
 
-__all__ = ["make_includes", "node_shadows", "package_scripts", "why_runtime"]
+__all__ = [
+    "cargo_build",
+    "go_build",
+    "make_includes",
+    "node_shadows",
+    "package_scripts",
+    "why_runtime",
+]
 
 # exact file names, in any folder: (who loads it, what it can do)
 _FILES = {
@@ -57,6 +82,12 @@ _FILES = {
     "nuget.config": "NuGet reads it: package sources",
     "NuGet.Config": "NuGet reads it: package sources",
     ".bazelrc": "Bazel reads its options: --run_under",
+    ".swcrc": "the test runner's transform reads it",
+}
+# ends of file names, in any folder: a test runner finds them by that name
+_SUFFIXES = {
+    "_test.go": "go test compiles it into its package's tests: a TestMain or init there "
+    "decides what runs",
 }
 # prefixes of file names, in any folder (jest.config.js, vitest.config.mts, .mocharc.yml)
 _PREFIXES = {
@@ -75,6 +106,8 @@ _FOLDERS = {
     ".yarn": "yarn loads it: its release, plugins",
     ".bundle": "bundler reads its config",
     "node_modules": "Node resolves modules from it in place of the installed ones",
+    "__mocks__": "jest loads its modules in place of the packages and modules they are named after",
+    "vendor": "go builds from it in place of the module cache (and PHP's autoload loads it)",
 }
 # files that take the place of one of their folder when new: make reads GNUmakefile, then
 # makefile, then Makefile; cargo builds and runs a build.rs beside Cargo.toml
@@ -96,11 +129,47 @@ def why_runtime(path: str, new: bool) -> tuple[str, str] | None:
             return _FOLDERS[part], part
     if name in _FILES:
         return _FILES[name], name
+    for suffix, why in _SUFFIXES.items():
+        if name.endswith(suffix):
+            return why, suffix
     for prefix, why in _PREFIXES.items():
         if name.startswith(prefix):
             return why, prefix
     if new and name in _NEW:
         return _NEW[name], name
+    if new:
+        return _discovered(parts)
+    return None
+
+
+_JS_TEST = re.compile(
+    r"^(?:.+(?P<affix>[.]test[.]|[.]spec[.]|-test[.]|_test[.])|(?P<lead>test-|test[.]))"
+    r"[^.]*[.]?(?:c|m)?[jt]sx?$"
+)
+
+
+def _discovered(parts: list[str]) -> tuple[str, str] | None:
+    """(why, the name a mutable pattern must spell) for a new file a test runner finds by
+    its place or name and runs with the sealed suite or benchmark: cargo's test and bench
+    targets (`tests/x.rs`, `benches/x.rs`, `tests/x/main.rs`), JavaScript test files
+    (`x.test.js`, `x.spec.ts`, `test-x.mjs`, anything under `__tests__/`)."""
+    name = parts[-1]
+    if name.endswith(".rs") and "src" not in parts[:-1]:  # src/: a module, not a target
+        folder = parts[-2] if len(parts) > 1 else ""
+        upper = parts[-3] if len(parts) > 2 else ""
+        for where, what in (("tests", "test"), ("benches", "benchmark")):
+            if folder == where or (name == "main.rs" and upper == where):
+                return (
+                    f"cargo builds it as a {what} target of its own and runs it with the "
+                    "sealed ones: its output comes after theirs",
+                    f"{where}/",
+                )
+    if "__tests__" in parts[:-1]:
+        return "jest runs every file under __tests__ with the suite", "__tests__"
+    match = _JS_TEST.match(name)
+    if match is not None:
+        marker = match.group("affix") or match.group("lead")
+        return "the test runner finds it by its name and runs it with the suite", marker
     return None
 
 
@@ -117,9 +186,94 @@ def package_scripts(data: bytes | None) -> Any:
         return ("unreadable", data)
     if not isinstance(doc, dict):
         return ("not an object", data)
-    return tuple(
-        doc.get(k) for k in ("scripts", "packageManager", "main", "exports", "imports", "type")
-    )
+    return tuple(doc.get(k) for k in _PACKAGE_KEYS)
+
+
+# `package.json` keys that choose what runs: npm's, Node's, and the test runners' settings
+_PACKAGE_KEYS = (
+    "scripts", "packageManager", "main", "exports", "imports", "type",
+    "jest", "mocha", "ava", "babel", "nyc", "c8", "tap", "jasmine", "karma", "workspaces",
+)  # fmt: skip
+
+_GO_SEALED = ("go", "toolchain", "godebug", "replace", "exclude")
+
+
+def go_build(data: bytes | None) -> tuple[str, ...]:
+    """The lines of a `go.mod` that choose how `go` builds and tests it: its `go`,
+    `toolchain` and `godebug` lines and every `replace` and `exclude` (a block's too); the
+    `require` lines may change."""
+    if data is None:
+        return ()
+    out: list[str] = []
+    block = ""
+    for raw in data.decode("utf-8", "replace").splitlines():
+        line = " ".join(raw.split("//", 1)[0].split())
+        if block:
+            if line == ")":
+                block = ""
+            elif line:
+                out.append(f"{block} {line}")
+            continue
+        word, _, rest = line.partition(" ")
+        if word in _GO_SEALED:
+            if rest == "(":
+                block = word
+            else:
+                out.append(line)
+    return tuple(out)
+
+
+# Cargo.toml: what may change without a mutable pattern naming it
+_CARGO_FREE = ("package", "dependencies", "dev-dependencies", "build-dependencies", "badges")
+_CARGO_PACKAGE_SEALED = (
+    "build", "links", "autotests", "autobenches", "autobins", "autoexamples", "autolib",
+    "workspace", "default-run", "resolver", "metadata",
+)  # fmt: skip
+_CARGO_SOURCES = ("path", "git", "registry", "registry-index", "package", "branch", "rev", "tag")
+
+
+def cargo_build(data: bytes | None) -> Any:
+    """What of a `Cargo.toml` chooses what `cargo test` and `cargo run` build and run: every
+    table but the package's metadata and its dependencies on published versions (`[lib]`,
+    `[[test]]` with `harness = false`, `[features]`, `[patch]`, `[profile]`, `[target]`,
+    `[workspace]`...), the package's `build`, `autotests` and the like, and a dependency taken
+    from a path, a git repository or another registry or package."""
+    if data is None:
+        return (None, None)
+    try:
+        doc = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        return ("unreadable", data)
+    sealed = {k: v for k, v in doc.items() if k not in _CARGO_FREE}
+    package = doc.get("package")
+    if isinstance(package, dict):
+        sealed["package"] = {k: package.get(k) for k in _CARGO_PACKAGE_SEALED if k in package}
+    elif package is not None:
+        sealed["package"] = package
+    for table in _CARGO_FREE[1:4]:
+        if table in doc:
+            sealed[table] = _cargo_sources(doc[table])
+    workspace = doc.get("workspace")
+    if isinstance(workspace, dict) and isinstance(workspace.get("dependencies"), dict):
+        # a workspace's shared dependencies: published versions may change, as a package's
+        sealed["workspace"] = {
+            **workspace,
+            "dependencies": _cargo_sources(workspace["dependencies"]),
+        }
+    return tuple(sorted(sealed.items(), key=lambda kv: kv[0]))
+
+
+def _cargo_sources(deps: Any) -> Any:
+    """Of a dependency table, the entries not taken from a published version (a path, git,
+    another registry or package); the table itself when it is not one."""
+    if not isinstance(deps, dict):
+        return deps
+    return {
+        name: spec
+        for name, spec in deps.items()
+        if not isinstance(spec, (str, dict))
+        or (isinstance(spec, dict) and any(k in spec for k in _CARGO_SOURCES))
+    }
 
 
 # what Node (and TypeScript's runners) try for `require("./x")` or `import "./x"`, in order

@@ -10,6 +10,7 @@ from gitimprove import config
 from gitimprove.errors import ConfigError, NotARepositoryError
 from gitimprove.git import refs
 from gitimprove.git.repo import Repo, open_repo
+from gitimprove.loop import inprocess
 from gitimprove.loop.measure import (
     Baseline,
     Progress,
@@ -90,7 +91,7 @@ def init_project(
             extract=opts.extract or "auto",
             guard=opts.guard or "",
             mutable=opts.mutable,
-            sealed=opts.sealed,
+            sealed=opts.sealed if opts.sealed is not None else _named(repo, opts),
             agent=opts.agent or "claude",
         )
         created = True
@@ -114,3 +115,18 @@ def _toml_str(value: str) -> str:
     import json
 
     return json.dumps(value)
+
+
+def _named(repo: Repo, opts: InitOptions) -> list[str]:
+    """What the metric and guard commands name in the work tree (`bench.py`, `tests/**`):
+    sealed by default, so that the agent can rewrite neither the benchmark nor the tests."""
+    root = repo.work_tree
+    assert root is not None
+
+    def kind(path: str) -> str | None:
+        found = root / path
+        if found.is_symlink() or not found.resolve().is_relative_to(root.resolve()):
+            return None
+        return "file" if found.is_file() else "folder" if found.is_dir() else None
+
+    return inprocess.measured_paths(opts.metric or "", opts.guard or "", kind)

@@ -46,11 +46,3 @@ def why_selector(path: str) -> tuple[str, str] | None:
     if name.startswith(".env."):
         return f"{name} is an environment file a benchmark or runner may load", ".env"
     return None
-
-
-def go_toolchain(data: bytes | None) -> tuple[str, ...]:
-    """The `go` and `toolchain` lines of a go.mod (the Go version that builds it)."""
-    if data is None:
-        return ()
-    lines = data.decode("utf-8", "replace").splitlines()
-    return tuple(s for ln in lines if (s := " ".join(ln.split())).startswith(("go ", "toolchain ")))

@@ -294,7 +294,14 @@ def git(
 ) -> Result:
     """`git ARGS`. `isolated` is for the harness's own look at a repository an agent may have
     touched: no global or system configuration (an agent can write ~/.gitconfig) and no
-    fsmonitor, so nothing the agent configured runs."""
+    fsmonitor, so nothing the agent configured runs. A call that may read the user's files
+    outside the repository runs isolated too when one of them is a FIFO or too large
+    (git/gitfiles.py `outside_problems`): git would wait on it for ever, and an agent
+    without the sandbox can plant one there; a run's watch and `doctor` name it."""
+    if not isolated:
+        from gitimprove.git import gitfiles
+
+        isolated = bool(gitfiles.outside_problems())
     if isolated:
         env = {**(env or clean_env()), **ISOLATED_GIT_ENV}
         args = [*ISOLATED_GIT_ARGS, *args]

@@ -1,0 +1,105 @@
+"""A project made with `git improve init --yes`: the benchmark the metric command runs and the
+tests the guard command runs were mutable (`sealed = []`), so an agent that rewrote `bench.py`
+to print `METRIC score=1` and emptied the tests was kept. `init` now seals what the commands
+name in the repository unless `--sealed` says otherwise; such an agent's attempt is `sealed`,
+in both sandbox modes. A hand-written configuration that leaves them unsealed is named at the
+run's start."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from gitimprove.loop.inprocess import named_paths, unsealed_named
+from tests.conftest import TmpRepo
+from tests.loop_helpers import run_rows
+from tests.test_integrity import needs_bwrap
+
+PYTHON = os.path.realpath(sys.executable)
+BENCH = "print('METRIC score=' + open('src/value.txt').read().strip())\n"
+TEST = "def test_value():\n    assert open('src/value.txt').read().strip() == '100'\n"
+# rewrites the benchmark and the test, and makes the real change the test refuses
+AGENT = """printf 'print("METRIC score=1")\\n' > bench.py
+printf 'def test_value():\\n    pass\\n' > tests/test_v.py
+printf '5\\n' > src/value.txt
+"""
+
+
+def init_project(repo: TmpRepo, tmp_path: Path, sandbox: str, *extra: str) -> dict[str, object]:
+    repo.commit("code", {"bench.py": BENCH, "tests/test_v.py": TEST, "src/value.txt": "100\n"})
+    res = repo.cli(
+        "init", "--metric", f"{PYTHON} bench.py", "--direction", "lower",
+        "--guard", f"{PYTHON} -m pytest -q -p no:cacheprovider tests", "--agent", "command",
+        "--yes", "--json", *extra,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+    script = tmp_path / "agent.sh"
+    script.write_text("#!/bin/sh\nset -e\n" + AGENT)
+    script.chmod(0o755)
+    config = (repo.path / ".gitimprove.toml").read_text()
+    config = config.replace('name = "command"', f'name = "command"\ncommand = "{script}"')
+    config = config.replace('sandbox = "auto"', f'sandbox = "{sandbox}"')
+    repo.commit("configure", {".gitimprove.toml": config})
+    return json.loads(res.stdout)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
+def test_init_seals_the_benchmark_and_tests_its_commands_name(
+    tmp_repo: TmpRepo, tmp_path: Path, sandbox: str
+) -> None:
+    init_project(tmp_repo, tmp_path, sandbox)
+    config = (tmp_repo.path / ".gitimprove.toml").read_text()
+    assert 'sealed = ["bench.py", "tests/**"]' in config, config
+    res = tmp_repo.cli("run", "--run", "t", "-n", "1")
+    assert res.returncode == 0, res.stderr
+    assert "not sealed" not in res.stdout + res.stderr
+    rows = run_rows(tmp_repo, "t")
+    assert [r["status"] for r in rows] == ["baseline", "sealed"], rows
+    base = tmp_repo.git("rev-parse", "refs/improve/runs/t/base")
+    assert tmp_repo.git("rev-parse", "improve/t") == base
+
+
+@pytest.mark.slow
+def test_a_run_names_what_its_commands_run_unsealed(tmp_repo: TmpRepo, tmp_path: Path) -> None:
+    """`--sealed` given (another file): the user chose; the run says what stays open."""
+    tmp_repo.commit("other", {"data.csv": "1\n"})
+    init_project(tmp_repo, tmp_path, "none", "--sealed", "data.csv")
+    res = tmp_repo.cli("run", "--run", "t", "-n", "1")
+    assert res.returncode == 0, res.stderr
+    said = res.stdout + res.stderr
+    assert "runs bench.py, tests/**, which are not sealed" in said, said
+
+
+def test_what_commands_name_in_the_repository() -> None:
+    files = ["bench.py", "tests/test_a.py", "tests/unit/test_b.py", "data/set.csv", "src/x.py"]
+    commands = (
+        "python3 bench.py --data=data/set.csv -n 3",
+        "FOO=1 pytest -q ./tests/ /abs/path ~/x ../up $HOME/y",
+    )
+    assert unsealed_named(*commands, files, []) == ["bench.py", "data/set.csv", "tests/**"]
+    assert unsealed_named(*commands, files, ["bench.py", "data/set.csv"]) == ["tests/**"]
+    sealed = ["bench.py", "data/set.csv", "tests/test_a.py", "tests/unit/test_b.py"]
+    assert unsealed_named(*commands, files, sealed) == []
+    # a pytest guard naming no path collects tests/ from the root
+    assert unsealed_named("python3 bench.py", "pytest -q", files, ["bench.py"]) == ["tests/**"]
+    assert unsealed_named("python3 bench.py", "make test", files, ["bench.py"]) == []
+    assert named_paths(
+        ["python3 -m mod src/x.py"], lambda p: "file" if p == "src/x.py" else None
+    ) == ["src/x.py"]
+
+
+@pytest.mark.slow
+def test_a_pytest_guard_naming_no_path_seals_the_test_folder(tmp_repo: TmpRepo) -> None:
+    tmp_repo.commit("code", {"bench.py": BENCH, "tests/test_v.py": TEST, "src/value.txt": "100\n"})
+    res = tmp_repo.cli(
+        "init", "--metric", f"{PYTHON} bench.py", "--direction", "lower",
+        "--guard", f"{PYTHON} -m pytest -q -p no:cacheprovider", "--agent", "command", "--yes",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+    config = (tmp_repo.path / ".gitimprove.toml").read_text()
+    assert 'sealed = ["bench.py", "tests/**"]' in config, config
