@@ -240,7 +240,7 @@ def _formats_completed(
 
 
 # findings whose end no format fixes: a key body or a catch-all run is any length
-_OPEN_ENDED = frozenset({"private-key-body", "generic-api-key"})
+_OPEN_ENDED = frozenset({"private-key-body", "generic-api-key", "prefixed-token"})
 
 
 def _key_crosses(view: str, join: int, start: int) -> bool:
