@@ -414,6 +414,10 @@ WORST = [
     "cookie('" * 8_000,
     "res.cookie('sid', '" + "a" * 60_000,
     ".set('Cookie', ['" + "sid=" * 15_000,
+    # links: a code's query key repeated, a bot's id without its token
+    "?code=" * 10_000,
+    "#access_token=" + "a/" * 30_000,
+    ("/bot" + "1" * 10 + ":AA") * 4_000,
     "Authorization: Bearer " + "!" * 60_000,
     "$ wg genkey | " * 4_000,
     "0x" + "f" * 60_000,

@@ -58,7 +58,8 @@ RULES: list[Rule] = [
     ),
     Rule("mailchimp-api-key", r"\b[0-9a-f]{32}-us\d{1,2}\b", ("-us",)),
     Rule("mailgun-private-api-token", r"\bkey-[0-9a-f]{32}\b", ("key-",)),
-    Rule("telegram-bot-api-token", r"\b\d{8,10}:AA[\w-]{33}\b", (":aa",)),
+    # (also in the Bot API's URL, where `bot` runs into the id: `/bot<id>:AA…/sendMessage`)
+    Rule("telegram-bot-api-token", r"(?:\b|(?<=bot))\d{8,10}:AA[\w-]{33}\b", (":aa",)),
     Rule(
         "discord-webhook-url",
         r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w-]{20,}",
@@ -116,6 +117,8 @@ RULES: list[Rule] = [
     Rule("posthog-api-key", r"\bph[xc]_(?=\w*\d)\w{30,}", ("phx_", "phc_")),
     Rule("bitbucket-app-password", r"\bATBB[A-Za-z0-9_=-]{28,}", ("atbb",)),
     Rule("google-refresh-token", r"(?<![\w/])1//0[\w-]{30,}", ("1//0",)),
+    # an OAuth authorization code, exchanged for tokens (`?code=4/0A…` in a redirect)
+    Rule("google-oauth-code", r"(?<![\w/])4/0A[\w-]{40,}", ("4/0a",)),
     Rule("crates-io-token", r"\bcio(?=[A-Za-z]*\d)[A-Za-z0-9]{32}\b", ("cio",)),
     Rule("nvidia-api-key", r"\bnvapi-[\w-]{40,}", ("nvapi-",)),
     Rule(
