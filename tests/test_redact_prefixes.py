@@ -78,6 +78,27 @@ ORDINARY = [
 ]
 
 
+def _ids(rnd: random.Random) -> list[str]:
+    """An API's handles: a completion's, a request's, a run's, a batch's (random bodies
+    as long as a token's, public in every log and response)."""
+    return [
+        f'"id": "chatcmpl-{_body(rnd, 29)}"',
+        f"completion cmpl-{_body(rnd, 29)} finished",
+        f"x-request-id: req_{_body(rnd, 32)}",
+        f'"run_id": "run_{_body(rnd, 28)}"',
+        f'"id": "batch_{_body(rnd, 32)}"',
+        f"trace-id: trace_{_body(rnd, 32)}",
+        f'{{"id": "gen-{rnd.randrange(10**9, 10**10)}-{_body(rnd, 28)}"}}',
+        f'"id": "qzx_{_body(rnd, 40)}"',
+    ]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_an_apis_handles_pass(seed: int) -> None:
+    for text in _ids(random.Random(seed)):
+        assert redact(text) == text
+
+
 @pytest.mark.parametrize("text", ORDINARY, ids=range(len(ORDINARY)))
 def test_ordinary_text_of_the_same_shape_passes(text: str) -> None:
     assert redact(text) == text

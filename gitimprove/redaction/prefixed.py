@@ -4,70 +4,36 @@ digits. New providers pick new prefixes every year; the body's randomness is wha
 
 Not a token: a name in code (`test_parseHTTP2ResponseForUTF8Input`, the body reads as
 words), a digest after its algorithm (`sha512-<base64>`, an npm lock file's integrity), a
-payment provider's object id (`pi_3MtwBw…`, public in URLs and receipts).
+payment provider's object id (`pi_3MtwBw…`, public in URLs and receipts), an API's handle
+for a request, a run or a completion (`chatcmpl-…`, `req_…`, `batch_…`), or any value
+under a key naming an id (`"id": …`, `x-request-id: …`).
 """
 
 from __future__ import annotations
 
 import re
 
+from gitimprove.redaction.keynames import words
+
 # a digest's algorithm names what follows as a hash, not a credential
-_DIGESTS = frozenset(
-    (
-        "md5",
-        "sha",
-        "sha1",
-        "sha224",
-        "sha256",
-        "sha384",
-        "sha512",
-        "sha3",
-        "blake2b",
-        "blake2s",
-        "blake3",
-        "xxh64",
-        "crc32",
-    )
-)
+_DIGESTS = words("md5 sha sha1 sha224 sha256 sha384 sha512 sha3 blake2b blake2s blake3 xxh64 crc32")
 # Stripe's (and its imitators') object ids: a payment, a customer, a checkout session
-_OBJECT_IDS = frozenset(
-    (
-        "pi",
-        "ch",
-        "cus",
-        "txn",
-        "evt",
-        "acct",
-        "cs",
-        "in",
-        "ii",
-        "sub",
-        "si",
-        "price",
-        "prod",
-        "seti",
-        "pm",
-        "src",
-        "tok",
-        "po",
-        "py",
-        "ba",
-        "card",
-        "file",
-        "link",
-        "plink",
-        "promo",
-        "cpn",
-        "dp",
-        "re",
-        "tr",
-        "trr",
-        "ipi",
-        "sess",
-    )
+_OBJECT_IDS = words(
+    "pi ch cus txn evt acct cs in ii sub si price prod seti pm src tok po py ba card file link "
+    "plink promo cpn dp re tr trr ipi sess"
 )
 
 
+# words that name an id, not a credential: an API's objects and a request's or a run's
+# handle (`chatcmpl-…`, `req_…`, `run_…`, `batch_…`, `trace_…`)
+_ID_WORDS = words(
+    "id uuid guid ulid req request run trace span batch job task chatcmpl cmpl compl gen msg "
+    "message evt event conv resp response call file thread asst step build item obj doc order "
+    "inv commit rev node pod instance container image snap vol log cache tmp temp test ref "
+    "upload chunk blob"
+)
+# a value under a key naming an id (`"id": …`, `run_id=…`, `x-request-id: …`)
+_ID_KEY = r"(?i)(?:\b|_)(?:id|ids|uuid|guid)[\"']?[ \t]*[:=][ \t]*[\"']?$"
 _HEX = frozenset("0123456789abcdefABCDEF")
 # a digest's name before it (`sha256=<base64url>` in a wheel's RECORD, `integrity: …`)
 _DIGEST_BEFORE = r"(?i)(?:sha\d*|md5|blake\w*|digest|hash|integrity|checksum|fingerprint)[\"']?[ \t]*[=:][ \t]*[\"']?$"
@@ -80,13 +46,15 @@ def check_prefixed(secret: str, m: re.Match[str]) -> bool:
     if compiled(_DIGEST_BEFORE, 0).search(m.string, max(0, m.start() - 40), m.start()):
         return False
     prefix = m.group(1).lower()
-    words = [w for w in re.split(r"[_-]", prefix) if w]
-    if words[0] in _DIGESTS:
+    parts = [w for w in re.split(r"[_-]", prefix) if w]
+    if parts[0] in _DIGESTS or parts[0] in _ID_WORDS:
         return False
-    if words[0] in _OBJECT_IDS and prefix in (
-        f"{words[0]}_",
-        f"{words[0]}_test_",
-        f"{words[0]}_live_",
+    if compiled(_ID_KEY, 0).search(m.string, max(0, m.start() - 40), m.start()):
+        return False
+    if parts[0] in _OBJECT_IDS and prefix in (
+        f"{parts[0]}_",
+        f"{parts[0]}_test_",
+        f"{parts[0]}_live_",
     ):
         return False  # `pi_<id>`, `cs_test_<id>`
     body = m.group(2)
