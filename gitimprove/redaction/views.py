@@ -256,6 +256,8 @@ def _join_at(text: str, breaks: list[tuple[int, int]]) -> View:
     parts: list[str] = []
     vpos = pos = 0
     for b, end in breaks:
+        if b < pos:
+            continue  # (a break inside one already removed)
         if b > pos:
             parts.append(text[pos:b])
             segments.append((vpos, pos, b - pos, b - pos, True))
