@@ -17,6 +17,9 @@ def _secret(seed: int) -> str:
 
 
 ORDINARY = [
+    # a media type after a word that may name a login (`console`): not `user / password`
+    "'DylanConsoleLexer': ('Dylan session', ('dylan-console',), ('text/x-dylan-console',)),",
+    "serve the console (text/x-shellscript) and the portal (application/vnd.api+json)",
     's = socket.socket(socket.AF_UNIX)\ns.bind("build/sock")',
     'server.bind("/run/app/ctl.sock")',
     'sock.bind(("0.0.0.0", 8080))',

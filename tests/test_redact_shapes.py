@@ -260,3 +260,28 @@ HOSTILE = [
 def test_views_and_shapes_stay_linear_on_hostile_text(text: str) -> None:
     ok, why = within_linear_time(redact, text)
     assert ok, why
+
+
+def test_a_certificates_lines_that_start_like_der_stay() -> None:
+    """A certificate's body wrapped at 64 can put its public key's header (`MIIBIjAN…`,
+    `MIIBCgKCAQEA…`) at the start of a line far below the BEGIN line; it is public, as is
+    a public key's or a certificate's DER alone. A private key's DER line is masked."""
+    import base64
+    import random
+
+    rng = random.Random(14)
+
+    def b64(n: int) -> str:
+        return base64.b64encode(bytes(rng.randrange(256) for _ in range(n))).decode()
+
+    spki = "MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA"
+    rsa_public = "MIIBCgKCAQEA"
+    certificate = "MIIEKjCCAxKgAwIBAgIE"
+    for head in (spki, rsa_public, certificate):
+        line = head + b64(48)[: 64 - len(head)]
+        lines = [b64(48) for _ in range(12)] + [line] + [b64(48) for _ in range(6)]
+        cert = "-----BEGIN CERTIFICATE-----\n" + "\n".join(lines) + "\n-----END CERTIFICATE-----"
+        assert redact(cert) == cert
+        assert redact(line) == line
+    private = "MIIEpAIBAAKCAQEA" + b64(60)
+    assert private[20:40] not in redact(private)

@@ -406,6 +406,18 @@ WORST = [
     ":password " * 6_000,
     'credentials: {"a": ' * 3_000,
     "a" * 60 + ": {" + "x" * 60_000,
+    # a provider-like prefix before a long run that a `+` ends (the body must back off)
+    (" ab_cd_ef_" + "Ab1-" * 50 + "+") * 300,
+    " a_" + "b1_" * 20_000,
+    # cookies in code and in curl's arguments
+    "curl" + " -b '" * 15_000,
+    "cookie('" * 8_000,
+    "res.cookie('sid', '" + "a" * 60_000,
+    ".set('Cookie', ['" + "sid=" * 15_000,
+    # links: a code's query key repeated, a bot's id without its token
+    "?code=" * 10_000,
+    "#access_token=" + "a/" * 30_000,
+    ("/bot" + "1" * 10 + ":AA") * 4_000,
     "Authorization: Bearer " + "!" * 60_000,
     "$ wg genkey | " * 4_000,
     "0x" + "f" * 60_000,

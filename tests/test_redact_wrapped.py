@@ -207,3 +207,47 @@ def test_a_full_line_ending_in_a_token_joins_the_rest_of_it(rest: str) -> None:
         out = redaction.redact(text)
         assert VARIABLE not in out and token not in out.split(), out
         assert redaction.marker("x", VARIABLE + token)[-6:] in out, out
+
+
+def test_a_key_left_open_before_a_quote_left_open_is_read_in_text_order() -> None:
+    """A key whose value goes on to the next line, then further down a quoted value its
+    line leaves open: both joins are read, in text order (they were found the other way
+    round, and joining them so lost track of the text: an IndexError on a licence file)."""
+    licence = (
+        "Files: gdk/win32/wintab.h\n       gdk/win32/pktdef.h\n"
+        ' Attribution-ShareAlike 4.0 International Public License ("Public\n'
+        ' License"). To the extent this Public License may be interpreted as a'
+    )
+    assert redaction.redact(licence) == licence
+    head, tail = "Xk29vLqP", "z81WmQ7r"
+    quoted_head, quoted_tail = "pR4tY8wQ", "n2Vb6Kd3"
+    text = f'API_TOKEN={head}\n{tail}\nnotes: ok\ndb_key = "{quoted_head}\n{quoted_tail}"\n'
+    out = redaction.redact(text)
+    for piece in (head, tail, quoted_head, quoted_tail):
+        assert piece not in out, out
+
+
+def test_a_flaw_of_the_redactor_keeps_the_record_and_leaks_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A rule that raises on some text (a flaw like the one above) does not lose the text
+    nor store it raw: it is masked line by line, and a line that fails alone is masked
+    whole."""
+    from gitimprove.redaction import engine
+
+    token = "ghp_" + "k3Jd9QmZ2xW7pL4vB8nR1tY6cF5hG0sA2eU4"
+    poison = "Z" + "q7" * 20
+    real = engine.RuleSet.spans
+
+    def flawed(self: engine.RuleSet, text: str, *args: object, **kw: object) -> object:
+        if poison in text:
+            raise IndexError("a flaw")
+        return real(self, text, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine.RuleSet, "spans", flawed)
+    text = f"push failed: {token}\n{poison}\nok\n"
+    out = redaction.redact(text)
+    assert token not in out and poison not in out
+    assert out.endswith("\nok\n") and "[REDACTED:unmaskable:" in out
+    blob = redaction.redact_blob(text).decode()
+    assert token not in blob and poison not in blob and blob.endswith("ok\n")

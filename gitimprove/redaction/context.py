@@ -154,6 +154,13 @@ def check_user_pair(secret: str, m: re.Match[str]) -> bool:
     return is_value(password) or looks_random(inside, min_len=8) or password_evidence(inside)
 
 
+def _check_random_code(secret: str, m: re.Match[str]) -> bool:
+    from urllib.parse import unquote
+
+    value = unquote(secret)
+    return looks_random(value) or looks_random(value.replace("/", ""))
+
+
 def _check_query_value(secret: str, m: re.Match[str]) -> bool:
     """A query's credential, unless the value only says its name again
     (`?access_token=ACCESS_TOKEN`, `&api_key=API_KEY`: a placeholder in an API's docs)."""
@@ -288,13 +295,26 @@ RULES: list[Rule] = [
     ),
     Rule(
         "url-credential",
-        r"(?i)[?&;](?P<key>access_?token|api_?key|apikey|auth|auth_?token|client_?secret|key|"
+        # (`#access_token=…`: OAuth's implicit flow hands the token over in the fragment)
+        r"(?i)[?&;#](?P<key>access_?token|api_?key|apikey|auth|auth_?token|client_?secret|key|"
         r"password|passwd|pwd|secret|sig|signature|token|x-amz-signature|x-amz-credential|"
-        r"x-amz-security-token|x-goog-signature|code_verifier)=(?P<v>[^&\s#'\"<>]{6,})",
+        r"x-amz-security-token|x-goog-signature|code_verifier|refresh_?token|id_?token)"
+        r"=(?P<v>[^&\s#'\"<>]{6,})",
         tuple(f"{k}=" for k in words("token key sig signature secret password passwd pwd auth")),
         groups=("v",),
         priority=CONTEXT,
         check=_check_query_value,
+    ),
+    Rule(
+        # a one-time code in a link (an OAuth redirect's `code`, a reset or a magic link's):
+        # whoever has the link has the account; a random value only (`?code=200` is a status)
+        "url-code",
+        r"(?i)[?&;#](?P<key>code|auth_?code|reset_?code|otp|magic|login_?token|reset_?token)"
+        r"=(?P<v>[^&\s#'\"<>]{16,512})",
+        ("code=", "otp=", "magic=", "token="),
+        groups=("v",),
+        priority=CONTEXT,
+        check=_check_random_code,
     ),
     Rule(
         "auth-header",

@@ -133,7 +133,8 @@ def spans(rs: RuleSet, text: str, known: list[Span]) -> list[Span]:
     """Findings across the breaks `breaks` finds, the lines joined there; a break right
     after a secret already `known` needs no view (`extend` takes its tail in)."""
     ends = {s.end for s in known}
-    found = [b for b in breaks(text) if b[0] not in ends]
+    # (in text order: the quoted values' breaks are found before the keys' ones)
+    found = sorted(b for b in breaks(text) if b[0] not in ends)
     if not found:
         return []
     from gitimprove.redaction.views import _wrapped_spans

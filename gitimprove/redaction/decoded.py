@@ -164,12 +164,20 @@ def spans(rs: RuleSet, text: str) -> list[Span]:
     return out
 
 
+# findings told by their shape alone, not by a format: two strings joined by decoding
+# (`"api-token" "<value>"` read as one) make that shape from two
+_SHAPE_ONLY = frozenset({"prefixed-token"})
+
+
 def _layer_spans(rs: RuleSet, chain: list[View]) -> list[Span]:
     view = chain[-1]
     out: list[Span] = []
-    for start, end in _windows(view.text, _edits(view)):
+    edits = _edits(view)
+    for start, end in _windows(view.text, edits):
         for s in rs.spans(view.text[start:end], views=False):
             a, b = s.start + start, s.end + start
+            if s.kind in _SHAPE_ONLY and any(a < e < b for e in edits):
+                continue
             b = _before_escaped_quote(view.text, a, b)
             for layer in reversed(chain):
                 a, b = layer.original(a, b)

@@ -57,12 +57,40 @@ def generated(value: str) -> bool:
 def _cookies(m: re.Match[str]) -> Iterable[tuple[int, int]]:
     first_only = m.group("set") is not None
     for n, p in enumerate(compiled(_PAIR, 0).finditer(m.string, m.start("pairs"), m.end())):
-        name, value = p.group("name"), p.group("value")
-        if (first_only and n > 0) or name.lower() in _ATTRIBUTES or not is_value(value):
-            continue
-        named = compiled(_SESSION, 0).search(name) is not None
-        if generated(value) or (named and len(value) >= 16 and not value.isalpha()):
+        if not (first_only and n > 0) and _is_cookie(p.group("name"), p.group("value")):
             yield p.span("value")
+
+
+# a cookie string in code or a command: `.set('Cookie', ['sid=…'])`, `{'Cookie': 'a=1; sid=…'}`,
+# `document.cookie = 'token=…'`, `curl -b 'sid=…'` / `--cookie`
+_IN_CODE = (
+    r"(?i)(?:\bcookie[\"'`]?[ \t]*[,:=][ \t]*\[?[ \t]*|\bcurl\b[^\n]{0,400}?[ \t](?:-b|--cookie)[ \t=]+)"
+    r"(?P<q>[\"'`])(?P<pairs>[^\n\"'`]{1,8000})(?P=q)"
+)
+# a cookie set from its name and value in code: `res.cookie('sid', '…')`,
+# `cookies={'sessionid': '…'}`, `page.setCookie({name: 'sid', value: '…'})`
+_NAMED = (
+    r"(?i)cookies?(?:\.\w{1,20})?[ \t]*[(=:][ \t]*[\[{(]?[ \t]*(?:[\"']?name[\"']?[ \t]*[:=][ \t]*)?"
+    r"[\"'](?P<name>[\w.-]{1,64})[\"'][ \t]*[,:][ \t]*(?:[\"']?value[\"']?[ \t]*[:=][ \t]*)?"
+    r"[\"'](?P<value>[^\"'\s]{6,4096})[\"']"
+)
+
+
+def _quoted_pairs(m: re.Match[str]) -> Iterable[tuple[int, int]]:
+    for p in compiled(_PAIR, 0).finditer(m.string, m.start("pairs"), m.end("pairs")):
+        if _is_cookie(p.group("name"), p.group("value")):
+            yield p.span("value")
+
+
+def _is_cookie(name: str, value: str) -> bool:
+    if name.lower() in _ATTRIBUTES or not is_value(value):
+        return False
+    named = compiled(_SESSION, 0).search(name) is not None
+    return generated(value) or (named and len(value) >= 16 and not value.isalpha())
+
+
+def _check_named(secret: str, m: re.Match[str]) -> bool:
+    return _is_cookie(m.group("name"), secret)
 
 
 RULES: list[Rule] = [
@@ -73,4 +101,6 @@ RULES: list[Rule] = [
         priority=CONTEXT,
         expand=_cookies,
     ),
+    Rule("cookie", _IN_CODE, ("cookie", "curl"), priority=CONTEXT, expand=_quoted_pairs),
+    Rule("cookie", _NAMED, ("cookie",), priority=CONTEXT, groups=("value",), check=_check_named),
 ]

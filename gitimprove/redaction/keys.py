@@ -76,7 +76,35 @@ def public_before(text: str, at: int) -> bool:
 
 
 def _check_body(secret: str, m: re.Match[str]) -> bool:
-    return _not_public(secret, m) and decodes_to_binary(secret)
+    return _not_public(secret, m) and not public_der(secret) and decodes_to_binary(secret)
+
+
+# an encrypted private key's algorithm: PKCS#5 (PBES2) or PKCS#12 password-based encryption
+_PBE_OIDS = (bytes.fromhex("2a864886f70d0105"), bytes.fromhex("2a864886f70d010c"))
+
+
+def public_der(line: str) -> bool:
+    """Whether a line of DER starts what is public: a certificate (`SEQUENCE { SEQUENCE {
+    [0] version …`), a public key's info (an algorithm, then the key as a bit string) or
+    an RSA public key (its modulus first, where a private key has its version, 0). A
+    certificate's body lines can start with these by chance of the wrap."""
+    import base64
+    import binascii
+
+    try:
+        head = base64.b64decode(line[:32])
+    except (binascii.Error, ValueError):
+        return False
+    if len(head) < 16 or head[0] != 0x30 or head[1] != 0x82:
+        return False
+    inner = head[4:]
+    if inner[0] == 0x02:  # an INTEGER: a private key's version (`02 01 00`) or a modulus
+        return inner[1] != 0x01
+    if inner[0] != 0x30:
+        return False
+    if inner[1] == 0x82 and inner[4:6] == b"\xa0\x03":
+        return True  # a certificate's signed part, its version first
+    return not any(oid in head for oid in _PBE_OIDS) and inner[2] == 0x06
 
 
 def _check_encoded_pem(secret: str, m: re.Match[str]) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from gitimprove.redaction.engine import Rule
+from gitimprove.redaction.prefixed import check_prefixed, gate
 
 _GITLAB = ("pat", "ptt", "rt", "dt", "cbt", "soat", "ft", "imt", "oas", "agent")
 
@@ -57,7 +58,8 @@ RULES: list[Rule] = [
     ),
     Rule("mailchimp-api-key", r"\b[0-9a-f]{32}-us\d{1,2}\b", ("-us",)),
     Rule("mailgun-private-api-token", r"\bkey-[0-9a-f]{32}\b", ("key-",)),
-    Rule("telegram-bot-api-token", r"\b\d{8,10}:AA[\w-]{33}\b", (":aa",)),
+    # (also in the Bot API's URL, where `bot` runs into the id: `/bot<id>:AA…/sendMessage`)
+    Rule("telegram-bot-api-token", r"(?:\b|(?<=bot))\d{8,10}:AA[\w-]{33}\b", (":aa",)),
     Rule(
         "discord-webhook-url",
         r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/\d+/[\w-]{20,}",
@@ -115,6 +117,8 @@ RULES: list[Rule] = [
     Rule("posthog-api-key", r"\bph[xc]_(?=\w*\d)\w{30,}", ("phx_", "phc_")),
     Rule("bitbucket-app-password", r"\bATBB[A-Za-z0-9_=-]{28,}", ("atbb",)),
     Rule("google-refresh-token", r"(?<![\w/])1//0[\w-]{30,}", ("1//0",)),
+    # an OAuth authorization code, exchanged for tokens (`?code=4/0A…` in a redirect)
+    Rule("google-oauth-code", r"(?<![\w/])4/0A[\w-]{40,}", ("4/0a",)),
     Rule("crates-io-token", r"\bcio(?=[A-Za-z]*\d)[A-Za-z0-9]{32}\b", ("cio",)),
     Rule("nvidia-api-key", r"\bnvapi-[\w-]{40,}", ("nvapi-",)),
     Rule(
@@ -151,6 +155,24 @@ RULES: list[Rule] = [
         r"(?i)\bsecret[ _-]?id[\"']?[ \t]*[:=][ \t]*[\"']?"
         r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b",
         ("secretid", "secret id", "secret_id", "secret-id"),
+    ),
+    # newer providers' hex tokens (E2B, Daytona, Linear OAuth, ElevenLabs, LlamaCloud)
+    Rule("e2b-api-key", r"\be2b_[0-9a-f]{40}\b", ("e2b_",)),
+    Rule("daytona-api-key", r"\bdtn_[0-9a-f]{64}\b", ("dtn_",)),
+    Rule("linear-oauth-token", r"\blin_oauth_[0-9a-f]{64}\b", ("lin_oauth_",)),
+    Rule("elevenlabs-api-key", r"\bsk_[0-9a-f]{48}\b", ("sk_",)),
+    Rule("llamacloud-api-key", r"\bllx-(?=[\w-]*\d)[A-Za-z0-9]{40,}\b", ("llx-",)),
+    Rule("tencent-secret-id", r"\bAKID(?=[A-Za-z]*\d)[A-Za-z0-9]{32}\b", ("akid",)),
+    # any provider's token: a prefix of lower-case words (`tgp_v1_`, `ory_pat_`,
+    # `sb_secret_`, `apify_api_`, next year's `xyz_live_`) before a long random body of both
+    # cases and digits; the prefix's words and the body are judged in code (`prefixed.py`)
+    Rule(
+        "prefixed-token",
+        r"(?<![\w.+/-])((?:[a-z][a-z0-9]{1,11}[_-]){1,3})([A-Za-z0-9][\w-]{27,199})(?![\w+/=-])",
+        ("_", "-"),
+        groups=(0,),
+        check=check_prefixed,
+        gate=gate,
     ),
 ]
 

@@ -50,12 +50,18 @@ def _check_short(secret: str, m: re.Match[str]) -> bool | str:
     return _credential(v) and has_other and "password"
 
 
+# a media type's first half, written against its second: `text/x-…`, `application/vnd.…`
+_MEDIA_TYPES = words("text application image audio video multipart message font model chemical")
+
+
 def _check_pair(secret: str, m: re.Match[str]) -> bool | str:
     v = secret.rstrip(".,;:!?)*_~")
     if v.isdigit() or len(v) < 4 or not is_value(v) or is_identifier_value(v):
         return False
     if "/" in v:
         return False  # a path goes on (`spotter-plugin/hooks/hooks.json`)
+    if m.group("user").lower() in _MEDIA_TYPES and m.string[m.end("user")] == "/":
+        return False  # a media type: `console', ('text/x-dylan-console',)`
     if v.isalpha() and (v.islower() or v.isupper() or v.istitle()):
         return False  # `read / write`, `Yes / No`
     return "password"

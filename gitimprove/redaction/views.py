@@ -240,7 +240,7 @@ def _formats_completed(
 
 
 # findings whose end no format fixes: a key body or a catch-all run is any length
-_OPEN_ENDED = frozenset({"private-key-body", "generic-api-key"})
+_OPEN_ENDED = frozenset({"private-key-body", "generic-api-key", "prefixed-token"})
 
 
 def _key_crosses(view: str, join: int, start: int) -> bool:
@@ -256,6 +256,8 @@ def _join_at(text: str, breaks: list[tuple[int, int]]) -> View:
     parts: list[str] = []
     vpos = pos = 0
     for b, end in breaks:
+        if b < pos:
+            continue  # (a break inside one already removed)
         if b > pos:
             parts.append(text[pos:b])
             segments.append((vpos, pos, b - pos, b - pos, True))
