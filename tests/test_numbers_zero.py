@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import re
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -128,4 +127,26 @@ def test_a_one_sided_metric_keeps_its_percent(tmp_repo: TmpRepo) -> None:
     rows, out = check_run(tmp_repo, 2)
     assert rows[0]["reason"].startswith("kept: 10.0% better (10 lower)"), rows[0]["reason"]
     assert "best 90, baseline 100 (-10.0%)" in out
-    assert Path(tmp_repo.path / ".gitimprove.toml").exists()
+
+
+@pytest.mark.slow
+def test_noise_of_a_level_near_zero_is_stated_in_the_unit(tmp_repo: TmpRepo) -> None:
+    # the runs of a level of 0.004 with a noise of 0.01 scatter across 0: "noise ≈ 250%"
+    # (or "gains of about 190%") would say nothing; the unit alone does
+    project(tmp_repo, 0.004, [0.1, -0.05], "higher", 0.01)
+    res = tmp_repo.cli("run", "--run", "z", "-n", "2")
+    assert res.returncode == 0, res.stderr
+    start = next(x for x in res.stdout.splitlines() if "noise ≈" in x)
+    assert "%" not in start and re.search(r"noise ≈ 0\.0\d+ per run", start), start
+    init = tmp_repo.cli("init", "--force", "--yes", "--metric", f"{sys.executable} bench.py")
+    assert init.returncode == 0, init.stderr
+    said = next(x for x in init.stdout.splitlines() if "noise ≈" in x)
+    assert "%" not in said, said
+
+
+def test_noise_of_a_level_far_from_zero_keeps_its_percent(tmp_repo: TmpRepo) -> None:
+    project(tmp_repo, 100.0, [-10.0], "lower", 1.0)
+    res = tmp_repo.cli("run", "--run", "z", "-n", "1")
+    assert res.returncode == 0, res.stderr
+    start = next(x for x in res.stdout.splitlines() if "noise ≈" in x)
+    assert re.search(r"noise ≈ [0-9.]+ \([0-9.]+%\) per run", start), start
