@@ -110,6 +110,11 @@ def test_levels_across_zero_have_no_percent(
     project(tmp_repo, start, steps, direction, sigma)
     rows, out = check_run(tmp_repo, len(steps))
     assert any(straddles(r["metric"]["value"], r["metric"]["incumbent"]) for r in rows)
+    if sigma == 0 and direction == "higher":
+        assert rows[0]["reason"] == (
+            "kept: better by 0.3 (higher; no percent: the levels reach 0), deterministic "
+            "metric, 1 run"
+        )
     last = next(x for x in out.splitlines() if x.startswith("best "))
     status = tmp_repo.cli("status").stdout
     best = next(x for x in status.splitlines() if x.startswith("best "))
