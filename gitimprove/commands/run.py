@@ -7,6 +7,7 @@ from gitimprove.config import parse_duration
 from gitimprove.errors import ConfigError, GitImproveError
 from gitimprove.git import gitfiles
 from gitimprove.git.repo import open_repo
+from gitimprove.loop import wording
 from gitimprove.loop.engine import Engine, Event, RunOptions
 
 
@@ -62,7 +63,7 @@ def render(event: Event) -> None:
         output.echo(f"stopped: {output.safe(event['reason'])}")
         best, base = event.get("best"), event.get("baseline")
         if isinstance(best, int | float) and isinstance(base, int | float):
-            change = f" ({(best - base) / abs(base) * 100:+.1f}%)" if base else ""
+            change = wording.level_change_words(best, base)
             output.echo(
                 f"best {best:.6g}, baseline {base:.6g}{change}; {event['keeps']} of {event['attempts']} attempts kept"
             )

@@ -4,6 +4,7 @@ import click
 
 from gitimprove import output
 from gitimprove.git.repo import open_repo
+from gitimprove.loop import wording
 from gitimprove.loop.report import run_report, sparkline
 from gitimprove.state import views
 
@@ -42,11 +43,7 @@ def command(run_name: str | None, as_json: bool) -> None:
             "higher is better, so no best is named"
         )
     elif rep.baseline is not None and rep.best is not None:
-        change = (
-            f" ({(rep.best - rep.baseline) / abs(rep.baseline) * 100:+.2f}%)"
-            if rep.baseline
-            else ""
-        )
+        change = wording.level_change_words(rep.best, rep.baseline, 2)
         output.echo(
             f"best {rep.best:.6g} at {str(rep.best_commit)[:10]}, baseline {rep.baseline:.6g}{change}, {rep.direction} is better"
         )

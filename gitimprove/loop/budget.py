@@ -103,4 +103,7 @@ def _size(rule: AdaptiveRule, x: float) -> str:
     if rule.relative:
         return f"{(math.exp(x) - 1.0) * 100:.2g}%"
     level = abs(rule.level0)
-    return f"{x:.3g} ({x / level * 100:.2g}%)" if level else f"{x:.3g}"
+    # a percent of a level the runs scatter across 0 (within 2 sigma) says nothing
+    if not level or 2.0 * rule.noise().sigma >= level:
+        return f"{x:.3g}"
+    return f"{x:.3g} ({x / level * 100:.2g}%)"

@@ -146,7 +146,7 @@ def noise_sentence(samples: Sequence[float]) -> str:
     sigma = spread(samples)
     if sigma == 0:
         return "the metric repeated exactly: it is deterministic, and any change beyond min_delta counts"
-    if value:
+    if 2.0 * sigma < abs(value):  # else the runs scatter across 0: a percent says nothing
         pct = sigma / abs(value) * 100
         return (
             f"noise ≈ {pct:.2g}% per run; improvements of about {1.1 * pct:.2g}% and larger "

@@ -32,13 +32,15 @@ class Change:
         incumbent: float,
         interval: tuple[float, float] | None = None,
     ) -> Change:
+        levels = [value] + ([incumbent + x for x in interval] if interval else [])
+        ratio = one_sign(incumbent, *levels)
         return cls(
             value,
             incumbent,
             value - incumbent,
-            _pct(value - incumbent, incumbent),
+            _pct(value - incumbent, incumbent) if ratio else None,
             interval,
-            None if interval is None else _pct_pair(interval, incumbent),
+            None if interval is None or not ratio else _pct_pair(interval, incumbent),
         )
 
     @classmethod
@@ -72,6 +74,21 @@ class Change:
             out["interval"] = list(self.interval)
             out["interval_pct"] = list(self.interval_pct) if self.interval_pct else None
         return out
+
+
+def one_sign(*levels: float) -> bool:
+    """Whether a percent of these levels means anything: all on one side of 0. A change from
+    -0.1 to 0.2, or one whose interval reaches past 0, is "+300%" of nothing in particular,
+    so such a change is stated in the metric's unit alone."""
+    return all(x > 0 for x in levels) or all(x < 0 for x in levels)
+
+
+def level_pct(value: float, base: float) -> float | None:
+    """`value` against `base` in percent of `base`, or None when they straddle 0."""
+    return _pct(value - base, base) if one_sign(value, base) else None
+
+
+NO_PERCENT = "no percent: the levels reach 0"
 
 
 def _pct(x: float, base: float) -> float | None:
@@ -111,12 +128,13 @@ def change_words(change: Change, direction: str) -> str:
     word = better_worse(d, direction)
     unit = f"{amount(d)} {'lower' if d < 0 else 'higher'}"
     if change.delta_pct is None:
-        return f"{word} by {unit}"
+        why = f"; {NO_PERCENT}" if change.incumbent else ""
+        return f"{word} by {amount(d)} ({'lower' if d < 0 else 'higher'}{why})"
     return f"{percent(change.delta_pct)} {word} ({unit})"
 
 
 def interval_words(change: Change, direction: str) -> str:
-    """ "interval 8.3% to 12.0% better" (always in percent when the incumbent is not 0)."""
+    """ "interval 8.3% to 12.0% better" (in the metric's unit when the levels reach 0)."""
     if change.interval is None:
         return ""
     lo, hi = change.interval_pct or change.interval
@@ -141,3 +159,11 @@ def runs_words(n_cand: int, n_inc: int, n_earlier: int = 0) -> str:
     if n_earlier:
         text += f" (+{n_earlier} earlier incumbent run{'s' if n_earlier != 1 else ''})"
     return text
+
+
+def level_change_words(value: float, base: float, digits: int = 1) -> str:
+    """ " (-23.6%)" for a level against a baseline, or " (+0.305)" when they straddle 0."""
+    pct = level_pct(value, base)
+    if pct is None:
+        return f" ({value - base:+.4g}; {NO_PERCENT})"
+    return f" ({pct:+.{digits}f}%)"
