@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -103,3 +104,104 @@ def test_a_pytest_guard_naming_no_path_seals_the_test_folder(tmp_repo: TmpRepo) 
     assert res.returncode == 0, res.stdout + res.stderr
     config = (tmp_repo.path / ".gitimprove.toml").read_text()
     assert 'sealed = ["bench.py", "tests/**"]' in config, config
+
+
+NPM = shutil.which("npm")
+needs_npm = pytest.mark.skipif(NPM is None or shutil.which("node") is None, reason="no npm")
+PACKAGE = {
+    "name": "p",
+    "version": "1.0.0",
+    "scripts": {"test": "node --test", "bench": "node bench.js"},
+}
+NODE_BENCH = "console.log('METRIC ms=' + require('./src/value.js'));\n"
+NODE_TEST = (
+    "const test = require('node:test');\nconst assert = require('node:assert');\n"
+    "test('v', () => assert.ok(require('../src/value.js') > 0));\n"
+)
+
+
+@pytest.mark.slow
+@needs_npm
+@pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
+def test_init_seals_the_file_a_package_script_runs(
+    tmp_repo: TmpRepo, tmp_path: Path, sandbox: str
+) -> None:
+    """`--metric "npm run bench"`: the metric is `package.json`'s `node bench.js`, so
+    `bench.js` is sealed as a `python bench.py` metric's `bench.py` is; an agent that rewrites
+    it to print a better number is `sealed`, and an honest one (new module, version bumped)
+    is kept."""
+    tmp_repo.commit(
+        "code",
+        {
+            "package.json": json.dumps(PACKAGE, indent=2) + "\n",
+            "bench.js": NODE_BENCH,
+            "test/value.test.js": NODE_TEST,
+            "src/value.js": "module.exports = 100;\n",
+        },
+    )
+    res = tmp_repo.cli(
+        "init", "--metric", "npm run bench", "--direction", "lower", "--guard", "npm test",
+        "--agent", "command", "--yes",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+    config = (tmp_repo.path / ".gitimprove.toml").read_text()
+    assert 'sealed = ["bench.js", "test/**"]' in config, config
+    script = tmp_path / "agent.sh"
+    script.write_text(
+        "#!/bin/sh\nset -e\n"
+        'if [ "$GITIMPROVE_ITERATION" = 1 ]; then\n'
+        "  printf 'console.log(\"METRIC ms=1\");\\n' > bench.js\n"
+        "else\n"
+        "  printf 'module.exports = 40;\\n' > src/fast.js\n"
+        "  printf 'module.exports = require(\"./fast.js\");\\n' > src/value.js\n"
+        "  sed -i 's/1.0.0/1.1.0/' package.json\n"
+        "fi\n"
+    )
+    script.chmod(0o755)
+    config = config.replace('name = "command"', f'name = "command"\ncommand = "{script}"')
+    config = config.replace('sandbox = "auto"', f'sandbox = "{sandbox}"')
+    tmp_repo.commit("configure", {".gitimprove.toml": config})
+    res = tmp_repo.cli("run", "--run", "t", "-n", "2")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "not sealed" not in res.stdout + res.stderr
+    rows = run_rows(tmp_repo, "t")
+    assert [r["status"] for r in rows] == ["baseline", "sealed", "keep"], rows
+    assert rows[-1]["metric"]["value"] == 40
+
+
+def test_what_package_scripts_run() -> None:
+    package = {
+        "scripts": {
+            "prebench": "node tools/warm.js",
+            "bench": "npm run build && node perf/run.js --data=data/in.csv",
+            "build": "node build.js",
+            "postbench": "node report.js",
+            "test": "jest",
+            "other": "node other.js",
+        }
+    }
+    files = {
+        "package.json": json.dumps(package).encode(),
+        "tools/warm.js": b"",
+        "perf/run.js": b"",
+        "data/in.csv": b"",
+        "build.js": b"",
+        "report.js": b"",
+        "other.js": b"",
+        "__tests__/a.test.js": b"",
+    }
+    folders = {f.rsplit("/", 1)[0] for f in files if "/" in f}
+
+    def kind(path: str) -> str | None:
+        return "file" if path in files else "folder" if path in folders else None
+
+    from gitimprove.loop.inprocess import measured_paths
+
+    expected = ["tools/warm.js", "perf/run.js", "data/in.csv", "report.js", "build.js"]
+    for command in ("npm run bench", "npm run --silent bench", "yarn bench", "pnpm run bench"):
+        got = measured_paths(command, "", kind, files.get)
+        assert sorted(got) == sorted(expected), (command, got)
+    assert measured_paths("bun run bench", "npm test", kind, files.get)[-1] == "__tests__/**"
+    assert measured_paths("npm run nothing", "", kind, files.get) == []
+    assert measured_paths("npm run bench", "", kind, None) == []
+    assert measured_paths("npm run bench", "", kind, {"package.json": b"{"}.get) == []

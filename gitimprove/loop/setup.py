@@ -129,4 +129,10 @@ def _named(repo: Repo, opts: InitOptions) -> list[str]:
             return None
         return "file" if found.is_file() else "folder" if found.is_dir() else None
 
-    return inprocess.measured_paths(opts.metric or "", opts.guard or "", kind)
+    def read(path: str) -> bytes | None:
+        found = root / path
+        if found.is_symlink() or not found.is_file() or found.stat().st_size > 1 << 20:
+            return None
+        return found.read_bytes()
+
+    return inprocess.measured_paths(opts.metric or "", opts.guard or "", kind, read)
