@@ -205,3 +205,58 @@ def test_what_package_scripts_run() -> None:
     assert measured_paths("npm run nothing", "", kind, files.get) == []
     assert measured_paths("npm run bench", "", kind, None) == []
     assert measured_paths("npm run bench", "", kind, {"package.json": b"{"}.get) == []
+
+
+@pytest.mark.slow
+@needs_npm
+def test_a_new_test_file_is_allowed_the_way_the_refusal_says(
+    tmp_repo: TmpRepo, tmp_path: Path
+) -> None:
+    """An honest agent adds `test/fast.test.js` with its change. `mutable = ["**", "test/**"]`
+    does not allow a file the test runner finds by its name: the refusal says so and what
+    does (a pattern that spells the name); following it, the attempt is kept."""
+    tmp_repo.commit(
+        "code",
+        {
+            "package.json": json.dumps(PACKAGE, indent=2) + "\n",
+            "bench.js": NODE_BENCH,
+            "test/value.test.js": NODE_TEST,
+            "src/value.js": "module.exports = 100;\n",
+        },
+    )
+    script = tmp_path / "agent.sh"
+    script.write_text(
+        "#!/bin/sh\nset -e\n"
+        "printf 'module.exports = 40;\\n' > src/value.js\n"
+        "printf \"require('node:test')('f', () => {});\\n\" > test/fast.test.js\n"
+    )
+    script.chmod(0o755)
+    statuses = []
+    for n, mutable in enumerate(('"**", "test/**"', '"**", "test/fast.test.js"')):
+        config = f"""[metric]
+command = "npm run bench"
+direction = "lower"
+
+[guard]
+command = "npm test"
+
+[scope]
+mutable = [{mutable}]
+sealed = ["bench.js", "test/value.test.js"]
+
+[agent]
+name = "command"
+command = "{script}"
+sandbox = "none"
+"""
+        tmp_repo.commit("configure", {".gitimprove.toml": config})
+        res = tmp_repo.cli("run", "--run", f"t{n}", "-n", "1")
+        assert res.returncode == 0, res.stdout + res.stderr
+        rows = run_rows(tmp_repo, f"t{n}")
+        statuses.append(rows[-1]["status"])
+        if n == 0:
+            reason = rows[-1]["reason"]
+            assert "test/fast.test.js" in reason, reason
+            assert "spells its name, such as its path" in reason, reason
+            assert "`**` or a folder's `/**` alone does not" in reason, reason
+    assert statuses == ["out-of-scope", "keep"]
