@@ -19,6 +19,7 @@ from gitimprove.loop.inprocess import named_paths, unsealed_named
 from tests.conftest import TmpRepo
 from tests.loop_helpers import run_rows
 from tests.test_integrity import needs_bwrap
+from tests.test_integrity_builds import TOOL_HOMES
 
 PYTHON = os.path.realpath(sys.executable)
 BENCH = "print('METRIC score=' + open('src/value.txt').read().strip())\n"
@@ -260,3 +261,63 @@ sandbox = "none"
             assert "spells its name, such as its path" in reason, reason
             assert "`**` or a folder's `/**` alone does not" in reason, reason
     assert statuses == ["out-of-scope", "keep"]
+
+
+CARGO = shutil.which("cargo")
+RUST_LIB = "pub fn value() -> u64 {\n    100\n}\n"
+RUST_MAIN = 'fn main() {\n    println!("METRIC ms={}", p::value());\n}\n'
+RUST_TEST = "#[test]\nfn positive() {\n    assert!(p::value() > 0);\n}\n"
+CARGO_TOML = '[package]\nname = "p"\nversion = "0.1.0"\nedition = "2021"\n\n[profile.release]\nopt-level = 1\n'
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(CARGO is None, reason="no cargo")
+@pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
+def test_a_rust_crate_made_with_init_keeps_an_honest_change_and_seals_its_tests(
+    tmp_repo: TmpRepo, tmp_path: Path, sandbox: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`cargo run --release` as the metric, `cargo test` as the guard: init seals `tests/**`
+    (cargo collects it as pytest does `tests/`); an agent that weakens the test is `sealed`,
+    and an honest one that adds a module, bumps the version and raises the release profile's
+    `opt-level` (how hard cargo optimises, not what the code does) is kept."""
+    for name, value in TOOL_HOMES.items():
+        monkeypatch.setenv(name, value)
+    tmp_repo.commit(
+        "code",
+        {
+            "Cargo.toml": CARGO_TOML,
+            "src/lib.rs": RUST_LIB,
+            "src/main.rs": RUST_MAIN,
+            "tests/value.rs": RUST_TEST,
+            ".gitignore": "target/\n",
+        },
+    )
+    res = tmp_repo.cli(
+        "init", "--metric", "cargo run --offline --release -q", "--direction", "lower",
+        "--guard", "cargo test --offline -q", "--agent", "command", "--yes", "--runs", "1",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+    config = (tmp_repo.path / ".gitimprove.toml").read_text()
+    assert 'sealed = ["tests/**"]' in config, config
+    script = tmp_path / "agent.sh"
+    script.write_text(
+        "#!/bin/sh\nset -e\n"
+        'if [ "$GITIMPROVE_ITERATION" = 1 ]; then\n'
+        "  printf '#[test]\\nfn positive() {}\\n' > tests/value.rs\n"
+        "  printf 'pub fn value() -> u64 {\\n    0\\n}\\n' > src/lib.rs\n"
+        "else\n"
+        "  printf 'pub fn fast() -> u64 {\\n    40\\n}\\n' > src/fast.rs\n"
+        "  printf 'mod fast;\\npub fn value() -> u64 {\\n    fast::fast()\\n}\\n' > src/lib.rs\n"
+        "  sed -i 's/0.1.0/0.2.0/; s/opt-level = 1/opt-level = 3/' Cargo.toml\n"
+        "fi\n"
+    )
+    script.chmod(0o755)
+    config = config.replace('name = "command"', f'name = "command"\ncommand = "{script}"')
+    config = config.replace('sandbox = "auto"', f'sandbox = "{sandbox}"')
+    tmp_repo.commit("configure", {".gitimprove.toml": config})
+    res = tmp_repo.cli("run", "--run", "t", "-n", "2")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "not sealed" not in res.stdout + res.stderr
+    rows = run_rows(tmp_repo, "t")
+    assert [r["status"] for r in rows] == ["baseline", "sealed", "keep"], rows
+    assert rows[-1]["metric"]["value"] == 40

@@ -175,8 +175,18 @@ def script_commands(command: str, read: Callable[[str], bytes | None] | None) ->
     return out
 
 
-# test runners that collect from the repository when the command names no path
-_COLLECTORS = ("pytest", "node --test", "jest", "vitest", "mocha")
+# test runners that collect from the repository when the command names no path, and the
+# folders they collect from
+_JS_TESTS = ("tests", "test", "__tests__")
+_COLLECTORS = {
+    "pytest": ("tests", "test"),
+    "node --test": _JS_TESTS,
+    "jest": _JS_TESTS,
+    "vitest": _JS_TESTS,
+    "mocha": _JS_TESTS,
+    "cargo test": ("tests",),
+    "cargo bench": ("benches",),
+}
 
 
 def measured_paths(
@@ -187,13 +197,17 @@ def measured_paths(
 ) -> list[str]:
     """`named_paths` of the metric and guard commands (and of the `package.json` scripts
     they run: `script_commands`); for a test runner that names no path (it collects from the
-    root), the usual test folders it finds (`tests/**`, `test/**`, `__tests__/**`)."""
+    root), the usual test folders it finds (`tests/**`, `test/**`, `__tests__/**`; cargo's
+    `tests/**` and `benches/**`)."""
     metrics, guards = script_commands(metric, read), script_commands(guard, read)
     named = named_paths([*metrics, *guards], kind)
     for commands in (metrics, guards):
         text = " ".join(commands)
-        if any(c in text for c in _COLLECTORS) and not named_paths(commands, kind):
-            named += [f"{d}/**" for d in ("tests", "test", "__tests__") if kind(d) == "folder"]
+        if named_paths(commands, kind):
+            continue
+        for runner, folders in _COLLECTORS.items():
+            if runner in text:
+                named += [f"{d}/**" for d in folders if kind(d) == "folder"]
     return list(dict.fromkeys(named))
 
 
