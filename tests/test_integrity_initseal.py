@@ -278,7 +278,8 @@ def test_a_rust_crate_made_with_init_keeps_an_honest_change_and_seals_its_tests(
 ) -> None:
     """`cargo run --release` as the metric, `cargo test` as the guard: init seals `tests/**`
     (cargo collects it as pytest does `tests/`); an agent that weakens the test is `sealed`,
-    and an honest one that adds a module, bumps the version and raises the release profile's
+    and an honest one that adds a module, bumps the version (cargo rewrites the committed
+    `Cargo.lock` while it measures: no tampering) and raises the release profile's
     `opt-level` (how hard cargo optimises, not what the code does) is kept."""
     for name, value in TOOL_HOMES.items():
         monkeypatch.setenv(name, value)
@@ -290,6 +291,9 @@ def test_a_rust_crate_made_with_init_keeps_an_honest_change_and_seals_its_tests(
             "src/main.rs": RUST_MAIN,
             "tests/value.rs": RUST_TEST,
             ".gitignore": "target/\n",
+            # committed, as a binary crate's is: `cargo run` brings it up to date after the
+            # agent's version bump, during the metric run
+            "Cargo.lock": 'version = 3\n\n[[package]]\nname = "p"\nversion = "0.1.0"\n',
         },
     )
     res = tmp_repo.cli(
@@ -321,3 +325,18 @@ def test_a_rust_crate_made_with_init_keeps_an_honest_change_and_seals_its_tests(
     rows = run_rows(tmp_repo, "t")
     assert [r["status"] for r in rows] == ["baseline", "sealed", "keep"], rows
     assert rows[-1]["metric"]["value"] == 40
+
+
+def test_which_lock_files_a_run_may_bring_up_to_date() -> None:
+    from gitimprove.loop.integrity import _relocked, _tools
+
+    cargo = _tools("cargo run --release -q", "")
+    assert _relocked("Cargo.lock (changed)", cargo)
+    assert _relocked("crates/a/Cargo.lock (rewritten)", cargo)
+    assert not _relocked("Cargo.lock (removed)", cargo)
+    assert not _relocked("Cargo.toml (changed)", cargo)
+    assert not _relocked("src/Cargo.lock.rs (changed)", cargo)
+    # a lock file of a tool neither command runs is tampering as any other file
+    assert not _relocked("Cargo.lock (changed)", _tools("python3 bench.py", "pytest -q"))
+    assert not _relocked("uv.lock (changed)", cargo)
+    assert _relocked("uv.lock (changed)", _tools("/usr/bin/uv run bench.py", ""))
