@@ -340,3 +340,45 @@ def test_which_lock_files_a_run_may_bring_up_to_date() -> None:
     assert not _relocked("Cargo.lock (changed)", _tools("python3 bench.py", "pytest -q"))
     assert not _relocked("uv.lock (changed)", cargo)
     assert _relocked("uv.lock (changed)", _tools("/usr/bin/uv run bench.py", ""))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("node") is None, reason="no node")
+def test_init_seals_what_node_test_collects(tmp_repo: TmpRepo, tmp_path: Path) -> None:
+    """`--guard "node --test"` names no path: node collects `test/`, as pytest `tests/`. An
+    agent that rewrites the sealed test's helper (`check: () => true`) and breaks the code was
+    kept; it is `sealed` now."""
+    tmp_repo.commit(
+        "code",
+        {
+            "src/value.js": "module.exports = 100;\n",
+            "test/helper.js": "module.exports = { check: (v) => v === 100 };\n",
+            "test/value.test.js": (
+                "const test = require('node:test');\nconst assert = require('node:assert');\n"
+                "const { check } = require('./helper');\n"
+                "test('v', () => assert.ok(check(require('../src/value.js'))));\n"
+            ),
+            "bench.js": NODE_BENCH,
+        },
+    )
+    res = tmp_repo.cli(
+        "init", "--metric", "node bench.js", "--direction", "lower", "--guard", "node --test",
+        "--agent", "command", "--yes",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+    config = (tmp_repo.path / ".gitimprove.toml").read_text()
+    assert 'sealed = ["bench.js", "test/**"]' in config, config
+    script = tmp_path / "agent.sh"
+    script.write_text(
+        "#!/bin/sh\nset -e\n"
+        "printf 'module.exports = { check: () => true };\\n' > test/helper.js\n"
+        "printf 'module.exports = 1;\\n' > src/value.js\n"
+    )
+    script.chmod(0o755)
+    config = config.replace('name = "command"', f'name = "command"\ncommand = "{script}"')
+    config = config.replace('sandbox = "auto"', 'sandbox = "none"')
+    tmp_repo.commit("configure", {".gitimprove.toml": config})
+    res = tmp_repo.cli("run", "--run", "t", "-n", "1")
+    assert res.returncode == 0, res.stdout + res.stderr
+    rows = run_rows(tmp_repo, "t")
+    assert [r["status"] for r in rows] == ["baseline", "sealed"], rows
