@@ -147,6 +147,8 @@ def test_init_seals_the_file_a_package_script_runs(
     assert res.returncode == 0, res.stdout + res.stderr
     config = (tmp_repo.path / ".gitimprove.toml").read_text()
     assert 'sealed = ["bench.js", "test/**"]' in config, config
+    # the user is told what was sealed, without reading the file
+    assert "sealed (the agent may not change them): bench.js, test/**" in res.stdout
     script = tmp_path / "agent.sh"
     script.write_text(
         "#!/bin/sh\nset -e\n"
@@ -382,3 +384,15 @@ def test_init_seals_what_node_test_collects(tmp_repo: TmpRepo, tmp_path: Path) -
     assert res.returncode == 0, res.stdout + res.stderr
     rows = run_rows(tmp_repo, "t")
     assert [r["status"] for r in rows] == ["baseline", "sealed"], rows
+
+
+def test_init_says_when_nothing_is_sealed(tmp_repo: TmpRepo) -> None:
+    tmp_repo.commit("code", {"src/value.txt": "100\n"})
+    res = tmp_repo.cli(
+        "init", "--metric", f"{PYTHON} -c \"print('METRIC score=1')\"", "--agent", "command",
+        "--yes", "--runs", "1",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "nothing is sealed: the agent may change every file" in res.stdout, res.stdout
+    listed = tmp_repo.cli("init", "--json", "--yes", "--runs", "1")
+    assert json.loads(listed.stdout)["sealed"] == [], listed.stdout + listed.stderr

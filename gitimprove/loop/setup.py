@@ -44,6 +44,7 @@ class InitResult:
     metric_name: str
     noise: str
     guard: dict[str, Any]
+    sealed: tuple[str, ...] = ()  # `[scope] sealed` as the configuration has it
 
 
 def needs_questions(opts: InitOptions) -> bool:
@@ -107,7 +108,13 @@ def init_project(
     set_rewrite_ref(repo)
     record_baseline(repo, cfg, baseline)
     return InitResult(
-        cfg_path, created, baseline, cfg.metric_name, noise_sentence(baseline.samples), guard
+        cfg_path,
+        created,
+        baseline,
+        cfg.metric_name,
+        noise_sentence(baseline.samples),
+        guard,
+        tuple(str(p) for p in cfg.get("scope", "sealed") or ()),
     )
 
 
