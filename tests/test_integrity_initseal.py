@@ -206,6 +206,9 @@ def test_what_package_scripts_run() -> None:
         assert sorted(got) == sorted(expected), (command, got)
     assert measured_paths("bun run bench", "npm test", kind, files.get)[-1] == "__tests__/**"
     assert measured_paths("npm run nothing", "", kind, files.get) == []
+    # a word that only contains a runner's name is not that runner
+    assert measured_paths("node jester.js", "npx mochawesome", kind, files.get) == []
+    assert measured_paths("node x.js", "npx jest --ci", kind, files.get) == ["__tests__/**"]
     assert measured_paths("npm run bench", "", kind, None) == []
     assert measured_paths("npm run bench", "", kind, {"package.json": b"{"}.get) == []
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import shlex
 from collections.abc import Callable, Sequence
 
@@ -206,7 +207,7 @@ def measured_paths(
         if named_paths(commands, kind):
             continue
         for runner, folders in _COLLECTORS.items():
-            if runner in text:
+            if re.search(rf"(?<![\w.-]){re.escape(runner)}(?![\w.-])", text):
                 named += [f"{d}/**" for d in folders if kind(d) == "folder"]
     return list(dict.fromkeys(named))
 
