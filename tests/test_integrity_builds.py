@@ -305,6 +305,19 @@ proptest = "1"
         (CARGO_DEPS.replace('serde = "1.0"', 'serde = { version = "1", package = "f" }'), True),
         (CARGO_DEPS + "\n[features]\ndefault = []\n", True),
         (CARGO_DEPS + "\n[profile.test]\ndebug-assertions = false\n", True),
+        (CARGO_DEPS + "\n[profile.dev]\noverflow-checks = false\nopt-level = 3\n", True),
+        (CARGO_DEPS + '\n[profile.release]\npanic = "abort"\n', True),
+        (CARGO_DEPS + '\n[profile.bench]\ninherits = "dev"\n', True),
+        (CARGO_DEPS + "\n[profile.release.package.serde]\nopt-level = 0\n", True),
+        # how hard cargo optimises is the agent's to tune: a real gain of the same code
+        (
+            CARGO_DEPS + '\n[profile.release]\nopt-level = 3\nlto = "fat"\ncodegen-units = 1\n',
+            False,
+        ),
+        (
+            CARGO_DEPS + "\n[profile.dev]\nopt-level = 1\ndebug = false\nincremental = false\n",
+            False,
+        ),
         (CARGO_DEPS + '\n[target.x86_64-unknown-linux-gnu]\nrunner = "true"\n', True),
         ("not toml [", True),
         (CARGO_DEPS + '\n[workspace.dependencies]\nlog = "0.4"\n', True),  # a new table

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from gitimprove.loop.inprocess import named_paths, unsealed_named
 from tests.conftest import TmpRepo
 from tests.loop_helpers import run_rows
 from tests.test_integrity import needs_bwrap
+from tests.test_integrity_builds import TOOL_HOMES
 
 PYTHON = os.path.realpath(sys.executable)
 BENCH = "print('METRIC score=' + open('src/value.txt').read().strip())\n"
@@ -103,3 +105,297 @@ def test_a_pytest_guard_naming_no_path_seals_the_test_folder(tmp_repo: TmpRepo) 
     assert res.returncode == 0, res.stdout + res.stderr
     config = (tmp_repo.path / ".gitimprove.toml").read_text()
     assert 'sealed = ["bench.py", "tests/**"]' in config, config
+
+
+NPM = shutil.which("npm")
+needs_npm = pytest.mark.skipif(NPM is None or shutil.which("node") is None, reason="no npm")
+PACKAGE = {
+    "name": "p",
+    "version": "1.0.0",
+    "scripts": {"test": "node --test", "bench": "node bench.js"},
+}
+NODE_BENCH = "console.log('METRIC ms=' + require('./src/value.js'));\n"
+NODE_TEST = (
+    "const test = require('node:test');\nconst assert = require('node:assert');\n"
+    "test('v', () => assert.ok(require('../src/value.js') > 0));\n"
+)
+
+
+@pytest.mark.slow
+@needs_npm
+@pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
+def test_init_seals_the_file_a_package_script_runs(
+    tmp_repo: TmpRepo, tmp_path: Path, sandbox: str
+) -> None:
+    """`--metric "npm run bench"`: the metric is `package.json`'s `node bench.js`, so
+    `bench.js` is sealed as a `python bench.py` metric's `bench.py` is; an agent that rewrites
+    it to print a better number is `sealed`, and an honest one (new module, version bumped)
+    is kept."""
+    tmp_repo.commit(
+        "code",
+        {
+            "package.json": json.dumps(PACKAGE, indent=2) + "\n",
+            "bench.js": NODE_BENCH,
+            "test/value.test.js": NODE_TEST,
+            "src/value.js": "module.exports = 100;\n",
+        },
+    )
+    res = tmp_repo.cli(
+        "init", "--metric", "npm run bench", "--direction", "lower", "--guard", "npm test",
+        "--agent", "command", "--yes",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+    config = (tmp_repo.path / ".gitimprove.toml").read_text()
+    assert 'sealed = ["bench.js", "test/**"]' in config, config
+    # the user is told what was sealed, without reading the file
+    assert "sealed (the agent may not change them): bench.js, test/**" in res.stdout
+    script = tmp_path / "agent.sh"
+    script.write_text(
+        "#!/bin/sh\nset -e\n"
+        'if [ "$GITIMPROVE_ITERATION" = 1 ]; then\n'
+        "  printf 'console.log(\"METRIC ms=1\");\\n' > bench.js\n"
+        "else\n"
+        "  printf 'module.exports = 40;\\n' > src/fast.js\n"
+        "  printf 'module.exports = require(\"./fast.js\");\\n' > src/value.js\n"
+        "  sed -i 's/1.0.0/1.1.0/' package.json\n"
+        "fi\n"
+    )
+    script.chmod(0o755)
+    config = config.replace('name = "command"', f'name = "command"\ncommand = "{script}"')
+    config = config.replace('sandbox = "auto"', f'sandbox = "{sandbox}"')
+    tmp_repo.commit("configure", {".gitimprove.toml": config})
+    res = tmp_repo.cli("run", "--run", "t", "-n", "2")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "not sealed" not in res.stdout + res.stderr
+    rows = run_rows(tmp_repo, "t")
+    assert [r["status"] for r in rows] == ["baseline", "sealed", "keep"], rows
+    assert rows[-1]["metric"]["value"] == 40
+
+
+def test_what_package_scripts_run() -> None:
+    package = {
+        "scripts": {
+            "prebench": "node tools/warm.js",
+            "bench": "npm run build && node perf/run.js --data=data/in.csv",
+            "build": "node build.js",
+            "postbench": "node report.js",
+            "test": "jest",
+            "other": "node other.js",
+        }
+    }
+    files = {
+        "package.json": json.dumps(package).encode(),
+        "tools/warm.js": b"",
+        "perf/run.js": b"",
+        "data/in.csv": b"",
+        "build.js": b"",
+        "report.js": b"",
+        "other.js": b"",
+        "__tests__/a.test.js": b"",
+    }
+    folders = {f.rsplit("/", 1)[0] for f in files if "/" in f}
+
+    def kind(path: str) -> str | None:
+        return "file" if path in files else "folder" if path in folders else None
+
+    from gitimprove.loop.inprocess import measured_paths
+
+    expected = ["tools/warm.js", "perf/run.js", "data/in.csv", "report.js", "build.js"]
+    for command in ("npm run bench", "npm run --silent bench", "yarn bench", "pnpm run bench"):
+        got = measured_paths(command, "", kind, files.get)
+        assert sorted(got) == sorted(expected), (command, got)
+    assert measured_paths("bun run bench", "npm test", kind, files.get)[-1] == "__tests__/**"
+    assert measured_paths("npm run nothing", "", kind, files.get) == []
+    # a word that only contains a runner's name is not that runner
+    assert measured_paths("node jester.js", "npx mochawesome", kind, files.get) == []
+    assert measured_paths("node x.js", "npx jest --ci", kind, files.get) == ["__tests__/**"]
+    assert measured_paths("npm run bench", "", kind, None) == []
+    assert measured_paths("npm run bench", "", kind, {"package.json": b"{"}.get) == []
+
+
+@pytest.mark.slow
+@needs_npm
+def test_a_new_test_file_is_allowed_the_way_the_refusal_says(
+    tmp_repo: TmpRepo, tmp_path: Path
+) -> None:
+    """An honest agent adds `test/fast.test.js` with its change. `mutable = ["**", "test/**"]`
+    does not allow a file the test runner finds by its name: the refusal says so and what
+    does (a pattern that spells the name); following it, the attempt is kept."""
+    tmp_repo.commit(
+        "code",
+        {
+            "package.json": json.dumps(PACKAGE, indent=2) + "\n",
+            "bench.js": NODE_BENCH,
+            "test/value.test.js": NODE_TEST,
+            "src/value.js": "module.exports = 100;\n",
+        },
+    )
+    script = tmp_path / "agent.sh"
+    script.write_text(
+        "#!/bin/sh\nset -e\n"
+        "printf 'module.exports = 40;\\n' > src/value.js\n"
+        "printf \"require('node:test')('f', () => {});\\n\" > test/fast.test.js\n"
+    )
+    script.chmod(0o755)
+    statuses = []
+    for n, mutable in enumerate(('"**", "test/**"', '"**", "test/fast.test.js"')):
+        config = f"""[metric]
+command = "npm run bench"
+direction = "lower"
+
+[guard]
+command = "npm test"
+
+[scope]
+mutable = [{mutable}]
+sealed = ["bench.js", "test/value.test.js"]
+
+[agent]
+name = "command"
+command = "{script}"
+sandbox = "none"
+"""
+        tmp_repo.commit("configure", {".gitimprove.toml": config})
+        res = tmp_repo.cli("run", "--run", f"t{n}", "-n", "1")
+        assert res.returncode == 0, res.stdout + res.stderr
+        rows = run_rows(tmp_repo, f"t{n}")
+        statuses.append(rows[-1]["status"])
+        if n == 0:
+            reason = rows[-1]["reason"]
+            assert "test/fast.test.js" in reason, reason
+            assert "spells its name, such as its path" in reason, reason
+            assert "`**` or a folder's `/**` alone does not" in reason, reason
+    assert statuses == ["out-of-scope", "keep"]
+
+
+CARGO = shutil.which("cargo")
+RUST_LIB = "pub fn value() -> u64 {\n    100\n}\n"
+RUST_MAIN = 'fn main() {\n    println!("METRIC ms={}", p::value());\n}\n'
+RUST_TEST = "#[test]\nfn positive() {\n    assert!(p::value() > 0);\n}\n"
+CARGO_TOML = '[package]\nname = "p"\nversion = "0.1.0"\nedition = "2021"\n\n[profile.release]\nopt-level = 1\n'
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(CARGO is None, reason="no cargo")
+@pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
+def test_a_rust_crate_made_with_init_keeps_an_honest_change_and_seals_its_tests(
+    tmp_repo: TmpRepo, tmp_path: Path, sandbox: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`cargo run --release` as the metric, `cargo test` as the guard: init seals `tests/**`
+    (cargo collects it as pytest does `tests/`); an agent that weakens the test is `sealed`,
+    and an honest one that adds a module, bumps the version (cargo rewrites the committed
+    `Cargo.lock` while it measures: no tampering) and raises the release profile's
+    `opt-level` (how hard cargo optimises, not what the code does) is kept."""
+    for name, value in TOOL_HOMES.items():
+        monkeypatch.setenv(name, value)
+    tmp_repo.commit(
+        "code",
+        {
+            "Cargo.toml": CARGO_TOML,
+            "src/lib.rs": RUST_LIB,
+            "src/main.rs": RUST_MAIN,
+            "tests/value.rs": RUST_TEST,
+            ".gitignore": "target/\n",
+            # committed, as a binary crate's is: `cargo run` brings it up to date after the
+            # agent's version bump, during the metric run
+            "Cargo.lock": 'version = 3\n\n[[package]]\nname = "p"\nversion = "0.1.0"\n',
+        },
+    )
+    res = tmp_repo.cli(
+        "init", "--metric", "cargo run --offline --release -q", "--direction", "lower",
+        "--guard", "cargo test --offline -q", "--agent", "command", "--yes", "--runs", "1",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+    config = (tmp_repo.path / ".gitimprove.toml").read_text()
+    assert 'sealed = ["tests/**"]' in config, config
+    script = tmp_path / "agent.sh"
+    script.write_text(
+        "#!/bin/sh\nset -e\n"
+        'if [ "$GITIMPROVE_ITERATION" = 1 ]; then\n'
+        "  printf '#[test]\\nfn positive() {}\\n' > tests/value.rs\n"
+        "  printf 'pub fn value() -> u64 {\\n    0\\n}\\n' > src/lib.rs\n"
+        "else\n"
+        "  printf 'pub fn fast() -> u64 {\\n    40\\n}\\n' > src/fast.rs\n"
+        "  printf 'mod fast;\\npub fn value() -> u64 {\\n    fast::fast()\\n}\\n' > src/lib.rs\n"
+        "  sed -i 's/0.1.0/0.2.0/; s/opt-level = 1/opt-level = 3/' Cargo.toml\n"
+        "fi\n"
+    )
+    script.chmod(0o755)
+    config = config.replace('name = "command"', f'name = "command"\ncommand = "{script}"')
+    config = config.replace('sandbox = "auto"', f'sandbox = "{sandbox}"')
+    tmp_repo.commit("configure", {".gitimprove.toml": config})
+    res = tmp_repo.cli("run", "--run", "t", "-n", "2")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "not sealed" not in res.stdout + res.stderr
+    rows = run_rows(tmp_repo, "t")
+    assert [r["status"] for r in rows] == ["baseline", "sealed", "keep"], rows
+    assert rows[-1]["metric"]["value"] == 40
+
+
+def test_which_lock_files_a_run_may_bring_up_to_date() -> None:
+    from gitimprove.loop.integrity import _relocked, _tools
+
+    cargo = _tools("cargo run --release -q", "")
+    assert _relocked("Cargo.lock (changed)", cargo)
+    assert _relocked("crates/a/Cargo.lock (rewritten)", cargo)
+    assert not _relocked("Cargo.lock (removed)", cargo)
+    assert not _relocked("Cargo.toml (changed)", cargo)
+    assert not _relocked("src/Cargo.lock.rs (changed)", cargo)
+    # a lock file of a tool neither command runs is tampering as any other file
+    assert not _relocked("Cargo.lock (changed)", _tools("python3 bench.py", "pytest -q"))
+    assert not _relocked("uv.lock (changed)", cargo)
+    assert _relocked("uv.lock (changed)", _tools("/usr/bin/uv run bench.py", ""))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("node") is None, reason="no node")
+def test_init_seals_what_node_test_collects(tmp_repo: TmpRepo, tmp_path: Path) -> None:
+    """`--guard "node --test"` names no path: node collects `test/`, as pytest `tests/`. An
+    agent that rewrites the sealed test's helper (`check: () => true`) and breaks the code was
+    kept; it is `sealed` now."""
+    tmp_repo.commit(
+        "code",
+        {
+            "src/value.js": "module.exports = 100;\n",
+            "test/helper.js": "module.exports = { check: (v) => v === 100 };\n",
+            "test/value.test.js": (
+                "const test = require('node:test');\nconst assert = require('node:assert');\n"
+                "const { check } = require('./helper');\n"
+                "test('v', () => assert.ok(check(require('../src/value.js'))));\n"
+            ),
+            "bench.js": NODE_BENCH,
+        },
+    )
+    res = tmp_repo.cli(
+        "init", "--metric", "node bench.js", "--direction", "lower", "--guard", "node --test",
+        "--agent", "command", "--yes",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+    config = (tmp_repo.path / ".gitimprove.toml").read_text()
+    assert 'sealed = ["bench.js", "test/**"]' in config, config
+    script = tmp_path / "agent.sh"
+    script.write_text(
+        "#!/bin/sh\nset -e\n"
+        "printf 'module.exports = { check: () => true };\\n' > test/helper.js\n"
+        "printf 'module.exports = 1;\\n' > src/value.js\n"
+    )
+    script.chmod(0o755)
+    config = config.replace('name = "command"', f'name = "command"\ncommand = "{script}"')
+    config = config.replace('sandbox = "auto"', 'sandbox = "none"')
+    tmp_repo.commit("configure", {".gitimprove.toml": config})
+    res = tmp_repo.cli("run", "--run", "t", "-n", "1")
+    assert res.returncode == 0, res.stdout + res.stderr
+    rows = run_rows(tmp_repo, "t")
+    assert [r["status"] for r in rows] == ["baseline", "sealed"], rows
+
+
+def test_init_says_when_nothing_is_sealed(tmp_repo: TmpRepo) -> None:
+    tmp_repo.commit("code", {"src/value.txt": "100\n"})
+    res = tmp_repo.cli(
+        "init", "--metric", f"{PYTHON} -c \"print('METRIC score=1')\"", "--agent", "command",
+        "--yes", "--runs", "1",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "nothing is sealed: the agent may change every file" in res.stdout, res.stdout
+    listed = tmp_repo.cli("init", "--json", "--yes", "--runs", "1")
+    assert json.loads(listed.stdout)["sealed"] == [], listed.stdout + listed.stderr

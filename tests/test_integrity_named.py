@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -162,3 +163,43 @@ sandbox = "none"
     assert "stopped" in res.stderr and "zz_forge.pth (added)" in res.stderr, res.stderr
     rows = run_rows(tmp_repo, "t")
     assert [r["status"] for r in rows] == ["baseline", "tampered"], rows
+
+
+@pytest.mark.slow
+@needs_bwrap
+def test_in_the_sandbox_an_agent_script_right_in_tmp_still_runs(tmp_repo: TmpRepo) -> None:
+    """`command = "/tmp/agent.sh {prompt_file}"`: the private /tmp must not hide the script
+    itself (an honest agent's change is kept, not a `crash` with exit 127), and the script
+    stays read-only to the agent."""
+    script = Path("/tmp") / f"gitimprove-agent-{uuid.uuid4().hex}.sh"
+    script.write_text(
+        '#!/bin/sh\necho 1 > src/value.txt\necho gone > "$0" 2>/dev/null || echo ro >&2\n'
+    )
+    script.chmod(0o755)
+    try:
+        tmp_repo.commit(
+            "project",
+            {
+                "src/value.txt": "100\n",
+                "bench.py": "print('METRIC score=' + open('src/value.txt').read().strip())\n",
+                ".gitimprove.toml": f"""[metric]
+command = "{sys.executable} bench.py"
+direction = "lower"
+
+[scope]
+mutable = ["src/**"]
+
+[agent]
+name = "command"
+command = "{script} {{prompt_file}}"
+sandbox = "bwrap"
+""",
+            },
+        )
+        res = tmp_repo.cli("run", "--run", "t", "-n", "1")
+        assert res.returncode == 0, res.stdout + res.stderr
+        rows = run_rows(tmp_repo, "t")
+        assert [r["status"] for r in rows] == ["baseline", "keep"], rows
+        assert script.read_text().startswith("#!/bin/sh")
+    finally:
+        script.unlink()

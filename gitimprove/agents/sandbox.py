@@ -139,10 +139,13 @@ class Sandbox:
         # A file the agent's command names in /tmp keeps its folder (a plan, a state file),
         # read-only: a writable one would let the agent replace what runs later from it (the
         # metric's interpreter in a virtualenv under /tmp). The repository, even inside that
-        # folder, is hidden again just below.
+        # folder, is hidden again just below. A file right in /tmp (`/tmp/agent.sh`) is bound
+        # alone, read-only: binding /tmp itself would undo the private /tmp.
         for folder in dict.fromkeys(p.parent for p in named if tmp in p.parents):
             if folder != tmp:
                 args += ["--ro-bind", str(folder), str(folder)]
+        for path in dict.fromkeys(p for p in named if p.parent == tmp and p.is_file()):
+            args += ["--ro-bind", str(path), str(path)]
         for folder in self.hide:
             args += [*tiny, "--tmpfs", str(folder)]
         for folder in login_keys(workdir):

@@ -108,6 +108,7 @@ def command(
                 "samples": result.baseline.samples,
                 "noise": result.noise,
                 "guard": result.guard,
+                "sealed": list(result.sealed),
             }
         )
         return
@@ -125,6 +126,17 @@ def command(
     output.echo(f"recorded as a note on {b.commit[:10]} (refs/notes/improve)")
     if result.created_config:
         output.echo(f"wrote {result.config_path.name}; commit it so the loop and your team use it")
+        if result.sealed:
+            output.echo(
+                "sealed (the agent may not change them): "
+                + ", ".join(result.sealed)
+                + "; `[scope] sealed` in the file chooses"
+            )
+        else:
+            output.echo(
+                "nothing is sealed: the agent may change every file, the benchmark and the "
+                "tests too; list what decides the number in `[scope] sealed`"
+            )
     output.echo(
         "next: commit experiments as `experiment(<scope>): <what>` and run `git improve measure`"
     )

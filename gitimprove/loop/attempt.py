@@ -153,8 +153,9 @@ def precheck(
     if loaded:
         return Verdict(
             "out-of-scope",
-            "out-of-scope: files loaded without being named (list them in scope.mutable to "
-            "allow it): " + "; ".join(loaded[:5]),
+            "out-of-scope: files loaded without being named (to allow one, add to "
+            "[scope] mutable a pattern that spells its name, such as its path; `**` or a "
+            "folder's `/**` alone does not): " + "; ".join(loaded[:5]),
         )
     if outside:
         return Verdict(

@@ -276,6 +276,7 @@ class Engine:
             ctx.cfg.guard_command or "",
             trees.blob_paths(repo, ctx.base_tree),
             ctx.sealed_paths,
+            lambda path: trees.read_in(repo, ctx.base_tree, path),
         )
         if unsealed:
             self.emit(

@@ -18,12 +18,20 @@ the benchmark should run the code under test in a child process and print the re
 from __future__ import annotations
 
 import ast
+import json
+import re
 import shlex
 from collections.abc import Callable, Sequence
 
 from gitimprove.loop import scope
 
-__all__ = ["imported_mutable", "measured_paths", "named_paths", "unsealed_named"]
+__all__ = [
+    "imported_mutable",
+    "measured_paths",
+    "named_paths",
+    "script_commands",
+    "unsealed_named",
+]
 
 
 def _script(command: str) -> str | None:
@@ -113,17 +121,103 @@ def named_paths(commands: Sequence[str], kind: Callable[[str], str | None]) -> l
     return list(out)
 
 
-def measured_paths(metric: str, guard: str, kind: Callable[[str], str | None]) -> list[str]:
-    """`named_paths` of the metric and guard commands; for a pytest guard that names no path
-    (it collects from the root), the usual test folders it finds (`tests/**`, `test/**`)."""
-    named = named_paths([metric, guard], kind)
-    if "pytest" in guard and not named_paths([guard], kind):
-        named += [f"{d}/**" for d in ("tests", "test") if kind(d) == "folder"]
+_MANAGERS = frozenset({"npm", "yarn", "pnpm", "bun"})
+_NPM_SHORT = frozenset({"test", "t", "tst", "start", "stop", "restart"})
+
+
+def _package_script(words: Sequence[str]) -> tuple[int, str] | None:
+    """(where the package manager's words end, the `package.json` script they run) for
+    `npm run bench`, `npm test`, `yarn bench`, `pnpm run bench`, `bun run bench`."""
+    for i, word in enumerate(words):
+        manager = word.rsplit("/", 1)[-1]
+        if manager not in _MANAGERS:
+            continue
+        rest = [(j, w) for j, w in enumerate(words[i + 1 :], i + 1) if not w.startswith("-")]
+        if not rest:
+            return None
+        j, verb = rest[0]
+        if verb in ("run", "run-script"):
+            return (rest[1][0], rest[1][1]) if len(rest) > 1 else None
+        if manager == "npm" and verb not in _NPM_SHORT:
+            return None
+        if manager == "bun" and verb == "test":  # bun's own test runner, not a script
+            return None
+        return j, verb
+    return None
+
+
+def script_commands(command: str, read: Callable[[str], bytes | None] | None) -> list[str]:
+    """The command and, when it runs a `package.json` script (`npm run bench`), the text of
+    that script with its `pre` and `post` scripts, followed through scripts that run others
+    (`npm run build && node bench.js`): what the command really runs, to find the files it
+    names (`bench.js`)."""
+    out, todo = [command], [command]
+    while todo and read is not None and len(out) < 32:
+        try:
+            words = shlex.split(todo.pop(0) or "")
+        except ValueError:
+            continue
+        found = _package_script(words)
+        if found is None:
+            continue
+        try:
+            doc = json.loads((read("package.json") or b"").decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            continue
+        scripts = doc.get("scripts") if isinstance(doc, dict) else None
+        if not isinstance(scripts, dict):
+            continue
+        name = found[1]
+        for key in (f"pre{name}", name, f"post{name}"):
+            text = scripts.get(key)
+            if isinstance(text, str) and text not in out:
+                out.append(text)
+                todo.append(text)
+    return out
+
+
+# test runners that collect from the repository when the command names no path, and the
+# folders they collect from
+_JS_TESTS = ("tests", "test", "__tests__")
+_COLLECTORS = {
+    "pytest": ("tests", "test"),
+    "node --test": _JS_TESTS,
+    "jest": _JS_TESTS,
+    "vitest": _JS_TESTS,
+    "mocha": _JS_TESTS,
+    "cargo test": ("tests",),
+    "cargo bench": ("benches",),
+}
+
+
+def measured_paths(
+    metric: str,
+    guard: str,
+    kind: Callable[[str], str | None],
+    read: Callable[[str], bytes | None] | None = None,
+) -> list[str]:
+    """`named_paths` of the metric and guard commands (and of the `package.json` scripts
+    they run: `script_commands`); for a test runner that names no path (it collects from the
+    root), the usual test folders it finds (`tests/**`, `test/**`, `__tests__/**`; cargo's
+    `tests/**` and `benches/**`)."""
+    metrics, guards = script_commands(metric, read), script_commands(guard, read)
+    named = named_paths([*metrics, *guards], kind)
+    for commands in (metrics, guards):
+        text = " ".join(commands)
+        if named_paths(commands, kind):
+            continue
+        for runner, folders in _COLLECTORS.items():
+            if re.search(rf"(?<![\w.-]){re.escape(runner)}(?![\w.-])", text):
+                named += [f"{d}/**" for d in folders if kind(d) == "folder"]
     return list(dict.fromkeys(named))
 
 
 def unsealed_named(
-    metric: str, guard: str, files: Sequence[str], sealed: Sequence[str]
+    metric: str,
+    guard: str,
+    files: Sequence[str],
+    sealed: Sequence[str],
+    read: Callable[[str], bytes | None] | None = None,
 ) -> list[str]:
     """Of `named_paths` in a tree holding `files`, those with a file that `sealed` (the sealed
     files) leaves out: what the agent may change although the metric or guard runs it."""
@@ -135,7 +229,7 @@ def unsealed_named(
         return "file" if path in held else "folder" if path in folders else None
 
     out = []
-    for pattern in measured_paths(metric, guard, kind):
+    for pattern in measured_paths(metric, guard, kind, read):
         if pattern.endswith("/**"):
             prefix = pattern[:-2]
             if any(f.startswith(prefix) and f not in pinned for f in held):

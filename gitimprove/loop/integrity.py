@@ -29,7 +29,14 @@ from gitimprove.git.watch import forged_notes
 from gitimprove.loop.implicit import planted_during_run
 from gitimprove.state.integrity import log_incident
 
-__all__ = ["IntegrityError", "Tampered", "check_config_pin", "check_run_refs", "log_incident"]
+__all__ = [
+    "IntegrityError",
+    "Tampered",
+    "check_config_pin",
+    "check_run_refs",
+    "log_incident",
+    "relocked",
+]
 
 if TYPE_CHECKING:
     from gitimprove.git.checkout import Checkout, Stat
@@ -95,6 +102,8 @@ def after_run(ctx: RunContext, co: Checkout, what: str) -> None:
 
     now = scan(co.path)  # one listing for all three: no process of the run is left
     bad = co.verify(after_run=True, now=now)
+    if relocked(bad, ctx.cfg.metric_command, ctx.cfg.guard_command or ""):
+        bad = []  # the run's own build tool brought its lock file up to date (see `LOCKS`)
     if bad:
         _reset(co, what, rewrite=True)
         raise Tampered(f"files of the commit changed during the {what}", bad, checkout=co)
@@ -124,6 +133,41 @@ def after_run(ctx: RunContext, co: Checkout, what: str) -> None:
             left,
             checkout=co,
         )
+
+
+# Lock files a build tool rewrites itself when the manifest beside them changed (`cargo run`
+# after a version bump or a new dependency in `Cargo.toml`, `uv run` after `pyproject.toml`):
+# an honest change that left the lock file behind is no tampering. The tool read the lock
+# file before it built anything, and every run gets a fresh copy of the commit (`reset`), so
+# a lock file written during a run changes no later run; only a lock file of a tool the
+# metric or guard command runs, changed in place, is let through.
+LOCKS = {
+    "Cargo.lock": "cargo",
+    "uv.lock": "uv",
+    "package-lock.json": "npm",
+    "yarn.lock": "yarn",
+    "pnpm-lock.yaml": "pnpm",
+    "bun.lock": "bun",
+}
+
+
+def _tools(*commands: str) -> set[str]:
+    """The program names the commands' words name (`cargo` for `cargo run --release`)."""
+    return {w.rsplit("/", 1)[-1] for c in commands for w in c.replace(";", " ").split()}
+
+
+def _relocked(entry: str, tools: set[str]) -> bool:
+    """Whether a `verify` entry is a lock file of one of `tools`, changed in place."""
+    path, _, state = entry.rpartition(" (")
+    tool = LOCKS.get(path.rpartition("/")[2])
+    return tool is not None and tool in tools and state in ("changed)", "rewritten)")
+
+
+def relocked(entries: list[str], *commands: str) -> bool:
+    """Whether every `verify` entry is a lock file the commands' build tool brought up to
+    date (`LOCKS`); False for none."""
+    tools = _tools(*commands)
+    return bool(entries) and all(_relocked(entry, tools) for entry in entries)
 
 
 def _reset(

@@ -72,7 +72,7 @@ def _run_once(cfg: Config, co: Checkout, arm: ArmRuns) -> None:
         name=cfg.metric_name,
         relative=relative_of(cfg.get("metric", "min_delta")),
     )
-    _after(co, "a metric run")
+    _after(co, "a metric run", cfg)
     if got.status == "ok" and got.value is not None:
         arm.samples.append(got.value)
         arm.secondary.update(got.secondary)
@@ -81,12 +81,16 @@ def _run_once(cfg: Config, co: Checkout, arm: ArmRuns) -> None:
         arm.failure = got
 
 
-def _after(co: Checkout, what: str) -> None:
+def _after(co: Checkout, what: str, cfg: Config) -> None:
     """After a run in `co`: a fresh copy of the commit for the next run (nothing of this one
     survives), and what the run did to its checkout named as `run` names it — files it
     changed, a mount it stacked on the checkouts (taken off), a file-system flag (cleared) or
     files that cannot be removed."""
+    from gitimprove.loop.integrity import relocked
+
     changed = co.verify(after_run=True)
+    if relocked(changed, cfg.metric_command, cfg.guard_command or ""):
+        changed = []  # the command's build tool brought its lock file up to date
     left = co.reset()  # StuckFlags (a flag this process cannot clear) says what to do
     if changed:
         raise GitImproveError(
@@ -108,7 +112,7 @@ def _guard(cfg: Config, co: Checkout) -> dict[str, Any]:
     res = proc.run(
         cfg.guard_command, cwd=co.path, shell=True, timeout=float(cfg.get("guard", "timeout"))
     )
-    _after(co, "the guard")
+    _after(co, "the guard", cfg)
     status = "pass" if res.ok else "fail"
     out: dict[str, Any] = {"status": status, "exit_code": None if res.timed_out else res.returncode}
     if status == "fail":

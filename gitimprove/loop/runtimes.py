@@ -229,6 +229,12 @@ _CARGO_PACKAGE_SEALED = (
     "build", "links", "autotests", "autobenches", "autobins", "autoexamples", "autolib",
     "workspace", "default-run", "resolver", "metadata",
 )  # fmt: skip
+# profile settings that change how well the code is optimised, never what it does: the others
+# (`debug-assertions`, `overflow-checks`, `panic`, `inherits`, `build-override`, per-package
+# overrides) change what the sealed tests' own assertions check, or what is built
+_CARGO_PROFILE_FREE = (
+    "opt-level", "lto", "codegen-units", "incremental", "debug", "strip", "split-debuginfo",
+)  # fmt: skip
 _CARGO_SOURCES = ("path", "git", "registry", "registry-index", "package", "branch", "rev", "tag")
 
 
@@ -236,7 +242,8 @@ def cargo_build(data: bytes | None) -> Any:
     """What of a `Cargo.toml` chooses what `cargo test` and `cargo run` build and run: every
     table but the package's metadata and its dependencies on published versions (`[lib]`,
     `[[test]]` with `harness = false`, `[features]`, `[patch]`, `[profile]`, `[target]`,
-    `[workspace]`...), the package's `build`, `autotests` and the like, and a dependency taken
+    `[workspace]`...; of a `[profile]`, all but how it optimises: `opt-level`, `lto`...),
+    the package's `build`, `autotests` and the like, and a dependency taken
     from a path, a git repository or another registry or package."""
     if data is None:
         return (None, None)
@@ -253,6 +260,17 @@ def cargo_build(data: bytes | None) -> Any:
     for table in _CARGO_FREE[1:4]:
         if table in doc:
             sealed[table] = _cargo_sources(doc[table])
+    profiles = doc.get("profile")
+    if isinstance(profiles, dict):  # how hard to optimise may change, what the code means not
+        kept = {
+            name: {k: v for k, v in p.items() if k not in _CARGO_PROFILE_FREE}
+            if isinstance(p, dict)
+            else p
+            for name, p in profiles.items()
+        }
+        sealed.pop("profile")
+        if any(v != {} for v in kept.values()):
+            sealed["profile"] = {name: v for name, v in kept.items() if v != {}}
     workspace = doc.get("workspace")
     if isinstance(workspace, dict) and isinstance(workspace.get("dependencies"), dict):
         # a workspace's shared dependencies: published versions may change, as a package's

@@ -44,6 +44,7 @@ class InitResult:
     metric_name: str
     noise: str
     guard: dict[str, Any]
+    sealed: tuple[str, ...] = ()  # `[scope] sealed` as the configuration has it
 
 
 def needs_questions(opts: InitOptions) -> bool:
@@ -107,7 +108,13 @@ def init_project(
     set_rewrite_ref(repo)
     record_baseline(repo, cfg, baseline)
     return InitResult(
-        cfg_path, created, baseline, cfg.metric_name, noise_sentence(baseline.samples), guard
+        cfg_path,
+        created,
+        baseline,
+        cfg.metric_name,
+        noise_sentence(baseline.samples),
+        guard,
+        tuple(str(p) for p in cfg.get("scope", "sealed") or ()),
     )
 
 
@@ -129,4 +136,10 @@ def _named(repo: Repo, opts: InitOptions) -> list[str]:
             return None
         return "file" if found.is_file() else "folder" if found.is_dir() else None
 
-    return inprocess.measured_paths(opts.metric or "", opts.guard or "", kind)
+    def read(path: str) -> bytes | None:
+        found = root / path
+        if found.is_symlink() or not found.is_file() or found.stat().st_size > 1 << 20:
+            return None
+        return found.read_bytes()
+
+    return inprocess.measured_paths(opts.metric or "", opts.guard or "", kind, read)
