@@ -10,6 +10,16 @@ from gitimprove.redaction.prefixed import check_prefixed, gate
 
 _GITLAB = ("pat", "ptt", "rt", "dt", "cbt", "soat", "ft", "imt", "oas", "agent")
 
+
+def _slack_parts(secret: str, m: re.Match[str]) -> bool:
+    """A Slack token has a team's or a user's id (digits, eight or more) or a long random
+    part; a placeholder has short words (`xoxb-my-bot-token`, `xoxb-abcdef-abcdef`)."""
+    from gitimprove.redaction.values import looks_random
+
+    parts = secret.split("-")[1:]
+    return any((p.isdigit() and len(p) >= 8) or (len(p) >= 16 and looks_random(p)) for p in parts)
+
+
 RULES: list[Rule] = [
     Rule("anthropic-api-key", r"\bsk-ant-(?:api|admin|sid|oat)\d{2}-[\w-]{20,}", ("sk-ant-",)),
     Rule(
@@ -27,7 +37,7 @@ RULES: list[Rule] = [
     Rule("gcp-api-key", r"\bAIza[\w-]{35}\b", ("aiza",)),
     Rule("google-oauth-secret", r"\bGOCSPX-[\w-]{28}\b", ("gocspx-",)),
     Rule("google-oauth-token", r"\bya29\.[\w-]{20,}", ("ya29.",)),
-    Rule("slack-token", r"\bxox[abposer]-[0-9A-Za-z-]{10,}", ("xox",)),
+    Rule("slack-token", r"\bxox[abposer]-[0-9A-Za-z-]{10,}", ("xox",), check=_slack_parts),
     Rule("slack-app-token", r"\bxapp-\d-[A-Z0-9]+-\d+-[a-f0-9]+", ("xapp-",)),
     Rule(
         "slack-webhook-url",
