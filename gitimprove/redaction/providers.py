@@ -166,6 +166,12 @@ RULES: list[Rule] = [
         r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b",
         ("secretid", "secret id", "secret_id", "secret-id"),
     ),
+    # a Wi-Fi network's QR code text: `WIFI:T:WPA;S:<network>;P:<password>;;`
+    Rule(
+        "wifi-password",
+        r"(?i)\bWIFI:(?:[A-Z]{1,2}:(?:\\.|[^;\\\n]){0,100};){0,6}?P:((?:\\.|[^;\\\n]){1,200});",
+        ("wifi:",),
+    ),
     # newer providers' hex tokens (E2B, Daytona, Linear OAuth, ElevenLabs, LlamaCloud)
     Rule("e2b-api-key", r"\be2b_[0-9a-f]{40}\b", ("e2b_",)),
     Rule("daytona-api-key", r"\bdtn_[0-9a-f]{64}\b", ("dtn_",)),
