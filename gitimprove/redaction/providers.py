@@ -12,12 +12,19 @@ _GITLAB = ("pat", "ptt", "rt", "dt", "cbt", "soat", "ft", "imt", "oas", "agent")
 
 
 def _slack_parts(secret: str, m: re.Match[str]) -> bool:
-    """A Slack token has a team's or a user's id (digits, eight or more) or a long random
-    part; a placeholder has short words (`xoxb-my-bot-token`, `xoxb-abcdef-abcdef`)."""
+    """A Slack token has a team's or a user's id (digits, eight or more) or random parts
+    (16 characters or more in all); a placeholder has short words (`xoxb-my-bot-token`,
+    `xoxb-abcdef-abcdef`, `xoxb-12345-abcd234`)."""
     from gitimprove.redaction.values import looks_random
 
     parts = secret.split("-")[1:]
-    return any((p.isdigit() and len(p) >= 8) or (len(p) >= 16 and looks_random(p)) for p in parts)
+    return any(p.isdigit() and len(p) >= 8 for p in parts) or looks_random("".join(parts))
+
+
+def _wifi_password(secret: str, m: re.Match[str]) -> bool:
+    from gitimprove.redaction.values import is_value
+
+    return is_value(secret) and not (secret.startswith("<") and secret.endswith(">"))
 
 
 RULES: list[Rule] = [
@@ -171,6 +178,7 @@ RULES: list[Rule] = [
         "wifi-password",
         r"(?i)\bWIFI:(?:[A-Z]{1,2}:(?:\\.|[^;\\\n]){0,100};){0,6}?P:((?:\\.|[^;\\\n]){1,200});",
         ("wifi:",),
+        check=_wifi_password,
     ),
     # newer providers' hex tokens (E2B, Daytona, Linear OAuth, ElevenLabs, LlamaCloud)
     Rule("e2b-api-key", r"\be2b_[0-9a-f]{40}\b", ("e2b_",)),

@@ -36,8 +36,6 @@ _FOLD = {
     **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d", "-"),
     **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032", "'"),
     **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033", '"'),
-    # a table's column rule drawn with box-drawing characters (psql, rich, cli-table)
-    **dict.fromkeys("\u2502\u2503\u2551\u250a\u250b\u2506\u2507\u254e\u254f", "|"),
 }
 _REACH, _WINDOW = 400, 4000
 
