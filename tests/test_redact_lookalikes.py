@@ -17,6 +17,19 @@ def _secret(seed: int) -> str:
 
 
 ORDINARY = [
+    # a program's example run writing its output file (`key` in an input's name)
+    " *      ./encrypt1 encrypt1-tmpl.xml deskey.bin > encrypt1-res.xml\n",
+    "openssl rsa -in server.key -out server-nopass.key > rsa-out.txt",
+    # a timestamp after a login word: no `<user>:<password>`
+    '<saml:AuthenticationStatement AuthenticationInstant="2002-04-18T16:56:10Z">',
+    "authenticated at 2026-11-24T08:41:07.123+01:00 via sso",
+    # terminal colours written as escapes under a key
+    'key:                    { start: "\\e[33m", end: "\\e[0m" }',
+    "token: { start: '\\033[1;31m', end: '\\033[0m' }",
+    # a C pointer declared beside a secret's type; packages and their versions
+    "\tSecretService *service = NULL;",
+    "\tSecretValue *value = secret_item_get_secret(item);",
+    "INCS:=$(shell $(PKG_CONFIG) --cflags libsecret-1 glib-2.0)",
     # a media type after a word that may name a login (`console`): not `user / password`
     "'DylanConsoleLexer': ('Dylan session', ('dylan-console',), ('text/x-dylan-console',)),",
     "serve the console (text/x-shellscript) and the portal (application/vnd.api+json)",

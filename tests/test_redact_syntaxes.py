@@ -418,6 +418,10 @@ WORST = [
     "?code=" * 10_000,
     "#access_token=" + "a/" * 30_000,
     ("/bot" + "1" * 10 + ":AA") * 4_000,
+    # a Wi-Fi code's fields, never closed; a box-drawn table's rule
+    "WIFI:" + "T:\\;" * 20_000,
+    "WIFI:" + "S:" + "a" * 60_000,
+    "\u2502 password " * 6_000,
     "Authorization: Bearer " + "!" * 60_000,
     "$ wg genkey | " * 4_000,
     "0x" + "f" * 60_000,

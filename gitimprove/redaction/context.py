@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from gitimprove.redaction.engine import CONTEXT, SPECIFIC, Rule, compiled
+from gitimprove.redaction.engine import CONTEXT, SPECIFIC, Rule, compiled, entropy
 from gitimprove.redaction.headers import generated
 from gitimprove.redaction.values import (
     assignment_is_secret,
@@ -158,7 +158,28 @@ def _check_random_code(secret: str, m: re.Match[str]) -> bool:
     from urllib.parse import unquote
 
     value = unquote(secret)
-    return looks_random(value) or looks_random(value.replace("/", ""))
+    if looks_random(value) or looks_random(value.replace("/", "")):
+        return True
+    # (one case and digits scattered: `srmummr563qqfkbxhu03`, a code of lower-case letters)
+    return (
+        compiled(r"[A-Za-z0-9_-]{16,}", 0).fullmatch(value) is not None
+        and any(c.isdigit() for c in value)
+        and entropy(value) >= 3.3
+        and _uncommon_pairs(value)
+    )
+
+
+def _uncommon_pairs(value: str) -> bool:
+    """Letters drawn at random: under three quarters of their neighbouring pairs are pairs words have
+    (words: nearly all; random letters: about a third)."""
+    from gitimprove.redaction.standins import COMMON_PAIRS
+
+    pairs = [
+        run[i : i + 2]
+        for run in compiled(r"[a-z]{2,}", 0).findall(value.lower())
+        for i in range(len(run) - 1)
+    ]
+    return len(pairs) >= 4 and 4 * sum(p in COMMON_PAIRS for p in pairs) < 3 * len(pairs)
 
 
 def _check_query_value(secret: str, m: re.Match[str]) -> bool:

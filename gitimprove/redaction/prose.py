@@ -96,6 +96,10 @@ def _check_spaced_key(secret: str, m: re.Match[str]) -> bool | str:
     return kind_of(key)
 
 
+# minutes, seconds, a fraction and a zone: what follows the hour of a timestamp
+_TIME_REST = r"[0-5][0-9](?::[0-5][0-9])?(?:\.[0-9]{1,9})?(?:Z|[+-][0-9]{2}:?[0-9]{2})?"
+
+
 def _check_user_pair(secret: str, m: re.Match[str]) -> bool | str:
     """`root / <pw>`: a value beside a user; not a port, a path, a word or a uid:gid."""
     value = secret.rstrip(".,;:!?)*_~")
@@ -103,6 +107,8 @@ def _check_user_pair(secret: str, m: re.Match[str]) -> bool | str:
         return False  # `sa:1433` is a port, `bob:1000` a uid
     if len(value) < 4 or not is_value(value) or is_identifier_value(value):
         return False
+    if compiled(_TIME_REST, 0).fullmatch(value):
+        return False  # a time's rest: `2002-04-18T16:56:10Z` read as `<user>:<pw>`
     if value.isalpha() and not (value.islower() or value.isupper() or value.istitle()):
         return "password"  # mixed case: `hunTer`
     return any(not c.isalpha() for c in value) and "password"

@@ -10,6 +10,23 @@ from gitimprove.redaction.prefixed import check_prefixed, gate
 
 _GITLAB = ("pat", "ptt", "rt", "dt", "cbt", "soat", "ft", "imt", "oas", "agent")
 
+
+def _slack_parts(secret: str, m: re.Match[str]) -> bool:
+    """A Slack token has a team's or a user's id (digits, eight or more) or random parts
+    (16 characters or more in all); a placeholder has short words (`xoxb-my-bot-token`,
+    `xoxb-abcdef-abcdef`, `xoxb-12345-abcd234`)."""
+    from gitimprove.redaction.values import looks_random
+
+    parts = secret.split("-")[1:]
+    return any(p.isdigit() and len(p) >= 8 for p in parts) or looks_random("".join(parts))
+
+
+def _wifi_password(secret: str, m: re.Match[str]) -> bool:
+    from gitimprove.redaction.values import is_value
+
+    return is_value(secret) and not (secret.startswith("<") and secret.endswith(">"))
+
+
 RULES: list[Rule] = [
     Rule("anthropic-api-key", r"\bsk-ant-(?:api|admin|sid|oat)\d{2}-[\w-]{20,}", ("sk-ant-",)),
     Rule(
@@ -27,7 +44,7 @@ RULES: list[Rule] = [
     Rule("gcp-api-key", r"\bAIza[\w-]{35}\b", ("aiza",)),
     Rule("google-oauth-secret", r"\bGOCSPX-[\w-]{28}\b", ("gocspx-",)),
     Rule("google-oauth-token", r"\bya29\.[\w-]{20,}", ("ya29.",)),
-    Rule("slack-token", r"\bxox[abposer]-[0-9A-Za-z-]{10,}", ("xox",)),
+    Rule("slack-token", r"\bxox[abposer]-[0-9A-Za-z-]{10,}", ("xox",), check=_slack_parts),
     Rule("slack-app-token", r"\bxapp-\d-[A-Z0-9]+-\d+-[a-f0-9]+", ("xapp-",)),
     Rule(
         "slack-webhook-url",
@@ -155,6 +172,13 @@ RULES: list[Rule] = [
         r"(?i)\bsecret[ _-]?id[\"']?[ \t]*[:=][ \t]*[\"']?"
         r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b",
         ("secretid", "secret id", "secret_id", "secret-id"),
+    ),
+    # a Wi-Fi network's QR code text: `WIFI:T:WPA;S:<network>;P:<password>;;`
+    Rule(
+        "wifi-password",
+        r"(?i)\bWIFI:(?:[A-Z]{1,2}:(?:\\.|[^;\\\n]){0,100};){0,6}?P:((?:\\.|[^;\\\n]){1,200});",
+        ("wifi:",),
+        check=_wifi_password,
     ),
     # newer providers' hex tokens (E2B, Daytona, Linear OAuth, ElevenLabs, LlamaCloud)
     Rule("e2b-api-key", r"\be2b_[0-9a-f]{40}\b", ("e2b_",)),

@@ -106,7 +106,19 @@ def is_value(value: str) -> bool:
         and not compiled(_BETWEEN_LITERALS, 0).match(value)
         # a Ruby symbol (`token: :bearer`) or the rest of a path (`Token::Kind`)
         and not compiled(r":[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*", 0).fullmatch(v)
+        # a terminal's colour written as an escape (`key: { start: "\e[33m" }`), a C
+        # pointer or address declared (`SecretService *service`), a package and its
+        # version (`--cflags libsecret-1 glib-2.0`)
+        and not compiled(_ESCAPES, 0).fullmatch(v)
+        and not compiled(r"[*&]{1,2}[A-Za-z_]\w*", 0).fullmatch(v)
+        and not compiled(
+            r"[a-z][a-z0-9+.]*(?:-[a-z][a-z0-9+.]*)*-[0-9]+(?:\.[0-9]+){1,3}", 0
+        ).fullmatch(v)
     )
+
+
+# terminal escapes in the notations source and configurations write them in
+_ESCAPES = r"(?:(?:\\{1,2}(?:e|033|x1[bB]|u001[bB])|\x1b)\[[0-9;]{0,20}[A-Za-z])+"
 
 
 # code splicing a variable into a string: `"' + pw + '"`, `" . $pw . "`, `" & pw & "`
@@ -610,6 +622,8 @@ def check_generic(secret: str, m: re.Match[str]) -> bool:
     if names_itself(key, secret.strip("'\"")) or public_key_before(m.string, m.start()):
         return False
     value = secret.strip("'\"")
+    if compiled(_FILE_NAME, re.I).fullmatch(value):
+        return False  # `./sign1 tmpl.xml rsakey.pem > sign1-res.xml`: the output's file
     if (
         key_strength(key.strip(" \t'\":=>,")) == "weak"
         and reads_as_names(value)
@@ -618,6 +632,13 @@ def check_generic(secret: str, m: re.Match[str]) -> bool:
     ):
         return False  # `DEPLOY_KEY: signature1RESIZE`: names under a name that only may be one
     return not (is_identifier_value(secret) and not _names_secret(key))
+
+
+# a file's name, by the extensions of files that keys, configurations and outputs are in
+_FILE_NAME = (
+    r"[\w.-]{1,128}\.(?:xml|json|ya?ml|txt|pem|crt|cer|der|p12|pfx|key|pub|bin|csv|html?|md|py|"
+    r"js|ts|sh|cfg|conf|ini|log|toml|lock|tar|gz|tgz|zip|out|tmp|bak|dat|db|sqlite)"
+)
 
 
 def public_key_before(text: str, start: int) -> bool:
