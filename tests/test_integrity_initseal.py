@@ -31,6 +31,25 @@ printf '5\\n' > src/value.txt
 """
 
 
+def use_agent(repo: TmpRepo, script: Path, body: str, sandbox: str) -> None:
+    """The agent executable `script` (a shell script of `body`) and the sandbox mode put into
+    the .gitimprove.toml `init` wrote, committed."""
+    script.write_text("#!/bin/sh\nset -e\n" + body)
+    script.chmod(0o755)
+    config = (repo.path / ".gitimprove.toml").read_text()
+    config = config.replace('name = "command"', f'name = "command"\ncommand = "{script}"')
+    config = config.replace('sandbox = "auto"', f'sandbox = "{sandbox}"')
+    repo.commit("configure", {".gitimprove.toml": config})
+
+
+def run_statuses(repo: TmpRepo, n: int) -> list[dict[str, object]]:
+    """The rows of a run of `n` rounds, which must exit 0 and name nothing unsealed."""
+    res = repo.cli("run", "--run", "t", "-n", str(n))
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "not sealed" not in res.stdout + res.stderr
+    return run_rows(repo, "t")
+
+
 def init_project(repo: TmpRepo, tmp_path: Path, sandbox: str, *extra: str) -> dict[str, object]:
     repo.commit("code", {"bench.py": BENCH, "tests/test_v.py": TEST, "src/value.txt": "100\n"})
     res = repo.cli(
@@ -39,13 +58,7 @@ def init_project(repo: TmpRepo, tmp_path: Path, sandbox: str, *extra: str) -> di
         "--yes", "--json", *extra,
     )  # fmt: skip
     assert res.returncode == 0, res.stdout + res.stderr
-    script = tmp_path / "agent.sh"
-    script.write_text("#!/bin/sh\nset -e\n" + AGENT)
-    script.chmod(0o755)
-    config = (repo.path / ".gitimprove.toml").read_text()
-    config = config.replace('name = "command"', f'name = "command"\ncommand = "{script}"')
-    config = config.replace('sandbox = "auto"', f'sandbox = "{sandbox}"')
-    repo.commit("configure", {".gitimprove.toml": config})
+    use_agent(repo, tmp_path / "agent.sh", AGENT, sandbox)
     return json.loads(res.stdout)
 
 
@@ -149,25 +162,19 @@ def test_init_seals_the_file_a_package_script_runs(
     assert 'sealed = ["bench.js", "test/**"]' in config, config
     # the user is told what was sealed, without reading the file
     assert "sealed (the agent may not change them): bench.js, test/**" in res.stdout
-    script = tmp_path / "agent.sh"
-    script.write_text(
-        "#!/bin/sh\nset -e\n"
+    use_agent(
+        tmp_repo,
+        tmp_path / "agent.sh",
         'if [ "$GITIMPROVE_ITERATION" = 1 ]; then\n'
         "  printf 'console.log(\"METRIC ms=1\");\\n' > bench.js\n"
         "else\n"
         "  printf 'module.exports = 40;\\n' > src/fast.js\n"
         "  printf 'module.exports = require(\"./fast.js\");\\n' > src/value.js\n"
         "  sed -i 's/1.0.0/1.1.0/' package.json\n"
-        "fi\n"
+        "fi\n",
+        sandbox,
     )
-    script.chmod(0o755)
-    config = config.replace('name = "command"', f'name = "command"\ncommand = "{script}"')
-    config = config.replace('sandbox = "auto"', f'sandbox = "{sandbox}"')
-    tmp_repo.commit("configure", {".gitimprove.toml": config})
-    res = tmp_repo.cli("run", "--run", "t", "-n", "2")
-    assert res.returncode == 0, res.stdout + res.stderr
-    assert "not sealed" not in res.stdout + res.stderr
-    rows = run_rows(tmp_repo, "t")
+    rows = run_statuses(tmp_repo, 2)
     assert [r["status"] for r in rows] == ["baseline", "sealed", "keep"], rows
     assert rows[-1]["metric"]["value"] == 40
 
@@ -308,9 +315,9 @@ def test_a_rust_crate_made_with_init_keeps_an_honest_change_and_seals_its_tests(
     assert res.returncode == 0, res.stdout + res.stderr
     config = (tmp_repo.path / ".gitimprove.toml").read_text()
     assert 'sealed = ["tests/**"]' in config, config
-    script = tmp_path / "agent.sh"
-    script.write_text(
-        "#!/bin/sh\nset -e\n"
+    use_agent(
+        tmp_repo,
+        tmp_path / "agent.sh",
         'if [ "$GITIMPROVE_ITERATION" = 1 ]; then\n'
         "  printf '#[test]\\nfn positive() {}\\n' > tests/value.rs\n"
         "  printf 'pub fn value() -> u64 {\\n    0\\n}\\n' > src/lib.rs\n"
@@ -318,16 +325,10 @@ def test_a_rust_crate_made_with_init_keeps_an_honest_change_and_seals_its_tests(
         "  printf 'pub fn fast() -> u64 {\\n    40\\n}\\n' > src/fast.rs\n"
         "  printf 'mod fast;\\npub fn value() -> u64 {\\n    fast::fast()\\n}\\n' > src/lib.rs\n"
         "  sed -i 's/0.1.0/0.2.0/; s/opt-level = 1/opt-level = 3/' Cargo.toml\n"
-        "fi\n"
+        "fi\n",
+        sandbox,
     )
-    script.chmod(0o755)
-    config = config.replace('name = "command"', f'name = "command"\ncommand = "{script}"')
-    config = config.replace('sandbox = "auto"', f'sandbox = "{sandbox}"')
-    tmp_repo.commit("configure", {".gitimprove.toml": config})
-    res = tmp_repo.cli("run", "--run", "t", "-n", "2")
-    assert res.returncode == 0, res.stdout + res.stderr
-    assert "not sealed" not in res.stdout + res.stderr
-    rows = run_rows(tmp_repo, "t")
+    rows = run_statuses(tmp_repo, 2)
     assert [r["status"] for r in rows] == ["baseline", "sealed", "keep"], rows
     assert rows[-1]["metric"]["value"] == 40
 
@@ -373,16 +374,13 @@ def test_init_seals_what_node_test_collects(tmp_repo: TmpRepo, tmp_path: Path) -
     assert res.returncode == 0, res.stdout + res.stderr
     config = (tmp_repo.path / ".gitimprove.toml").read_text()
     assert 'sealed = ["bench.js", "test/**"]' in config, config
-    script = tmp_path / "agent.sh"
-    script.write_text(
-        "#!/bin/sh\nset -e\n"
+    use_agent(
+        tmp_repo,
+        tmp_path / "agent.sh",
         "printf 'module.exports = { check: () => true };\\n' > test/helper.js\n"
-        "printf 'module.exports = 1;\\n' > src/value.js\n"
+        "printf 'module.exports = 1;\\n' > src/value.js\n",
+        "none",
     )
-    script.chmod(0o755)
-    config = config.replace('name = "command"', f'name = "command"\ncommand = "{script}"')
-    config = config.replace('sandbox = "auto"', 'sandbox = "none"')
-    tmp_repo.commit("configure", {".gitimprove.toml": config})
     res = tmp_repo.cli("run", "--run", "t", "-n", "1")
     assert res.returncode == 0, res.stdout + res.stderr
     rows = run_rows(tmp_repo, "t")
