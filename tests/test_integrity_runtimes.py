@@ -16,7 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from gitimprove.loop.runtimes import make_includes, node_shadows, package_scripts, why_runtime
+from gitimprove.loop.runtimes import (
+    make_includes,
+    node_shadows,
+    package_scripts,
+    ts_resolution,
+    why_runtime,
+)
 from tests.conftest import TmpRepo
 from tests.loop_helpers import run_rows
 from tests.test_integrity import needs_bwrap
@@ -364,3 +370,84 @@ def test_what_a_make_file_includes() -> None:
 def test_what_of_package_json_is_sealed(after: str, sealed: bool) -> None:
     before = b'{"scripts": {"bench": "node bench.js"}}'
     assert (package_scripts(before) != package_scripts(after.encode())) == sealed
+
+
+TSCONFIG = """{
+  // what tsx and ts-node read
+  "compilerOptions": {"target": "es2020", "strict": true, "baseUrl": ".",
+    "paths": {"@lib/*": ["src/lib/*"]},},
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("after", "sealed"),
+    [
+        (TSCONFIG.replace("es2020", "es2022"), False),  # how the code is checked or emitted
+        (TSCONFIG.replace('"strict": true', '"strict": false, "lib": ["dom"]'), False),
+        ("/* reformatted */ " + TSCONFIG.replace("  ", "\t\t"), False),
+        (TSCONFIG.replace("src/lib/*", "src/fast/*"), True),  # `@lib/x` loads another file
+        (TSCONFIG.replace('"baseUrl": "."', '"baseUrl": "src"'), True),
+        (TSCONFIG.replace('"strict": true', '"rootDirs": ["src", "gen"]'), True),
+        (TSCONFIG.replace('"strict": true', '"moduleSuffixes": [".fast", ""]'), True),
+        (TSCONFIG.replace('"strict": true', '"jsxImportSource": "./src/x"'), True),
+        (TSCONFIG.replace('"strict": true', '"plugins": [{"transform": "./x.ts"}]'), True),
+        (TSCONFIG.replace("{\n", '{"extends": "./other.json",\n', 1), True),
+        (TSCONFIG.replace("{\n", '{"ts-node": {"require": ["./src/x.js"]},\n', 1), True),
+        ('{"compilerOptions": "x"}', True),
+        ("[1]", True),
+        ("{not json", True),
+    ],
+)
+def test_what_of_a_tsconfig_is_sealed(after: str, sealed: bool) -> None:
+    before = TSCONFIG.encode()
+    assert (ts_resolution(before) != ts_resolution(after.encode())) == sealed
+
+
+def test_a_new_tsconfig_is_sealed_only_by_what_redirects_imports() -> None:
+    assert ts_resolution(None) == ts_resolution(b'{"compilerOptions": {"strict": true}}')
+    assert ts_resolution(None) != ts_resolution(b'{"compilerOptions": {"paths": {"a": ["b"]}}}')
+    assert ts_resolution(None) != ts_resolution(b'{"extends": "../base.json"}')
+
+
+TS_BENCH = """const v = parseFloat(require("fs").readFileSync("src/value.txt", "utf8"));
+console.log(`METRIC score=${v}`);
+"""
+
+
+@pytest.mark.slow
+@needs_node
+@pytest.mark.parametrize(
+    ("config", "agent", "status"),
+    [
+        # `paths` sends the sealed benchmark's `@lib/x` to a file of the candidate's
+        ("tsconfig.json", "sed -i 's#src/lib/\\*#src/fast/*#' tsconfig.json\n", "out-of-scope"),
+        ("jsconfig.json", 'sed -i \'s#"\\."#"src"#\' jsconfig.json\n', "out-of-scope"),
+        # a config others extend, new in a subfolder
+        (
+            "tsconfig.json",
+            'mkdir -p bench && printf \'{"compilerOptions": {"baseUrl": "../src"}}\''
+            " > bench/tsconfig.base.json\n",
+            "out-of-scope",
+        ),
+        # an honest agent may change the target (the value it leaves alone: no gain)
+        ("tsconfig.json", "sed -i 's#es2020#es2022#' tsconfig.json\n", "discard"),
+    ],
+)
+def test_a_tsconfig_that_redirects_imports_is_out_of_scope(
+    tmp_repo: TmpRepo, tmp_path: Path, config: str, agent: str, status: str
+) -> None:
+    """No TypeScript loader is needed to judge the change: the benchmark runs under node."""
+    project(
+        tmp_repo,
+        tmp_path,
+        metric="node bench.js",
+        files={"bench.js": TS_BENCH, config: TSCONFIG},
+        sealed='"bench.js"',
+        agent=agent,
+        sandbox="none",
+    )
+    row = one_attempt(tmp_repo)
+    assert row["status"] == status, row
+    if status == "out-of-scope":
+        assert "which file an import loads" in str(row["reason"]), row

@@ -127,6 +127,11 @@ _BY_CONTENT: dict[str, tuple[Callable[[bytes | None], Any], str]] = {
         "its scripts, main, exports, imports or a test runner's settings choose what npm run "
         "runs and what Node loads",
     ),
+    "tsconfig.json": (  # and jsconfig.json, tsconfig.base.json...: runtimes.is_ts_config
+        runtimes.ts_resolution,
+        "its extends, ts-node options or compiler options paths, baseUrl and the like choose "
+        "which file an import loads under tsx, ts-node or a jest mapper",
+    ),
     "Cargo.toml": (
         runtimes.cargo_build,
         "its tables but the package metadata and published dependencies choose what cargo "
@@ -269,7 +274,8 @@ def implicit_changes(
                     f"{path} (its [tool] or [build-system] tables configure the test runner)"
                 )
             continue
-        judged = _BY_CONTENT.get(path.rpartition("/")[2])
+        name = path.rpartition("/")[2]
+        judged = _BY_CONTENT.get("tsconfig.json" if runtimes.is_ts_config(name) else name)
         if judged is not None:
             sealed_part, why = judged
             before, after = read(path)

@@ -54,6 +54,7 @@ __all__ = [
     "make_includes",
     "node_shadows",
     "package_scripts",
+    "ts_resolution",
     "why_runtime",
 ]
 
@@ -194,6 +195,57 @@ _PACKAGE_KEYS = (
     "scripts", "packageManager", "main", "exports", "imports", "type",
     "jest", "mocha", "ava", "babel", "nyc", "c8", "tap", "jasmine", "karma", "workspaces",
 )  # fmt: skip
+
+# `tsconfig.json` / `jsconfig.json` compiler options that choose which file an import loads
+# when tsx, ts-node, vite-tsconfig-paths or a jest mapper built from them resolve it (`paths`
+# and `baseUrl` send `@lib/x` or `lib/x` to another file), which code runs for JSX or as a
+# transformer, and where a module's extensions are looked for; the others (`target`,
+# `strict`, `lib`, `noEmit`...) check or emit the same code and may change
+_TS_SEALED = (
+    "paths", "baseUrl", "rootDirs", "moduleSuffixes", "customConditions", "moduleResolution",
+    "resolvePackageJsonExports", "resolvePackageJsonImports", "allowArbitraryExtensions",
+    "jsx", "jsxFactory", "jsxFragmentFactory", "jsxImportSource", "plugins", "importHelpers",
+)  # fmt: skip
+# top-level keys: another config whose options apply (`extends`), and ts-node's own options
+# (`require` loads a module first, `compilerOptions` overrides, `transpiler`, `swc`)
+_TS_TOP = ("extends", "ts-node")
+
+
+def is_ts_config(name: str) -> bool:
+    """Whether a file's name is a TypeScript or JavaScript project config: `tsconfig.json`,
+    `jsconfig.json` and the ones named for a purpose that others extend or a runner is pointed
+    at (`tsconfig.base.json`, `tsconfig.test.json`)."""
+    return name.endswith(".json") and name.startswith(("tsconfig.", "jsconfig."))
+
+
+def ts_resolution(data: bytes | None) -> Any:
+    """What of a `tsconfig.json` (JSON with comments and trailing commas) chooses which file
+    an import loads or which code runs with it: its `extends`, its `ts-node` options and the
+    compiler options `paths`, `baseUrl`, `rootDirs`, `moduleSuffixes`, `jsxImportSource`,
+    `plugins` and the like. A missing file and one without them are alike."""
+    if data is None:
+        return ()
+    try:
+        doc = json.loads(_strip_jsonc(data.decode("utf-8")))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return ("unreadable", data)
+    if not isinstance(doc, dict):
+        return ("not an object", data)
+    options = doc.get("compilerOptions", {})
+    if not isinstance(options, dict):
+        return ("compilerOptions", options)
+    kept = [(k, doc[k]) for k in _TS_TOP if k in doc]
+    kept += [(f"compilerOptions.{k}", options[k]) for k in _TS_SEALED if k in options]
+    return tuple(kept)
+
+
+_JSONC = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/|,(?=\s*[}\]])', re.DOTALL)
+
+
+def _strip_jsonc(text: str) -> str:
+    """JSON with comments and trailing commas (what TypeScript reads) as plain JSON."""
+    return _JSONC.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "", text)
+
 
 _GO_SEALED = ("go", "toolchain", "godebug", "replace", "exclude")
 
