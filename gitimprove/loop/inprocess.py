@@ -1,5 +1,6 @@
-"""Code under test a sealed Python benchmark imports into its own process, and files of the
-repository the metric or guard command names that are not sealed: named at run start.
+"""Code under test a sealed benchmark (Python, JavaScript, TypeScript) loads into its own
+process, and files of the repository the metric or guard command names that are not sealed:
+named at run start.
 
 A metric command that runs `bench.py` when `bench.py` is not sealed lets the agent rewrite the
 benchmark (`print("METRIC score=1")`), and a guard `pytest tests` whose `tests/` is not sealed
@@ -19,11 +20,12 @@ from __future__ import annotations
 
 import ast
 import json
+import posixpath
 import re
 import shlex
 from collections.abc import Callable, Sequence
 
-from gitimprove.loop import scope
+from gitimprove.loop import runtimes, scope
 
 __all__ = [
     "imported_mutable",
@@ -78,9 +80,13 @@ def imported_mutable(
 ) -> tuple[str, list[str]] | None:
     """(the sealed benchmark, the files of the code under test it imports at module level)
     when the metric command runs a sealed Python script that imports a module the agent may
-    change from its own folder (where Python looks first)."""
+    change from its own folder (where Python looks first); for a JavaScript or TypeScript
+    benchmark (`node bench.js`, `npx tsx bench.ts`, `npm run bench`), the files its relative
+    `require` and `import` load: `_js_imported`."""
     script = _script(command)
-    if script is None or script not in set(sealed):
+    if script is None:
+        return _js_imported(command, sealed, mutable, read)
+    if script not in set(sealed):
         return None
     source = read(script)
     if source is None:
@@ -93,6 +99,79 @@ def imported_mutable(
             if path not in sealed and read(path) is not None and scope.matches(path, mutable):
                 found.append(path)
                 break
+    return (script, found) if found else None
+
+
+_JS_EXTENSIONS = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx")
+# what TypeScript's runners load for an import written with the extension it compiles to
+_TS_FOR = {".js": (".ts", ".tsx"), ".mjs": (".mts",), ".cjs": (".cts",), ".jsx": (".tsx",)}
+
+
+def _js_script(command: str, read: Callable[[str], bytes | None]) -> str | None:
+    """The JavaScript or TypeScript file a metric command runs (`node bench.js`, `npx tsx
+    bench/run.ts`, or the `package.json` script `npm run bench` runs), from the root."""
+    for text in script_commands(command, read):
+        try:
+            words = shlex.split(text)
+        except ValueError:
+            continue
+        for word in words:
+            if word.endswith(_JS_EXTENSIONS) and not word.startswith(("-", "/", "~", "$")):
+                path = posixpath.normpath(word)
+                if not path.startswith(".."):
+                    return path
+    return None
+
+
+def _js_loaded(folder: str, spec: str, read: Callable[[str], bytes | None]) -> str | None:
+    """The file of the repository Node (or tsx, ts-node) loads for the relative specifier
+    `spec` of a file in `folder`: the specifier itself, with an added extension, the
+    TypeScript file an import written with `.js` stands for, or the folder's `index`."""
+    target = posixpath.normpath(posixpath.join(folder, spec))
+    if target == ".." or target.startswith("../"):
+        return None
+    base = "" if target == "." else target
+    tries: list[str] = []
+    if base:
+        stem, ext = posixpath.splitext(base)
+        tries += [base, *(base + e for e in (*_JS_EXTENSIONS, ".json", ".node"))]
+        tries += [stem + e for e in _TS_FOR.get(ext, ())]
+    inside = f"{base}/" if base else ""
+    tries += [f"{inside}index{e}" for e in (*_JS_EXTENSIONS, ".json", ".node")]
+    for path in tries:
+        if read(path) is not None:
+            return path
+    return None
+
+
+def _js_imported(
+    command: str,
+    sealed: Sequence[str],
+    mutable: Sequence[str],
+    read: Callable[[str], bytes | None],
+) -> tuple[str, list[str]] | None:
+    """(the sealed benchmark, the files of the code under test it loads into its own process)
+    when the metric command runs a sealed JavaScript or TypeScript file whose relative
+    `require`, `import` or `import()` loads a file the agent may change. Wherever the call is
+    (a function, a branch), it runs in the benchmark's process: a benchmark that runs the code
+    under test in a child process (`child_process.fork("./child.js")`) requires none."""
+    script = _js_script(command, read)
+    pinned = set(sealed)
+    if script is None or script not in pinned:
+        return None
+    source = read(script)
+    if source is None:
+        return None
+    folder = posixpath.dirname(script)
+    text = source[:1_000_000].decode("utf-8", "replace")
+    found: list[str] = []
+    for match in runtimes.RELATIVE_IMPORT.finditer(text):
+        path = _js_loaded(folder, match.group(2), read)
+        if path is None or path.endswith(".json"):  # data, parsed: it runs nothing
+            continue
+        if path not in pinned and scope.matches(path, mutable):
+            found.append(path)
+    found = list(dict.fromkeys(found))
     return (script, found) if found else None
 
 

@@ -349,7 +349,7 @@ def _cargo_sources(deps: Any) -> Any:
 # what Node (and TypeScript's runners) try for `require("./x")` or `import "./x"`, in order
 _JS_SOURCES = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".jsx", ".tsx")
 _JS_TRIES = ("", *_JS_SOURCES, ".json", ".node")
-_RELATIVE = re.compile(
+RELATIVE_IMPORT = re.compile(
     r"""(?:\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s*|\bimport\s+)(['"`])(\.{1,2}/[^'"`\n]*|\.{1,2})\1"""
 )
 
@@ -363,7 +363,7 @@ def node_shadows(path: str, source: bytes) -> dict[str, str]:
     folder = posixpath.dirname(path)
     text = source[:1_000_000].decode("utf-8", "replace")
     out: dict[str, str] = {}
-    for match in _RELATIVE.finditer(text):
+    for match in RELATIVE_IMPORT.finditer(text):
         spec = match.group(2)
         target = posixpath.normpath(posixpath.join(folder, spec))
         if target == ".." or target.startswith("../"):
