@@ -25,7 +25,11 @@ SOURCES = {
     b'console.log(String(execFileSync("node", ["src/solver.js"])));\n',
     "json.js": b'const cfg = require("./data/cfg.json");\nconsole.log(cfg.n);\n',
     "out.js": b'const x = require("../elsewhere/x");\n',
-    "package.json": b'{"scripts": {"bench": "node bench.js"}}',
+    "package.json": b'{"scripts": {"bench": "node bench.js"}, "imports": {"#solver": '
+    b'{"node": "./src/solver.js"}, "#lib/*": "./src/*.js", "#data": "./data/cfg.json"}}',
+    "hash.mjs": b'import { value } from "#solver";\nconsole.log(value());\n',
+    "bench/star.js": b'const s = require("#lib/solver");\nconst d = require("#data");\n',
+    "bench/none.js": b'const s = require("#missing");\n',
     "src/solver.js": b"exports.value = () => 100;\n",
     "src/solver.ts": b"export const value = () => 100;\n",
     "src/index.js": b"exports.value = () => 100;\n",
@@ -44,6 +48,10 @@ SOURCES = {
         ("npx tsx bench/run.ts", ["bench/run.ts"], ["src/**"], ("bench/run.ts", ["src/solver.js"])),
         ("node lazy.js", ["lazy.js"], ["src/**"], ("lazy.js", ["src/solver.js"])),  # in a function
         ("node pkg.js", ["pkg.js"], ["src/**"], ("pkg.js", ["src/index.js"])),  # a folder's index
+        # `#name` through package.json's `imports`: a condition's target, a `*` pattern
+        ("node hash.mjs", ["hash.mjs"], ["src/**"], ("hash.mjs", ["src/solver.js"])),
+        ("node bench/star.js", ["bench/star.js"], ["**"], ("bench/star.js", ["src/solver.js"])),
+        ("node bench/none.js", ["bench/none.js"], ["**"], None),
         ("node child.js", ["child.js"], ["src/**"], None),  # in a child process: nothing to say
         ("node json.js", ["json.js"], ["src/**"], None),  # data the agent may not change
         ("node json.js", ["json.js"], ["**"], None),  # data: it runs nothing

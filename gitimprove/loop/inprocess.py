@@ -144,6 +144,62 @@ def _js_loaded(folder: str, spec: str, read: Callable[[str], bytes | None]) -> s
     return None
 
 
+_SUBPATH = re.compile(
+    r"""(?:\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s*|\bimport\s+)(['"`])(#[^'"`\n]+)\1"""
+)
+
+
+def _js_subpaths(
+    folder: str, text: str, read: Callable[[str], bytes | None]
+) -> list[tuple[str, str]]:
+    """(folder, relative specifier) of what the `#name` imports of a file in `folder` lead to
+    through the `imports` of the nearest `package.json` (`"#lib/*": "./src/lib/*.js"`; each
+    condition's target)."""
+    names = [m.group(2) for m in _SUBPATH.finditer(text)]
+    if not names:
+        return []
+    parts = folder.split("/") if folder else []
+    for depth in range(len(parts), -1, -1):
+        at = "/".join(parts[:depth])
+        data = read(f"{at}/package.json" if at else "package.json")
+        if data is None:
+            continue
+        try:
+            doc = json.loads(data.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError, RecursionError):
+            return []
+        imports = doc.get("imports") if isinstance(doc, dict) else None
+        if not isinstance(imports, dict):
+            return []
+        out: list[tuple[str, str]] = []
+        for name in names:
+            for key, target in imports.items():
+                head, star, tail = str(key).partition("*")
+                if star and name.startswith(head) and name.endswith(tail):
+                    fill = name[len(head) : len(name) - len(tail) if tail else None]
+                elif key == name:
+                    fill = ""
+                else:
+                    continue
+                for leaf in _leaves(target):
+                    if leaf.startswith("./"):
+                        out.append((at, leaf.replace("*", fill)))
+        return out
+    return []
+
+
+def _leaves(target: object) -> list[str]:
+    """The strings of an `imports` target: itself, or each condition's (nested) and each of
+    a list's."""
+    if isinstance(target, str):
+        return [target]
+    if isinstance(target, dict):
+        return [leaf for v in target.values() for leaf in _leaves(v)]
+    if isinstance(target, list):
+        return [leaf for v in target for leaf in _leaves(v)]
+    return []
+
+
 def _js_imported(
     command: str,
     sealed: Sequence[str],
@@ -164,9 +220,11 @@ def _js_imported(
         return None
     folder = posixpath.dirname(script)
     text = source[:1_000_000].decode("utf-8", "replace")
+    loads = [(folder, m.group(2)) for m in runtimes.RELATIVE_IMPORT.finditer(text)]
+    loads += _js_subpaths(folder, text, read)
     found: list[str] = []
-    for match in runtimes.RELATIVE_IMPORT.finditer(text):
-        path = _js_loaded(folder, match.group(2), read)
+    for where, spec in loads:
+        path = _js_loaded(where, spec, read)
         if path is None or path.endswith(".json"):  # data, parsed: it runs nothing
             continue
         if path not in pinned and scope.matches(path, mutable):
