@@ -29,6 +29,10 @@ SOURCES = {
     b'{"node": "./src/solver.js"}, "#lib/*": "./src/*.js", "#data": "./data/cfg.json"}}',
     "hash.mjs": b'import { value } from "#solver";\nconsole.log(value());\n',
     "bench/star.js": b'const s = require("#lib/solver");\nconst d = require("#data");\n',
+    "tsconfig.json": b'{// tsx reads it\n "compilerOptions": {"baseUrl": ".", "paths": '
+    b'{"@lib/*": ["src/*"], "solver": ["./src/solver.ts"]},},}',
+    "alias.ts": b'import { value } from "@lib/solver";\nimport fs from "fs";\n',
+    "exact.ts": b'import { value } from "solver";\n',
     "bench/none.js": b'const s = require("#missing");\n',
     "src/solver.js": b"exports.value = () => 100;\n",
     "src/solver.ts": b"export const value = () => 100;\n",
@@ -51,6 +55,9 @@ SOURCES = {
         # `#name` through package.json's `imports`: a condition's target, a `*` pattern
         ("node hash.mjs", ["hash.mjs"], ["src/**"], ("hash.mjs", ["src/solver.js"])),
         ("node bench/star.js", ["bench/star.js"], ["**"], ("bench/star.js", ["src/solver.js"])),
+        # a bare import through tsconfig.json's `paths`, from its `baseUrl`
+        ("npx tsx alias.ts", ["alias.ts"], ["src/**"], ("alias.ts", ["src/solver.js"])),
+        ("npx tsx exact.ts", ["exact.ts"], ["src/**"], ("exact.ts", ["src/solver.ts"])),
         ("node bench/none.js", ["bench/none.js"], ["**"], None),
         ("node child.js", ["child.js"], ["src/**"], None),  # in a child process: nothing to say
         ("node json.js", ["json.js"], ["src/**"], None),  # data the agent may not change

@@ -188,6 +188,55 @@ def _js_subpaths(
     return []
 
 
+_BARE = re.compile(
+    r"""(?:\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s*|\bimport\s+)(['"`])([^'"`\n./#][^'"`\n]*)\1"""
+)
+
+
+def _ts_aliases(
+    folder: str, text: str, read: Callable[[str], bytes | None]
+) -> list[tuple[str, str]]:
+    """(folder, relative specifier) of what the bare imports of a file in `folder` lead to
+    through the `paths` (from `baseUrl`) of the nearest `tsconfig.json` or `jsconfig.json`,
+    as tsx, ts-node and vite-tsconfig-paths resolve them (`"@lib/*": ["src/lib/*"]`)."""
+    names = [m.group(2) for m in _BARE.finditer(text)]
+    if not names:
+        return []
+    parts = folder.split("/") if folder else []
+    for depth in range(len(parts), -1, -1):
+        at = "/".join(parts[:depth])
+        for config in ("tsconfig.json", "jsconfig.json"):
+            data = read(f"{at}/{config}" if at else config)
+            if data is None:
+                continue
+            try:
+                doc = json.loads(runtimes.strip_jsonc(data.decode("utf-8")))
+            except (UnicodeDecodeError, ValueError, RecursionError):
+                return []
+            options = doc.get("compilerOptions") if isinstance(doc, dict) else None
+            if not isinstance(options, dict):
+                return []
+            paths, base = options.get("paths"), options.get("baseUrl", ".")
+            if not isinstance(paths, dict) or not isinstance(base, str):
+                return []
+            root = posixpath.normpath(posixpath.join(at, base))
+            out: list[tuple[str, str]] = []
+            for name in names:
+                for key, targets in paths.items():
+                    head, star, tail = str(key).partition("*")
+                    if star and name.startswith(head) and name.endswith(tail):
+                        fill = name[len(head) : len(name) - len(tail) if tail else None]
+                    elif key == name:
+                        fill = ""
+                    else:
+                        continue
+                    for leaf in _leaves(targets):
+                        spec = "./" + leaf.replace("*", fill).removeprefix("./")
+                        out.append(("" if root == "." else root, spec))
+            return out
+    return []
+
+
 def _leaves(target: object) -> list[str]:
     """The strings of an `imports` target: itself, or each condition's (nested) and each of
     a list's."""
@@ -222,6 +271,7 @@ def _js_imported(
     text = source[:1_000_000].decode("utf-8", "replace")
     loads = [(folder, m.group(2)) for m in runtimes.RELATIVE_IMPORT.finditer(text)]
     loads += _js_subpaths(folder, text, read)
+    loads += _ts_aliases(folder, text, read)
     found: list[str] = []
     for where, spec in loads:
         path = _js_loaded(where, spec, read)

@@ -54,6 +54,7 @@ __all__ = [
     "make_includes",
     "node_shadows",
     "package_scripts",
+    "strip_jsonc",
     "ts_resolution",
     "why_runtime",
 ]
@@ -226,7 +227,7 @@ def ts_resolution(data: bytes | None) -> Any:
     if data is None:
         return ()
     try:
-        doc = json.loads(_strip_jsonc(data.decode("utf-8")))
+        doc = json.loads(strip_jsonc(data.decode("utf-8")))
     except (UnicodeDecodeError, ValueError, RecursionError):
         return ("unreadable", data)
     if not isinstance(doc, dict):
@@ -242,7 +243,7 @@ def ts_resolution(data: bytes | None) -> Any:
 _JSONC = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/|,(?=\s*[}\]])', re.DOTALL)
 
 
-def _strip_jsonc(text: str) -> str:
+def strip_jsonc(text: str) -> str:
     """JSON with comments and trailing commas (what TypeScript reads) as plain JSON."""
     return _JSONC.sub(lambda m: m.group(0) if m.group(0).startswith('"') else "", text)
 
