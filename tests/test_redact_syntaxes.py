@@ -447,6 +447,9 @@ WORST = [
     "JDC_" * 15_000,
     "login a/" * 8_000,
     "login a a a a/" * 5_000,
+    "recovery codes " * 4_000,
+    ("backup codes\n" + "1234 5678\n" * 20) * 280,
+    ("scratch codes:\n" + "a1-" * 66 + "\n") * 300,
 ]
 
 
