@@ -450,6 +450,9 @@ WORST = [
     "recovery codes " * 4_000,
     ("backup codes\n" + "1234 5678\n" * 20) * 280,
     ("scratch codes:\n" + "a1-" * 66 + "\n") * 300,
+    "\u2502" * 60_000,
+    "password\u2502" * 6_000,
+    ("a\u2503" * 300 + "\n") * 100,
 ]
 
 
