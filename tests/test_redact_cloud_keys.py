@@ -1,6 +1,7 @@
 """Cloud access key ids behind a provider's fixed prefix are masked wherever they stand,
 with no variable name beside them: Volcengine's and Kingsoft Cloud's (`AKLT`, `AKTP` for an
-STS key, then a base64 body) and JD Cloud's (`JDC_`). Words with the same letters pass."""
+STS key, then a base64 body), JD Cloud's (`JDC_`), Yandex Cloud's (`YCAJ`) and Alibaba
+Cloud's STS ids (`STS.N`). Words with the same letters pass."""
 
 from __future__ import annotations
 
@@ -45,7 +46,21 @@ SHAPES = [
 ]
 
 
-@pytest.mark.parametrize("make", [_volcengine, _kingsoft, _jdcloud])
+def _yandex(rnd: random.Random) -> str:
+    while True:
+        body = "".join(rnd.choice(_ALNUM + "_-") for _ in range(21))
+        if any(c.isdigit() for c in body[:20]) and body[-1] not in "_-":
+            return "YCAJ" + body
+
+
+def _alibaba_sts(rnd: random.Random) -> str:
+    while True:
+        body = "".join(rnd.choice(_ALNUM) for _ in range(rnd.randint(24, 32)))
+        if any(c.isdigit() for c in body) and any(c.isupper() for c in body):
+            return "STS.N" + body
+
+
+@pytest.mark.parametrize("make", [_volcengine, _kingsoft, _jdcloud, _yandex, _alibaba_sts])
 @pytest.mark.parametrize("shape", SHAPES)
 def test_a_clouds_access_key_id_is_masked_without_a_name_beside_it(make, shape: str) -> None:
     for seed in range(8):
@@ -62,6 +77,8 @@ def test_a_clouds_access_key_id_is_masked_without_a_name_beside_it(make, shape: 
         "see docs/AKLTGuide.md for the setup",
         "JDC_CONFIG_PATH_IS_NOT_SET_IN_THE_ENV",
         "AKLT",
+        "YCAJ_DEFAULT_PROFILE_NAME",
+        "STS.Next is called after the session ends",
     ],
 )
 def test_words_with_the_prefix_pass(text: str) -> None:

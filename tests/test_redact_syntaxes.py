@@ -445,6 +445,8 @@ WORST = [
     "AKLT/" * 12_000,
     "AKTP" + "a" * 60_000 + "1",
     "JDC_" * 15_000,
+    "YCAJ-" * 12_000,
+    "STS.N" + "a" * 60_000,
     "login a/" * 8_000,
     "login a a a a/" * 5_000,
     "recovery codes " * 4_000,

@@ -195,6 +195,14 @@ RULES: list[Rule] = [
         ("aklt", "aktp"),
     ),
     Rule("jdcloud-access-key-id", r"\bJDC_(?=[A-Z]{0,27}\d)[0-9A-Z]{28}\b", ("jdc_",)),
+    # Yandex Cloud's static access key ids (`YCAJ…`, 25 characters) and Alibaba Cloud's STS
+    # ones (`STS.N…`), with a digit in their body
+    Rule("yandex-access-key-id", r"\bYCAJ(?=[\w-]{0,20}\d)[\w-]{18,24}(?![\w-])", ("ycaj",)),
+    Rule(
+        "alibaba-sts-access-key-id",
+        r"\bSTS\.N(?=[A-Za-z]{0,40}\d)(?=[a-z0-9]{0,40}[A-Z])[A-Za-z0-9]{20,40}\b",
+        ("sts.n",),
+    ),
     # any provider's token: a prefix of lower-case words (`tgp_v1_`, `ory_pat_`,
     # `sb_secret_`, `apify_api_`, next year's `xyz_live_`) before a long random body of both
     # cases and digits; the prefix's words and the body are judged in code (`prefixed.py`)
