@@ -1,5 +1,8 @@
-"""A Wi-Fi network's QR code text (`WIFI:T:WPA;S:<network>;P:<password>;;`) gives its
-password away: it is masked. An open network's code passes."""
+"""A credential in a table drawn with box-drawing bars (psql's unicode borders, rich,
+cli-table, `password│<value>` with no blanks) is masked, read row by row without folding the
+bars (a Claude Code panel's border is the same `│`); other cells pass. A Wi-Fi network's QR
+code text (`WIFI:T:WPA;S:<network>;P:<password>;;`) gives its password away: it is masked.
+An open network's code passes."""
 
 from __future__ import annotations
 
@@ -14,6 +17,43 @@ from gitimprove.redaction import redact
 def _password(rnd: random.Random) -> str:
     alnum = string.ascii_letters + string.digits
     return "".join(rnd.choice(alnum) for _ in range(9)) + rnd.choice("%!#") + "Q7x"
+
+
+_BARS = ["\u2502", "\u2503", "\u2551", "\u250a", "\u2506", "\u254e"]
+
+
+@pytest.mark.parametrize("bar", _BARS)
+@pytest.mark.parametrize(
+    "row",
+    [
+        "{b} password {b} {p} {b}",
+        "{b}password{b}{p}{b}",
+        "password{b}{p}",
+        "{b} db_password {b} {p} {b} set {b}",
+        "{b} API Key {b} {p} {b}",
+        "  {b} id {b} 7 {b} secret {b} {p} {b}",
+    ],
+)
+def test_a_credential_in_a_table_drawn_with_box_bars_is_masked(bar: str, row: str) -> None:
+    for seed in range(10):
+        pw = _password(random.Random(seed))
+        out = redact(row.format(b=bar, p=pw))
+        assert pw[:8] not in out and pw[-6:] not in out, out
+
+
+@pytest.mark.parametrize("bar", _BARS)
+def test_a_drawn_tables_ordinary_cells_pass(bar: str) -> None:
+    for row in (
+        "{b} name {b} theme {b}",
+        "{b}user{b}bob{b}admin{b}",
+        "{b} password {b} ******** {b}",
+        "{b} token_count {b} 12345 {b}",
+        "{b} password_hash {b} bcrypt {b}",
+        "{b} secret_name {b} prod-db {b}",
+        "{b} the password is set in the vault, see docs/setup.md {b}",
+    ):
+        text = row.format(b=bar)
+        assert redact(text) == text
 
 
 @pytest.mark.parametrize(

@@ -442,6 +442,19 @@ WORST = [
     "<auth-user-pass>\na\n" + "b" * 60_000,
     "java -D" + "a" * 60_000,
     "-Dsig=" * 8_000,
+    "AKLT/" * 12_000,
+    "AKTP" + "a" * 60_000 + "1",
+    "JDC_" * 15_000,
+    "YCAJ-" * 12_000,
+    "STS.N" + "a" * 60_000,
+    "login a/" * 8_000,
+    "login a a a a/" * 5_000,
+    "recovery codes " * 4_000,
+    ("backup codes\n" + "1234 5678\n" * 20) * 280,
+    ("scratch codes:\n" + "a1-" * 66 + "\n") * 300,
+    "\u2502" * 60_000,
+    "password\u2502" * 6_000,
+    ("a\u2503" * 300 + "\n") * 100,
 ]
 
 

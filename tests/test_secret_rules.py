@@ -23,6 +23,7 @@ from gitimprove.redaction import (
     configs,
     context,
     dialects,
+    drawn,
     dsn,
     echoes,
     engine,
@@ -40,6 +41,7 @@ from gitimprove.redaction import (
     positional,
     prose,
     providers,
+    recovery,
     sections,
     sentences,
     shapes,
@@ -94,6 +96,8 @@ def test_every_rule_and_allowlist_compiles_without_warnings() -> None:
         *blocks.RULES,
         *hcl.RULES,
         *headers.RULES,
+        *recovery.RULES,
+        *drawn.RULES,
     ]
     assert len(GITLEAKS) >= 200 and len(rules) == len(GITLEAKS) + len(ours)
     with warnings.catch_warnings():

@@ -6,7 +6,7 @@ at most four words naming whose it is, a connector (`is`, `=`, `:`, `to`, `as`, 
 `are`, `now` …) and a token that reads as a credential (`credential_like`: no plain word,
 host, path, address or versioned name), optionally after a user and a slash. A user and
 a password given together after logging in or an account ("log in as root / …", "connect as
-sa:…", "the admin account is admin / …") need no credential word.
+sa:…", "the admin account is admin / …") need no credential word, nor a connector when a slash joins them ("login admin/…").
 """
 
 from __future__ import annotations
@@ -100,9 +100,22 @@ def _check_spaced_key(secret: str, m: re.Match[str]) -> bool | str:
 _TIME_REST = r"[0-5][0-9](?::[0-5][0-9])?(?:\.[0-9]{1,9})?(?:Z|[+-][0-9]{2}:?[0-9]{2})?"
 
 
+def _bare_pair(user: str, value: str, sep: str) -> bool:
+    """`login admin/<pw>`, with no connector: a slash, a user that is a name and a value
+    that reads as a credential, so a path (`log in usr/bin`, `login src/main.py`), a
+    fraction or a date (`login 3/4`, `logins 11/2026`) and `host:port` pass."""
+    if sep != "/" or not user[:1].isalpha() or user.isdigit():
+        return False
+    if is_identifier_value(value) or not credential_like(value):
+        return False
+    return not compiled(r"[a-z0-9]+(?:[_-][a-z0-9]+)*", 0).fullmatch(value)
+
+
 def _check_user_pair(secret: str, m: re.Match[str]) -> bool | str:
     """`root / <pw>`: a value beside a user; not a port, a path, a word or a uid:gid."""
     value = secret.rstrip(".,;:!?)*_~")
+    if m.group("bare") is not None and not _bare_pair(m.group("user"), value, m.group("sep")):
+        return False
     if m.group("sep") != "/" and value.isdigit():
         return False  # `sa:1433` is a port, `bob:1000` a uid
     if len(value) < 4 or not is_value(value) or is_identifier_value(value):
@@ -146,7 +159,7 @@ RULES: list[Rule] = [
         "password",
         r"(?i)\b(?:log(?:ged)?[ -]?(?:in|on)|sign(?:ed)?[ -]?in|connect(?:ed)?|ssh(?:ed)?|"
         r"su|authenticat\w*|account|creds?|credentials?)(?:[ \t]+[\w'-]{1,20}){0,3}?[ \t]*"
-        r"(?:[ \t]as|[ \t]with|[ \t]is|[ \t]are|[ \t]using|:|=)[ \t]*[\"'`]?"
+        r"(?:[ \t]as|[ \t]with|[ \t]is|[ \t]are|[ \t]using|:|=|(?P<bare>[ \t]))[ \t]*[\"'`]?"
         r"(?P<user>[\w.@\\-]{1,40})[ \t]*(?P<sep>/|:)[ \t]*"
         r"(?P<v>[^\s\"'`,;/()\[\]{}<>]{3,99}[^\s\"'`,;/()\[\]{}<>.?])"
         r"(?=[.,;?)]*(?:[\s\"'`]|$))",

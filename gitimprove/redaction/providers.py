@@ -187,6 +187,22 @@ RULES: list[Rule] = [
     Rule("elevenlabs-api-key", r"\bsk_[0-9a-f]{48}\b", ("sk_",)),
     Rule("llamacloud-api-key", r"\bllx-(?=[\w-]*\d)[A-Za-z0-9]{40,}\b", ("llx-",)),
     Rule("tencent-secret-id", r"\bAKID(?=[A-Za-z]*\d)[A-Za-z0-9]{32}\b", ("akid",)),
+    # Volcengine (and Kingsoft Cloud) access key ids: `AKLT` (`AKTP` for an STS key) and a
+    # base64 body, 20 characters at the least (Volcengine's are 43); JD Cloud's: `JDC_` and 28
+    Rule(
+        "volcengine-access-key-id",
+        r"\bAK(?:LT|TP)(?=[A-Za-z+/]{0,59}\d)[A-Za-z0-9+/]{20,60}={0,2}(?![A-Za-z0-9+/=])",
+        ("aklt", "aktp"),
+    ),
+    Rule("jdcloud-access-key-id", r"\bJDC_(?=[A-Z]{0,27}\d)[0-9A-Z]{28}\b", ("jdc_",)),
+    # Yandex Cloud's static access key ids (`YCAJ…`, 25 characters) and Alibaba Cloud's STS
+    # ones (`STS.N…`), with a digit in their body
+    Rule("yandex-access-key-id", r"\bYCAJ(?=[\w-]{0,20}\d)[\w-]{18,24}(?![\w-])", ("ycaj",)),
+    Rule(
+        "alibaba-sts-access-key-id",
+        r"\bSTS\.N(?=[A-Za-z]{0,40}\d)(?=[a-z0-9]{0,40}[A-Z])[A-Za-z0-9]{20,40}\b",
+        ("sts.n",),
+    ),
     # any provider's token: a prefix of lower-case words (`tgp_v1_`, `ory_pat_`,
     # `sb_secret_`, `apify_api_`, next year's `xyz_live_`) before a long random body of both
     # cases and digits; the prefix's words and the body are judged in code (`prefixed.py`)
