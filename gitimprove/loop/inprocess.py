@@ -174,12 +174,8 @@ def _js_subpaths(
         out: list[tuple[str, str]] = []
         for name in names:
             for key, target in imports.items():
-                head, star, tail = str(key).partition("*")
-                if star and name.startswith(head) and name.endswith(tail):
-                    fill = name[len(head) : len(name) - len(tail) if tail else None]
-                elif key == name:
-                    fill = ""
-                else:
+                fill = _filled(str(key), name)
+                if fill is None:
                     continue
                 for leaf in _leaves(target):
                     if leaf.startswith("./"):
@@ -223,18 +219,23 @@ def _ts_aliases(
             out: list[tuple[str, str]] = []
             for name in names:
                 for key, targets in paths.items():
-                    head, star, tail = str(key).partition("*")
-                    if star and name.startswith(head) and name.endswith(tail):
-                        fill = name[len(head) : len(name) - len(tail) if tail else None]
-                    elif key == name:
-                        fill = ""
-                    else:
+                    fill = _filled(str(key), name)
+                    if fill is None:
                         continue
                     for leaf in _leaves(targets):
                         spec = "./" + leaf.replace("*", fill).removeprefix("./")
                         out.append(("" if root == "." else root, spec))
             return out
     return []
+
+
+def _filled(key: str, name: str) -> str | None:
+    """What the `*` of a mapping's key (package.json `imports`, tsconfig `paths`) stands for
+    in `name`: "" for a key without one that is `name` itself, None when it does not match."""
+    head, star, tail = key.partition("*")
+    if star and name.startswith(head) and name.endswith(tail):
+        return name[len(head) : len(name) - len(tail) if tail else None]
+    return "" if key == name else None
 
 
 def _leaves(target: object) -> list[str]:
