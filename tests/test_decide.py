@@ -225,6 +225,28 @@ def test_fixed_rule_sentences_state_unit_percent_interval_and_runs() -> None:
     assert keep.change.delta == pytest.approx(-1.0)
     det = decide_fixed([10.0], [10.0], direction="lower", min_delta=MinDelta(), confidence=0.95)
     assert not det.keep and det.reason.startswith("discarded: no change (10)")
+    # a change that is worse has nothing to confirm: the sentence says worse, with its interval
+    worse = decide_fixed(
+        [10.5, 10.2, 10.4],
+        [10.0, 10.1, 9.9],
+        direction="lower",
+        min_delta=MinDelta(),
+        confidence=0.95,
+    )
+    assert not worse.keep and "not confirmed" not in worse.reason
+    assert worse.reason.startswith("discarded: 3.7% worse (0.3667 higher), interval ")
+    unsure = decide_fixed(
+        [9.9, 10.2, 9.8],
+        [10.0, 10.1, 9.9],
+        direction="lower",
+        min_delta=MinDelta(),
+        confidence=0.95,
+    )
+    assert (
+        not unsure.keep
+        and "0.3% better" in unsure.reason
+        and "not confirmed at 95%" in unsure.reason
+    )
 
 
 def test_boldness_follows_the_relative_noise_within_the_no_effect_cap() -> None:

@@ -89,8 +89,8 @@ def test_measure_keeps_real_gain_and_discards_loss(project: TmpRepo) -> None:
         and kept["scope"] == "perf"
         and kept["description"] == "smaller value"
     )
-    assert kept["metric"]["samples"] == [90.0, 90.0, 90.0]
-    assert kept["metric"]["incumbent_samples"] == [100.0, 100.0, 100.0]
+    assert kept["metric"]["samples"] == [90.0]  # deterministic: one run decides
+    assert kept["metric"]["incumbent_samples"] == [100.0, 100.0]  # the baseline's, not re-run
     assert kept["metric"]["delta"] == -10.0
     assert kept["reason"].startswith("kept: 10.0% better (10 lower), deterministic metric")
     assert kept["metric"]["value"] == 90 and kept["metric"]["incumbent"] == 100
@@ -98,6 +98,51 @@ def test_measure_keeps_real_gain_and_discards_loss(project: TmpRepo) -> None:
     assert lost["parent"] == better and lost["status"] == "discard" and lost["iteration"] == 2
     res = project.cli("measure")
     assert "nothing to measure" in res.stdout
+
+
+COUNTING_BENCH = (
+    "import os, pathlib\n"
+    "v = float(pathlib.Path('value.txt').read_text())\n"
+    "with open(os.environ['RUN_LOG'], 'a') as f:\n"
+    "    f.write(f'{v:g}\\n')\n"
+    "print(f'METRIC score={v:g}')\n"
+)
+
+
+def test_measure_of_a_deterministic_metric_runs_each_candidate_once(
+    tmp_repo: TmpRepo, tmp_path: Path
+) -> None:
+    """As the loop does: one candidate run per decision, the incumbent's recorded exact
+    value not re-run, a tie or a gain below min_delta never kept, compared exactly."""
+    log = tmp_path / "runs.log"
+    env = {"RUN_LOG": str(log)}
+    tmp_repo.commit("initial", {"bench.py": COUNTING_BENCH, "value.txt": "210.3\n"})
+    res = tmp_repo.cli("init", "--metric", f"{PY} bench.py", "--yes", "--runs", "3", env=env)
+    assert res.returncode == 0, res.stderr
+    cfg = (tmp_repo.path / ".gitimprove.toml").read_text()
+    tmp_repo.commit(
+        "config", {".gitimprove.toml": cfg.replace('min_delta = "0"', 'min_delta = "1%"')}
+    )
+    log.write_text("")
+    tie = tmp_repo.commit("experiment(x): comment only", {"notes.txt": "# a comment\n"})
+    small = tmp_repo.commit("experiment(x): 0.5% better", {"value.txt": "209.25\n"})
+    better = tmp_repo.commit("experiment(x): 10% better", {"value.txt": "189.27\n"})
+    worse = tmp_repo.commit("experiment(x): worse", {"value.txt": "200\n"})
+    res = tmp_repo.cli("measure", "--json", env=env)
+    assert res.returncode == 0, res.stderr
+    out = {o["commit"]: o["status"] for o in map(json.loads, res.stdout.splitlines())}
+    assert out == {tie: "discard", small: "discard", better: "keep", worse: "discard"}
+    # one run per candidate, in order, and no run of an incumbent
+    assert log.read_text().split() == ["210.3", "209.25", "189.27", "200"]
+    for commit in (tie, small, better, worse):
+        state = note(tmp_repo, commit)
+        assert len(state["metric"]["samples"]) == 1 and "not re-run" in state["reason"]
+        m = state["metric"]
+        assert m["delta"] == m["value"] - m["incumbent"]
+    assert note(tmp_repo, tie)["metric"]["delta"] == 0.0  # exactly: no float noise
+    assert note(tmp_repo, tie)["reason"].startswith("discarded: no change (210.3)")
+    assert "below min_delta" in note(tmp_repo, small)["reason"]
+    assert note(tmp_repo, worse)["metric"]["incumbent"] == 189.27  # the kept one, exact
 
 
 @pytest.mark.slow

@@ -15,7 +15,8 @@ def command(commits: tuple[str, ...], runs: int | None, as_json: bool) -> None:
     """Measure experiment commits made outside the loop and record keep or discard.
 
     Each commit is measured in a separate checkout, interleaved with fresh runs of its
-    nearest measured ancestor, and the decision goes into its note. With no COMMITS, every
+    nearest measured ancestor, and the decision goes into its note (a deterministic metric:
+    one run, compared exactly with the ancestor's recorded value). With no COMMITS, every
     `experiment(...)` commit of the current branch without a result (pending or never
     recorded) is measured, oldest first.
     """

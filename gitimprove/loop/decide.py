@@ -188,6 +188,8 @@ def decide_fixed(
         return Decision(
             False, change, f"discarded: {said}, below min_delta {min_delta}, {interval}, {runs}"
         )
+    if gain <= 0:  # no better at all: there is nothing to confirm
+        return Decision(False, change, f"discarded: {said}, {interval} at {conf}, {runs}")
     return Decision(
         False, change, f"discarded: {said}, not confirmed at {conf} ({interval}, {runs})"
     )

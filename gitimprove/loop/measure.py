@@ -296,6 +296,11 @@ def _measure_one(
         record_baseline(repo, cfg, base)
         known[parent] = experiments.get(repo, parent) or experiments.Experiment(parent, {})
     incumbent = known[parent]
+    exact_value = _exact_value(incumbent)
+    if exact_value is not None:
+        return _measure_exact(
+            repo, cfg, commit, parent, incumbent, exact_value, description, scope, runs, progress
+        )
     cand, inc = ArmRuns(), ArmRuns()
     with (
         checkout(repo, commit, "measure") as cand_co,
@@ -363,6 +368,111 @@ def _measure_one(
     experiments.record(repo, commit, fields, op=op, sign=True)
     value = statistics.median(cand.samples) if cand.samples and cand.failure is None else None
     return Outcome(commit, str(fields["status"]), str(fields["reason"]), value, parent)
+
+
+def _exact_value(exp: experiments.Experiment) -> float | None:
+    """The incumbent's value when its record shows a deterministic metric: two or more runs
+    that repeated exactly, or a decision the loop (or `measure`) made by exact comparison."""
+    samples = exp.samples
+    if not samples or len(set(samples)) != 1:
+        return None
+    decision = exp.state.get("decision")
+    exact = isinstance(decision, dict) and decision.get("mode") == "exact"
+    return samples[0] if len(samples) >= 2 or exact else None
+
+
+class _Failed(Exception):
+    """A candidate run failed: the exact rule stops asking for runs."""
+
+
+def _measure_exact(
+    repo: Repo,
+    cfg: Config,
+    commit: str,
+    parent: str,
+    incumbent: experiments.Experiment,
+    value: float,
+    description: str,
+    scope: str | None,
+    runs: int,
+    progress: Progress | None,
+) -> Outcome:
+    """A deterministic metric, decided as the loop decides it: the candidate runs once (more
+    only when `confirm_deterministic` asks, or when its runs differ) and is compared exactly
+    with the incumbent's recorded value, which is not re-run (it repeated exactly)."""
+    from gitimprove.loop import exact
+    from gitimprove.loop.decide import make_rule, report
+
+    confidence = float(cfg.get("metric", "confidence"))
+    rule = make_rule(cfg, confidence=confidence)
+    cand = ArmRuns()
+    started = utc_now()
+    with checkout(repo, commit, "measure") as co:
+
+        def run_cand() -> float:
+            _run_once(cfg, co, cand)
+            if cand.failure is not None:
+                raise _Failed
+            if progress:
+                progress(f"{commit[:10]} run {len(cand.samples)}: {cand.samples[-1]:.10g}")
+            return cand.samples[-1]
+
+        try:
+            out = exact.decide_exact(
+                value,
+                run_cand,
+                sign=1.0 if cfg.direction == "lower" else -1.0,  # the rule's: + = lower
+                min_delta=cfg.get("metric", "min_delta"),
+                confirm=int(cfg.get("loop", "confirm_deterministic")),
+                confidence=confidence,
+                max_runs=max(runs, 3),
+            )
+        except _Failed:
+            out = None
+        guard = _guard(cfg, co) if out is not None else {"status": "skipped"}
+    it = incumbent.iteration
+    fields: dict[str, Any] = {
+        "run": incumbent.run,
+        "parent": parent,
+        "description": description,
+        "scope": scope,
+        "harness": harness(cfg),
+        "started": started,
+        "finished": utc_now(),
+        "source": "measure",
+        "iteration": it + 1 if it is not None else None,
+    }
+    stored = list(incumbent.samples)
+    if out is None:
+        fail = cand.failure
+        assert fail is not None
+        fields.update(
+            status=fail.status,
+            reason=f"{fail.status}: the metric {fail.error}",
+            metric_tail=fail.tail,
+            metric=metric_block(cfg, cand.samples, incumbent_samples=stored),
+        )
+    else:
+        change, reason = report(rule, out)
+        reason += f"; against the recorded {value:.10g} of {parent[:10]}, not re-run"
+        fields["metric"] = metric_block(
+            cfg, cand.samples, incumbent_samples=stored, **change.fields()
+        )
+        fields["decision"] = out.record()
+        if cand.secondary:
+            fields["metrics"] = cand.secondary
+        fields["guard"] = guard
+        if guard["status"] == "fail":
+            fields.update(
+                status="guard-fail",
+                reason=f"guard failed (exit {guard.get('exit_code')}); {reason}",
+            )
+        else:
+            fields.update(status="keep" if out.keep else "discard", reason=reason)
+    known = experiments.get(repo, commit)
+    experiments.record(repo, commit, fields, op="update" if known else "create", sign=True)
+    value_out = statistics.median(cand.samples) if out is not None else None
+    return Outcome(commit, str(fields["status"]), str(fields["reason"]), value_out, parent)
 
 
 def is_kept(status: str | None) -> bool:
