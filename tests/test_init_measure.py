@@ -145,6 +145,24 @@ def test_measure_of_a_deterministic_metric_runs_each_candidate_once(
     assert note(tmp_repo, worse)["metric"]["incumbent"] == 189.27  # the kept one, exact
 
 
+def test_status_shows_commits_measured_outside_a_loop(project: TmpRepo) -> None:
+    res = project.cli("status")
+    assert (
+        res.returncode == 1 and "no run yet" in res.stderr and "git improve measure" in res.stderr
+    )
+    better = project.commit("experiment(perf): smaller value", {"value.txt": "90\n"})
+    project.commit("experiment(perf): larger value", {"value.txt": "95\n"})
+    assert project.cli("measure").returncode == 0
+    res = project.cli("status")
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert lines[0] == "no loop run yet; the commits measured with `git improve measure`:"
+    assert lines[1] == f"best 90 at {better[:10]}, baseline 100 (-10.00%), lower is better"
+    assert lines[2].startswith("2 attempts, 1 kept;")
+    got = json.loads(project.cli("status", "--json").stdout)
+    assert (got["run"], got["best"], got["baseline"], got["kept"]) == (None, 90.0, 100.0, 1)
+
+
 @pytest.mark.slow
 def test_measure_records_failures_with_their_status(project: TmpRepo) -> None:
     crash = project.commit("experiment(x): crash", {"value.txt": "oops\n"})

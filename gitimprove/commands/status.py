@@ -5,7 +5,7 @@ import click
 from gitimprove import output
 from gitimprove.git.repo import open_repo
 from gitimprove.loop import wording
-from gitimprove.loop.report import run_report, sparkline
+from gitimprove.loop.report import MEASURED, run_report, sparkline
 from gitimprove.state import views
 
 
@@ -19,7 +19,7 @@ def command(run_name: str | None, as_json: bool) -> None:
     if as_json:
         output.emit_json(
             {
-                "run": rep.run,
+                "run": rep.run or None,  # None: commits measured outside a loop
                 "imported": rep.imported,
                 "finished": rep.finished,
                 "direction": rep.direction,
@@ -36,7 +36,10 @@ def command(run_name: str | None, as_json: bool) -> None:
     state = (
         "finished" if rep.finished else "in progress (or interrupted: `git improve run --resume`)"
     )
-    output.echo(f"run {rep.run}: {'imported' if rep.imported else state}")
+    if rep.run == MEASURED:
+        output.echo("no loop run yet; the commits measured with `git improve measure`:")
+    else:
+        output.echo(f"run {rep.run}: {'imported' if rep.imported else state}")
     if rep.direction is None and rep.baseline is not None:
         output.echo(
             f"baseline {rep.baseline:.6g}; the results file does not say whether lower or "

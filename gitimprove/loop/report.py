@@ -55,18 +55,28 @@ def _imported_runs(repo: Repo) -> dict[str, list[Experiment]]:
     return runs
 
 
+MEASURED = ""  # the "run" of the commits measured outside any loop (`init`, `measure`)
+
+
 def run_report(repo: Repo, run: str | None = None) -> RunReport:
     markers = list_runs(repo)
-    loop_runs = {e.run for e in experiments.all_experiments(repo) if e.run} | set(markers)
+    every = experiments.all_experiments(repo)
+    loop_runs = {e.run for e in every if e.run} | set(markers)
     imported = _imported_runs(repo)
-    if not loop_runs and not imported:
+    measured = any(not e.run and not e.is_baseline for e in every)
+    if not loop_runs and not imported and not measured:
         raise GitImproveError(
             "no run yet",
-            hint="start one with `git improve run`, or bring results in with `git improve import`",
+            hint="start one with `git improve run`, measure experiment commits with "
+            "`git improve measure`, or bring results in with `git improve import`",
         )
     if run is None:
-        run = latest_run(repo) or (sorted(loop_runs)[-1] if loop_runs else list(imported)[-1])
-    if run in loop_runs:
+        run = latest_run(repo) or (
+            sorted(loop_runs)[-1] if loop_runs else list(imported)[-1] if imported else MEASURED
+        )
+    if run == MEASURED and measured:
+        rows = experiments.run_experiments(repo, None)
+    elif run in loop_runs:
         rows = experiments.run_experiments(repo, run)
     elif run in imported:
         rows = imported[run]
@@ -75,7 +85,7 @@ def run_report(repo: Repo, run: str | None = None) -> RunReport:
             f"there is no run {run!r}", hint="runs: " + ", ".join(sorted(loop_runs | set(imported)))
         )
     direction = next((r.direction for r in rows if r.direction), None)
-    if direction is None and run in loop_runs:
+    if direction is None and (run in loop_runs or run == MEASURED):
         direction = "lower"  # the loop records its configured direction; this is its default
     base_row = next((r for r in rows if r.is_baseline), None) or next(
         (r for r in rows if r.kept and r.value is not None), None
@@ -110,7 +120,7 @@ def run_report(repo: Repo, run: str | None = None) -> RunReport:
         escalation,
         sum(r.cost_usd for r in rows),
         line,
-        imported=run not in loop_runs,
+        imported=run not in loop_runs and run != MEASURED,
         baseline_row=base_row,
     )
 
@@ -179,7 +189,11 @@ def plot(report: RunReport, path: str) -> None:
     metric_name = next((r.metric_name for r in report.rows if r.metric_name), "metric")
     better = f"{report.direction} is better" if report.direction else "direction unknown"
     ax.set_ylabel(f"{metric_name} ({better})")
-    ax.set_title(f"{'imported' if report.imported else 'git improve'} run {report.run}")
+    ax.set_title(
+        "commits measured with git improve measure"
+        if report.run == MEASURED
+        else f"{'imported' if report.imported else 'git improve'} run {report.run}"
+    )
     ax.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=120)

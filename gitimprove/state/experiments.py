@@ -150,8 +150,9 @@ def all_import_records(repo: Repo, tip: str | None = None) -> list[Experiment]:
     ]
 
 
-def run_experiments(repo: Repo, run: str) -> list[Experiment]:
-    """One run's experiments in (iteration, candidate) order; the baseline first."""
-    out = [e for e in all_experiments(repo) if e.run == run]
+def run_experiments(repo: Repo, run: str | None) -> list[Experiment]:
+    """One run's experiments in (iteration, candidate) order; the baseline first. `None`:
+    the commits measured outside any loop (`init`'s baseline, `git improve measure`)."""
+    out = [e for e in all_experiments(repo) if (e.run or None) == run]
     out.sort(key=lambda e: (e.iteration if e.iteration is not None else -1, e.candidate))
     return out
