@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -190,6 +191,13 @@ def test_noisy_metric_keeps_real_gains_only(tmp_repo: TmpRepo, tmp_path: Path) -
     res = tmp_repo.cli("run", "--run", "noisy", "-n", "5")
     assert res.returncode == 0, res.stderr
     assert "noise ≈ 3" in res.stdout or "noise ≈ 2" in res.stdout or "noise ≈ 4" in res.stdout
+    # the run's baseline is calibration's median; each decision's reference is its own runs
+    assert re.search(
+        r"^baseline \S+ \(median of \d+ calibration runs; each decision compares with "
+        r"incumbent runs beside its own\); noise ≈",
+        res.stdout,
+        re.M,
+    ), res.stdout
     rows = run_rows(tmp_repo, "noisy")
     assert [r["status"] for r in rows] == [
         "baseline",

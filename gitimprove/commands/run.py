@@ -36,7 +36,13 @@ def render(event: Event) -> None:
             output.echo(f"guard passes on the baseline (exit {guard.get('exit_code')})")
             for line in str(guard.get("tail") or "").strip().splitlines()[-5:]:
                 output.echo(f"  | {line}")
-        output.echo(f"baseline {event['baseline']:.6g}; {event['message']}")
+        samples, message = event.get("samples") or [], str(event.get("message", ""))
+        how = f" (median of {len(samples)} calibration runs)" if len(samples) > 1 else ""
+        if len(set(samples)) > 1 and not message.startswith("benchmark rule"):
+            # a change is compared with incumbent runs its decision takes beside its own, not
+            # with this median: a first keep can sit above a calibration on a quieter machine
+            how = how[:-1] + "; each decision compares with incumbent runs beside its own)"
+        output.echo(f"baseline {event['baseline']:.6g}{how}; {message}")
     elif kind == "attempt":
         value = event.get("value")
         shown = f"{value:.6g}" if isinstance(value, int | float) else "-"
