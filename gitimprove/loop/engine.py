@@ -181,6 +181,9 @@ class Engine:
                         witness.compact(self.repo.improve_dir, deferrable=True)
                         if self.repo.ref_target(refs.run_branch(choice.name)) is None:
                             # a run that never started leaves not even its lock file
+                            # (unlinked while held: filelock ≥ 3.21 retries a lock it took
+                            # on an unlinked file, so a process that opened it just before
+                            # cannot hold the name beside one that locks the new file)
                             lock_file = self.repo.improve_dir / "locks" / f"run-{choice.name}.lock"
                             with contextlib.suppress(OSError):
                                 lock_file.unlink(missing_ok=True)
