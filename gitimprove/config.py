@@ -332,6 +332,7 @@ def render_new(
     mutable: list[str] | None = None,
     sealed: list[str] | None = None,
     agent: str = "claude",
+    agent_command: str | None = None,
 ) -> str:
     """A new, commented `.gitimprove.toml` (tomlkit, so later edits keep the comments)."""
     import tomlkit
@@ -384,6 +385,9 @@ def render_new(
     a = tomlkit.table()
     a.add("name", agent)
     a["name"].comment("claude | codex | aider | command | scripted")
+    if agent_command:
+        a.add("command", agent_command)
+        a["command"].comment("run in the agent's workspace; {prompt_file} and {workdir} filled in")
     a.add("sandbox", "auto")
     a["sandbox"].comment("auto | bwrap | none: run agents in bubblewrap (docs/integrity.md)")
     doc.add("agent", a)

@@ -267,9 +267,43 @@ def test_init_asks_for_what_is_missing(tmp_repo: TmpRepo, monkeypatch: pytest.Mo
     tmp_repo.commit("initial", {"bench.py": VALUE_BENCH, "value.txt": "7\n"})
     monkeypatch.chdir(tmp_repo.path)
     monkeypatch.setattr(init_cmd, "_interactive", lambda: True)
-    answers = f"{PY} bench.py\nhigher\n\nsrc/**, lib/**\n"
+    monkeypatch.setattr(init_cmd, "_found", lambda: "claude")  # as if claude were installed
+    answers = f"{PY} bench.py\nhigher\n\nsrc/**, lib/**\n\n"
     result = CliRunner().invoke(_build_group(), ["init", "--runs", "1"], input=answers)
     assert result.exit_code == 0, result.output
     assert "Metric command" in result.output and "Better is" in result.output
+    assert "Coding agent (claude, codex, aider, command, scripted) [claude]" in result.output
     text = (tmp_repo.path / ".gitimprove.toml").read_text()
     assert 'direction = "higher"' in text and 'mutable = ["src/**", "lib/**"]' in text
+    assert 'name = "claude"' in text and "\ncommand = " not in text.split("[agent]")[1]
+
+
+@pytest.mark.slow
+def test_init_asks_for_a_command_agent_and_its_command_which_then_runs(
+    tmp_repo: TmpRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from gitimprove.cli import _build_group
+    from gitimprove.commands import init as init_cmd
+
+    agent = tmp_path / "agent.py"  # follows the agent contract: edits its cwd, exits 0
+    agent.write_text(
+        "import json, pathlib\n"
+        "pathlib.Path('value.txt').write_text('6\\n')\n"
+        "print(json.dumps({'description': 'smaller value'}))\n"
+    )
+    tmp_repo.commit("initial", {"bench.py": VALUE_BENCH, "value.txt": "7\n"})
+    monkeypatch.chdir(tmp_repo.path)
+    monkeypatch.setattr(init_cmd, "_interactive", lambda: True)
+    monkeypatch.setattr(init_cmd, "_found", lambda: "command")  # no agent installed
+    answers = f"{PY} bench.py\nlower\n\n\n\n{PY} {agent}\n"
+    result = CliRunner().invoke(_build_group(), ["init", "--runs", "2"], input=answers)
+    assert result.exit_code == 0, result.output
+    assert "[command]" in result.output and "Agent command" in result.output
+    text = (tmp_repo.path / ".gitimprove.toml").read_text()
+    assert 'name = "command"' in text and f'command = "{PY} {agent}"' in text
+    tmp_repo.commit("gitimprove config")
+    res = tmp_repo.cli("run", "--run", "asked", "-n", "1")
+    assert res.returncode == 0, res.stderr
+    assert "kept: 14.3% better (1 lower)" in res.stdout

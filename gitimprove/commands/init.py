@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import dataclasses
+import shutil
 import sys
 
 import click
@@ -7,9 +9,16 @@ import click
 from gitimprove import output
 from gitimprove.loop import setup
 
+AGENTS = ["claude", "codex", "aider", "command", "scripted"]
+
 
 def _interactive() -> bool:
     return sys.stdin.isatty()
+
+
+def _found() -> str:
+    """The first coding agent installed here (the default answer), else `command`."""
+    return next((a for a in ("claude", "codex", "aider") if shutil.which(a)), "command")
 
 
 @click.command("init")
@@ -32,8 +41,12 @@ def _interactive() -> bool:
 )
 @click.option(
     "--agent",
-    type=click.Choice(["claude", "codex", "aider", "command", "scripted"]),
+    type=click.Choice(AGENTS),
     help="Coding agent.",
+)
+@click.option(
+    "--agent-command",
+    help='The command of a `command` agent ("{prompt_file}" and "{workdir}" are filled in).',
 )
 @click.option(
     "--runs", type=click.IntRange(1, 100), default=3, show_default=True, help="Baseline runs."
@@ -50,6 +63,7 @@ def command(
     mutable: tuple[str, ...],
     sealed: tuple[str, ...],
     agent: str | None,
+    agent_command: str | None,
     runs: int,
     force: bool,
     yes: bool,
@@ -71,6 +85,7 @@ def command(
         mutable=list(mutable) or None,
         sealed=list(sealed) or None,
         agent=agent,
+        agent_command=agent_command,
         runs=runs,
         force=force,
     )
@@ -90,10 +105,19 @@ def command(
                 for p in click.prompt("Paths the agent may change", default="**").split(",")
             ],
             sealed=answers.sealed,
-            agent=agent,
+            agent=agent
+            or click.prompt("Coding agent", type=click.Choice(AGENTS), default=_found()),
+            agent_command=agent_command,
             runs=runs,
             force=force,
         )
+        if answers.agent == "command" and not answers.agent_command:
+            answers = dataclasses.replace(
+                answers,
+                agent_command=click.prompt(
+                    "Agent command ({prompt_file} and {workdir} are filled in)"
+                ),
+            )
     progress = None if as_json else (lambda msg: output.echo(f"  {msg}"))
     if not as_json:
         output.echo(f"measuring the baseline ({runs} runs) in a separate checkout of HEAD…")

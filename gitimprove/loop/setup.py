@@ -32,6 +32,7 @@ class InitOptions:
     mutable: list[str] | None = None
     sealed: list[str] | None = None
     agent: str | None = None
+    agent_command: str | None = None  # the command of a `command` agent (DESIGN §9)
     runs: int = 3
     force: bool = False
 
@@ -94,6 +95,7 @@ def init_project(
             mutable=opts.mutable,
             sealed=opts.sealed if opts.sealed is not None else _named(repo, opts),
             agent=opts.agent or "claude",
+            agent_command=opts.agent_command,
         )
         created = True
     cfg = config.load_text(text, overrides, path=cfg_path)
