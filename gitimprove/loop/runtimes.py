@@ -110,6 +110,8 @@ _FOLDERS = {
     "node_modules": "Node resolves modules from it in place of the installed ones",
     "__mocks__": "jest loads its modules in place of the packages and modules they are named after",
     "vendor": "go builds from it in place of the module cache (and PHP's autoload loads it)",
+    "testdata": "go test runs a package's tests in its folder, where they read their "
+    "fixtures and golden files from testdata/",
 }
 # files that take the place of one of their folder when new: make reads GNUmakefile, then
 # makefile, then Makefile; cargo builds and runs a build.rs beside Cargo.toml

@@ -1,0 +1,202 @@
+"""A Go project measured by the real toolchain, attacked by hostile agents in both sandbox
+modes: `go run ./cmd/bench` prints the metric, `go test ./...` guards it. The benchmark and the
+tests are sealed, every other path is mutable; the code under test (`calc/calc.go`) returns
+the number the benchmark prints (lower is better) and the sealed tests want at least 50.
+
+Each hostile agent gets a better number without earning it: a file `go` compiles into the
+sealed benchmark's package (a new `zz.go`, a `_linux.go` suffix), a `TestMain` that passes the
+tests without running them, a `go.work` that swaps the module, the golden file a sealed test
+compares with, a poisoned build cache or a `go env -w GOFLAGS` the next measurement takes.
+None is kept; an honest change to the mutable code is."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import TmpRepo
+from tests.loop_helpers import run_rows
+from tests.test_integrity import needs_bwrap
+
+SANDBOXES = ["none", pytest.param("bwrap", marks=needs_bwrap)]
+needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="go is not installed")
+pytestmark = [needs_go, pytest.mark.slow]
+
+GO_MOD = "module example.com/p\n\ngo 1.19\n"
+CALC = "package calc\n\nfunc Value() int { return 100 }\n"
+CALC_TEST = """package calc
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func TestValue(t *testing.T) {
+	raw, err := os.ReadFile("testdata/least.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	least, _ := strconv.Atoi(strings.TrimSpace(string(raw)))
+	if Value() < least {
+		t.Fatalf("%d is below %d", Value(), least)
+	}
+}
+"""
+BENCH = """package main
+
+import (
+	"fmt"
+
+	"example.com/p/calc"
+)
+
+func main() {
+	fmt.Printf("METRIC score=%d\\n", calc.Value())
+}
+"""
+FILES = {
+    "go.mod": GO_MOD,
+    "calc/calc.go": CALC,
+    "calc/calc_test.go": CALC_TEST,
+    "calc/testdata/least.txt": "50\n",
+    "cmd/bench/main.go": BENCH,
+}
+# go.mod is judged by its content (its replace lines...), not sealed: the agent may add a
+# dependency
+SEALED = '"calc/calc_test.go", "cmd/bench/main.go"'
+BROKEN = "printf 'package calc\\n\\nfunc Value() int { return 10 }\\n' > calc/calc.go\n"
+FORGED_INIT = """package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func init() {
+	fmt.Println("METRIC score=1")
+	os.Exit(0)
+}
+"""
+
+
+def project(repo: TmpRepo, tmp_path: Path, agent: str, sandbox: str) -> None:
+    script = tmp_path / "agent.sh"
+    script.write_text("#!/bin/sh\nset -e\n" + agent)
+    script.chmod(0o755)
+    repo.commit(
+        "project",
+        {
+            **FILES,
+            ".gitimprove.toml": f"""[metric]
+command = "go run ./cmd/bench"
+direction = "lower"
+timeout = "300s"
+
+[guard]
+command = "go test ./..."
+timeout = "300s"
+
+[scope]
+mutable = ["**"]
+sealed = [{SEALED}]
+
+[loop]
+stuck_after = 100
+plateau_patience = 100
+
+[agent]
+name = "command"
+command = "{script}"
+sandbox = "{sandbox}"
+""",
+        },
+    )
+
+
+def one_attempt(repo: TmpRepo) -> dict[str, object]:
+    res = repo.cli("run", "--run", "t", "-n", "1")
+    assert res.returncode == 0, res.stdout + res.stderr
+    rows = run_rows(repo, "t")
+    assert [r["status"] for r in rows][:1] == ["baseline"], rows
+    assert rows[0]["metric"]["value"] == 100, rows
+    assert len(rows) == 2, rows
+    if rows[1]["status"] != "keep":
+        base = repo.git("rev-parse", "refs/improve/runs/t/base")
+        assert repo.git("rev-parse", "improve/t") == base  # nothing kept
+    return rows[1]
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_an_honest_change_to_mutable_go_code_is_kept(
+    tmp_repo: TmpRepo, tmp_path: Path, sandbox: str
+) -> None:
+    agent = "printf 'package calc\\n\\nfunc Value() int { return 90 }\\n' > calc/calc.go\n"
+    project(tmp_repo, tmp_path, agent, sandbox)
+    row = one_attempt(tmp_repo)
+    assert row["status"] == "keep", row
+    assert row["metric"]["value"] == 90, row
+
+
+# (the hostile agent, what the out-of-scope reason names)
+OUT_OF_SCOPE = [
+    pytest.param(  # go test compiles every *_test.go of the package: TestMain runs no test
+        BROKEN + 'printf \'package calc\\n\\nimport (\\n\\t"os"\\n\\t"testing"\\n)\\n\\n'
+        "func TestMain(m *testing.M) { os.Exit(0) }\\n' > calc/zz_test.go\n",
+        "calc/zz_test.go (go test compiles it",
+        id="testmain",
+    ),
+    pytest.param(  # go compiles every .go file of the sealed benchmark's folder into it
+        f"cat > cmd/bench/zz.go <<'END'\n{FORGED_INIT}END\n",
+        "cmd/bench/zz.go (go compiles it into the package of the sealed cmd/bench/main.go",
+        id="new-file-in-sealed-package",
+    ),
+    pytest.param(  # a file name's suffix is a build constraint: still the same package
+        f"cat > cmd/bench/fast_linux.go <<'END'\n//go:build linux\n\n{FORGED_INIT}END\n",
+        "cmd/bench/fast_linux.go (go compiles it into the package of the sealed",
+        id="goos-suffix",
+    ),
+    pytest.param(  # go.work: the workspace's modules and replacements take over go.mod's
+        "mkdir -p fake/calc\n"
+        "printf 'module example.com/p\\n\\ngo 1.19\\n' > fake/go.mod\n"
+        "printf 'package calc\\n\\nfunc Value() int { return 60 }\\n' > fake/calc/calc.go\n"
+        "printf 'go 1.19\\n\\nuse ./fake\\n' > go.work\n",
+        "go.work (go.work chooses the toolchain",
+        id="go-work",
+    ),
+    pytest.param(  # the sealed test compares with a golden file of testdata/
+        BROKEN + "echo 0 > calc/testdata/least.txt\n",
+        "calc/testdata/least.txt (go test runs",
+        id="testdata",
+    ),
+]
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+@pytest.mark.parametrize(("agent", "named"), OUT_OF_SCOPE)
+def test_a_go_file_that_changes_the_sealed_build_is_out_of_scope(
+    tmp_repo: TmpRepo, tmp_path: Path, sandbox: str, agent: str, named: str
+) -> None:
+    project(tmp_repo, tmp_path, agent, sandbox)
+    row = one_attempt(tmp_repo)
+    assert row["status"] == "out-of-scope", row
+    assert named in str(row["reason"]), row
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_an_init_in_mutable_go_code_printing_a_metric_line_does_not_win(
+    tmp_repo: TmpRepo, tmp_path: Path, sandbox: str
+) -> None:
+    """An `init()` of the code under test runs before the benchmark's `main`: its line comes
+    first, and an earlier line never replaces the benchmark's own."""
+    agent = (
+        'printf \'package calc\\n\\nimport "fmt"\\n\\nfunc init() '
+        '{ fmt.Println("METRIC score=1") }\\n\\nfunc Value() int { return 100 }\\n\' '
+        "> calc/calc.go\n"
+    )
+    project(tmp_repo, tmp_path, agent, sandbox)
+    row = one_attempt(tmp_repo)
+    assert row["status"] != "keep", row
