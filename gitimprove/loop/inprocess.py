@@ -144,18 +144,13 @@ def _js_loaded(folder: str, spec: str, read: Callable[[str], bytes | None]) -> s
     return None
 
 
-_SUBPATH = re.compile(
-    r"""(?:\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s*|\bimport\s+)(['"`])(#[^'"`\n]+)\1"""
-)
-
-
 def _js_subpaths(
     folder: str, text: str, read: Callable[[str], bytes | None]
 ) -> list[tuple[str, str]]:
     """(folder, relative specifier) of what the `#name` imports of a file in `folder` lead to
     through the `imports` of the nearest `package.json` (`"#lib/*": "./src/lib/*.js"`; each
     condition's target)."""
-    names = [m.group(2) for m in _SUBPATH.finditer(text)]
+    names = [spec for spec in runtimes.js_specifiers(text) if spec.startswith("#")]
     if not names:
         return []
     parts = folder.split("/") if folder else []
@@ -184,9 +179,8 @@ def _js_subpaths(
     return []
 
 
-_BARE = re.compile(
-    r"""(?:\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s*|\bimport\s+)(['"`])([^'"`\n./#][^'"`\n]*)\1"""
-)
+_BARE = re.compile(r"[^./#]")  # a package's name (or a tsconfig alias), not a path
+_RELATIVE = re.compile(r"\.{1,2}(?:/|$)")
 
 
 def _ts_aliases(
@@ -195,7 +189,7 @@ def _ts_aliases(
     """(folder, relative specifier) of what the bare imports of a file in `folder` lead to
     through the `paths` (from `baseUrl`) of the nearest `tsconfig.json` or `jsconfig.json`,
     as tsx, ts-node and vite-tsconfig-paths resolve them (`"@lib/*": ["src/lib/*"]`)."""
-    names = [m.group(2) for m in _BARE.finditer(text)]
+    names = [spec for spec in runtimes.js_specifiers(text) if _BARE.match(spec)]
     if not names:
         return []
     parts = folder.split("/") if folder else []
@@ -270,7 +264,8 @@ def _js_imported(
         return None
     folder = posixpath.dirname(script)
     text = source[:1_000_000].decode("utf-8", "replace")
-    loads = [(folder, m.group(2)) for m in runtimes.RELATIVE_IMPORT.finditer(text)]
+    # what is code: a `require("./x")` commented out or inside a string loads nothing
+    loads = [(folder, spec) for spec in runtimes.js_specifiers(text) if _RELATIVE.match(spec)]
     loads += _js_subpaths(folder, text, read)
     loads += _ts_aliases(folder, text, read)
     found: list[str] = []
