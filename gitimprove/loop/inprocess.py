@@ -77,12 +77,18 @@ def imported_mutable(
     sealed: Sequence[str],
     mutable: Sequence[str],
     read: Callable[[str], bytes | None],
+    files: Sequence[str] = (),
 ) -> tuple[str, list[str]] | None:
     """(the sealed benchmark, the files of the code under test it imports at module level)
     when the metric command runs a sealed Python script that imports a module the agent may
     change from its own folder (where Python looks first); for a JavaScript or TypeScript
     benchmark (`node bench.js`, `npx tsx bench.ts`, `npm run bench`), the files its relative
-    `require` and `import` load: `_js_imported`."""
+    `require` and `import` load: `_js_imported`; for a Rust or Go one (`cargo bench`, `go run
+    ./cmd/bench`, `go test -bench .`), the files of the tree (`files`) it is linked with:
+    `_linked`."""
+    linked = _linked(command, sealed, mutable, read, files)
+    if linked is not None:
+        return linked
     script = _script(command)
     if script is None:
         return _js_imported(command, sealed, mutable, read)
@@ -277,6 +283,124 @@ def _js_imported(
             found.append(path)
     found = list(dict.fromkeys(found))
     return (script, found) if found else None
+
+
+_CARGO_VERBS = {"bench": ("benches/",), "test": ("tests/",), "run": ("src/main.rs", "src/bin/")}
+_CRATE = re.compile(r'^\s*name\s*=\s*"([^"]+)"', re.MULTILINE)
+
+
+def _linked(
+    command: str,
+    sealed: Sequence[str],
+    mutable: Sequence[str],
+    read: Callable[[str], bytes | None],
+    files: Sequence[str],
+) -> tuple[str, list[str]] | None:
+    """(the sealed benchmark, the files of the code under test built into its binary) when
+    the metric command is `cargo bench`/`run`/`test` or `go run`/`test` and the sealed target
+    it runs links code the agent may change: a Rust target that uses the package's library
+    (`p::value()`: every `.rs` of `src/` but the binaries), a Go package (the `main` of `go run
+    ./cmd/bench`, or the tested package of `go test -bench`) with a mutable `.go` file of its
+    own folder or of a folder of the module it imports. Such code runs in the benchmark's
+    process before it (a Rust constructor in `.init_array`, a `static` initializer, a Go
+    `init()`) and during it, as an imported Python module does."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    tool = next((w for w in words if w.rsplit("/", 1)[-1] in ("cargo", "go")), None)
+    if tool is None:
+        return None
+    rest = words[words.index(tool) + 1 :]
+    verbs = [w for w in rest if not w.startswith(("-", "+"))]
+    if not verbs:
+        return None
+    pinned = set(sealed)
+
+    def open_to_agent(path: str) -> bool:
+        return path not in pinned and scope.matches(path, mutable)
+
+    if tool.endswith("cargo"):
+        places = _CARGO_VERBS.get(verbs[0])
+        if places is None or "--example" in rest:
+            places = ("examples/",) if "--example" in rest else None
+        if places is None:
+            return None
+        crate = _CRATE.search((read("Cargo.toml") or b"").decode("utf-8", "replace"))
+        if crate is None:
+            return None
+        name = crate.group(1).replace("-", "_")
+        use = re.compile(rf"\b{re.escape(name)}::|\buse\s+{re.escape(name)}\b")
+        lib = sorted(
+            f
+            for f in files
+            if f.startswith("src/") and f.endswith(".rs") and f != "src/main.rs"
+            and not f.startswith("src/bin/") and open_to_agent(f)
+        )  # fmt: skip
+        for target in sorted(pinned):
+            if target.endswith(".rs") and target.startswith(places) and lib:
+                source = (read(target) or b"").decode("utf-8", "replace")
+                if use.search(source):
+                    return target, lib
+        return None
+    return _go_linked(verbs, files, pinned, open_to_agent, read)
+
+
+_GO_IMPORT = re.compile(r'^\s*(?:import\s+)?(?:[\w.]+\s+)?"([^"]+)"\s*$', re.MULTILINE)
+
+
+def _go_linked(
+    verbs: Sequence[str],
+    files: Sequence[str],
+    pinned: set[str],
+    open_to_agent: Callable[[str], bool],
+    read: Callable[[str], bytes | None],
+) -> tuple[str, list[str]] | None:
+    """`_linked` for `go run <package or files>` and `go test [-bench …] <packages>`."""
+    if verbs[0] not in ("run", "test"):
+        return None
+    module = re.search(
+        r"^\s*module\s+(\S+)", (read("go.mod") or b"").decode("utf-8", "replace"), re.MULTILINE
+    )
+    if module is None:
+        return None
+    go_files = [f for f in files if f.endswith(".go")]
+    folders: list[str] = []
+    for arg in verbs[1:] or ["."]:
+        if arg.endswith(".go"):
+            folders.append(posixpath.dirname(posixpath.normpath(arg)))
+        elif arg.startswith("."):
+            path = posixpath.normpath(arg)
+            if path.endswith("..."):
+                base = path.removesuffix("...").rstrip("/").removeprefix(".")
+                folders += sorted({posixpath.dirname(f) for f in go_files if f.startswith(base)})
+            else:
+                folders.append("" if path == "." else path)
+        if verbs[0] == "run":
+            break  # what follows is the program's own arguments
+    for folder in folders:
+        own = [f for f in go_files if posixpath.dirname(f) == folder]
+        bench = [f for f in own if f in pinned and (verbs[0] == "test") == f.endswith("_test.go")]
+        if not bench:
+            continue
+        found = [f for f in own if not f.endswith("_test.go") and open_to_agent(f)]
+        for path in own:
+            if path not in pinned:
+                continue
+            for name in _GO_IMPORT.findall((read(path) or b"").decode("utf-8", "replace")):
+                if name == module.group(1) or name.startswith(module.group(1) + "/"):
+                    where = name[len(module.group(1)) :].strip("/")
+                    found += [
+                        f
+                        for f in go_files
+                        if posixpath.dirname(f) == where
+                        and not f.endswith("_test.go")
+                        and open_to_agent(f)
+                    ]
+        found = list(dict.fromkeys(found))
+        if found:
+            return bench[0], found
+    return None
 
 
 def named_paths(commands: Sequence[str], kind: Callable[[str], str | None]) -> list[str]:
