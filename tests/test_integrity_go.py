@@ -83,7 +83,9 @@ func init() {
 """
 
 
-def project(repo: TmpRepo, tmp_path: Path, agent: str, sandbox: str) -> None:
+def project(
+    repo: TmpRepo, tmp_path: Path, agent: str, sandbox: str, metric: str = "go run ./cmd/bench"
+) -> None:
     script = tmp_path / "agent.sh"
     script.write_text("#!/bin/sh\nset -e\n" + agent)
     script.chmod(0o755)
@@ -92,7 +94,7 @@ def project(repo: TmpRepo, tmp_path: Path, agent: str, sandbox: str) -> None:
         {
             **FILES,
             ".gitimprove.toml": f"""[metric]
-command = "go run ./cmd/bench"
+command = "{metric}"
 direction = "lower"
 timeout = "300s"
 
@@ -200,3 +202,34 @@ def test_an_init_in_mutable_go_code_printing_a_metric_line_does_not_win(
     project(tmp_repo, tmp_path, agent, sandbox)
     row = one_attempt(tmp_repo)
     assert row["status"] != "keep", row
+
+
+# Without the sandbox the agent can write the user's Go build cache: under the key of the
+# source it commits (`return 100`, a comment added) it writes the entry of what a faster
+# source compiled to. With `-trimpath` the key holds no path, so the measurement's checkout,
+# wherever it is, finds that entry and links the faster code.
+POISON = r"""ws=$PWD
+key() { GODEBUG=gocachehash=1 go build -trimpath -o /dev/null ./calc 2>&1 |
+  sed -n 's/^HASH\[build example.com\/p\/calc\]: \([0-9a-f]\{64\}\)$/\1/p' | tail -1; }
+tmp=$(mktemp -d); cp -r "$ws/." "$tmp"; cd "$tmp"
+printf 'package calc\n\nfunc Value() int { return 1 }\n' > calc/calc.go
+fast=$(key)
+cd "$ws"; rm -rf "$tmp"
+printf 'package calc\n\n// tuned\nfunc Value() int { return 100 }\n' > calc/calc.go
+slow=$(key)
+cache=$(go env GOCACHE)
+sed "s/$fast/$slow/" "$cache/$(echo $fast | cut -c1-2)/$fast-a" \
+  > "$cache/$(echo $slow | cut -c1-2)/$slow-a"
+"""
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_a_poisoned_go_build_cache_is_not_measured(
+    tmp_repo: TmpRepo, tmp_path: Path, sandbox: str
+) -> None:
+    """Each metric and guard run builds with caches of its own, made after the agent is gone:
+    the committed source is what runs."""
+    project(tmp_repo, tmp_path, POISON, sandbox, metric="go run -trimpath ./cmd/bench")
+    row = one_attempt(tmp_repo)
+    assert row["status"] != "keep", row
+    assert row["metric"]["value"] == 100, row

@@ -307,7 +307,10 @@ class RunContext:
             python = sites.take(self.site_folders)
             token = self.token()
             stops = reaper.continued()
+            # the build caches of this run alone (in the sandbox: its private /tmp)
+            fresh = None if self.sandbox.active else tempfile.mkdtemp(prefix="gitimprove-cache-")
             with (
+                _removed(fresh),
                 caches.watched(self.repo.improve_dir),  # measured code may write them (none)
                 strays.watched(self.repo.improve_dir, reachable=before is not None) as left,
                 self.shared.processes(token) as env,
@@ -321,6 +324,7 @@ class RunContext:
                 env = {
                     **env,
                     **lookup.measured_env(),
+                    **(lookup.fresh_caches(fresh) if fresh else {}),
                     "PYTHONDONTWRITEBYTECODE": "1",
                     "PYTHONNOUSERSITE": "1",
                 }
@@ -453,3 +457,13 @@ class RunContext:
         if res.over:  # a suite that prints gigabytes fails: what it said cannot all be read
             out["tail"] = f"[the guard printed too much: {res.over}]\n" + out["tail"]
         return out
+
+
+@contextlib.contextmanager
+def _removed(folder: str | None) -> Iterator[None]:
+    """Removes `folder` (when one is given) on the way out."""
+    try:
+        yield
+    finally:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)

@@ -76,6 +76,21 @@ def measured_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     return out
 
 
+# Build caches a compiler trusts by key (the hash of a step's inputs), each variable naming
+# where one is kept, and its folder in a fresh cache: an entry written under the key of the
+# committed sources, pointing at what other sources compiled to, makes a later build link
+# that other code. `go run -trimpath` (its keys hold no path) ran a package whose source
+# returned 100 and printed 1 from a cache entry an agent without the sandbox had written.
+BUILD_CACHES = {"GOCACHE": "go-build", "CCACHE_DIR": "ccache", "SCCACHE_DIR": "sccache"}
+
+
+def fresh_caches(folder: str) -> dict[str, str]:
+    """The environment giving one metric or guard run its own, empty build caches under
+    `folder` (made for that run after every agent process is gone, removed after it): what
+    an agent or an earlier measurement wrote in the user's caches is never read."""
+    return {name: f"{folder}/{sub}" for name, sub in BUILD_CACHES.items()}
+
+
 def python_folders(environ: Mapping[str, str] | None = None) -> set[str]:
     """The folders of the checkout (relative to its root, "" for the root) that relative
     `PYTHONPATH` entries put on `sys.path`."""
