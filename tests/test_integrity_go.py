@@ -233,3 +233,16 @@ def test_a_poisoned_go_build_cache_is_not_measured(
     row = one_attempt(tmp_repo)
     assert row["status"] != "keep", row
     assert row["metric"]["value"] == 100, row
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_go_flags_the_agent_sets_with_go_env_are_not_measured(
+    tmp_repo: TmpRepo, tmp_path: Path, sandbox: str
+) -> None:
+    """`go env -w GOFLAGS=-run=^$` (the user's Go env file, outside the repository) makes every
+    later `go test` run no test: the measurements read that file as it was at the run's start.
+    In the sandbox the agent cannot write it (the home is read-only: `go env -w` fails)."""
+    agent = BROKEN + "go env -w 'GOFLAGS=-run=^NONE$' || true\n"
+    project(tmp_repo, tmp_path, agent, sandbox)
+    row = one_attempt(tmp_repo)
+    assert row["status"] == "guard-fail", row

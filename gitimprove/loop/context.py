@@ -205,6 +205,9 @@ class RunContext:
     emit: Emit
     sandbox: Sandbox = field(default_factory=lambda: Sandbox("none"))
     extraction: str | None = None  # the metric's output form, pinned at calibration
+    # the user's Go env file at the run's start: what measurements read without the sandbox
+    # (`go env -w GOFLAGS=-run=^$` by an agent would make every later `go test` run no test)
+    go_env: bytes | None = field(default_factory=lookup.read_go_env)
     started: float = field(default_factory=time.monotonic)
 
     @functools.cached_property
@@ -324,7 +327,7 @@ class RunContext:
                 env = {
                     **env,
                     **lookup.measured_env(),
-                    **(lookup.fresh_caches(fresh) if fresh else {}),
+                    **(self._pinned_go_env(fresh) if fresh else {}),
                     "PYTHONDONTWRITEBYTECODE": "1",
                     "PYTHONNOUSERSITE": "1",
                 }
@@ -362,6 +365,15 @@ class RunContext:
             after_run(self, co, what)
             if left:  # removed: no later run reads them
                 raise Tampered(f"the {what} wrote into gitimprove's folder", left, checkout=co)
+
+    def _pinned_go_env(self, folder: str) -> dict[str, str]:
+        """Fresh build caches under `folder` and, when Go reads an env file, a copy there of
+        the user's as it was at the run's start (`lookup.read_go_env`)."""
+        out = lookup.fresh_caches(folder)
+        if lookup.go_env_path() is not None:
+            Path(folder, "go.env").write_bytes(self.go_env or b"")
+            out["GOENV"] = f"{folder}/go.env"
+        return out
 
     def measured_command(
         self, command: str, co: Checkout, writable: Sequence[Path] = ()

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import os
 import posixpath
+import stat
+import sys
 from collections.abc import Mapping
 
 __all__ = ["measured_env", "python_folders", "relative_entries"]
@@ -89,6 +91,40 @@ def fresh_caches(folder: str) -> dict[str, str]:
     `folder` (made for that run after every agent process is gone, removed after it): what
     an agent or an earlier measurement wrote in the user's caches is never read."""
     return {name: f"{folder}/{sub}" for name, sub in BUILD_CACHES.items()}
+
+
+def go_env_path(environ: Mapping[str, str] | None = None) -> str | None:
+    """The Go env file `go env -w` writes and every `go` command reads (`$GOENV`, else
+    `go/env` in the user's config folder); None when `GOENV=off`."""
+    env = os.environ if environ is None else environ
+    named = env.get("GOENV")
+    if named is not None:
+        return None if named in ("off", "") else named
+    if sys.platform == "darwin":
+        base = os.path.expanduser("~/Library/Application Support")
+    else:
+        base = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME") or "~", ".config")
+    return os.path.join(os.path.expanduser(base), "go", "env")
+
+
+def read_go_env(environ: Mapping[str, str] | None = None) -> bytes | None:
+    """The Go env file as it is now (at the run's start), read without blocking or following
+    a FIFO (at most 1 MB); None when there is none or it is not a regular file."""
+    path = go_env_path(environ)
+    if path is None:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, 1 << 20)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def python_folders(environ: Mapping[str, str] | None = None) -> set[str]:
