@@ -136,7 +136,11 @@ def one_attempt(repo: TmpRepo) -> dict[str, object]:
 def test_an_honest_change_to_mutable_go_code_is_kept(
     tmp_repo: TmpRepo, tmp_path: Path, sandbox: str
 ) -> None:
-    agent = "printf 'package calc\\n\\nfunc Value() int { return 90 }\\n' > calc/calc.go\n"
+    """A `retract` line of go.mod (what users of the module may not take) builds nothing."""
+    agent = (
+        "printf 'package calc\\n\\nfunc Value() int { return 90 }\\n' > calc/calc.go\n"
+        "printf 'retract v0.0.1\\n' >> go.mod\n"
+    )
     project(tmp_repo, tmp_path, agent, sandbox)
     row = one_attempt(tmp_repo)
     assert row["status"] == "keep", row
@@ -168,6 +172,16 @@ OUT_OF_SCOPE = [
         "printf 'go 1.19\\n\\nuse ./fake\\n' > go.work\n",
         "go.work (go.work chooses the toolchain",
         id="go-work",
+    ),
+    pytest.param(  # go.mod's toolchain line chooses the go that builds (1.21+ fetches it)
+        BROKEN + "printf 'toolchain go1.19.8\\n' >> go.mod\n",
+        "go.mod (its go, toolchain, godebug, replace and exclude lines",
+        id="go-mod-toolchain",
+    ),
+    pytest.param(  # with vendor/modules.txt go builds from vendor/, not the module cache
+        BROKEN + "mkdir -p vendor && printf '# explicit\\n' > vendor/modules.txt\n",
+        "vendor/modules.txt (go builds from it",
+        id="vendor",
     ),
     pytest.param(  # the sealed test compares with a golden file of testdata/
         BROKEN + "echo 0 > calc/testdata/least.txt\n",
