@@ -260,3 +260,18 @@ def test_go_flags_the_agent_sets_with_go_env_are_not_measured(
     project(tmp_repo, tmp_path, agent, sandbox)
     row = one_attempt(tmp_repo)
     assert row["status"] == "guard-fail", row
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_a_go_work_above_the_checkout_is_not_the_measurements(
+    tmp_repo: TmpRepo, tmp_path: Path, sandbox: str
+) -> None:
+    """The checkouts lie inside the repository's git directory, and `go` looks for a `go.work`
+    in every folder above the one it runs in: the user's ignored one (`use .`) made every
+    measurement fail. A commit without a `go.work` is measured without one."""
+    tmp_repo.commit("ignored", {".gitignore": "go.work\n"})
+    (tmp_repo.path / "go.work").write_text("go 1.19\n\nuse .\n")
+    agent = "printf 'package calc\\n\\nfunc Value() int { return 90 }\\n' > calc/calc.go\n"
+    project(tmp_repo, tmp_path, agent, sandbox)
+    row = one_attempt(tmp_repo)
+    assert row["status"] == "keep", row

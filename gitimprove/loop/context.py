@@ -328,6 +328,7 @@ class RunContext:
                     **env,
                     **lookup.measured_env(),
                     **(self._pinned_go_env(fresh) if fresh else {}),
+                    **lookup.go_workspace(co.tree),
                     "PYTHONDONTWRITEBYTECODE": "1",
                     "PYTHONNOUSERSITE": "1",
                 }

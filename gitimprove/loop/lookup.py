@@ -22,7 +22,7 @@ import os
 import posixpath
 import stat
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 __all__ = ["measured_env", "python_folders", "relative_entries"]
 
@@ -91,6 +91,17 @@ def fresh_caches(folder: str) -> dict[str, str]:
     `folder` (made for that run after every agent process is gone, removed after it): what
     an agent or an earlier measurement wrote in the user's caches is never read."""
     return {name: f"{folder}/{sub}" for name, sub in BUILD_CACHES.items()}
+
+
+def go_workspace(paths: Iterable[str]) -> dict[str, str]:
+    """`GOWORK=off` for a commit that holds no `go.work` (its paths: `paths`): `go` looks for
+    one in every folder above the one it runs in, and the measurement's checkout lies inside
+    your repository's git directory — an ignored `go.work` of your work tree (`use .`), or
+    one an agent left above it, was the measurement's workspace, and `go run` found no
+    package. A commit that holds one uses it as it is."""
+    if any(p == "go.work" or p.endswith("/go.work") for p in paths):
+        return {}
+    return {"GOWORK": "off"}
 
 
 def go_env_path(environ: Mapping[str, str] | None = None) -> str | None:
