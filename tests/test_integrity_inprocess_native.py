@@ -58,6 +58,10 @@ CALC = ["calc/calc.go", "calc/extra.go"]
         ("cargo bench", RUST, ["benches/main.rs"], ["benches/**"], None),  # the lib is sealed
         ("cargo bench", RUST, [], ["**"], None),  # the benchmark itself is not sealed
         ("cargo build", RUST, ["benches/main.rs"], ["**"], None),
+        ("cargo bench", {**RUST, "Cargo.toml": CARGO + b'[lib]\nname = "other"\n'},
+         ["benches/main.rs"], ["**"], None),  # the library is `other`: my_crate is not it
+        ("cargo bench", {**RUST, "Cargo.toml": b"[package\n"}, ["benches/main.rs"], ["**"],
+         None),
         ("go run ./cmd/bench", GO, ["cmd/bench/main.go"], ["calc/**"],
          ("cmd/bench/main.go", CALC)),
         ("go run cmd/bench/main.go -n 3", GO, ["cmd/bench/main.go"], ["**"],

@@ -23,6 +23,7 @@ import json
 import posixpath
 import re
 import shlex
+import tomllib
 from collections.abc import Callable, Sequence
 
 from gitimprove.loop import runtimes, scope
@@ -286,7 +287,20 @@ def _js_imported(
 
 
 _CARGO_VERBS = {"bench": ("benches/",), "test": ("tests/",), "run": ("src/main.rs", "src/bin/")}
-_CRATE = re.compile(r'^\s*name\s*=\s*"([^"]+)"', re.MULTILINE)
+
+
+def _crate_name(data: bytes | None) -> str | None:
+    """The name a target uses the package's library by (`[lib] name`, else the package's,
+    with `-` as `_`); None without a readable `Cargo.toml`."""
+    try:
+        doc = tomllib.loads((data or b"").decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        return None
+    for table in ("lib", "package"):
+        part = doc.get(table)
+        if isinstance(part, dict) and isinstance(part.get("name"), str):
+            return str(part["name"]).replace("-", "_")
+    return None
 
 
 def _linked(
@@ -326,10 +340,9 @@ def _linked(
             places = ("examples/",) if "--example" in rest else None
         if places is None:
             return None
-        crate = _CRATE.search((read("Cargo.toml") or b"").decode("utf-8", "replace"))
-        if crate is None:
+        name = _crate_name(read("Cargo.toml"))
+        if name is None:
             return None
-        name = crate.group(1).replace("-", "_")
         use = re.compile(rf"\b{re.escape(name)}::|\buse\s+{re.escape(name)}\b")
         lib = sorted(
             f
