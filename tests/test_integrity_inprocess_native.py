@@ -11,6 +11,7 @@ import pytest
 
 from gitimprove.loop.inprocess import imported_mutable
 from tests.conftest import TmpRepo
+from tests.test_integrity_builds import BENCH_CARGO, BENCH_LIB, BENCH_MAIN, TOOL_HOMES, needs_cargo
 from tests.test_integrity_go import FILES as GO_FILES
 from tests.test_integrity_go import needs_go
 from tests.test_integrity_runtimes import project
@@ -108,3 +109,31 @@ def test_a_run_names_a_go_benchmark_that_links_the_code_under_test(
     said = res.stdout + res.stderr
     assert "the sealed benchmark cmd/bench/main.go links calc/calc.go into its own process" in said
     assert "run the code under test in a child process of the benchmark" in said
+
+
+@pytest.mark.slow
+@needs_cargo
+def test_a_run_names_a_rust_benchmark_that_links_the_code_under_test(
+    tmp_repo: TmpRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in TOOL_HOMES.items():
+        monkeypatch.setenv(name, value)
+    project(
+        tmp_repo,
+        tmp_path,
+        metric="cargo bench --offline -q",
+        files={
+            "Cargo.toml": BENCH_CARGO,
+            "src/lib.rs": BENCH_LIB,
+            "benches/main.rs": BENCH_MAIN,
+            ".gitignore": "target/\n",
+        },
+        sealed='"benches/main.rs", "Cargo.toml"',
+        mutable='"src/**"',
+        agent="true\n",
+        sandbox="none",
+    )
+    res = tmp_repo.cli("run", "--run", "w", "-n", "1")
+    assert res.returncode == 0, res.stderr
+    said = res.stdout + res.stderr
+    assert "the sealed benchmark benches/main.rs links src/lib.rs into its own process" in said
