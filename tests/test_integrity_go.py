@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from gitimprove.agents.sandbox import bwrap_usable
 from tests.conftest import TmpRepo
 from tests.loop_helpers import run_rows
 from tests.test_integrity import needs_bwrap
@@ -191,11 +192,24 @@ OUT_OF_SCOPE = [
 ]
 
 
-@pytest.mark.parametrize("sandbox", SANDBOXES)
-@pytest.mark.parametrize(("agent", "named"), OUT_OF_SCOPE)
+# the verdict comes before anything runs, alike in both modes: the sandbox for a few
+BOTH = ("testmain", "new-file-in-sealed-package", "testdata")
+
+
+@pytest.mark.parametrize(
+    ("agent", "named", "sandbox"),
+    [
+        pytest.param(*case.values, mode, marks=case.marks, id=f"{case.id}-{mode}")
+        for case in OUT_OF_SCOPE
+        for mode in ("none", "bwrap")
+        if mode == "none" or case.id in BOTH
+    ],
+)
 def test_a_go_file_that_changes_the_sealed_build_is_out_of_scope(
     tmp_repo: TmpRepo, tmp_path: Path, sandbox: str, agent: str, named: str
 ) -> None:
+    if sandbox == "bwrap" and not bwrap_usable():
+        pytest.skip("bubblewrap is not usable here")
     project(tmp_repo, tmp_path, agent, sandbox)
     row = one_attempt(tmp_repo)
     assert row["status"] == "out-of-scope", row
