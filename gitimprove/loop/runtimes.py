@@ -25,7 +25,9 @@ jest uses the modules of a `__mocks__/` folder in place of the packages of `node
 (a root one without any `jest.mock`). What builds a package is judged by its content the same
 way: `go.mod`'s `replace`, `exclude` and `godebug` lines and a `vendor/` folder (where `go`
 takes another module, a test library that always passes, from a folder of the candidate;
-`go.work` is loop/toolchain.py's), `Cargo.toml`'s tables but its package metadata and its dependencies on published
+`go.work` is loop/toolchain.py's), a `testdata/` folder (the golden files a sealed Go test
+compares with; a new `.go` file beside a sealed one is loop/implicit.py's: Go builds every
+file of a folder into one package), `Cargo.toml`'s tables but its package metadata and its dependencies on published
 versions (`autotests = false` or `[lib] test = false` and `cargo test` builds no test, a
 `[patch]` or a `path` dependency swaps a crate, `harness = false` runs a `main` instead of the
 tests), and the settings a test runner reads from `package.json` (`jest`, `mocha`, `ava`...).
