@@ -7,11 +7,13 @@ do (run the code under test in a child process of the benchmark)."""
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from gitimprove.loop.inprocess import imported_mutable
+from gitimprove.loop.runtimes import why_runtime
 from tests.conftest import TmpRepo
 from tests.test_integrity_runtimes import project
 
@@ -34,6 +36,15 @@ SOURCES = {
     "alias.ts": b'import { value } from "@lib/solver";\nimport fs from "fs";\n',
     "exact.ts": b'import { value } from "solver";\n',
     "bench/none.js": b'const s = require("#missing");\n',
+    # what is not code loads nothing: a comment, a string, a template's text, a regex
+    "quiet.js": b'// const s = require("./src/solver");\n/* import { value } from "./src/solver"'
+    b" */\nconst note = \"require('./src/solver')\";\nconst t = `import('./src/solver')`;\n"
+    b"const r = /require\\(['\"]\\.\\/src\\/solver['\"]\\)/;\n"
+    b'const { execFileSync } = require("child_process");\n',
+    # ...and code after them still does: a `${}` of a template, a line after a regex
+    "loud.js": b"const q = /[\"'`]/g; const half = a / 2 / 3;\n"
+    b'const t = `run ${require("./src/solver").value()} // not a comment`;\n',
+    "loud.ts": b"/* a comment */ const s = '\\'';\nimport { value } from './src/solver';\n",
     "src/solver.js": b"exports.value = () => 100;\n",
     "src/solver.ts": b"export const value = () => 100;\n",
     "src/index.js": b"exports.value = () => 100;\n",
@@ -59,6 +70,9 @@ SOURCES = {
         ("npx tsx alias.ts", ["alias.ts"], ["src/**"], ("alias.ts", ["src/solver.js"])),
         ("npx tsx exact.ts", ["exact.ts"], ["src/**"], ("exact.ts", ["src/solver.ts"])),
         ("node bench/none.js", ["bench/none.js"], ["**"], None),
+        ("node quiet.js", ["quiet.js"], ["src/**"], None),
+        ("node loud.js", ["loud.js"], ["src/**"], ("loud.js", ["src/solver.js"])),
+        ("npx tsx loud.ts", ["loud.ts"], ["src/**"], ("loud.ts", ["src/solver.js"])),
         ("node child.js", ["child.js"], ["src/**"], None),  # in a child process: nothing to say
         ("node json.js", ["json.js"], ["src/**"], None),  # data the agent may not change
         ("node json.js", ["json.js"], ["**"], None),  # data: it runs nothing
@@ -129,3 +143,35 @@ def test_a_run_names_a_js_benchmark_that_loads_the_code_under_test(
     assert (message in said) == warned, said
     if warned:
         assert "run the code under test in a child process of the benchmark" in said
+
+
+# files a project may hold: which of them does `node --test` (naming no file) run?
+NODE_TEST_FILES = [
+    "src/test/x.js", "src/test/deep/y.mjs", "test/z.cjs", "a/b/test/c.js", "x.test.js",
+    "lib/y-test.mjs", "lib/z_test.cjs", "test-w.js", "lib/test.js", "lib/helper.js",
+    "tests/v.js", "src/testing/u.js", "src/test/t.ts", "src/test/data.json",
+]  # fmt: skip
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_every_file_node_test_runs_by_its_place_or_name_is_sealed_when_new(
+    tmp_path: Path,
+) -> None:
+    """Asked of the real runner: each file `node --test` runs is one a new copy of which
+    is sealed unless named (`src/test/x.js` too: node runs every `.js` under a `test/`
+    folder), and the files it does not run are not sealed for it."""
+    for name in NODE_TEST_FILES:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"console.log('RAN {name}');\n" if name.endswith("js") else "{}\n")
+    res = subprocess.run(
+        ["node", "--test"], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    ran = {line.split("RAN ", 1)[1].strip() for line in res.stdout.splitlines() if "RAN " in line}
+    assert "src/test/x.js" in ran and "lib/helper.js" not in ran, res.stdout
+    for name in NODE_TEST_FILES:
+        if name in ran:
+            assert why_runtime(name, True) is not None, name
+    for name in ("lib/helper.js", "src/testing/u.js", "src/test/data.json"):
+        assert name not in ran and why_runtime(name, True) is None, name
+    assert why_runtime("src/test/x.js", False) is None  # an existing one may change

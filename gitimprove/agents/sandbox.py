@@ -22,6 +22,7 @@ from pathlib import Path
 
 from gitimprove.agents import seccomp
 from gitimprove.errors import ConfigError
+from gitimprove.loop.lookup import fresh_caches
 from gitimprove.util import proc
 
 MODES = ("auto", "bwrap", "none")
@@ -170,6 +171,9 @@ class Sandbox:
             # process left in it before anyone sees the exit, so nothing that waits for the
             # benchmark's end (a double-forked grandchild holding its stdout) writes after it.
             args += ["--setenv", "XDG_CACHE_HOME", "/tmp/.cache", "--as-pid-1"]
+            # build caches set by name too (a user's GOCACHE would be read-only, or shared)
+            for name, value in fresh_caches("/tmp/.cache").items():
+                args += ["--setenv", name, value]
         for name in SOCKET_VARS:
             args += ["--unsetenv", name]
         args += [

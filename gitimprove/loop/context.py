@@ -205,6 +205,9 @@ class RunContext:
     emit: Emit
     sandbox: Sandbox = field(default_factory=lambda: Sandbox("none"))
     extraction: str | None = None  # the metric's output form, pinned at calibration
+    # the user's Go env file at the run's start: what measurements read without the sandbox
+    # (`go env -w GOFLAGS=-run=^$` by an agent would make every later `go test` run no test)
+    go_env: bytes | None = field(default_factory=lookup.read_go_env)
     started: float = field(default_factory=time.monotonic)
 
     @functools.cached_property
@@ -307,7 +310,10 @@ class RunContext:
             python = sites.take(self.site_folders)
             token = self.token()
             stops = reaper.continued()
+            # the build caches of this run alone (in the sandbox: its private /tmp)
+            fresh = None if self.sandbox.active else tempfile.mkdtemp(prefix="gitimprove-cache-")
             with (
+                _removed(fresh),
                 caches.watched(self.repo.improve_dir),  # measured code may write them (none)
                 strays.watched(self.repo.improve_dir, reachable=before is not None) as left,
                 self.shared.processes(token) as env,
@@ -321,6 +327,8 @@ class RunContext:
                 env = {
                     **env,
                     **lookup.measured_env(),
+                    **(self._pinned_go_env(fresh) if fresh else {}),
+                    **lookup.go_workspace(co.tree),
                     "PYTHONDONTWRITEBYTECODE": "1",
                     "PYTHONNOUSERSITE": "1",
                 }
@@ -358,6 +366,15 @@ class RunContext:
             after_run(self, co, what)
             if left:  # removed: no later run reads them
                 raise Tampered(f"the {what} wrote into gitimprove's folder", left, checkout=co)
+
+    def _pinned_go_env(self, folder: str) -> dict[str, str]:
+        """Fresh build caches under `folder` and, when Go reads an env file, a copy there of
+        the user's as it was at the run's start (`lookup.read_go_env`)."""
+        out = lookup.fresh_caches(folder)
+        if lookup.go_env_path() is not None:
+            Path(folder, "go.env").write_bytes(self.go_env or b"")
+            out["GOENV"] = f"{folder}/go.env"
+        return out
 
     def measured_command(
         self, command: str, co: Checkout, writable: Sequence[Path] = ()
@@ -453,3 +470,13 @@ class RunContext:
         if res.over:  # a suite that prints gigabytes fails: what it said cannot all be read
             out["tail"] = f"[the guard printed too much: {res.over}]\n" + out["tail"]
         return out
+
+
+@contextlib.contextmanager
+def _removed(folder: str | None) -> Iterator[None]:
+    """Removes `folder` (when one is given) on the way out."""
+    try:
+        yield
+    finally:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)

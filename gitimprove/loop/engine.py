@@ -259,14 +259,17 @@ class Engine:
             ctx.sealed_paths,
             ctx.mutable,
             lambda path: trees.read_in(repo, ctx.base_tree, path),
+            trees.blob_paths(repo, ctx.base_tree),
         )
         if imported is not None:
             script, paths = imported
+            shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
+            verb = "links" if script.endswith((".rs", ".go")) else "imports"
             self.emit(
                 {
                     "event": "warning",
                     "run": name,
-                    "message": f"the sealed benchmark {script} imports {', '.join(paths)} "
+                    "message": f"the sealed benchmark {script} {verb} {shown} "
                     "into its own process, and the agent may change it: code there can patch "
                     "the benchmark (its timer, its counters) or print a METRIC line after the "
                     "benchmark's own, and no check tells that from a real gain; run the code "

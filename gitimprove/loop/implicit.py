@@ -234,6 +234,9 @@ def implicit_changes(
     included = [
         (pattern, p) for p in sealed for pattern in runtimes.make_includes(p, read(p)[0] or b"")
     ]
+    # Go compiles every .go file of a folder into one package: a new one beside a sealed one
+    # is part of the sealed package (its `init` runs first, `os.Exit` ends the benchmark)
+    go_packages = {p.rpartition("/")[0]: p for p in sealed if p.endswith(".go")}
     out: list[str] = []
     for path in changed:
         if path in resolved and existed(path) is False and not _named(path, path, mutable):
@@ -248,6 +251,19 @@ def implicit_changes(
             )
             continue
         folder, _, name = path.rpartition("/")
+        if (
+            name.endswith(".go")
+            and not name.endswith("_test.go")  # runtimes: in any folder
+            and folder in go_packages
+            and existed(path) is False
+            and not _named(path, path, mutable)
+        ):
+            out.append(
+                f"{path} (go compiles it into the package of the sealed {go_packages[folder]}: "
+                "every .go file of a folder is built with it, whatever its build constraints "
+                "or _linux-style suffix)"
+            )
+            continue
         if name == "__init__.py" and folder in packages and not _named(path, name, mutable):
             out.append(f"{path} (it runs when the sealed {packages[folder]} is imported)")
             continue

@@ -23,6 +23,7 @@ import json
 import posixpath
 import re
 import shlex
+import tomllib
 from collections.abc import Callable, Sequence
 
 from gitimprove.loop import runtimes, scope
@@ -77,12 +78,18 @@ def imported_mutable(
     sealed: Sequence[str],
     mutable: Sequence[str],
     read: Callable[[str], bytes | None],
+    files: Sequence[str] = (),
 ) -> tuple[str, list[str]] | None:
     """(the sealed benchmark, the files of the code under test it imports at module level)
     when the metric command runs a sealed Python script that imports a module the agent may
     change from its own folder (where Python looks first); for a JavaScript or TypeScript
     benchmark (`node bench.js`, `npx tsx bench.ts`, `npm run bench`), the files its relative
-    `require` and `import` load: `_js_imported`."""
+    `require` and `import` load: `_js_imported`; for a Rust or Go one (`cargo bench`, `go run
+    ./cmd/bench`, `go test -bench .`), the files of the tree (`files`) it is linked with:
+    `_linked`."""
+    linked = _linked(command, sealed, mutable, read, files)
+    if linked is not None:
+        return linked
     script = _script(command)
     if script is None:
         return _js_imported(command, sealed, mutable, read)
@@ -144,18 +151,13 @@ def _js_loaded(folder: str, spec: str, read: Callable[[str], bytes | None]) -> s
     return None
 
 
-_SUBPATH = re.compile(
-    r"""(?:\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s*|\bimport\s+)(['"`])(#[^'"`\n]+)\1"""
-)
-
-
 def _js_subpaths(
     folder: str, text: str, read: Callable[[str], bytes | None]
 ) -> list[tuple[str, str]]:
     """(folder, relative specifier) of what the `#name` imports of a file in `folder` lead to
     through the `imports` of the nearest `package.json` (`"#lib/*": "./src/lib/*.js"`; each
     condition's target)."""
-    names = [m.group(2) for m in _SUBPATH.finditer(text)]
+    names = [spec for spec in runtimes.js_specifiers(text) if spec.startswith("#")]
     if not names:
         return []
     parts = folder.split("/") if folder else []
@@ -184,9 +186,8 @@ def _js_subpaths(
     return []
 
 
-_BARE = re.compile(
-    r"""(?:\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s*|\bimport\s+)(['"`])([^'"`\n./#][^'"`\n]*)\1"""
-)
+_BARE = re.compile(r"[^./#]")  # a package's name (or a tsconfig alias), not a path
+_RELATIVE = re.compile(r"\.{1,2}(?:/|$)")
 
 
 def _ts_aliases(
@@ -195,7 +196,7 @@ def _ts_aliases(
     """(folder, relative specifier) of what the bare imports of a file in `folder` lead to
     through the `paths` (from `baseUrl`) of the nearest `tsconfig.json` or `jsconfig.json`,
     as tsx, ts-node and vite-tsconfig-paths resolve them (`"@lib/*": ["src/lib/*"]`)."""
-    names = [m.group(2) for m in _BARE.finditer(text)]
+    names = [spec for spec in runtimes.js_specifiers(text) if _BARE.match(spec)]
     if not names:
         return []
     parts = folder.split("/") if folder else []
@@ -270,7 +271,8 @@ def _js_imported(
         return None
     folder = posixpath.dirname(script)
     text = source[:1_000_000].decode("utf-8", "replace")
-    loads = [(folder, m.group(2)) for m in runtimes.RELATIVE_IMPORT.finditer(text)]
+    # what is code: a `require("./x")` commented out or inside a string loads nothing
+    loads = [(folder, spec) for spec in runtimes.js_specifiers(text) if _RELATIVE.match(spec)]
     loads += _js_subpaths(folder, text, read)
     loads += _ts_aliases(folder, text, read)
     found: list[str] = []
@@ -282,6 +284,136 @@ def _js_imported(
             found.append(path)
     found = list(dict.fromkeys(found))
     return (script, found) if found else None
+
+
+_CARGO_VERBS = {"bench": ("benches/",), "test": ("tests/",), "run": ("src/main.rs", "src/bin/")}
+
+
+def _crate_name(data: bytes | None) -> str | None:
+    """The name a target uses the package's library by (`[lib] name`, else the package's,
+    with `-` as `_`); None without a readable `Cargo.toml`."""
+    try:
+        doc = tomllib.loads((data or b"").decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        return None
+    for table in ("lib", "package"):
+        part = doc.get(table)
+        if isinstance(part, dict) and isinstance(part.get("name"), str):
+            return str(part["name"]).replace("-", "_")
+    return None
+
+
+def _linked(
+    command: str,
+    sealed: Sequence[str],
+    mutable: Sequence[str],
+    read: Callable[[str], bytes | None],
+    files: Sequence[str],
+) -> tuple[str, list[str]] | None:
+    """(the sealed benchmark, the files of the code under test built into its binary) when
+    the metric command is `cargo bench`/`run`/`test` or `go run`/`test` and the sealed target
+    it runs links code the agent may change: a Rust target that uses the package's library
+    (`p::value()`: every `.rs` of `src/` but the binaries), a Go package (the `main` of `go run
+    ./cmd/bench`, or the tested package of `go test -bench`) with a mutable `.go` file of its
+    own folder or of a folder of the module it imports. Such code runs in the benchmark's
+    process before it (a Rust constructor in `.init_array`, a `static` initializer, a Go
+    `init()`) and during it, as an imported Python module does."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    tool = next((w for w in words if w.rsplit("/", 1)[-1] in ("cargo", "go")), None)
+    if tool is None:
+        return None
+    rest = words[words.index(tool) + 1 :]
+    verbs = [w for w in rest if not w.startswith(("-", "+"))]
+    if not verbs:
+        return None
+    pinned = set(sealed)
+
+    def open_to_agent(path: str) -> bool:
+        return path not in pinned and scope.matches(path, mutable)
+
+    if tool.endswith("cargo"):
+        places = _CARGO_VERBS.get(verbs[0])
+        if places is None or "--example" in rest:
+            places = ("examples/",) if "--example" in rest else None
+        if places is None:
+            return None
+        name = _crate_name(read("Cargo.toml"))
+        if name is None:
+            return None
+        use = re.compile(rf"\b{re.escape(name)}::|\buse\s+{re.escape(name)}\b")
+        lib = sorted(
+            f
+            for f in files
+            if f.startswith("src/") and f.endswith(".rs") and f != "src/main.rs"
+            and not f.startswith("src/bin/") and open_to_agent(f)
+        )  # fmt: skip
+        for target in sorted(pinned):
+            if target.endswith(".rs") and target.startswith(places) and lib:
+                source = (read(target) or b"").decode("utf-8", "replace")
+                if use.search(source):
+                    return target, lib
+        return None
+    return _go_linked(verbs, files, pinned, open_to_agent, read)
+
+
+_GO_IMPORT = re.compile(r'^\s*(?:import\s+)?(?:[\w.]+\s+)?"([^"]+)"\s*$', re.MULTILINE)
+
+
+def _go_linked(
+    verbs: Sequence[str],
+    files: Sequence[str],
+    pinned: set[str],
+    open_to_agent: Callable[[str], bool],
+    read: Callable[[str], bytes | None],
+) -> tuple[str, list[str]] | None:
+    """`_linked` for `go run <package or files>` and `go test [-bench …] <packages>`."""
+    if verbs[0] not in ("run", "test"):
+        return None
+    module = re.search(
+        r"^\s*module\s+(\S+)", (read("go.mod") or b"").decode("utf-8", "replace"), re.MULTILINE
+    )
+    if module is None:
+        return None
+    go_files = [f for f in files if f.endswith(".go")]
+    folders: list[str] = []
+    for arg in verbs[1:] or ["."]:
+        if arg.endswith(".go"):
+            folders.append(posixpath.dirname(posixpath.normpath(arg)))
+        elif arg.startswith("."):
+            path = posixpath.normpath(arg)
+            if path.endswith("..."):
+                base = path.removesuffix("...").rstrip("/").removeprefix(".")
+                folders += sorted({posixpath.dirname(f) for f in go_files if f.startswith(base)})
+            else:
+                folders.append("" if path == "." else path)
+        if verbs[0] == "run":
+            break  # what follows is the program's own arguments
+    for folder in folders:
+        own = [f for f in go_files if posixpath.dirname(f) == folder]
+        bench = [f for f in own if f in pinned and (verbs[0] == "test") == f.endswith("_test.go")]
+        if not bench:
+            continue
+        found = [f for f in own if not f.endswith("_test.go") and open_to_agent(f)]
+        for path in own:
+            if path not in pinned:
+                continue
+            for name in _GO_IMPORT.findall((read(path) or b"").decode("utf-8", "replace")):
+                if name == module.group(1) or name.startswith(module.group(1) + "/"):
+                    where = name[len(module.group(1)) :].strip("/")
+                    found += [
+                        f
+                        for f in go_files
+                        if posixpath.dirname(f) == where
+                        and not f.endswith("_test.go")
+                        and open_to_agent(f)
+                    ]
+        found = list(dict.fromkeys(found))
+        if found:
+            return bench[0], found
+    return None
 
 
 def named_paths(commands: Sequence[str], kind: Callable[[str], str | None]) -> list[str]:

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Mapping
+import stat
+import sys
+from collections.abc import Iterable, Mapping
 
 __all__ = ["measured_env", "python_folders", "relative_entries"]
 
@@ -74,6 +76,66 @@ def measured_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
         kept = [e for e in _entries(name, env[name]) if e and not _relative(name, e)]
         out[name] = ":".join(kept) or (_DEFAULT_PATH if name == "PATH" else "")
     return out
+
+
+# Build caches a compiler trusts by key (the hash of a step's inputs), each variable naming
+# where one is kept, and its folder in a fresh cache: an entry written under the key of the
+# committed sources, pointing at what other sources compiled to, makes a later build link
+# that other code. `go run -trimpath` (its keys hold no path) ran a package whose source
+# returned 100 and printed 1 from a cache entry an agent without the sandbox had written.
+BUILD_CACHES = {"GOCACHE": "go-build", "CCACHE_DIR": "ccache", "SCCACHE_DIR": "sccache"}
+
+
+def fresh_caches(folder: str) -> dict[str, str]:
+    """The environment giving one metric or guard run its own, empty build caches under
+    `folder` (made for that run after every agent process is gone, removed after it): what
+    an agent or an earlier measurement wrote in the user's caches is never read."""
+    return {name: f"{folder}/{sub}" for name, sub in BUILD_CACHES.items()}
+
+
+def go_workspace(paths: Iterable[str]) -> dict[str, str]:
+    """`GOWORK=off` for a commit that holds no `go.work` (its paths: `paths`): `go` looks for
+    one in every folder above the one it runs in, and the measurement's checkout lies inside
+    your repository's git directory — an ignored `go.work` of your work tree (`use .`), or
+    one an agent left above it, was the measurement's workspace, and `go run` found no
+    package. A commit that holds one uses it as it is."""
+    if any(p == "go.work" or p.endswith("/go.work") for p in paths):
+        return {}
+    return {"GOWORK": "off"}
+
+
+def go_env_path(environ: Mapping[str, str] | None = None) -> str | None:
+    """The Go env file `go env -w` writes and every `go` command reads (`$GOENV`, else
+    `go/env` in the user's config folder); None when `GOENV=off`."""
+    env = os.environ if environ is None else environ
+    named = env.get("GOENV")
+    if named is not None:
+        return None if named in ("off", "") else named
+    if sys.platform == "darwin":
+        base = os.path.expanduser("~/Library/Application Support")
+    else:
+        base = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME") or "~", ".config")
+    return os.path.join(os.path.expanduser(base), "go", "env")
+
+
+def read_go_env(environ: Mapping[str, str] | None = None) -> bytes | None:
+    """The Go env file as it is now (at the run's start), read without blocking or following
+    a FIFO (at most 1 MB); None when there is none or it is not a regular file."""
+    path = go_env_path(environ)
+    if path is None:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, 1 << 20)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def python_folders(environ: Mapping[str, str] | None = None) -> set[str]:

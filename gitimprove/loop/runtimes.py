@@ -25,7 +25,9 @@ jest uses the modules of a `__mocks__/` folder in place of the packages of `node
 (a root one without any `jest.mock`). What builds a package is judged by its content the same
 way: `go.mod`'s `replace`, `exclude` and `godebug` lines and a `vendor/` folder (where `go`
 takes another module, a test library that always passes, from a folder of the candidate;
-`go.work` is loop/toolchain.py's), `Cargo.toml`'s tables but its package metadata and its dependencies on published
+`go.work` is loop/toolchain.py's), a `testdata/` folder (the golden files a sealed Go test
+compares with; a new `.go` file beside a sealed one is loop/implicit.py's: Go builds every
+file of a folder into one package), `Cargo.toml`'s tables but its package metadata and its dependencies on published
 versions (`autotests = false` or `[lib] test = false` and `cargo test` builds no test, a
 `[patch]` or a `path` dependency swaps a crate, `harness = false` runs a `main` instead of the
 tests), and the settings a test runner reads from `package.json` (`jest`, `mocha`, `ava`...).
@@ -110,6 +112,8 @@ _FOLDERS = {
     "node_modules": "Node resolves modules from it in place of the installed ones",
     "__mocks__": "jest loads its modules in place of the packages and modules they are named after",
     "vendor": "go builds from it in place of the module cache (and PHP's autoload loads it)",
+    "testdata": "go test runs a package's tests in its folder, where they read their "
+    "fixtures and golden files from testdata/",
 }
 # files that take the place of one of their folder when new: make reads GNUmakefile, then
 # makefile, then Makefile; cargo builds and runs a build.rs beside Cargo.toml
@@ -150,11 +154,15 @@ _JS_TEST = re.compile(
 )
 
 
+_NODE_TEST = (".js", ".cjs", ".mjs")
+
+
 def _discovered(parts: list[str]) -> tuple[str, str] | None:
     """(why, the name a mutable pattern must spell) for a new file a test runner finds by
     its place or name and runs with the sealed suite or benchmark: cargo's test and bench
     targets (`tests/x.rs`, `benches/x.rs`, `tests/x/main.rs`), JavaScript test files
-    (`x.test.js`, `x.spec.ts`, `test-x.mjs`, anything under `__tests__/`)."""
+    (`x.test.js`, `x.spec.ts`, `test-x.mjs`, anything under `__tests__/`, a `.js` file under
+    any `test/` folder, `src/test/x.js`, which `node --test` runs)."""
     name = parts[-1]
     if name.endswith(".rs") and "src" not in parts[:-1]:  # src/: a module, not a target
         folder = parts[-2] if len(parts) > 1 else ""
@@ -168,6 +176,8 @@ def _discovered(parts: list[str]) -> tuple[str, str] | None:
                 )
     if "__tests__" in parts[:-1]:
         return "jest runs every file under __tests__ with the suite", "__tests__"
+    if "test" in parts[:-1] and "node_modules" not in parts and name.endswith(_NODE_TEST):
+        return "node --test runs every .js, .cjs and .mjs file under a test/ folder", "test/"
     match = _JS_TEST.match(name)
     if match is not None:
         marker = match.group("affix") or match.group("lead")
@@ -353,6 +363,100 @@ _JS_TRIES = ("", *_JS_SOURCES, ".json", ".node")
 RELATIVE_IMPORT = re.compile(
     r"""(?:\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s*|\bimport\s+)(['"`])(\.{1,2}/[^'"`\n]*|\.{1,2})\1"""
 )
+
+
+# the tokens after which a `/` starts a regular expression literal, not a division
+_REGEX_AFTER = frozenset("(,=:[!&|?{};+-*%<>~^")
+_REGEX_WORDS = frozenset(
+    {"return", "typeof", "instanceof", "in", "of", "new", "delete", "void", "throw", "case",
+     "do", "else", "yield", "await"}
+)  # fmt: skip
+
+
+def js_code(text: str) -> str:
+    """`text` (JavaScript or TypeScript) with its comments blanked and the characters inside
+    its string, template and regular expression literals replaced by `_`, quotes kept, every
+    position and line break where it was: what is code, to match a `require("./x")` only where
+    it is one (not in a comment, nor inside a string) and read its specifier from `text` at the
+    same place. A template literal's `${...}` is code (its own strings masked in turn)."""
+    out = list(text)
+    n, i = len(text), 0
+    braces: list[int] = []  # for each open `${`: the depth of `{` inside it
+    last = ""  # the last significant character or word of code
+
+    def blank(start: int, end: int, keep: str = " ") -> None:
+        for k in range(start, min(end, n)):
+            if out[k] != "\n":
+                out[k] = keep
+
+    while i < n:
+        c = text[i]
+        if c == "/" and text.startswith("//", i):
+            end = text.find("\n", i)
+            end = n if end < 0 else end
+            blank(i, end)
+            i = end
+        elif c == "/" and text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            blank(i, end)
+            i = end
+        elif c in "'\"":
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            blank(i + 1, j, "_")
+            i, last = j + 1, "x"
+        elif c == "`" or (c == "}" and braces and braces[-1] == 0):
+            if c == "}":
+                braces.pop()
+            j = i + 1
+            while j < n and text[j] != "`" and not text.startswith("${", j):
+                j += 2 if text[j] == "\\" else 1
+            blank(i + 1, j, "_")
+            if text.startswith("${", j):
+                braces.append(0)
+                i, last = j + 2, "{"
+            else:
+                i, last = j + 1, "x"
+        elif c == "/" and (last in _REGEX_AFTER or last in _REGEX_WORDS or not last):
+            j, in_class = i + 1, False
+            while j < n and text[j] != "\n" and (in_class or text[j] != "/"):
+                if text[j] == "\\":
+                    j += 1
+                elif text[j] == "[":
+                    in_class = True
+                elif text[j] == "]":
+                    in_class = False
+                j += 1
+            blank(i + 1, j, "_")
+            i, last = j + 1, "x"
+        elif c.isalnum() or c in "_$":
+            j = i
+            while j < n and (text[j].isalnum() or text[j] in "_$"):
+                j += 1
+            last, i = text[i:j], j
+        else:
+            if braces and c == "{":
+                braces[-1] += 1
+            elif braces and c == "}":
+                braces[-1] -= 1
+            if not c.isspace():
+                last = c
+            i += 1
+    return "".join(out)
+
+
+_JS_LOAD = re.compile(
+    r"""(?:\brequire\s*\(\s*|\bimport\s*\(\s*|\bfrom\s*|\bimport\s+)(['"`])(_*)\1"""
+)
+
+
+def js_specifiers(text: str) -> list[str]:
+    """The specifiers of the `require`, `import` and `import()` calls of `text` that are code
+    (`js_code`), as written, in order: `./lib`, `#lib/x`, `fs`."""
+    masked = js_code(text)
+    return [text[m.start(2) : m.end(2)] for m in _JS_LOAD.finditer(masked)]
 
 
 def node_shadows(path: str, source: bytes) -> dict[str, str]:

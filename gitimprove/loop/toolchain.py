@@ -23,7 +23,7 @@ SELECTORS = frozenset(
         ".pdm-python",  # PDM's interpreter
         "pyvenv.cfg",  # a virtual environment's interpreter (uv run, poetry run use .venv)
         "uv.toml", "poetry.toml",  # where uv and poetry find their interpreter
-        "go.work",  # the Go modules a build uses, and its toolchain line
+        "go.work", "go.work.sum",  # the Go modules a build uses, its toolchain, their sums
         ".envrc",  # direnv
         ".env",  # dotenv files a benchmark or a runner loads
     }
