@@ -34,8 +34,10 @@ def _compile(pattern: str) -> re.Pattern[str]:
             out.append(re.escape(c))
             i += 1
     body = "".join(out)
-    # a pattern without a slash matches a file name in any folder, as .gitignore does
-    if "/" not in pattern.strip().strip("/"):
+    # a pattern without a slash matches a file name in any folder, as .gitignore does; a
+    # leading slash anchors it to the top (`/go.mod` is the top one only), a trailing one
+    # alone does not (`build/` is any folder named build)
+    if "/" not in pattern.strip().rstrip("/"):
         body = "(?:.*/)?" + body
     # DOTALL: a file name may hold a newline (git stores it); `**` and a folder's pattern
     # must cover it as `*` does, or `tests/x\n.py` would slip past a sealed `tests/**`
