@@ -34,7 +34,7 @@ import ast
 import fnmatch
 import sys
 import tomllib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -201,6 +201,7 @@ def implicit_changes(
     existed: Callable[[str], bool] | None = None,
     *,
     top_level: bool = True,
+    extended: Mapping[str, str] | None = None,
 ) -> list[str]:
     """The changed paths an interpreter or test runner would load implicitly, each with why.
 
@@ -209,7 +210,9 @@ def implicit_changes(
     (for `pyproject.toml`); `is_package(folder)` says whether a folder holds `__init__.py`;
     `importable` are the module names the metric's and guard's interpreters import;
     `existed(path)` whether the base tree has `path` (read's first half by default); without
-    `top_level`, a new module at the root that nothing named imports is not named."""
+    `top_level`, a new module at the root that nothing named imports is not named;
+    `extended` maps each file a TypeScript config of the base reaches through `extends`
+    (`runtimes.ts_extended`) to that config: it is judged as the config itself."""
     if existed is None:
         existed = lambda path: read(path)[0] is not None  # noqa: E731
     sealed = list(sealed)
@@ -248,6 +251,11 @@ def implicit_changes(
             )
             continue
         folder, _, name = path.rpartition("/")
+        if extended and path in extended and not _named(path, name, mutable):
+            why = _extends_change(path, extended[path], read, existed(path))
+            if why is not None:
+                out.append(why)
+                continue
         if name == "__init__.py" and folder in packages and not _named(path, name, mutable):
             out.append(f"{path} (it runs when the sealed {packages[folder]} is imported)")
             continue
@@ -292,6 +300,48 @@ def implicit_changes(
     return out
 
 
+def _extends_change(
+    path: str, config: str, read: Callable[[str], tuple[bytes | None, bytes | None]], was: bool
+) -> str | None:
+    """Why a change to `path`, which the TypeScript config `config` reaches through `extends`,
+    changes what that config resolves: new (TypeScript may take it before the file it took),
+    removed (it takes the next place, or fails), or its `extends`, `paths`, `baseUrl`... (a
+    `package.json`: its `tsconfig` and `exports`, judged with the other package.json files)."""
+    before, after = read(path)
+    if not was and after is not None:
+        return (
+            f"{path} (a new file TypeScript may take for the extends of {config}, in place of "
+            "what it took: its paths, baseUrl and the like choose which file an import loads)"
+        )
+    if path.endswith("/package.json") or path == "package.json":
+        return None
+    if before is not None and after is None:
+        return f"{path} ({config} extends it: removed, TypeScript takes what comes next)"
+    if runtimes.ts_resolution(before) != runtimes.ts_resolution(after):
+        return f"{path} ({config} extends it: {_BY_CONTENT['tsconfig.json'][1]})"
+    return None
+
+
+_EXTENDED: dict[str, dict[str, str]] = {}  # base tree -> what its TypeScript configs extend
+
+
+def ts_extended_in(repo: Repo, base_tree: str) -> dict[str, str]:
+    """`runtimes.ts_extended` of every TypeScript or JavaScript config of the tree (by name:
+    `tsconfig.json`, `jsconfig.json`, `tsconfig.<purpose>.json`), once per tree."""
+    found = _EXTENDED.get(base_tree)
+    if found is None:
+        configs = [
+            p
+            for p in trees.blob_paths(repo, base_tree)
+            if runtimes.is_ts_config(p.rpartition("/")[2])
+        ]
+        found = runtimes.ts_extended(configs, lambda p: trees.read_in(repo, base_tree, p))
+        if len(_EXTENDED) > 8:
+            _EXTENDED.clear()
+        _EXTENDED[base_tree] = found
+    return found
+
+
 def implicit_in(
     repo: Repo,
     base_tree: str,
@@ -314,7 +364,10 @@ def implicit_in(
     def existed(path: str) -> bool:  # the base only: the candidate's objects are read later
         return trees.read_in(repo, base_tree, path) is not None
 
-    return implicit_changes(changed, sealed, mutable, read, is_package, importable, existed)
+    extended = ts_extended_in(repo, base_tree)
+    return implicit_changes(
+        changed, sealed, mutable, read, is_package, importable, existed, extended=extended
+    )
 
 
 def planted_during_run(
@@ -323,6 +376,7 @@ def planted_during_run(
     read_sealed: Callable[[str], bytes | None],
     is_package: Callable[[str], bool],
     importable: frozenset[str] = frozenset(),
+    extended: Mapping[str, str] | None = None,
 ) -> list[str]:
     """The files a metric or guard run wrote (`added`, paths under the checkout, folders
     expanded by the caller) that Python or the test runner would load implicitly in a later
@@ -335,6 +389,14 @@ def planted_during_run(
         return read_sealed(path), b""
 
     found = implicit_changes(
-        added, sealed, [], read, is_package, importable, lambda path: False, top_level=False
+        added,
+        sealed,
+        [],
+        read,
+        is_package,
+        importable,
+        lambda path: False,
+        top_level=False,
+        extended=extended,
     )
     return [f for f in found if "compiled Python" not in f]
