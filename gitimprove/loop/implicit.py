@@ -228,6 +228,13 @@ def implicit_changes(
                 packages.setdefault("/".join(parts[:depth]), p)
             for name in _imports(read(p)[0] or b""):
                 imported.setdefault(name, p)
+    # a sealed module `F/m.py` and what Python's finder takes before it for `m` in F: a
+    # package `F/m/` (its `__init__`), an extension module `F/m.<tag>.so`
+    shadowed = {
+        (p.rpartition("/")[0], p.rpartition("/")[2][:-3]): p
+        for p in sealed
+        if p.endswith(".py") and p.rpartition("/")[2] != "__init__.py"
+    }
     # where a relative require or import of a sealed JavaScript file may resolve (Node)
     resolved: dict[str, str] = {}
     for p in sealed:
@@ -251,6 +258,13 @@ def implicit_changes(
             )
             continue
         folder, _, name = path.rpartition("/")
+        ahead = _ahead_of(folder, name)
+        if ahead in shadowed and existed(path) is False and not _named(path, ahead[1], mutable):
+            out.append(
+                f"{path} (a new package or extension module named like the sealed "
+                f"{shadowed[ahead]}: Python imports it in its place)"
+            )
+            continue
         if extended and path in extended and not _named(path, name, mutable):
             why = _extends_change(path, extended[path], read, existed(path))
             if why is not None:
@@ -298,6 +312,22 @@ def implicit_changes(
         if found is not None and not _named(path, found[1], mutable):
             out.append(f"{path} ({found[0]})")
     return out
+
+
+_EXTENSIONS = (".so", ".pyd")
+
+
+def _ahead_of(folder: str, name: str) -> tuple[str, str] | None:
+    """(folder, module) of the module `m` that the file `name` of `folder` would be imported
+    as ahead of a source `m.py` in the same folder: a package's `__init__` (`m/__init__.py`,
+    any suffix), an extension module (`m.cpython-311-x86_64-linux-gnu.so`, `m.abi3.so`,
+    `m.pyd`)."""
+    if name.startswith("__init__.") and name.endswith(_MODULE_SUFFIXES) and folder:
+        parent, _, package = folder.rpartition("/")
+        return parent, package
+    if name.endswith(_EXTENSIONS):
+        return folder, name.split(".", 1)[0]
+    return None
 
 
 def _extends_change(
