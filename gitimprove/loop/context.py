@@ -243,6 +243,15 @@ class RunContext:
         inside = list(dict.fromkeys((self.repo.git_dir, self.repo.common_dir)))
         return sites.folders(pythons, inside)
 
+    @functools.cached_property
+    def runner_files(self) -> list[Path]:
+        """The files runners and toolchains read from your home and the folders above the
+        repository (loop/sites.py `runner_files`); none in the sandbox, where they are
+        read-only."""
+        if self.sandbox.active:
+            return []
+        return sites.runner_files(self.repo.work_tree)
+
     def token(self) -> reaper.Token:
         return reaper.Token.new(reaper.repo_key(self.repo.common_dir), self.name)
 
@@ -305,6 +314,7 @@ class RunContext:
                 with self.shared.lock:
                     before = self.shared.repo_state or RepoState.take(self.repo)
             python = sites.take(self.site_folders)
+            runners = sites.take(self.runner_files)
             token = self.token()
             stops = reaper.continued()
             with (
@@ -342,6 +352,17 @@ class RunContext:
                     checkout=co,
                     stop=True,
                     hint=sites.HINT,
+                )
+            planted = sites.changes(runners, sites.take(self.runner_files))
+            if planted:
+                raise Tampered(
+                    f"files your runners and toolchains read from your home or a folder above "
+                    f"the repository changed during the {what} (every later measurement reads "
+                    "them)",
+                    planted,
+                    checkout=co,
+                    stop=True,
+                    hint=sites.RUNNER_HINT,
                 )
             changed: list[str] = []
             if before is not None:
