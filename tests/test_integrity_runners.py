@@ -150,3 +150,44 @@ def test_in_the_sandbox_the_write_fails_and_the_run_goes_on(
     rows = run_rows(tmp_repo, "t")
     assert [r["status"] for r in rows][:2] == ["baseline", "keep"], rows
     assert rows[1]["metric"]["value"] == 99
+
+
+@pytest.mark.parametrize(
+    "planted",
+    [
+        "node_modules/.bin/node",  # `npm run` puts every folder's node_modules/.bin on PATH
+        "node_modules/speedup/index.js",
+        ".cargo/config.toml",
+        "rust-toolchain.toml",
+        ".python-version",
+        "go.work",
+    ],
+)
+@pytest.mark.parametrize("level", ["work tree", "above"])
+def test_what_is_watched_in_the_work_tree_and_above(
+    tmp_path: Path, planted: str, level: str
+) -> None:
+    from gitimprove.loop import sites
+
+    work_tree = tmp_path / "a" / "repo"
+    (work_tree / "node_modules" / ".bin").mkdir(parents=True)
+    where = work_tree if level == "work tree" else tmp_path / "a"
+    watched = sites.runner_files(work_tree)
+    before = sites.take(watched)
+    (where / planted).parent.mkdir(parents=True, exist_ok=True)
+    (where / planted).write_text("x")
+    assert sites.changes(before, sites.take(watched)), planted
+
+
+@pytest.mark.parametrize(
+    "planted",
+    [".npmrc", ".cargo/config.toml", ".node_modules/x.js", ".config/uv/uv.toml", ".Rprofile"],
+)
+def test_what_is_watched_in_the_home(planted: str) -> None:
+    from gitimprove.loop import sites
+
+    watched = sites.runner_files(None)
+    before = sites.take(watched)
+    (Path.home() / planted).parent.mkdir(parents=True, exist_ok=True)
+    (Path.home() / planted).write_text("x")
+    assert sites.changes(before, sites.take(watched)), planted

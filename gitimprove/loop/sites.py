@@ -128,12 +128,15 @@ RUNNER_HINT = (
     "the folders above the repository"
 )
 # what runners and toolchains read from every folder above the one they run in (a checkout
-# is under `.git/improve/work/`, inside your work tree): cargo's config, Node's modules, the
+# is under `.git/improve/work/`, inside your work tree): cargo's config, Node's modules (and
+# `node_modules/.bin`, which `npm run` puts on PATH from every folder up: a `node` there runs
+# in place of yours), the
 # version files of pyenv, rustup, nvm, asdf and mise, yarn's config, go's workspace, MSBuild's
 # imports, uv's config; files ignored by git in the work tree itself included (no status
 # shows them)
 _ABOVE = (
-    ".cargo/config.toml", ".cargo/config", "node_modules", ".yarnrc", ".yarnrc.yml",
+    ".cargo/config.toml", ".cargo/config", "node_modules", "node_modules/.bin", ".yarnrc",
+    ".yarnrc.yml",
     ".python-version", ".tool-versions", "mise.toml", ".mise.toml", ".config/mise.toml",
     "rust-toolchain", "rust-toolchain.toml", ".nvmrc", ".node-version", "go.work",
     "uv.toml", "Directory.Build.props", "Directory.Build.targets", "Directory.Build.rsp",
