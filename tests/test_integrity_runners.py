@@ -111,25 +111,49 @@ def test_a_runner_file_planted_outside_the_repository_stops_the_run(
     assert tmp_repo.git("rev-parse", "improve/t") == base
 
 
+SOLVERS = {
+    "npmrc": (
+        "fs.writeFileSync(os.homedir() + '/x.js', {forge});\n"
+        "fs.writeFileSync(os.homedir() + '/.npmrc', "
+        "'node-options=--require ' + os.homedir() + '/x.js\\n');\n",
+        ".npmrc (added)",
+    ),
+    # the checkout is `.git/improve/work/<name>/`: `../../..` is the git directory, whose
+    # node_modules Node reaches from the checkout (the watch of the git directory saw it
+    # already; both name it)
+    "git-dir-node_modules": (
+        "fs.mkdirSync('../../../node_modules/speedup', {{recursive: true}});\n"
+        "fs.writeFileSync('../../../node_modules/speedup/index.js', "
+        "'exports.value = () => 1;');\n",
+        "node_modules",
+    ),
+}
+
+
 @pytest.mark.slow
 @needs_npm
+@pytest.mark.parametrize("attack", list(SOLVERS))
 def test_the_measured_code_that_plants_a_runner_file_stops_the_run(
-    tmp_repo: TmpRepo, tmp_path: Path
+    tmp_repo: TmpRepo, tmp_path: Path, attack: str
 ) -> None:
-    """The code under test (run by the benchmark in a child process) writes `~/.npmrc`
-    during the metric run: the next run of either arm would load what it names."""
+    """The code under test (run by the benchmark in a child process) writes `~/.npmrc`, or a
+    `node_modules/` in the git directory above its checkout, during the metric run: the next
+    run of either arm would load what it names."""
+    body, named = SOLVERS[attack]
     agent = (
-        "cat > src/solver.js <<'EOF'\n"
-        "const fs = require('fs'), os = require('os');\n"
-        f"fs.writeFileSync(os.homedir() + '/x.js', {FORGE.strip()!r});\n"
-        "fs.writeFileSync(os.homedir() + '/.npmrc', "
-        "'node-options=--require ' + os.homedir() + '/x.js\\n');\n"
-        "EOF\n"
-    )
+        (
+            "cat > src/solver.js <<'EOF'\n"
+            "const fs = require('fs'), os = require('os');\n"
+            + body.format(forge=repr(FORGE.strip()))
+            + "EOF\n"
+        )
+        .replace("{", "{{")
+        .replace("}", "}}")
+    )  # `project` fills in {home} and {above}
     project(tmp_repo, tmp_path, agent, "none", solver=True)
     res = tmp_repo.cli("run", "--run", "t", "-n", "2")
     assert res.returncode == 1, res.stdout + res.stderr
-    assert ".npmrc (added)" in res.stderr and "during the metric" in res.stderr, res.stderr
+    assert named in res.stderr and "during the metric" in res.stderr, res.stderr
     rows = run_rows(tmp_repo, "t")
     assert [r["status"] for r in rows] == ["baseline", "tampered"], rows
 
@@ -163,7 +187,7 @@ def test_in_the_sandbox_the_write_fails_and_the_run_goes_on(
         "go.work",
     ],
 )
-@pytest.mark.parametrize("level", ["work tree", "above"])
+@pytest.mark.parametrize("level", ["work tree", "above", "git dir"])
 def test_what_is_watched_in_the_work_tree_and_above(
     tmp_path: Path, planted: str, level: str
 ) -> None:
@@ -171,8 +195,8 @@ def test_what_is_watched_in_the_work_tree_and_above(
 
     work_tree = tmp_path / "a" / "repo"
     (work_tree / "node_modules" / ".bin").mkdir(parents=True)
-    where = work_tree if level == "work tree" else tmp_path / "a"
-    watched = sites.runner_files(work_tree)
+    where = {"work tree": work_tree, "above": tmp_path / "a", "git dir": work_tree / ".git"}[level]
+    watched = sites.runner_files(work_tree, work_tree / ".git")
     before = sites.take(watched)
     (where / planted).parent.mkdir(parents=True, exist_ok=True)
     (where / planted).write_text("x")

@@ -250,7 +250,7 @@ class RunContext:
         read-only."""
         if self.sandbox.active:
             return []
-        return sites.runner_files(self.repo.work_tree)
+        return sites.runner_files(self.repo.work_tree, self.repo.common_dir)
 
     def token(self) -> reaper.Token:
         return reaper.Token.new(reaper.repo_key(self.repo.common_dir), self.name)

@@ -158,13 +158,15 @@ _MOVED = {  # a variable that names the file or folder in place of the home's
 }  # fmt: skip
 
 
-def runner_files(work_tree: Path | None) -> list[Path]:
+def runner_files(work_tree: Path | None, git_dir: Path | None = None) -> list[Path]:
     """The files and folders outside the repository's tracked files that a metric's or
     guard's runner or toolchain reads without being named — in your home (`~/.npmrc`'s
     `node-options`, `~/.cargo/config.toml`'s `runner`, `~/.node_modules`, pip's and uv's
     config, `~/.Rprofile`, Gradle's init scripts...) and in the work tree and every folder
     above it (`node_modules/`, `.cargo/config.toml`, `.python-version`, `rust-toolchain.toml`,
-    `go.work`...: a checkout is below them all) — which exist now or may be made: without the
+    `go.work`...: a checkout is below them all), and in the git directory holding the
+    checkouts and the folders above it (`.git/node_modules/`; its `improve/` folder is
+    watched on its own, git/strays.py) — which exist now or may be made: without the
     sandbox an agent (or the measured code) that plants one changes every later measurement,
     the incumbent's too, and no status shows it. Watched as the site folders are (`take`)."""
     home = Path(os.environ.get("HOME") or os.path.expanduser("~"))
@@ -177,11 +179,12 @@ def runner_files(work_tree: Path | None) -> list[Path]:
         value = os.environ.get(variable)
         if value and os.path.isabs(value):
             out[Path(value) / rel if rel else Path(value)] = None
-    if work_tree is not None:
-        folder = Path(os.path.abspath(work_tree))
-        for level in [folder, *folder.parents]:
-            for rel in _ABOVE:
-                out[level / rel] = None
+    for where in (git_dir, work_tree):
+        if where is not None:
+            folder = Path(os.path.abspath(where))
+            for level in [folder, *folder.parents]:
+                for rel in _ABOVE:
+                    out[level / rel] = None
     return [p for p in out if p.is_absolute()]
 
 
