@@ -30,7 +30,7 @@ from gitimprove.git.renew import Spares
 from gitimprove.git.repo import Repo
 from gitimprove.git.watch import RepoState, put_back
 from gitimprove.git.workspace import Workspaces
-from gitimprove.loop import guard_report, lookup, sites
+from gitimprove.loop import guard_report, inprocess, lookup, sites
 from gitimprove.loop.decide import Rule
 from gitimprove.loop.importable import importable_names, interpreters
 from gitimprove.loop.integrity import Tampered, after_run
@@ -242,6 +242,19 @@ class RunContext:
         # status shows a change there) is the user's environment like any other
         inside = list(dict.fromkeys((self.repo.git_dir, self.repo.common_dir)))
         return sites.folders(pythons, inside)
+
+    @functools.cached_property
+    def unbuilt(self) -> list[str]:
+        """The paths the metric and guard commands name that the run's base does not hold
+        (a build's output: `dist/bench.js`; loop/inprocess.py `unbuilt_named`)."""
+        files = set(trees.blob_paths(self.repo, self.base_tree))
+        folders = {f.rsplit("/", i)[0] for f in files for i in range(1, f.count("/") + 1)}
+        return inprocess.unbuilt_named(
+            self.cfg.metric_command,
+            self.cfg.guard_command or "",
+            lambda p: "file" if p in files else "folder" if p in folders else None,
+            lambda p: trees.read_in(self.repo, self.base_tree, p),
+        )
 
     @functools.cached_property
     def runner_files(self) -> list[Path]:

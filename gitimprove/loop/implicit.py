@@ -372,6 +372,26 @@ def ts_extended_in(repo: Repo, base_tree: str) -> dict[str, str]:
     return found
 
 
+def built_outputs(
+    changed: Iterable[str], unbuilt: Sequence[str], mutable: Sequence[str]
+) -> list[str]:
+    """The changed paths that are (or are under) a path the metric or guard command names
+    and the run's base does not hold (`unbuilt`: `dist/bench.js`, what a build makes),
+    each with why: committed, it is what runs whenever the build leaves it in place."""
+    out = []
+    for path in changed:
+        for named in unbuilt:
+            if path == named or path.startswith(named + "/"):
+                if not _named(path, named.rpartition("/")[2], mutable):
+                    out.append(
+                        f"{path} (the metric or guard command runs {named}, which the run's "
+                        "base does not hold: a build makes it, and a committed one is what "
+                        "runs whenever the build leaves it in place)"
+                    )
+                break
+    return out
+
+
 def implicit_in(
     repo: Repo,
     base_tree: str,
