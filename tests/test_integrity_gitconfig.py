@@ -191,3 +191,29 @@ def test_a_fifo_in_place_of_the_git_config_your_environment_names_stops_the_run(
     assert "stopped" in err and "user.gitconfig" in err and "a FIFO, not a regular file" in err
     assert "Traceback" not in err
     assert [r["status"] for r in run_rows(tmp_repo, "t")] == ["baseline", "tampered"]
+
+
+@pytest.mark.slow
+@needs_bwrap
+def test_in_the_sandbox_the_git_config_your_environment_names_cannot_be_replaced(
+    tmp_repo: TmpRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`GIT_CONFIG_GLOBAL` naming a file under /tmp: the sandbox's /tmp is private, so the
+    agent's FIFO lands there and is gone with it; the run goes on."""
+    named = tmp_path / "config" / "user.gitconfig"
+    named.parent.mkdir()
+    named.write_text("[user]\n\tname = Ada\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(named))
+    agent = tmp_path / "agent.py"
+    tolerant = FIFO_AGENT.replace("target.parent.mkdir", "try:\n    target.parent.mkdir")
+    tolerant = tolerant.replace(
+        "\nif target.exists():\n    target.unlink()\nos.mkfifo(target)\n",
+        "\n    if target.exists():\n        target.unlink()\n    os.mkfifo(target)\n"
+        "except OSError as exc:\n    print(f'refused: {exc}', file=sys.stderr)\n",
+    )
+    agent.write_text(tolerant)
+    value_project(tmp_repo, f"{sys.executable} {agent} {named}", sandbox="bwrap")
+    res = tmp_repo.cli("run", "--run", "t", "-n", "1")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert named.is_file() and not named.is_fifo()
+    assert [r["status"] for r in run_rows(tmp_repo, "t")] == ["baseline", "keep"]
