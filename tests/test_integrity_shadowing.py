@@ -106,6 +106,9 @@ def _judge(new: str, mutable: list[str], sealed: list[str]) -> list[str]:
         ("a/c/m/__init__.py", ["a/b/m.py"], ["**"], False),  # another folder
         ("a/b/m/other.py", ["a/b/m.py"], ["**"], False),  # not what the finder takes first
         ("a/b/m/__init__.py", ["a/b/m.txt"], ["**"], False),  # not a module
+        # an extension `__init__` comes before the package's sealed `__init__.py`
+        ("a/b/__init__.abi3.so", ["a/b/__init__.py"], ["**"], True),
+        ("a/b/__init__.cpython-311-x86_64-linux-gnu.so", ["a/b/__init__.py"], ["**"], True),
     ],
 )
 def test_what_shadows_a_sealed_module(

@@ -230,10 +230,9 @@ def implicit_changes(
                 imported.setdefault(name, p)
     # a sealed module `F/m.py` and what Python's finder takes before it for `m` in F: a
     # package `F/m/` (its `__init__`), an extension module `F/m.<tag>.so`
+    # (and a package's sealed `__init__.py`: an extension `F/__init__.abi3.so` comes first)
     shadowed = {
-        (p.rpartition("/")[0], p.rpartition("/")[2][:-3]): p
-        for p in sealed
-        if p.endswith(".py") and p.rpartition("/")[2] != "__init__.py"
+        (p.rpartition("/")[0], p.rpartition("/")[2][:-3]): p for p in sealed if p.endswith(".py")
     }
     # where a relative require or import of a sealed JavaScript file may resolve (Node)
     resolved: dict[str, str] = {}
@@ -258,8 +257,8 @@ def implicit_changes(
             )
             continue
         folder, _, name = path.rpartition("/")
-        ahead = _ahead_of(folder, name)
-        if ahead in shadowed and existed(path) is False and not _named(path, ahead[1], mutable):
+        ahead = next((key for key in _ahead_of(folder, name) if key in shadowed), None)
+        if ahead is not None and existed(path) is False and not _named(path, ahead[1], mutable):
             out.append(
                 f"{path} (a new package or extension module named like the sealed "
                 f"{shadowed[ahead]}: Python imports it in its place)"
@@ -317,17 +316,18 @@ def implicit_changes(
 _EXTENSIONS = (".so", ".pyd")
 
 
-def _ahead_of(folder: str, name: str) -> tuple[str, str] | None:
-    """(folder, module) of the module `m` that the file `name` of `folder` would be imported
-    as ahead of a source `m.py` in the same folder: a package's `__init__` (`m/__init__.py`,
-    any suffix), an extension module (`m.cpython-311-x86_64-linux-gnu.so`, `m.abi3.so`,
-    `m.pyd`)."""
+def _ahead_of(folder: str, name: str) -> list[tuple[str, str]]:
+    """Each (folder, module) whose source `<folder>/<module>.py` the file `name` of `folder`
+    would be imported ahead of: a package's `__init__` (`m/__init__.py`, any suffix) before
+    `m.py`, an extension module (`m.cpython-311-x86_64-linux-gnu.so`, `m.abi3.so`, `m.pyd`)
+    before `m.py`, and an extension `__init__.abi3.so` before the package's `__init__.py`."""
+    out = []
     if name.startswith("__init__.") and name.endswith(_MODULE_SUFFIXES) and folder:
         parent, _, package = folder.rpartition("/")
-        return parent, package
+        out.append((parent, package))
     if name.endswith(_EXTENSIONS):
-        return folder, name.split(".", 1)[0]
-    return None
+        out.append((folder, name.split(".", 1)[0]))
+    return out
 
 
 def _extends_change(
