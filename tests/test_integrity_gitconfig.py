@@ -217,3 +217,54 @@ def test_in_the_sandbox_the_git_config_your_environment_names_cannot_be_replaced
     assert res.returncode == 0, res.stdout + res.stderr
     assert named.is_file() and not named.is_fifo()
     assert [r["status"] for r in run_rows(tmp_repo, "t")] == ["baseline", "keep"]
+
+
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        ({"GIT_CONFIG_GLOBAL": "{d}/g"}, ["GIT_CONFIG_GLOBAL={d}/g"]),
+        ({"GIT_CONFIG_GLOBAL": "/dev/null"}, []),  # what CI and the harness name to read nothing
+        ({"GIT_CONFIG_GLOBAL": ""}, []),
+        ({"GIT_CONFIG_SYSTEM": "{d}/s", "GIT_CONFIG_NOSYSTEM": "1"}, []),
+        ({"GIT_CONFIG_SYSTEM": "{d}/s", "GIT_CONFIG_NOSYSTEM": "yes"}, []),
+        (
+            {"GIT_CONFIG_SYSTEM": "{d}/s", "GIT_CONFIG_NOSYSTEM": "false"},
+            ["GIT_CONFIG_SYSTEM={d}/s"],
+        ),
+        (
+            {
+                "GIT_CONFIG_COUNT": "2",
+                "GIT_CONFIG_KEY_0": "user.name",
+                "GIT_CONFIG_VALUE_0": "x",
+                "GIT_CONFIG_KEY_1": "includeIf.onbranch:main.path",
+                "GIT_CONFIG_VALUE_1": "{d}/i",
+            },
+            ["includeIf.onbranch:main.path={d}/i"],
+        ),
+        ({"GIT_CONFIG_PARAMETERS": "'include.path'='{d}/p' 'core.x'='y'"}, ["include.path={d}/p"]),
+        ({"GIT_CONFIG_COUNT": "nonsense"}, []),
+    ],
+)
+def test_which_git_config_files_your_environment_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, env: dict[str, str], named: list[str]
+) -> None:
+    from gitimprove.git import gitfiles
+    from gitimprove.util import proc
+
+    for name in (
+        "GIT_CONFIG_GLOBAL",
+        "GIT_CONFIG_SYSTEM",
+        "GIT_CONFIG_NOSYSTEM",
+        "GIT_CONFIG_COUNT",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value.format(d=tmp_path))
+    assert [label for _, label in gitfiles.env_configs()] == [n.format(d=tmp_path) for n in named]
+    # the harness's own isolated git reads none of them
+    isolated = proc.isolated_env(dict(os.environ))
+    assert not any(
+        isolated.get(f"GIT_CONFIG_KEY_{n}", "").lower().startswith("include") for n in range(4)
+    )
+    assert "GIT_CONFIG_PARAMETERS" not in isolated
+    assert isolated["GIT_CONFIG_GLOBAL"] == os.devnull
