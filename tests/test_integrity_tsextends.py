@@ -278,3 +278,32 @@ def test_a_cycle_of_extends_ends() -> None:
     base = {"tsconfig.json": '{"extends": "./a.json"}', "a.json": '{"extends": "./tsconfig.json"}'}
     reached = ts_extended(["tsconfig.json"], lambda p: (base.get(p) or "").encode() or None)
     assert "a.json" in reached
+
+
+def test_an_extends_through_a_symbolic_link_reaches_the_file_it_leads_to(tmp_repo: TmpRepo) -> None:
+    """A workspace package linked into `node_modules` (`@acme/cfg` → `packages/cfg`): the
+    file TypeScript reads is the one under `packages/`, judged as the config itself."""
+    import os
+
+    from gitimprove.git import trees
+    from gitimprove.loop.implicit import ts_extended_in
+
+    tmp_repo.gen(
+        {
+            "tsconfig.json": '{"extends": "@acme/cfg/base.json"}',
+            "packages/cfg/base.json": PATHS,
+            "configs/real.json": PATHS,
+        }
+    )
+    (tmp_repo.path / "node_modules" / "@acme").mkdir(parents=True)
+    os.symlink("../../packages/cfg", tmp_repo.path / "node_modules" / "@acme" / "cfg")
+    os.symlink("configs/real.json", tmp_repo.path / "linked.json")
+    (tmp_repo.path / "jsconfig.json").write_text('{"extends": "./linked.json"}')
+    commit = tmp_repo.commit("linked")
+    repo = tmp_repo.open()
+    reached = ts_extended_in(repo, trees.tree_of(repo, commit))
+    assert reached["packages/cfg/base.json"] == "tsconfig.json", reached
+    assert reached["configs/real.json"] == "jsconfig.json", reached
+    assert trees.real_path(repo, trees.tree_of(repo, commit), "node_modules/@acme/cfg/x") == (
+        "packages/cfg/x"
+    )

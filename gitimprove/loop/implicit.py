@@ -365,7 +365,13 @@ def ts_extended_in(repo: Repo, base_tree: str) -> dict[str, str]:
             for p in trees.blob_paths(repo, base_tree)
             if runtimes.is_ts_config(p.rpartition("/")[2])
         ]
-        found = runtimes.ts_extended(configs, lambda p: trees.read_in(repo, base_tree, p))
+        found = runtimes.ts_extended(
+            configs,
+            lambda p: (lambda r: None if r is None else trees.read_in(repo, base_tree, r))(
+                trees.real_path(repo, base_tree, p)
+            ),
+            lambda p: trees.real_path(repo, base_tree, p),
+        )
         if len(_EXTENDED) > 8:
             _EXTENDED.clear()
         _EXTENDED[base_tree] = found

@@ -315,11 +315,17 @@ def _extends_places(path: str, spec: str, read: Callable[[str], bytes | None]) -
     return out
 
 
-def ts_extended(configs: Iterable[str], read: Callable[[str], bytes | None]) -> dict[str, str]:
+def ts_extended(
+    configs: Iterable[str],
+    read: Callable[[str], bytes | None],
+    real: Callable[[str], str | None] | None = None,
+) -> dict[str, str]:
     """{every file the TypeScript or JavaScript configs `configs` reach through `extends` —
     in a chain, each of an array, every place TypeScript looks for one (a new file at an
     earlier place is taken in place of the one found): the config whose chain it is}; `read`
-    gives a file of the tree. Its `paths`, `baseUrl` and the like apply as the config's own."""
+    gives a file of the tree (through its symbolic links), `real` the path a symbolic link
+    in the tree leads to (a workspace package linked into `node_modules`): the file there is
+    reached too. Its `paths`, `baseUrl` and the like apply as the config's own."""
     out: dict[str, str] = {}
     todo = [(config, config) for config in configs]
     seen: set[str] = set()
@@ -330,11 +336,13 @@ def ts_extended(configs: Iterable[str], read: Callable[[str], bytes | None]) -> 
         seen.add(path)
         for spec in _extends_specs(read(path)):
             for place in _extends_places(path, spec, read):
-                if place == root:
-                    continue
-                out.setdefault(place, root)
-                if not place.endswith("/package.json") and read(place) is not None:
-                    todo.append((place, root))
+                found = real(place) if real is not None else place
+                for each in dict.fromkeys((place, found or place)):
+                    if each == root:
+                        continue
+                    out.setdefault(each, root)
+                    if not each.endswith("/package.json") and read(each) is not None:
+                        todo.append((each, root))
     return out
 
 
