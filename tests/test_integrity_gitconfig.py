@@ -128,3 +128,143 @@ def test_a_fifo_in_place_of_a_git_config_outside_the_repository_stops_the_run(
     assert "stopped" in err and f"{target} (a FIFO, not a regular file)" in err, err
     assert "Traceback" not in err
     assert [r["status"] for r in run_rows(tmp_repo, "t")] == ["baseline", "tampered"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("variable", "clear"),
+    [
+        ("GIT_CONFIG_GLOBAL", ()),
+        ("GIT_CONFIG_SYSTEM", ("GIT_CONFIG_NOSYSTEM",)),
+        ("GIT_CONFIG_SYSTEM", ()),  # GIT_CONFIG_NOSYSTEM=0: git still reads it
+        ("include", ()),  # an `include.path` given in GIT_CONFIG_COUNT / _KEY_n / _VALUE_n
+    ],
+)
+def test_a_fifo_in_place_of_the_git_config_your_environment_names_stops_the_run(
+    tmp_repo: TmpRepo,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    variable: str,
+    clear: tuple[str, ...],
+) -> None:
+    """`GIT_CONFIG_GLOBAL` and `GIT_CONFIG_SYSTEM` in your environment name the file git reads
+    in place of `~/.gitconfig` and `/etc/gitconfig` (unless `GIT_CONFIG_NOSYSTEM` is true),
+    and an `include.path` given in the environment names one more: an agent without the
+    sandbox that puts a FIFO there hung every later git command of the harness (and the
+    `git improve log` after the run) — the check looked only at the files libgit2 reads."""
+    named = tmp_path / "config" / "user.gitconfig"
+    named.parent.mkdir()
+    named.write_text("[user]\n\tname = Ada\n")
+    if variable == "include":
+        monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+        monkeypatch.setenv("GIT_CONFIG_KEY_0", "include.path")
+        monkeypatch.setenv("GIT_CONFIG_VALUE_0", str(named))
+    else:
+        monkeypatch.setenv(variable, str(named))
+    for name in clear:
+        monkeypatch.delenv(name, raising=False)
+    if variable == "GIT_CONFIG_SYSTEM" and not clear:
+        monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "0")
+    agent = tmp_path / "agent.py"
+    agent.write_text(FIFO_AGENT)
+    value_project(tmp_repo, f"{sys.executable} {agent} {named}")
+    p = cli_popen(tmp_repo.path, "run", "--run", "t", "-n", "2")
+    try:
+        out, err = p.communicate(timeout=120)
+        if p.returncode == 0:  # what a user does next: every git command reads the file
+            log = cli_popen(tmp_repo.path, "log", "--run", "t")
+            try:
+                log.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(log.pid, signal.SIGKILL)
+                log.communicate()
+                pytest.fail(f"git improve log hung on a FIFO named by {variable}")
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        pytest.fail(f"the run hung on a FIFO named by {variable}")
+    finally:
+        if named.is_fifo():  # git in this test would hang on it too
+            named.unlink()
+            named.write_text("")
+    assert p.returncode == 1, out + err
+    assert "stopped" in err and "user.gitconfig" in err and "a FIFO, not a regular file" in err
+    assert "Traceback" not in err
+    assert [r["status"] for r in run_rows(tmp_repo, "t")] == ["baseline", "tampered"]
+
+
+@pytest.mark.slow
+@needs_bwrap
+def test_in_the_sandbox_the_git_config_your_environment_names_cannot_be_replaced(
+    tmp_repo: TmpRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`GIT_CONFIG_GLOBAL` naming a file under /tmp: the sandbox's /tmp is private, so the
+    agent's FIFO lands there and is gone with it; the run goes on."""
+    named = tmp_path / "config" / "user.gitconfig"
+    named.parent.mkdir()
+    named.write_text("[user]\n\tname = Ada\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(named))
+    agent = tmp_path / "agent.py"
+    tolerant = FIFO_AGENT.replace("target.parent.mkdir", "try:\n    target.parent.mkdir")
+    tolerant = tolerant.replace(
+        "\nif target.exists():\n    target.unlink()\nos.mkfifo(target)\n",
+        "\n    if target.exists():\n        target.unlink()\n    os.mkfifo(target)\n"
+        "except OSError as exc:\n    print(f'refused: {exc}', file=sys.stderr)\n",
+    )
+    agent.write_text(tolerant)
+    value_project(tmp_repo, f"{sys.executable} {agent} {named}", sandbox="bwrap")
+    res = tmp_repo.cli("run", "--run", "t", "-n", "1")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert named.is_file() and not named.is_fifo()
+    assert [r["status"] for r in run_rows(tmp_repo, "t")] == ["baseline", "keep"]
+
+
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        ({"GIT_CONFIG_GLOBAL": "{d}/g"}, ["GIT_CONFIG_GLOBAL={d}/g"]),
+        ({"GIT_CONFIG_GLOBAL": "/dev/null"}, []),  # what CI and the harness name to read nothing
+        ({"GIT_CONFIG_GLOBAL": ""}, []),
+        ({"GIT_CONFIG_SYSTEM": "{d}/s", "GIT_CONFIG_NOSYSTEM": "1"}, []),
+        ({"GIT_CONFIG_SYSTEM": "{d}/s", "GIT_CONFIG_NOSYSTEM": "yes"}, []),
+        (
+            {"GIT_CONFIG_SYSTEM": "{d}/s", "GIT_CONFIG_NOSYSTEM": "false"},
+            ["GIT_CONFIG_SYSTEM={d}/s"],
+        ),
+        (
+            {
+                "GIT_CONFIG_COUNT": "2",
+                "GIT_CONFIG_KEY_0": "user.name",
+                "GIT_CONFIG_VALUE_0": "x",
+                "GIT_CONFIG_KEY_1": "includeIf.onbranch:main.path",
+                "GIT_CONFIG_VALUE_1": "{d}/i",
+            },
+            ["includeIf.onbranch:main.path={d}/i"],
+        ),
+        ({"GIT_CONFIG_PARAMETERS": "'include.path'='{d}/p' 'core.x'='y'"}, ["include.path={d}/p"]),
+        ({"GIT_CONFIG_COUNT": "nonsense"}, []),
+    ],
+)
+def test_which_git_config_files_your_environment_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, env: dict[str, str], named: list[str]
+) -> None:
+    from gitimprove.git import gitfiles
+    from gitimprove.util import proc
+
+    for name in (
+        "GIT_CONFIG_GLOBAL",
+        "GIT_CONFIG_SYSTEM",
+        "GIT_CONFIG_NOSYSTEM",
+        "GIT_CONFIG_COUNT",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value.format(d=tmp_path))
+    assert [label for _, label in gitfiles.env_configs()] == [n.format(d=tmp_path) for n in named]
+    # the harness's own isolated git reads none of them
+    isolated = proc.isolated_env(dict(os.environ))
+    assert not any(
+        isolated.get(f"GIT_CONFIG_KEY_{n}", "").lower().startswith("include") for n in range(4)
+    )
+    assert "GIT_CONFIG_PARAMETERS" not in isolated
+    assert isolated["GIT_CONFIG_GLOBAL"] == os.devnull

@@ -158,9 +158,8 @@ def _env(loc: gitdir.Location) -> dict[str, str]:
     # no lazy fetch (a promisor remote's `uploadpack` would run): an object is there or not;
     # no config file outside the repository (reading objects needs none, and an agent
     # without the sandbox can put a FIFO at ~/.gitconfig that git would wait on for ever)
-    return proc.clean_env(
-        {"GIT_DIR": loc.git_dir, "GITIMPROVE_CHILD": "1", "GIT_NO_LAZY_FETCH": "1"}
-        | proc.ISOLATED_GIT_ENV
+    return proc.isolated_env(
+        proc.clean_env({"GIT_DIR": loc.git_dir, "GITIMPROVE_CHILD": "1", "GIT_NO_LAZY_FETCH": "1"})
     )
 
 

@@ -16,12 +16,15 @@ from __future__ import annotations
 import errno
 import os
 import re
+import shlex
 import stat
 from pathlib import Path
 
 from gitimprove.util import written
 
-__all__ = ["LIMITS", "MAX_SIZE", "hung", "locate", "move_aside", "problems", "user_configs"]
+__all__ = [
+    "LIMITS", "MAX_SIZE", "env_configs", "hung", "locate", "move_aside", "problems", "user_configs",
+]  # fmt: skip
 
 _KB, _MB = 1 << 10, 1 << 20
 # What each kind of file honestly comes near, with room to spare: a ref is 41 bytes, a config
@@ -219,16 +222,83 @@ def user_configs() -> list[tuple[Path, str]]:
     return [(path, label) for path, label in found if os.path.isabs(path)]
 
 
+_TRUE = ("1", "true", "yes", "on")
+_INCLUDE_KEY = re.compile(r"(?i)^include(?:if\..*)?\.path$")
+
+
+def _env_bool(name: str) -> bool:
+    """git's reading of a boolean environment variable (`GIT_CONFIG_NOSYSTEM`)."""
+    value = os.environ.get(name, "").strip().lower()
+    if value in _TRUE:
+        return True
+    try:
+        return int(value, 0) != 0
+    except ValueError:
+        return False
+
+
+def _env_settings() -> list[tuple[str, str]]:
+    """The settings your environment gives every git command: `GIT_CONFIG_COUNT` with its
+    `GIT_CONFIG_KEY_<n>` / `GIT_CONFIG_VALUE_<n>`, and `GIT_CONFIG_PARAMETERS` (what `git -c`
+    hands its children: `'key'='value'` words)."""
+    out: list[tuple[str, str]] = []
+    try:
+        count = int(os.environ.get("GIT_CONFIG_COUNT", "0") or "0")
+    except ValueError:
+        count = 0
+    for n in range(min(max(count, 0), 10_000)):
+        key = os.environ.get(f"GIT_CONFIG_KEY_{n}")
+        if key is not None:
+            out.append((key, os.environ.get(f"GIT_CONFIG_VALUE_{n}", "")))
+    params = os.environ.get("GIT_CONFIG_PARAMETERS", "")
+    if params:
+        try:
+            words = shlex.split(params)
+        except ValueError:
+            words = []
+        out += [tuple(w.split("=", 1)) for w in words if "=" in w]  # type: ignore[misc]
+    return out
+
+
+def env_configs() -> list[tuple[Path, str]]:
+    """The git config files your environment names, which git reads (libgit2 does not):
+    `GIT_CONFIG_GLOBAL` in place of `~/.gitconfig` and the XDG one, `GIT_CONFIG_SYSTEM` in
+    place of `/etc/gitconfig` (unless `GIT_CONFIG_NOSYSTEM` is true), and the files an
+    `include.path` or `includeIf.<condition>.path` given in the environment names; each with
+    the label that names it (`GIT_CONFIG_GLOBAL=~/cfg/git`). `/dev/null`, which CI and the
+    harness itself name to read nothing, is left out."""
+    home = os.environ.get("HOME") or os.path.expanduser("~")
+    named: list[tuple[str, str]] = []
+    if os.environ.get("GIT_CONFIG_GLOBAL"):
+        named.append(("GIT_CONFIG_GLOBAL", os.environ["GIT_CONFIG_GLOBAL"]))
+    if os.environ.get("GIT_CONFIG_SYSTEM") and not _env_bool("GIT_CONFIG_NOSYSTEM"):
+        named.append(("GIT_CONFIG_SYSTEM", os.environ["GIT_CONFIG_SYSTEM"]))
+    named += [(key, value) for key, value in _env_settings() if _INCLUDE_KEY.match(key)]
+    out: list[tuple[Path, str]] = []
+    for variable, value in named:
+        path = Path(os.path.expanduser(value))
+        if not path.is_absolute():  # git takes it from the folder it runs in: the harness's
+            path = Path.cwd() / path
+        if not value or os.path.realpath(path) == os.devnull:
+            continue
+        out.append((path, f"{variable}={_tilde(os.fspath(path), home)}"))
+    return out
+
+
 def outside_problems() -> list[str]:
     """What git would block on or choke over outside the repository, in the files any git
-    command may read there: the user's config files (global, XDG, system), what they
-    include, and the XDG `ignore` and `attributes` files git reads by default; each as
+    command may read there: the user's config files (global, XDG, system, and those the
+    environment names in their place or includes: `env_configs`), what they include, and
+    the XDG `ignore` and `attributes` files git reads by default; each as
     `~/.gitconfig (why)`. An agent without the sandbox can write all of them."""
     out: list[str] = []
     seen: set[str] = set()
     home = os.environ.get("HOME") or os.path.expanduser("~")
     xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
-    for path, label in user_configs():
+    for path, label in [*user_configs(), *env_configs()]:
+        if os.fspath(path) in seen:
+            continue
+        seen.add(os.fspath(path))
         why = _problem(path, LIMITS["config"])
         if why is not None:
             out.append(f"{label} ({why})")

@@ -177,17 +177,18 @@ def list_files(path: Path, max_file: int) -> Listing:
         for sub in ("objects", "refs"):
             (gitdir / sub).mkdir(parents=True)
         (gitdir / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
-        env = proc.clean_env(
-            {
-                "GIT_DIR": str(gitdir),
-                "GIT_WORK_TREE": str(path),
-                "GIT_INDEX_FILE": str(Path(tmp) / "index"),
-                # no global or system configuration (an agent without the sandbox can write
-                # ~/.gitconfig, or put a FIFO at ~/.config/git/ignore): only the workspace's
-                # own .gitignore files, checked above, decide what is ignored
-                **proc.ISOLATED_GIT_ENV,
-                "XDG_CONFIG_HOME": str(Path(tmp) / "xdg"),
-            },
+        # no global or system configuration, nor one your environment includes (an agent
+        # without the sandbox can write ~/.gitconfig, or put a FIFO at ~/.config/git/ignore):
+        # only the workspace's own .gitignore files, checked above, decide what is ignored
+        env = proc.isolated_env(
+            proc.clean_env(
+                {
+                    "GIT_DIR": str(gitdir),
+                    "GIT_WORK_TREE": str(path),
+                    "GIT_INDEX_FILE": str(Path(tmp) / "index"),
+                    "XDG_CONFIG_HOME": str(Path(tmp) / "xdg"),
+                },
+            )
         )
         res = proc.run(
             ["git", *proc.ISOLATED_GIT_ARGS, "ls-files", "-z", "--others", "--exclude-standard"],

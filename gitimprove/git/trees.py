@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable, Iterator, Mapping
 
 import pygit2
@@ -167,3 +168,39 @@ def blob_paths(repo: Repo, tree: str) -> list[str]:
     obj = repo.raw[tree]
     assert isinstance(obj, pygit2.Tree)
     return [p for p, _ in walk_blobs(repo, obj)]
+
+
+def real_path(repo: Repo, tree: str, path: str) -> str | None:
+    """`path` in the tree `tree` with every symbolic link on the way followed (as the file
+    system would: a link's target is read from its folder), or None when it leaves the tree,
+    loops or goes on past 40 links. A path the tree does not hold is returned as far as it
+    was followed."""
+    obj = repo.raw[tree]
+    if not isinstance(obj, pygit2.Tree):
+        return None
+    parts = [p for p in path.split("/") if p]
+    done: list[str] = []
+    hops = 0
+    while parts:
+        name = parts.pop(0)
+        here = "/".join([*done, name])
+        try:
+            entry = obj[here]
+        except KeyError:
+            return "/".join([*done, name, *parts])
+        if entry.filemode != pygit2.enums.FileMode.LINK:
+            done.append(name)
+            continue
+        hops += 1
+        blob = repo.raw[entry.id]
+        if hops > 40 or not isinstance(blob, pygit2.Blob):
+            return None
+        target = blob.data.decode("utf-8", "surrogateescape")
+        if target.startswith("/"):
+            return None
+        joined = posixpath.normpath(posixpath.join(*done, target) if done else target)
+        if joined == ".." or joined.startswith("../"):
+            return None
+        parts = [p for p in joined.split("/") if p and p != "."] + parts
+        done = []
+    return "/".join(done)

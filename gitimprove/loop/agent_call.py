@@ -114,6 +114,7 @@ def call_agent(
             before = RepoState.take(ctx.repo)
         python = sites.take(ctx.site_folders)
         named = sites.take(ctx.command_paths)
+        runners = sites.take(ctx.runner_files)
         ctx.shared.agent_started()
         seconds, cost = 0.0, 0.0
         try:
@@ -158,6 +159,16 @@ def call_agent(
             "files the metric or guard command names outside the repository changed while the "
             "agent worked: the benchmark measured would no longer be the one the baseline ran",
             hint=sites.NAMED_HINT,
+        )
+    planted = sites.changes(runners, sites.take(ctx.runner_files))
+    if planted:
+        raise AgentTampered(
+            result,
+            planted,
+            "files your runners and toolchains read from your home or a folder above the "
+            "repository changed while the agent worked (`~/.npmrc`, a `node_modules/` or "
+            "`.cargo/config.toml` above the checkout...): every later measurement reads them",
+            hint=sites.RUNNER_HINT,
         )
     if left:  # removed: no run of this attempt or a later one reads them
         raise AgentTampered(result, left, "the agent wrote into gitimprove's folder", stop=False)

@@ -34,7 +34,7 @@ from gitimprove.loop.agent_call import (
 from gitimprove.loop.context import Event, MetricFailed, RunContext
 from gitimprove.loop.decide import report
 from gitimprove.loop.history import History
-from gitimprove.loop.implicit import implicit_in
+from gitimprove.loop.implicit import built_outputs, implicit_in
 from gitimprove.loop.integrity import Tampered, fresh_checkout, log_incident, stop_error
 from gitimprove.loop.ledger import Note, note_agent, record, start_note
 from gitimprove.loop.measure import metric_block
@@ -145,6 +145,9 @@ def precheck(
         outside = scope.outside(trees.changed_paths(ctx.repo, ws.incumbent_tree, tree), ctx.mutable)
         loaded = implicit_in(
             ctx.repo, ctx.base_tree, tree, ctx.sealed_tree, ctx.mutable, ctx.importable
+        )
+        loaded += built_outputs(
+            trees.changed_paths(ctx.repo, ctx.base_tree, tree), ctx.unbuilt, ctx.mutable
         )
     if sealed:
         return Verdict(

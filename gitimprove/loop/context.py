@@ -30,7 +30,7 @@ from gitimprove.git.renew import Spares
 from gitimprove.git.repo import Repo
 from gitimprove.git.watch import RepoState, put_back
 from gitimprove.git.workspace import Workspaces
-from gitimprove.loop import guard_report, lookup, sites
+from gitimprove.loop import guard_report, inprocess, lookup, sites
 from gitimprove.loop.decide import Rule
 from gitimprove.loop.importable import importable_names, interpreters
 from gitimprove.loop.integrity import Tampered, after_run
@@ -246,6 +246,28 @@ class RunContext:
         inside = list(dict.fromkeys((self.repo.git_dir, self.repo.common_dir)))
         return sites.folders(pythons, inside)
 
+    @functools.cached_property
+    def unbuilt(self) -> list[str]:
+        """The paths the metric and guard commands name that the run's base does not hold
+        (a build's output: `dist/bench.js`; loop/inprocess.py `unbuilt_named`)."""
+        files = set(trees.blob_paths(self.repo, self.base_tree))
+        folders = {f.rsplit("/", i)[0] for f in files for i in range(1, f.count("/") + 1)}
+        return inprocess.unbuilt_named(
+            self.cfg.metric_command,
+            self.cfg.guard_command or "",
+            lambda p: "file" if p in files else "folder" if p in folders else None,
+            lambda p: trees.read_in(self.repo, self.base_tree, p),
+        )
+
+    @functools.cached_property
+    def runner_files(self) -> list[Path]:
+        """The files runners and toolchains read from your home and the folders above the
+        repository (loop/sites.py `runner_files`); none in the sandbox, where they are
+        read-only."""
+        if self.sandbox.active:
+            return []
+        return sites.runner_files(self.repo.work_tree, self.repo.common_dir)
+
     def token(self) -> reaper.Token:
         return reaper.Token.new(reaper.repo_key(self.repo.common_dir), self.name)
 
@@ -308,6 +330,7 @@ class RunContext:
                 with self.shared.lock:
                     before = self.shared.repo_state or RepoState.take(self.repo)
             python = sites.take(self.site_folders)
+            runners = sites.take(self.runner_files)
             token = self.token()
             stops = reaper.continued()
             # the build caches of this run alone (in the sandbox: its private /tmp)
@@ -350,6 +373,17 @@ class RunContext:
                     checkout=co,
                     stop=True,
                     hint=sites.HINT,
+                )
+            planted = sites.changes(runners, sites.take(self.runner_files))
+            if planted:
+                raise Tampered(
+                    f"files your runners and toolchains read from your home or a folder above "
+                    f"the repository changed during the {what} (every later measurement reads "
+                    "them)",
+                    planted,
+                    checkout=co,
+                    stop=True,
+                    hint=sites.RUNNER_HINT,
                 )
             changed: list[str] = []
             if before is not None:

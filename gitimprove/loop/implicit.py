@@ -34,7 +34,7 @@ import ast
 import fnmatch
 import sys
 import tomllib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -201,6 +201,7 @@ def implicit_changes(
     existed: Callable[[str], bool] | None = None,
     *,
     top_level: bool = True,
+    extended: Mapping[str, str] | None = None,
 ) -> list[str]:
     """The changed paths an interpreter or test runner would load implicitly, each with why.
 
@@ -209,7 +210,9 @@ def implicit_changes(
     (for `pyproject.toml`); `is_package(folder)` says whether a folder holds `__init__.py`;
     `importable` are the module names the metric's and guard's interpreters import;
     `existed(path)` whether the base tree has `path` (read's first half by default); without
-    `top_level`, a new module at the root that nothing named imports is not named."""
+    `top_level`, a new module at the root that nothing named imports is not named;
+    `extended` maps each file a TypeScript config of the base reaches through `extends`
+    (`runtimes.ts_extended`) to that config: it is judged as the config itself."""
     if existed is None:
         existed = lambda path: read(path)[0] is not None  # noqa: E731
     sealed = list(sealed)
@@ -225,6 +228,12 @@ def implicit_changes(
                 packages.setdefault("/".join(parts[:depth]), p)
             for name in _imports(read(p)[0] or b""):
                 imported.setdefault(name, p)
+    # a sealed module `F/m.py` and what Python's finder takes before it for `m` in F: a
+    # package `F/m/` (its `__init__`), an extension module `F/m.<tag>.so`
+    # (and a package's sealed `__init__.py`: an extension `F/__init__.abi3.so` comes first)
+    shadowed = {
+        (p.rpartition("/")[0], p.rpartition("/")[2][:-3]): p for p in sealed if p.endswith(".py")
+    }
     # where a relative require or import of a sealed JavaScript file may resolve (Node)
     resolved: dict[str, str] = {}
     for p in sealed:
@@ -264,6 +273,18 @@ def implicit_changes(
                 "or _linux-style suffix)"
             )
             continue
+        ahead = next((key for key in _ahead_of(folder, name) if key in shadowed), None)
+        if ahead is not None and existed(path) is False and not _named(path, ahead[1], mutable):
+            out.append(
+                f"{path} (a new package or extension module named like the sealed "
+                f"{shadowed[ahead]}: Python imports it in its place)"
+            )
+            continue
+        if extended and path in extended and not _named(path, name, mutable):
+            why = _extends_change(path, extended[path], read, existed(path))
+            if why is not None:
+                out.append(why)
+                continue
         if name == "__init__.py" and folder in packages and not _named(path, name, mutable):
             out.append(f"{path} (it runs when the sealed {packages[folder]} is imported)")
             continue
@@ -308,6 +329,91 @@ def implicit_changes(
     return out
 
 
+_EXTENSIONS = (".so", ".pyd")
+
+
+def _ahead_of(folder: str, name: str) -> list[tuple[str, str]]:
+    """Each (folder, module) whose source `<folder>/<module>.py` the file `name` of `folder`
+    would be imported ahead of: a package's `__init__` (`m/__init__.py`, any suffix) before
+    `m.py`, an extension module (`m.cpython-311-x86_64-linux-gnu.so`, `m.abi3.so`, `m.pyd`)
+    before `m.py`, and an extension `__init__.abi3.so` before the package's `__init__.py`."""
+    out = []
+    if name.startswith("__init__.") and name.endswith(_MODULE_SUFFIXES) and folder:
+        parent, _, package = folder.rpartition("/")
+        out.append((parent, package))
+    if name.endswith(_EXTENSIONS):
+        out.append((folder, name.split(".", 1)[0]))
+    return out
+
+
+def _extends_change(
+    path: str, config: str, read: Callable[[str], tuple[bytes | None, bytes | None]], was: bool
+) -> str | None:
+    """Why a change to `path`, which the TypeScript config `config` reaches through `extends`,
+    changes what that config resolves: new (TypeScript may take it before the file it took),
+    removed (it takes the next place, or fails), or its `extends`, `paths`, `baseUrl`... (a
+    `package.json`: its `tsconfig` and `exports`, judged with the other package.json files)."""
+    before, after = read(path)
+    if not was and after is not None:
+        return (
+            f"{path} (a new file TypeScript may take for the extends of {config}, in place of "
+            "what it took: its paths, baseUrl and the like choose which file an import loads)"
+        )
+    if path.endswith("/package.json") or path == "package.json":
+        return None
+    if before is not None and after is None:
+        return f"{path} ({config} extends it: removed, TypeScript takes what comes next)"
+    if runtimes.ts_resolution(before) != runtimes.ts_resolution(after):
+        return f"{path} ({config} extends it: {_BY_CONTENT['tsconfig.json'][1]})"
+    return None
+
+
+_EXTENDED: dict[str, dict[str, str]] = {}  # base tree -> what its TypeScript configs extend
+
+
+def ts_extended_in(repo: Repo, base_tree: str) -> dict[str, str]:
+    """`runtimes.ts_extended` of every TypeScript or JavaScript config of the tree (by name:
+    `tsconfig.json`, `jsconfig.json`, `tsconfig.<purpose>.json`), once per tree."""
+    found = _EXTENDED.get(base_tree)
+    if found is None:
+        configs = [
+            p
+            for p in trees.blob_paths(repo, base_tree)
+            if runtimes.is_ts_config(p.rpartition("/")[2])
+        ]
+        found = runtimes.ts_extended(
+            configs,
+            lambda p: (lambda r: None if r is None else trees.read_in(repo, base_tree, r))(
+                trees.real_path(repo, base_tree, p)
+            ),
+            lambda p: trees.real_path(repo, base_tree, p),
+        )
+        if len(_EXTENDED) > 8:
+            _EXTENDED.clear()
+        _EXTENDED[base_tree] = found
+    return found
+
+
+def built_outputs(
+    changed: Iterable[str], unbuilt: Sequence[str], mutable: Sequence[str]
+) -> list[str]:
+    """The changed paths that are (or are under) a path the metric or guard command names
+    and the run's base does not hold (`unbuilt`: `dist/bench.js`, what a build makes),
+    each with why: committed, it is what runs whenever the build leaves it in place."""
+    out = []
+    for path in changed:
+        for named in unbuilt:
+            if path == named or path.startswith(named + "/"):
+                if not _named(path, named.rpartition("/")[2], mutable):
+                    out.append(
+                        f"{path} (the metric or guard command runs {named}, which the run's "
+                        "base does not hold: a build makes it, and a committed one is what "
+                        "runs whenever the build leaves it in place)"
+                    )
+                break
+    return out
+
+
 def implicit_in(
     repo: Repo,
     base_tree: str,
@@ -330,7 +436,10 @@ def implicit_in(
     def existed(path: str) -> bool:  # the base only: the candidate's objects are read later
         return trees.read_in(repo, base_tree, path) is not None
 
-    return implicit_changes(changed, sealed, mutable, read, is_package, importable, existed)
+    extended = ts_extended_in(repo, base_tree)
+    return implicit_changes(
+        changed, sealed, mutable, read, is_package, importable, existed, extended=extended
+    )
 
 
 def planted_during_run(
@@ -339,6 +448,7 @@ def planted_during_run(
     read_sealed: Callable[[str], bytes | None],
     is_package: Callable[[str], bool],
     importable: frozenset[str] = frozenset(),
+    extended: Mapping[str, str] | None = None,
 ) -> list[str]:
     """The files a metric or guard run wrote (`added`, paths under the checkout, folders
     expanded by the caller) that Python or the test runner would load implicitly in a later
@@ -351,6 +461,14 @@ def planted_during_run(
         return read_sealed(path), b""
 
     found = implicit_changes(
-        added, sealed, [], read, is_package, importable, lambda path: False, top_level=False
+        added,
+        sealed,
+        [],
+        read,
+        is_package,
+        importable,
+        lambda path: False,
+        top_level=False,
+        extended=extended,
     )
     return [f for f in found if "compiled Python" not in f]

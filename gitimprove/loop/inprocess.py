@@ -33,6 +33,7 @@ __all__ = [
     "measured_paths",
     "named_paths",
     "script_commands",
+    "unbuilt_named",
     "unsealed_named",
 ]
 
@@ -530,6 +531,50 @@ def measured_paths(
             if re.search(rf"(?<![\w.-]){re.escape(runner)}(?![\w.-])", text):
                 named += [f"{d}/**" for d in folders if kind(d) == "folder"]
     return list(dict.fromkeys(named))
+
+
+# what a word of a command ends with when it names a program or script to run
+_RUNNABLE = (
+    ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".py", ".sh", ".jar", ".wasm", ".exe",
+    ".out", ".bin", ".pl", ".rb", ".php", ".class", ".so", ".dll",
+)  # fmt: skip
+
+
+def unbuilt_named(
+    metric: str,
+    guard: str,
+    kind: Callable[[str], str | None],
+    read: Callable[[str], bytes | None] | None = None,
+) -> list[str]:
+    """The paths the metric and guard commands (and the `package.json` scripts they run)
+    name that the run's base does not hold — what a build makes before it runs
+    (`tsc && node dist/bench.js`, `make && ./out/bench`, `cargo build && target/release/b`) or
+    a run writes: a word with a `/`, or one ending like a program or script (`bench.js`).
+    A candidate that commits one decides what runs when the build leaves it (an incremental
+    build that finds it up to date, a `noEmit` or `outDir` set in a config it may change)."""
+    out: dict[str, None] = {}
+    for command in [*script_commands(metric, read), *script_commands(guard, read)]:
+        try:
+            words = shlex.split(command or "")
+        except ValueError:
+            continue
+        for word in words:
+            value = word.partition("=")[2] if word.startswith("-") else word
+            if "=" in word and not word.startswith("-") and "/" not in word.partition("=")[0]:
+                continue  # VAR=value before the program
+            path = posixpath.normpath(value).removeprefix("./") if value else ""
+            if (
+                not path
+                or path in (".", "..")
+                or "://" in value
+                or path.startswith(("/", "~", "$", "-", "../"))
+                or any(c in path for c in "*?[]{}$`<>|&;")
+                or ("/" not in path and not path.endswith(_RUNNABLE))
+            ):
+                continue
+            if kind(path) is None:
+                out[path] = None
+    return list(out)
 
 
 def unsealed_named(

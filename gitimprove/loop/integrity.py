@@ -26,7 +26,7 @@ from gitimprove.errors import ConfigError, GitImproveError
 from gitimprove.git import refs, trees
 from gitimprove.git.repo import Repo
 from gitimprove.git.watch import forged_notes
-from gitimprove.loop.implicit import planted_during_run
+from gitimprove.loop.implicit import planted_during_run, ts_extended_in
 from gitimprove.state.integrity import log_incident
 
 __all__ = [
@@ -118,6 +118,7 @@ def after_run(ctx: RunContext, co: Checkout, what: str) -> None:
                 lambda p: trees.read_in(ctx.repo, ctx.sealed_tree, p) if p in sealed else None,
                 lambda folder: os.path.lexists(co.path / folder / "__init__.py"),
                 ctx.importable,
+                ts_extended_in(ctx.repo, ctx.base_tree),
             )
     left = _reset(co, what, now=now)
     if found:

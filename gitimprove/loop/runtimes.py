@@ -48,6 +48,7 @@ import json
 import posixpath
 import re
 import tomllib
+from collections.abc import Callable, Iterable
 from typing import Any
 
 __all__ = [
@@ -57,6 +58,7 @@ __all__ = [
     "node_shadows",
     "package_scripts",
     "strip_jsonc",
+    "ts_extended",
     "ts_resolution",
     "why_runtime",
 ]
@@ -201,9 +203,10 @@ def package_scripts(data: bytes | None) -> Any:
     return tuple(doc.get(k) for k in _PACKAGE_KEYS)
 
 
-# `package.json` keys that choose what runs: npm's, Node's, and the test runners' settings
+# `package.json` keys that choose what runs: npm's, Node's, and the test runners' settings;
+# `tsconfig` names the config TypeScript takes for an `extends` of the package's name
 _PACKAGE_KEYS = (
-    "scripts", "packageManager", "main", "exports", "imports", "type",
+    "scripts", "packageManager", "main", "exports", "imports", "type", "tsconfig",
     "jest", "mocha", "ava", "babel", "nyc", "c8", "tap", "jasmine", "karma", "workspaces",
 )  # fmt: skip
 
@@ -248,6 +251,109 @@ def ts_resolution(data: bytes | None) -> Any:
     kept = [(k, doc[k]) for k in _TS_TOP if k in doc]
     kept += [(f"compilerOptions.{k}", options[k]) for k in _TS_SEALED if k in options]
     return tuple(kept)
+
+
+def _extends_specs(data: bytes | None) -> list[str]:
+    """The `extends` of a TypeScript config: one name, or an array of them (TypeScript 5)."""
+    if data is None:
+        return []
+    try:
+        doc = json.loads(strip_jsonc(data[:8_000_000].decode("utf-8")))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return []
+    found = doc.get("extends") if isinstance(doc, dict) else None
+    specs = found if isinstance(found, list) else [found]
+    return [s for s in specs if isinstance(s, str) and s]
+
+
+def _package_places(pkg: str, read: Callable[[str], bytes | None]) -> list[str]:
+    """The files a package folder's `package.json` may name for its config: its `tsconfig`
+    field, and the `.json` files its `exports` lead to."""
+    data = read(f"{pkg}/package.json")
+    if data is None:
+        return []
+    try:
+        doc = json.loads(data[:8_000_000].decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return []
+    if not isinstance(doc, dict):
+        return []
+    field = doc.get("tsconfig")
+    named: list[str] = [field] if isinstance(field, str) else []
+    todo: list[Any] = [doc.get("exports")]
+    while todo and len(named) < 1000:
+        item = todo.pop()
+        if isinstance(item, str) and item.endswith(".json"):
+            named.append(item)
+        elif isinstance(item, dict):
+            todo += list(item.values())
+        elif isinstance(item, list):
+            todo += item
+    out = []
+    for item in named:
+        target = posixpath.normpath(posixpath.join(pkg, item))
+        if not target.startswith("../") and target != "..":
+            out.append(target)
+    return out
+
+
+def _extends_places(path: str, spec: str, read: Callable[[str], bytes | None]) -> list[str]:
+    """Every file of the repository TypeScript (tsc, and get-tsconfig under tsx, ts-node's
+    tsconfig loader, vite-tsconfig-paths) may take for the `extends` named `spec` of the
+    config `path`, each place it looks at: a relative name as written, with `.json` added, or
+    a folder's `tsconfig.json`; a package name from every `node_modules` on the way up, as
+    the file, with `.json`, its `tsconfig.json`, its `package.json` and what that names. An
+    absolute name is outside the repository (not followed)."""
+    folder = posixpath.dirname(path)
+    if spec.startswith("/") or re.match(r"^[A-Za-z]:[\\/]", spec):
+        return []
+    if spec in (".", "..") or spec.startswith(("./", "../")):
+        target = posixpath.normpath(posixpath.join(folder, spec))
+        if target == ".." or target.startswith("../"):
+            return []
+        inside = "" if target == "." else f"{target}/"
+        return [target, f"{target}.json", f"{inside}tsconfig.json"]
+    parts = spec.split("/")
+    name = "/".join(parts[:2] if spec.startswith("@") else parts[:1])
+    up = folder.split("/") if folder else []
+    out: list[str] = []
+    for depth in range(len(up), -1, -1):
+        modules = "/".join([*up[:depth], "node_modules"])
+        base = f"{modules}/{spec}"
+        out += [base, f"{base}.json", f"{base}/tsconfig.json", f"{modules}/{name}/package.json"]
+        out += _package_places(f"{modules}/{name}", read)
+    return out
+
+
+def ts_extended(
+    configs: Iterable[str],
+    read: Callable[[str], bytes | None],
+    real: Callable[[str], str | None] | None = None,
+) -> dict[str, str]:
+    """{every file the TypeScript or JavaScript configs `configs` reach through `extends` —
+    in a chain, each of an array, every place TypeScript looks for one (a new file at an
+    earlier place is taken in place of the one found): the config whose chain it is}; `read`
+    gives a file of the tree (through its symbolic links), `real` the path a symbolic link
+    in the tree leads to (a workspace package linked into `node_modules`): the file there is
+    reached too. Its `paths`, `baseUrl` and the like apply as the config's own."""
+    out: dict[str, str] = {}
+    todo = [(config, config) for config in configs]
+    seen: set[str] = set()
+    while todo and len(seen) < 10_000:
+        path, root = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        for spec in _extends_specs(read(path)):
+            for place in _extends_places(path, spec, read):
+                found = real(place) if real is not None else place
+                for each in dict.fromkeys((place, found or place)):
+                    if each == root:
+                        continue
+                    out.setdefault(each, root)
+                    if not each.endswith("/package.json") and read(each) is not None:
+                        todo.append((each, root))
+    return out
 
 
 _JSONC = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/|,(?=\s*[}\]])', re.DOTALL)

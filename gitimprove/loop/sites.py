@@ -27,7 +27,7 @@ from pathlib import Path
 from gitimprove.loop import lookup
 from gitimprove.util import proc
 
-__all__ = ["Listing", "changes", "command_paths", "folders", "take"]
+__all__ = ["Listing", "changes", "command_paths", "folders", "runner_files", "take"]
 
 _ASK = "import sys\nprint('\\n'.join(p for p in sys.path if p))\n"
 MAX_ENTRIES = 20_000  # per folder: past it the rest is not listed (a folder of the user's)
@@ -120,6 +120,72 @@ def command_paths(commands: Iterable[str], inside: Sequence[Path]) -> list[Path]
             if os.access(path, os.W_OK) or os.access(path.parent, os.W_OK):
                 out[path] = None
     return list(out)
+
+
+RUNNER_HINT = (
+    "put back (or remove) what you did not write there, then `git improve run --resume`; a "
+    'sandbox ([agent] sandbox = "bwrap") keeps agents and measured code out of your home and '
+    "the folders above the repository"
+)
+# what runners and toolchains read from every folder above the one they run in (a checkout
+# is under `.git/improve/work/`, inside your work tree): cargo's config, Node's modules (and
+# `node_modules/.bin`, which `npm run` puts on PATH from every folder up: a `node` there runs
+# in place of yours), the
+# version files of pyenv, rustup, nvm, asdf and mise, yarn's config, go's workspace, MSBuild's
+# imports, uv's config; files ignored by git in the work tree itself included (no status
+# shows them)
+_ABOVE = (
+    ".cargo/config.toml", ".cargo/config", "node_modules", "node_modules/.bin", ".yarnrc",
+    ".yarnrc.yml",
+    ".python-version", ".tool-versions", "mise.toml", ".mise.toml", ".config/mise.toml",
+    "rust-toolchain", "rust-toolchain.toml", ".nvmrc", ".node-version", "go.work",
+    "uv.toml", "Directory.Build.props", "Directory.Build.targets", "Directory.Build.rsp",
+    "global.json", ".bazelrc",
+)  # fmt: skip
+# what they read from your home whatever folder they run in (with the variables that move it)
+_HOME = (
+    ".npmrc", ".yarnrc", ".yarnrc.yml", ".bunfig.toml", ".node_modules", ".node_libraries",
+    ".cargo/config.toml", ".cargo/config", ".pip/pip.conf", ".pydistutils.cfg",
+    ".Rprofile", ".Renviron", ".gradle/gradle.properties", ".gradle/init.d",
+    ".gradle/init.gradle", ".m2/settings.xml", ".mavenrc", ".tool-versions",
+    ".pyenv/version", ".bazelrc", ".python-version", ".config/pip/pip.conf",
+    ".config/uv/uv.toml", ".config/mise/config.toml", ".config/.bunfig.toml",
+)  # fmt: skip
+_MOVED = {  # a variable that names the file or folder in place of the home's
+    "NPM_CONFIG_USERCONFIG": "", "CARGO_HOME": "config.toml", "PIP_CONFIG_FILE": "",
+    "PYENV_ROOT": "version", "GRADLE_USER_HOME": "gradle.properties", "R_PROFILE_USER": "",
+    "R_ENVIRON_USER": "", "UV_CONFIG_FILE": "", "MISE_GLOBAL_CONFIG_FILE": "",
+}  # fmt: skip
+
+
+def runner_files(work_tree: Path | None, git_dir: Path | None = None) -> list[Path]:
+    """The files and folders outside the repository's tracked files that a metric's or
+    guard's runner or toolchain reads without being named — in your home (`~/.npmrc`'s
+    `node-options`, `~/.cargo/config.toml`'s `runner`, `~/.node_modules`, pip's and uv's
+    config, `~/.Rprofile`, Gradle's init scripts...) and in the work tree and every folder
+    above it (`node_modules/`, `.cargo/config.toml`, `.python-version`, `rust-toolchain.toml`,
+    `go.work`...: a checkout is below them all), and in the git directory holding the
+    checkouts and the folders above it (`.git/node_modules/`; its `improve/` folder is
+    watched on its own, git/strays.py) — which exist now or may be made: without the
+    sandbox an agent (or the measured code) that plants one changes every later measurement,
+    the incumbent's too, and no status shows it. Watched as the site folders are (`take`)."""
+    home = Path(os.environ.get("HOME") or os.path.expanduser("~"))
+    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+    out: dict[Path, None] = {}
+    for rel in _HOME:
+        base = xdg if rel.startswith(".config/") else home
+        out[base / rel.removeprefix(".config/")] = None
+    for variable, rel in _MOVED.items():
+        value = os.environ.get(variable)
+        if value and os.path.isabs(value):
+            out[Path(value) / rel if rel else Path(value)] = None
+    for where in (git_dir, work_tree):
+        if where is not None:
+            folder = Path(os.path.abspath(where))
+            for level in [folder, *folder.parents]:
+                for rel in _ABOVE:
+                    out[level / rel] = None
+    return [p for p in out if p.is_absolute()]
 
 
 def take(where: Sequence[Path]) -> Listing:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import select
 import signal
 import subprocess
@@ -303,12 +304,39 @@ def git(
 
         isolated = bool(gitfiles.outside_problems())
     if isolated:
-        env = {**(env or clean_env()), **ISOLATED_GIT_ENV}
+        env = isolated_env(env or clean_env())
         args = [*ISOLATED_GIT_ARGS, *args]
     return run(["git", *args], cwd=cwd, input=input, env=env or clean_env(), timeout=timeout)
 
 
 ISOLATED_GIT_ENV = {"GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+def isolated_env(base: Mapping[str, str]) -> dict[str, str]:
+    """`base` for the harness's own git on a repository an agent may have touched: no global
+    or system config file (`ISOLATED_GIT_ENV`), and none your environment includes — an
+    `include.path` (or `includeIf.….path`) among its `GIT_CONFIG_KEY_<n>` settings (the
+    others are kept, renumbered) or in `GIT_CONFIG_PARAMETERS` (what `git -c` passes on):
+    an agent without the sandbox can put a FIFO in place of any of them."""
+    env = {**base, **ISOLATED_GIT_ENV}
+    env.pop("GIT_CONFIG_PARAMETERS", None)
+    try:
+        count = int(env.pop("GIT_CONFIG_COUNT", "0") or "0")
+    except ValueError:
+        count = 0
+    kept: list[tuple[str, str]] = []
+    for n in range(min(max(count, 0), 10_000)):
+        key, value = env.pop(f"GIT_CONFIG_KEY_{n}", None), env.pop(f"GIT_CONFIG_VALUE_{n}", "")
+        if key is not None and not _INCLUDE_KEY.match(key):
+            kept.append((key, value))
+    for n, (key, value) in enumerate(kept):
+        env[f"GIT_CONFIG_KEY_{n}"], env[f"GIT_CONFIG_VALUE_{n}"] = key, value
+    if kept:
+        env["GIT_CONFIG_COUNT"] = str(len(kept))
+    return env
+
+
+_INCLUDE_KEY = re.compile(r"(?i)^include(?:if\..*)?\.path$")
 # excludesFile/attributesFile default to ~/.config/git/*: an agent's FIFO there would hang git
 ISOLATED_GIT_ARGS = (
     "-c", "core.fsmonitor=false", "-c", "core.hooksPath=" + os.devnull,
