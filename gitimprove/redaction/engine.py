@@ -73,6 +73,7 @@ class Rule:
         "needs",
         "priority",
         "regex",
+        "whole",
     )
 
     def __init__(
@@ -91,8 +92,11 @@ class Rule:
         expand: Callable[[re.Match[str]], Iterable[tuple[int, int]]] | None = None,
         needs: tuple[str, ...] = (),
         gate: Callable[[str], bool] | None = None,
+        whole: bool = False,
     ) -> None:
         self.id = id
+        # `expand` gives a value's own bounds (a table's cell): no syntax ends it earlier
+        self.whole = whole
         # a keyword that nearly every text holds (a seed phrase's blank) needs a sharper
         # prefilter: code, run on the text before the rule is compiled
         self.gate = gate
@@ -233,7 +237,7 @@ class RuleSet:
         for m in _matches(pattern, rule, text, lower):
             if rule.expand is not None:
                 for start, end in rule.expand(m):
-                    if rule.priority != SPECIFIC:
+                    if rule.priority != SPECIFIC and not rule.whole:
                         end = value_end(text, start, end)
                     while rule.priority != SPECIFIC and end - start > 1 and text[end - 1] in ".,)":
                         end -= 1
