@@ -455,6 +455,11 @@ WORST = [
     "\u2502" * 60_000,
     "password\u2502" * 6_000,
     ("a\u2503" * 300 + "\n") * 100,
+    # base64 decoded where it stands: runs beside the decoder's words, never decoded
+    ("echo QUJD" + "RA" * 10 + " | " * 20 + "\n") * 600,
+    "base64 -d <<< " * 4_000 + "QUJD" * 10,
+    ("atob('" + "QUJD" * 6 + "' " + "echo " * 10) * 600,
+    "\u2502 user \u2502 password \u2502\n" + "\u2502 a \u2502 b&c \u2502\n" * 4_000,
 ]
 
 

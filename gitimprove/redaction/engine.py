@@ -226,7 +226,10 @@ class RuleSet:
             from gitimprove.redaction import literals
 
             out.extend(literals.spans(self, text))
-        if views and compiled(r"[A-Za-z0-9+/_-]{16}").search(text):
+        if views and (
+            compiled(r"[A-Za-z0-9+/_-]{16}").search(text)
+            or compiled(r"(?i)base64|b64|atob|decode").search(text)  # a short one, decoded there
+        ):
             from gitimprove.redaction import layers
 
             out.extend(layers.spans(self, text))
