@@ -460,6 +460,11 @@ WORST = [
     "base64 -d <<< " * 4_000 + "QUJD" * 10,
     ("atob('" + "QUJD" * 6 + "' " + "echo " * 10) * 600,
     "\u2502 user \u2502 password \u2502\n" + "\u2502 a \u2502 b&c \u2502\n" * 4_000,
+    # a comment after a line naming a credential: many comment marks, long unbroken words
+    ("password: x" + " //" + "aB3!" * 30 + " #" * 40 + "\n") * 250,
+    "token " + "a // " * 12_000,
+    "YC" + "a1B" * 20_000,
+    "YC-" * 20_000,
 ]
 
 
