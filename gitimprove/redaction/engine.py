@@ -95,7 +95,8 @@ class Rule:
         whole: bool = False,
     ) -> None:
         self.id = id
-        # `expand` gives a value's own bounds (a table's cell): no syntax ends it earlier
+        # the rule finds a value's own bounds (a table's cell, a braced value): no syntax
+        # ends it earlier
         self.whole = whole
         # a keyword that nearly every text holds (a seed phrase's blank) needs a sharper
         # prefilter: code, run on the text before the rule is compiled
@@ -260,7 +261,9 @@ class RuleSet:
                 and q not in text[start + 1 : end - 1]
             ):
                 start, end = start + 1, end - 1  # the quotes around a secret are not part of it
-            if rule.priority != SPECIFIC:  # a value ends where its syntax ends it
+            if (
+                rule.priority != SPECIFIC and not rule.whole
+            ):  # a value ends where its syntax ends it
                 end = value_end(text, start, end)
             if start >= end:
                 continue

@@ -31,7 +31,7 @@ _LIMIT = 1 << 16  # a run longer than this is data (an image), not a credentials
 _depth = 0
 
 
-def _decode(run: str, shortest: int = 20) -> str | None:
+def decode(run: str, shortest: int = 20) -> str | None:
     """The text a run of base64 encodes, or None (not base64, binary, not text)."""
     clean = compiled(r"\\n|\s", 0).sub("", run).replace("%3D", "=").replace("%3d", "=")
     clean = clean.rstrip("=")
@@ -117,7 +117,7 @@ def spans(rs: RuleSet, text: str) -> list[Span]:
 def _decoded_credential(text: str, start: int, end: int) -> list[Span]:
     """The run at text[start:end], decoded where it stands, when it encodes a credential;
     and what the decoder printed: the credential itself, on a line below."""
-    decoded = _decode(text[start:end], shortest=8)
+    decoded = decode(text[start:end], shortest=8)
     if decoded is None or not _credential(decoded):
         return []
     out = [Span(start, end, "encoded-credential", CONTEXT)]
@@ -148,7 +148,7 @@ def _inside(rs: RuleSet, text: str, pieces: list[tuple[int, int]]) -> Span | Non
     for a, b in ((0, n), (0, n - 1), (1, n), (1, n - 1)):
         if b <= a or (n == 1 and (a, b) != (0, 1)):
             continue
-        decoded = _decode("".join(text[s:e] for s, e in pieces[a:b]))
+        decoded = decode("".join(text[s:e] for s, e in pieces[a:b]))
         if decoded is None:
             continue
         _depth += 1
