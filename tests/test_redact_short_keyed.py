@@ -331,3 +331,25 @@ def test_a_short_tail_with_a_passwords_symbols_is_the_rest_of_the_value() -> Non
         text = f"DEPLOY_KEY={secret[:10]}\n{tail}\nnext: 1\n"
         out = redact(text)
         assert tail not in out and secret[:10] not in out and out.endswith("next: 1\n"), out
+
+
+MODELS = [
+    "iOS17+iPadOS",
+    "Mac@M2Pro",
+    "R2D2+C3PO",
+    "Pixel8+Pro",
+    "iPhone15+ProMax",
+    "PS5+VR2",
+    "M1Max/M2Ultra",
+    "GPT4o+Claude3",
+    "RTX4090@OC",
+]
+
+
+@pytest.mark.parametrize("value", MODELS)
+@pytest.mark.parametrize("template", ["DEPLOY_KEY: {v}", "key = {v}", "auth: {v}", "{v}"])
+def test_product_and_model_names_joined_by_a_symbol_pass_under_a_weak_name(
+    template: str, value: str
+) -> None:
+    text = template.format(v=value)
+    assert redact(text) == text
