@@ -104,3 +104,17 @@ def test_a_long_list_and_codes_with_one_digit_are_masked(make, count: int) -> No
 def test_a_list_of_words_with_a_version_under_the_naming_line_passes() -> None:
     text = "Backup codes\n- python3\n- generated once\nrelease notes\n"
     assert redact(text) == text
+
+
+def test_a_second_list_inside_the_first_ones_reach_is_masked_too() -> None:
+    rnd = random.Random(11)
+    first = [_whole(rnd) for _ in range(5)]
+    second = [_one_digit(rnd)[:9] for _ in range(4)]
+    second = [c if any(ch.isdigit() for ch in c) else c[:-1] + "3" for c in second]
+    text = (
+        "Recovery codes:\n" + "\n".join(first) + "\n\nDone.\n"
+        "Backup codes\n" + "\n".join(second) + "\n"
+    )
+    out = redact(text)
+    for c in first + second:
+        assert c not in out, out

@@ -74,7 +74,8 @@ RULES: list[Rule] = [
         # the line naming them, then up to 120 lines of at most 200 characters
         r"(?i)\b(?:recovery|backup|scratch|emergency|one[ -]time[ \t]+backup)[ \t_-]+"
         r"(?:verification[ \t]+|login[ \t]+|sign[ -]?in[ \t]+)?codes?\b"
-        r"(?P<body>[^\n]{0,200}(?:\n[^\n]{0,200}){0,120})",
+        # (read ahead, not taken: a second list's naming line inside it starts its own)
+        r"(?=(?P<body>[^\n]{0,200}(?:\n[^\n]{0,200}){0,120}))",
         ("recovery", "backup", "scratch", "emergency"),
         expand=_codes,
     ),
