@@ -69,3 +69,36 @@ def test_a_credentials_value_in_a_comment_beside_its_name_is_masked(template: st
 )
 def test_ordinary_comments_beside_credential_names_pass(line: str) -> None:
     assert redact(line) == line
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "The secret you gave ({s}) was rejected",
+        "token [{s}] expired",
+        "the password you typed ('{s}') is wrong",
+        "api key (`{s}`) revoked",
+    ],
+)
+def test_a_value_in_brackets_a_few_words_after_its_name_is_masked(template: str) -> None:
+    for seed in range(8):
+        for secret in _secrets(seed):
+            out = redact(template.format(s=secret))
+            assert secret[:6] not in out and secret[-5:] not in out, out
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "the token (see docs) expired",
+        "password (default: admin)",
+        "secret (sha256) digest",
+        "token counts (tokens_per_second) rose",
+        "the secret key (SECRET_KEY) is read from env",
+        "password hashing (bcrypt) is used",
+        "the secret store (vault-prod-01) answered",
+        "credentials (user_id) missing",
+    ],
+)
+def test_words_in_brackets_after_a_credential_word_pass(line: str) -> None:
+    assert redact(line) == line

@@ -466,6 +466,8 @@ WORST = [
     "YC" + "a1B" * 20_000,
     "YC-" * 20_000,
     "<(echo " * 8_000,
+    "secret a a a a (" * 5_000,
+    "token [" + "aB3!" * 15_000,
     "recovery codes\n" * 4_000,
     ("backup codes:\n" + "a1b2c3d4e5\n" * 3) * 1_500,
     "<<< '" * 10_000,
