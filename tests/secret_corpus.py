@@ -295,6 +295,7 @@ def corpus(seed: int = 14) -> list[Fake]:
         secret_corpus_calls,
         secret_corpus_commands,
         secret_corpus_files,
+        secret_corpus_open,
         secret_corpus_prefixes,
         secret_corpus_program,
         secret_corpus_review,
@@ -315,6 +316,7 @@ def corpus(seed: int = 14) -> list[Fake]:
     found += secret_corpus_syntaxes.families(g)
     found += secret_corpus_files.families(g)
     found += secret_corpus_prefixes.families(g)
+    found += secret_corpus_open.families(g)
     return [Fake(family, shape(secret), secret) for family, shape, secret in found]
 
 

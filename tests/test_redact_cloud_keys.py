@@ -53,6 +53,13 @@ def _yandex(rnd: random.Random) -> str:
             return "YCAJ" + body
 
 
+def _yandex_secret(rnd: random.Random) -> str:  # `YC` and 38: a static key's secret
+    while True:
+        body = "".join(rnd.choice(_ALNUM + "_-") for _ in range(38))
+        if all(any(f(c) for c in body) for f in (str.isdigit, str.isupper, str.islower)):
+            return "YC" + body
+
+
 def _alibaba_sts(rnd: random.Random) -> str:
     while True:
         body = "".join(rnd.choice(_ALNUM) for _ in range(rnd.randint(24, 32)))
@@ -60,7 +67,9 @@ def _alibaba_sts(rnd: random.Random) -> str:
             return "STS.N" + body
 
 
-@pytest.mark.parametrize("make", [_volcengine, _kingsoft, _jdcloud, _yandex, _alibaba_sts])
+@pytest.mark.parametrize(
+    "make", [_volcengine, _kingsoft, _jdcloud, _yandex, _yandex_secret, _alibaba_sts]
+)
 @pytest.mark.parametrize("shape", SHAPES)
 def test_a_clouds_access_key_id_is_masked_without_a_name_beside_it(make, shape: str) -> None:
     for seed in range(8):
@@ -79,6 +88,10 @@ def test_a_clouds_access_key_id_is_masked_without_a_name_beside_it(make, shape: 
         "AKLT",
         "YCAJ_DEFAULT_PROFILE_NAME",
         "STS.Next is called after the session ends",
+        "YCbCrColorSpaceConversionEnabledForVideo1",
+        "kYCbCr420BiPlanarVideoRangeFullRange8Bit",
+        "YCbCr420BiPlanarVideoRangeFullRange8Bit",
+        "YCbCr_420_888_TO_RGB_ConversionHelper_v2",
     ],
 )
 def test_words_with_the_prefix_pass(text: str) -> None:

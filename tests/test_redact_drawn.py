@@ -74,3 +74,43 @@ def test_a_wifi_qr_codes_password_is_masked(template: str) -> None:
 def test_an_open_networks_qr_code_passes() -> None:
     text = "WIFI:T:nopass;S:Guest;;"
     assert redact(text) == text
+
+
+_HEADS = [
+    ("\u250c\u2500\u2500\u252c\u2500\u2500\u2510", "\u251c\u2500\u2500\u253c\u2500\u2500\u2524"),
+    ("\u250f\u2501\u2501\u2533\u2501\u2501\u2513", "\u2521\u2501\u2501\u2547\u2501\u2501\u2529"),
+    ("\u2554\u2550\u2550\u2566\u2550\u2550\u2557", "\u2560\u2550\u2550\u256c\u2550\u2550\u2563"),
+    ("+------+------+", "+======+======+"),
+]
+
+
+@pytest.mark.parametrize("head_bar", ["\u2502", "\u2503", "\u2551"])
+@pytest.mark.parametrize(("top", "rule"), _HEADS)
+@pytest.mark.parametrize("column", ["password", "passwd", "api_token", "Secret Key", "pwd"])
+def test_a_drawn_tables_header_names_the_column_its_rows_hold(
+    head_bar: str, top: str, rule: str, column: str
+) -> None:
+    """The header row names the credential (`│ user │ password │`) and the rows below hold
+    the values, drawn in the same or lighter bars, with a password's symbols (`&`, `#`)."""
+    for seed in range(6):
+        rnd = random.Random(seed)
+        pws = [_password(rnd) + rnd.choice("&#@") + "k2" for _ in range(3)]
+        hb, b = head_bar, "\u2502"
+        lines = [top, f"{hb} user  {hb} {column} {hb} role {hb}", rule]
+        lines += [f"{b} u{n}   {b} {pw} {b} admin {b}" for n, pw in enumerate(pws)]
+        out = redact("\n".join(lines) + "\n")
+        for pw in pws:
+            assert pw[:6] not in out and pw[-5:] not in out, out
+        assert "admin" in out and "u2" in out
+
+
+def test_a_drawn_tables_header_without_a_credential_column_masks_nothing() -> None:
+    b = "\u2502"
+    text = "\n".join(
+        [
+            f"{b} name  {b} description           {b}",
+            f"{b} token {b} the name of the token {b}",
+            f"{b} build {b} v2.3.1+linux          {b}",
+        ]
+    )
+    assert redact(text) == text

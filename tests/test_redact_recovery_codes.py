@@ -76,3 +76,45 @@ def test_listed_codes_are_masked_each(make, layout: str) -> None:
 )
 def test_ids_and_versions_pass(text: str) -> None:
     assert redact(text) == text
+
+
+def _one_digit(rnd: random.Random) -> str:  # a run of letters with a single digit in it
+    letters = _group(rnd, rnd.randint(7, 11), string.ascii_lowercase)
+    at = rnd.randrange(1, len(letters))
+    return letters[:at] + rnd.choice(string.digits) + letters[at:]
+
+
+@pytest.mark.parametrize("count", [3, 16, 21, 30, 60])
+@pytest.mark.parametrize("make", [_one_digit, _dashed, _digits, _whole])
+def test_a_long_list_and_codes_with_one_digit_are_masked(make, count: int) -> None:
+    """Codes of one length with a single digit each, and lists longer than 20 lines."""
+    for seed in range(4):
+        rnd = random.Random(seed)
+        n = rnd.randrange(6, 9)
+        codes = [make(rnd) for _ in range(count)]
+        if make is _one_digit:  # one length for the list, as a service prints them
+            codes = [c[: n + 1] if len(c) > n else c + "x" * (n + 1 - len(c)) for c in codes]
+            codes = [c if any(ch.isdigit() for ch in c) else c[:-1] + "7" for c in codes]
+        out = redact("Your recovery codes:\n" + "\n".join(codes) + "\n\nDone.")
+        for c in codes:
+            assert c not in out, out
+        assert out.endswith("\n\nDone.")
+
+
+def test_a_list_of_words_with_a_version_under_the_naming_line_passes() -> None:
+    text = "Backup codes\n- python3\n- generated once\nrelease notes\n"
+    assert redact(text) == text
+
+
+def test_a_second_list_inside_the_first_ones_reach_is_masked_too() -> None:
+    rnd = random.Random(11)
+    first = [_whole(rnd) for _ in range(5)]
+    second = [_one_digit(rnd)[:9] for _ in range(4)]
+    second = [c if any(ch.isdigit() for ch in c) else c[:-1] + "3" for c in second]
+    text = (
+        "Recovery codes:\n" + "\n".join(first) + "\n\nDone.\n"
+        "Backup codes\n" + "\n".join(second) + "\n"
+    )
+    out = redact(text)
+    for c in first + second:
+        assert c not in out, out

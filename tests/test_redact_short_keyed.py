@@ -331,3 +331,50 @@ def test_a_short_tail_with_a_passwords_symbols_is_the_rest_of_the_value() -> Non
         text = f"DEPLOY_KEY={secret[:10]}\n{tail}\nnext: 1\n"
         out = redact(text)
         assert tail not in out and secret[:10] not in out and out.endswith("next: 1\n"), out
+
+
+MODELS = [
+    "iOS17+iPadOS",
+    "Mac@M2Pro",
+    "R2D2+C3PO",
+    "Pixel8+Pro",
+    "iPhone15+ProMax",
+    "PS5+VR2",
+    "M1Max/M2Ultra",
+    "GPT4o+Claude3",
+    "RTX4090@OC",
+]
+
+
+@pytest.mark.parametrize("value", MODELS)
+@pytest.mark.parametrize("template", ["DEPLOY_KEY: {v}", "key = {v}", "auth: {v}", "{v}"])
+def test_product_and_model_names_joined_by_a_symbol_pass_under_a_weak_name(
+    template: str, value: str
+) -> None:
+    text = template.format(v=value)
+    assert redact(text) == text
+
+
+def test_a_hand_wrapped_passwords_last_two_or_three_characters_are_its_rest() -> None:
+    """`DB_PASSWORD=<head>` then the value's last two or three characters alone on the next
+    line, mixing kinds (`Q7`, `k#`, `9Zk`): masked with the head as one secret. A tail of one
+    kind, a version or a number (`ok`, `v2`, `42`) reads as a line of its own."""
+    rnd = random.Random(5)
+    done = 0
+    while done < 30:
+        secret = _password(rnd.randint(12, 16), BARE)
+        cut = len(secret) - rnd.choice([2, 3])
+        head, tail = secret[:cut], secret[cut:]
+        kinds = sum(any(f(c) for c in tail) for f in (str.isdigit, str.isupper, str.islower))
+        kinds += any(not c.isalnum() for c in tail)
+        if kinds < 2 or not tail[0].isalnum() or "=" in tail or tail[0] in "vV":
+            continue  # (`v4` alone reads as a version)
+        done += 1
+        key = rnd.choice(["DB_PASSWORD=", "password: ", "DEPLOY_KEY=", "api_secret = "])
+        out = redact(f"{key}{head}\n{tail}\nnext: 1\n")
+        assert out.count("\n") == 2 and out.endswith("\nnext: 1\n") and tail not in out, out
+    for tail in ("ok", "v2", "42", "fi", "};"):
+        text = f"password = u8jzP!de0Igx\n{tail}\n"
+        assert redact(text).endswith(f"]\n{tail}\n")
+    for text in ("token = next_token\nA1\n", "key: value\nB2\n"):
+        assert redact(text) == text

@@ -455,6 +455,25 @@ WORST = [
     "\u2502" * 60_000,
     "password\u2502" * 6_000,
     ("a\u2503" * 300 + "\n") * 100,
+    # base64 decoded where it stands: runs beside the decoder's words, never decoded
+    ("echo QUJD" + "RA" * 10 + " | " * 20 + "\n") * 600,
+    "base64 -d <<< " * 4_000 + "QUJD" * 10,
+    ("atob('" + "QUJD" * 6 + "' " + "echo " * 10) * 600,
+    "\u2502 user \u2502 password \u2502\n" + "\u2502 a \u2502 b&c \u2502\n" * 4_000,
+    # a comment after a line naming a credential: many comment marks, long unbroken words
+    ("password: x" + " //" + "aB3!" * 30 + " #" * 40 + "\n") * 250,
+    "token " + "a // " * 12_000,
+    "YC" + "a1B" * 20_000,
+    "YC-" * 20_000,
+    "<(echo " * 8_000,
+    "secret a a a a (" * 5_000,
+    "token [" + "aB3!" * 15_000,
+    "recovery codes\n" * 4_000,
+    ("backup codes:\n" + "a1b2c3d4e5\n" * 3) * 1_500,
+    "<<< '" * 10_000,
+    "Pwd={" * 12_000,
+    "Pwd={" + "}}" * 30_000,
+    "Authorization: " + "a " * 30_000,
 ]
 
 

@@ -20,6 +20,7 @@ from gitimprove.redaction import (
     calls,
     cli,
     commands,
+    comments,
     configs,
     context,
     dialects,
@@ -98,6 +99,7 @@ def test_every_rule_and_allowlist_compiles_without_warnings() -> None:
         *headers.RULES,
         *recovery.RULES,
         *drawn.RULES,
+        *comments.RULES,
     ]
     assert len(GITLEAKS) >= 200 and len(rules) == len(GITLEAKS) + len(ours)
     with warnings.catch_warnings():

@@ -43,6 +43,7 @@ def ruleset() -> RuleSet:
             calls,
             cli,
             commands,
+            comments,
             configs,
             context,
             dialects,
@@ -116,6 +117,7 @@ def ruleset() -> RuleSet:
                 *blocks.RULES,
                 *hcl.RULES,
                 *headers.RULES,
+                *comments.RULES,
             ]
         )
     return _rules

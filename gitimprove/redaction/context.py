@@ -243,11 +243,39 @@ def _check_private_key(secret: str, m: re.Match[str]) -> bool:
     return compiled(r"[A-Za-z0-9+/=]{16}").search(body) is not None
 
 
+_SCHEMES = frozenset(
+    [
+        "basic",
+        "bearer",
+        "token",
+        "digest",
+        "negotiate",
+        "ntlm",
+        "otp",
+        "apikey",
+        "api-key",
+        "sso-key",
+        "key",
+    ]
+)
+
+
+def _uuid(value: str) -> bool:
+    return (
+        compiled(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}", 0).fullmatch(value)
+        is not None
+    )
+
+
 def _check_header(secret: str, m: re.Match[str]) -> bool:
     """An `Authorization:` value: a token has digits, base64 of user:password, a JWT, or
     reads as generated (`pZZPKC!Bb3V9i`)."""
     if not is_value(secret):
         return False
+    scheme = (m.group("scheme") or "").lower()
+    if scheme and scheme not in _SCHEMES:
+        # a scheme of its own (`Splunk <uuid>`, `GenieKey …`): a random value, not prose
+        return looks_random(secret) or generated(secret) or _uuid(secret)
     return (
         any(c.isdigit() for c in secret)
         or _check_basic(secret, m)
@@ -340,9 +368,11 @@ RULES: list[Rule] = [
     Rule(
         "auth-header",
         r"(?i)\b(?:proxy-)?authorization\\?[\"']?\s*[:=]\s*\\?[\"']?"
-        r"(?:(?:basic|bearer|token|digest|negotiate|ntlm|otp|apikey|api-key|sso-key|key)\s+)?"
-        r"([A-Za-z0-9._~+/=:!#$%*@^-]{8,})",
+        # (any scheme: `Bearer`, `Splunk`, `GenieKey`, `SSWS`, next year's)
+        r"(?:(?P<scheme>[A-Za-z][\w.-]{0,24})[ \t]+)?"
+        r"(?P<v>[A-Za-z0-9._~+/=:!#$%*@^-]{8,})",
         ("authorization",),
+        groups=("v",),
         priority=CONTEXT,
         check=_check_header,
     ),

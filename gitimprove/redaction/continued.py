@@ -16,10 +16,10 @@ as one secret (one marker, hashed over both pieces).
 from __future__ import annotations
 
 from gitimprove.redaction.engine import SPECIFIC, RuleSet, Span, compiled
-from gitimprove.redaction.values import mixed_case
+from gitimprove.redaction.values import mixed_case, words
 
 # one run of a token's characters alone on its line (its indentation aside)
-_TAIL = r"[ \t]*(?P<tail>[A-Za-z0-9+/=_.~!@#$%^*?-]{4,256})[ \t]*(?=\r?\n|\Z)"
+_TAIL = r"[ \t]*(?P<tail>[A-Za-z0-9+/=_.~!@#$%^*?-]{2,256})[ \t]*(?=\r?\n|\Z)"
 # lines that read as their own: words, names, numbers, versions, dates, paths, files, rules
 _OWN_LINE = (
     r"[A-Za-z][a-z]+[.!:]?"  # a word, `Done.`
@@ -35,8 +35,16 @@ _OWN_LINE = (
 )
 
 
-def _tail_of(text: str, span: Span) -> tuple[int, int] | None:
-    """Where the next line's token is, when it continues the secret at `span`."""
+# short lines that are words of their own: an answer, a shell keyword, a status
+_SHORT_WORDS = words(
+    "ok no yes yep nop go hi oh on off end fi do done esac ack nak err id it is ja nein non "
+    "oui si up all any"
+)
+
+
+def _tail_of(text: str, span: Span, *, short: bool = True) -> tuple[int, int] | None:
+    """Where the next line's token is, when it continues the secret at `span` (with
+    `short`, a span found a secret already: its last two or three characters may follow)."""
     end = span.end
     if end >= len(text) or text[end] not in "\r\n":
         return None
@@ -52,7 +60,17 @@ def _tail_of(text: str, span: Span) -> tuple[int, int] | None:
     # (a short tail is one when it mixes cases or digits with a password's symbols, as no
     # line of its own does: `U%EQXeU`)
     symbols = sum(c in "!@#$%^*?~+=" for c in tail)
-    if len(tail) < 8 and not (len(tail) >= 4 and symbols and _kinds(tail) >= 3):
+    if len(tail) < 4:
+        if not short:
+            return None
+        # (the last two or three characters of a value wrapped by hand: `Q7`, `x#`, `9Zk`;
+        # one kind, a version or a number reads as a line of its own: `ok`, `v2`, `42`)
+        if _kinds(tail) < 2 or not tail[0].isalnum() or compiled(r"[vV]?\d+\.?", 0).fullmatch(tail):
+            return None
+        if len(head) < 8 or _kinds(head) < 2 or _hex(head) or tail.lower() in _SHORT_WORDS:
+            return None
+        return m.span("tail")  # (`Bl`, `dTf`: two or three letters say no word of their own)
+    elif len(tail) < 8 and not (symbols and _kinds(tail) >= 3):
         return None  # `abc123`, `ok`: too short to tell from a line of its own
     if _hex(head) and _hex(tail) and len(tail) not in (40, 64):
         return m.span("tail")  # a hex key's rest (a full git id or digest is a line of its own)
@@ -60,7 +78,7 @@ def _tail_of(text: str, span: Span) -> tuple[int, int] | None:
         return None
     if compiled(r"[/.-]|~[\w.-]*/", 0).match(tail) or "=" in tail.strip("="):
         return None  # a path, an option, an assignment of its own
-    if not _same_kind(head, tail):
+    if len(tail) >= 4 and not _same_kind(head, tail):
         return None
     return m.span("tail")
 
@@ -123,7 +141,7 @@ def breaks(text: str) -> list[tuple[int, int]]:
             continue  # a word (`heroku auth:token`), not a value's first piece
         if "[REDACTED:" in text[text.rfind("\n", 0, end) + 1 : end]:
             continue
-        tail = _tail_of(text, Span(m.start("head"), end, "", 0))
+        tail = _tail_of(text, Span(m.start("head"), end, "", 0), short=False)
         if tail is not None:
             out.append((end, tail[0]))
     return out

@@ -5,14 +5,17 @@
 - an Oracle EZConnect string, `app/<pw>@//db:1521/ORCLPDB1` or `app/<pw>@db:1521/SVC`
   (a `//` or a port says it is one: `owner/repo2@v1` is a reference, not a login);
 - MySQL `SET PASSWORD [FOR …] = '<pw>'` (or `= PASSWORD('<pw>')`), SQL Server
-  `CREATE|ALTER LOGIN … WITH PASSWORD = '<pw>'`.
+  `CREATE|ALTER LOGIN … WITH PASSWORD = '<pw>'`;
+- an ODBC connection string's value in braces, `Pwd={<pw>}` (`}}` stands for `}`), which
+  holds any character a password has (`;`, `=`, blanks); a template (`Pwd={password}`,
+  `{0}`) is none.
 """
 
 from __future__ import annotations
 
 import re
 
-from gitimprove.redaction.engine import CONTEXT, Rule
+from gitimprove.redaction.engine import CONTEXT, Rule, compiled
 from gitimprove.redaction.values import is_value
 
 
@@ -20,6 +23,17 @@ def _check_pw(secret: str, m: re.Match[str]) -> bool | str:
     if secret.startswith(("$", "%", "{", "<")) or not is_value(secret):
         return False
     return "password"
+
+
+def _check_braced(secret: str, m: re.Match[str]) -> bool | str:
+    """A braced ODBC value under a password's name holds the password, unless it is a
+    template's field: a name in lower case or capitals (`{password}`, `{DB_PASSWORD}`), a
+    number (`{0}`), a lookup (`{env:DB_PW}`)."""
+    if compiled(r"[a-z_][a-z0-9_.]{0,40}|[A-Z_][A-Z0-9_.]{0,40}|\d{1,3}|\w+:[\w.]+", 0).fullmatch(
+        secret
+    ):
+        return False
+    return "password" if is_value(secret.replace(" ", "")) else False
 
 
 def _check_dsn(secret: str, m: re.Match[str]) -> bool | str:
@@ -68,5 +82,14 @@ RULES: list[Rule] = [
         groups=("sq", "dq"),
         priority=CONTEXT,
         check=_check_pw,
+    ),
+    Rule(
+        "password",
+        r"(?i)(?:^|[;\s\"'])(?:pwd|password|passwd)[ \t]*=[ \t]*\{(?P<v>(?:[^}\n]|\}\}){1,256})\}",
+        ("pwd=", "password=", "passwd=", "pwd =", "password =", "passwd ="),
+        groups=("v",),
+        priority=CONTEXT,
+        check=_check_braced,
+        whole=True,
     ),
 ]

@@ -73,6 +73,7 @@ class Rule:
         "needs",
         "priority",
         "regex",
+        "whole",
     )
 
     def __init__(
@@ -91,8 +92,12 @@ class Rule:
         expand: Callable[[re.Match[str]], Iterable[tuple[int, int]]] | None = None,
         needs: tuple[str, ...] = (),
         gate: Callable[[str], bool] | None = None,
+        whole: bool = False,
     ) -> None:
         self.id = id
+        # the rule finds a value's own bounds (a table's cell, a braced value): no syntax
+        # ends it earlier
+        self.whole = whole
         # a keyword that nearly every text holds (a seed phrase's blank) needs a sharper
         # prefilter: code, run on the text before the rule is compiled
         self.gate = gate
@@ -222,7 +227,10 @@ class RuleSet:
             from gitimprove.redaction import literals
 
             out.extend(literals.spans(self, text))
-        if views and compiled(r"[A-Za-z0-9+/_-]{16}").search(text):
+        if views and (
+            compiled(r"[A-Za-z0-9+/_-]{16}").search(text)
+            or compiled(r"(?i)base64|b64|atob|decode").search(text)  # a short one, decoded there
+        ):
             from gitimprove.redaction import layers
 
             out.extend(layers.spans(self, text))
@@ -233,7 +241,7 @@ class RuleSet:
         for m in _matches(pattern, rule, text, lower):
             if rule.expand is not None:
                 for start, end in rule.expand(m):
-                    if rule.priority != SPECIFIC:
+                    if rule.priority != SPECIFIC and not rule.whole:
                         end = value_end(text, start, end)
                     while rule.priority != SPECIFIC and end - start > 1 and text[end - 1] in ".,)":
                         end -= 1
@@ -253,7 +261,9 @@ class RuleSet:
                 and q not in text[start + 1 : end - 1]
             ):
                 start, end = start + 1, end - 1  # the quotes around a secret are not part of it
-            if rule.priority != SPECIFIC:  # a value ends where its syntax ends it
+            if (
+                rule.priority != SPECIFIC and not rule.whole
+            ):  # a value ends where its syntax ends it
                 end = value_end(text, start, end)
             if start >= end:
                 continue

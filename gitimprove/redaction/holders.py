@@ -19,6 +19,7 @@ from gitimprove.redaction.calls import credential_like
 from gitimprove.redaction.engine import CONTEXT, Rule, compiled
 from gitimprove.redaction.values import (
     assignment_is_secret,
+    escapes_table,
     is_identifier_value,
     is_value,
     key_strength,
@@ -77,7 +78,7 @@ def _check_fat(secret: str, m: re.Match[str]) -> bool | str:
 
 def _check_abbrev(secret: str, m: re.Match[str]) -> bool | str:
     key = m.group("key")
-    if not _abbreviated(key):
+    if not _abbreviated(key) or escapes_table(secret):
         return False
     return (looks_random(secret, min_len=12) or _secret(secret)) and "credential"
 

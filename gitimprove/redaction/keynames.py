@@ -57,6 +57,8 @@ def key_strength(key: str) -> str | None:
         return None
     if any(w in NOT_SECRET_ANY for w in parts) or parts in (["pwd"], ["oldpwd"]):
         return None  # the shell's working directory is PWD
+    if parts[-2:] in (["signature", "value"], ["digest", "value"]):
+        return None  # XML-DSig's `<SignatureValue>`, `<DigestValue>`: public, verifiable
     if parts in (["pass"], ["pw"]):
         return "weak"  # "tests pass: 42/42" is prose; `db_pass = x` names a password
     if any(names_credential(w) for w in parts):

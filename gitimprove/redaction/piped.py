@@ -18,7 +18,15 @@ from __future__ import annotations
 import re
 
 from gitimprove.redaction.engine import CONTEXT, Rule
-from gitimprove.redaction.values import assignment_is_secret, is_value, kind_of
+from gitimprove.redaction.values import (
+    assignment_is_secret,
+    encodes_prose,
+    is_identifier_value,
+    is_value,
+    kind_of,
+    looks_random,
+    password_evidence,
+)
 
 _VAL = r"""(?:"(?P<dq>(?:[^"\\\n]|\\.){1,500})"|'(?P<sq>[^'\n]{1,500})'|(?P<bare>[^\s'"|;&<>]{1,500}))"""
 _GROUPS = ("dq", "sq", "bare")
@@ -49,6 +57,22 @@ _READERS += ("netlify", "firebase", "secrets", "stdin", "auth login")
 
 def _check_value(secret: str, m: re.Match[str]) -> bool | str:
     return is_value(secret) and not secret.startswith("-") and "password"
+
+
+def _check_fed(secret: str, m: re.Match[str]) -> bool | str:
+    """A value a here-string or a process substitution feeds to any command: a password
+    or a token by its characters alone (a digest, base64 of prose, a word pass)."""
+    if not is_value(secret) or any(c.isspace() for c in secret) or secret[:1] in "$-{[":
+        return False
+    if is_identifier_value(secret) or encodes_prose(secret):
+        return False
+    if all(c in "0123456789abcdefABCDEF" for c in secret):
+        return False  # a digest or an id in hex (`sha256sum <<< <md5>`)
+    from gitimprove.redaction.layers import decode
+
+    if decode(secret, shortest=8) is not None:
+        return False  # base64 of text: judged by what it holds (`layers.py`)
+    return (password_evidence(secret) or looks_random(secret)) and "credential"
 
 
 def _check_named(secret: str, m: re.Match[str]) -> bool | str:
@@ -82,6 +106,17 @@ RULES: list[Rule] = [
         needs=("<<<",),
         priority=CONTEXT,
         check=_check_value,
+    ),
+    Rule(
+        "credential",
+        # fed to any command, by a here-string or a process substitution: `op signin <<<
+        # …`, `terraform login <<< …`, `--password-file=<(echo …)`, `--data-file=<(echo -n …)`
+        r"(?:<<<|<\([ \t]*(?:echo|printf)(?:[ \t]+-[neE]+)*(?:[ \t]+(?:'%s'|\"%s\"))?)[ \t]*"
+        + _VAL,
+        ("<<<", "<("),
+        groups=_GROUPS,
+        priority=CONTEXT,
+        check=_check_fed,
     ),
     Rule(
         # PHP: the password is the third argument (`new mysqli(host, user, '…', db)`,

@@ -21,6 +21,13 @@ def _slack_parts(secret: str, m: re.Match[str]) -> bool:
     return any(p.isdigit() and len(p) >= 8 for p in parts) or looks_random("".join(parts))
 
 
+def _random_body(secret: str, m: re.Match[str]) -> bool:
+    """A key's random body, not a name in code that starts with the prefix."""
+    from gitimprove.redaction.values import reads_as_names
+
+    return not reads_as_names(secret[2:])
+
+
 def _wifi_password(secret: str, m: re.Match[str]) -> bool:
     from gitimprove.redaction.values import is_value
 
@@ -198,6 +205,14 @@ RULES: list[Rule] = [
     # Yandex Cloud's static access key ids (`YCAJ…`, 25 characters) and Alibaba Cloud's STS
     # ones (`STS.N…`), with a digit in their body
     Rule("yandex-access-key-id", r"\bYCAJ(?=[\w-]{0,20}\d)[\w-]{18,24}(?![\w-])", ("ycaj",)),
+    # and their secret keys: `YC` and 38 characters of both cases with a digit (gitleaks
+    # wants `yandex` beside it)
+    Rule(
+        "yandex-aws-access-token",
+        r"\bYC(?=[\w-]{0,37}\d)(?=[\w-]{0,37}[a-z])(?=[\w-]{0,37}[A-Z])[\w-]{38}(?![\w-])",
+        ("yc",),
+        check=_random_body,
+    ),
     Rule(
         "alibaba-sts-access-key-id",
         r"\bSTS\.N(?=[A-Za-z]{0,40}\d)(?=[a-z0-9]{0,40}[A-Z])[A-Za-z0-9]{20,40}\b",

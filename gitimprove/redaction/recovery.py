@@ -28,7 +28,9 @@ _CODE = (
 _AROUND = r"[ \t>]*(?:[-*+•]|\d{1,2}[.)]|\[[ xX]?\])?[ \t,;|`\"']*"
 
 
-def _code(token: str) -> bool:
+def _code(token: str, *, listed: bool = False) -> bool:
+    """Whether `token` reads as a code: on a line of the list (`listed`) one digit will do
+    (`nbsd3uusbs`), as long as another code of the list has its length."""
     groups = re.split(r"[- ]", token)
     if len({len(g) for g in groups}) != 1:
         return False  # `build-2024`: a name and a number, not a code's equal groups
@@ -36,7 +38,7 @@ def _code(token: str) -> bool:
     if not 6 <= len(flat) <= 16 or not any(c.isdigit() for c in flat):
         return False
     # (a word and a number: `v2`, `utf8`, `sha256sum` are no codes)
-    return flat.isdigit() or sum(c.isdigit() for c in flat) >= 2 or len(groups) > 1
+    return listed or flat.isdigit() or sum(c.isdigit() for c in flat) >= 2 or len(groups) > 1
 
 
 def _codes(m: re.Match[str]) -> Iterable[tuple[int, int]]:
@@ -44,29 +46,36 @@ def _codes(m: re.Match[str]) -> Iterable[tuple[int, int]]:
     before the list may hold something else: a rule, "Keep them safe:")."""
     base = m.start("body")
     before, listed = 2, False
+    strict: list[tuple[int, int]] = []
+    lenient: list[tuple[int, int]] = []  # one digit: a code when another has its length
     for n, line in enumerate(compiled(r"[^\n]*\n?", 0).finditer(m.group("body"))):
         text = line.group()
-        found = [c for c in compiled(_CODE, 0).finditer(text) if _code(c.group())]
+        found = [c for c in compiled(_CODE, 0).finditer(text) if _code(c.group(), listed=n > 0)]
         rest = compiled(_CODE, 0).sub("", text).strip()
         if n > 0 and compiled(_AROUND, 0).fullmatch(rest) is None:
             found = []  # a sentence, not a line of the list
         if not found:
             if listed or (n > 0 and before == 0):
-                return
+                break
             before -= n > 0
             continue
         listed = True
         for c in found:
-            yield base + line.start() + c.start(), base + line.start() + c.end()
+            at = (base + line.start() + c.start(), base + line.start() + c.end())
+            (strict if _code(c.group()) else lenient).append(at)
+    lengths = [b - a for a, b in strict + lenient]
+    yield from strict
+    yield from (s for s in lenient if lengths.count(s[1] - s[0]) > 1)
 
 
 RULES: list[Rule] = [
     Rule(
         "recovery-code",
-        # the line naming them, then up to 20 lines of at most 200 characters
+        # the line naming them, then up to 120 lines of at most 200 characters
         r"(?i)\b(?:recovery|backup|scratch|emergency|one[ -]time[ \t]+backup)[ \t_-]+"
         r"(?:verification[ \t]+|login[ \t]+|sign[ -]?in[ \t]+)?codes?\b"
-        r"(?P<body>[^\n]{0,200}(?:\n[^\n]{0,200}){0,20})",
+        # (read ahead, not taken: a second list's naming line inside it starts its own)
+        r"(?=(?P<body>[^\n]{0,200}(?:\n[^\n]{0,200}){0,120}))",
         ("recovery", "backup", "scratch", "emergency"),
         expand=_codes,
     ),

@@ -24,6 +24,7 @@ from gitimprove.redaction.values import (
     key_strength,
     kind_of,
     looks_random,
+    password_evidence,
 )
 
 # a token pointed at: no dots (a sentence's full stop, or a line joined after it)
@@ -101,6 +102,15 @@ def _pointed_at(secret: str, m: re.Match[str]) -> bool | str:
     head = text[max(0, at - 40) : at].rstrip(" \t-_")
     before = re.split(r"[^A-Za-z]", head)[-1].lower() if head else ""
     return before not in _ID_KINDS and "credential"
+
+
+def _check_bracketed(secret: str, m: re.Match[str]) -> bool | str:
+    """A bracketed value that reads as a password or a key by its characters alone."""
+    if not credential_like(secret):
+        return False
+    if not (password_evidence(secret) or looks_random(secret)):
+        return False
+    return "password" if "pass" in m.group().lower()[:12] else "credential"
 
 
 RULES: list[Rule] = [
@@ -241,5 +251,16 @@ RULES: list[Rule] = [
         groups=("v",),
         priority=CONTEXT,
         check=_check_named,
+    ),
+    Rule(
+        # a value in brackets a few words after the word naming it: "the secret you gave
+        # (<pw>) was rejected", "token [<value>] expired"
+        "credential",
+        r"(?i)\b(?:password|passphrase|passwd|secret|token|api[ \t]key|credentials?)\b"
+        r"(?:[ \t]+[A-Za-z']{1,12}){0,4}[ \t]*[(\[][\"'`]?(?P<v>[^\s()\[\]\"'`]{8,128})[\"'`]?[)\]]",
+        ("password", "passphrase", "passwd", "secret", "token", "api key", "credential"),
+        groups=("v",),
+        priority=CONTEXT,
+        check=_check_bracketed,
     ),
 ]

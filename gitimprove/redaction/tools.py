@@ -29,7 +29,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-_SEPARATORS = (",", "\t", "|", ";")
+# box-drawing bars separate a drawn table's cells (psql's unicode borders, rich, cli-table)
+_BARS = "\u2502\u2503\u2551\u250a\u250b\u2506\u2507\u254e\u254f"
+_SEPARATORS = (",", "\t", "|", ";", *_BARS)
+# what a rule line between rows is made of (`+----+`, `├──┼──┤`, `╞══╪══╡`)
+_RULE_CHARS = "-+=|: " + "".join(chr(c) for c in range(0x2500, 0x2580))
 _COLUMN = r"[A-Za-z][\w .()/-]{0,40}"
 _CELL_WORDS = ("secret", "password", "passwd", "token", "key", "credential", "pwd")
 _HEADER_WORDS = (*_CELL_WORDS, "pass", "pw", "psw")
@@ -56,6 +60,8 @@ _SHORT_COLUMNS = (["pwd"], ["pass"], ["pw"], ["psw"], ["pword"], ["pwds"])
 
 
 def _secret_column(name: str) -> bool:
+    if len(name.split()) > 3:
+        return False  # a sentence in a cell (`the name of the token`) names no column
     if name.isalpha() and key_words(name) in _SHORT_COLUMNS:
         return True
     if key_strength(name) != "strong":
@@ -96,11 +102,19 @@ def _read_header(header: str, text: str, below: int) -> tuple[str, list[str]] | 
     after = _header(header[said[-1].end() :]) if said else None
     if read is None or after is None:
         return read or after
-    nxt = next((ln for ln in _lines(text, below, 4) if ln.strip().strip("-+=|: ")), "")
+    nxt = next((ln for ln in _lines(text, below, 4) if ln.strip().strip(_RULE_CHARS)), "")
     fits = [_row(nxt, r[0], len(r[1]) - 1).count(r[0]) == len(r[1]) - 1 for r in (read, after)]
     # when both fit, the names after the sentence are the row's own (the other reading took
     # its first name from the sentence's last word)
     return after if fits[1] else read
+
+
+def _fold(line: str, sep: str) -> str:
+    """A drawn table's row with its bars as `sep`: a header drawn in heavy bars (`┃`) heads
+    rows drawn in light ones (`│`)."""
+    if sep not in _BARS:
+        return line
+    return line.translate({ord(b): sep for b in _BARS})
 
 
 def _lines(text: str, pos: int, n: int) -> list[str]:
@@ -138,8 +152,8 @@ def _table(m: re.Match[str]) -> Iterable[tuple[int, int]]:
     while pos < len(text) and misses < _ROWS_APART:
         stop = text.find("\n", pos)
         stop = len(text) if stop == -1 else stop
-        line = _row(text[pos:stop], sep, width)
-        if line.strip() and not line.strip().strip("-+=|: "):
+        line = _row(_fold(text[pos:stop], sep), sep, width)
+        if line.strip() and not line.strip().strip(_RULE_CHARS):
             pos = stop + 1  # a rule between the header and the rows (psql, mysql)
             continue
         apart = misses > 0 and (line[:1].isspace() or any(c in line for c in "()=[]{}"))
@@ -256,12 +270,15 @@ _KEYWORDS = (*_CELL_WORDS, "auth", "salt")
 RULES: list[Rule] = [
     Rule(
         "credential",
-        r"(?im)^(?P<header>(?=[^\n]*[,\t|;])[^\n]{0,4000}?(?:secret|pass|pw|psw|token|key|credential)"
+        r"(?im)^(?P<header>(?=[^\n]*[,\t|;"
+        + _BARS
+        + r"])[^\n]{0,4000}?(?:secret|pass|pw|psw|token|key|credential)"
         r"[^\n]{0,4000})$",
         _HEADER_WORDS,
         needs=("\n",),
         priority=CONTEXT,
         expand=_table,
+        whole=True,
     ),
     Rule(
         # two cells of a row: `| SecretAccessKey | <value> |`, `DB_PASSWORD<TAB><value>`

@@ -235,6 +235,45 @@ _PASSWORD_SYMBOLS = frozenset("!@#$%^&*+=?~")
 _KEY_BINDING = r"(?i)(?:(?:ctrl|control|alt|shift|cmd|command|meta|super|win|option|opt|mod|fn)[+-]){1,6}\S{1,12}"
 
 
+# the pieces of a product's or a model's name: capitals, a word, digits
+_PIECE = r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+"
+
+
+def _model_name(part: str) -> bool:
+    """A product's or a model's name (`iOS17`, `iPadOS`, `M2Pro`, `S24Ultra`, `GPT4o`,
+    `R2D2`): capitals, digits and words that are said (a vowel, or `i` before a capital),
+    a lower-case letter alone only after a number (`4o`)."""
+    pieces = compiled(_PIECE, 0).findall(part)
+    if not pieces or "".join(pieces) != part or len(pieces) > 6:
+        return False
+    for n, p in enumerate(pieces):
+        if p.isdigit() or p.isupper():
+            continue
+        if n == 0 and p == "i" and len(pieces) > 1:
+            continue  # `iOS`, `iPad`
+        if len(p) == 1 and n > 0 and pieces[n - 1].isdigit() and n == len(pieces) - 1:
+            continue  # `GPT4o`
+        low = p.lower()
+        if len(p) < 3 or not any(c in "aeiouy" for c in low):
+            return False
+        pairs = [low[i : i + 2] for i in range(len(low) - 1)]
+        if sum(q not in COMMON_PAIRS for q in pairs) > (len(pairs) >= 3):
+            return False  # a word (`Pro`, `Mac`, `Galaxy`, `Xbox`), not `Uxj`
+    return True
+
+
+def _model_names(value: str) -> bool:
+    """Names of products or models joined by a symbol (`iOS17+iPadOS`, `Mac@M2Pro`,
+    `R2D2+C3PO`): two or three parts, each a model's name, with a digit in one."""
+    parts = compiled(r"[+@&/]", 0).split(value)
+    return (
+        2 <= len(parts) <= 3
+        and all(len(p) >= 2 and not p.isdigit() for p in parts)
+        and all(_model_name(p) for p in parts)
+        and any(c.isdigit() for c in value)
+    )
+
+
 def password_evidence(value: str) -> bool:
     """A password someone generated or disguised, told from a name or a number by its
     characters (`pJn6wp5@s90HMl`, `x7k!p2q#m9`): 8 to 64 characters with no blank, letters
@@ -267,7 +306,7 @@ def password_evidence(value: str) -> bool:
     said = any(c in _VOWELS or c in "_.-" for c in name)
     if said and not any(_odd_run(r) for r in _runs(name)):
         return False
-    if compiled(_KEY_BINDING, 0).fullmatch(value):
+    if compiled(_KEY_BINDING, 0).fullmatch(value) or _model_names(value):
         return False
     if compiled(r"[A-Za-z_][\w.]{0,64}[\[(]|[{}]|%\(", 0).search(value):
         return False  # code or a template: `arr[0]+arr[1]`, `{name}`, `%(id)d`
@@ -531,6 +570,8 @@ def assignment_is_secret(key: str, value: str, *, quoted: bool, env_style: bool)
         return True  # a PIN, or a password of digits: `"pin": <digits>`
     if strength is None or not is_value(value) or _lexer_token(key, value):
         return False
+    if escapes_table(value):
+        return False  # pygments' `Sk = '\\^`\xa8\u02c2-\u02c5…'`: a table of characters
     if short_hex(value) and kind_of(key) != "password":
         return False  # `session_key: 3f2a9c0d1e4b5a6c`: an id in a log (see docs/secrets.md)
     if names_itself(key, value) or _a_name_about(value) or describes(value):
@@ -544,10 +585,39 @@ def assignment_is_secret(key: str, value: str, *, quoted: bool, env_style: bool)
             compiled(_HEX_ID, 0).fullmatch(value) is not None or _uuid_token(key, value)
         )
     if strength == "weak":
+        if named_id(value):
+            return False  # `key: build-<random>`: the id of a build, a run, a trace
         return looks_random(value) or password_evidence(value) or mixed_case(value)
     if quoted or env_style or secret_like(value) or looks_random(value) or mixed_case(value):
         return True
     return kind_of(key) == "password" and _is_passphrase(value) and value.lower() not in key.lower()
+
+
+def escapes_table(value: str) -> bool:
+    """Characters written as escapes, most of the value (`\\xa8\\u02c2-\\u02c5…`): a
+    table of code points or a character class, not a secret."""
+    escapes = compiled(r"\\(?:u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|x[0-9a-fA-F]{2})", 0).findall(value)
+    return len(escapes) >= 4 and sum(map(len, escapes)) * 2 >= len(value)
+
+
+# words that name what an id identifies: `build-<random>`, `run_<random>`, `req-<random>`
+_ID_PREFIXES = words(
+    "build builds run runs job jobs task step pipeline deploy deployment release commit image "
+    "artifact trace span request req correlation event evt msg message order invoice item node "
+    "pod instance cluster container volume snapshot backup upload file doc page test workflow "
+    "execution exec batch operation op revision rev change changeset bundle asset cache"
+)
+
+
+def named_id(value: str) -> bool:
+    """An id named by what it identifies: one such word in lower case, `-` or `_`, then
+    letters and digits (`build-<36 random>`, `run_01J…`)."""
+    head, sep, body = value.partition("-") if "-" in value[:12] else value.partition("_")
+    return (
+        bool(sep)
+        and head in _ID_PREFIXES
+        and compiled(r"[A-Za-z0-9]{6,64}", 0).fullmatch(body) is not None
+    )
 
 
 # tokens that are ids, not credentials: a page cursor, a request's or a trace's id
@@ -631,6 +701,8 @@ def check_generic(secret: str, m: re.Match[str]) -> bool:
         and not mixed_case(value)
     ):
         return False  # `DEPLOY_KEY: signature1RESIZE`: names under a name that only may be one
+    if key_strength(key.strip(" \t'\":=>,")) == "weak" and named_id(value):
+        return False  # `key: build-<random>`: the id of a build, a run, a trace
     return not (is_identifier_value(secret) and not _names_secret(key))
 
 
