@@ -41,6 +41,10 @@ ANCHORS: tuple[tuple[float, float, float, float], ...] = (
 PLAN_CAP = 1.5  # the false-keep multiple the budget is planned with, at most
 ALPHA_STEP = 0.25  # the multiple of the false-keep probability is rounded to this
 SURE_DF = 20  # the degrees of freedom σ needs before the false-keep probability grows
+# a machine whose runs the screen drops as glitches this often (load spikes, bursts) is
+# given at least GLITCHY_ALPHA as the false-keep multiple, its budget planned with up to
+# GLITCHY_PLAN_CAP (docs/noise.md, step 8)
+GLITCHY, GLITCHY_ALPHA, GLITCHY_PLAN_CAP = 0.05, 2.75, 2.0
 
 
 @dataclass(frozen=True)
@@ -73,8 +77,11 @@ def boldness(
         return Boldness(rule.alpha, rule.find, rule.curtail)
     a, f, c = _interpolate(relative(rule, sigma))
     a = max(ALPHA_STEP, round(a / ALPHA_STEP) * ALPHA_STEP)
+    cap = PLAN_CAP
+    if a < GLITCHY_ALPHA and rule.pool.glitch_share() >= GLITCHY:
+        a, cap = GLITCHY_ALPHA, GLITCHY_PLAN_CAP
     if plan:
-        a = min(a, PLAN_CAP)
+        a = min(a, cap)
     if window == 0 or (df is not None and df < SURE_DF):
         a = min(a, 1.0)
     return Boldness(rule.alpha * a, rule.find * f, rule.curtail * c)
