@@ -304,8 +304,10 @@ def test_a_machine_that_throws_glitches_is_judged_bolder() -> None:
     # a first decision, or σ on few degrees of freedom: never bolder than configured
     assert boldness(spikes, 0.02, 0).alpha == boldness(spikes, 0.02, 16, 10.0).alpha
     assert boldness(spikes, 0.02, 0).alpha == spikes.alpha
-    # at 5% noise the schedule is bolder already: unchanged
+    # from 2.5% noise the schedule is bold already (and heavy tails are screened too):
+    # unchanged
     assert boldness(spikes, 0.05) == boldness(gauss, 0.05)
+    assert boldness(spikes, 0.03, 16, 40.0) == boldness(gauss, 0.03, 16, 40.0)
     # spikes in the calibration alone (a busy start) do not make the machine glitchy
     busy = AdaptiveRule(min_delta=MinDelta(0.0, relative=True))
     busy.absorb_calibration([1.0, 1.4, 1.01, 0.99, 1.3])
