@@ -290,6 +290,59 @@ def test_boldness_follows_the_relative_noise_within_the_no_effect_cap() -> None:
     assert (b.alpha, b.find, b.curtail) == (off.alpha, off.find, off.curtail)
 
 
+def _segments(rng: random.Random, spiked: float, n: int = 12) -> list[list[float]]:
+    """n segments of 5 runs at 2% noise (log scale), each run spiked +10..50% with
+    probability `spiked`."""
+    return [
+        [rng.gauss(0.0, 0.02) + (math.log1p(rng.uniform(0.1, 0.5)) if rng.random() < spiked else 0.0)
+         for _ in range(5)]
+        for _ in range(n)
+    ]  # fmt: skip
+
+
+def test_a_machine_that_throws_glitches_is_judged_bolder() -> None:
+    """Load spikes cost gains (a spiked run of a good candidate reads as a bad one) while
+    the futility discards end most no-effect candidates first: on a machine whose runs the
+    screen keeps dropping as glitches the false-keep multiple is at least GLITCHY_ALPHA and
+    the budget is planned with up to GLITCHY_PLAN_CAP; Gaussian noise, a busy calibration,
+    a first decision and noise already judged boldly are left as they were."""
+    from gitimprove.loop.schedule import GLITCHY, GLITCHY_ALPHA, GLITCHY_PLAN_CAP, boldness
+
+    rng = random.Random(7)
+    made = {}
+    for name, spiked in (("gauss", 0.0), ("spikes", 0.1)):
+        rule = AdaptiveRule(min_delta=MinDelta(0.0, relative=True))
+        rule.absorb_calibration([math.exp(x) for x in _segments(rng, spiked, 1)[0]])
+        for seg in _segments(rng, spiked):
+            rule.pool.add(seg)
+        made[name] = rule
+    gauss, spikes = made["gauss"], made["spikes"]
+    assert gauss.pool.glitch_share() < GLITCHY <= spikes.pool.glitch_share() < 0.2
+    bold, calm = boldness(spikes, 0.02, 16, 40.0), boldness(gauss, 0.02, 16, 40.0)
+    assert bold.alpha == spikes.alpha * GLITCHY_ALPHA > calm.alpha
+    assert (bold.find, bold.curtail) == (calm.find, calm.curtail)
+    assert boldness(spikes, 0.02, plan=True).alpha == spikes.alpha * GLITCHY_PLAN_CAP
+    assert boldness(gauss, 0.02, plan=True).alpha < spikes.alpha * GLITCHY_PLAN_CAP
+    # a first decision, or σ on few degrees of freedom: never bolder than configured
+    assert boldness(spikes, 0.02, 0).alpha == boldness(spikes, 0.02, 16, 10.0).alpha
+    assert boldness(spikes, 0.02, 0).alpha == spikes.alpha
+    # from 2.5% noise the schedule is bold already (and heavy tails are screened too):
+    # unchanged
+    assert boldness(spikes, 0.05) == boldness(gauss, 0.05)
+    assert boldness(spikes, 0.03, 16, 40.0) == boldness(gauss, 0.03, 16, 40.0)
+    # spikes in the calibration alone (a busy start) do not make the machine glitchy
+    busy = AdaptiveRule(min_delta=MinDelta(0.0, relative=True))
+    busy.absorb_calibration([1.0, 1.4, 1.01, 0.99, 1.3])
+    for seg in _segments(rng, 0.0):
+        busy.pool.add(seg)
+    assert busy.pool.glitch_share() < GLITCHY
+    # too few runs to tell: 0
+    young = AdaptiveRule(min_delta=MinDelta(0.0, relative=True))
+    young.absorb_calibration([1.0, 1.01, 0.99, 1.02, 0.98])
+    young.pool.add([0.0, 0.01, 0.4, -0.01])
+    assert young.pool.glitch_share() == 0.0
+
+
 def test_the_budget_follows_the_noise_after_a_busy_calibration() -> None:
     """Calibration runs slowed by load measure too much noise; the budget a decision may use
     is planned again from what later runs teach, and the reason names that budget."""

@@ -29,6 +29,10 @@ MIN_SCREEN = 20  # diffs needed before the robust scale screens at its own width
 # and bias σ low; wider, it still screens a load spike, which otherwise puts σ at 3-7 times
 # the machine's noise for the first decisions of a run (docs/noise.md, step 1)
 FEW_DIFFS, FEW_WIDE = 4, 1.5
+# the share of runs the screen drops is learned from the decisions' segments of 3+ runs
+# (the calibration's, taken on a machine perhaps busy at the start, do not count), once
+# this many runs are in them
+GLITCH_RUNS = 20
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,7 @@ class NoisePool:
         self.k = k
         self.memory = memory
         self.segments: deque[tuple[float, ...]] = deque()
+        self.calib: deque[bool] = deque()  # which segments are a calibration's
         self._runs = 0
         self.prior: Noise | None = None
         self.floor = 0.0
@@ -86,9 +91,11 @@ class NoisePool:
         if len(runs) < 2 or (not calibration and self._flat(runs)):
             return
         self.segments.append(tuple(runs))
+        self.calib.append(calibration)
         self._runs += len(runs)
         while self._runs > self.memory and len(self.segments) > 1:
             self._runs -= len(self.segments.popleft())
+            self.calib.popleft()
         self._cache = None
         self._base = None
         if calibration:
@@ -102,6 +109,7 @@ class NoisePool:
     def copy(self) -> NoisePool:
         other = NoisePool(self.k, self.memory)
         other.segments = deque(self.segments)
+        other.calib = deque(self.calib)
         other._runs = self._runs
         other.prior = self.prior
         other.floor = self.floor
@@ -134,6 +142,26 @@ class NoisePool:
         if len(diffs) < MIN_SCREEN:
             return max(prior, FEW_WIDE * robust) if len(diffs) >= FEW_DIFFS else prior
         return max(robust, 0.0 if len(diffs) >= 2 * MIN_SCREEN else prior)
+
+    def glitch_share(self) -> float:
+        """The share of the decisions' runs (in segments of 3+) the screen drops as lone
+        glitches (one run far, its neighbours not); 0 until GLITCH_RUNS such runs are known. Under Gaussian noise it is a few
+        in a thousand; on a machine hit by load spikes, about the share of runs spiked."""
+        _, scale, _, _ = self._stored()
+        seen = dropped = 0
+        for seg, calibration in zip(self.segments, self.calib, strict=True):
+            if calibration or len(seg) < 3:
+                continue
+            seen += len(seg)
+            m = statistics.median(seg)
+            far = [scale > 0 and abs(x - m) > self.k * scale for x in seg]
+            # a glitch is one run: a run far whose neighbours are not (a wave of load or a
+            # slow state moves several runs in a row, which is not a glitch)
+            dropped += sum(
+                f and not (i and far[i - 1]) and not (i + 1 < len(far) and far[i + 1])
+                for i, f in enumerate(far)
+            )
+        return dropped / seen if seen >= GLITCH_RUNS else 0.0
 
     def own(self, extra: Sequence[Sequence[float]] = ()) -> tuple[float, float]:
         """(variance, df) of this run's segments (plus `extra` ones), glitches screened out."""
