@@ -106,6 +106,13 @@ def test_what_commands_name_in_the_repository() -> None:
     assert named_paths(
         ["python3 -m mod src/x.py"], lambda p: "file" if p == "src/x.py" else None
     ) == ["src/x.py"]
+    # the words after a `cd` are read in its folder: `cd sub && python run.py` runs sub/run.py
+    held = {"sub/run.py": "file", "sub/data": "folder", "run.py": "file"}
+    assert named_paths(["cd sub && python run.py data/"], held.get) == [
+        "sub/run.py",
+        "sub/data/**",
+    ]
+    assert named_paths(["(cd sub && make) && python run.py"], held.get) == ["run.py"]
 
 
 @pytest.mark.slow

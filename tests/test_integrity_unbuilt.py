@@ -61,6 +61,16 @@ def test_a_committed_build_output_the_metric_runs_is_out_of_scope(
         ("curl -s https://example.com/x.py", set(), []),
         ("python3 /abs/bench.py ../up/bench.py ~/b.py", set(), []),
         ("python3 bench.py --data data/big.csv", {"bench.py"}, ["data/big.csv"]),
+        # the words after a `cd` are read in its folder
+        ("cd sub && python run.py", {"sub/run.py"}, []),
+        ("cd sub; make -s && ./out/bench", {"sub/Makefile"}, ["sub/out/bench"]),
+        ("cd a/b && cd ../c && java -jar app.jar", set(), ["a/c/app.jar"]),
+        ("(cd sub && make) && python3 run.py", {"sub/Makefile"}, ["run.py"]),
+        ("pushd build && ctest; popd", set(), []),
+        ("cd sub && make bench", {"sub/Makefile"}, []),  # a target's name is no path
+        ("cd $HOME && python run.py", set(), []),  # where cannot be told
+        ("cd /tmp && node x.js", set(), []),
+        ("cd .. && python run.py", set(), []),  # above the root
     ],
 )
 def test_what_a_command_runs_that_the_base_does_not_hold(

@@ -417,22 +417,77 @@ def _go_linked(
     return None
 
 
+# what ends one shell command and begins the next in the same shell (a `cd` before it holds)
+_SEPARATORS = frozenset({"&&", "||", ";", "&", "\n"})
+
+
+def _words_where(command: str) -> list[tuple[str, str | None]]:
+    """The words of a shell command, each with the folder it is read in, from the
+    repository's root ("" for the root): a `cd sub` (or `pushd sub`) makes the words after it
+    in the same shell relative to `sub/` (`cd sub && python run.py` runs `sub/run.py`); inside
+    `( … )` the folder is put back after. None where the folder cannot be told (`cd /tmp`,
+    `cd $DIR`, `cd ..` above the root, `cd` alone: your home). Words split as `shlex.split`
+    does, with `&&`, `||`, `;`, `|`, `(`, `)` as words of their own."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|()")
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    try:
+        tokens = list(lexer)
+    except ValueError:
+        return []
+    out: list[tuple[str, str | None]] = []
+    where: str | None = ""
+    stack: list[str | None] = []
+    start = True  # the next word begins a command
+    i = 0
+    while i < len(tokens):
+        word = tokens[i]
+        if word in _SEPARATORS or word == "|":
+            out.append((word, where))
+            start = True
+        elif word == "(":
+            stack.append(where)
+            start = True
+        elif word == ")":
+            where = stack.pop() if stack else where
+            start = False
+        elif start and word in ("cd", "pushd"):
+            target = tokens[i + 1] if i + 1 < len(tokens) else ""
+            plain = target and target not in _SEPARATORS and target not in ("|", "(", ")")
+            if not plain or target.startswith(("/", "~", "$", "-")) or where is None:
+                where = None
+            else:
+                path = posixpath.normpath(posixpath.join(where or ".", target))
+                where = (
+                    None
+                    if path == ".." or path.startswith("../")
+                    else ("" if path == "." else path)
+                )
+            i += 2 if plain else 1
+            start = False
+            continue
+        else:
+            out.append((word, where))
+            start = False
+        i += 1
+    return out
+
+
 def named_paths(commands: Sequence[str], kind: Callable[[str], str | None]) -> list[str]:
     """The repository's files and folders the commands name by a relative path (`bench.py`,
     `tests`, `--data=data/set.csv`), as patterns: a file as itself, a folder as `<folder>/**`.
     `kind(path)` says what the repository holds there: "file", "folder" or None."""
     out: dict[str, None] = {}
     for command in commands:
-        try:
-            words = shlex.split(command or "")
-        except ValueError:
-            continue
-        for word in words:
+        for word, where in _words_where(command or ""):
             value = word.partition("=")[2] if word.startswith("-") else word
             if "=" in word and not word.startswith("-") and "/" not in word.partition("=")[0]:
                 continue  # VAR=value before the program
             path = value.removeprefix("./").rstrip("/")
-            if not path or path.startswith(("/", "~", "$", "-")) or path.split("/")[0] == "..":
+            if not path or path.startswith(("/", "~", "$", "-")) or where is None:
+                continue
+            path = posixpath.normpath(posixpath.join(where, path)) if where else path
+            if path.split("/")[0] == ".." or path == ".":
                 continue
             found = kind(path)
             if found == "file":
@@ -554,11 +609,9 @@ def unbuilt_named(
     build that finds it up to date, a `noEmit` or `outDir` set in a config it may change)."""
     out: dict[str, None] = {}
     for command in [*script_commands(metric, read), *script_commands(guard, read)]:
-        try:
-            words = shlex.split(command or "")
-        except ValueError:
-            continue
-        for word in words:
+        for word, where in _words_where(command or ""):
+            if where is None or word in _SEPARATORS or word == "|":
+                continue  # after a `cd` to where the repository cannot say
             value = word.partition("=")[2] if word.startswith("-") else word
             if "=" in word and not word.startswith("-") and "/" not in word.partition("=")[0]:
                 continue  # VAR=value before the program
@@ -571,6 +624,9 @@ def unbuilt_named(
                 or any(c in path for c in "*?[]{}$`<>|&;")
                 or ("/" not in path and not path.endswith(_RUNNABLE))
             ):
+                continue
+            path = posixpath.normpath(posixpath.join(where, path)) if where else path
+            if path == ".." or path.startswith("../"):
                 continue
             if kind(path) is None:
                 out[path] = None
