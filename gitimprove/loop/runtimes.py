@@ -53,7 +53,10 @@ from typing import Any
 
 __all__ = [
     "cargo_build",
+    "compiled_family",
     "go_build",
+    "included_names",
+    "is_shadowable",
     "make_includes",
     "node_shadows",
     "package_scripts",
@@ -109,6 +112,8 @@ _PREFIXES = {
 _FOLDERS = {
     ".cargo": "cargo reads its config: runner, rustflags, env",
     ".mvn": "Maven reads it: JVM options, extensions",
+    "META-INF": "the JVM's ServiceLoader loads the classes its services/ files name (a test "
+    "platform's listeners and extensions among them), and the jar's manifest its Main-Class",
     ".yarn": "yarn loads it: its release, plugins",
     ".bundle": "bundler reads its config",
     "node_modules": "Node resolves modules from it in place of the installed ones",
@@ -124,7 +129,52 @@ _NEW = {
     "makefile": "make reads it in place of Makefile",
     "build.rs": "cargo builds and runs it before the package",
     "gradle-wrapper.properties": "the Gradle wrapper reads it: the Gradle it downloads",
+    "CMakeUserPresets.json": "cmake --preset reads it beside CMakePresets.json: its presets, "
+    "cache variables and environment",
+    "CTestCustom.cmake": "ctest reads it: the tests it runs and skips, what counts as failure",
+    "CTestCustom.ctest": "ctest reads it: the tests it runs and skips, what counts as failure",
 }
+
+
+# the sources of a compiled language a build takes by folder (a glob, a wildcard) or by name
+# (an include path, a classpath): a header is of the C family, whatever its language
+_C_FAMILY = (
+    ".c", ".h", ".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++", ".ipp", ".inl",
+    ".tcc", ".m", ".mm", ".s", ".S",
+)  # fmt: skip
+_JVM_FAMILY = (".java", ".kt", ".scala", ".groovy")
+_HEADERS = (".h", ".hpp", ".hh", ".hxx", ".h++", ".ipp", ".inl", ".tcc")
+
+
+def compiled_family(name: str) -> str | None:
+    """ "c" for a C, C++ or assembler source or header, "jvm" for a Java, Kotlin, Scala or
+    Groovy source, None otherwise."""
+    if name.endswith(_C_FAMILY):
+        return "c"
+    if name.endswith(_JVM_FAMILY):
+        return "jvm"
+    return None
+
+
+_C_INCLUDE = re.compile(
+    rb'^[ \t]*#[ \t]*(?:include|import|include_next)[ \t]*[<"]([^>"]+)[>"]', re.M
+)
+
+
+def is_shadowable(name: str) -> bool:
+    """A header or a JVM source: what an include path or a classpath finds by its name (a C
+    source of the same name elsewhere is another file)."""
+    return name.endswith(_HEADERS) or name.endswith(_JVM_FAMILY)
+
+
+def included_names(path: str, data: bytes) -> list[str]:
+    """The file names (the last part) of the headers a C-family source includes
+    (`#include "calc.h"`, `#include <lib/calc.hpp>`): a new header of that name is found first
+    by a compiler searching its folder, or `-I.` before the folder that held it."""
+    if compiled_family(path) != "c":
+        return []
+    names = [m.decode("utf-8", "replace").rpartition("/")[2] for m in _C_INCLUDE.findall(data)]
+    return [n for n in dict.fromkeys(names) if n.endswith(_HEADERS)]
 
 
 def why_runtime(path: str, new: bool) -> tuple[str, str] | None:

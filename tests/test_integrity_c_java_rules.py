@@ -1,0 +1,79 @@
+"""C, C++ and Java's rules without the toolchains (tests/test_integrity_c_java.py runs them
+with them): a new source in the folder of a sealed one is built in by a glob or a wildcard
+(`file(GLOB bench/*.c)`, `$(wildcard bench/*.c)`, `javac bench/*.java`), a new header named
+like one a sealed source includes is found first on an include path that searches its folder
+(`-I.` before `-Iinclude`), a new class named like a sealed one comes first on a classpath;
+`META-INF/` (ServiceLoader), `CMakeUserPresets.json` and `CTestCustom.cmake` are read unnamed."""
+
+from __future__ import annotations
+
+import pytest
+
+from gitimprove.loop.implicit import implicit_changes
+from gitimprove.loop.runtimes import included_names
+
+SEALED = [
+    "bench/bench.c",
+    "tests/test_calc.cpp",
+    "include/calc.h",
+    "jbench/src/bench/Bench.java",
+    "CMakeLists.txt",
+]
+BASE = {*SEALED, "src/calc.c", "src/calc_old.h", "jsrc/lib/Util.java", "src/main.c"}
+SOURCES = {
+    "bench/bench.c": b'#include <stdio.h>\n#include "calc.h"\n  # include <util/fast.hpp>\n',
+    "tests/test_calc.cpp": b'#include "calc.h"\n#include <vector>\n',
+}
+
+
+def judged(path: str, mutable: list[str]) -> list[str]:
+    def read(p: str) -> tuple[bytes | None, bytes | None]:
+        data = SOURCES.get(p, b"x\n")
+        return (data if p in BASE else None), data
+
+    return implicit_changes(
+        [path], SEALED, mutable, read, lambda folder: False, existed=lambda p: p in BASE
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "mutable", "named"),
+    [
+        ("bench/zz.c", ["**"], "a new source beside the sealed bench/bench.c"),
+        ("bench/zz.S", ["**"], "a new source beside the sealed bench/bench.c"),
+        ("bench/calc.h", ["**"], "a new source beside the sealed bench/bench.c"),
+        ("tests/test_more.cc", ["**"], "beside the sealed tests/test_calc.cpp"),
+        ("jbench/src/bench/Util.java", ["**"], "beside the sealed jbench/src/bench/Bench.java"),
+        ("jbench/src/bench/Fast.kt", ["**"], "beside the sealed jbench/src/bench/Bench.java"),
+        ("calc.h", ["**"], "named like calc.h of the sealed"),  # -I. before -Iinclude
+        ("src/util/fast.hpp", ["**"], "named like fast.hpp of the sealed bench/bench.c"),
+        ("override/bench/Bench.java", ["**"], "named like Bench.java of the sealed"),
+        ("META-INF/services/org.junit.platform.launcher.LauncherSessionListener", ["**"],
+         "ServiceLoader"),
+        ("jbench/src/main/resources/META-INF/services/x.Y", ["**"], "ServiceLoader"),
+        ("CMakeUserPresets.json", ["**"], "cmake --preset reads it"),
+        ("build/CTestCustom.cmake", ["**"], "ctest reads it"),
+        ("bench/zz.c", ["bench/zz.c"], None),  # its path spelled: allowed
+        ("src/calc.c", ["**"], None),  # not new: the user's mutable file
+        ("src/fast.c", ["**"], None),  # no sealed source in that folder
+        ("src/calc_new.h", ["**"], None),  # a header no sealed source includes
+        ("src/bench.c", ["**"], None),  # a C source of a sealed one's name: another file
+        ("jsrc/lib/Helper.java", ["**"], None),
+        ("bench/notes.txt", ["**"], None),
+        ("bench/README.md", ["**"], None),
+    ],
+)  # fmt: skip
+def test_which_c_and_java_files_are_sealed_unless_named(
+    path: str, mutable: list[str], named: str | None
+) -> None:
+    found = judged(path, mutable)
+    if named is None:
+        assert found == [], found
+    else:
+        assert len(found) == 1 and named in found[0], found
+
+
+def test_the_headers_a_c_source_includes() -> None:
+    source = b'#include "a.h"\n#  include <sys/b.hpp>\n#import "c.hh"\n#include <vector>\n'
+    assert included_names("x.cpp", source) == ["a.h", "b.hpp", "c.hh"]
+    assert included_names("x.py", source) == []
