@@ -41,7 +41,7 @@ def judged(path: str, mutable: list[str]) -> list[str]:
     [
         ("bench/zz.c", ["**"], "a new source beside the sealed bench/bench.c"),
         ("bench/zz.S", ["**"], "a new source beside the sealed bench/bench.c"),
-        ("bench/calc.h", ["**"], "a new source beside the sealed bench/bench.c"),
+        ("bench/calc.h", ["**"], "named like calc.h of the sealed"),
         ("tests/test_more.cc", ["**"], "beside the sealed tests/test_calc.cpp"),
         ("jbench/src/bench/Util.java", ["**"], "beside the sealed jbench/src/bench/Bench.java"),
         ("jbench/src/bench/Fast.kt", ["**"], "beside the sealed jbench/src/bench/Bench.java"),
@@ -57,6 +57,8 @@ def judged(path: str, mutable: list[str]) -> list[str]:
         ("src/calc.c", ["**"], None),  # not new: the user's mutable file
         ("src/fast.c", ["**"], None),  # no sealed source in that folder
         ("src/calc_new.h", ["**"], None),  # a header no sealed source includes
+        ("include/fast.h", ["**"], None),  # beside a sealed header: no glob builds headers
+        ("bench/fast.h", ["**"], None),  # beside the sealed bench.c, included by none
         ("src/bench.c", ["**"], None),  # a C source of a sealed one's name: another file
         ("jsrc/lib/Helper.java", ["**"], None),
         ("bench/notes.txt", ["**"], None),

@@ -254,13 +254,15 @@ def implicit_changes(
     compiled = {
         (p.rpartition("/")[0], runtimes.compiled_family(p)): p
         for p in sealed
-        if runtimes.compiled_family(p)
+        if runtimes.compiled_family(p) and not runtimes.is_header(p)
     }
     named_like: dict[str, str] = {}
     for p in sealed:
         if runtimes.is_shadowable(p):
             named_like.setdefault(p.rpartition("/")[2], p)
-        for header in runtimes.included_names(p, read(p)[0] or b"") if compiled else ():
+        if runtimes.compiled_family(p) != "c":
+            continue
+        for header in runtimes.included_names(p, read(p)[0] or b""):
             named_like.setdefault(header, p)
     out: list[str] = []
     for path in changed:
@@ -291,7 +293,7 @@ def implicit_changes(
             continue
         family = runtimes.compiled_family(name)
         if family and existed(path) is False and not _named(path, path, mutable):
-            beside = compiled.get((folder, family))
+            beside = None if runtimes.is_header(name) else compiled.get((folder, family))
             if beside is not None:
                 out.append(
                     f"{path} (a new source beside the sealed {beside}: a build that compiles "

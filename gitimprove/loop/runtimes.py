@@ -56,6 +56,7 @@ __all__ = [
     "compiled_family",
     "go_build",
     "included_names",
+    "is_header",
     "is_shadowable",
     "make_includes",
     "node_shadows",
@@ -159,6 +160,11 @@ def compiled_family(name: str) -> str | None:
 _C_INCLUDE = re.compile(
     rb'^[ \t]*#[ \t]*(?:include|import|include_next)[ \t]*[<"]([^>"]+)[>"]', re.M
 )
+
+
+def is_header(name: str) -> bool:
+    """A C-family header: built by the sources that include it, not by a glob."""
+    return name.endswith(_HEADERS)
 
 
 def is_shadowable(name: str) -> bool:
