@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from gitimprove.loop import runtimes, scope
 
 __all__ = [
+    "build_files",
     "imported_mutable",
     "measured_paths",
     "named_paths",
@@ -557,6 +558,7 @@ def script_commands(command: str, read: Callable[[str], bytes | None] | None) ->
 _JS_TESTS = ("tests", "test", "__tests__")
 _COLLECTORS = {
     "pytest": ("tests", "test"),
+    "ctest": ("tests", "test"),
     "node --test": _JS_TESTS,
     "jest": _JS_TESTS,
     "vitest": _JS_TESTS,
@@ -564,6 +566,63 @@ _COLLECTORS = {
     "cargo test": ("tests",),
     "cargo bench": ("benches",),
 }
+
+
+_MAKES = frozenset({"make", "gmake"})
+# `make test`, `make -s check`: a make target that runs the project's tests, as ctest does
+_MAKE_TEST = re.compile(r"(?<![\w.-])g?make(?:\s+-\S+)*\s+(?:test|check|tests)(?![\w.-])")
+# make reads the first of these of the folder it runs in
+_MAKE_FILES = ("GNUmakefile", "makefile", "Makefile")
+
+
+def build_files(command: str, kind: Callable[[str], str | None]) -> list[str]:
+    """The files a build tool the command runs reads for its recipe, though the command does
+    not name them: the make file of `make bench` (`GNUmakefile`, `makefile` or `Makefile` of
+    the folder `-C` or a `cd` names, or `-f`'s), the `CMakeLists.txt` and `CMakePresets.json`
+    of the source folder of `cmake`, `cmake --build` and `ctest` (`-S`, a `cd`, else where it
+    runs). A benchmark's recipe there is what prints the number: a make file the agent may
+    change makes `make bench` print `METRIC score=1`."""
+    out: dict[str, None] = {}
+    words = _words_where(command)
+    for i, (word, where) in enumerate(words):
+        tool = word.rsplit("/", 1)[-1]
+        if where is None or tool not in (*_MAKES, "cmake", "ctest"):
+            continue
+        if i and words[i - 1][0] not in (*_SEPARATORS, "|") and "=" not in words[i - 1][0]:
+            continue  # an argument, not the program (`echo make`)
+        args: list[str] = []
+        for arg, _ in words[i + 1 :]:
+            if arg in _SEPARATORS or arg in ("|", "(", ")"):
+                break
+            args.append(arg)
+        folder, chosen = where, None
+        for j, arg in enumerate(args):
+            value = args[j + 1] if j + 1 < len(args) else ""
+            if tool in _MAKES and arg in ("-C", "--directory"):
+                folder = posixpath.join(folder, value)
+            elif tool in _MAKES and arg.startswith("--directory="):
+                folder = posixpath.join(folder, arg.partition("=")[2])
+            elif tool in _MAKES and arg in ("-f", "--file", "--makefile"):
+                chosen = value
+            elif tool in _MAKES and arg.startswith(("--file=", "--makefile=")):
+                chosen = arg.partition("=")[2]
+            elif tool == "cmake" and arg == "-S":
+                folder = posixpath.join(where, value)
+            elif tool == "cmake" and arg.startswith("-S") and len(arg) > 2:
+                folder = posixpath.join(where, arg[2:])
+        if tool in _MAKES:
+            names = [chosen] if chosen else list(_MAKE_FILES)
+        else:
+            names = ["CMakeLists.txt", "CMakePresets.json"]
+        for name in names:
+            path = posixpath.normpath(posixpath.join(folder, name))
+            if path.startswith(("../", "/")) or path == "..":
+                continue
+            if kind(path) == "file":
+                out[path] = None
+                if tool in _MAKES:
+                    break  # make reads the first it finds
+    return list(out)
 
 
 def measured_paths(
@@ -578,12 +637,15 @@ def measured_paths(
     `tests/**` and `benches/**`)."""
     metrics, guards = script_commands(metric, read), script_commands(guard, read)
     named = named_paths([*metrics, *guards], kind)
+    named += [p for c in [*metrics, *guards] for p in build_files(c, kind)]
     for commands in (metrics, guards):
         text = " ".join(commands)
         if named_paths(commands, kind):
             continue
         for runner, folders in _COLLECTORS.items():
-            if re.search(rf"(?<![\w.-]){re.escape(runner)}(?![\w.-])", text):
+            if re.search(rf"(?<![\w.-]){re.escape(runner)}(?![\w.-])", text) or (
+                runner == "ctest" and _MAKE_TEST.search(text)
+            ):
                 named += [f"{d}/**" for d in folders if kind(d) == "folder"]
     return list(dict.fromkeys(named))
 
