@@ -156,3 +156,64 @@ def test_init_seals_the_make_file_of_make_bench(
     rows = run_rows(tmp_repo, "t")
     assert [r["status"] for r in rows] == ["baseline", "sealed"], rows
     assert json.dumps(rows[1]).count("Makefile") >= 1, rows
+
+
+# Java: a javac-built benchmark and a plain `java` test runner
+needs_java = pytest.mark.skipif(
+    shutil.which("javac") is None or shutil.which("java") is None, reason="javac is missing"
+)
+JAVA = {
+    ".gitignore": "/out/\n",
+    "src/lib/Calc.java": "package lib;\n\npublic class Calc {\n"
+    "    public static int value() { return 100; }\n}\n",
+    "bench/Bench.java": "package bench;\n\nimport lib.*;\n\npublic class Bench {\n"
+    "    public static void main(String[] a) {\n"
+    '        System.out.println("METRIC score=" + Calc.value());\n    }\n}\n',
+    "tests/CalcTest.java": "package tests;\n\nimport lib.Calc;\n\npublic class CalcTest {\n"
+    "    public static void main(String[] a) {\n"
+    '        if (Calc.value() < 50) { System.out.println("too low"); System.exit(1); }\n'
+    "    }\n}\n",
+}
+JAVA_METRIC = "javac -d out src/lib/*.java bench/*.java && java -cp out bench.Bench"
+JAVA_GUARD = "javac -d out src/lib/*.java tests/*.java && java -cp out tests.CalcTest"
+JAVA_AGENTS = {
+    "honest": "sed -i 's/return 100/return 60/' src/lib/Calc.java\n",
+    # a class of the sealed benchmark's own package comes before one of `import lib.*`
+    "shadow": "printf 'package bench;\\npublic class Calc {\\n"
+    "    public static int value() { return 1; }\\n}\\n' > bench/Calc.java\n",
+}
+
+
+@needs_java
+@pytest.mark.parametrize(
+    ("agent", "status", "sandbox"),
+    [
+        ("honest", "keep", "none"),
+        pytest.param("honest", "keep", "bwrap", marks=needs_bwrap),
+        ("shadow", "out-of-scope", "none"),
+        pytest.param("shadow", "out-of-scope", "bwrap", marks=needs_bwrap),
+    ],
+)
+def test_a_javac_built_benchmark_keeps_honest_work_and_refuses_a_shadowing_class(
+    tmp_repo: TmpRepo, tmp_path: Path, agent: str, status: str, sandbox: str
+) -> None:
+    project(
+        tmp_repo,
+        tmp_path,
+        metric=JAVA_METRIC,
+        files=JAVA,
+        sealed='"bench/Bench.java", "tests/CalcTest.java"',
+        agent=JAVA_AGENTS[agent],
+        sandbox=sandbox,
+    )
+    config = (tmp_repo.path / ".gitimprove.toml").read_text()
+    config = config.replace(
+        "[scope]", f'[guard]\ncommand = "{JAVA_GUARD}"\ntimeout = "60s"\n\n[scope]'
+    )
+    tmp_repo.commit("guard", {".gitimprove.toml": config})
+    row = one_attempt(tmp_repo)
+    assert row["status"] == status, row
+    if status == "out-of-scope":
+        assert "bench/Calc.java (a new source beside the sealed bench/Bench.java" in str(
+            row["reason"]
+        )
