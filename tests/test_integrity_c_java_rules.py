@@ -3,7 +3,8 @@ with them): a new source in the folder of a sealed one is built in by a glob or 
 (`file(GLOB bench/*.c)`, `$(wildcard bench/*.c)`, `javac bench/*.java`), a new header named
 like one a sealed source includes is found first on an include path that searches its folder
 (`-I.` before `-Iinclude`), a new class named like a sealed one comes first on a classpath;
-`META-INF/` (ServiceLoader), `CMakeUserPresets.json` and `CTestCustom.cmake` are read unnamed."""
+`META-INF/` (ServiceLoader), `CMakeUserPresets.json`, `CTestCustom.cmake` and `.clang-tidy` are
+read unnamed, and a new file a sealed `CMakeLists.txt` includes sets its build."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ BASE = {*SEALED, "src/calc.c", "src/calc_old.h", "jsrc/lib/Util.java", "src/main
 SOURCES = {
     "bench/bench.c": b'#include <stdio.h>\n#include "calc.h"\n  # include <util/fast.hpp>\n',
     "tests/test_calc.cpp": b'#include "calc.h"\n#include <vector>\n',
+    "CMakeLists.txt": b"include(local.cmake OPTIONAL)\ninclude(CTest)\nadd_subdirectory(lib)\n",
 }
 
 
@@ -53,6 +55,11 @@ def judged(path: str, mutable: list[str]) -> list[str]:
         ("jbench/src/main/resources/META-INF/services/x.Y", ["**"], "ServiceLoader"),
         ("CMakeUserPresets.json", ["**"], "cmake --preset reads it"),
         ("build/CTestCustom.cmake", ["**"], "ctest reads it"),
+        ("local.cmake", ["**"], "a new file the sealed CMakeLists.txt includes"),
+        ("cmake/CTest.cmake", ["**"], "a new file the sealed CMakeLists.txt includes"),
+        ("lib/CMakeLists.txt", ["**"], "a new file the sealed CMakeLists.txt includes"),
+        ("src/.clang-tidy", ["**"], "clang-tidy reads the nearest one"),
+        ("cmake/other.cmake", ["**"], None),  # included by none
         ("bench/zz.c", ["bench/zz.c"], None),  # its path spelled: allowed
         ("src/calc.c", ["**"], None),  # not new: the user's mutable file
         ("src/fast.c", ["**"], None),  # no sealed source in that folder

@@ -93,6 +93,9 @@ _FILES = {
     "NuGet.Config": "NuGet reads it: package sources",
     ".bazelrc": "Bazel reads its options: --run_under",
     ".swcrc": "the test runner's transform reads it",
+    ".clang-tidy": "clang-tidy reads the nearest one above a source: the checks a lint guard runs",
+    ".clang-format": "clang-format reads the nearest one above a source: what a format guard "
+    "checks",
 }
 # ends of file names, in any folder: a test runner finds them by that name
 _SUFFIXES = {
@@ -651,11 +654,42 @@ _MAKE_FILES = ("Makefile", "makefile", "GNUmakefile")
 _INCLUDE = re.compile(r"^[ ]*[-s]?include[ \t]+(.+?)[ \t]*(?:#.*)?$", re.MULTILINE)
 
 
+_CMAKE_INCLUDE = re.compile(
+    r"^\s*(include|add_subdirectory)\s*\(\s*\"?([^\s\")]+)", re.MULTILINE | re.IGNORECASE
+)
+
+
+def _cmake_includes(path: str, source: bytes) -> list[str]:
+    """`make_includes` for a `CMakeLists.txt` or `.cmake` file: what its `include()` reads
+    (`include(local.cmake OPTIONAL)`: a new one sets the sealed build's flags, sources and
+    tests; a module name, `include(CTest)`, is found on `CMAKE_MODULE_PATH` before CMake's own:
+    a new `<name>.cmake` in any folder) and the `CMakeLists.txt` of what `add_subdirectory()`
+    names."""
+    folder = posixpath.dirname(path)
+    text = source[:1_000_000].decode("utf-8", "replace")
+    out: list[str] = []
+    for verb, word in _CMAKE_INCLUDE.findall(text):
+        if "$" in word or word.startswith("/"):
+            continue
+        if verb.lower() == "add_subdirectory":
+            word = f"{word}/CMakeLists.txt"
+        elif "/" not in word and not word.endswith(".cmake"):
+            out += [f"{word}.cmake", f"*/{word}.cmake"]
+            continue
+        for base in dict.fromkeys((folder, "")):
+            target = posixpath.normpath(posixpath.join(base, word))
+            if not target.startswith(".."):
+                out.append(target)
+    return out
+
+
 def make_includes(path: str, source: bytes) -> list[str]:
     """The files (glob patterns, from the repository's root) that the make file `path`
     includes, as written in its `include`, `-include` and `sinclude` lines; words naming a
     variable are left out (their value is not known here)."""
     name = path.rpartition("/")[2]
+    if name == "CMakeLists.txt" or name.endswith(".cmake"):
+        return _cmake_includes(path, source)
     if name not in _MAKE_FILES and not name.endswith(".mk"):
         return []
     folder = posixpath.dirname(path)
