@@ -88,3 +88,22 @@ def test_a_build_output_is_judged_by_path_and_may_be_named_mutable() -> None:
         "dist/x/y.js",
     ]
     assert built_outputs(changed, ["dist/bench.js"], ["**", "dist/bench.js"]) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_a_new_root_file_named_like_what_a_cd_command_runs_is_honest_work(
+    tmp_repo: TmpRepo, tmp_path: Path, sandbox: str
+) -> None:
+    """`cd sub && sh run.sh` runs `sub/run.sh`: a new root `run.sh` is none of it."""
+    project(
+        tmp_repo,
+        tmp_path,
+        metric="cd sub && sh run.sh",
+        files={"sub/run.sh": 'echo "METRIC score=$(cat ../src/value.txt)"\n'},
+        sealed='"sub/run.sh"',
+        agent="printf 'echo helper\\n' > run.sh\nprintf '60\\n' > src/value.txt\n",
+        sandbox=sandbox,
+    )
+    row = one_attempt(tmp_repo)
+    assert row["status"] == "keep", row.get("reason")
