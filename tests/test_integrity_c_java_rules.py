@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from gitimprove.loop.implicit import implicit_changes
+from gitimprove.loop.inprocess import imported_mutable
 from gitimprove.loop.runtimes import included_names
 
 SEALED = [
@@ -86,3 +87,37 @@ def test_the_headers_a_c_source_includes() -> None:
     source = b'#include "a.h"\n#  include <sys/b.hpp>\n#import "c.hh"\n#include <vector>\n'
     assert included_names("x.cpp", source) == ["a.h", "b.hpp", "c.hh"]
     assert included_names("x.py", source) == []
+
+
+def test_a_c_or_java_benchmark_that_links_mutable_code_is_named() -> None:
+    """A sealed C `main` including `calc.h` links a mutable `calc.c`; a sealed Java `main`
+    importing `lib.*` (or of a package with mutable classes) links them: their code runs in
+    the benchmark's process (a destructor, a shutdown hook): the run-start warning."""
+    tree = {
+        "bench/bench.c": b'#include <stdio.h>\n#include "calc.h"\nint main(void) { return 0; }\n',
+        "include/calc.h": b"int calc_value(void);\n",
+        "src/calc.c": b"int calc_value(void) { return 1; }\n",
+        "bench/Bench.java": b"package bench;\nimport lib.*;\n"
+        b"class Bench { public static void main(String[] a) {} }\n",
+        "src/lib/Calc.java": b"package lib;\n",
+        "jb/Main.java": b"package jb;\nclass Main { public static void main(String[] a) {} }\n",
+        "jb/Helper.java": b"package jb;\n",
+    }
+    files = list(tree)
+    java = "javac -d out src/lib/*.java bench/*.java && java -cp out bench.Bench"
+    assert imported_mutable("make -s bench", ["bench/bench.c"], ["**"], tree.get, files) == (
+        "bench/bench.c",
+        ["src/calc.c"],
+    )
+    assert imported_mutable(java, ["bench/Bench.java"], ["**"], tree.get, files) == (
+        "bench/Bench.java",
+        ["src/lib/Calc.java"],
+    )
+    assert imported_mutable("java jb.Main", ["jb/Main.java"], ["**"], tree.get, files) == (
+        "jb/Main.java",
+        ["jb/Helper.java"],
+    )
+    # the linked code sealed too, or no C build run: nothing to say
+    sealed = ["bench/bench.c", "src/calc.c"]
+    assert imported_mutable("make -s bench", sealed, ["**"], tree.get, files) is None
+    assert imported_mutable("sh run.sh", ["bench/bench.c"], ["**"], tree.get, files) is None

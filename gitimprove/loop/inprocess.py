@@ -326,7 +326,7 @@ def _linked(
         return None
     tool = next((w for w in words if w.rsplit("/", 1)[-1] in ("cargo", "go")), None)
     if tool is None:
-        return None
+        return _compiled_linked(words, sealed, mutable, read, files)
     rest = words[words.index(tool) + 1 :]
     verbs = [w for w in rest if not w.startswith(("-", "+"))]
     if not verbs:
@@ -359,6 +359,60 @@ def _linked(
                     return target, lib
         return None
     return _go_linked(verbs, files, pinned, open_to_agent, read)
+
+
+# the programs of a C, C++ or JVM build: a benchmark they build links what it includes
+_C_BUILDS = frozenset(
+    {"make", "gmake", "cmake", "ctest", "ninja", "meson", "cc", "gcc", "g++", "c++", "clang",
+     "clang++", "javac", "java", "mvn", "gradle", "./gradlew", "./mvnw", "kotlinc", "scala"}
+)  # fmt: skip
+_JAVA_IMPORT = re.compile(r"^\s*import\s+(?:static\s+)?([\w.]+?)(?:\.\*|\.\w+)?\s*;", re.M)
+
+
+def _compiled_linked(
+    words: Sequence[str],
+    sealed: Sequence[str],
+    mutable: Sequence[str],
+    read: Callable[[str], bytes | None],
+    files: Sequence[str],
+) -> tuple[str, list[str]] | None:
+    """`_linked` for a C, C++ or Java build (`make bench`, `cmake --build b && ./b/bench`,
+    `javac … && java bench.Bench`): a sealed source with a `main` that includes a header
+    whose source (`calc.h` → `calc.c`, `calc.cpp`) the agent may change, or a sealed Java
+    source that imports a package with a mutable class. That code runs in the benchmark's
+    process: a C `__attribute__((destructor))` or a Java shutdown hook prints a `METRIC` line
+    after the benchmark's."""
+    if not any(w.rsplit("/", 1)[-1] in _C_BUILDS or w in _C_BUILDS for w in words):
+        return None
+    pinned = set(sealed)
+    open_files = [f for f in files if f not in pinned and scope.matches(f, mutable)]
+    by_stem: dict[str, list[str]] = {}
+    by_package: dict[str, list[str]] = {}
+    for f in open_files:
+        folder, _, name = f.rpartition("/")
+        stem, dot, ext = name.rpartition(".")
+        if dot and f".{ext}" in (".c", ".cc", ".cpp", ".cxx", ".c++", ".m", ".mm"):
+            by_stem.setdefault(stem, []).append(f)
+        elif name.endswith((".java", ".kt")):
+            by_package.setdefault(folder.replace("/", "."), []).append(f)
+    for target in sorted(pinned):
+        name = target.rpartition("/")[2]
+        if not name.endswith(runtimes.SOURCES_WITH_MAIN):
+            continue
+        text = (read(target) or b"").decode("utf-8", "replace")
+        if not re.search(r"\bmain\s*\(", text):
+            continue
+        found: list[str] = []
+        if name.endswith((".java", ".kt")):
+            found += by_package.get(target.rpartition("/")[0].replace("/", "."), [])
+            for package in _JAVA_IMPORT.findall(text):
+                found += [f for key, fs in by_package.items() for f in fs if key.endswith(package)]
+        else:
+            for header in runtimes.included_names(target, text.encode()):
+                found += by_stem.get(header.rpartition(".")[0], [])
+        if found:
+            return target, list(dict.fromkeys(found))
+    return None
 
 
 _GO_IMPORT = re.compile(r'^\s*(?:import\s+)?(?:[\w.]+\s+)?"([^"]+)"\s*$', re.MULTILINE)

@@ -52,6 +52,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 __all__ = [
+    "SOURCES_WITH_MAIN",
     "cargo_build",
     "compiled_family",
     "go_build",
@@ -147,6 +148,8 @@ _C_FAMILY = (
     ".tcc", ".m", ".mm", ".s", ".S",
 )  # fmt: skip
 _JVM_FAMILY = (".java", ".kt", ".scala", ".groovy")
+# the sources a benchmark's `main` is written in (C, C++, Objective-C, Java, Kotlin)
+SOURCES_WITH_MAIN = (".c", ".cc", ".cpp", ".cxx", ".c++", ".m", ".mm", ".java", ".kt")
 _HEADERS = (".h", ".hpp", ".hh", ".hxx", ".h++", ".ipp", ".inl", ".tcc")
 
 
