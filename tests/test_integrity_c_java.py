@@ -153,6 +153,9 @@ def test_init_seals_the_make_file_of_make_bench(
     tmp_repo.commit("configure", {".gitimprove.toml": config})
     res = tmp_repo.cli("run", "--run", "t", "-n", "1")
     assert res.returncode == 0, res.stdout + res.stderr
+    # the benchmark links the mutable src/calc.c: its code runs in the benchmark's process
+    said = " ".join((res.stdout + res.stderr).split())
+    assert "the sealed benchmark bench/bench.c links src/calc.c" in said, said
     rows = run_rows(tmp_repo, "t")
     assert [r["status"] for r in rows] == ["baseline", "sealed"], rows
     assert json.dumps(rows[1]).count("Makefile") >= 1, rows
