@@ -71,6 +71,11 @@ def test_a_committed_build_output_the_metric_runs_is_out_of_scope(
         ("cd $HOME && python run.py", set(), []),  # where cannot be told
         ("cd /tmp && node x.js", set(), []),
         ("cd .. && python run.py", set(), []),  # above the root
+        # a classpath's entries, in order, are where the JVM takes a class from first
+        ("java -cp extra:out:lib/* bench.Bench", {"lib"}, ["extra", "out"]),
+        ("java -classpath build/classes:lib/a.jar B", {"lib/a.jar"}, ["build/classes"]),
+        ("CLASSPATH=gen:x.jar java B", {"x.jar"}, ["gen"]),
+        ("javac --class-path=deps -d out B.java", {"B.java"}, ["deps"]),
     ],
 )
 def test_what_a_command_runs_that_the_base_does_not_hold(

@@ -725,28 +725,41 @@ def unbuilt_named(
     build that finds it up to date, a `noEmit` or `outDir` set in a config it may change)."""
     out: dict[str, None] = {}
     for command in [*script_commands(metric, read), *script_commands(guard, read)]:
+        before = ""
         for word, where in _words_where(command or ""):
+            previous, before = before, word
             if where is None or word in _SEPARATORS or word == "|":
                 continue  # after a `cd` to where the repository cannot say
             value = word.partition("=")[2] if word.startswith("-") else word
-            if "=" in word and not word.startswith("-") and "/" not in word.partition("=")[0]:
+            classpath = previous in _CLASSPATH or word.startswith(
+                tuple(f"{o}=" for o in (*_CLASSPATH, "CLASSPATH"))
+            )
+            if classpath and word.startswith("CLASSPATH="):
+                value = word.partition("=")[2]
+            elif "=" in word and not word.startswith("-") and "/" not in word.partition("=")[0]:
                 continue  # VAR=value before the program
-            path = posixpath.normpath(value).removeprefix("./") if value else ""
-            if (
-                not path
-                or path in (".", "..")
-                or "://" in value
-                or path.startswith(("/", "~", "$", "-", "../"))
-                or any(c in path for c in "*?[]{}$`<>|&;")
-                or ("/" not in path and not path.endswith(_RUNNABLE))
-            ):
-                continue
-            path = posixpath.normpath(posixpath.join(where, path)) if where else path
-            if path == ".." or path.startswith("../"):
-                continue
-            if kind(path) is None:
-                out[path] = None
+            # a classpath's entries are folders and jars the JVM loads classes from, in order
+            for entry in value.split(":") if classpath else [value]:
+                path = posixpath.normpath(entry).removeprefix("./") if entry else ""
+                if (
+                    not path
+                    or path in (".", "..")
+                    or "://" in entry
+                    or path.startswith(("/", "~", "$", "-", "../"))
+                    or any(c in path for c in "*?[]{}$`<>|&;")
+                    or ("/" not in path and not path.endswith(_RUNNABLE) and not classpath)
+                ):
+                    continue
+                path = posixpath.normpath(posixpath.join(where, path)) if where else path
+                if path == ".." or path.startswith("../"):
+                    continue
+                if kind(path) is None:
+                    out[path] = None
     return list(out)
+
+
+# the options that give `java` (and `javac`, `kotlin`, `scala`) its classpath
+_CLASSPATH = ("-cp", "-classpath", "--class-path")
 
 
 def unsealed_named(
