@@ -104,7 +104,7 @@ def test_what_commands_name_in_the_repository() -> None:
     assert unsealed_named("python3 bench.py", "pytest -q", files, ["bench.py"]) == ["tests/**"]
     # so does `make test` (`make check`, ctest): the test target of a build
     assert unsealed_named("python3 bench.py", "make test", files, ["bench.py"]) == ["tests/**"]
-    assert unsealed_named("python3 bench.py", "make lint", files, ["bench.py"]) == []
+    assert unsealed_named("python3 bench.py", "ruff check", files, ["bench.py"]) == []
     assert named_paths(
         ["python3 -m mod src/x.py"], lambda p: "file" if p == "src/x.py" else None
     ) == ["src/x.py"]
@@ -437,6 +437,14 @@ def test_the_build_files_a_command_reads_unnamed() -> None:
         "Makefile",
         "tests/**",
     ]
+    # a build naming no folder: the benchmark's and the tests' folders it compiles
+    assert measured_paths("cmake -B b && cmake --build b && ./b/bench", "", held) == [
+        "CMakeLists.txt",
+        "CMakePresets.json",
+        "bench/**",
+        "tests/**",
+    ]
+    assert measured_paths("make -s run", "", held) == ["Makefile", "bench/**", "tests/**"]
     assert measured_paths("./run.sh", "ctest --test-dir b", held) == [
         "CMakeLists.txt",
         "CMakePresets.json",

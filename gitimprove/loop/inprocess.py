@@ -610,9 +610,12 @@ def script_commands(command: str, read: Callable[[str], bytes | None] | None) ->
 # test runners that collect from the repository when the command names no path, and the
 # folders they collect from
 _JS_TESTS = ("tests", "test", "__tests__")
+_BUILT = ("bench", "benches", "benchmark", "benchmarks", "tests", "test")
 _COLLECTORS = {
     "pytest": ("tests", "test"),
     "ctest": ("tests", "test"),
+    # a C, C++ or JVM build compiles the benchmark and the tests from their folders
+    **dict.fromkeys(("make", "gmake", "cmake", "javac", "mvn", "gradle"), _BUILT),
     "node --test": _JS_TESTS,
     "jest": _JS_TESTS,
     "vitest": _JS_TESTS,
