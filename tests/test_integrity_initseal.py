@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from gitimprove.loop.inprocess import named_paths, unsealed_named
+from gitimprove.loop.inprocess import build_files, measured_paths, named_paths, unsealed_named
 from tests.conftest import TmpRepo
 from tests.loop_helpers import run_rows
 from tests.test_integrity import needs_bwrap
@@ -102,10 +102,19 @@ def test_what_commands_name_in_the_repository() -> None:
     assert unsealed_named(*commands, files, sealed) == []
     # a pytest guard naming no path collects tests/ from the root
     assert unsealed_named("python3 bench.py", "pytest -q", files, ["bench.py"]) == ["tests/**"]
-    assert unsealed_named("python3 bench.py", "make test", files, ["bench.py"]) == []
+    # so does `make test` (`make check`, ctest): the test target of a build
+    assert unsealed_named("python3 bench.py", "make test", files, ["bench.py"]) == ["tests/**"]
+    assert unsealed_named("python3 bench.py", "ruff check", files, ["bench.py"]) == []
     assert named_paths(
         ["python3 -m mod src/x.py"], lambda p: "file" if p == "src/x.py" else None
     ) == ["src/x.py"]
+    # the words after a `cd` are read in its folder: `cd sub && python run.py` runs sub/run.py
+    held = {"sub/run.py": "file", "sub/data": "folder", "run.py": "file"}
+    assert named_paths(["cd sub && python run.py data/"], held.get) == [
+        "sub/run.py",
+        "sub/data/**",
+    ]
+    assert named_paths(["(cd sub && make) && python run.py"], held.get) == ["run.py"]
 
 
 @pytest.mark.slow
@@ -397,3 +406,47 @@ def test_init_says_when_nothing_is_sealed(tmp_repo: TmpRepo) -> None:
     assert "nothing is sealed: the agent may change every file" in res.stdout, res.stdout
     listed = tmp_repo.cli("init", "--json", "--yes", "--runs", "1")
     assert json.loads(listed.stdout)["sealed"] == [], listed.stdout + listed.stderr
+
+
+def test_the_build_files_a_command_reads_unnamed() -> None:
+    """make's recipe is its make file's, cmake's and ctest's the CMakeLists.txt of the
+    source folder: init seals them, and a test target or ctest seals the test folder."""
+    held = {
+        "Makefile": "file",
+        "sub/GNUmakefile": "file",
+        "sub/Makefile": "file",
+        "CMakeLists.txt": "file",
+        "CMakePresets.json": "file",
+        "cpp/CMakeLists.txt": "file",
+        "other.mk": "file",
+        "tests": "folder",
+        "bench": "folder",
+    }.get
+    assert build_files("make -s bench", held) == ["Makefile"]
+    assert build_files("make -C sub bench", held) == ["sub/GNUmakefile"]  # read first
+    assert build_files("cd sub && make", held) == ["sub/GNUmakefile"]
+    assert build_files("make -f other.mk && make --file=none.mk", held) == ["other.mk"]
+    assert build_files("echo make; true", held) == []
+    assert build_files("cmake -B b && cmake --build b && ./b/bench", held) == [
+        "CMakeLists.txt",
+        "CMakePresets.json",
+    ]
+    assert build_files("cmake -Scpp -B b", held) == ["cpp/CMakeLists.txt"]
+    assert measured_paths("make -s bench", "make -j2 -s check", held) == [
+        "bench/**",
+        "Makefile",
+        "tests/**",
+    ]
+    # a build naming no folder: the benchmark's and the tests' folders it compiles
+    assert measured_paths("cmake -B b && cmake --build b && ./b/bench", "", held) == [
+        "CMakeLists.txt",
+        "CMakePresets.json",
+        "bench/**",
+        "tests/**",
+    ]
+    assert measured_paths("make -s run", "", held) == ["Makefile", "bench/**", "tests/**"]
+    assert measured_paths("./run.sh", "ctest --test-dir b", held) == [
+        "CMakeLists.txt",
+        "CMakePresets.json",
+        "tests/**",
+    ]

@@ -61,6 +61,21 @@ def test_a_committed_build_output_the_metric_runs_is_out_of_scope(
         ("curl -s https://example.com/x.py", set(), []),
         ("python3 /abs/bench.py ../up/bench.py ~/b.py", set(), []),
         ("python3 bench.py --data data/big.csv", {"bench.py"}, ["data/big.csv"]),
+        # the words after a `cd` are read in its folder
+        ("cd sub && python run.py", {"sub/run.py"}, []),
+        ("cd sub; make -s && ./out/bench", {"sub/Makefile"}, ["sub/out/bench"]),
+        ("cd a/b && cd ../c && java -jar app.jar", set(), ["a/c/app.jar"]),
+        ("(cd sub && make) && python3 run.py", {"sub/Makefile"}, ["run.py"]),
+        ("pushd build && ctest; popd", set(), []),
+        ("cd sub && make bench", {"sub/Makefile"}, []),  # a target's name is no path
+        ("cd $HOME && python run.py", set(), []),  # where cannot be told
+        ("cd /tmp && node x.js", set(), []),
+        ("cd .. && python run.py", set(), []),  # above the root
+        # a classpath's entries, in order, are where the JVM takes a class from first
+        ("java -cp extra:out:lib/* bench.Bench", {"lib"}, ["extra", "out"]),
+        ("java -classpath build/classes:lib/a.jar B", {"lib/a.jar"}, ["build/classes"]),
+        ("CLASSPATH=gen:x.jar java B", {"x.jar"}, ["gen"]),
+        ("javac --class-path=deps -d out B.java", {"B.java"}, ["deps"]),
     ],
 )
 def test_what_a_command_runs_that_the_base_does_not_hold(
@@ -78,3 +93,22 @@ def test_a_build_output_is_judged_by_path_and_may_be_named_mutable() -> None:
         "dist/x/y.js",
     ]
     assert built_outputs(changed, ["dist/bench.js"], ["**", "dist/bench.js"]) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_a_new_root_file_named_like_what_a_cd_command_runs_is_honest_work(
+    tmp_repo: TmpRepo, tmp_path: Path, sandbox: str
+) -> None:
+    """`cd sub && sh run.sh` runs `sub/run.sh`: a new root `run.sh` is none of it."""
+    project(
+        tmp_repo,
+        tmp_path,
+        metric="cd sub && sh run.sh",
+        files={"sub/run.sh": 'echo "METRIC score=$(cat ../src/value.txt)"\n'},
+        sealed='"sub/run.sh"',
+        agent="printf 'echo helper\\n' > run.sh\nprintf '60\\n' > src/value.txt\n",
+        sandbox=sandbox,
+    )
+    row = one_attempt(tmp_repo)
+    assert row["status"] == "keep", row.get("reason")

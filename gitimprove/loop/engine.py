@@ -30,6 +30,7 @@ from gitimprove.loop.decide import make_rule
 from gitimprove.loop.history import History, rebuild_rule
 from gitimprove.loop.integrity import check_config_pin, run_refs
 from gitimprove.loop.runs import RunOptions, RunSummary
+from gitimprove.loop.runtimes import SOURCES_WITH_MAIN
 from gitimprove.loop.tournament import run_round
 from gitimprove.util import proc, reaper
 
@@ -264,7 +265,7 @@ class Engine:
         if imported is not None:
             script, paths = imported
             shown = ", ".join(paths[:5]) + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
-            verb = "links" if script.endswith((".rs", ".go")) else "imports"
+            verb = "links" if script.endswith((".rs", ".go", *SOURCES_WITH_MAIN)) else "imports"
             self.emit(
                 {
                     "event": "warning",

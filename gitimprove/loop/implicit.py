@@ -246,6 +246,24 @@ def implicit_changes(
     # Go compiles every .go file of a folder into one package: a new one beside a sealed one
     # is part of the sealed package (its `init` runs first, `os.Exit` ends the benchmark)
     go_packages = {p.rpartition("/")[0]: p for p in sealed if p.endswith(".go")}
+    # a C-family or JVM source is built with the sealed ones of its folder by a glob or a
+    # wildcard (`file(GLOB bench/*.c)`, `$(wildcard bench/*.c)`, `javac bench/*.java`): a new
+    # one there adds a constructor, a static initializer, a test; and a compiler takes a new
+    # header named like one a sealed source includes (its folder first, or `-I.` before the
+    # folder that held it), the classpath a new class named like a sealed one
+    compiled = {
+        (p.rpartition("/")[0], runtimes.compiled_family(p)): p
+        for p in sealed
+        if runtimes.compiled_family(p) and not runtimes.is_header(p)
+    }
+    named_like: dict[str, str] = {}
+    for p in sealed:
+        if runtimes.is_shadowable(p):
+            named_like.setdefault(p.rpartition("/")[2], p)
+        if runtimes.compiled_family(p) != "c":
+            continue
+        for header in runtimes.included_names(p, read(p)[0] or b""):
+            named_like.setdefault(header, p)
     out: list[str] = []
     for path in changed:
         if path in resolved and existed(path) is False and not _named(path, path, mutable):
@@ -273,6 +291,22 @@ def implicit_changes(
                 "or _linux-style suffix)"
             )
             continue
+        family = runtimes.compiled_family(name)
+        if family and existed(path) is False and not _named(path, path, mutable):
+            beside = None if runtimes.is_header(name) else compiled.get((folder, family))
+            if beside is not None:
+                out.append(
+                    f"{path} (a new source beside the sealed {beside}: a build that compiles "
+                    "its folder by a glob or a wildcard builds it in, and a compiler or the "
+                    "classpath may take it for a file of that folder)"
+                )
+                continue
+            if name in named_like and runtimes.is_shadowable(name):
+                out.append(
+                    f"{path} (a new file named like {name} of the sealed {named_like[name]}: "
+                    "a compiler's include path or the classpath may find it first)"
+                )
+                continue
         ahead = next((key for key in _ahead_of(folder, name) if key in shadowed), None)
         if ahead is not None and existed(path) is False and not _named(path, ahead[1], mutable):
             out.append(

@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from gitimprove.loop import runtimes, scope
 
 __all__ = [
+    "build_files",
     "imported_mutable",
     "measured_paths",
     "named_paths",
@@ -325,7 +326,7 @@ def _linked(
         return None
     tool = next((w for w in words if w.rsplit("/", 1)[-1] in ("cargo", "go")), None)
     if tool is None:
-        return None
+        return _compiled_linked(words, sealed, mutable, read, files)
     rest = words[words.index(tool) + 1 :]
     verbs = [w for w in rest if not w.startswith(("-", "+"))]
     if not verbs:
@@ -358,6 +359,60 @@ def _linked(
                     return target, lib
         return None
     return _go_linked(verbs, files, pinned, open_to_agent, read)
+
+
+# the programs of a C, C++ or JVM build: a benchmark they build links what it includes
+_C_BUILDS = frozenset(
+    {"make", "gmake", "cmake", "ctest", "ninja", "meson", "cc", "gcc", "g++", "c++", "clang",
+     "clang++", "javac", "java", "mvn", "gradle", "./gradlew", "./mvnw", "kotlinc", "scala"}
+)  # fmt: skip
+_JAVA_IMPORT = re.compile(r"^\s*import\s+(?:static\s+)?([\w.]+?)(?:\.\*|\.\w+)?\s*;", re.M)
+
+
+def _compiled_linked(
+    words: Sequence[str],
+    sealed: Sequence[str],
+    mutable: Sequence[str],
+    read: Callable[[str], bytes | None],
+    files: Sequence[str],
+) -> tuple[str, list[str]] | None:
+    """`_linked` for a C, C++ or Java build (`make bench`, `cmake --build b && ./b/bench`,
+    `javac … && java bench.Bench`): a sealed source with a `main` that includes a header
+    whose source (`calc.h` → `calc.c`, `calc.cpp`) the agent may change, or a sealed Java
+    source that imports a package with a mutable class. That code runs in the benchmark's
+    process: a C `__attribute__((destructor))` or a Java shutdown hook prints a `METRIC` line
+    after the benchmark's."""
+    if not any(w.rsplit("/", 1)[-1] in _C_BUILDS or w in _C_BUILDS for w in words):
+        return None
+    pinned = set(sealed)
+    open_files = [f for f in files if f not in pinned and scope.matches(f, mutable)]
+    by_stem: dict[str, list[str]] = {}
+    by_package: dict[str, list[str]] = {}
+    for f in open_files:
+        folder, _, name = f.rpartition("/")
+        stem, dot, ext = name.rpartition(".")
+        if dot and f".{ext}" in (".c", ".cc", ".cpp", ".cxx", ".c++", ".m", ".mm"):
+            by_stem.setdefault(stem, []).append(f)
+        elif name.endswith((".java", ".kt")):
+            by_package.setdefault(folder.replace("/", "."), []).append(f)
+    for target in sorted(pinned):
+        name = target.rpartition("/")[2]
+        if not name.endswith(runtimes.SOURCES_WITH_MAIN):
+            continue
+        text = (read(target) or b"").decode("utf-8", "replace")
+        if not re.search(r"\bmain\s*\(", text):
+            continue
+        found: list[str] = []
+        if name.endswith((".java", ".kt")):
+            found += by_package.get(target.rpartition("/")[0].replace("/", "."), [])
+            for package in _JAVA_IMPORT.findall(text):
+                found += [f for key, fs in by_package.items() for f in fs if key.endswith(package)]
+        else:
+            for header in runtimes.included_names(target, text.encode()):
+                found += by_stem.get(header.rpartition(".")[0], [])
+        if found:
+            return target, list(dict.fromkeys(found))
+    return None
 
 
 _GO_IMPORT = re.compile(r'^\s*(?:import\s+)?(?:[\w.]+\s+)?"([^"]+)"\s*$', re.MULTILINE)
@@ -417,22 +472,77 @@ def _go_linked(
     return None
 
 
+# what ends one shell command and begins the next in the same shell (a `cd` before it holds)
+_SEPARATORS = frozenset({"&&", "||", ";", "&", "\n"})
+
+
+def _words_where(command: str) -> list[tuple[str, str | None]]:
+    """The words of a shell command, each with the folder it is read in, from the
+    repository's root ("" for the root): a `cd sub` (or `pushd sub`) makes the words after it
+    in the same shell relative to `sub/` (`cd sub && python run.py` runs `sub/run.py`); inside
+    `( … )` the folder is put back after. None where the folder cannot be told (`cd /tmp`,
+    `cd $DIR`, `cd ..` above the root, `cd` alone: your home). Words split as `shlex.split`
+    does, with `&&`, `||`, `;`, `|`, `(`, `)` as words of their own."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|()")
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    try:
+        tokens = list(lexer)
+    except ValueError:
+        return []
+    out: list[tuple[str, str | None]] = []
+    where: str | None = ""
+    stack: list[str | None] = []
+    start = True  # the next word begins a command
+    i = 0
+    while i < len(tokens):
+        word = tokens[i]
+        if word in _SEPARATORS or word == "|":
+            out.append((word, where))
+            start = True
+        elif word == "(":
+            stack.append(where)
+            start = True
+        elif word == ")":
+            where = stack.pop() if stack else where
+            start = False
+        elif start and word in ("cd", "pushd"):
+            target = tokens[i + 1] if i + 1 < len(tokens) else ""
+            plain = target and target not in _SEPARATORS and target not in ("|", "(", ")")
+            if not plain or target.startswith(("/", "~", "$", "-")) or where is None:
+                where = None
+            else:
+                path = posixpath.normpath(posixpath.join(where or ".", target))
+                where = (
+                    None
+                    if path == ".." or path.startswith("../")
+                    else ("" if path == "." else path)
+                )
+            i += 2 if plain else 1
+            start = False
+            continue
+        else:
+            out.append((word, where))
+            start = False
+        i += 1
+    return out
+
+
 def named_paths(commands: Sequence[str], kind: Callable[[str], str | None]) -> list[str]:
     """The repository's files and folders the commands name by a relative path (`bench.py`,
     `tests`, `--data=data/set.csv`), as patterns: a file as itself, a folder as `<folder>/**`.
     `kind(path)` says what the repository holds there: "file", "folder" or None."""
     out: dict[str, None] = {}
     for command in commands:
-        try:
-            words = shlex.split(command or "")
-        except ValueError:
-            continue
-        for word in words:
+        for word, where in _words_where(command or ""):
             value = word.partition("=")[2] if word.startswith("-") else word
             if "=" in word and not word.startswith("-") and "/" not in word.partition("=")[0]:
                 continue  # VAR=value before the program
             path = value.removeprefix("./").rstrip("/")
-            if not path or path.startswith(("/", "~", "$", "-")) or path.split("/")[0] == "..":
+            if not path or path.startswith(("/", "~", "$", "-")) or where is None:
+                continue
+            path = posixpath.normpath(posixpath.join(where, path)) if where else path
+            if path.split("/")[0] == ".." or path == ".":
                 continue
             found = kind(path)
             if found == "file":
@@ -500,8 +610,12 @@ def script_commands(command: str, read: Callable[[str], bytes | None] | None) ->
 # test runners that collect from the repository when the command names no path, and the
 # folders they collect from
 _JS_TESTS = ("tests", "test", "__tests__")
+_BUILT = ("bench", "benches", "benchmark", "benchmarks", "tests", "test")
 _COLLECTORS = {
     "pytest": ("tests", "test"),
+    "ctest": ("tests", "test"),
+    # a C, C++ or JVM build compiles the benchmark and the tests from their folders
+    **dict.fromkeys(("make", "gmake", "cmake", "javac", "mvn", "gradle"), _BUILT),
     "node --test": _JS_TESTS,
     "jest": _JS_TESTS,
     "vitest": _JS_TESTS,
@@ -509,6 +623,63 @@ _COLLECTORS = {
     "cargo test": ("tests",),
     "cargo bench": ("benches",),
 }
+
+
+_MAKES = frozenset({"make", "gmake"})
+# `make test`, `make -s check`: a make target that runs the project's tests, as ctest does
+_MAKE_TEST = re.compile(r"(?<![\w.-])g?make(?:\s+-\S+)*\s+(?:test|check|tests)(?![\w.-])")
+# make reads the first of these of the folder it runs in
+_MAKE_FILES = ("GNUmakefile", "makefile", "Makefile")
+
+
+def build_files(command: str, kind: Callable[[str], str | None]) -> list[str]:
+    """The files a build tool the command runs reads for its recipe, though the command does
+    not name them: the make file of `make bench` (`GNUmakefile`, `makefile` or `Makefile` of
+    the folder `-C` or a `cd` names, or `-f`'s), the `CMakeLists.txt` and `CMakePresets.json`
+    of the source folder of `cmake`, `cmake --build` and `ctest` (`-S`, a `cd`, else where it
+    runs). A benchmark's recipe there is what prints the number: a make file the agent may
+    change makes `make bench` print `METRIC score=1`."""
+    out: dict[str, None] = {}
+    words = _words_where(command)
+    for i, (word, where) in enumerate(words):
+        tool = word.rsplit("/", 1)[-1]
+        if where is None or tool not in (*_MAKES, "cmake", "ctest"):
+            continue
+        if i and words[i - 1][0] not in (*_SEPARATORS, "|") and "=" not in words[i - 1][0]:
+            continue  # an argument, not the program (`echo make`)
+        args: list[str] = []
+        for arg, _ in words[i + 1 :]:
+            if arg in _SEPARATORS or arg in ("|", "(", ")"):
+                break
+            args.append(arg)
+        folder, chosen = where, None
+        for j, arg in enumerate(args):
+            value = args[j + 1] if j + 1 < len(args) else ""
+            if tool in _MAKES and arg in ("-C", "--directory"):
+                folder = posixpath.join(folder, value)
+            elif tool in _MAKES and arg.startswith("--directory="):
+                folder = posixpath.join(folder, arg.partition("=")[2])
+            elif tool in _MAKES and arg in ("-f", "--file", "--makefile"):
+                chosen = value
+            elif tool in _MAKES and arg.startswith(("--file=", "--makefile=")):
+                chosen = arg.partition("=")[2]
+            elif tool == "cmake" and arg == "-S":
+                folder = posixpath.join(where, value)
+            elif tool == "cmake" and arg.startswith("-S") and len(arg) > 2:
+                folder = posixpath.join(where, arg[2:])
+        if tool in _MAKES:
+            names = [chosen] if chosen else list(_MAKE_FILES)
+        else:
+            names = ["CMakeLists.txt", "CMakePresets.json"]
+        for name in names:
+            path = posixpath.normpath(posixpath.join(folder, name))
+            if path.startswith(("../", "/")) or path == "..":
+                continue
+            if kind(path) == "file":
+                out[path] = None
+                if tool in _MAKES:
+                    break  # make reads the first it finds
+    return list(out)
 
 
 def measured_paths(
@@ -523,12 +694,15 @@ def measured_paths(
     `tests/**` and `benches/**`)."""
     metrics, guards = script_commands(metric, read), script_commands(guard, read)
     named = named_paths([*metrics, *guards], kind)
+    named += [p for c in [*metrics, *guards] for p in build_files(c, kind)]
     for commands in (metrics, guards):
         text = " ".join(commands)
         if named_paths(commands, kind):
             continue
         for runner, folders in _COLLECTORS.items():
-            if re.search(rf"(?<![\w.-]){re.escape(runner)}(?![\w.-])", text):
+            if re.search(rf"(?<![\w.-]){re.escape(runner)}(?![\w.-])", text) or (
+                runner == "ctest" and _MAKE_TEST.search(text)
+            ):
                 named += [f"{d}/**" for d in folders if kind(d) == "folder"]
     return list(dict.fromkeys(named))
 
@@ -554,27 +728,41 @@ def unbuilt_named(
     build that finds it up to date, a `noEmit` or `outDir` set in a config it may change)."""
     out: dict[str, None] = {}
     for command in [*script_commands(metric, read), *script_commands(guard, read)]:
-        try:
-            words = shlex.split(command or "")
-        except ValueError:
-            continue
-        for word in words:
+        before = ""
+        for word, where in _words_where(command or ""):
+            previous, before = before, word
+            if where is None or word in _SEPARATORS or word == "|":
+                continue  # after a `cd` to where the repository cannot say
             value = word.partition("=")[2] if word.startswith("-") else word
-            if "=" in word and not word.startswith("-") and "/" not in word.partition("=")[0]:
+            classpath = previous in _CLASSPATH or word.startswith(
+                tuple(f"{o}=" for o in (*_CLASSPATH, "CLASSPATH"))
+            )
+            if classpath and word.startswith("CLASSPATH="):
+                value = word.partition("=")[2]
+            elif "=" in word and not word.startswith("-") and "/" not in word.partition("=")[0]:
                 continue  # VAR=value before the program
-            path = posixpath.normpath(value).removeprefix("./") if value else ""
-            if (
-                not path
-                or path in (".", "..")
-                or "://" in value
-                or path.startswith(("/", "~", "$", "-", "../"))
-                or any(c in path for c in "*?[]{}$`<>|&;")
-                or ("/" not in path and not path.endswith(_RUNNABLE))
-            ):
-                continue
-            if kind(path) is None:
-                out[path] = None
+            # a classpath's entries are folders and jars the JVM loads classes from, in order
+            for entry in value.split(":") if classpath else [value]:
+                path = posixpath.normpath(entry).removeprefix("./") if entry else ""
+                if (
+                    not path
+                    or path in (".", "..")
+                    or "://" in entry
+                    or path.startswith(("/", "~", "$", "-", "../"))
+                    or any(c in path for c in "*?[]{}$`<>|&;")
+                    or ("/" not in path and not path.endswith(_RUNNABLE) and not classpath)
+                ):
+                    continue
+                path = posixpath.normpath(posixpath.join(where, path)) if where else path
+                if path == ".." or path.startswith("../"):
+                    continue
+                if kind(path) is None:
+                    out[path] = None
     return list(out)
+
+
+# the options that give `java` (and `javac`, `kotlin`, `scala`) its classpath
+_CLASSPATH = ("-cp", "-classpath", "--class-path")
 
 
 def unsealed_named(

@@ -52,8 +52,13 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 __all__ = [
+    "SOURCES_WITH_MAIN",
     "cargo_build",
+    "compiled_family",
     "go_build",
+    "included_names",
+    "is_header",
+    "is_shadowable",
     "make_includes",
     "node_shadows",
     "package_scripts",
@@ -89,6 +94,9 @@ _FILES = {
     "NuGet.Config": "NuGet reads it: package sources",
     ".bazelrc": "Bazel reads its options: --run_under",
     ".swcrc": "the test runner's transform reads it",
+    ".clang-tidy": "clang-tidy reads the nearest one above a source: the checks a lint guard runs",
+    ".clang-format": "clang-format reads the nearest one above a source: what a format guard "
+    "checks",
 }
 # ends of file names, in any folder: a test runner finds them by that name
 _SUFFIXES = {
@@ -109,6 +117,8 @@ _PREFIXES = {
 _FOLDERS = {
     ".cargo": "cargo reads its config: runner, rustflags, env",
     ".mvn": "Maven reads it: JVM options, extensions",
+    "META-INF": "the JVM's ServiceLoader loads the classes its services/ files name (a test "
+    "platform's listeners and extensions among them), and the jar's manifest its Main-Class",
     ".yarn": "yarn loads it: its release, plugins",
     ".bundle": "bundler reads its config",
     "node_modules": "Node resolves modules from it in place of the installed ones",
@@ -124,7 +134,59 @@ _NEW = {
     "makefile": "make reads it in place of Makefile",
     "build.rs": "cargo builds and runs it before the package",
     "gradle-wrapper.properties": "the Gradle wrapper reads it: the Gradle it downloads",
+    "CMakeUserPresets.json": "cmake --preset reads it beside CMakePresets.json: its presets, "
+    "cache variables and environment",
+    "CTestCustom.cmake": "ctest reads it: the tests it runs and skips, what counts as failure",
+    "CTestCustom.ctest": "ctest reads it: the tests it runs and skips, what counts as failure",
 }
+
+
+# the sources of a compiled language a build takes by folder (a glob, a wildcard) or by name
+# (an include path, a classpath): a header is of the C family, whatever its language
+_C_FAMILY = (
+    ".c", ".h", ".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx", ".h++", ".ipp", ".inl",
+    ".tcc", ".m", ".mm", ".s", ".S",
+)  # fmt: skip
+_JVM_FAMILY = (".java", ".kt", ".scala", ".groovy")
+# the sources a benchmark's `main` is written in (C, C++, Objective-C, Java, Kotlin)
+SOURCES_WITH_MAIN = (".c", ".cc", ".cpp", ".cxx", ".c++", ".m", ".mm", ".java", ".kt")
+_HEADERS = (".h", ".hpp", ".hh", ".hxx", ".h++", ".ipp", ".inl", ".tcc")
+
+
+def compiled_family(name: str) -> str | None:
+    """ "c" for a C, C++ or assembler source or header, "jvm" for a Java, Kotlin, Scala or
+    Groovy source, None otherwise."""
+    if name.endswith(_C_FAMILY):
+        return "c"
+    if name.endswith(_JVM_FAMILY):
+        return "jvm"
+    return None
+
+
+_C_INCLUDE = re.compile(
+    rb'^[ \t]*#[ \t]*(?:include|import|include_next)[ \t]*[<"]([^>"]+)[>"]', re.M
+)
+
+
+def is_header(name: str) -> bool:
+    """A C-family header: built by the sources that include it, not by a glob."""
+    return name.endswith(_HEADERS)
+
+
+def is_shadowable(name: str) -> bool:
+    """A header or a JVM source: what an include path or a classpath finds by its name (a C
+    source of the same name elsewhere is another file)."""
+    return name.endswith(_HEADERS) or name.endswith(_JVM_FAMILY)
+
+
+def included_names(path: str, data: bytes) -> list[str]:
+    """The file names (the last part) of the headers a C-family source includes
+    (`#include "calc.h"`, `#include <lib/calc.hpp>`): a new header of that name is found first
+    by a compiler searching its folder, or `-I.` before the folder that held it."""
+    if compiled_family(path) != "c":
+        return []
+    names = [m.decode("utf-8", "replace").rpartition("/")[2] for m in _C_INCLUDE.findall(data)]
+    return [n for n in dict.fromkeys(names) if n.endswith(_HEADERS)]
 
 
 def why_runtime(path: str, new: bool) -> tuple[str, str] | None:
@@ -595,11 +657,42 @@ _MAKE_FILES = ("Makefile", "makefile", "GNUmakefile")
 _INCLUDE = re.compile(r"^[ ]*[-s]?include[ \t]+(.+?)[ \t]*(?:#.*)?$", re.MULTILINE)
 
 
+_CMAKE_INCLUDE = re.compile(
+    r"^\s*(include|add_subdirectory)\s*\(\s*\"?([^\s\")]+)", re.MULTILINE | re.IGNORECASE
+)
+
+
+def _cmake_includes(path: str, source: bytes) -> list[str]:
+    """`make_includes` for a `CMakeLists.txt` or `.cmake` file: what its `include()` reads
+    (`include(local.cmake OPTIONAL)`: a new one sets the sealed build's flags, sources and
+    tests; a module name, `include(CTest)`, is found on `CMAKE_MODULE_PATH` before CMake's own:
+    a new `<name>.cmake` in any folder) and the `CMakeLists.txt` of what `add_subdirectory()`
+    names."""
+    folder = posixpath.dirname(path)
+    text = source[:1_000_000].decode("utf-8", "replace")
+    out: list[str] = []
+    for verb, word in _CMAKE_INCLUDE.findall(text):
+        if "$" in word or word.startswith("/"):
+            continue
+        if verb.lower() == "add_subdirectory":
+            word = f"{word}/CMakeLists.txt"
+        elif "/" not in word and not word.endswith(".cmake"):
+            out += [f"{word}.cmake", f"*/{word}.cmake"]
+            continue
+        for base in dict.fromkeys((folder, "")):
+            target = posixpath.normpath(posixpath.join(base, word))
+            if not target.startswith(".."):
+                out.append(target)
+    return out
+
+
 def make_includes(path: str, source: bytes) -> list[str]:
     """The files (glob patterns, from the repository's root) that the make file `path`
     includes, as written in its `include`, `-include` and `sinclude` lines; words naming a
     variable are left out (their value is not known here)."""
     name = path.rpartition("/")[2]
+    if name == "CMakeLists.txt" or name.endswith(".cmake"):
+        return _cmake_includes(path, source)
     if name not in _MAKE_FILES and not name.endswith(".mk"):
         return []
     folder = posixpath.dirname(path)
