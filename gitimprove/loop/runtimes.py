@@ -240,12 +240,14 @@ def _discovered(parts: list[str]) -> tuple[str, str] | None:
                 )
     if "__tests__" in parts[:-1]:
         return "jest runs every file under __tests__ with the suite", "__tests__"
-    if "test" in parts[:-1] and "node_modules" not in parts and name.endswith(_NODE_TEST):
-        return "node --test runs every .js, .cjs and .mjs file under a test/ folder", "test/"
     match = _JS_TEST.match(name)
     if match is not None:
         marker = match.group("affix") or match.group("lead")
         return "the test runner finds it by its name and runs it with the suite", marker
+    if "test" in parts[:-1] and "node_modules" not in parts and name.endswith(_NODE_TEST):
+        # found by its folder alone: only a pattern that spells the file's own name allows
+        # it (`test/**` names the folder, as `**` names every folder)
+        return "node --test runs every .js, .cjs and .mjs file under a test/ folder", name
     return None
 
 
