@@ -66,5 +66,6 @@ RULES: list[Rule] = [
         needs=("#", "//"),
         priority=CONTEXT,
         check=_check,
+        whole=True,  # the comment's one token is the value, `&` and `;` included
     ),
 ]

@@ -1,6 +1,7 @@
 """Recovery and backup codes: the one-time codes an account prints when two-factor sign-in
-is set up (`Recovery codes:` and a list of `4f8k2-9xq7m`, `1234 5678`, `k7zx5b4ctz`). Each
-logs in once without the second factor, so a list of them is a list of passwords.
+is set up (`Recovery codes:` and a list of codes: five letters and digits, a dash and five
+more; two groups of four digits; ten letters and digits). Each logs in once without the
+second factor, so a list of them is a list of passwords.
 
 They are told by the line that names them (`recovery codes`, `backup codes`, `scratch
 codes`, `emergency codes`, a `recovery code` alone) and read on it and on the lines that

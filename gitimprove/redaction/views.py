@@ -176,6 +176,11 @@ def _wrapped_spans(rs: RuleSet, text: str, breaks: list[tuple[int, int]]) -> lis
     for start, end in _windows(view.text, joins):
         window = view.text[start:end]
         found = rs.spans(window, views=False)
+        if compiled(r"(?i)base64|b64|atob|decode").search(window):
+            # a token decoded in place (`echo <b64> | base64 -d`) is judged by what it says
+            from gitimprove.redaction import layers
+
+            found += layers.spans(rs, window)
         found += _binary_runs(view.text, start, end)
         for s in found:
             a, b = s.start + start, s.end + start
