@@ -219,6 +219,8 @@ TEST_FAKES = {
         "Xk3v9-Qp2Lm",
     ],
     "tests/test_redact_commands.py": ["s3cr3tC0mmunity{PW2[:3]}"],
+    # a template of a braced ODBC password holding `;` (`PWD={{{p};x=y}}` is `PWD={<pw>;x=y}`)
+    "tests/test_redact_command_lines.py": ["{{{p};x=y}}"],
     "tests/test_redact_lines_survive.py": [
         "Xk29vLqPz81Wm",
         "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A",

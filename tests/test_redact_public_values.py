@@ -1,7 +1,7 @@
 """Values that look random but are not secrets pass: XML-DSig's `<SignatureValue>` and
 `<DigestValue>` (public, anyone verifies them with the signer's certificate), an id named by
 what it identifies under a weak name (`key: build-<random>`), and a table of characters
-written as escapes (pygments' `Sk = '\\^`\\xa8\\u02c2-…'`). A password written as escapes
+written as escapes (pygments' `Sk`, a string of Unicode escapes). A password written as escapes
 under a password's name, and a signature's `sig=` in a SAS URL, are still masked."""
 
 from __future__ import annotations

@@ -571,7 +571,7 @@ def assignment_is_secret(key: str, value: str, *, quoted: bool, env_style: bool)
     if strength is None or not is_value(value) or _lexer_token(key, value):
         return False
     if escapes_table(value):
-        return False  # pygments' `Sk = '\\^`\xa8\u02c2-\u02c5…'`: a table of characters
+        return False  # a table of characters written as escapes (pygments' `Sk = '…'`)
     if short_hex(value) and kind_of(key) != "password":
         return False  # `session_key: 3f2a9c0d1e4b5a6c`: an id in a log (see docs/secrets.md)
     if names_itself(key, value) or _a_name_about(value) or describes(value):
