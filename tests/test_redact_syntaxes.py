@@ -474,6 +474,9 @@ WORST = [
     "Pwd={" * 12_000,
     "Pwd={" + "}}" * 30_000,
     "Authorization: " + "a " * 30_000,
+    # a short value's runs read against a name's shape (`_scattered`): long runs of humps
+    ("key: " + "aB" * 6 + "#" + "AbC" * 4000 + "\n") * 5,
+    "key: " + "iAbCDEFgHI1!" * 5_000,
 ]
 
 

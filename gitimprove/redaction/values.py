@@ -306,7 +306,7 @@ def password_evidence(value: str) -> bool:
     said = any(c in _VOWELS or c in "_.-" for c in name)
     if said and not any(_odd_run(r) for r in _runs(name)):
         return False
-    if compiled(_KEY_BINDING, 0).fullmatch(value) or _model_names(value):
+    if compiled(_KEY_BINDING, 0).fullmatch(value):
         return False
     if compiled(r"[A-Za-z_][\w.]{0,64}[\[(]|[{}]|%\(", 0).search(value):
         return False  # code or a template: `arr[0]+arr[1]`, `{name}`, `%(id)d`
@@ -314,6 +314,10 @@ def password_evidence(value: str) -> bool:
         return False  # `a*X+b=Y1`, `2x+3y=Z7`, `Math.PI*r^2`
     if compiled(r"[vV]?[0-9]{1,9}(?:\.[0-9]{1,9}){1,4}(?:[-+][\w.+-]{0,48})?", 0).fullmatch(value):
         return False  # a version: `2.0.1+build.5`
+    if _scattered(value):
+        return True  # (`XV5#4wca`, `cYseu5#2`: short, every class, a run no name is)
+    if _model_names(value):
+        return False
     # (a dotted number is one run: `Go@1.21+Rc1` names a version)
     runs = _runs(compiled(r"[0-9]+(?:\.[0-9]+)+", 0).sub("0", value))
     odd = sum(1 for r in runs if len(r) >= 2 and _odd_run(r))
@@ -335,6 +339,57 @@ def password_evidence(value: str) -> bool:
         return True
     # (both cases, a digit and a symbol, letters that read as no names: `D*2qUzQT`)
     return mixed and not reads_as_names(value)
+
+
+# a run of a name beside a symbol: a word, CamelCase words or an acronym (a lower-case
+# letter may lead: `iOS`, `eBay`), a number after it (`Home1`, `EC2`, `iPhone15`); a
+# version (`v3`); a number
+_NAME_RUN = (
+    r"(?:[a-z]?(?:[A-Z]?[a-z]{2,}|[A-Z][a-z]?|[A-Z]{2,5})(?:[A-Z][a-z]+|[A-Z]{2,5}){0,4}"
+    r"|[A-Z](?=[0-9]))[0-9]{0,4}|[vVqQ][0-9]{1,4}"
+    # (a number, an ordinal or a unit: `2nd`, `4K`, `3D`, `64bit`, `1080p`)
+    r"|[0-9]{1,8}(?:st|nd|rd|th|[xkKDpP]|px|em|ms|bit|[kKMGT]B|fps|[hH]z)?"
+)
+
+
+# pairs of consonants words hold beside `COMMON_PAIRS`' (`Smith`, `World`, `Knob`)
+_CLUSTERS = words(
+    "rl sm sn sk sw tw dw bb dd gg kk nn zz rk rb rc rf rp rv rw lk lm lp lv lb nk nf mn ph gh "
+    "kn wr ps pn dg bs cs fs hs ks ms ps rz tz nz lz"
+)
+
+
+def _scattered(value: str) -> bool:
+    """A short value (8 to 12) holding every class, upper and lower case, digits and a
+    password's symbol, with a run no name has beside the symbols: a lone letter, digits
+    before letters (`4wca`), letters after a number (`5577Oo`), cases mixed inside a hump
+    (`cYseu`, `ExzOR`), or letters whose pairs words lack (`Exz`). Names joined by a symbol
+    (`Team@Acme2024`, `Mac@M2Pro`, `Q3+EC2`) are not."""
+    if not 8 <= len(value) <= 12 or not any(c in _PASSWORD_SYMBOLS for c in value):
+        return False
+    if not all(any(f(c) for c in value) for f in (str.isupper, str.islower, str.isdigit)):
+        return False
+    name = compiled(_NAME_RUN, 0)
+    for run in _runs(value):
+        if not name.fullmatch(run) and not (len(run) >= 4 and _model_name(run)):
+            return True
+        if run[0].isdigit():
+            continue  # a number, an ordinal or a unit: `1080p`, `2nd`
+        for n, hump in enumerate(_humps(run)):
+            low = hump.lower()
+            if not hump.isalpha() or hump.isupper() or (n == 0 and hump in ("i", "e")):
+                continue
+            if len(low) <= 2 and low not in _SHORT_NAMES:
+                return True  # (`Id`, `Db` are names; `Oo`, `Fy` none)
+            if len(low) >= 3 and low not in _NO_VOWEL_NAMES:
+                rare = [q for q in itertools.pairwise(low) if "".join(q) not in COMMON_PAIRS]
+                # (a pair of consonants words seldom hold: `wc`, `xz`)
+                foreign = [
+                    q for q in rare if not set(q) & set("aeiouy") and "".join(q) not in _CLUSTERS
+                ]
+                if foreign or 2 * len(rare) > len(low) - 1:
+                    return True
+    return False
 
 
 _VOWELS = frozenset("aeiouAEIOU")
