@@ -352,6 +352,12 @@ MODELS = [
     "M1Max/M2Ultra",
     "GPT4o+Claude3",
     "RTX4090@OC",
+    # brands whose letters pair as words seldom do
+    "Galaxy@S24Ultra",
+    "Xbox@Series2",
+    "Kindle#Oasis3",
+    "Switch@OLED2",
+    "Lumix@GH6",
 ]
 
 

@@ -257,9 +257,23 @@ def _model_name(part: str) -> bool:
         if len(p) < 3 or not any(c in "aeiouy" for c in low):
             return False
         pairs = [low[i : i + 2] for i in range(len(low) - 1)]
-        if sum(q not in COMMON_PAIRS for q in pairs) > (len(pairs) >= 3):
+        rare = sum(q not in COMMON_PAIRS for q in pairs)
+        if rare > (len(pairs) >= 3) and not _brand(low, rare):
             return False  # a word (`Pro`, `Mac`, `Galaxy`, `Xbox`), not `Uxj`
     return True
+
+
+def _brand(low: str, rare: int) -> bool:
+    """A brand's word with pairs words seldom have (`galaxy`, `xbox`, `pixel`): four
+    letters or more, a vowel in four, no three consonants together, half its pairs rare at
+    most."""
+    vowels = sum(c in "aeiouy" for c in low)
+    return (
+        len(low) >= 4
+        and rare * 2 <= len(low)
+        and vowels * 4 >= len(low)
+        and compiled(r"[b-df-hj-np-tv-xz]{3}", 0).search(low) is None
+    )
 
 
 def _model_names(value: str) -> bool:
@@ -387,7 +401,7 @@ def _scattered(value: str) -> bool:
                 foreign = [
                     q for q in rare if not set(q) & set("aeiouy") and "".join(q) not in _CLUSTERS
                 ]
-                if foreign or 2 * len(rare) > len(low) - 1:
+                if (foreign or 2 * len(rare) > len(low) - 1) and not _brand(low, len(rare)):
                     return True
     return False
 
