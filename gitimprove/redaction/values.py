@@ -111,6 +111,10 @@ def is_value(value: str) -> bool:
         # version (`--cflags libsecret-1 glib-2.0`)
         and not compiled(_ESCAPES, 0).fullmatch(v)
         and not compiled(r"[*&]{1,2}[A-Za-z_]\w*", 0).fullmatch(v)
+        # a type or a placeholder opened in angle brackets (`psk: <Buffer|string>`)
+        and not (
+            compiled(r"<[A-Za-z_][\w.]{0,64}>?", 0).fullmatch(v) and reads_as_names(v.strip("<>"))
+        )
         and not compiled(
             r"[a-z][a-z0-9+.]*(?:-[a-z][a-z0-9+.]*)*-[0-9]+(?:\.[0-9]+){1,3}", 0
         ).fullmatch(v)
@@ -151,7 +155,7 @@ def _random_part(value: str) -> bool:
 
 
 # an absolute path (`PWD=/home/me/app`, `OLDPWD=/tmp`): a directory, not a password
-_PATH = r"(?:~|/(?:bin|etc|home|opt|tmp|usr|var|srv|mnt|root|Users|workspace|app|src|data)\b)[\w ./@+-]*"
+_PATH = r"(?:~|/(?:bin|etc|home|opt|tmp|usr|var|srv|mnt|root|Users|workspace|app|src|data)\b)[\w ./@+<>-]*"
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 # git ids and SHA-256 digests, also after names (a CI cache key: `Linux-pip-<sha256>`)
 # (an MD5 digest after names too: a cache key `Linux-pip-<md5>`)
@@ -169,7 +173,8 @@ def is_identifier_value(value: str) -> bool:
 # slashes) or a UNC share: where a key is kept, not the key
 _WIN_PATH = r"(?:[A-Za-z]:(?:\\{1,2}|/)|\\{1,4}[\w.$-]{1,64}\\{1,2})[\w .$@()~+\\/-]{0,400}"
 # a segment of a path, and the name of a file with its extension
-_SEGMENT = r"[\w.@+~-]{0,128}"
+# (a placeholder may stand for a folder: `/Users/<user>/.ssh`)
+_SEGMENT = r"[\w.@+~-]{0,128}|<[\w.-]{1,40}>"
 _EXTENSION = r"[\w.@+~-]{1,128}\.[a-z][a-z0-9]{0,4}"
 
 
