@@ -68,6 +68,11 @@ ORDINARY = [
     "Enter passphrase for key '/Users/<user>/.ssh/id_ed25519':",
     "Enter passphrase for key '/home/<name>/.ssh/id_rsa': ",
     "ssh_key: /Users/<you>/.ssh/deploy_key.pem",
+    # a list of names under a credential's name (conditions, scopes, modes)
+    'secrets: ["node", "import"]',
+    "passwords = ['node', 'import', 'require']",
+    "token_scopes: [read, write-all]",
+    "secret_modes:\n  - strict\n  - lax\n",
 ]
 
 
@@ -88,6 +93,9 @@ def test_ordinary_text_passes_unchanged(text: str) -> None:
         "pass" + 'word = "correct horse battery staple {s}"',
         # a CVS root that holds a password after its user
         "cvs -d cvs://:pserver:anoncvs:{s}@cvs.example.org:/cvsroot co module",
+        # a password in a YAML list holding a `#` (a comment starts only after a blank)
+        "passwords:\n  - {s}#x!\n  - other\n",
+        '"secrets": ["{s}", "node"]',
     ],
 )
 def test_the_credential_beside_them_is_still_masked(template: str) -> None:

@@ -481,6 +481,9 @@ WORST = [
     "cvs://:pserver;" + "a" * 60_000 + "@h",
     ("psk: <" + "a." * 40 + "\n") * 700,
     "ssh_key: /Users/" + "<u>/" * 15_000 + "k.pem",
+    # list items holding `#`, a list of names
+    ("passwords:\n" + "  - a" + "#" * 400 + "\n") * 150,
+    "tokens: [" + "ab, " * 15_000 + "x#",
 ]
 
 
