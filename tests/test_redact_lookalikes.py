@@ -56,6 +56,23 @@ ORDINARY = [
     # the code between two literals is no quoted value
     't = e[17:] if e.startswith(b"GITIMPROVE_TOKEN=") else ""',
     "k = 'DB_PASSWORD=' if prod else ''",
+    # a CVS root: an access method and a user before the host, no password
+    "cvs -d cvs://:pserver:anoncvs@cvs.example.org:/cvsroot co module",
+    "CVSROOT=cvs://:ext:dev@cvs.example.org/var/cvs",
+    "export CVSROOT=cvs://:gserver:builder@cvs.example.org/src",
+    # a type or a placeholder in angle brackets under a credential's name
+    "function connect(opts: { psk: <Buffer|string> }): void",
+    "interface Options { secret: <Uint8Array>; token: <string> }",
+    "  client_secret: <ClientSecret>",
+    # a key file's path with a placeholder for a folder, in a prompt
+    "Enter passphrase for key '/Users/<user>/.ssh/id_ed25519':",
+    "Enter passphrase for key '/home/<name>/.ssh/id_rsa': ",
+    "ssh_key: /Users/<you>/.ssh/deploy_key.pem",
+    # a list of names under a credential's name (conditions, scopes, modes)
+    'secrets: ["node", "import"]',
+    "passwords = ['node', 'import', 'require']",
+    "token_scopes: [read, write-all]",
+    "secret_modes:\n  - strict\n  - lax\n",
 ]
 
 
@@ -74,6 +91,11 @@ def test_ordinary_text_passes_unchanged(text: str) -> None:
         '"client_secret": "{s}", "note": "the secret issued by the provider"',
         # (cut in two, or this file's own text would hold a password by that name)
         "pass" + 'word = "correct horse battery staple {s}"',
+        # a CVS root that holds a password after its user
+        "cvs -d cvs://:pserver:anoncvs:{s}@cvs.example.org:/cvsroot co module",
+        # a password in a YAML list holding a `#` (a comment starts only after a blank)
+        "passwords:\n  - {s}#x!\n  - other\n",
+        '"secrets": ["{s}", "node"]',
     ],
 )
 def test_the_credential_beside_them_is_still_masked(template: str) -> None:

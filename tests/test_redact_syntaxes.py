@@ -474,6 +474,16 @@ WORST = [
     "Pwd={" * 12_000,
     "Pwd={" + "}}" * 30_000,
     "Authorization: " + "a " * 30_000,
+    # a short value's runs read against a name's shape (`_scattered`): long runs of humps
+    ("key: " + "aB" * 6 + "#" + "AbC" * 4000 + "\n") * 5,
+    "key: " + "iAbCDEFgHI1!" * 5_000,
+    # a CVS root's method, an angle-bracket type, a path's placeholder folder
+    "cvs://:pserver;" + "a" * 60_000 + "@h",
+    ("psk: <" + "a." * 40 + "\n") * 700,
+    "ssh_key: /Users/" + "<u>/" * 15_000 + "k.pem",
+    # list items holding `#`, a list of names
+    ("passwords:\n" + "  - a" + "#" * 400 + "\n") * 150,
+    "tokens: [" + "ab, " * 15_000 + "x#",
 ]
 
 

@@ -130,11 +130,20 @@ _ROLE_WORDS = words(
 )
 
 
+# a CVS root's access method, before its user (`:pserver:anoncvs@host:/cvsroot`)
+_CVS_METHOD = (
+    r"(?i)(?:pserver|gserver|kserver|server|ext|extssh|ssh|fork|local|sspi)(?:;[^:@]{0,64})?:"
+)
+
+
 def _check_user_password(secret: str, m: re.Match[str]) -> bool:
     """The password of a `user:password` pair (a URL's, curl's `-u`), unless it is a
     placeholder: the word for what goes there (`user:pass`, `username:token`) or the user's
     name again (`test:test`, `guest:guest`)."""
     user = m.group("user").rsplit("@", 1)[0] if m.group("user") else ""
+    cvs = compiled(_CVS_METHOD, 0).match(secret)
+    if not user and cvs and ":" not in secret[cvs.end() :]:
+        return False  # a CVS root (`cvs://:pserver:anoncvs@host`): a method and a user
     if secret.lower() in _ROLE_WORDS or (user and secret.lower() == user.lower()):
         return False
     return is_value(secret)

@@ -65,9 +65,14 @@ def _tail_of(text: str, span: Span, *, short: bool = True) -> tuple[int, int] | 
             return None
         # (the last two or three characters of a value wrapped by hand: `Q7`, `x#`, `9Zk`;
         # one kind, a version or a number reads as a line of its own: `ok`, `v2`, `42`)
-        if _kinds(tail) < 2 or not tail[0].isalnum() or compiled(r"[vV]?\d+\.?", 0).fullmatch(tail):
+        if _kinds(tail) < 2 or not tail[0].isalnum() or compiled(r"\d+\.?", 0).fullmatch(tail):
             return None
-        if len(head) < 8 or _kinds(head) < 2 or _hex(head) or tail.lower() in _SHORT_WORDS:
+        if len(head) < 8 or _kinds(head) < 2 or _hex(head):
+            return None
+        # (after a generated password, its cases, digits and symbols mixed, a word or a
+        # version of two cases or kinds is its rest: `Oh`, `v4`; after a plainer value, a
+        # line of its own)
+        if (tail.lower() in _SHORT_WORDS or tail[0] in "vV") and _kinds(head) < 4:
             return None
         return m.span("tail")  # (`Bl`, `dTf`: two or three letters say no word of their own)
     elif len(tail) < 8 and not (symbols and _kinds(tail) >= 3):

@@ -14,6 +14,7 @@ then see the inner record as plain JSON.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from gitimprove.redaction.engine import CONTEXT, Rule, compiled
@@ -80,7 +81,8 @@ def _field(names: str) -> str:
 
 # a credential key opening a list: `api_keys: [`, `"tokens": [`, `tokens:` + `- …` lines
 _LIST_KEY = r"(?P<key>[\w.-]{0,60}?(?:pass|pwd|secret|token|key|cred|auth)[\w.-]{0,60})"
-_ITEM = r"""(?:"((?:[^"\\\n]|\\.){1,500})"|'([^'\n]{1,500})'|([^\s'",\[\]#]{1,500}))"""
+# (a bare item's `#` starts a comment only after a blank: `- Xq7#pL` is one item)
+_ITEM = r"""(?:"((?:[^"\\\n]|\\.){1,500})"|'([^'\n]{1,500})'|([^\s'",\[\]#][^\s'",\[\]]{0,499}))"""
 
 
 def _singular(key: str) -> str:
@@ -99,6 +101,13 @@ def _key_before(m: re.Match[str]) -> tuple[str, str] | None:
     return (_singular(k.group("key")), k.group("ind")) if k else None
 
 
+def _names_only(values: list[str]) -> bool:
+    """Two items or more, each a word in lower case (`["node", "import"]`, `[read, write]`):
+    a list of names (conditions, scopes, modes), not of passwords."""
+    word = compiled(r"[a-z]{2,12}(?:[_-][a-z]{2,12}){0,2}", 0)
+    return len(values) >= 2 and all(word.fullmatch(v) for v in values)
+
+
 def _flow_items(m: re.Match[str]) -> Iterable[tuple[int, int]]:
     found = _key_before(m)
     if found is None:
@@ -108,7 +117,10 @@ def _flow_items(m: re.Match[str]) -> Iterable[tuple[int, int]]:
         r"[ \t]*" + _ITEM + r"(?:[ \t]*,[ \t]*" + _ITEM + r")*[ \t]*,?[ \t]*", 0
     ).fullmatch(body):
         return  # not a list of literals (a comprehension, an index, a call)
-    for item in compiled(_ITEM, 0).finditer(body):
+    items = list(compiled(_ITEM, 0).finditer(body))
+    if _names_only([next(g for g in i.groups() if g is not None) for i in items]):
+        return
+    for item in items:
         g = next(n for n in (1, 2, 3) if item.group(n) is not None)
         value = item.group(g)
         if g == 3 and not looks_random(value):
@@ -123,9 +135,12 @@ def _block_items(m: re.Match[str]) -> Iterable[tuple[int, int]]:
         return
     (key, ind), body, at = found, m.group("items"), m.start("items")
     item_re = compiled(r"(?m)^(?P<lead>[ \t]*)-[ \t]+" + _ITEM + r"[ \t]*\r?$", 0)
-    for item in item_re.finditer(body):
-        if not item.group("lead").startswith(ind):
-            break  # a list less indented than the key is not its value
+    items = list(
+        itertools.takewhile(lambda i: i.group("lead").startswith(ind), item_re.finditer(body))
+    )
+    if _names_only([next(g for g in i.groups()[1:] if g is not None) for i in items]):
+        return
+    for item in items:
         g = next(n for n in (2, 3, 4) if item.group(n) is not None)  # (1: the lead)
         value = item.group(g)
         if assignment_is_secret(key, value, quoted=g != 4, env_style=True):

@@ -111,6 +111,10 @@ def is_value(value: str) -> bool:
         # version (`--cflags libsecret-1 glib-2.0`)
         and not compiled(_ESCAPES, 0).fullmatch(v)
         and not compiled(r"[*&]{1,2}[A-Za-z_]\w*", 0).fullmatch(v)
+        # a type or a placeholder opened in angle brackets (`psk: <Buffer|string>`)
+        and not (
+            compiled(r"<[A-Za-z_][\w.]{0,64}>?", 0).fullmatch(v) and reads_as_names(v.strip("<>"))
+        )
         and not compiled(
             r"[a-z][a-z0-9+.]*(?:-[a-z][a-z0-9+.]*)*-[0-9]+(?:\.[0-9]+){1,3}", 0
         ).fullmatch(v)
@@ -151,7 +155,7 @@ def _random_part(value: str) -> bool:
 
 
 # an absolute path (`PWD=/home/me/app`, `OLDPWD=/tmp`): a directory, not a password
-_PATH = r"(?:~|/(?:bin|etc|home|opt|tmp|usr|var|srv|mnt|root|Users|workspace|app|src|data)\b)[\w ./@+-]*"
+_PATH = r"(?:~|/(?:bin|etc|home|opt|tmp|usr|var|srv|mnt|root|Users|workspace|app|src|data)\b)[\w ./@+<>-]*"
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 # git ids and SHA-256 digests, also after names (a CI cache key: `Linux-pip-<sha256>`)
 # (an MD5 digest after names too: a cache key `Linux-pip-<md5>`)
@@ -169,7 +173,8 @@ def is_identifier_value(value: str) -> bool:
 # slashes) or a UNC share: where a key is kept, not the key
 _WIN_PATH = r"(?:[A-Za-z]:(?:\\{1,2}|/)|\\{1,4}[\w.$-]{1,64}\\{1,2})[\w .$@()~+\\/-]{0,400}"
 # a segment of a path, and the name of a file with its extension
-_SEGMENT = r"[\w.@+~-]{0,128}"
+# (a placeholder may stand for a folder: `/Users/<user>/.ssh`)
+_SEGMENT = r"[\w.@+~-]{0,128}|<[\w.-]{1,40}>"
 _EXTENSION = r"[\w.@+~-]{1,128}\.[a-z][a-z0-9]{0,4}"
 
 
@@ -257,9 +262,23 @@ def _model_name(part: str) -> bool:
         if len(p) < 3 or not any(c in "aeiouy" for c in low):
             return False
         pairs = [low[i : i + 2] for i in range(len(low) - 1)]
-        if sum(q not in COMMON_PAIRS for q in pairs) > (len(pairs) >= 3):
+        rare = sum(q not in COMMON_PAIRS for q in pairs)
+        if rare > (len(pairs) >= 3) and not _brand(low, rare):
             return False  # a word (`Pro`, `Mac`, `Galaxy`, `Xbox`), not `Uxj`
     return True
+
+
+def _brand(low: str, rare: int) -> bool:
+    """A brand's word with pairs words seldom have (`galaxy`, `xbox`, `pixel`): four
+    letters or more, a vowel in four, no three consonants together, half its pairs rare at
+    most."""
+    vowels = sum(c in "aeiouy" for c in low)
+    return (
+        len(low) >= 4
+        and rare * 2 <= len(low)
+        and vowels * 4 >= len(low)
+        and compiled(r"[b-df-hj-np-tv-xz]{3}", 0).search(low) is None
+    )
 
 
 def _model_names(value: str) -> bool:
@@ -306,7 +325,7 @@ def password_evidence(value: str) -> bool:
     said = any(c in _VOWELS or c in "_.-" for c in name)
     if said and not any(_odd_run(r) for r in _runs(name)):
         return False
-    if compiled(_KEY_BINDING, 0).fullmatch(value) or _model_names(value):
+    if compiled(_KEY_BINDING, 0).fullmatch(value):
         return False
     if compiled(r"[A-Za-z_][\w.]{0,64}[\[(]|[{}]|%\(", 0).search(value):
         return False  # code or a template: `arr[0]+arr[1]`, `{name}`, `%(id)d`
@@ -314,6 +333,10 @@ def password_evidence(value: str) -> bool:
         return False  # `a*X+b=Y1`, `2x+3y=Z7`, `Math.PI*r^2`
     if compiled(r"[vV]?[0-9]{1,9}(?:\.[0-9]{1,9}){1,4}(?:[-+][\w.+-]{0,48})?", 0).fullmatch(value):
         return False  # a version: `2.0.1+build.5`
+    if _scattered(value):
+        return True  # (`XV5#4wca`, `cYseu5#2`: short, every class, a run no name is)
+    if _model_names(value):
+        return False
     # (a dotted number is one run: `Go@1.21+Rc1` names a version)
     runs = _runs(compiled(r"[0-9]+(?:\.[0-9]+)+", 0).sub("0", value))
     odd = sum(1 for r in runs if len(r) >= 2 and _odd_run(r))
@@ -335,6 +358,57 @@ def password_evidence(value: str) -> bool:
         return True
     # (both cases, a digit and a symbol, letters that read as no names: `D*2qUzQT`)
     return mixed and not reads_as_names(value)
+
+
+# a run of a name beside a symbol: a word, CamelCase words or an acronym (a lower-case
+# letter may lead: `iOS`, `eBay`), a number after it (`Home1`, `EC2`, `iPhone15`); a
+# version (`v3`); a number
+_NAME_RUN = (
+    r"(?:[a-z]?(?:[A-Z]?[a-z]{2,}|[A-Z][a-z]?|[A-Z]{2,5})(?:[A-Z][a-z]+|[A-Z]{2,5}){0,4}"
+    r"|[A-Z](?=[0-9]))[0-9]{0,4}|[vVqQ][0-9]{1,4}"
+    # (a number, an ordinal or a unit: `2nd`, `4K`, `3D`, `64bit`, `1080p`)
+    r"|[0-9]{1,8}(?:st|nd|rd|th|[xkKDpP]|px|em|ms|bit|[kKMGT]B|fps|[hH]z)?"
+)
+
+
+# pairs of consonants words hold beside `COMMON_PAIRS`' (`Smith`, `World`, `Knob`)
+_CLUSTERS = words(
+    "rl sm sn sk sw tw dw bb dd gg kk nn zz rk rb rc rf rp rv rw lk lm lp lv lb nk nf mn ph gh "
+    "kn wr ps pn dg bs cs fs hs ks ms ps rz tz nz lz"
+)
+
+
+def _scattered(value: str) -> bool:
+    """A short value (8 to 12) holding every class, upper and lower case, digits and a
+    password's symbol, with a run no name has beside the symbols: a lone letter, digits
+    before letters (`4wca`), letters after a number (`5577Oo`), cases mixed inside a hump
+    (`cYseu`, `ExzOR`), or letters whose pairs words lack (`Exz`). Names joined by a symbol
+    (`Team@Acme2024`, `Mac@M2Pro`, `Q3+EC2`) are not."""
+    if not 8 <= len(value) <= 12 or not any(c in _PASSWORD_SYMBOLS for c in value):
+        return False
+    if not all(any(f(c) for c in value) for f in (str.isupper, str.islower, str.isdigit)):
+        return False
+    name = compiled(_NAME_RUN, 0)
+    for run in _runs(value):
+        if not name.fullmatch(run) and not (len(run) >= 4 and _model_name(run)):
+            return True
+        if run[0].isdigit():
+            continue  # a number, an ordinal or a unit: `1080p`, `2nd`
+        for n, hump in enumerate(_humps(run)):
+            low = hump.lower()
+            if not hump.isalpha() or hump.isupper() or (n == 0 and hump in ("i", "e")):
+                continue
+            if len(low) <= 2 and low not in _SHORT_NAMES:
+                return True  # (`Id`, `Db` are names; `Oo`, `Fy` none)
+            if len(low) >= 3 and low not in _NO_VOWEL_NAMES:
+                rare = [q for q in itertools.pairwise(low) if "".join(q) not in COMMON_PAIRS]
+                # (a pair of consonants words seldom hold: `wc`, `xz`)
+                foreign = [
+                    q for q in rare if not set(q) & set("aeiouy") and "".join(q) not in _CLUSTERS
+                ]
+                if (foreign or 2 * len(rare) > len(low) - 1) and not _brand(low, len(rare)):
+                    return True
+    return False
 
 
 _VOWELS = frozenset("aeiouAEIOU")
