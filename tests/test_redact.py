@@ -221,6 +221,13 @@ TEST_FAKES = {
     "tests/test_redact_commands.py": ["s3cr3tC0mmunity{PW2[:3]}"],
     # a template of a braced ODBC password holding `;` (`PWD={{{p};x=y}}` is `PWD={<pw>;x=y}`)
     "tests/test_redact_command_lines.py": ["{{{p};x=y}}"],
+    # the cases a file holds one after the other read as one text: a list of strings that
+    # pass one by one follows a line naming recovery codes, so its code-like words are read
+    # as that list's codes; a CVS root's template with its password; a test's password
+    "tests/test_redact_recovery_codes.py": ["sha256sum", "4f8k2-9xq7m", "abcd-1234", "1234 5678"],
+    "tests/test_redact_syntaxes.py": ["1234 5678", 'n" + "a1b2c3d4e5'],
+    "tests/test_redact_lookalikes.py": ["pserver:anoncvs:{s}"],
+    "tests/test_redact_short_keyed.py": ["u8jzP!de0Igx"],
     "tests/test_redact_lines_survive.py": [
         "Xk29vLqPz81Wm",
         "ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3z5A",
