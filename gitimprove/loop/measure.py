@@ -314,18 +314,7 @@ def _measure_one(
             if progress:
                 progress(f"{commit[:10]} run {i + 1}/{runs}: {cand.samples[-1]:.10g}")
         guard = _guard(cfg, cand_co) if cand.failure is None else {"status": "skipped"}
-    fields: dict[str, Any] = {
-        "run": incumbent.run,
-        "parent": parent,
-        "description": description,
-        "scope": scope,
-        "harness": harness(cfg),
-        "started": started,
-        "finished": utc_now(),
-        "source": "measure",
-    }
-    it = incumbent.iteration
-    fields["iteration"] = it + 1 if it is not None else None
+    fields = _note_fields(cfg, incumbent, parent, description, scope, started)
     inc_samples = inc.samples if inc.failure is None and inc.samples else list(incumbent.samples)
     if cand.failure is not None:
         fail = cand.failure
@@ -368,6 +357,29 @@ def _measure_one(
     experiments.record(repo, commit, fields, op=op, sign=True)
     value = statistics.median(cand.samples) if cand.samples and cand.failure is None else None
     return Outcome(commit, str(fields["status"]), str(fields["reason"]), value, parent)
+
+
+def _note_fields(
+    cfg: Config,
+    incumbent: experiments.Experiment,
+    parent: str,
+    description: str,
+    scope: str | None,
+    started: str,
+) -> dict[str, Any]:
+    """What every note `measure` writes says of where the commit stands and when."""
+    it = incumbent.iteration
+    return {
+        "run": incumbent.run,
+        "parent": parent,
+        "description": description,
+        "scope": scope,
+        "harness": harness(cfg),
+        "started": started,
+        "finished": utc_now(),
+        "source": "measure",
+        "iteration": it + 1 if it is not None else None,
+    }
 
 
 def _exact_value(exp: experiments.Experiment) -> float | None:
@@ -430,18 +442,7 @@ def _measure_exact(
         except _Failed:
             out = None
         guard = _guard(cfg, co) if out is not None else {"status": "skipped"}
-    it = incumbent.iteration
-    fields: dict[str, Any] = {
-        "run": incumbent.run,
-        "parent": parent,
-        "description": description,
-        "scope": scope,
-        "harness": harness(cfg),
-        "started": started,
-        "finished": utc_now(),
-        "source": "measure",
-        "iteration": it + 1 if it is not None else None,
-    }
+    fields = _note_fields(cfg, incumbent, parent, description, scope, started)
     stored = list(incumbent.samples)
     if out is None:
         fail = cand.failure
