@@ -339,16 +339,7 @@ def _measure_one(
             confidence=float(cfg.get("metric", "confidence")),
             **decision.change.fields(),
         )
-        if cand.secondary:
-            fields["metrics"] = cand.secondary
-        fields["guard"] = guard
-        if guard["status"] == "fail":
-            fields.update(
-                status="guard-fail",
-                reason=f"guard failed (exit {guard.get('exit_code')}); {decision.reason}",
-            )
-        else:
-            fields.update(status=decision.status, reason=decision.reason)
+        _decided(fields, cand, guard, decision.status, decision.reason)
         if inc.failure is not None:
             fields["reason"] += (
                 f"; the ancestor could not be re-run ({inc.failure.error}), its stored runs were used"
@@ -357,6 +348,18 @@ def _measure_one(
     experiments.record(repo, commit, fields, op=op, sign=True)
     value = statistics.median(cand.samples) if cand.samples and cand.failure is None else None
     return Outcome(commit, str(fields["status"]), str(fields["reason"]), value, parent)
+
+
+def _decided(
+    fields: dict[str, Any], cand: ArmRuns, guard: dict[str, Any], status: str, reason: str
+) -> None:
+    """A measured candidate's decision in its note: a failing guard overrules it."""
+    if cand.secondary:
+        fields["metrics"] = cand.secondary
+    fields["guard"] = guard
+    if guard["status"] == "fail":
+        status, reason = "guard-fail", f"guard failed (exit {guard.get('exit_code')}); {reason}"
+    fields.update(status=status, reason=reason)
 
 
 def _note_fields(
@@ -460,16 +463,7 @@ def _measure_exact(
             cfg, cand.samples, incumbent_samples=stored, **change.fields()
         )
         fields["decision"] = out.record()
-        if cand.secondary:
-            fields["metrics"] = cand.secondary
-        fields["guard"] = guard
-        if guard["status"] == "fail":
-            fields.update(
-                status="guard-fail",
-                reason=f"guard failed (exit {guard.get('exit_code')}); {reason}",
-            )
-        else:
-            fields.update(status="keep" if out.keep else "discard", reason=reason)
+        _decided(fields, cand, guard, "keep" if out.keep else "discard", reason)
     known = experiments.get(repo, commit)
     experiments.record(repo, commit, fields, op="update" if known else "create", sign=True)
     value_out = statistics.median(cand.samples) if out is not None else None
