@@ -79,7 +79,18 @@ def read(stream, size):
     return data
 
 
+def one_core():
+    """Both processes on one core (Linux): their values go back and forth 60,000 times, and
+    each hop to an idle second core waits for it to wake (3 s a run instead of 0.7)."""
+    if hasattr(os, "sched_setaffinity"):
+        try:
+            os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+        except OSError:
+            pass
+
+
 def score():
+    one_core()  # the child inherits it
     proc = subprocess.Popen(
         [sys.executable, os.path.abspath(__file__), "--child"],
         stdin=subprocess.PIPE,
