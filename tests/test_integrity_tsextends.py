@@ -76,11 +76,11 @@ CASES = {
     "chain": (
         {
             "tsconfig.json": '{"extends": "./configs/base.json"}',
-            "configs/base.json": '{"extends": "../shared/paths.json", "compilerOptions": {}}',
-            "shared/paths.json": PATHS.replace('".."', '"../"'),
+            "configs/base.json": '{"extends": "../common/paths.json", "compilerOptions": {}}',
+            "common/paths.json": PATHS.replace('".."', '"../"'),
         },
-        REDIRECT.format(file="shared/paths.json"),
-        "shared/paths.json (tsconfig.json extends it",
+        REDIRECT.format(file="common/paths.json"),
+        "common/paths.json (tsconfig.json extends it",
     ),
     "package": (  # resolved from node_modules, as `@tsconfig/node20` is
         {
