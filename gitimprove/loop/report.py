@@ -75,9 +75,9 @@ def run_report(repo: Repo, run: str | None = None) -> RunReport:
             sorted(loop_runs)[-1] if loop_runs else list(imported)[-1] if imported else MEASURED
         )
     if run == MEASURED and measured:
-        rows = experiments.run_experiments(repo, None)
+        rows = experiments.run_experiments(repo, None, every)
     elif run in loop_runs:
-        rows = experiments.run_experiments(repo, run)
+        rows = experiments.run_experiments(repo, run, every)
     elif run in imported:
         rows = imported[run]
     else:

@@ -150,9 +150,13 @@ def all_import_records(repo: Repo, tip: str | None = None) -> list[Experiment]:
     ]
 
 
-def run_experiments(repo: Repo, run: str | None) -> list[Experiment]:
+def run_experiments(
+    repo: Repo, run: str | None, every: list[Experiment] | None = None
+) -> list[Experiment]:
     """One run's experiments in (iteration, candidate) order; the baseline first. `None`:
-    the commits measured outside any loop (`init`'s baseline, `git improve measure`)."""
-    out = [e for e in all_experiments(repo) if (e.run or None) == run]
+    the commits measured outside any loop (`init`'s baseline, `git improve measure`).
+    `every`: the records already read (`all_experiments`), not read again."""
+    records = all_experiments(repo) if every is None else every
+    out = [e for e in records if (e.run or None) == run]
     out.sort(key=lambda e: (e.iteration if e.iteration is not None else -1, e.candidate))
     return out
