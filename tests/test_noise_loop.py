@@ -210,6 +210,10 @@ def test_every_number_shown_comes_from_the_note(tmp_repo: TmpRepo, tmp_path: Pat
     status = tmp_repo.cli("status").stdout
     last_keep = rows[1]
     assert f"best {last_keep['metric']['value']:.6g} at {last_keep['commit'][:10]}" in status
+    # the headline's change is the keep's own, as its note measured it (not the best level
+    # against the calibration's median, taken at another time)
+    kept = f"its keep measured {last_keep['metric']['delta_pct']:+.1f}%"
+    assert kept in status and kept in res.stdout, (status, res.stdout)
     lines = status.splitlines()
     table = [
         ln.split()

@@ -83,9 +83,13 @@ def check_run(repo: TmpRepo, n: int) -> tuple[list[dict], str]:
         )
         assert unit, row["reason"]
         assert float(unit[1]) == pytest.approx(abs(m["delta"]), rel=1e-3)
-        if straddles(*levels):
+        if straddles(m["value"], m["incumbent"]):
             assert m["delta_pct"] is None and not m.get("interval_pct"), m
             assert "%" not in row["reason"] and "levels reach 0" in row["reason"], row["reason"]
+        elif straddles(*levels):  # only the interval reaches 0: the change keeps its percent
+            assert m["delta_pct"] == pytest.approx(m["delta"] / abs(m["incumbent"]) * 100)
+            assert not m.get("interval_pct"), m
+            assert re.search(r"interval [0-9.e+-]+ to [0-9.e+-]+ ", row["reason"]), row["reason"]
         else:
             assert m["delta_pct"] == pytest.approx(m["delta"] / abs(m["incumbent"]) * 100)
             assert "%" in row["reason"], row["reason"]
@@ -118,20 +122,23 @@ def test_levels_across_zero_have_no_percent(
     last = next(x for x in out.splitlines() if x.startswith("best "))
     status = tmp_repo.cli("status").stdout
     best = next(x for x in status.splitlines() if x.startswith("best "))
-    base = float(re.search(r"baseline (\S+)", last)[1])  # type: ignore[index]
-    top = float(re.search(r"best (\S+?),", last)[1])  # type: ignore[index]
-    for line in (last, best):
-        if straddles(top, base):
+    keeps = [r["metric"] for r in rows if r["status"] == "keep"]
+    for line in (last, best):  # the keeps together, as their notes measured them
+        if any(k["delta_pct"] is None for k in keeps):
+            total = sum(k["delta"] for k in keeps)
             assert "%" not in line and "levels reach 0" in line, line
+            assert re.search(r"measured ([+-][0-9.e+-]+)", line)[1] == f"{total:+.4g}", line  # type: ignore[index]
         else:
-            assert re.search(r"\([+-][0-9.]+%\)", line), line
+            assert re.search(r"measured [+-][0-9.]+%", line), line
 
 
 def test_a_one_sided_metric_keeps_its_percent(tmp_repo: TmpRepo) -> None:
     project(tmp_repo, 100.0, [-10.0, 5.0], "lower", 0.0)
     rows, out = check_run(tmp_repo, 2)
     assert rows[0]["reason"].startswith("kept: 10.0% better (10 lower)"), rows[0]["reason"]
-    assert "best 90, baseline 100 (-10.0%)" in out
+    assert "best 90, baseline 100; its keep measured -10.0%; 1 of 2 attempts kept" in out
+    status = tmp_repo.cli("status").stdout
+    assert "baseline 100, lower is better; its keep measured -10.0%" in status, status
 
 
 @pytest.mark.slow

@@ -69,9 +69,13 @@ def render(event: Event) -> None:
         output.echo(f"stopped: {output.safe(event['reason'])}")
         best, base = event.get("best"), event.get("baseline")
         if isinstance(best, int | float) and isinstance(base, int | float):
-            change = wording.level_change_words(best, base)
+            changes = [(d, p) for d, p in event.get("kept_changes") or []]
+            if any(d is None for d, _ in changes):  # a keep recorded without its delta
+                kept = wording.level_change_words(best, base)
+            else:  # each keep as its note measured it (wording.kept_together)
+                kept = f"; {wording.kept_words(changes)}"
             output.echo(
-                f"best {best:.6g}, baseline {base:.6g}{change}; {event['keeps']} of {event['attempts']} attempts kept"
+                f"best {best:.6g}, baseline {base:.6g}{kept}; {event['keeps']} of {event['attempts']} attempts kept"
             )
         output.echo(
             f"kept experiments: branch improve/{event['run']}; every attempt: refs/improve/archive; records: refs/notes/improve"

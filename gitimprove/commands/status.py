@@ -5,7 +5,7 @@ import click
 from gitimprove import output
 from gitimprove.git.repo import open_repo
 from gitimprove.loop import wording
-from gitimprove.loop.report import MEASURED, run_report, sparkline
+from gitimprove.loop.report import MEASURED, RunReport, run_report, sparkline
 from gitimprove.state import views
 
 
@@ -28,6 +28,9 @@ def command(run_name: str | None, as_json: bool) -> None:
                 "best_commit": rep.best_commit,
                 "attempts": len(rep.attempts),
                 "kept": rep.kept,
+                # the keeps together, as their notes measured them (None: no keep, or a
+                # level reaching 0 / a run without decisions to follow)
+                "kept_change": _kept_change(rep),
                 "escalation": rep.escalation,
                 "cost_usd": rep.cost_usd,
             }
@@ -46,13 +49,28 @@ def command(run_name: str | None, as_json: bool) -> None:
             "higher is better, so no best is named"
         )
     elif rep.baseline is not None and rep.best is not None:
-        change = wording.level_change_words(rep.best, rep.baseline, 2)
-        output.echo(
-            f"best {rep.best:.6g} at {str(rep.best_commit)[:10]}, baseline {rep.baseline:.6g}{change}, {rep.direction} is better"
-        )
+        changes = rep.keep_changes
+        if rep.imported or rep.run == MEASURED or any(d is None for d, _ in changes):
+            # no chain of decisions to follow: the two levels, as their records hold them
+            change = wording.level_change_words(rep.best, rep.baseline, 2)
+            output.echo(
+                f"best {rep.best:.6g} at {str(rep.best_commit)[:10]}, baseline {rep.baseline:.6g}{change}, {rep.direction} is better"
+            )
+        else:  # a loop run: each keep as its note measured it (wording.kept_together)
+            output.echo(
+                f"best {rep.best:.6g} at {str(rep.best_commit)[:10]}, baseline {rep.baseline:.6g}, {rep.direction} is better; {wording.kept_words(changes)}"
+            )
     output.echo(
         f"{len(rep.attempts)} attempts, {rep.kept} kept; escalation level {rep.escalation}; agent cost ${rep.cost_usd:.2f}"
     )
     output.echo(f"kept: {sparkline(rep.kept_line)}")
     headers, cells = views.table_cells(rep.rows, rep.direction, last=10)
     output.write(output.table(headers, cells))
+
+
+def _kept_change(rep: RunReport) -> dict[str, float | None] | None:
+    changes = rep.keep_changes
+    if not changes or rep.imported or rep.run == MEASURED or any(d is None for d, _ in changes):
+        return None
+    delta, pct = wording.kept_together(changes)
+    return {"delta": delta, "pct": pct}

@@ -333,6 +333,7 @@ class Engine:
                 "baseline": summary.baseline,
                 "attempts": summary.attempts,
                 "keeps": summary.keeps,
+                "kept_changes": runs.keep_changes(summary.rows),
                 "checkouts": {k: COUNTS[k] - counted[k] for k in COUNTS},
             }
         )

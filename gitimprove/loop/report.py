@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from gitimprove.errors import GitImproveError
 from gitimprove.git.repo import Repo
-from gitimprove.loop.runs import latest_run, list_runs
+from gitimprove.loop.runs import keep_changes, latest_run, list_runs
 from gitimprove.state import experiments
 from gitimprove.state.record import Experiment
 
@@ -43,6 +43,11 @@ class RunReport:
     @property
     def kept(self) -> int:
         return sum(1 for r in self.attempts if r.is_keep)
+
+    @property
+    def keep_changes(self) -> list[tuple[float | None, float | None]]:
+        """Each keep's change as its note measured it, `(delta, delta_pct)`, in order."""
+        return keep_changes(self.attempts)
 
 
 def _imported_runs(repo: Repo) -> dict[str, list[Experiment]]:

@@ -88,6 +88,16 @@ class RunSummary:
     rows: list[Experiment] = field(default_factory=list)
 
 
+def keep_changes(rows: list[Experiment]) -> list[tuple[float | None, float | None]]:
+    """Each keep's change as its note measured it, `(delta, delta_pct)`, in order."""
+    out = []
+    for r in rows:
+        m = r.metric if r.is_keep else None
+        if m is not None:
+            out.append((m.delta, m.delta_pct))
+    return out
+
+
 def summarize(name: str, base: str, history: History, reason: str, direction: str) -> RunSummary:
     inc = history.incumbent()
     best = inc.value if inc is not None else None

@@ -32,15 +32,21 @@ class Change:
         incumbent: float,
         interval: tuple[float, float] | None = None,
     ) -> Change:
-        levels = [value] + ([incumbent + x for x in interval] if interval else [])
-        ratio = one_sign(incumbent, *levels)
+        # the change's percent needs its two levels on one side of 0; its interval's percent
+        # needs the interval's ends there too (a timing metric's interval may reach below 0
+        # seconds while every run was above: the change keeps its percent, the interval is
+        # stated in the unit)
+        ratio = one_sign(incumbent, value)
+        ends = [incumbent + x for x in interval] if interval else []
         return cls(
             value,
             incumbent,
             value - incumbent,
             _pct(value - incumbent, incumbent) if ratio else None,
             interval,
-            None if interval is None or not ratio else _pct_pair(interval, incumbent),
+            None
+            if not interval or not one_sign(incumbent, value, *ends)
+            else _pct_pair(interval, incumbent),
         )
 
     @classmethod
@@ -167,3 +173,38 @@ def level_change_words(value: float, base: float, digits: int = 1) -> str:
     if pct is None:
         return f" ({value - base:+.4g}; {NO_PERCENT})"
     return f" ({pct:+.{digits}f}%)"
+
+
+def kept_together(changes: list[tuple[float | None, float | None]]) -> tuple[float, float | None]:
+    """The keeps of a run taken together, as their notes measured each (`(delta,
+    delta_pct)` in order): the deltas summed, and the percents compounded when every keep
+    has one. Each keep was measured against incumbent runs beside its own, so this is what
+    the notes say; the best level against the baseline's calibration, two measurements taken
+    at different times, may differ from it on a noisy machine."""
+    total = sum(d or 0.0 for d, _ in changes)
+    pcts = [p for _, p in changes]
+    if not changes or any(p is None for p in pcts):
+        return total, None
+    ratio = 1.0
+    for p in pcts:
+        ratio *= 1.0 + (p or 0.0) / 100.0
+    return total, (ratio - 1.0) * 100.0
+
+
+def kept_words(changes: list[tuple[float | None, float | None]], shown: int = 5) -> str:
+    """ "the 2 keeps measured -32.0% together (-28.3%, -5.1%)", from the keeps' notes."""
+    if not changes:
+        return "no keep"
+    total, pct = kept_together(changes)
+
+    def one(d: float | None, p: float | None) -> str:
+        return f"{p:+.1f}%" if pct is not None and p is not None else f"{d or 0.0:+.4g}"
+
+    each = [one(d, p) for d, p in changes[:shown]]
+    if len(changes) > shown:
+        each.append(f"… {len(changes) - shown} more")
+    why = "" if pct is not None else f"; {NO_PERCENT}"
+    whole = f"{pct:+.1f}%" if pct is not None else f"{total:+.4g}"
+    if len(changes) == 1:
+        return f"its keep measured {whole}{why}"
+    return f"the {len(changes)} keeps measured {whole} together ({', '.join(each)}{why})"
