@@ -42,6 +42,12 @@ def test_best_candidate_wins_and_others_are_archived_with_reasons(
     assert by_cand[0]["confirmation"]["keep"] is True
     assert "won round 1" in by_cand[0]["reason"] and "confirmed" in by_cand[0]["reason"]
     assert "beaten by candidate 0" in by_cand[1]["reason"]
+    # no candidate but the winner is said to be kept: the round decides
+    for c in (1, 2, 3):
+        assert "kept" not in by_cand[c]["reason"], by_cand[c]["reason"]
+    assert by_cand[0]["reason"].count("kept") == 0, by_cand[0]["reason"]
+    pending = [e for e in events if e.get("status") == "pending"]
+    assert pending and all(e["reason"].startswith("beats the incumbent: ") for e in pending)
     assert "rank 3 of 3" in by_cand[2]["reason"]
     assert "crash" in by_cand[3]["reason"]
     # the branch holds only the winner; every candidate is in the archive

@@ -22,7 +22,7 @@ from gitimprove.errors import GitImproveError, corrupt_object
 from gitimprove.git import archive, strays, trees
 from gitimprove.git.checkout import Checkout
 from gitimprove.git.workspace import Hashed
-from gitimprove.loop import scope
+from gitimprove.loop import scope, wording
 from gitimprove.loop.agent_call import (
     AgentTampered,
     Workspace,
@@ -258,8 +258,10 @@ def decide(
     change, reason = report(ctx.rule, out)
     keep = out.keep
     status = ("keep-reworked" if rework else "keep") if keep else "discard"
-    if spec.tournament:
-        status = "pending" if keep else "discard"  # the round decides the winner
+    if spec.tournament:  # the round decides the winner: until then no candidate is "kept"
+        status = "pending" if keep else "discard"
+        if keep:
+            reason = f"beats the incumbent: {wording.verdict_free(reason)}"
     metric = metric_block(
         ctx.cfg,
         out.candidate,

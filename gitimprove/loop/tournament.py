@@ -10,7 +10,7 @@ from typing import Any
 
 from gitimprove import agents
 from gitimprove.git import strays
-from gitimprove.loop import ledger
+from gitimprove.loop import ledger, wording
 from gitimprove.loop.attempt import AttemptSpec, run_attempt
 from gitimprove.loop.context import Event, MetricFailed, RoundBudget, RunContext
 from gitimprove.loop.decide import report
@@ -156,13 +156,13 @@ def finalize(ctx: RunContext, iteration: int, incumbent: str, cands: list[Experi
             rework = e.decision.rework if e.decision else 0
             upd.update(
                 status="keep-reworked" if rework else "keep",
-                reason=f"won round {iteration} (rank 1 of {n}); {e.reason}; confirmed: {sentence}",
+                reason=f"won round {iteration} (rank 1 of {n}); {e.reason}; confirmed: {wording.verdict_free(sentence)}",
                 confirmation=confirmation,
             )
         elif winner_failed is not None and e is winner_failed:
             upd.update(
                 status="discard",
-                reason=f"won round {iteration} but failed the confirmation: {sentence}",
+                reason=f"won round {iteration} but failed the confirmation: {wording.verdict_free(sentence)}; {e.reason}",
                 confirmation=confirmation,
             )
         elif e in eligible:

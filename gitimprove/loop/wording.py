@@ -208,3 +208,13 @@ def kept_words(changes: list[tuple[float | None, float | None]], shown: int = 5)
     if len(changes) == 1:
         return f"its keep measured {whole}{why}"
     return f"the {len(changes)} keeps measured {whole} together ({', '.join(each)}{why})"
+
+
+def verdict_free(reason: str) -> str:
+    """A decision's sentence without its verdict ("kept: " / "discarded: "), for a
+    tournament candidate whose keep the round decides: a beaten candidate's note must not
+    say "kept"."""
+    for word in ("kept: ", "discarded: "):
+        if reason.startswith(word):
+            return reason[len(word) :]
+    return reason
