@@ -1,0 +1,239 @@
+"""The user's object store, watched around agent calls and measurements without the sandbox.
+
+An agent's clone borrows the repository's objects (`objects/info/alternates`), so without the
+sandbox the agent (and the code a measurement runs) can write `.git/objects` as the user can:
+overwrite a loose object with other bytes, zero part of a pack, delete packs or loose objects.
+Nothing of that is a ref or a config file, so the rest of the watch (git/watch.py) did not see
+it: the user's history was gone without a word, or a later read of one of the harness's own
+objects stopped the run with an internal error.
+
+`take` lists the store without reading it (a `stat` of every loose object and pack file; the
+object names of each pack's index, read once per pack), and `lost` tells what differs in a
+way git itself never makes:
+
+- a loose object or a pack file whose `lstat` moved is read again: a loose object must still
+  hash to its name, a pack must still end with the checksum of its bytes, the one its index
+  names (git rewrites neither; writing an object that exists only sets its times);
+- an object that is gone must be somewhere else in the store (`git gc` packs loose objects
+  and repacks packs), or be reachable from no ref (what `git gc` prunes).
+
+A pack rewritten with its checksums made again is caught only when one of its objects is read
+(git checks each object's hash then); the docs' "What `sandbox = "none"` cannot protect".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gitimprove.util import proc
+
+# what a loose object or a pack's index may be read to at most (a planted file of gigabytes)
+_MAX_LOOSE = 256 << 20
+_MAX_IDX = 1 << 30
+_SHOWN = 3  # objects named in a reason
+# a pack whose `lstat` moved is hashed whole up to this size; a larger one only has its end
+# compared with the checksum its index names (git sets a pack's times whenever an object it
+# holds is written again: hashing gigabytes then would cost seconds an attempt)
+_HASHED_PACK = 64 << 20
+
+
+def _stat_key(path: str) -> tuple[int, ...] | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return (st.st_mode, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+@dataclass(frozen=True)
+class Store:
+    """One look at an object folder: every loose object and pack file by its `lstat`."""
+
+    folder: Path
+    loose: dict[str, tuple[int, ...]] = field(default_factory=dict)  # object name -> lstat
+    packs: dict[str, tuple[int, ...]] = field(default_factory=dict)  # file name -> lstat
+
+
+# object names of a pack's index, by the index's path and `lstat` (an index is never rewritten)
+_IDX: dict[str, tuple[tuple[int, ...], list[str]]] = {}
+
+
+def take(folder: Path) -> Store:
+    """The store's listing; nothing is read but the index of a pack not seen before."""
+    loose: dict[str, tuple[int, ...]] = {}
+    packs: dict[str, tuple[int, ...]] = {}
+    try:
+        folders = [e for e in os.scandir(folder) if len(e.name) == 2 and _hex(e.name)]
+    except OSError:
+        return Store(folder)
+    for sub in folders:
+        try:
+            entries = list(os.scandir(sub.path))
+        except OSError:
+            continue
+        for entry in entries:
+            if _hex(entry.name) and len(entry.name) in (38, 62):
+                key = _stat_key(entry.path)
+                if key is not None:
+                    loose[sub.name + entry.name] = key
+    try:
+        pack_entries = list(os.scandir(folder / "pack"))
+    except OSError:
+        pack_entries = []
+    for entry in pack_entries:
+        if entry.name.startswith("pack-") and entry.name.endswith((".pack", ".idx")):
+            key = _stat_key(entry.path)
+            if key is not None:
+                packs[entry.name] = key
+                if entry.name.endswith(".idx"):
+                    _index_names(Path(entry.path), key)
+    return Store(folder, loose, packs)
+
+
+def _hex(name: str) -> bool:
+    return all(c in "0123456789abcdef" for c in name)
+
+
+def _index_names(path: Path, key: tuple[int, ...]) -> list[str]:
+    """The object names a pack index (version 2) lists; [] for what cannot be read."""
+    cached = _IDX.get(os.fspath(path))
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    names: list[str] = []
+    try:
+        if key[2] <= _MAX_IDX:
+            with open(path, "rb", buffering=0) as f:
+                data = f.read(_MAX_IDX)
+            names = _parse_index(data)
+    except OSError:
+        names = []
+    _IDX[os.fspath(path)] = (key, names)
+    return names
+
+
+def _parse_index(data: bytes) -> list[str]:
+    if len(data) < 8 + 1024 or data[:4] != b"\xfftOc" or data[4:8] != b"\0\0\0\x02":
+        return []
+    count = int.from_bytes(data[8 + 1020 : 8 + 1024], "big")
+    for size in (20, 32):  # SHA-1 or SHA-256: the index's length tells which
+        low = 8 + 1024 + count * (size + 8) + 2 * size
+        if low <= len(data) <= low + count * 8:
+            start = 8 + 1024
+            return [data[start + i * size : start + (i + 1) * size].hex() for i in range(count)]
+    return []
+
+
+def _loose_path(folder: Path, name: str) -> Path:
+    return folder / name[:2] / name[2:]
+
+
+def _loose_intact(folder: Path, name: str) -> bool:
+    """Does the loose object still hash to its name?"""
+    try:
+        with open(_loose_path(folder, name), "rb", buffering=0) as f:
+            raw = f.read(_MAX_LOOSE + 1)
+        if len(raw) > _MAX_LOOSE:
+            return False
+        data = zlib.decompress(raw)
+    except (OSError, zlib.error):
+        return False
+    algorithm = "sha1" if len(name) == 40 else "sha256"
+    return hashlib.new(algorithm, data).hexdigest() == name
+
+
+def _pack_intact(folder: Path, stem: str) -> bool:
+    """Does the pack still end with the checksum of its bytes, the one its index names?"""
+    pack, idx = folder / "pack" / f"{stem}.pack", folder / "pack" / f"{stem}.idx"
+    try:
+        with open(idx, "rb", buffering=0) as f:
+            f.seek(-64, os.SEEK_END)
+            tail = f.read()
+        with open(pack, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            for width, algorithm in ((20, "sha1"), (32, "sha256")):
+                named = tail[-2 * width : -width]
+                f.seek(size - width)
+                if f.read(width) != named:
+                    continue
+                if size > _HASHED_PACK:
+                    return True
+                digest = hashlib.new(algorithm)
+                f.seek(0)
+                left = size - width
+                while left > 0:
+                    chunk = f.read(min(left, 1 << 20))
+                    if not chunk:
+                        return False
+                    digest.update(chunk)
+                    left -= len(chunk)
+                return digest.digest() == named
+    except OSError:
+        return False
+    return False
+
+
+def lost(before: Store, after: Store, *, timeout: float = 60.0) -> list[str]:
+    """What git never does to an object store that happened between the two looks, each
+    named as `.git/objects/…` with the why; [] when the store is only added to, packed or
+    pruned of what no ref reaches."""
+    folder = after.folder
+    out: list[str] = []
+    damaged = [
+        n
+        for n, key in before.loose.items()
+        if n in after.loose and after.loose[n] != key and not _loose_intact(folder, n)
+    ]
+    if damaged:
+        shown = ", ".join(f"{n[:2]}/{n[2:]}" for n in damaged[:_SHOWN])
+        more = f" and {len(damaged) - _SHOWN} more" if len(damaged) > _SHOWN else ""
+        out.append(f".git/objects/{shown}{more} (rewritten: no longer what their names say)")
+    gone = [n for n in before.loose if n not in after.loose]
+    for name in sorted(before.packs):
+        if not name.endswith(".pack"):
+            continue
+        stem = name[: -len(".pack")]
+        moved = after.packs.get(name) != before.packs[name]
+        moved = moved or after.packs.get(stem + ".idx") != before.packs.get(stem + ".idx")
+        if not moved:
+            continue
+        if name in after.packs and not _pack_intact(folder, stem):
+            out.append(
+                f".git/objects/pack/{name} (rewritten: its bytes no longer match its checksum)"
+            )
+        key = before.packs.get(stem + ".idx")
+        if key is not None:
+            gone += _index_names(folder / "pack" / f"{stem}.idx", key)
+    missing = _missing(folder, gone, timeout) if gone else []
+    if missing:
+        shown = ", ".join(missing[:_SHOWN])
+        more = f" and {len(missing) - _SHOWN} more" if len(missing) > _SHOWN else ""
+        out.append(f".git/objects ({len(missing)} objects your refs reach are gone: {shown}{more})")
+    return out
+
+
+def _missing(folder: Path, names: list[str], timeout: float) -> list[str]:
+    """Of `names`, those the store no longer holds and some ref still reaches (`git gc`
+    prunes only what none does): what the user lost."""
+    import pygit2
+
+    try:
+        odb = pygit2.Odb(os.fspath(folder))
+        absent = {n for n in names if not odb.exists(n)}
+    except (pygit2.GitError, ValueError, OSError):
+        absent = set(names)
+    if not absent:
+        return []
+    git_dir = folder.parent
+    got = proc.git(
+        ["--git-dir", os.fspath(git_dir), "rev-list", "--objects", "--all", "--missing=print"],
+        timeout=timeout,
+        isolated=True,
+    )
+    if got.returncode != 0 or got.timed_out:
+        return sorted(absent)  # the walk itself failed (on what is gone: a ref's own commit)
+    reached = {line[1:].split(" ", 1)[0] for line in got.stdout.splitlines() if line[:1] == "?"}
+    return sorted(absent & reached)
