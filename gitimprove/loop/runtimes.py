@@ -45,6 +45,7 @@ that writes one is tampering.
 from __future__ import annotations
 
 import json
+import os
 import posixpath
 import re
 import tomllib
@@ -418,6 +419,38 @@ def ts_extended(
                     if not each.endswith("/package.json") and read(each) is not None:
                         todo.append((each, root))
     return out
+
+
+def outside_extends(configs: Iterable[str], read: Callable[[str], bytes | None]) -> list[str]:
+    """The files outside the repository that the TypeScript configs `configs` (of the tree,
+    read through `read`) extend by absolute name (`"extends": "/srv/ts/base.json"`), and
+    those these extend in turn: TypeScript applies their `paths` and `baseUrl` as the
+    config's own, so an agent without the sandbox that rewrites one sends a sealed
+    benchmark's import to its own file. Each as written and with `.json` added (TypeScript
+    takes the first that exists); outside files are read without following a FIFO, 8 MB at
+    most, 100 at most."""
+    out: dict[str, None] = {}
+    todo = [spec for config in configs for spec in _extends_specs(read(config))]
+    while todo and len(out) < 100:
+        spec = todo.pop()
+        if not spec.startswith("/"):
+            continue
+        for place in (spec, f"{spec}.json") if not spec.endswith(".json") else (spec,):
+            if place in out:
+                continue
+            out[place] = None
+            todo += _extends_specs(_read_outside(place))
+    return list(out)
+
+
+def _read_outside(path: str) -> bytes | None:
+    from gitimprove.util.files import open_state
+
+    try:
+        with os.fdopen(open_state(os.path.realpath(path)), "rb") as f:
+            return f.read(8_000_000)
+    except OSError:  # NotAFile too: a FIFO, a folder
+        return None
 
 
 _JSONC = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/|,(?=\s*[}\]])', re.DOTALL)
