@@ -128,6 +128,10 @@ _FOLDERS = {
     "testdata": "go test runs a package's tests in its folder, where they read their "
     "fixtures and golden files from testdata/",
 }
+# the folder of `node_modules` where babel-loader, webpack's plugins, eslint-loader, ava and
+# nyc keep their caches (`find-cache-dir`): an honest metric run writes it, and Node resolves
+# no module from it (no package is named `.cache`: npm refuses a name that starts with a dot)
+_NODE_CACHES = frozenset({".cache"})
 # files that take the place of one of their folder when new: make reads GNUmakefile, then
 # makefile, then Makefile; cargo builds and runs a build.rs beside Cargo.toml
 _NEW = {
@@ -195,7 +199,9 @@ def why_runtime(path: str, new: bool) -> tuple[str, str] | None:
     loads `path` without its name being on the command line; `new`: the run's base lacks it."""
     parts = path.split("/")
     name = parts[-1]
-    for part in parts[:-1]:
+    for i, part in enumerate(parts[:-1]):
+        if part == "node_modules" and parts[i + 1] in _NODE_CACHES:
+            break  # the tools' own cache: no module is resolved from there
         if part in _FOLDERS:
             return _FOLDERS[part], part
     if name in _FILES:
