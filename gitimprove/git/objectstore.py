@@ -29,6 +29,7 @@ import os
 import struct
 import sys
 import threading
+import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -129,6 +130,10 @@ class _Watch:
 
 
 _WATCHES: dict[str, _Watch | None] = {}
+# each object folder's entries by the folder's inode and times (adding, removing or renaming an
+# entry moves them), kept once they are older than the clock's tick could blur
+_LISTED: dict[str, tuple[tuple[int, int, int], dict[str, tuple[int, ...]]]] = {}
+_SETTLED_NS = 200_000_000
 
 
 def take(folder: Path) -> Store:
@@ -151,23 +156,38 @@ def _take(folder: Path, watch: _Watch | None) -> Store:
     except OSError:
         return Store(folder)
     watched = watch is not None
+    settled = time.time_ns() - _SETTLED_NS
     for sub in folders:
         # watched before listed: a write after the listing is an event
         if watch is not None and not watch.add(sub.path, sub.name):
             watched = False
+        if watch is not None:
+            try:
+                st = sub.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            key = (st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+            cached = _LISTED.get(sub.path)
+            if cached is not None and cached[0] == key:
+                loose.update(cached[1])  # no entry added, removed or renamed since
+                continue
         try:
             entries = list(os.scandir(sub.path))
         except OSError:
             continue
+        found_here: dict[str, tuple[int, ...]] = {}
         for entry in entries:
             if not (_hex(entry.name) and len(entry.name) in (38, 62)):
                 continue
             if watch is not None:
-                loose[sub.name + entry.name] = (entry.inode(),)
+                found_here[sub.name + entry.name] = (entry.inode(),)
             else:
                 found = _stat_key(entry.path)
                 if found is not None:
-                    loose[sub.name + entry.name] = found
+                    found_here[sub.name + entry.name] = found
+        loose.update(found_here)
+        if watch is not None and max(st.st_mtime_ns, st.st_ctime_ns) < settled:
+            _LISTED[sub.path] = (key, found_here)
     try:
         pack_entries = list(os.scandir(folder / "pack"))
     except OSError:
