@@ -789,7 +789,10 @@ def measured_paths(
     `tests/**` and `benches/**`)."""
     metrics, guards = script_commands(metric, read), script_commands(guard, read)
     named = named_paths([*metrics, *guards], kind)
-    named += [p for c in [*metrics, *guards] for p in build_files(c, kind)]
+    built = [p for c in [*metrics, *guards] for p in build_files(c, kind)]
+    named += built
+    if read is not None:
+        named += [p for b in built for p in recipe_mains(b, kind, read)]
     for commands in (metrics, guards):
         text = " ".join(commands)
         if named_paths(commands, kind):
@@ -800,6 +803,35 @@ def measured_paths(
             ):
                 named += [f"{d}/**" for d in folders if kind(d) == "folder"]
     return list(dict.fromkeys(named))
+
+
+# a source file a make file or CMakeLists.txt names (a prerequisite, a recipe's compiler
+# call, `add_executable`): its path relative to the build file's folder
+_RECIPE_SOURCE = re.compile(
+    r"(?<![\w./$-])((?:[\w.+-]+/)*[\w.+-]+\.(?:c|cc|cpp|cxx|m|mm|java|kt))\b"
+)
+_MAIN = re.compile(rb"\b(?:int|void)\s+main\s*\(|\bstatic\s+void\s+main\s*\(|\bfun\s+main\s*\(")
+
+
+def recipe_mains(
+    build_file: str, kind: Callable[[str], str | None], read: Callable[[str], bytes | None]
+) -> list[str]:
+    """The sources of the tree that the build file `build_file` names and that hold a
+    `main`: the benchmark's (or the tests') driver a recipe compiles (`cc -O2 tools/perf.c
+    src/calc.c -o perf`), as much what prints the number as the recipe itself. The library
+    it links (`src/calc.c`, no `main`) is the code under test: not named."""
+    data = read(build_file)
+    if not data:
+        return []
+    folder = posixpath.dirname(build_file)
+    out: dict[str, None] = {}
+    for name in _RECIPE_SOURCE.findall(data[:1_000_000].decode("utf-8", "replace")):
+        path = posixpath.normpath(posixpath.join(folder, name))
+        if path.startswith("../") or kind(path) != "file":
+            continue
+        if _MAIN.search(read(path) or b""):
+            out[path] = None
+    return list(out)
 
 
 # what a word of a command ends with when it names a program or script to run
