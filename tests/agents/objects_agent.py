@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """An agent that reaches the user's object store (its workspace's clone borrows it): in round 1
-it rewrites or deletes what `argv[1]` names — a loose object (`argv[2]`), every pack — or, the
+it rewrites, deletes or forges what `argv[1]` names — a loose object (`argv[2]`), every pack,
+a new pack holding other bytes under that object's name — or, the
 honest control, packs and prunes the store as `git gc` does; every round lowers
 src/value.txt. In the sandbox the repository is hidden: nothing is found to write."""
 
@@ -44,6 +45,28 @@ elif attack == "pack-delete":
     for pack in packs:
         pack.unlink()
         pack.with_suffix(".idx").unlink()
+elif attack == "pack-forge":  # a new pack: other bytes under the blob's name, read first
+    import hashlib
+    import struct
+    import zlib
+
+    content = b"forged history\n"
+    size, first, header = len(content) >> 4, (3 << 4) | (len(content) & 0x0F), bytearray()
+    while size:
+        header.append(first | 0x80)
+        first, size = size & 0x7F, size >> 7
+    header.append(first)
+    entry = bytes(header) + zlib.compress(content)
+    pack = b"PACK" + struct.pack(">II", 2, 1) + entry
+    pack += hashlib.sha1(pack).digest()
+    oid = bytes.fromhex(name)
+    fanout = b"".join(struct.pack(">I", 1 if i >= oid[0] else 0) for i in range(256))
+    idx = b"\xfftOc" + struct.pack(">I", 2) + fanout + oid
+    idx += struct.pack(">II", zlib.crc32(entry), 12) + pack[-20:]
+    idx += hashlib.sha1(idx).digest()
+    stem = objects / "pack" / f"pack-{pack[-20:].hex()}"
+    stem.with_suffix(".pack").write_bytes(pack)
+    stem.with_suffix(".idx").write_bytes(idx)
 elif attack == "gc":  # what the user's own git does: nothing reachable is lost
     cmd = ["git", f"--git-dir={git_dir}", "gc", "-q", "--prune=now"]
     subprocess.run(cmd, check=True)
