@@ -26,6 +26,7 @@ STOPS = {
     "pack-zero": ("its bytes no longer match its checksum", True),
     "pack-delete": ("objects your refs reach are gone", True),
     "pack-forge": ("a new pack whose objects are not what their names say", True),
+    "pack-to-loose": ("written anew: no longer what their names say", True),
 }
 
 
@@ -61,7 +62,10 @@ def test_a_damaged_or_removed_object_of_the_user_stops_the_run(
     if not packed:
         assert f"{target[:2]}/{target[2:]}" in res.stderr or target in res.stderr, res.stderr
     assert _fsck(tmp_repo).returncode != 0  # the loss is real: the harness named it
-    if attack == "pack-forge":  # what the user's git now shows for their own file
+    if attack in (
+        "pack-forge",
+        "pack-to-loose",
+    ):  # what the user's git now shows for their own file
         shown = tmp_repo.git("cat-file", "-p", target)
         assert "forged history" in shown, shown
     assert all(r["status"] != "keep" for r in run_rows(tmp_repo, "h")[1:] if r["iteration"] == 1)

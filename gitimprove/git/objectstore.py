@@ -321,6 +321,16 @@ def lost(before: Store, after: Store, *, timeout: float = 60.0) -> list[str]:
         key = before.packs.get(stem + ".idx")
         if key is not None:
             gone += _index_names(folder / "pack" / f"{stem}.idx", key)
+    # a gone object found again as a new loose one (the pack holding it deleted, other bytes
+    # written under its name): read, as a rewritten one is
+    forged = sorted(
+        n for n in set(gone) if n in after.loose and n not in before.loose
+        and not _loose_intact(folder, n)
+    )  # fmt: skip
+    if forged:
+        shown = ", ".join(f"{n[:2]}/{n[2:]}" for n in forged[:_SHOWN])
+        more = f" and {len(forged) - _SHOWN} more" if len(forged) > _SHOWN else ""
+        out.append(f".git/objects/{shown}{more} (written anew: no longer what their names say)")
     for name in sorted(set(after.packs) - set(before.packs)):
         if name.endswith(".pack") and not _new_pack_sound(folder, name, after.packs[name], timeout):
             out.append(

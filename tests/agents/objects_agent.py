@@ -41,6 +41,14 @@ elif attack == "pack-zero":  # the same size, some bytes zeroed in place
         with open(pack, "r+b") as f:
             f.seek(pack.stat().st_size // 2)
             f.write(b"\0" * 32)
+elif attack == "pack-to-loose":  # the packs deleted, other bytes loose under the blob's name
+    import zlib
+
+    for pack in packs:
+        pack.unlink()
+        pack.with_suffix(".idx").unlink()
+    loose.parent.mkdir(exist_ok=True)
+    loose.write_bytes(zlib.compress(b"blob 15\0forged history\n"))
 elif attack == "pack-delete":
     for pack in packs:
         pack.unlink()
