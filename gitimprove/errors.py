@@ -93,6 +93,14 @@ def from_environment(exc: BaseException) -> GitImproveError | None:
             "(something outside git wrote it, e.g. an agent without a sandbox)",
             hint="`git improve doctor --repair` moves it aside, then run the command again",
         )
+    damaged = damaged_object(exc)
+    if damaged is not None:
+        return GitImproveError(
+            f"the object {damaged} of your repository is missing or damaged (something "
+            "outside git removed or rewrote it, e.g. an agent without a sandbox)",
+            hint="`git fsck` names what is damaged or missing; restore it from another clone or "
+            f"a backup, then {again()}",
+        )
     reason = next((w for w in _REFUSED_WRITES if w in text), None)
     if reason is None:
         return None
@@ -112,3 +120,37 @@ def corrupt_object(exc: BaseException) -> str | None:
         return None
     name = text.split(":", 1)[0].strip()
     return name if len(name) in (40, 64) and all(c in "0123456789abcdef" for c in name) else None
+
+
+# what libgit2 says when an object it must read is gone or its bytes are not an object
+_DAMAGED = (
+    "failed to inflate",
+    "object not found",
+    "failed to parse",
+    "corrupt",
+    "packfile",
+    "bad object",
+    "invalid object",
+)
+
+
+def damaged_object(exc: BaseException) -> str | None:
+    """The name of an object the repository no longer holds whole — a `KeyError` naming it
+    (pygit2's "not found") or libgit2's error reading it; None otherwise."""
+    if isinstance(exc, KeyError) and len(exc.args) == 1 and isinstance(exc.args[0], str):
+        name = exc.args[0]
+        return name if _is_name(name) else None
+    if type(exc).__name__ != "GitError":
+        return None
+    text = str(exc)
+    lowered = text.lower()
+    if not any(w in lowered for w in _DAMAGED):
+        return None
+    import re
+
+    found = re.search(r"\b(?:[0-9a-f]{64}|[0-9a-f]{40})\b", text)
+    return found.group(0) if found else f"named nowhere ({text[:200]})"
+
+
+def _is_name(name: str) -> bool:
+    return len(name) in (40, 64) and all(c in "0123456789abcdef" for c in name)

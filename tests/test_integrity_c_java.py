@@ -161,6 +161,65 @@ def test_init_seals_the_make_file_of_make_bench(
     assert json.dumps(rows[1]).count("Makefile") >= 1, rows
 
 
+PERF_MAKEFILE = """.PHONY: bench
+bench:
+\t@cc -O0 -Iinclude -o perf.out tools/perf.c src/calc.c && ./perf.out
+"""
+
+
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_init_seals_the_benchmark_source_a_recipe_compiles(
+    tmp_repo: TmpRepo, tmp_path: Path, sandbox: str
+) -> None:
+    """The benchmark's driver is `tools/perf.c` (its `main`), compiled by the make file's
+    recipe and named nowhere else: `git improve init` sealed the make file alone, and an
+    agent that made `tools/perf.c` print `METRIC score=1` was kept. The library it links
+    (`src/calc.c`, no `main`) is the code under test and stays open."""
+    files = {k: v for k, v in FILES.items() if k in ("include/calc.h", "src/calc.c")}
+    files["tools/perf.c"] = FILES["bench/bench.c"]
+    files["Makefile"] = PERF_MAKEFILE
+    tmp_repo.commit("code", files)
+    res = tmp_repo.cli(
+        "init", "--metric", "make -s bench", "--direction", "lower", "--agent", "command",
+        "--yes", "--json",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stdout + res.stderr
+    config = (tmp_repo.path / ".gitimprove.toml").read_text()
+    assert '"tools/perf.c"' in config and '"src/calc.c"' not in config, config
+    script = tmp_path / "agent.sh"
+    script.write_text(
+        "#!/bin/sh\ncat > tools/perf.c <<'EOF'\n#include <stdio.h>\n"
+        'int main(void) { puts("METRIC score=1"); return 0; }\nEOF\n'
+    )
+    script.chmod(0o755)
+    config = config.replace('name = "command"', f'name = "command"\ncommand = "{script}"')
+    config = config.replace('sandbox = "auto"', f'sandbox = "{sandbox}"')
+    tmp_repo.commit("configure", {".gitimprove.toml": config})
+    res = tmp_repo.cli("run", "--run", "t", "-n", "1")
+    assert res.returncode == 0, res.stdout + res.stderr
+    rows = run_rows(tmp_repo, "t")
+    assert [r["status"] for r in rows] == ["baseline", "sealed"], rows
+    assert "tools/perf.c" in json.dumps(rows[1]), rows
+
+
+def test_a_run_names_an_unsealed_benchmark_source_its_recipe_compiles() -> None:
+    from gitimprove.loop.inprocess import unsealed_named
+
+    files = {
+        "Makefile": PERF_MAKEFILE.encode(),
+        "tools/perf.c": FILES["bench/bench.c"].encode(),
+        "src/calc.c": FILES["src/calc.c"].encode(),
+        "CMakeLists.txt": b"add_executable(perf tools/perf.c src/calc.c)\n",
+    }
+    got = unsealed_named("make -s bench", "", list(files), ["Makefile"], files.get)
+    assert got == ["tools/perf.c"], got
+    got = unsealed_named("cmake --build b && ./b/perf", "", list(files), ["CMakeLists.txt"],
+                         files.get)  # fmt: skip
+    assert got == ["tools/perf.c"], got
+    assert unsealed_named("make -s bench", "", list(files), ["Makefile", "tools/perf.c"],
+                          files.get) == []  # fmt: skip
+
+
 # Java: a javac-built benchmark and a plain `java` test runner
 needs_java = pytest.mark.skipif(
     shutil.which("javac") is None or shutil.which("java") is None, reason="javac is missing"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -128,3 +129,55 @@ def test_a_driver_configured_after_a_status_is_blanked_in_the_next(
     status, stuck = work_tree_status(repo, repo / ".git")
     assert stuck == [] and status == b""
     assert not ran.exists(), ran.read_text()
+
+
+def test_nor_when_your_environment_names_a_git_config_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`GIT_CONFIG` (read by `git config` alone) made the look for drivers read that file in
+    place of `.git/config`: the driver planted there was missed, and `git status` ran it."""
+    repo = _repo(tmp_path / "r", {"a.txt": "a\n"})
+    ran = tmp_path / "ran"
+    _arm(repo / ".git" / "config", repo / ".git" / "info", ran, "clean")
+    own = tmp_path / "mine.gitconfig"
+    own.write_text("[user]\n\tname = me\n")
+    monkeypatch.setenv("GIT_CONFIG", str(own))
+    _touch_all(repo)
+    status, stuck = work_tree_status(repo, repo / ".git")
+    assert stuck == [] and status == b""
+    assert not ran.exists(), ran.read_text()
+
+
+# an agent without the sandbox: a driver in the user's `.git/config` (written with `--file`:
+# its own `git config` would write the file GIT_CONFIG names), `filter=` for every path, and
+# the tracked files' times moved, so that the harness's status hashes them again
+LOOP_AGENT = """import os, pathlib, subprocess, sys
+pathlib.Path("src/value.txt").write_text(str(90 - int(os.environ["GITIMPROVE_ITERATION"])))
+if os.environ["GITIMPROVE_ITERATION"] == "2":
+    repo = next(p.parent for p in pathlib.Path.cwd().parents if p.name == ".git")
+    command = f"sh -c 'echo ran >> {sys.argv[1]}; cat'"
+    config = repo / ".git" / "config"
+    subprocess.run(["git", "config", "--file", str(config), "filter.evil.clean", command])
+    (repo / ".git" / "info").mkdir(exist_ok=True)
+    (repo / ".git" / "info" / "attributes").write_text("* filter=evil\\n")
+    for f in repo.iterdir():
+        if f.is_file():
+            t = f.stat().st_mtime - 100
+            os.utime(f, (t, t))
+"""
+
+
+def test_a_run_with_git_config_set_runs_no_driver_the_agent_plants(tmp_path: Path) -> None:
+    from tests.conftest import TmpRepo
+    from tests.loop_helpers import run_rows, value_project
+
+    repo = TmpRepo(_repo(tmp_path / "r", {"README.txt": "r\n"}))
+    agent, ran = tmp_path / "agent.py", tmp_path / "ran"
+    agent.write_text(LOOP_AGENT)
+    value_project(repo, f"{sys.executable} {agent} {ran}")
+    own = tmp_path / "mine.gitconfig"
+    own.write_text("[user]\n\tname = me\n")
+    res = repo.cli("run", "--run", "h", "-n", "3", env={"GIT_CONFIG": str(own)})
+    assert res.returncode == 1 and ".git/config" in res.stderr, res.stderr
+    assert not ran.exists(), "the harness ran the agent's filter: " + ran.read_text()
+    assert [r["status"] for r in run_rows(repo, "h")] == ["baseline", "keep", "tampered"]

@@ -41,6 +41,14 @@ GO = {
     "cmd/own/helper.go": b"package main\n\nfunc helper() {}\n",
 }
 CALC = ["calc/calc.go", "calc/extra.go"]
+# the same packages in a folder of the repository: a Cargo workspace's member, a Go module
+WORKSPACE = b'[workspace]\nmembers = ["crates/*"]\n'
+RUST_SUB = {"Cargo.toml": WORKSPACE, **{f"crates/calc/{k}": v for k, v in RUST.items()}}
+RUST_SUB["crates/other/Cargo.toml"] = CARGO.replace(b"my-crate", b"other")
+RUST_SUB["crates/other/src/lib.rs"] = b"pub fn o() {}\n"
+GO_SUB = {f"svc/{k}": v for k, v in GO.items()}
+SUB_CALC = [f"svc/{f}" for f in CALC]
+SUB_LIB = ["crates/calc/src/fast.rs", "crates/calc/src/lib.rs"]
 
 
 @pytest.mark.parametrize(
@@ -77,6 +85,24 @@ CALC = ["calc/calc.go", "calc/extra.go"]
         ("go run ./cmd/bench", GO, ["cmd/bench/main.go", *CALC], ["**"], None),
         ("go run ./cmd/bench", GO, [], ["**"], None),
         ("go build ./...", GO, ["cmd/bench/main.go"], ["**"], None),
+        # the package in a folder: `cd`, `go -C`, `--manifest-path`, a workspace member
+        ("go -C svc run ./cmd/bench", GO_SUB, ["svc/cmd/bench/main.go"], ["svc/calc/**"],
+         ("svc/cmd/bench/main.go", SUB_CALC)),
+        ("cd svc && go run ./cmd/bench", GO_SUB, ["svc/cmd/bench/main.go"], ["**"],
+         ("svc/cmd/bench/main.go", SUB_CALC)),
+        ("go -C=svc test -p 2 -bench . ./calc", GO_SUB, ["svc/calc/calc_test.go"], ["**"],
+         ("svc/calc/calc_test.go", SUB_CALC)),
+        ("cargo bench", RUST_SUB, ["crates/calc/benches/main.rs"], ["crates/*/src/**"],
+         ("crates/calc/benches/main.rs", SUB_LIB)),
+        ("cargo bench -p my-crate", RUST_SUB, ["crates/calc/benches/main.rs"], ["**"],
+         ("crates/calc/benches/main.rs", SUB_LIB)),
+        ("cargo bench -p other", RUST_SUB, ["crates/calc/benches/main.rs"], ["**"], None),
+        ("cargo bench --manifest-path crates/calc/Cargo.toml", {**RUST_SUB, "Cargo.toml": b""},
+         ["crates/calc/benches/main.rs"], ["**"], ("crates/calc/benches/main.rs", SUB_LIB)),
+        ("cd crates/calc && cargo run", RUST_SUB, ["crates/calc/src/main.rs"], ["**"],
+         ("crates/calc/src/main.rs", SUB_LIB)),
+        ("cargo bench", RUST_SUB, ["crates/calc/benches/main.rs"], ["crates/other/**"], None),
+        ("cd /tmp && go run ./cmd/bench", GO_SUB, ["svc/cmd/bench/main.go"], ["**"], None),
     ],
 )  # fmt: skip
 def test_which_sealed_rust_or_go_benchmark_links_mutable_code(

@@ -18,6 +18,7 @@ import pytest
 from gitimprove.loop.implicit import implicit_changes
 from gitimprove.loop.runtimes import ts_extended
 from tests.conftest import TmpRepo
+from tests.loop_helpers import run_rows
 from tests.test_integrity_runtimes import SANDBOXES, needs_node, one_attempt, project
 
 # the sealed benchmark: resolves `@lib/value` through tsconfig.json's extends chain
@@ -306,4 +307,70 @@ def test_an_extends_through_a_symbolic_link_reaches_the_file_it_leads_to(tmp_rep
     assert reached["configs/real.json"] == "jsconfig.json", reached
     assert trees.real_path(repo, trees.tree_of(repo, commit), "node_modules/@acme/cfg/x") == (
         "packages/cfg/x"
+    )
+
+
+# the sealed benchmark of the absolute case: `@lib/value` through the chain's `paths` when one
+# is set, `src/lib/value.txt` otherwise; an absolute `extends` is a file outside the tree
+BENCH_OUTSIDE = r"""const fs = require("fs"), path = require("path");
+function load(p) {
+  const doc = JSON.parse(fs.readFileSync(p, "utf8"));
+  const opts = {};
+  for (const e of [].concat(doc.extends || [])) {
+    const f = fs.existsSync(e) ? e : e + ".json";
+    Object.assign(opts, load(path.isAbsolute(f) ? f : path.join(path.dirname(p), f)));
+  }
+  const own = doc.compilerOptions || {};
+  if (own.baseUrl !== undefined) opts.baseUrl = path.resolve(path.dirname(p), own.baseUrl);
+  if (own.paths !== undefined) { opts.paths = own.paths; opts.pathsFrom = opts.baseUrl || path.dirname(p); }
+  return opts;
+}
+const o = load("tsconfig.json");
+const file = o.paths ? path.resolve(o.pathsFrom, o.paths["@lib/*"][0].replace("*", "value.txt"))
+  : "src/lib/value.txt";
+console.log(`METRIC score=${parseFloat(fs.readFileSync(file, "utf8"))}`);
+"""
+
+
+@needs_node
+@pytest.mark.parametrize("spelled", ["/base.json", "/base"])
+def test_a_tsconfig_extending_a_file_outside_the_repository_by_absolute_name(
+    tmp_repo: TmpRepo,
+    tmp_path,
+    spelled: str,  # type: ignore[no-untyped-def]
+) -> None:
+    """The file is outside the tree, so no scope judges it; without the sandbox an agent gave
+    it `paths` sending the sealed benchmark's import to a file of its own (kept at 1 against
+    100). It is watched as a file the metric command names: the attempt is `tampered`, the
+    run stops naming it."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    base = shared / "base.json"
+    base.write_text('{"compilerOptions": {"strict": true}}\n')
+    evil = tmp_path / "evil"
+    agent = (
+        f"mkdir -p {evil} && echo 1 > {evil}/value.txt\n"
+        f'echo \'{{"compilerOptions": {{"baseUrl": "{evil}", "paths": {{"@lib/*": ["*"]}}}}}}\''
+        f" > {base}\necho note > src/note.txt\n"
+    )
+    project(
+        tmp_repo,
+        tmp_path,
+        metric="node bench.js",
+        files={
+            "bench.js": BENCH_OUTSIDE,
+            "src/lib/value.txt": "100\n",
+            "tsconfig.json": json.dumps({"extends": f"{shared}{spelled}"}),
+        },
+        sealed='"bench.js", "src/lib/**", "tsconfig.json"',
+        agent=agent,
+        sandbox="none",
+    )
+    res = tmp_repo.cli("run", "--run", "t", "-n", "2")
+    assert res.returncode == 1, (res.stdout, res.stderr)
+    assert str(base) in res.stderr and "stopped" in res.stderr, res.stderr
+    rows = run_rows(tmp_repo, "t")
+    assert [r["status"] for r in rows] == ["baseline", "tampered"], rows
+    assert tmp_repo.git("rev-parse", "improve/t") == tmp_repo.git(
+        "rev-parse", "refs/improve/runs/t/base"
     )

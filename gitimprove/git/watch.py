@@ -28,6 +28,7 @@ import fnmatch
 import hashlib
 import json
 import os
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +36,7 @@ from pathlib import Path
 import pygit2
 
 from gitimprove.errors import GitImproveError
-from gitimprove.git import gitfiles, refs, witness
+from gitimprove.git import gitfiles, objectstore, refs, witness
 from gitimprove.git.repo import RefMoved, Repo, update_refs
 from gitimprove.git.status import work_tree_status
 from gitimprove.util import inodes, written
@@ -111,8 +112,48 @@ def _git_dir_states(common: Path, out: dict[str, str | None]) -> None:
             if entry.is_dir(follow_symlinks=False):
                 out[f".git/{rel}/"] = "folder"
                 todo.append((rel + "/", Path(entry.path)))
+            elif _is_reflog(rel):
+                out[f".git/{rel}"] = _reflog_state(Path(entry.path))
             else:
                 out[f".git/{rel}"] = _file_state(Path(entry.path))
+
+
+def _is_reflog(rel: str) -> bool:
+    return rel.startswith("logs/") or (rel.startswith("worktrees/") and "/logs/" in rel)
+
+
+# a reflog's content digest by its `lstat`: `git gc` (`reflog expire`) writes every reflog
+# anew, the same lines in a new file less those past `gc.reflogExpire`; read again only when
+# the `lstat` moved. The lines of each digest seen, for a reflog up to `_KEPT_REFLOG` bytes.
+_REFLOGS: dict[str, tuple[str, str]] = {}
+_REFLOG_LINES: dict[str, list[bytes]] = {}
+_MAX_REFLOG = 64 << 20
+_KEPT_REFLOG = 1 << 20
+
+
+def _reflog_state(path: Path) -> str | None:
+    """`_file_state` and, for a regular file within bounds, the digest of its bytes."""
+    state = _file_state(path)
+    if state is None or state.startswith("link:"):
+        return state
+    key = os.fspath(path)
+    cached = _REFLOGS.get(key)
+    if cached is not None and cached[0] == state:
+        return f"{state}:{cached[1]}"
+    digest = "-"
+    try:
+        if int(state.split(":")[1]) <= _MAX_REFLOG:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            with os.fdopen(fd, "rb") as f:
+                if stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                    data = f.read(_MAX_REFLOG)
+                    digest = hashlib.sha256(data).hexdigest()[:20]
+                    if len(data) <= _KEPT_REFLOG and len(_REFLOG_LINES) < 10_000:
+                        _REFLOG_LINES[digest] = data.splitlines()
+    except (OSError, ValueError):
+        digest = "-"
+    _REFLOGS[key] = (state, digest)
+    return f"{state}:{digest}"
 
 
 def _flag_states(common: Path, out: dict[str, str | None]) -> None:
@@ -208,6 +249,7 @@ WATCH: tuple[tuple[str, str, str], ...] = (
     (".git/COMMIT_EDITMSG", BACKGROUND, "`git commit` writes it; never read"),
     (".git/gc.log", BACKGROUND, "`git gc --auto` writes it; never read"),
     (".git/gc.pid", BACKGROUND, "`git gc` writes it; never read"),
+    (".git/info/refs", BACKGROUND, "`git repack` (`gc`) writes it for dumb HTTP; never read"),
     (".git/worktrees/*/ORIG_HEAD", USER, "as .git/ORIG_HEAD"),
     (".git/worktrees/*/FETCH_HEAD", USER, "as .git/FETCH_HEAD"),
     (".git/worktrees/*/COMMIT_EDITMSG", BACKGROUND, "as .git/COMMIT_EDITMSG"),
@@ -243,7 +285,45 @@ def _appended(before: str | None, after: str | None) -> bool:
     if after is None or before.startswith("link:") or after.startswith("link:"):
         return False
     old, new = before.split(":"), after.split(":")
+    if len(old) > 5 and len(new) > 5 and _expired_only(old, new):
+        return True  # written anew with its lines or some of them (`git gc`'s `reflog expire`)
     return old[2] == new[2] and int(new[1]) >= int(old[1])  # inode, size
+
+
+def _expired_only(old: list[str], new: list[str]) -> bool:
+    """Is the reflog now (state `new`) what `git reflog expire` (`git gc`) writes from the one
+    it was (`old`): the same lines in a new file, or in a new file the lines it had less some
+    older than `_EXPIRED` (git's shortest default, `gc.reflogExpireUnreachable`), none
+    changed, none added, in their order? A reflog emptied in place still stops the run."""
+    if old[5] == "-" or new[5] == "-":
+        return False
+    if old[5] == new[5]:
+        return True
+    was, now = _REFLOG_LINES.get(old[5]), _REFLOG_LINES.get(new[5])
+    if was is None or now is None or old[2] == new[2]:  # git renames a new file into place
+        return False
+    rest, removed = iter(was), []
+    for line in now:
+        for kept in rest:
+            if kept == line:
+                break
+            removed.append(kept)
+        else:
+            return False
+    removed += list(rest)
+    limit = time.time() - _EXPIRED
+    return all(_reflog_time(line) < limit for line in removed)
+
+
+_EXPIRED = 30 * 86400
+
+
+def _reflog_time(line: bytes) -> float:
+    """The time of a reflog line (`<old> <new> <who> <email> <time> <zone>\t<message>`)."""
+    try:
+        return float(line.split(b"\t", 1)[0].rsplit(b" ", 2)[1])
+    except (IndexError, ValueError):
+        return float("inf")
 
 
 def stops(label: str, before: str | None, after: str | None, *, reachable: bool) -> bool:
@@ -270,6 +350,7 @@ class RepoState:
     unsafe: list[str] = field(default_factory=list)  # files git would hang on (gitfiles.py)
     kept: dict[str, bytes] = field(default_factory=dict)  # HEAD and config, to put back
     witnessed: witness.Position | None = None  # the witness file before `own` was read
+    objects: objectstore.Store | None = None  # loose objects and packs (git/objectstore.py)
 
     @classmethod
     def take(cls, repo: Repo) -> RepoState:
@@ -332,7 +413,8 @@ class RepoState:
                 if len(item) > 3 and item[2:3] == b" ":
                     rel = os.fsdecode(item[3:])
                     dirty[rel] = _file_state(repo.work_tree / rel)
-        return cls(found, files, status, dirty, own, repo.improve_dir, [], kept, witnessed)
+        objects = objectstore.take(common / "objects")
+        return cls(found, files, status, dirty, own, repo.improve_dir, [], kept, witnessed, objects)
 
     def changes(self, after: RepoState, *, reachable: bool = True) -> list[str]:
         """What differs from `self` in `after` and stops the run (`stops`: `reachable` is
@@ -353,6 +435,8 @@ class RepoState:
             old, new = self.files.get(label), after.files.get(label)
             if old != new and stops(label, old, new, reachable=reachable):
                 out.append(label)
+        if reachable and self.objects is not None and after.objects is not None:
+            out += objectstore.lost(self.objects, after.objects)  # your history, not ours
         if (self.status != after.status or self.dirty != after.dirty) and reachable:
             paths = set(self.dirty) | set(after.dirty)
             named = sorted(p for p in paths if self.dirty.get(p) != after.dirty.get(p))

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from gitimprove import agents
-from gitimprove.errors import GitImproveError, corrupt_object
+from gitimprove.errors import GitImproveError, corrupt_object, damaged_object
 from gitimprove.git import archive, strays, trees
 from gitimprove.git.checkout import Checkout
 from gitimprove.git.workspace import Hashed
@@ -281,7 +281,18 @@ def record_tampered(ctx: RunContext, commit: str, note: Note, exc: Tampered) -> 
     checkouts (the user's repository) also stops the run."""
     ctx.shared.drop_checkout(exc.checkout)
     note.update(status="tampered", reason=exc.reason, tampered=exc.paths[:50])
-    event = record(ctx, commit, note, keep=False)
+    try:
+        event = record(ctx, commit, note, keep=False)
+    except Exception as err:
+        # the user's objects were removed or damaged: the records' own history may be gone
+        # with them (the notes' tip), so the run stops naming what changed, unrecorded
+        name = damaged_object(err)
+        if not exc.stop or name is None:
+            raise
+        log_incident(ctx.repo, ctx.name, exc.what, exc.paths)
+        stop = stop_error(ctx.name, exc)
+        stop.message += f" (this attempt could not be recorded: the object {name} is gone)"
+        raise stop from None
     if exc.stop:
         log_incident(ctx.repo, ctx.name, exc.what, exc.paths)
         raise stop_error(ctx.name, exc)

@@ -30,8 +30,9 @@ from gitimprove.git.renew import Spares
 from gitimprove.git.repo import Repo
 from gitimprove.git.watch import RepoState, put_back
 from gitimprove.git.workspace import Workspaces
-from gitimprove.loop import guard_report, inprocess, lookup, sites
+from gitimprove.loop import guard_report, inprocess, lookup, runtimes, sites
 from gitimprove.loop.decide import Rule
+from gitimprove.loop.implicit import ts_extended_in
 from gitimprove.loop.importable import importable_names, interpreters
 from gitimprove.loop.integrity import Tampered, after_run
 from gitimprove.loop.metrics import MetricRun, relative_of, run_metric
@@ -231,7 +232,18 @@ class RunContext:
         # the git directory alone: a virtualenv in the work tree (`.venv/`, ignored, so no
         # status shows a change there) is the user's environment like any other
         inside = list(dict.fromkeys((self.repo.git_dir, self.repo.common_dir)))
-        return sites.command_paths([self.cfg.metric_command, self.cfg.guard_command], inside)
+        named = sites.command_paths([self.cfg.metric_command, self.cfg.guard_command], inside)
+        # a TypeScript config's `extends` by absolute name: its `paths` apply as the config's
+        configs = [
+            p
+            for p in trees.blob_paths(self.repo, self.base_tree)
+            if runtimes.is_ts_config(p.rpartition("/")[2])
+        ]
+        configs += [p for p in ts_extended_in(self.repo, self.base_tree) if p not in configs]
+        extended = runtimes.outside_extends(
+            configs, lambda p: trees.read_in(self.repo, self.base_tree, p)
+        )
+        return [*named, *sites.existing_outside([Path(p) for p in extended], inside, named)]
 
     @functools.cached_property
     def site_folders(self) -> list[Path]:

@@ -19,6 +19,7 @@ the benchmark should run the code under test in a child process and print the re
 from __future__ import annotations
 
 import ast
+import fnmatch
 import json
 import posixpath
 import re
@@ -319,7 +320,9 @@ def _linked(
     ./cmd/bench`, or the tested package of `go test -bench`) with a mutable `.go` file of its
     own folder or of a folder of the module it imports. Such code runs in the benchmark's
     process before it (a Rust constructor in `.init_array`, a `static` initializer, a Go
-    `init()`) and during it, as an imported Python module does."""
+    `init()`) and during it, as an imported Python module does. The package may be in a
+    folder of the repository: after a `cd sub &&`, `go -C sub`, `cargo --manifest-path
+    sub/Cargo.toml`, or a member of a Cargo workspace (`-p name` picks one)."""
     try:
         words = shlex.split(command)
     except ValueError:
@@ -327,14 +330,106 @@ def _linked(
     tool = next((w for w in words if w.rsplit("/", 1)[-1] in ("cargo", "go")), None)
     if tool is None:
         return _compiled_linked(words, sealed, mutable, read, files)
-    rest = words[words.index(tool) + 1 :]
+    where = next((f for w, f in _words_where(command) if w == tool), "")
+    if where is None:
+        return None  # a `cd` the folder of which cannot be told
+    rest, chosen, package = _project_options(words[words.index(tool) + 1 :])
+    base = posixpath.normpath(posixpath.join(where or ".", chosen or "."))
+    if base == ".." or base.startswith("../"):
+        return None
+    for folder in _package_folders("" if base == "." else base, tool, package, read, files):
+        found = _linked_at(folder, tool, rest, sealed, mutable, read, files)
+        if found is not None:
+            return found
+    return None
+
+
+def _project_options(rest: Sequence[str]) -> tuple[list[str], str | None, str | None]:
+    """(the words without the options naming the project, the folder they name — `go -C dir`,
+    `cargo --manifest-path dir/Cargo.toml` —, the package `cargo -p name` names)."""
+    out: list[str] = []
+    folder = package = None
+    i = 0
+    while i < len(rest):
+        word = rest[i]
+        key, eq, value = word.partition("=")
+        if key in ("-C", "--manifest-path", "-p", "--package"):
+            if not eq:
+                value = rest[i + 1] if i + 1 < len(rest) else ""
+                i += 1
+            if key == "-C":
+                folder = value
+            elif key == "--manifest-path":
+                folder = posixpath.dirname(value) or "."
+            else:
+                package = value
+        else:
+            out.append(word)
+        i += 1
+    return out, folder, package
+
+
+def _package_folders(
+    base: str,
+    tool: str,
+    package: str | None,
+    read: Callable[[str], bytes | None],
+    files: Sequence[str],
+) -> list[str]:
+    """The folders of the packages the command builds: `base`, and for Cargo each member of
+    the workspace `base/Cargo.toml` declares (`crates/*` as a glob), only `package` if named."""
+    if not tool.endswith("cargo"):
+        return [base]
+    prefix = f"{base}/" if base else ""
+    try:
+        doc = tomllib.loads((read(f"{prefix}Cargo.toml") or b"").decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
+        return [base]
+    workspace = doc.get("workspace")
+    members = workspace.get("members") if isinstance(workspace, dict) else None
+    folders = [base] if isinstance(doc.get("package"), dict) else []
+    if isinstance(members, list):
+        manifests = [f[len(prefix) : -len("/Cargo.toml")] for f in files if f.startswith(prefix)
+                     and f.endswith("/Cargo.toml")]  # fmt: skip
+        for pattern in members:
+            if isinstance(pattern, str):
+                folders += [
+                    f"{prefix}{m}" for m in manifests if fnmatch.fnmatchcase(m, pattern.strip("/"))
+                ]
+    folders = list(dict.fromkeys(folders))
+    if package is not None:
+        named = [f for f in folders if _crate_name(read(f"{f}/Cargo.toml" if f else "Cargo.toml"))
+                 == package.replace("-", "_")]  # fmt: skip
+        folders = named or folders
+    return folders
+
+
+def _linked_at(
+    folder: str,
+    tool: str,
+    rest: Sequence[str],
+    sealed: Sequence[str],
+    mutable: Sequence[str],
+    read: Callable[[str], bytes | None],
+    files: Sequence[str],
+) -> tuple[str, list[str]] | None:
+    """`_linked` for the package in `folder` ("" for the root): its paths relative to it."""
     verbs = [w for w in rest if not w.startswith(("-", "+"))]
     if not verbs:
         return None
-    pinned = set(sealed)
+    prefix = f"{folder}/" if folder else ""
+    pinned_full = set(sealed)
+    pinned = {s[len(prefix) :] for s in sealed if s.startswith(prefix)}
+    inner = [f[len(prefix) :] for f in files if f.startswith(prefix)]
+
+    def read_in(path: str) -> bytes | None:
+        return read(prefix + path)
 
     def open_to_agent(path: str) -> bool:
-        return path not in pinned and scope.matches(path, mutable)
+        return prefix + path not in pinned_full and scope.matches(prefix + path, mutable)
+
+    def full(found: tuple[str, list[str]] | None) -> tuple[str, list[str]] | None:
+        return None if found is None else (prefix + found[0], [prefix + f for f in found[1]])
 
     if tool.endswith("cargo"):
         places = _CARGO_VERBS.get(verbs[0])
@@ -342,23 +437,23 @@ def _linked(
             places = ("examples/",) if "--example" in rest else None
         if places is None:
             return None
-        name = _crate_name(read("Cargo.toml"))
+        name = _crate_name(read_in("Cargo.toml"))
         if name is None:
             return None
         use = re.compile(rf"\b{re.escape(name)}::|\buse\s+{re.escape(name)}\b")
         lib = sorted(
             f
-            for f in files
+            for f in inner
             if f.startswith("src/") and f.endswith(".rs") and f != "src/main.rs"
             and not f.startswith("src/bin/") and open_to_agent(f)
         )  # fmt: skip
         for target in sorted(pinned):
             if target.endswith(".rs") and target.startswith(places) and lib:
-                source = (read(target) or b"").decode("utf-8", "replace")
+                source = (read_in(target) or b"").decode("utf-8", "replace")
                 if use.search(source):
-                    return target, lib
+                    return full((target, lib))
         return None
-    return _go_linked(verbs, files, pinned, open_to_agent, read)
+    return full(_go_linked(verbs, inner, pinned, open_to_agent, read_in))
 
 
 # the programs of a C, C++ or JVM build: a benchmark they build links what it includes
@@ -694,7 +789,10 @@ def measured_paths(
     `tests/**` and `benches/**`)."""
     metrics, guards = script_commands(metric, read), script_commands(guard, read)
     named = named_paths([*metrics, *guards], kind)
-    named += [p for c in [*metrics, *guards] for p in build_files(c, kind)]
+    built = [p for c in [*metrics, *guards] for p in build_files(c, kind)]
+    named += built
+    if read is not None:
+        named += [p for b in built for p in recipe_mains(b, kind, read)]
     for commands in (metrics, guards):
         text = " ".join(commands)
         if named_paths(commands, kind):
@@ -705,6 +803,35 @@ def measured_paths(
             ):
                 named += [f"{d}/**" for d in folders if kind(d) == "folder"]
     return list(dict.fromkeys(named))
+
+
+# a source file a make file or CMakeLists.txt names (a prerequisite, a recipe's compiler
+# call, `add_executable`): its path relative to the build file's folder
+_RECIPE_SOURCE = re.compile(
+    r"(?<![\w./$-])((?:[\w.+-]+/)*[\w.+-]+\.(?:c|cc|cpp|cxx|m|mm|java|kt))\b"
+)
+_MAIN = re.compile(rb"\b(?:int|void)\s+main\s*\(|\bstatic\s+void\s+main\s*\(|\bfun\s+main\s*\(")
+
+
+def recipe_mains(
+    build_file: str, kind: Callable[[str], str | None], read: Callable[[str], bytes | None]
+) -> list[str]:
+    """The sources of the tree that the build file `build_file` names and that hold a
+    `main`: the benchmark's (or the tests') driver a recipe compiles (`cc -O2 tools/perf.c
+    src/calc.c -o perf`), as much what prints the number as the recipe itself. The library
+    it links (`src/calc.c`, no `main`) is the code under test: not named."""
+    data = read(build_file)
+    if not data:
+        return []
+    folder = posixpath.dirname(build_file)
+    out: dict[str, None] = {}
+    for name in _RECIPE_SOURCE.findall(data[:1_000_000].decode("utf-8", "replace")):
+        path = posixpath.normpath(posixpath.join(folder, name))
+        if path.startswith("../") or kind(path) != "file":
+            continue
+        if _MAIN.search(read(path) or b""):
+            out[path] = None
+    return list(out)
 
 
 # what a word of a command ends with when it names a program or script to run

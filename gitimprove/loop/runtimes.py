@@ -45,6 +45,7 @@ that writes one is tampering.
 from __future__ import annotations
 
 import json
+import os
 import posixpath
 import re
 import tomllib
@@ -127,6 +128,10 @@ _FOLDERS = {
     "testdata": "go test runs a package's tests in its folder, where they read their "
     "fixtures and golden files from testdata/",
 }
+# the folder of `node_modules` where babel-loader, webpack's plugins, eslint-loader, ava and
+# nyc keep their caches (`find-cache-dir`): an honest metric run writes it, and Node resolves
+# no module from it (no package is named `.cache`: npm refuses a name that starts with a dot)
+_NODE_CACHES = frozenset({".cache"})
 # files that take the place of one of their folder when new: make reads GNUmakefile, then
 # makefile, then Makefile; cargo builds and runs a build.rs beside Cargo.toml
 _NEW = {
@@ -194,7 +199,9 @@ def why_runtime(path: str, new: bool) -> tuple[str, str] | None:
     loads `path` without its name being on the command line; `new`: the run's base lacks it."""
     parts = path.split("/")
     name = parts[-1]
-    for part in parts[:-1]:
+    for i, part in enumerate(parts[:-1]):
+        if part == "node_modules" and parts[i + 1] in _NODE_CACHES:
+            break  # the tools' own cache: no module is resolved from there
         if part in _FOLDERS:
             return _FOLDERS[part], part
     if name in _FILES:
@@ -418,6 +425,38 @@ def ts_extended(
                     if not each.endswith("/package.json") and read(each) is not None:
                         todo.append((each, root))
     return out
+
+
+def outside_extends(configs: Iterable[str], read: Callable[[str], bytes | None]) -> list[str]:
+    """The files outside the repository that the TypeScript configs `configs` (of the tree,
+    read through `read`) extend by absolute name (`"extends": "/srv/ts/base.json"`), and
+    those these extend in turn: TypeScript applies their `paths` and `baseUrl` as the
+    config's own, so an agent without the sandbox that rewrites one sends a sealed
+    benchmark's import to its own file. Each as written and with `.json` added (TypeScript
+    takes the first that exists); outside files are read without following a FIFO, 8 MB at
+    most, 100 at most."""
+    out: dict[str, None] = {}
+    todo = [spec for config in configs for spec in _extends_specs(read(config))]
+    while todo and len(out) < 100:
+        spec = todo.pop()
+        if not spec.startswith("/"):
+            continue
+        for place in (spec, f"{spec}.json") if not spec.endswith(".json") else (spec,):
+            if place in out:
+                continue
+            out[place] = None
+            todo += _extends_specs(_read_outside(place))
+    return list(out)
+
+
+def _read_outside(path: str) -> bytes | None:
+    from gitimprove.util.files import open_state
+
+    try:
+        with os.fdopen(open_state(os.path.realpath(path)), "rb") as f:
+            return f.read(8_000_000)
+    except OSError:  # NotAFile too: a FIFO, a folder
+        return None
 
 
 _JSONC = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/|,(?=\s*[}\]])', re.DOTALL)

@@ -27,7 +27,9 @@ from pathlib import Path
 from gitimprove.loop import lookup
 from gitimprove.util import proc
 
-__all__ = ["Listing", "changes", "command_paths", "folders", "runner_files", "take"]
+__all__ = [
+    "Listing", "changes", "command_paths", "existing_outside", "folders", "runner_files", "take",
+]  # fmt: skip
 
 _ASK = "import sys\nprint('\\n'.join(p for p in sys.path if p))\n"
 MAX_ENTRIES = 20_000  # per folder: past it the rest is not listed (a folder of the user's)
@@ -108,17 +110,28 @@ def command_paths(commands: Iterable[str], inside: Sequence[Path]) -> list[Path]
             value = os.path.expanduser(os.path.expandvars(value))
             if not value.startswith("/"):
                 continue
-            path = Path(os.path.abspath(value))
-            try:
-                st = os.stat(path)
-            except OSError:
-                continue
-            if any(path.is_relative_to(p) for p in inside) or path == Path("/"):
-                continue
-            if stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_ISVTX:
-                continue
-            if os.access(path, os.W_OK) or os.access(path.parent, os.W_OK):
-                out[path] = None
+            out.update(dict.fromkeys(existing_outside([Path(os.path.abspath(value))], inside)))
+    return list(out)
+
+
+def existing_outside(
+    paths: Iterable[Path], inside: Sequence[Path], known: Iterable[Path] = ()
+) -> list[Path]:
+    """Of `paths` (absolute), those that exist outside `inside` and this user can write (or
+    replace), not `/` nor a sticky folder writable by everyone (`/tmp`), nor one of `known`."""
+    out: dict[Path, None] = {}
+    seen = set(known)
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if path in seen or any(path.is_relative_to(p) for p in inside) or path == Path("/"):
+            continue
+        if stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_ISVTX:
+            continue
+        if os.access(path, os.W_OK) or os.access(path.parent, os.W_OK):
+            out[path] = None
     return list(out)
 
 

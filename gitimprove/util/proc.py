@@ -31,6 +31,9 @@ __all__ = ["TAIL_CHARS", "Result"]  # re-exported: callers know them as proc.Res
 
 # Variables that would point a child git at the wrong repository or index.
 _GIT_LOCATION_VARS = (
+    # `git config` alone reads this file in place of every other: the harness's look for the
+    # filter drivers of `.git/config` (git/status.py) found none, and `git status` ran them
+    "GIT_CONFIG",
     "GIT_DIR",
     "GIT_WORK_TREE",
     "GIT_INDEX_FILE",
@@ -320,6 +323,7 @@ def isolated_env(base: Mapping[str, str]) -> dict[str, str]:
     an agent without the sandbox can put a FIFO in place of any of them."""
     env = {**base, **ISOLATED_GIT_ENV}
     env.pop("GIT_CONFIG_PARAMETERS", None)
+    env.pop("GIT_CONFIG", None)  # `git config` would read that file alone
     try:
         count = int(env.pop("GIT_CONFIG_COUNT", "0") or "0")
     except ValueError:
