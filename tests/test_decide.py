@@ -9,10 +9,11 @@ import statistics
 import pytest
 
 from gitimprove.config import MinDelta
+from gitimprove.loop import rule as rule_module
 from gitimprove.loop.decide import decide_fixed, report
 from gitimprove.loop.machine import SCENARIOS, Machine
 from gitimprove.loop.noise import Noise, NoisePool
-from gitimprove.loop.outcome import Outcome
+from gitimprove.loop.outcome import Estimate, Outcome, Work
 from gitimprove.loop.rule import AdaptiveRule
 from gitimprove.loop.simulate import aa_keeps, simulate
 
@@ -366,3 +367,44 @@ def test_the_budget_follows_the_noise_after_a_busy_calibration() -> None:
     for _ in range(5):
         fixed.decide(lambda: m.run(1.0), lambda: m.run(1.0), moved=False)
         assert fixed.max_runs == 12  # a configured budget is never re-planned
+
+
+def test_a_level_the_incumbent_reached_on_two_runs_is_no_gain() -> None:
+    """A keep against the window goes to pairs when two incumbent runs or more reached the
+    candidate's level; one such run is a tail or a glitch and does not."""
+    rule = AdaptiveRule(min_delta=MinDelta(0.0, relative=True))
+    sigma = 0.02
+    window = [0.0, 0.01, -0.01, 0.005, -0.005, 0.0, 0.01, -0.01]
+    est = Estimate("window", 0.20, 0.01, len(window), 4, 0.0)  # the candidate 20% faster
+    w = Work(a=[0.0])
+    assert not rule._seen_there(w, [*window, -0.25], sigma, est)  # one fast run: a tail
+    assert rule._seen_there(w, [*window, -0.25, -0.22], sigma, est)  # two: a fast stretch
+    assert rule._seen_there(Work(a=[-0.21]), [*window, -0.25], sigma, est)  # a fresh one counts
+    assert not rule._seen_there(w, [*window, -0.05, -0.06], sigma, est)  # not half the gain
+
+
+# a machine with two speeds, as a shared one is between other jobs: stretches of a few runs
+# twice as slow (a run switches with probability 0.3), 4% noise within a stretch
+TWO_SPEEDS = {"kind": "gauss", "cv": 0.04, "state_on": 0.3, "state_off": 0.3, "state": 1.0}
+
+
+@pytest.mark.slow
+def test_a_two_speed_machine_keeps_fewer_regressions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 10% regression whose runs fall in a fast stretch, while most of the incumbent's
+    window fell in slow ones, looks far better against the window; when two incumbent runs
+    reached that level, only adjacent pairs may decide."""
+
+    def keeps() -> int:
+        n = 0
+        for seed in range(200):
+            m = Machine(random.Random(f"{seed}-machine"), TWO_SPEEDS)
+            rule = AdaptiveRule(min_delta=MinDelta(0.0, relative=True))
+            rule.calibrate(lambda m=m: m.run(1.0))
+            for _ in range(12):
+                n += rule.decide(lambda m=m: m.run(1.0), lambda m=m: m.run(1.10)).keep
+        return n
+
+    with_check = keeps()
+    monkeypatch.setattr(rule_module, "SEEN_RUNS", 10**6)
+    without = keeps()
+    assert with_check < without and with_check <= 0.75 * without, (with_check, without)

@@ -51,6 +51,10 @@ YOUNG = 3  # a window from fewer decisions' incumbent runs than this is young
 # prior="mixture": the share of the learned shrinkage the curtailment takes off a gain, once
 # that many decisions' first runs have taught the prior (effects.py; docs/noise.md)
 CP_SHARE, CP_AFTER = 0.4, 10
+# a keep against the window goes to adjacent pairs when this many incumbent runs or more
+# reached the candidate's level (a machine with fast and slow stretches; docs/noise.md,
+# step 5): one such run is a tail or a glitch, and counting it cost gain under heavy tails
+SEEN_RUNS = 2
 
 Run = Callable[[], float]
 
@@ -261,6 +265,20 @@ class AdaptiveRule:
                         judged.gain - tk * judged.se > 0 and judged.gain >= self.md
                     ):
                         judged = None
+                if (
+                    judged is not None
+                    and judged.mode == "window"
+                    and self._seen_there(w, window, sigma, judged)
+                ):
+                    # the incumbent itself ran, lately, about as well as the candidate does
+                    # now, on two runs or more: the machine has fast stretches (a quiet moment
+                    # between other jobs) that can cover one arm's runs and not the other's.
+                    # Only adjacent pairs can tell a gain from that: pairs from here
+                    if used < self.max_runs:
+                        w.split = len(w.seq)
+                        take("A" if w.seq[-1] == "B" else "B")
+                        continue
+                    return self._outcome(False, "inconclusive", est, tk, w, window, sigma)
                 if judged is None:
                     if used < self.max_runs:
                         next_look = look_before
@@ -309,6 +327,16 @@ class AdaptiveRule:
         d = self.sign * (level - est_.center(b, sigma))
         se = sigma * math.sqrt(1.0 / len(a) + 1.0 / len(b))
         return Estimate("window", d, se, len(a), len(b), level, None, fresh=len(a))
+
+    def _seen_there(self, w: Work, window: list[float], sigma: float, est: Estimate) -> bool:
+        """Whether SEEN_RUNS runs of the incumbent or more (its window, this decision's fresh
+        runs) were more than k·σ better than the incumbent's centre and covered half the
+        candidate's gain or more: a level the incumbent reaches on this machine without any
+        change. One such run is a glitch or a tail; several are a fast stretch."""
+        if not sigma > 0:
+            return False
+        reach = max(self.k * sigma, est.gain / 2.0)
+        return sum(self.sign * (est.level - x) >= reach for x in [*window, *w.a]) >= SEEN_RUNS
 
     def _window_holds(self, w: Work, window: list[float], sigma: float, est: Estimate) -> bool:
         """Whether this decision's fresh incumbent runs confirm the window: two at least, and
