@@ -73,8 +73,13 @@ def test_cuts_never_split_a_marker() -> None:
     for n in range(1, 40):
         head = clip("a" * n + gh + "b" * 100, n + 10)
         assert head.endswith("a") or head.endswith(mark) or mark in head
-        tail = clip_tail("a" * 100 + gh + "b" * n, n + 10)
+        tail = clip_tail("a" * 100 + gh + "." + "b" * n, n + 10)
         assert "REDACTED" not in tail or tail.startswith(mark) or mark in tail
+        # a glued run is masked whole, its marker kept whole or dropped by any cut
+        glued = clip_tail("a" * 100 + gh + "b" * n, n + 10)
+        assert "REDACTED" not in glued or glued.lstrip("a").startswith("[REDACTED:github-pat:"), (
+            glued
+        )
 
 
 def test_a_key_gives_a_json_value_its_context() -> None:

@@ -438,6 +438,18 @@ WORST = [
     "users:\n  user:\n" + "    token: " * 6_000,
     "https://u:" + "@a" * 30_000,
     "db:5432:a:b:-" + "-" * 60_000,
+    # a provider's prefix glued anywhere, before a run that never ends or a body that fails
+    # late; escapes glued to what follows; a scheme glued to a name
+    "AK" + "IAAK" * 15_000,
+    "dapi" + "0" * 60_000,
+    "a" * 60_000 + "-us1",
+    ("1234567890:A" + "A" * 20 + "!") * 2_000,
+    ("x" + "gh" + "p_" + "aB3" * 12 + "+") * 1_500,
+    "0" * 19 + "T3Blbk" + "FJ" * 30_000,
+    "\\n" * 30_000,
+    "password = '" + "\\t" * 30_000,
+    "KEY_" * 15_000 + "https://",
+    "_a" * 30_000 + "://u:p@h",
     "<auth-user-pass>\n" * 8_000,
     "<auth-user-pass>\na\n" + "b" * 60_000,
     "java -D" + "a" * 60_000,

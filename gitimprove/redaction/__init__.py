@@ -51,6 +51,7 @@ def ruleset() -> RuleSet:
             dsn,
             echoes,
             formats,
+            glued,
             hashes,
             hcl,
             headers,
@@ -118,6 +119,7 @@ def ruleset() -> RuleSet:
                 *hcl.RULES,
                 *headers.RULES,
                 *comments.RULES,
+                *glued.RULES,
             ]
         )
     return _rules
@@ -252,7 +254,8 @@ def redact_path(path: str) -> str:
 
 def _cut_outside_marker(text: str, cut: int, *, keep_head: bool) -> int:
     """Move a cut that would split a marker to the marker's edge (dropping it)."""
-    start = text.rfind("[REDACTED:", max(0, cut - 64), cut)
+    # (a marker starting just before the cut counts: its `[` alone on the kept side)
+    start = text.rfind("[REDACTED:", max(0, cut - 64), cut + len("[REDACTED:") - 1)
     if start == -1:
         return cut
     m = _marker().match(text, start)

@@ -317,7 +317,9 @@ _VALUE = (
 # (a flag's value is on its line, also when the line break is escaped: `mysql -p` then
 # `Enter password:` is a prompt)
 _QUOTED_OR_BARE = r"""[ \t]*(?:"([^"\n]+)"|'([^'\n]+)'|((?:[^\s'"|;&`\\]|\\(?![nrt]))+))"""
-_URL = r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,30}://"
+# (a scheme glued to a name or a number before it, `KEY_postgres://`, `9https://`, still
+# starts one)
+_URL = r"(?<![a-zA-Z])[a-zA-Z][a-zA-Z0-9+.-]{1,30}://"
 # the rest of one shell command: not past a newline (nor an escaped one), a pipe or `;`
 _SAME_COMMAND = r"(?:[^\n|;&\\]|\\(?![nr]))*?"
 

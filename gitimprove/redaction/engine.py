@@ -222,6 +222,10 @@ class RuleSet:
             from gitimprove.redaction import decoded
 
             out.extend(decoded.spans(self, text))
+        if views and "\\" in text:
+            from gitimprove.redaction import escapes
+
+            out.extend(escapes.spans(self, text))
         # (a language's literals are syntax, not a disguise: read inside every other view)
         if literal_view and _may_hold_literal(text):
             from gitimprove.redaction import literals
