@@ -498,3 +498,25 @@ RULES: list[Rule] = [
         check=_check_prose,
     ),
 ]
+
+
+def _check_bracketed(secret: str, m: re.Match[str]) -> bool:
+    """A random value in angle brackets under a credential's name: the brackets hold the
+    value (`ssh_key_passphrase: <Qx7#kLp2Vz9!>`), not a placeholder (`<your-password>`)."""
+    from gitimprove.redaction.values import _generated_word, looks_random, password_evidence
+
+    return password_evidence(secret) or looks_random(secret) or _generated_word(secret)
+
+
+RULES.append(
+    Rule(
+        "credential",
+        rf"(?i)(?<![\w.-]){_KEY}[\"']?[ \t]*[:=][ \t]*<(?P<ang>[^\s<>|'\"]{{6,128}})>",
+        ("pass", "pwd", "pw", "secret", "token", "key", "cred", "auth", "sig", "salt", "pin"),
+        groups=("ang",),
+        needs=("<",),
+        priority=CONTEXT,
+        check=_check_bracketed,
+        whole=True,
+    )
+)
