@@ -160,3 +160,20 @@ def test_digests_ids_and_blobs_holding_a_prefix_pass() -> None:
     ordinary.append("x" + "hf_" + "requiredCharacteristicTypesForDisplayMetadata")
     for text in ordinary:
         assert redact(text) == text, text
+
+
+def test_a_tool_error_whose_long_word_straddles_the_cut_keeps_its_text_and_marks_the_cut() -> None:
+    from gitimprove.memory import deferred
+
+    for fake in _fakes()[:12]:
+        for pad in (440, 455, 465):  # the token starts before the cut and ends past it
+            word = "y" * pad + fake + "z" * 300  # one word: the token glued inside it
+            error = "Exit code 1\nfatal: bad object " + word
+            out = deferred.render(
+                deferred.joined(["Bash failed: ", deferred.cut(error, 500)], 2000)
+            )
+            _assert_gone(out, fake)
+            assert out.startswith("Bash failed: Exit code 1\nfatal: bad object yyyy"), out
+            # the text up to the token is kept, and the cut is marked
+            assert out.endswith("]") or out.endswith("\u2026"), out
+            assert len(out) <= len("Bash failed: ") + 500

@@ -503,9 +503,23 @@ RULES: list[Rule] = [
 def _check_bracketed(secret: str, m: re.Match[str]) -> bool:
     """A random value in angle brackets under a credential's name: the brackets hold the
     value (`ssh_key_passphrase: <Qx7#kLp2Vz9!>`), not a placeholder (`<your-password>`)."""
-    from gitimprove.redaction.values import _generated_word, looks_random, password_evidence
+    from gitimprove.redaction.values import (
+        _generated_word,
+        looks_random,
+        password_evidence,
+        reads_as_names,
+    )
 
-    return password_evidence(secret) or looks_random(secret) or _generated_word(secret)
+    if password_evidence(secret) or looks_random(secret) or _generated_word(secret):
+        return True
+    # (a placeholder is words, a number after them at most: `<your-password>`, `<apiKey2>`;
+    # digits inside letters or a password's symbol beside a digit are none's)
+    if compiled(r"[A-Za-z][0-9]+[A-Za-z]", 0).search(secret):
+        return True
+    if any(c in "!@#$%^&*+=?~" for c in secret) and any(c.isdigit() for c in secret):
+        return True
+    classes = sum(any(map(f, secret)) for f in (str.isupper, str.islower, str.isdigit))
+    return len(secret) >= 8 and classes >= 2 and not reads_as_names(secret)
 
 
 RULES.append(

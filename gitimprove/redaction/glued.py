@@ -30,43 +30,43 @@ _PREFIXED = (
     ("github-pat", r"gh[pousr]_", r"[A-Za-z0-9]{36}"),
     ("github-fine-grained-pat", r"github_pat_", r"[A-Za-z0-9]{22}_[A-Za-z0-9]{59}"),
     ("gitlab-pat", r"gl(?:pat|rt|dt|ptt|ft|imt|oas|cbt|soat|agent)-", r"[A-Za-z0-9_-]{20}"),
-    ("slack-token", r"xox[abposer]-", r"[0-9]{6,}-[A-Za-z0-9-]{10,}"),
-    ("slack-app-token", r"xapp-", r"[0-9]-[A-Z0-9]{8,}-[0-9]{8,}-[A-Za-z0-9]{20,}"),
-    ("anthropic-api-key", r"sk-ant-(?:api|admin|oat|sid)[0-9]{2}-", r"[A-Za-z0-9_-]{40,}"),
-    ("openai-api-key", r"sk-(?:proj|svcacct|admin)-", r"[A-Za-z0-9_-]{40,}"),
-    ("stripe-access-token", r"(?:sk|rk)_(?:live|test|prod)_", r"[A-Za-z0-9]{20,}"),
+    ("slack-token", r"xox[abposer]-", r"[0-9]{6,}?-[A-Za-z0-9-]{10,}?"),
+    ("slack-app-token", r"xapp-", r"[0-9]-[A-Z0-9]{8,}?-[0-9]{8,}?-[A-Za-z0-9]{20,}?"),
+    ("anthropic-api-key", r"sk-ant-(?:api|admin|oat|sid)[0-9]{2}-", r"[A-Za-z0-9_-]{40,}?"),
+    ("openai-api-key", r"sk-(?:proj|svcacct|admin)-", r"[A-Za-z0-9_-]{40,}?"),
+    ("stripe-access-token", r"(?:sk|rk)_(?:live|test|prod)_", r"[A-Za-z0-9]{20,}?"),
     ("aws-access-token", r"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)", r"[A-Z0-9]{16}"),
     ("gcp-api-key", r"AIza", r"[A-Za-z0-9_-]{35}"),
     ("gcp-oauth-secret", r"GOCSPX-", r"[A-Za-z0-9_-]{28}"),
-    ("vault-token", r"hv[sbr]\.", r"[A-Za-z0-9_-]{24,}"),
+    ("vault-token", r"hv[sbr]\.", r"[A-Za-z0-9_-]{24,}?"),
     ("digitalocean-token", r"do[opr]_v1_", r"[a-f0-9]{64}"),
     ("shopify-token", r"shp(?:at|ss|ca|pa)_", r"[a-fA-F0-9]{32}"),
-    ("pypi-upload-token", r"pypi-AgEIcHlwaS5vcmc", r"[A-Za-z0-9_-]{50,}"),
+    ("pypi-upload-token", r"pypi-AgEIcHlwaS5vcmc", r"[A-Za-z0-9_-]{50,}?"),
     ("npm-access-token", r"npm_", r"[A-Za-z0-9]{36}"),
     ("sendgrid-api-token", r"SG\.", r"[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"),
     ("new-relic-user-api-key", r"NR(?:AK|II|JS|RA)-", r"[A-Z0-9]{27}"),
     ("databricks-api-token", r"dapi", r"[a-f0-9]{32}"),
-    ("atlassian-api-token", r"ATATT3", r"[A-Za-z0-9_=-]{100,}"),
+    ("atlassian-api-token", r"ATATT3", r"[A-Za-z0-9_=-]{100,}?"),
     ("grafana-service-account-token", r"glsa_", r"[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}"),
-    ("grafana-cloud-api-token", r"glc_", r"[A-Za-z0-9+/]{32,}"),
+    ("grafana-cloud-api-token", r"glc_", r"[A-Za-z0-9+/]{32,}?"),
     ("pulumi-api-token", r"pul-", r"[a-f0-9]{40}"),
     ("postman-api-token", r"PMAK-", r"[a-fA-F0-9]{24}-[a-fA-F0-9]{34}"),
-    ("flyio-access-token", r"fo1_", r"[A-Za-z0-9_-]{39,}"),
-    ("doppler-api-token", r"dp\.(?:pt|st|ct|sa|scim|audit)\.", r"[A-Za-z0-9]{40,}"),
+    ("flyio-access-token", r"fo1_", r"[A-Za-z0-9_-]{39,}?"),
+    ("doppler-api-token", r"dp\.(?:pt|st|ct|sa|scim|audit)\.", r"[A-Za-z0-9]{40,}?"),
     ("docker-hub-token", r"dckr_pat_", r"[A-Za-z0-9_-]{27}"),
     ("easypost-api-token", r"EZ[AT]K", r"[A-Za-z0-9]{54}"),
-    ("planetscale-token", r"pscale_(?:tkn|pw|oauth)_", r"[A-Za-z0-9_.=-]{32,}"),
+    ("planetscale-token", r"pscale_(?:tkn|pw|oauth)_", r"[A-Za-z0-9_.=-]{32,}?"),
     ("rubygems-api-token", r"rubygems_", r"[a-f0-9]{48}"),
     ("adafruit-api-key", r"aio_", r"[A-Za-z0-9]{28}"),
     ("replicate-api-token", r"r8_", r"[A-Za-z0-9]{37}"),
     ("groq-api-key", r"gsk_", r"[A-Za-z0-9]{52}"),
     ("huggingface-access-token", r"hf_", r"[A-Za-z0-9]{34}"),
-    ("sentry-access-token", r"sntry[su]_", r"[A-Za-z0-9+/=_]{60,}"),
+    ("sentry-access-token", r"sntry[su]_", r"[A-Za-z0-9+/=_]{60,}?"),
     ("linear-api-key", r"lin_(?:api|oauth)_", r"[A-Za-z0-9]{40}"),
     ("age-secret-key", r"AGE-SECRET-KEY-1", r"[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
-    ("tailscale-key", r"tskey-(?:auth|api|client)-", r"[A-Za-z0-9]{8,}-[A-Za-z0-9]{20,}"),
-    ("hashicorp-tf-api-token", r"\.atlasv1\.", r"[A-Za-z0-9_=-]{60,}"),
-    ("jwt", r"eyJ", r"[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),
+    ("tailscale-key", r"tskey-(?:auth|api|client)-", r"[A-Za-z0-9]{8,}?-[A-Za-z0-9]{20,}?"),
+    ("hashicorp-tf-api-token", r"\.atlasv1\.", r"[A-Za-z0-9_=-]{60,}?"),
+    ("jwt", r"eyJ", r"[A-Za-z0-9_-]{10,}?\.eyJ[A-Za-z0-9_-]{10,}?\.[A-Za-z0-9_-]{10,}?"),
 )
 # a token whose shape is in its middle: (kind, the shape with the run before it)
 _INFIXED = (
@@ -79,9 +79,11 @@ _KINDS = tuple(kind for kind, _, _ in _PREFIXED)
 
 
 def _regex() -> str:
+    # (a body's open end is lazy: the token group holds the provider's part, the run after
+    # it the glue, so a glued tail of filler does not make the token read as a placeholder)
     alts = [f"(?P<p{n}>{p}{body})" for n, (_, p, body) in enumerate(_PREFIXED)]
     alts += [f"(?P<i{n}>{shape})" for n, (_, shape) in enumerate(_INFIXED)]
-    return "(?:" + "|".join(alts) + ")" + _RUN
+    return "(?P<token>" + "|".join(alts) + ")" + _RUN
 
 
 def _keywords() -> tuple[str, ...]:
@@ -124,7 +126,7 @@ def _in_blob(text: str, start: int, body_end: int, end: int) -> bool:
 def check_glued(secret: str, m: re.Match[str]) -> bool | str:
     from gitimprove.redaction.values import reads_as_names
 
-    name = m.lastgroup or ""
+    name = next(g for g, v in m.groupdict().items() if v is not None and g != "token")
     if _in_blob(m.string, m.start(), m.end(name), m.end()):
         return False
     kind = _KINDS[int(name[1:])] if name.startswith("p") else _INFIXED[int(name[1:])][0]
