@@ -514,7 +514,9 @@ def _check_bracketed(secret: str, m: re.Match[str]) -> bool:
         return True
     # (a placeholder is words, a number after them at most: `<your-password>`, `<apiKey2>`;
     # digits inside letters or a password's symbol beside a digit are none's)
-    if compiled(r"[A-Za-z][0-9]+[A-Za-z]", 0).search(secret):
+    # (one number inside a type's name is the type's: `Uint8Array`)
+    inside = len(compiled(r"(?<=[A-Za-z])[0-9]+(?=[A-Za-z])", 0).findall(secret))
+    if inside >= 2 or (inside and not reads_as_names(secret)):
         return True
     if any(c in "!@#$%^&*+=?~" for c in secret) and any(c.isdigit() for c in secret):
         return True
