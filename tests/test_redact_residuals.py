@@ -63,3 +63,24 @@ def test_a_product_name_joined_by_plus_under_a_weak_name_passes(value: str) -> N
         for form in ("{k}: {v}", "{k}={v}", '"{k}": "{v}"'):
             text = form.format(k=key, v=value)
             assert redact(text) == text, text
+
+
+@pytest.mark.parametrize(
+    "template",
+    ["tokens: [{}, abc]", "passwords: [{}, hunter]", "api_keys: [{}]", "secrets = [{}, x]"],
+)
+def test_a_password_as_a_bare_item_of_a_flow_list_is_masked(template: str) -> None:
+    for _ in range(20):
+        # (a YAML scalar cannot start with `#`, `*`, `!` or `%`: an item starting so is a
+        # comment, an alias, a tag or a directive)
+        value = secrets.choice(string.ascii_letters) + _random(11, "#!%*")
+        out = redact(template.format(value))
+        assert value not in out and "[REDACTED:" in out, out
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["tokens: [read, write]", "keys: [listener.fileno(), r]", "key: [C#, F#m7]", "auth: [a#1, b]"],
+)
+def test_a_flow_list_of_names_passes(text: str) -> None:
+    assert redact(text) == text
