@@ -72,9 +72,17 @@ def test_cuts_never_split_a_marker() -> None:
     mark = marker("github-pat", gh)
     for n in range(1, 40):
         head = clip("a" * n + gh + "b" * 100, n + 10)
-        assert head.endswith("a") or head.endswith(mark) or mark in head
-        tail = clip_tail("a" * 100 + gh + "b" * n, n + 10)
+        # (a marker the cut dropped leaves `…` where it was)
+        assert head == "a" * n + "\u2026" or head.endswith(mark) or mark in head, head
+        assert len(head) <= n + 10
+        tail = clip_tail("a" * 100 + gh + "." + "b" * n, n + 10)
         assert "REDACTED" not in tail or tail.startswith(mark) or mark in tail
+        assert len(tail) <= n + 10 and ("REDACTED" in tail or tail == "\u2026." + "b" * n), tail
+        # a glued run is masked whole, its marker kept whole or dropped by any cut
+        glued = clip_tail("a" * 100 + gh + "b" * n, n + 10)
+        assert "REDACTED" not in glued or glued.lstrip("a").startswith("[REDACTED:github-pat:"), (
+            glued
+        )
 
 
 def test_a_key_gives_a_json_value_its_context() -> None:

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 # Masking a window this much larger than what is kept catches a secret straddling the cut
 # (half of it lies past the cut: longer than any token; a PEM key's rule needs no END line).
 MARGIN = 4096
+# where a cut dropped a secret's marker that it would have split
+CUT = "\u2026"
 _rules: RuleSet | None = None
 
 
@@ -51,6 +53,7 @@ def ruleset() -> RuleSet:
             dsn,
             echoes,
             formats,
+            glued,
             hashes,
             hcl,
             headers,
@@ -118,6 +121,7 @@ def ruleset() -> RuleSet:
                 *hcl.RULES,
                 *headers.RULES,
                 *comments.RULES,
+                *glued.RULES,
             ]
         )
     return _rules
@@ -252,7 +256,8 @@ def redact_path(path: str) -> str:
 
 def _cut_outside_marker(text: str, cut: int, *, keep_head: bool) -> int:
     """Move a cut that would split a marker to the marker's edge (dropping it)."""
-    start = text.rfind("[REDACTED:", max(0, cut - 64), cut)
+    # (a marker starting just before the cut counts: its `[` alone on the kept side)
+    start = text.rfind("[REDACTED:", max(0, cut - 64), cut + len("[REDACTED:") - 1)
     if start == -1:
         return cut
     m = _marker().match(text, start)
@@ -306,9 +311,13 @@ def clip_window(window_: str, limit: int, longer: bool, *, tail: bool = False) -
     masked = _masked(window_, limit, head=not tail, longer=longer)
     if len(masked) <= limit:
         return masked
+    # a marker the cut would split is dropped, and `…` says where: the text up to the
+    # secret is kept and a reader sees that it went on
     if tail:
-        return masked[_cut_outside_marker(masked, len(masked) - limit, keep_head=False) :]
-    return masked[: _cut_outside_marker(masked, limit, keep_head=True)]
+        at = _cut_outside_marker(masked, len(masked) - limit, keep_head=False)
+        return (CUT if at > len(masked) - limit else "") + masked[at:]
+    at = _cut_outside_marker(masked, limit, keep_head=True)
+    return masked[:at] + (CUT if at < limit else "")
 
 
 def clip(text: str, limit: int) -> str:

@@ -317,7 +317,9 @@ _VALUE = (
 # (a flag's value is on its line, also when the line break is escaped: `mysql -p` then
 # `Enter password:` is a prompt)
 _QUOTED_OR_BARE = r"""[ \t]*(?:"([^"\n]+)"|'([^'\n]+)'|((?:[^\s'"|;&`\\]|\\(?![nrt]))+))"""
-_URL = r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,30}://"
+# (a scheme glued to a name or a number before it, `KEY_postgres://`, `9https://`, still
+# starts one)
+_URL = r"(?<![a-zA-Z])[a-zA-Z][a-zA-Z0-9+.-]{1,30}://"
 # the rest of one shell command: not past a newline (nor an escaped one), a pipe or `;`
 _SAME_COMMAND = r"(?:[^\n|;&\\]|\\(?![nr]))*?"
 
@@ -496,3 +498,41 @@ RULES: list[Rule] = [
         check=_check_prose,
     ),
 ]
+
+
+def _check_bracketed(secret: str, m: re.Match[str]) -> bool:
+    """A random value in angle brackets under a credential's name: the brackets hold the
+    value (`ssh_key_passphrase: <Qx7#kLp2Vz9!>`), not a placeholder (`<your-password>`)."""
+    from gitimprove.redaction.values import (
+        _generated_word,
+        looks_random,
+        password_evidence,
+        reads_as_names,
+    )
+
+    if password_evidence(secret) or looks_random(secret) or _generated_word(secret):
+        return True
+    # (a placeholder is words, a number after them at most: `<your-password>`, `<apiKey2>`;
+    # digits inside letters or a password's symbol beside a digit are none's)
+    # (one number inside a type's name is the type's: `Uint8Array`)
+    inside = len(compiled(r"(?<=[A-Za-z])[0-9]+(?=[A-Za-z])", 0).findall(secret))
+    if inside >= 2 or (inside and not reads_as_names(secret)):
+        return True
+    if any(c in "!@#$%^&*+=?~" for c in secret) and any(c.isdigit() for c in secret):
+        return True
+    classes = sum(any(map(f, secret)) for f in (str.isupper, str.islower, str.isdigit))
+    return len(secret) >= 8 and classes >= 2 and not reads_as_names(secret)
+
+
+RULES.append(
+    Rule(
+        "credential",
+        rf"(?i)(?<![\w.-]){_KEY}[\"']?[ \t]*[:=][ \t]*<(?P<ang>[^\s<>|'\"]{{6,128}})>",
+        ("pass", "pwd", "pw", "secret", "token", "key", "cred", "auth", "sig", "salt", "pin"),
+        groups=("ang",),
+        needs=("<",),
+        priority=CONTEXT,
+        check=_check_bracketed,
+        whole=True,
+    )
+)

@@ -222,6 +222,10 @@ class RuleSet:
             from gitimprove.redaction import decoded
 
             out.extend(decoded.spans(self, text))
+        if views and "\\" in text:
+            from gitimprove.redaction import escapes
+
+            out.extend(escapes.spans(self, text))
         # (a language's literals are syntax, not a disguise: read inside every other view)
         if literal_view and _may_hold_literal(text):
             from gitimprove.redaction import literals
@@ -270,7 +274,10 @@ class RuleSet:
             secret = text[start:end]
             if rule.entropy and entropy(secret) <= rule.entropy:
                 continue
-            if published(secret, text, start) or _stand_in(rule, secret):
+            # (a match's `token` group, where it has one, is what a stand-in is judged by: a
+            # token glued to a run of filler is no placeholder for it)
+            judged = m.group("token") if "token" in m.re.groupindex else None
+            if published(secret, text, start) or _stand_in(rule, judged or secret):
                 continue
             if rule.priority == SPECIFIC and _in_file_name(text, start, end):
                 continue

@@ -18,7 +18,13 @@ import itertools
 import re
 
 from gitimprove.redaction.engine import CONTEXT, Rule, compiled
-from gitimprove.redaction.values import assignment_is_secret, is_value, kind_of, looks_random
+from gitimprove.redaction.values import (
+    assignment_is_secret,
+    is_value,
+    kind_of,
+    looks_random,
+    password_evidence,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -123,8 +129,10 @@ def _flow_items(m: re.Match[str]) -> Iterable[tuple[int, int]]:
     for item in items:
         g = next(n for n in (1, 2, 3) if item.group(n) is not None)
         value = item.group(g)
-        if g == 3 and not looks_random(value):
-            continue  # a bare item of a list in code is a name (`[listener.fileno(), r]`)
+        # a bare item of a list in code is a name (`[listener.fileno(), r]`); a password's
+        # characters are not (`tokens: [<letters, digits and # or !>, abc]`)
+        if g == 3 and not looks_random(value) and not password_evidence(value):
+            continue
         if assignment_is_secret(key, value, quoted=g != 3, env_style=True):
             yield at + item.start(g), at + item.end(g)
 

@@ -57,7 +57,27 @@ def _placeholder(segment: str) -> bool:
 def _filler(value: str) -> bool:
     """`4b1dXXXXXXXXXXXXXXXXXXXXXXXX`: a few characters, then one repeated to the length of
     a key (three quarters of it or more)."""
-    return len(value) >= 12 and max(value.count(c) for c in set(value)) * 4 >= len(value) * 3
+    if len(value) < 12:
+        return False
+    top = max(set(value), key=value.count)
+    if value.count(top) * 4 < len(value) * 3:
+        return False
+    # (a random run padded by filler, `yyyy…<token>zzzz…`, is a token with glue, not a
+    # placeholder: twelve characters or more mixing letters and digits besides the filler)
+    rest = "".join(compiled_runs().findall(value.replace(top, " ")))
+    return not (
+        len(rest) >= 12
+        and any(c.isdigit() for c in rest)
+        and any(c.isalpha() for c in rest)
+        and len(set(rest)) >= 8
+    )
+
+
+def compiled_runs() -> re.Pattern[str]:
+    return _RUNS
+
+
+_RUNS = re.compile(r"[A-Za-z0-9]{12,}")
 
 
 def _alphabet(value: str) -> bool:

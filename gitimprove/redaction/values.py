@@ -363,11 +363,13 @@ def password_evidence(value: str) -> bool:
 # a run of a name beside a symbol: a word, CamelCase words or an acronym (a lower-case
 # letter may lead: `iOS`, `eBay`), a number after it (`Home1`, `EC2`, `iPhone15`); a
 # version (`v3`); a number
+_UNIT = r"(?:st|nd|rd|th|[xkKDpP]|px|em|ms|bit|[kKMGT]B|fps|[hH]z)"
 _NAME_RUN = (
+    # (a name's number may carry its unit: `Ultra4K`, `Cam1080p`)
     r"(?:[a-z]?(?:[A-Z]?[a-z]{2,}|[A-Z][a-z]?|[A-Z]{2,5})(?:[A-Z][a-z]+|[A-Z]{2,5}){0,4}"
-    r"|[A-Z](?=[0-9]))[0-9]{0,4}|[vVqQ][0-9]{1,4}"
+    rf"|[A-Z](?=[0-9]))(?:[0-9]{{1,4}}{_UNIT}?)?|[vVqQ][0-9]{{1,4}}"
     # (a number, an ordinal or a unit: `2nd`, `4K`, `3D`, `64bit`, `1080p`)
-    r"|[0-9]{1,8}(?:st|nd|rd|th|[xkKDpP]|px|em|ms|bit|[kKMGT]B|fps|[hH]z)?"
+    rf"|[0-9]{{1,8}}{_UNIT}?"
 )
 
 
@@ -492,7 +494,19 @@ def _word_hump(hump: str) -> bool:
         return common >= 1
     # (a long word may hold pairs rarer in English: `Django`, `Kafka`)
     share = 0.4 if len(low) >= 5 else 0.5
-    return common >= (len(low) - 1) * share and any(c in "aeiouy" for c in low)
+    if common >= (len(low) - 1) * share and any(c in "aeiouy" for c in low):
+        return True
+    # (a brand's or a place's name spoken syllable by syllable: `Roku`, `Nokia`, `Mazda`)
+    return _spoken_name(hump)
+
+
+def _spoken_name(hump: str) -> bool:
+    """A capitalised word of 4 to 8 letters whose consonants and vowels alternate (one pair
+    of consonants at most): it is said aloud, a random hump seldom is (`Roku`, `Toyota`)."""
+    if not 4 <= len(hump) <= 8 or not hump[0].isupper() or not hump[1:].islower():
+        return False
+    shape = "".join("v" if c in "aeiouy" else "c" for c in hump.lower())
+    return shape.count("vv") + shape.count("cc") <= 1 and "vvv" not in shape and "ccc" not in shape
 
 
 def _expression(value: str) -> bool:
