@@ -31,6 +31,12 @@ def command(args: tuple[str, ...], as_json: bool) -> None:
     output.echo(f"from {report.remote}: {came}")
     for name in report.conflicts:
         output.warn(f"{name} differs here and on {report.remote}; each side keeps its own")
+    for ref, count in report.masked_history.items():
+        output.warn(
+            f"{ref}: {count} local version(s) never pushed held a secret; pushed as one masked "
+            f"commit instead (the old versions stay in this clone until `git reflog expire "
+            f"--expire=now --all && git gc --prune=now`; see docs/secrets.md)"
+        )
     if mode != "pull":
         output.echo(
             f"to {report.remote}: "

@@ -43,6 +43,8 @@ _REJECTED = (
 # a fast-forward adopts the remote's commits; what they hold unmasked is masked on top
 _MASK_NOTES = "gitimprove: mask secrets in notes synced from {}"
 _MASK_MEMORY = "gitimprove: mask secrets in memory synced from {}"
+# a push leaves out local versions (never pushed) that hold a secret: one masked commit
+_PUBLISH = "gitimprove: records masked before pushing to {}"
 
 
 @dataclass
@@ -58,6 +60,8 @@ class SyncReport:
     pushed: list[str] = field(default_factory=list)
     attempts: int = 0
     mode: str = "both"
+    # ref -> local versions that held a secret, published as one masked commit instead
+    masked_history: dict[str, int] = field(default_factory=dict)
 
 
 def scratch_name(remote: str) -> str:
@@ -355,6 +359,12 @@ def sync(
             merge_markers(repo, remote, fetched, report, runs)
             if mode == "pull":
                 return report
+            for ref in (refs.NOTES, refs.MEMORY):
+                dropped = objects.publish_masked(
+                    repo, ref, fetched.get(ref), _PUBLISH.format(remote)
+                )
+                if dropped:
+                    report.masked_history[ref] = report.masked_history.get(ref, 0) + dropped
             ok, pushed, _ = push(repo, remote, fetched, runs)
             if ok:
                 report.pushed = pushed
