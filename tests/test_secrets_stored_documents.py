@@ -116,12 +116,14 @@ def test_repair_masks_json_lines_an_older_gitimprove_stored(
     found = tmp_repo.cli("doctor", "--secrets")
     assert found.returncode == 1 and left_in(found.stdout + found.stderr, shaped) == []
     assert f"{2 * len(shaped) + 1} record(s) hold a secret" in found.stdout
-    repaired = tmp_repo.cli("doctor", "--secrets", "--repair")
+    repaired = tmp_repo.cli("doctor", "--secrets", "--repair", "--drop-history")
     assert "masked in a new commit" in repaired.stdout, repaired.stdout
+    assert "held secrets; each is now one commit" in repaired.stdout, repaired.stdout
     # the history, dropped as docs/secrets.md says (these refs were never pushed)
-    for ref, what in ((refs.NOTES, "notes"), (refs.MEMORY, "memory")):
-        one = tmp_repo.git("commit-tree", f"{ref}^{{tree}}", "-m", f"gitimprove: {what}")
-        tmp_repo.git("update-ref", ref, one)
+    for ref in (refs.NOTES, refs.MEMORY):
+        assert tmp_repo.git("rev-list", "--count", ref) == "1"
+    after = tmp_repo.cli("doctor", "--secrets")
+    assert "[ok ] refs:" in after.stdout and "secrets in history" not in after.stdout
     tmp_repo.git("reflog", "expire", "--expire=now", "--all")
     tmp_repo.git("gc", "-q", "--prune=now")
     assert left_in(all_objects(tmp_repo.path), shaped) == []
@@ -134,3 +136,30 @@ def test_repair_masks_json_lines_an_older_gitimprove_stored(
     # every record is still there
     names = git(clone, "ls-tree", "-r", "--name-only", refs.MEMORY).splitlines()
     assert len(names) == 2 * len(shaped) + 1
+
+
+def test_drop_history_leaves_a_pushed_ref_as_it_is(tmp_repo: TmpRepo, tmp_path: Path) -> None:
+    """A ref this clone knows was pushed keeps its history (the remote and other clones
+    have it; a sync would merge it back): doctor says so and changes nothing there."""
+    fake = corpus(seed=27)[0]
+    tmp_repo.commit("initial", {"a.txt": "a\n"})
+    head = tmp_repo.git("rev-parse", "HEAD")
+    tmp_repo.git("notes", "--ref=improve", "add", "-m", fake.text, head)
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", str(remote))
+    tmp_repo.git("remote", "add", "origin", str(remote))
+    tmp_repo.git("push", "-q", "origin", refs.NOTES)  # as an older gitimprove's sync did
+    tmp_repo.git(
+        "fetch", "-q", "origin", f"+{refs.NOTES}:refs/improve/remotes/origin/notes/improve"
+    )
+    res = tmp_repo.cli("doctor", "--secrets", "--repair", "--drop-history")
+    assert "was not dropped: it was pushed to origin" in res.stdout, res.stdout
+    assert tmp_repo.git("rev-list", "--count", refs.NOTES) == "2"  # the masking commit on top
+    assert fake.secret[:10] not in res.stdout + res.stderr
+
+
+def test_drop_history_needs_secrets_and_repair(tmp_repo: TmpRepo) -> None:
+    tmp_repo.commit("initial", {"a.txt": "a\n"})
+    res = tmp_repo.cli("doctor", "--drop-history")
+    assert res.returncode != 0 and "needs --secrets --repair" in res.stderr
+    assert "Traceback" not in res.stderr
