@@ -218,3 +218,34 @@ def test_sync_never_pushes_local_versions_that_hold_a_secret(
     again = old.cli("sync")
     assert again.returncode == 0 and "held a secret" not in again.stderr
     assert git(remote, "rev-parse", refs.MEMORY) == old.git("rev-parse", refs.MEMORY)
+
+
+def test_sync_holds_back_an_archive_whose_messages_hold_a_secret(
+    remote: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """Experiment commits an older gitimprove made from an agent's description that held
+    a secret cannot be masked (a message is part of the commit's id, the key of its note):
+    sync does not push the archive that would share them, says why, and pushes the rest."""
+    from gitimprove.git import archive
+
+    fakes = [f for f in corpus(seed=2718) if "\n" not in f.text][:12]
+    old = clone(remote, tmp_path / "old")
+    repo = old.open()
+    attempts = [
+        raw_commit(repo, f"refs/heads/improve/r{n}", {"x.txt": str(n)}, f"experiment(x): {f.text}")
+        for n, f in enumerate(fakes)
+    ]
+    clean = raw_commit(repo, "refs/heads/improve/ok", {"y.txt": "y"}, "experiment(y): a clean one")
+    archive.append(repo, [clean])
+    assert old.cli("sync").returncode == 0
+    assert git(remote, "rev-parse", refs.ARCHIVE) == old.git("rev-parse", refs.ARCHIVE)
+    archive.append(repo, attempts)
+    assert old.cli("idea", "add", "try a smaller batch").returncode == 0
+    res = old.cli("sync")
+    assert res.returncode == 0, res.stderr
+    assert left_in(all_objects(remote), fakes) == []
+    assert "refs/improve/archive not pushed: 12 commit message(s)" in res.stderr, res.stderr
+    assert left_in(res.stdout + res.stderr, fakes) == []
+    assert git(remote, "rev-parse", refs.MEMORY) == old.git("rev-parse", refs.MEMORY)
+    assert git(remote, "rev-parse", refs.ARCHIVE) != old.git("rev-parse", refs.ARCHIVE)

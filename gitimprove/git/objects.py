@@ -82,10 +82,16 @@ def _user_tips(repo: Repo, *, remote: bool = True) -> list[str]:
 
 
 def commits(
-    repo: Repo, tips: Iterable[str], *, hide_user: bool = True, hide_remote: bool = True
+    repo: Repo,
+    tips: Iterable[str],
+    *,
+    hide_user: bool = True,
+    hide_remote: bool = True,
+    hide: Iterable[str] = (),
 ) -> Iterator[pygit2.Commit]:
     """Every commit reachable from `tips`, but not (with `hide_user`) from the user's own
-    branches and tags (with `hide_remote`, nor from their remote-tracking branches)."""
+    branches and tags (with `hide_remote`, nor from their remote-tracking branches), nor
+    from `hide`."""
     walker: pygit2.Walker | None = None
     for tip in tips:
         obj = repo.raw.get(tip)
@@ -99,6 +105,9 @@ def commits(
         return
     if hide_user:
         for tip in _user_tips(repo, remote=hide_remote):
+            walker.hide(pygit2.Oid(hex=tip))
+    for tip in hide:
+        if isinstance(repo.raw.get(tip), pygit2.Commit):
             walker.hide(pygit2.Oid(hex=tip))
     yield from walker
 
