@@ -163,3 +163,28 @@ def test_drop_history_needs_secrets_and_repair(tmp_repo: TmpRepo) -> None:
     res = tmp_repo.cli("doctor", "--drop-history")
     assert res.returncode != 0 and "needs --secrets --repair" in res.stderr
     assert "Traceback" not in res.stderr
+
+
+def test_views_of_records_an_older_gitimprove_stored_show_them_masked(tmp_repo: TmpRepo) -> None:
+    """Learnings and ideas stored unmasked (plain git, before any repair) are masked in
+    MEMORY.md written into the work tree (one `git add` from a commit) and in `idea list`."""
+    fakes = [f for f in corpus(seed=6174) if "\n" not in f.text][:40]
+    tmp_repo.commit("initial", {"a.txt": "a\n"})
+    files = {"FORMAT": memory.FORMAT_TEXT}
+    for n, f in enumerate(fakes):
+        files[f"learnings/2026/01/l{n}.md"] = (
+            f"+++\ncreated = '2026-01-01T00:00:00Z'\ncategory = 'gotcha'\nscope = 'project'\n"
+            f"+++\n{f.text}\n"
+        )
+        files[f"ideas/2026/01/i{n}.json"] = json.dumps(
+            {"text": f.text, "ts": "2026-01-01T00:00:00Z"}
+        )
+    _plain_git_commit(tmp_repo, refs.MEMORY, files, "gitimprove: memory")
+    wrote = tmp_repo.cli("memory", "-o", "MEMORY.md")
+    assert wrote.returncode == 0, wrote.stderr
+    shown = (tmp_repo.path / "MEMORY.md").read_text(encoding="utf-8")
+    assert shown.count("[REDACTED:") >= len(fakes) // 2  # the learnings are in it
+    assert left_in(shown, fakes) == []
+    listed = tmp_repo.cli("idea", "list")
+    assert listed.returncode == 0 and len(listed.stdout.splitlines()) == len(fakes)
+    assert left_in(listed.stdout, fakes) == []
