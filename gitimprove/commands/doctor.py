@@ -24,7 +24,7 @@ from gitimprove.state.doctor import Check, run_checks
 @click.option(
     "--drop-history",
     is_flag=True,
-    help="With --secrets --repair: make the notes and the memory branch one commit each when "
+    help="Together with --secrets and --repair, make the notes and the memory branch one commit each when "
     "their history holds a secret and they were never pushed.",
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per check.")
