@@ -28,7 +28,12 @@ def warn(message: str) -> None:
 
 
 def error(message: str) -> None:
-    echo(f"error: {message}", err=True)
+    """An error's message, masked: it may quote what it refuses (an import's cell, a file
+    name, a command), and a secret there would reach a terminal, a CI log or an agent's
+    transcript."""
+    from gitimprove.redaction import redact
+
+    echo(f"error: {redact(message)}", err=True)
 
 
 def write(text: str) -> None:

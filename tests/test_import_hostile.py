@@ -73,3 +73,26 @@ def test_hostile_rows_name_their_line_and_import_nothing(
         if i % 7 == 0:  # and a sample through the real command
             res = tmp_repo.cli("import", str(path))
             assert res.returncode == 1 and res.stderr == err
+
+
+def test_an_error_about_a_bad_cell_never_shows_a_secret_in_it(tmp_repo: TmpRepo) -> None:
+    """A row that fails to parse is named by its line and column; a secret in the cell (or
+    in the columns around it) is shown masked, and nothing is stored."""
+    from tests.secret_corpus import corpus
+    from tests.test_secrets_writers import all_objects, left_in
+
+    tmp_repo.commit("initial", {"a.txt": "a\n"})
+    before = all_objects(tmp_repo.path)
+    fakes = [f for f in corpus(seed=314) if "\n" not in f.text and "\t" not in f.text][::9]
+    header = "commit\tval_bpb\tmemory_gb\tstatus\tdescription\n"
+    for n, f in enumerate(fakes):
+        row = [
+            f"-\t{f.text}\t44.0\tkeep\tok",  # the metric cell
+            f"-\t0.98\t{f.text}",  # a short row quoting nothing but its count
+        ][n % 2]
+        (tmp_repo.path / "results.tsv").write_text(header + "-\t0.99\t44.0\tkeep\tbase\n" + row)
+        res = tmp_repo.cli("import", "results.tsv")
+        assert res.returncode == 1 and "results.tsv:3:" in res.stderr, res.stderr
+        assert "Traceback" not in res.stderr
+        assert left_in(res.stdout + res.stderr, [f]) == [], res.stderr
+    assert all_objects(tmp_repo.path) == before

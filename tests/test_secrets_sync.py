@@ -17,7 +17,7 @@ from tests.conftest import PY, TmpRepo, git
 from tests.secret_corpus import corpus
 from tests.test_git_hooks_sync import clone, remote  # noqa: F401  (a fixture)
 from tests.test_secrets_doctor import raw_commit
-from tests.test_secrets_writers import left_in
+from tests.test_secrets_writers import all_objects, left_in
 
 FAKES = corpus(seed=77)
 
@@ -147,3 +147,105 @@ def test_doctor_reports_messages_only_remote_tracking_refs_reach(
     assert mine[:10] not in out  # the user's own commit message is theirs, not a record
     assert "history of refs/remotes/origin/improve/memory hold a secret" in out, out
     assert not left_in(out, FAKES[40:44])
+
+
+def _old_local_records(old: TmpRepo, fakes: list, tag: str) -> None:  # type: ignore[type-arg]
+    """Records an older gitimprove wrote in this clone, unmasked, never pushed: a note
+    line and memory entries (one under a name that holds a secret)."""
+    repo = old.open()
+    head = old.git("rev-parse", "HEAD")
+    line = "".join(
+        json.dumps({"v": 1, "op": "create", "ts": "2026-01-01", "description": f.text}) + "\n"
+        for f in fakes[:5]
+    )
+    tip = repo.ref_target(refs.NOTES)
+    prior = ""
+    if tip:
+        prior = "".join(
+            d.decode()
+            for _, p, d in objects.tip_blobs(repo, refs.NOTES)
+            if "/" in p and p[:2] == head[:2]
+        )
+    raw_commit(repo, refs.NOTES, {f"{head[:2]}/{head[2:]}": prior + line}, "notes")
+    entries = {
+        f"signals/2026/02/{tag}{n}.json": json.dumps({"id": f"SIG-{tag}{n}", "content": f.text})
+        for n, f in enumerate(fakes[5:])
+    }
+    if repo.ref_target(refs.MEMORY) is None:
+        entries["FORMAT"] = memory.FORMAT_TEXT
+    entries[f"signals/2026/02/{fakes[0].secret}.json"] = json.dumps({"id": "SIG-named"})
+    raw_commit(repo, refs.MEMORY, entries, "memory")
+
+
+@pytest.mark.parametrize("remote_has_records", [False, True])
+def test_sync_never_pushes_local_versions_that_hold_a_secret(
+    remote: Path,  # noqa: F811
+    tmp_path: Path,
+    remote_has_records: bool,
+) -> None:
+    """A clone whose records an older gitimprove stored unmasked (never pushed) syncs with
+    the current one: the push carries one masked commit on top of what the remote had, so
+    no object the remote receives holds any piece of a secret, and no record is lost."""
+    fakes = [f for f in corpus(seed=1515) if "/" not in f.secret and len(f.secret) < 120][:40]
+    if remote_has_records:
+        other = clone(remote, tmp_path / "other")
+        assert other.cli("idea", "add", "tune the cache size").returncode == 0
+        assert other.cli("sync").returncode == 0
+    old = clone(remote, tmp_path / "old")
+    _old_local_records(old, fakes[:20], "a")
+    # the current gitimprove writes on top (masked), then syncs
+    add = old.cli("signal", "add", "--type", "gotcha", "--content", fakes[20].text)
+    assert add.returncode == 0, add.stderr
+    _old_local_records(old, fakes[21:], "b")
+    res = old.cli("sync")
+    assert res.returncode == 0, res.stderr
+    assert left_in(all_objects(remote), fakes) == []
+    assert "held a secret" in res.stderr and fakes[0].secret[:10] not in res.stdout + res.stderr
+    fresh = clone(remote, tmp_path / "fresh")
+    fresh.git("fetch", "-q", "origin", f"{refs.NOTES}:{refs.NOTES}")
+    assert left_in(all_objects(fresh.path), fakes) == []
+    # every record is still there, masked: the note's lines and each memory entry
+    repo = old.open()
+    names = [p for _, p, _ in objects.tip_blobs(repo, refs.MEMORY)]
+    expected = (20 - 5 + 1) + (len(fakes) - 21 - 5 + 1)  # each call: entries and a named one
+    assert sum(p.startswith("signals/2026/02/") for p in names) == expected
+    assert any(p.startswith("signals/2026/02/REDACTED-") for p in names)
+    note = "".join(d.decode() for _, p, d in objects.tip_blobs(repo, refs.NOTES) if "/" in p)
+    assert note.count('"op": "create"') == 10 and "[REDACTED:" in note
+    if remote_has_records:  # built on what the remote had, never rewriting it
+        assert any(p.startswith("ideas/") for p in names)
+    # a clean sync afterwards changes nothing and warns of nothing
+    again = old.cli("sync")
+    assert again.returncode == 0 and "held a secret" not in again.stderr
+    assert git(remote, "rev-parse", refs.MEMORY) == old.git("rev-parse", refs.MEMORY)
+
+
+def test_sync_holds_back_an_archive_whose_messages_hold_a_secret(
+    remote: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """Experiment commits an older gitimprove made from an agent's description that held
+    a secret cannot be masked (a message is part of the commit's id, the key of its note):
+    sync does not push the archive that would share them, says why, and pushes the rest."""
+    from gitimprove.git import archive
+
+    fakes = [f for f in corpus(seed=2718) if "\n" not in f.text][:12]
+    old = clone(remote, tmp_path / "old")
+    repo = old.open()
+    attempts = [
+        raw_commit(repo, f"refs/heads/improve/r{n}", {"x.txt": str(n)}, f"experiment(x): {f.text}")
+        for n, f in enumerate(fakes)
+    ]
+    clean = raw_commit(repo, "refs/heads/improve/ok", {"y.txt": "y"}, "experiment(y): a clean one")
+    archive.append(repo, [clean])
+    assert old.cli("sync").returncode == 0
+    assert git(remote, "rev-parse", refs.ARCHIVE) == old.git("rev-parse", refs.ARCHIVE)
+    archive.append(repo, attempts)
+    assert old.cli("idea", "add", "try a smaller batch").returncode == 0
+    res = old.cli("sync")
+    assert res.returncode == 0, res.stderr
+    assert left_in(all_objects(remote), fakes) == []
+    assert "refs/improve/archive not pushed: 12 commit message(s)" in res.stderr, res.stderr
+    assert left_in(res.stdout + res.stderr, fakes) == []
+    assert git(remote, "rev-parse", refs.MEMORY) == old.git("rev-parse", refs.MEMORY)
+    assert git(remote, "rev-parse", refs.ARCHIVE) != old.git("rev-parse", refs.ARCHIVE)

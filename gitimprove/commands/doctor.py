@@ -21,17 +21,26 @@ from gitimprove.state.doctor import Check, run_checks
     help="Also search every gitimprove ref (notes, memory, imports, commit messages, history) "
     "for secrets already stored.",
 )
+@click.option(
+    "--drop-history",
+    is_flag=True,
+    help="Together with --secrets and --repair, make the notes and the memory branch one commit each when "
+    "their history holds a secret and they were never pushed.",
+)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per check.")
-def command(repair: bool, secrets: bool, as_json: bool) -> int:
+def command(repair: bool, secrets: bool, drop_history: bool, as_json: bool) -> int:
     """Check configuration, stored formats, notes.rewriteRef, locks and workspaces.
 
     Each problem is named with its fix; --repair sets notes.rewriteRef and removes stale
     workspaces, lock files and runs that never recorded anything. With --secrets it also
     finds secrets stored in gitimprove's records, and --repair masks them in a new notes /
     memory commit; old versions in the history and commit messages can only go by rewriting
-    history, which it explains and never does. Secrets are shown masked, never in the clear.
+    history, which it explains; --drop-history does it for the notes and the memory branch
+    when they were never pushed. Secrets are shown masked, never in the clear.
     Exits 1 when a problem remains.
     """
+    if drop_history and not (secrets and repair):
+        raise click.UsageError("--drop-history needs --secrets --repair")
     unsafe = unreadable(Path.cwd(), refs=True)  # before anything opens them: never a hang
     repo = None if unsafe else open_repo(need_work_tree=False)
     if repo is not None and repo.work_tree is not None:  # what `git status` would hang on
@@ -53,7 +62,7 @@ def command(repair: bool, secrets: bool, as_json: bool) -> int:
     if secrets:
         from gitimprove.state import secrets as stored
 
-        extra.append(stored.check)
+        extra.append(lambda r, fix: stored.check(r, fix, drop=drop_history))
     findings = run_checks(repo, repair=repair, extra=extra)
     for f in findings:
         if as_json:

@@ -39,7 +39,10 @@ def list_() -> None:
     """List the ideas."""
     repo = open_repo(need_work_tree=False)
     bad: list[entries.BadEntry] = []
-    for idea in entries.ideas(repo, bad=bad):
-        output.echo(f"{idea.get('id')}  {idea.get('status') or 'pending':<9} {idea['text']}")
+    from gitimprove.redaction import redact
+
+    for idea in entries.ideas(repo, bad=bad):  # masked: an older gitimprove stored them as is
+        text = redact(str(idea["text"]))
+        output.echo(f"{idea.get('id')}  {idea.get('status') or 'pending':<9} {text}")
     for entry in entries.not_quarantined(repo, bad):
         output.warn(f"unreadable entry, skipped: {entry}")

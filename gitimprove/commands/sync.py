@@ -31,6 +31,18 @@ def command(args: tuple[str, ...], as_json: bool) -> None:
     output.echo(f"from {report.remote}: {came}")
     for name in report.conflicts:
         output.warn(f"{name} differs here and on {report.remote}; each side keeps its own")
+    if report.held_messages:
+        output.warn(
+            f"refs/improve/archive not pushed: {report.held_messages} commit message(s) "
+            "gitimprove wrote (an older version) hold a secret, and pushing the archive would "
+            "share them; `git improve doctor --secrets` names them (docs/secrets.md)"
+        )
+    for ref, count in report.masked_history.items():
+        output.warn(
+            f"{ref}: {count} local version(s) never pushed held a secret; pushed as one masked "
+            f"commit instead (the old versions stay in this clone until `git reflog expire "
+            f"--expire=now --all && git gc --prune=now`; see docs/secrets.md)"
+        )
     if mode != "pull":
         output.echo(
             f"to {report.remote}: "

@@ -12,7 +12,7 @@ import pygit2
 from gitimprove.git import refs
 from gitimprove.git.repo import Repo, cas_loop, update_refs
 from gitimprove.git.trees import put_paths, walk_blobs
-from gitimprove.redaction import redact_path
+from gitimprove.redaction import redact, redact_blob, redact_path
 from gitimprove.util import written
 
 
@@ -82,10 +82,16 @@ def _user_tips(repo: Repo, *, remote: bool = True) -> list[str]:
 
 
 def commits(
-    repo: Repo, tips: Iterable[str], *, hide_user: bool = True, hide_remote: bool = True
+    repo: Repo,
+    tips: Iterable[str],
+    *,
+    hide_user: bool = True,
+    hide_remote: bool = True,
+    hide: Iterable[str] = (),
 ) -> Iterator[pygit2.Commit]:
     """Every commit reachable from `tips`, but not (with `hide_user`) from the user's own
-    branches and tags (with `hide_remote`, nor from their remote-tracking branches)."""
+    branches and tags (with `hide_remote`, nor from their remote-tracking branches), nor
+    from `hide`."""
     walker: pygit2.Walker | None = None
     for tip in tips:
         obj = repo.raw.get(tip)
@@ -99,6 +105,9 @@ def commits(
         return
     if hide_user:
         for tip in _user_tips(repo, remote=hide_remote):
+            walker.hide(pygit2.Oid(hex=tip))
+    for tip in hide:
+        if isinstance(repo.raw.get(tip), pygit2.Commit):
             walker.hide(pygit2.Oid(hex=tip))
     yield from walker
 
@@ -210,6 +219,80 @@ def adopt_masked(repo: Repo, remote_tip: str, local: str | None, message: str) -
     if not changes:
         return remote_tip
     return repo.create_commit(put_paths(repo, tree, changes), message + "\n", [remote_tip])
+
+
+def unmasked_since(repo: Repo, tip: str, published: str | None) -> int:
+    """How many commits of `tip`'s history that `published` (the remote's tip, None when
+    the remote lacks the ref) does not reach hold a secret: in a blob they changed, in a
+    path, or in their message. A push would carry each of them to the remote."""
+    walker = repo.raw.walk(pygit2.Oid(hex=tip), pygit2.enums.SortMode.TOPOLOGICAL)
+    public: set[str] = set()
+    if published is not None:
+        walker.hide(pygit2.Oid(hex=published))
+        public = {str(oid) for _, oid in walk_blobs(repo, repo.commit(published).tree)}
+    checked: set[str] = set()
+    found = 0
+    for commit in walker:
+        held = redact(commit.message) != commit.message
+        for path, oid in _changed_blobs(repo, commit):
+            if held:
+                break
+            key = f"{oid}:{path}"
+            if str(oid) in public or key in checked:
+                continue
+            checked.add(key)
+            blob = repo.raw[oid]
+            assert isinstance(blob, pygit2.Blob)
+            held = redact_path(path) != path or redact_blob(blob.data) != blob.data
+        found += held
+    return found
+
+
+def _changed_blobs(repo: Repo, commit: pygit2.Commit) -> Iterator[tuple[str, pygit2.Oid]]:
+    """(path, blob id) of what `commit` adds or changes against each of its parents (all
+    of its tree for a first commit)."""
+    if not commit.parents:
+        yield from walk_blobs(repo, commit.tree)
+        return
+    for parent in commit.parents:
+        for delta in parent.tree.diff_to_tree(commit.tree).deltas:
+            new = delta.new_file
+            if delta.status != pygit2.enums.DeltaStatus.DELETED and new.path:
+                yield new.path, new.id
+
+
+def publish_masked(repo: Repo, ref: str, published: str | None, message: str) -> int:
+    """Before a push of `ref`: when its history beyond `published` holds a secret (records
+    an older gitimprove wrote unmasked in this clone, never pushed yet), the ref is set to
+    one commit on top of `published` whose tree is its tip's, masked, so the push carries
+    no version that holds a secret. Returns how many commits were left out (0: the ref is
+    unchanged). Only history the remote lacks is replaced: what it has is never rewritten."""
+
+    def attempt() -> int:
+        tip = repo.ref_target(ref)
+        if tip is None or tip == published:
+            return 0
+        dropped = unmasked_since(repo, tip, published)
+        if not dropped:
+            return 0
+        tree = repo.commit(tip).tree
+        changes: dict[str, pygit2.Oid | None] = {}
+        for path, oid in walk_blobs(repo, tree):
+            blob = repo.raw[oid]
+            assert isinstance(blob, pygit2.Blob)
+            new = repo.write_blob(blob.data)
+            _mask_entry(changes, path, new, new != oid)
+        masked = put_paths(repo, tree, changes) if changes else tree.id
+        if ref == refs.NOTES:
+            from gitimprove.git.notes import indexed
+
+            masked = indexed(repo, masked)
+        parents = [published] if published is not None else []
+        new_tip = repo.create_commit(masked, message + "\n", parents)
+        update_refs(repo, [(ref, new_tip, tip)], message)
+        return dropped
+
+    return cas_loop(repo, attempt, what=ref, lock="notes" if ref == refs.NOTES else "memory")
 
 
 def known_remotes(repo: Repo, ref: str) -> list[str]:

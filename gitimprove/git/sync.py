@@ -43,6 +43,8 @@ _REJECTED = (
 # a fast-forward adopts the remote's commits; what they hold unmasked is masked on top
 _MASK_NOTES = "gitimprove: mask secrets in notes synced from {}"
 _MASK_MEMORY = "gitimprove: mask secrets in memory synced from {}"
+# a push leaves out local versions (never pushed) that hold a secret: one masked commit
+_PUBLISH = "gitimprove: records masked before pushing to {}"
 
 
 @dataclass
@@ -58,6 +60,10 @@ class SyncReport:
     pushed: list[str] = field(default_factory=list)
     attempts: int = 0
     mode: str = "both"
+    # ref -> local versions that held a secret, published as one masked commit instead
+    masked_history: dict[str, int] = field(default_factory=dict)
+    # experiment commits whose message holds a secret: the archive is not pushed
+    held_messages: int = 0
 
 
 def scratch_name(remote: str) -> str:
@@ -301,13 +307,38 @@ def _local_markers(repo: Repo) -> list[str]:
     return sorted(n for n in repo.raw.references if n.startswith(MARKERS))
 
 
+def secret_messages(repo: Repo, fetched: dict[str, str]) -> int:
+    """How many commits gitimprove made (by their message: an attempt's `experiment(…)`, its
+    own `gitimprove: …`) that a push of the archive would carry to a remote lacking them
+    hold a secret in their message: written by an older gitimprove, they cannot be masked
+    without changing their ids (the keys of their notes)."""
+    from gitimprove.redaction import redact
+
+    tip = repo.ref_target(refs.ARCHIVE)
+    if tip is None or tip == fetched.get(refs.ARCHIVE):
+        return 0
+    walk = objects.commits(
+        repo, [tip], hide=[fetched[refs.ARCHIVE]] if refs.ARCHIVE in fetched else []
+    )
+    return sum(1 for c in walk if c.message.startswith(_OURS) and redact(c.message) != c.message)
+
+
+_OURS = ("experiment(", "experiment:", "experiment!:", "gitimprove:")
+
+
 def push(
-    repo: Repo, remote: str, fetched: dict[str, str], runs: set[str] | None = None
+    repo: Repo,
+    remote: str,
+    fetched: dict[str, str],
+    runs: set[str] | None = None,
+    held: tuple[str, ...] = (),
 ) -> tuple[bool, list[str], str]:
-    """One atomic, non-forced push of the shared refs and of the markers the remote lacks
-    (not a phantom run's)."""
+    """One atomic, non-forced push of the shared refs (but `held`) and of the markers the
+    remote lacks (not a phantom run's)."""
     runs = recorded_runs(repo) if runs is None else runs
-    specs = [f"{name}:{name}" for name in SHARED if repo.ref_target(name)]
+    specs = [
+        f"{name}:{name}" for name in SHARED if repo.ref_target(name) and not (held and name in held)
+    ]
     specs += [
         f"{name}:{name}"
         for name in _local_markers(repo)
@@ -355,7 +386,15 @@ def sync(
             merge_markers(repo, remote, fetched, report, runs)
             if mode == "pull":
                 return report
-            ok, pushed, _ = push(repo, remote, fetched, runs)
+            for ref in (refs.NOTES, refs.MEMORY):
+                dropped = objects.publish_masked(
+                    repo, ref, fetched.get(ref), _PUBLISH.format(remote)
+                )
+                if dropped:
+                    report.masked_history[ref] = report.masked_history.get(ref, 0) + dropped
+            report.held_messages = secret_messages(repo, fetched)
+            held = (refs.ARCHIVE,) if report.held_messages else ()
+            ok, pushed, _ = push(repo, remote, fetched, runs, held)
             if ok:
                 report.pushed = pushed
                 return report

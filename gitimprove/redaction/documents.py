@@ -149,11 +149,47 @@ def _number(between: str, key: str | None, paired: dict[str, str]) -> str:
     return between[: m.start(2)] + marked + between[m.end(2) :]
 
 
+def _as_text(text: str) -> str:
+    """A JSON text with what the rules find in it read as plain text masked inside its
+    string literals (the line stays valid JSON): a rule that reads a credential from the
+    fields around it (`{"param": "client_secret", "val": "…"}`, a nested `{"github-oauth":
+    {"github.com": "…"}}`) sees them here, where a string masked alone does not. Only a
+    secret found within one literal free of escapes counts (escapes read as text are not
+    what the string says; the decoded strings are masked one by one after this)."""
+    found = redaction.spans(text)
+    if not found:
+        return text
+    out: list[str] = []
+    pos = 0
+    at = 0
+    for m in _STRING.finditer(text):
+        start, end = m.span()
+        while at < len(found) and found[at].end <= start:
+            at += 1
+        inner = []
+        for sp in found[at:]:
+            if sp.start >= end:
+                break
+            if start <= sp.start and sp.end <= end:
+                a, b = max(sp.start, start + 1) - start - 1, min(sp.end, end - 1) - start - 1
+                if a < b:
+                    inner.append(Span(a, b, sp.kind, sp.priority))
+        literal = m.group(0)
+        if not inner or "\\" in literal:
+            continue
+        value = literal[1:-1]
+        out += [text[pos:start], '"', redaction.apply(value, redaction.merge(inner, value)), '"']
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
 def redact_json_text(text: str, within: Sequence[str] | None = None) -> str:
     """A valid JSON text with every string literal masked in place, and numbers and
     values a key or a sibling name field says are credentials."""
     if within is None:
         within = redaction.ruleset().present(text.lower())
+    text = _as_text(text)
     paired = _paired(text)
     out: list[str] = []
     pos = 0

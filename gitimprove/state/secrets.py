@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gitimprove.git import objects, refs
-from gitimprove.git.repo import Repo
+from gitimprove.git.repo import Repo, cas_loop, update_refs
 from gitimprove.redaction import engine, redact, redact_blob, redact_path
 from gitimprove.redaction.engine import MARKER
 from gitimprove.state.findings import Finding
@@ -139,18 +139,79 @@ def repair(repo: Repo) -> dict[str, list[str]]:
     return out
 
 
+def drop_history(repo: Repo) -> tuple[list[str], dict[str, list[str]]]:
+    """`--drop-history`: the notes and the memory branch, when their history holds a secret
+    and no remote this clone knows of has them, become one commit each holding their tip's
+    tree (masked by `repair` first), so their old versions are reachable from no ref
+    (gitimprove reads only the tips). A ref that was pushed is left as it is: the remote and
+    every clone keep the old versions, and the next sync would merge them back.
+    Returns (refs dropped, ref -> remotes for the refs left)."""
+    found = scan(repo)
+    dropped: list[str] = []
+    pushed: dict[str, list[str]] = {}
+    for ref, lock in ((refs.NOTES, "notes"), (refs.MEMORY, "memory")):
+        if ref not in found.history:
+            continue
+        if found.shared.get(ref):
+            pushed[ref] = found.shared[ref]
+            continue
+
+        def attempt(ref: str = ref) -> bool:
+            tip = repo.ref_target(ref)
+            if tip is None:
+                return False
+            message = f"gitimprove: {ref}, history holding secrets dropped"
+            new = repo.create_commit(repo.commit(tip).tree.id, message + "\n", [])
+            update_refs(repo, [(ref, new, tip)], message)
+            return True
+
+        if cas_loop(repo, attempt, what=ref, lock=lock):
+            dropped.append(ref)
+    return dropped, pushed
+
+
 def _listed(items: list[str], limit: int = 8) -> str:
     more = f", and {len(items) - limit} more" if len(items) > limit else ""
     return ", ".join(items[:limit]) + more
 
 
-def check(repo: Repo, fix: bool) -> list[Finding]:
+def check(repo: Repo, fix: bool, *, drop: bool = False) -> list[Finding]:
     """`doctor --secrets`: records are masked with --repair; old versions and commit
-    messages can only be removed by rewriting history, which is explained."""
+    messages can only be removed by rewriting history, which is explained (and, with
+    `--drop-history`, done for the notes and the memory branch when they were never
+    pushed)."""
     repaired = repair(repo) if fix else {}
+    dropped, kept = drop_history(repo) if fix and drop else ([], {})
     found = scan(repo)
     out: list[Finding] = []
     revoke = "revoke the credential: anyone with this repository or its remote could read it"
+    if dropped:
+        f = Finding(
+            "secrets in history",
+            False,
+            f"the history of {', '.join(dropped)} held secrets; each is now one commit holding "
+            "its masked records",
+        )
+        f.repaired = True
+        out.append(f)
+        out.append(
+            Finding(
+                "secrets in history",
+                False,
+                "the old versions stay in this repository's reflog and objects until they expire",
+                "git reflog expire --expire=now --all && git gc --prune=now removes them now "
+                f"(every ref's reflog) ({DOCS})",
+            )
+        )
+    for ref, remotes in kept.items():
+        out.append(
+            Finding(
+                "secrets in history",
+                False,
+                f"the history of {ref} was not dropped: it was pushed to {', '.join(remotes)}",
+                f"{revoke}; the remote and every clone keep the old versions ({DOCS})",
+            )
+        )
     if repaired:
         n = sum(len(v) for v in repaired.values())
         f = Finding("secrets", False, f"{n} record(s) held a secret; masked in a new commit")
