@@ -33,8 +33,10 @@ import time
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from gitimprove.util import proc
+from gitimprove.util.files import open_state
 
 # what a loose object or a pack's index may be read to at most (a planted file of gigabytes)
 _MAX_LOOSE = 256 << 20
@@ -206,6 +208,12 @@ def _take(folder: Path, watch: _Watch | None) -> Store:
     return Store(folder, loose, packs, frozenset(watch.written), overflows)
 
 
+def _open(path: Path, *, buffered: bool = True) -> BinaryIO:
+    """A regular file of the store, opened without following a link or blocking (an agent
+    can put a FIFO in place of an object: a plain `open` would wait on it for ever)."""
+    return os.fdopen(open_state(path), "rb", buffering=-1 if buffered else 0)
+
+
 def _hex(name: str) -> bool:
     return all(c in "0123456789abcdef" for c in name)
 
@@ -218,7 +226,7 @@ def _index_names(path: Path, key: tuple[int, ...]) -> list[str]:
     names: list[str] = []
     try:
         if key[2] <= _MAX_IDX:
-            with open(path, "rb", buffering=0) as f:
+            with _open(path, buffered=False) as f:
                 data = f.read(_MAX_IDX)
             names = _parse_index(data)
     except OSError:
@@ -246,7 +254,7 @@ def _loose_path(folder: Path, name: str) -> Path:
 def _loose_intact(folder: Path, name: str) -> bool:
     """Does the loose object still hash to its name?"""
     try:
-        with open(_loose_path(folder, name), "rb", buffering=0) as f:
+        with _open(_loose_path(folder, name), buffered=False) as f:
             raw = f.read(_MAX_LOOSE + 1)
         if len(raw) > _MAX_LOOSE:
             return False
@@ -261,10 +269,10 @@ def _pack_intact(folder: Path, stem: str) -> bool:
     """Does the pack still end with the checksum of its bytes, the one its index names?"""
     pack, idx = folder / "pack" / f"{stem}.pack", folder / "pack" / f"{stem}.idx"
     try:
-        with open(idx, "rb", buffering=0) as f:
+        with _open(idx, buffered=False) as f:
             f.seek(-64, os.SEEK_END)
             tail = f.read()
-        with open(pack, "rb") as f:
+        with _open(pack) as f:
             size = os.fstat(f.fileno()).st_size
             for width, algorithm in ((20, "sha1"), (32, "sha256")):
                 named = tail[-2 * width : -width]
