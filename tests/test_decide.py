@@ -370,16 +370,18 @@ def test_the_budget_follows_the_noise_after_a_busy_calibration() -> None:
 
 
 def test_a_level_the_incumbent_reached_on_two_runs_is_no_gain() -> None:
-    """A keep against the window goes to pairs when two incumbent runs or more reached the
-    candidate's level; one such run is a tail or a glitch and does not."""
+    """A keep against the window goes to pairs when two incumbent runs or more that agree
+    with each other reached the candidate's level; one such run, or two far apart (tails),
+    do not."""
     rule = AdaptiveRule(min_delta=MinDelta(0.0, relative=True))
     sigma = 0.02
     window = [0.0, 0.01, -0.01, 0.005, -0.005, 0.0, 0.01, -0.01]
     est = Estimate("window", 0.20, 0.01, len(window), 4, 0.0)  # the candidate 20% faster
     w = Work(a=[0.0])
     assert not rule._seen_there(w, [*window, -0.25], sigma, est)  # one fast run: a tail
-    assert rule._seen_there(w, [*window, -0.25, -0.22], sigma, est)  # two: a fast stretch
-    assert rule._seen_there(Work(a=[-0.21]), [*window, -0.25], sigma, est)  # a fresh one counts
+    assert rule._seen_there(w, [*window, -0.25, -0.23], sigma, est)  # two alike: a stretch
+    assert not rule._seen_there(w, [*window, -0.12, -0.40], sigma, est)  # two scattered tails
+    assert rule._seen_there(Work(a=[-0.24]), [*window, -0.25], sigma, est)  # a fresh one counts
     assert not rule._seen_there(w, [*window, -0.05, -0.06], sigma, est)  # not half the gain
 
 
@@ -405,6 +407,6 @@ def test_a_two_speed_machine_keeps_fewer_regressions(monkeypatch: pytest.MonkeyP
         return n
 
     with_check = keeps()
-    monkeypatch.setattr(rule_module, "SEEN_RUNS", 10**6)
+    monkeypatch.setattr(rule_module, "SEEN_AGREE", -1.0)
     without = keeps()
     assert with_check < without and with_check <= 0.75 * without, (with_check, without)

@@ -21,6 +21,7 @@ One decision compares a candidate (arm B) with its incumbent (arm A) in the rule
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 import statistics
 from collections.abc import Callable, Sequence
@@ -51,10 +52,11 @@ YOUNG = 3  # a window from fewer decisions' incumbent runs than this is young
 # prior="mixture": the share of the learned shrinkage the curtailment takes off a gain, once
 # that many decisions' first runs have taught the prior (effects.py; docs/noise.md)
 CP_SHARE, CP_AFTER = 0.4, 10
-# a keep against the window goes to adjacent pairs when this many incumbent runs or more
-# reached the candidate's level (a machine with fast and slow stretches; docs/noise.md,
-# step 5): one such run is a tail or a glitch, and counting it cost gain under heavy tails
-SEEN_RUNS = 2
+# a keep against the window goes to adjacent pairs when two incumbent runs or more that
+# agree with each other (within SEEN_AGREE·σ) reached the candidate's level: a machine with
+# fast and slow stretches (docs/noise.md, step 5). One such run is a tail or a glitch, and
+# counting it, or two scattered ones, cost gain under heavy tails
+SEEN_AGREE = 1.4
 
 Run = Callable[[], float]
 
@@ -329,14 +331,16 @@ class AdaptiveRule:
         return Estimate("window", d, se, len(a), len(b), level, None, fresh=len(a))
 
     def _seen_there(self, w: Work, window: list[float], sigma: float, est: Estimate) -> bool:
-        """Whether SEEN_RUNS runs of the incumbent or more (its window, this decision's fresh
-        runs) were more than k·σ better than the incumbent's centre and covered half the
-        candidate's gain or more: a level the incumbent reaches on this machine without any
-        change. One such run is a glitch or a tail; several are a fast stretch."""
+        """Whether two runs of the incumbent or more (its window, this decision's fresh runs)
+        were more than k·σ better than the incumbent's centre, covered half the candidate's
+        gain or more, and agree with each other (within SEEN_AGREE·σ): a level the incumbent
+        reaches on this machine without any change, a fast stretch. One such run, or two far
+        apart, are tails or glitches."""
         if not sigma > 0:
             return False
         reach = max(self.k * sigma, est.gain / 2.0)
-        return sum(self.sign * (est.level - x) >= reach for x in [*window, *w.a]) >= SEEN_RUNS
+        xs = sorted(x for x in [*window, *w.a] if self.sign * (est.level - x) >= reach)
+        return any(b - a <= SEEN_AGREE * sigma for a, b in itertools.pairwise(xs))
 
     def _window_holds(self, w: Work, window: list[float], sigma: float, est: Estimate) -> bool:
         """Whether this decision's fresh incumbent runs confirm the window: two at least, and
