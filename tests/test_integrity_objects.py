@@ -153,6 +153,7 @@ def test_a_fifo_or_link_in_place_of_a_loose_object_stops_the_run_without_a_hang(
     assert named in res.stderr and NOT_REGULAR[attack] in res.stderr, res.stderr
     loose = tmp_repo.path / ".git" / "objects" / target[:2] / target[2:]
     assert not os.path.lexists(loose)  # moved aside: nothing that opens the store blocks
+    assert ".git/improve/quarantine/" in res.stderr and "git fsck" in res.stderr, res.stderr
     assert all(r["status"] != "keep" for r in run_rows(tmp_repo, "h")[1:] if r["iteration"] == 1)
     for args in (["log"], ["doctor"]):
         later = _cli(tmp_repo, *args)

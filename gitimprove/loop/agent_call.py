@@ -137,10 +137,11 @@ def call_agent(
             # in the sandbox the agent cannot reach the repository: only the user changed it
             changed = before.changes(after, reachable=not ctx.sandbox.active)
             ctx.shared.repo_state = None if changed else after
+            moved: list[str] = []
             if changed:
-                put_back(ctx.repo, before, after)
+                moved = put_back(ctx.repo, before, after)
     if changed:
-        raise AgentTampered(result, changed)
+        raise AgentTampered(result, changed, hint=_objects_hint(moved))
     planted = sites.changes(python, sites.take(ctx.site_folders))
     if planted:
         raise AgentTampered(
@@ -180,6 +181,21 @@ def call_agent(
             stop=False,
         )
     return result
+
+
+def _objects_hint(moved: list[str]) -> str | None:
+    """What to do when loose objects that were no regular files (a FIFO, a link to
+    `/dev/zero`: git would hang on them) were moved aside; None for the usual hint."""
+    objects = [p for p in moved if p.startswith(".git/objects/")]
+    if not objects:
+        return None
+    return (
+        f"{', '.join(objects[:3])}{' and more' if len(objects) > 3 else ''} moved to "
+        ".git/improve/quarantine/ unread (no regular file: git would hang on it); that object "
+        "of your history is gone: `git fsck` names what is missing, fetch it back from a "
+        "clone or remote, delete the quarantined file, then `git improve run --resume`; a "
+        'sandbox ([agent] sandbox = "bwrap") keeps agents out of your repository'
+    )
 
 
 class AgentTampered(Tampered):
