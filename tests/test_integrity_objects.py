@@ -179,7 +179,7 @@ def test_doctor_names_a_loose_object_that_is_no_file_and_repair_moves_it_aside(
         loose.mkdir()
     named = f".git/objects/{target[:2]}/{target[2:]}"
     assert "Traceback" not in _cli(tmp_repo, "log").stderr
-    for args in (["status"], ["doctor"]):
+    for args in (["status"], ["doctor"], ["show", "HEAD"], ["run", "--run", "h", "-n", "1"]):
         res = _cli(tmp_repo, *args)
         assert res.returncode == 1, (args, res.returncode, res.stdout, res.stderr)
         assert named in res.stdout + res.stderr, (args, res.stdout, res.stderr)
