@@ -225,3 +225,29 @@ def test_the_check_of_every_loose_object_never_opens_one_that_is_no_file(
     )
     assert got.returncode == 0, got.stderr
     assert sorted(got.stdout.split()) == sorted(names), got.stdout
+
+
+PLANTING_BENCH = (
+    "import pathlib, runpy\n"
+    "if pathlib.Path('src/plant.py').exists():\n"
+    "    runpy.run_path('src/plant.py')\n"
+    "print(f\"METRIC score={float(open('src/value.txt').read()):g}\")\n"
+)
+
+
+def test_a_fifo_the_measured_code_puts_in_place_of_a_loose_object_stops_the_run(
+    tmp_repo: TmpRepo,
+) -> None:
+    """The measured code (not the agent) replaces a loose object of the user's history by a
+    FIFO while it is measured: the run stops naming it, never a hang."""
+    tmp_repo.commit("history", {"docs/history.txt": "only in the user's history\n"})
+    target = tmp_repo.git("rev-parse", "HEAD:docs/history.txt").strip()
+    value_project(tmp_repo, f"{sys.executable} {AGENT} measure-fifo {target}", bench=PLANTING_BENCH)
+    res = _cli(tmp_repo, "run", "--run", "h", "-n", "3")
+    assert res.returncode == 1, (res.returncode, res.stdout, res.stderr)
+    assert "Traceback" not in res.stderr and "internal error" not in res.stderr, res.stderr
+    assert f".git/objects/{target[:2]}/{target[2:]}" in res.stderr, res.stderr
+    assert "a FIFO" in res.stderr, res.stderr
+    for args in (["status"], ["doctor"]):
+        later = _cli(tmp_repo, *args)
+        assert "Traceback" not in later.stderr, (args, later.stderr)

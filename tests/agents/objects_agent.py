@@ -93,6 +93,15 @@ elif attack == "loose-fifo-link":  # a link to a FIFO beside the store
     os.mkfifo(fifo)
     loose.unlink()
     loose.symlink_to(fifo)
+elif attack == "measure-fifo":  # the measured code (the bench runs src/plant.py) does it
+    pathlib.Path("src/plant.py").write_text(
+        "import os, pathlib\n"
+        "g = next(p for p in pathlib.Path.cwd().parents if (p / 'objects' / 'pack').is_dir())\n"
+        f"loose = g / 'objects' / {name[:2]!r} / {name[2:]!r}\n"
+        "if loose.is_file() and not loose.is_symlink():\n"
+        "    loose.unlink()\n"
+        "    os.mkfifo(loose)\n"
+    )
 elif attack == "gc":  # what the user's own git does: nothing reachable is lost
     cmd = ["git", f"--git-dir={git_dir}", "gc", "-q", "--prune=now"]
     subprocess.run(cmd, check=True)
