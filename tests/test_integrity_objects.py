@@ -251,3 +251,20 @@ def test_a_fifo_the_measured_code_puts_in_place_of_a_loose_object_stops_the_run(
     for args in (["status"], ["doctor"]):
         later = _cli(tmp_repo, *args)
         assert "Traceback" not in later.stderr, (args, later.stderr)
+
+
+def test_a_pack_file_as_a_link_is_named_by_every_command(tmp_repo: TmpRepo) -> None:
+    """A pack replaced by a link to a copy of it (whose bytes could change under the name git
+    trusts) is named by `status`, `doctor` and a run's start, exit 1."""
+    tmp_repo.commit("history", {"docs/history.txt": "packed\n"})
+    tmp_repo.git("gc", "-q")
+    pack = next((tmp_repo.path / ".git" / "objects" / "pack").glob("pack-*.pack"))
+    copy = tmp_repo.path.parent / "copy.pack"
+    copy.write_bytes(pack.read_bytes())
+    pack.unlink()
+    pack.symlink_to(copy)
+    for args in (["status"], ["doctor"], ["run", "--run", "h", "-n", "1"]):
+        res = _cli(tmp_repo, *args)
+        assert res.returncode == 1, (args, res.returncode, res.stdout, res.stderr)
+        assert f".git/objects/pack/{pack.name} (a link" in res.stdout + res.stderr, res.stderr
+        assert "Traceback" not in res.stderr

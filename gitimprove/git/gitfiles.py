@@ -118,7 +118,8 @@ def _what(entry: os.DirEntry[str]) -> str:
 
 def loose_objects(objects: str, label: str = ".git/objects") -> list[str]:
     """Each entry of the loose-object folders (`objects/ab/…`) that is not a regular file: a
-    FIFO, a socket, a device, a link (to `/dev/zero`, to a FIFO), a folder. libgit2 opens a
+    FIFO, a socket, a device, a link (to `/dev/zero`, to a FIFO), a folder; and a pack's file
+    that is a link (one that is a FIFO or a device, followed, is `_folder_files`'). libgit2 opens a
     loose object with a blocking read when it reads it: one such entry held the harness, and
     every git command, for ever. One `readdir` per folder, no `stat` of a regular entry (the
     kind comes with the listing): about 1 ms for 2,500 loose objects."""
@@ -128,6 +129,15 @@ def loose_objects(objects: str, label: str = ".git/objects") -> list[str]:
             fans = [e for e in top if len(e.name) == 2 and all(c in _HEX for c in e.name)]
     except OSError:
         return out
+    try:  # a pack's file as a link: its bytes could change under the name git trusts
+        with os.scandir(f"{objects}/pack") as packs:
+            out += [
+                f"{label}/pack/{e.name} (a link, not a regular file)"
+                for e in packs
+                if e.name.startswith("pack-") and e.is_symlink()
+            ]
+    except OSError:
+        pass
     for fan in fans:
         if not fan.is_dir(follow_symlinks=False):
             out.append(f"{label}/{fan.name} ({_what(fan)}, not a folder of loose objects)")
