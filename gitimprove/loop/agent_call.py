@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from gitimprove import agents
 from gitimprove.git import caches, strays, trees
 from gitimprove.git.checkout import work_root
-from gitimprove.git.watch import RepoState, put_back
+from gitimprove.git.watch import RepoState, objects_hint, put_back
 from gitimprove.git.workspace import Hashed, Made, hash_workspace, made_workspace
 from gitimprove.loop import program, sites
 from gitimprove.loop.context import RunContext
@@ -141,7 +141,7 @@ def call_agent(
             if changed:
                 moved = put_back(ctx.repo, before, after)
     if changed:
-        raise AgentTampered(result, changed, hint=_objects_hint(moved))
+        raise AgentTampered(result, changed, hint=objects_hint(moved))
     planted = sites.changes(python, sites.take(ctx.site_folders))
     if planted:
         raise AgentTampered(
@@ -181,21 +181,6 @@ def call_agent(
             stop=False,
         )
     return result
-
-
-def _objects_hint(moved: list[str]) -> str | None:
-    """What to do when loose objects that were no regular files (a FIFO, a link to
-    `/dev/zero`: git would hang on them) were moved aside; None for the usual hint."""
-    objects = [p for p in moved if p.startswith(".git/objects/")]
-    if not objects:
-        return None
-    return (
-        f"{', '.join(objects[:3])}{' and more' if len(objects) > 3 else ''} moved to "
-        ".git/improve/quarantine/ unread (no regular file: git would hang on it); that object "
-        "of your history is gone: `git fsck` names what is missing, fetch it back from a "
-        "clone or remote, delete the quarantined file, then `git improve run --resume`; a "
-        'sandbox ([agent] sandbox = "bwrap") keeps agents out of your repository'
-    )
 
 
 class AgentTampered(Tampered):
