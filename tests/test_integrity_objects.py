@@ -6,6 +6,7 @@ In the sandbox the repository is hidden: the same agent finds nothing and the ru
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -114,3 +115,156 @@ def test_in_the_sandbox_the_object_store_is_out_of_reach(tmp_repo: TmpRepo, atta
     assert res.returncode == 0, res.stderr
     assert [r["status"] for r in run_rows(tmp_repo, "h")[1:]] == ["keep"] * 3
     assert _fsck(tmp_repo).returncode == 0
+
+
+def _cli(repo: TmpRepo, *args: str) -> subprocess.CompletedProcess[str]:
+    """`python -m gitimprove ARGS` with a timeout: a hang on the planted file fails the test
+    (TimeoutExpired) instead of holding CI for ever."""
+    return subprocess.run(
+        [sys.executable, "-m", "gitimprove", *args],
+        cwd=repo.path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+# attack: what the stop says of the planted loose object
+NOT_REGULAR = {
+    "loose-fifo": "a FIFO",
+    "loose-socket": "a socket",
+    "loose-zero-link": "a link",
+    "loose-fifo-link": "a link",
+}
+
+
+@pytest.mark.parametrize("attack", sorted(NOT_REGULAR))
+def test_a_fifo_or_link_in_place_of_a_loose_object_stops_the_run_without_a_hang(
+    tmp_repo: TmpRepo, attack: str
+) -> None:
+    """The agent puts a FIFO, a socket or a link (to /dev/zero, to a FIFO) in place of a loose
+    object of the user's history: the run stops at once naming it (exit 1, never a hang),
+    the thing is moved aside, and every later command answers."""
+    target = _project(tmp_repo, attack, packed=False)
+    res = _cli(tmp_repo, "run", "--run", "h", "-n", "3")
+    assert res.returncode == 1, (res.returncode, res.stdout, res.stderr)
+    assert "internal error" not in res.stderr and "Traceback" not in res.stderr
+    named = f".git/objects/{target[:2]}/{target[2:]}"
+    assert named in res.stderr and NOT_REGULAR[attack] in res.stderr, res.stderr
+    loose = tmp_repo.path / ".git" / "objects" / target[:2] / target[2:]
+    assert not os.path.lexists(loose)  # moved aside: nothing that opens the store blocks
+    assert ".git/improve/quarantine/" in res.stderr and "git fsck" in res.stderr, res.stderr
+    assert all(r["status"] != "keep" for r in run_rows(tmp_repo, "h")[1:] if r["iteration"] == 1)
+    for args in (["log"], ["doctor"]):
+        later = _cli(tmp_repo, *args)
+        assert "Traceback" not in later.stderr and "internal error" not in later.stderr
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero-link", "folder"])
+def test_doctor_names_a_loose_object_that_is_no_file_and_repair_moves_it_aside(
+    tmp_repo: TmpRepo, kind: str
+) -> None:
+    """A FIFO, a link to /dev/zero or a folder in place of a loose object: `status` and
+    `doctor` name it (exit 1, never a hang, never read), `log` answers; `doctor --repair`
+    moves it to quarantine."""
+    tmp_repo.commit("history", {"docs/history.txt": "only in the user's history\n"})
+    target = tmp_repo.git("rev-parse", "HEAD:docs/history.txt").strip()
+    loose = tmp_repo.path / ".git" / "objects" / target[:2] / target[2:]
+    loose.unlink()
+    if kind == "fifo":
+        os.mkfifo(loose)
+    elif kind == "zero-link":
+        loose.symlink_to("/dev/zero")
+    else:
+        loose.mkdir()
+    named = f".git/objects/{target[:2]}/{target[2:]}"
+    assert "Traceback" not in _cli(tmp_repo, "log").stderr
+    for args in (["status"], ["doctor"], ["show", "HEAD"], ["run", "--run", "h", "-n", "1"]):
+        res = _cli(tmp_repo, *args)
+        assert res.returncode == 1, (args, res.returncode, res.stdout, res.stderr)
+        assert named in res.stdout + res.stderr, (args, res.stdout, res.stderr)
+        assert "Traceback" not in res.stderr
+    assert os.path.lexists(loose)  # named, left as it is
+    res = _cli(tmp_repo, "doctor", "--repair")
+    assert named in res.stdout, res.stdout
+    assert not os.path.lexists(loose)
+    assert list((tmp_repo.path / ".git" / "improve" / "quarantine").iterdir())
+    again = _cli(tmp_repo, "doctor")
+    assert named not in again.stdout, again.stdout
+
+
+def test_the_check_of_every_loose_object_never_opens_one_that_is_no_file(
+    tmp_repo: TmpRepo,
+) -> None:
+    """`bad_loose_objects` (doctor's check) names a FIFO, a link to /dev/zero or a link to a
+    FIFO in place of a loose object as bad, and returns (it reads each regular one)."""
+    names = []
+    for i, kind in enumerate(["fifo", "zero-link", "fifo-link"]):
+        tmp_repo.commit(f"c{i}", {f"docs/{kind}.txt": f"{kind}\n"})
+        name = tmp_repo.git("rev-parse", f"HEAD:docs/{kind}.txt").strip()
+        loose = tmp_repo.path / ".git" / "objects" / name[:2] / name[2:]
+        loose.unlink()
+        if kind == "fifo":
+            os.mkfifo(loose)
+        elif kind == "zero-link":
+            loose.symlink_to("/dev/zero")
+        else:
+            os.mkfifo(tmp_repo.path / ".git" / "a-fifo")
+            loose.symlink_to(tmp_repo.path / ".git" / "a-fifo")
+        names.append(name)
+    code = (
+        "import sys; from gitimprove.git.objects import bad_loose_objects; "
+        "from gitimprove.git.repo import Repo; import pygit2; "
+        "print(' '.join(bad_loose_objects(Repo(pygit2.Repository(sys.argv[1])))))"
+    )
+    got = subprocess.run(
+        [sys.executable, "-c", code, os.fspath(tmp_repo.path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert got.returncode == 0, got.stderr
+    assert sorted(got.stdout.split()) == sorted(names), got.stdout
+
+
+PLANTING_BENCH = (
+    "import pathlib, runpy\n"
+    "if pathlib.Path('src/plant.py').exists():\n"
+    "    runpy.run_path('src/plant.py')\n"
+    "print(f\"METRIC score={float(open('src/value.txt').read()):g}\")\n"
+)
+
+
+def test_a_fifo_the_measured_code_puts_in_place_of_a_loose_object_stops_the_run(
+    tmp_repo: TmpRepo,
+) -> None:
+    """The measured code (not the agent) replaces a loose object of the user's history by a
+    FIFO while it is measured: the run stops naming it, never a hang."""
+    tmp_repo.commit("history", {"docs/history.txt": "only in the user's history\n"})
+    target = tmp_repo.git("rev-parse", "HEAD:docs/history.txt").strip()
+    value_project(tmp_repo, f"{sys.executable} {AGENT} measure-fifo {target}", bench=PLANTING_BENCH)
+    res = _cli(tmp_repo, "run", "--run", "h", "-n", "3")
+    assert res.returncode == 1, (res.returncode, res.stdout, res.stderr)
+    assert "Traceback" not in res.stderr and "internal error" not in res.stderr, res.stderr
+    assert f".git/objects/{target[:2]}/{target[2:]}" in res.stderr, res.stderr
+    assert "a FIFO" in res.stderr and ".git/improve/quarantine/" in res.stderr, res.stderr
+    for args in (["status"], ["doctor"]):
+        later = _cli(tmp_repo, *args)
+        assert "Traceback" not in later.stderr, (args, later.stderr)
+
+
+def test_a_pack_file_as_a_link_is_named_by_every_command(tmp_repo: TmpRepo) -> None:
+    """A pack replaced by a link to a copy of it (whose bytes could change under the name git
+    trusts) is named by `status`, `doctor` and a run's start, exit 1."""
+    tmp_repo.commit("history", {"docs/history.txt": "packed\n"})
+    tmp_repo.git("gc", "-q")
+    pack = next((tmp_repo.path / ".git" / "objects" / "pack").glob("pack-*.pack"))
+    copy = tmp_repo.path.parent / "copy.pack"
+    copy.write_bytes(pack.read_bytes())
+    pack.unlink()
+    pack.symlink_to(copy)
+    for args in (["status"], ["doctor"], ["run", "--run", "h", "-n", "1"]):
+        res = _cli(tmp_repo, *args)
+        assert res.returncode == 1, (args, res.returncode, res.stdout, res.stderr)
+        assert f".git/objects/pack/{pack.name} (a link" in res.stdout + res.stderr, res.stderr
+        assert "Traceback" not in res.stderr

@@ -5,6 +5,7 @@ from pathlib import Path
 import click
 
 from gitimprove import output
+from gitimprove.git import gitfiles
 from gitimprove.git.gitfiles import LIMITS
 from gitimprove.git.listing import git_inputs
 from gitimprove.git.repo import open_repo, unreadable
@@ -42,6 +43,8 @@ def command(repair: bool, secrets: bool, drop_history: bool, as_json: bool) -> i
     if drop_history and not (secrets and repair):
         raise click.UsageError("--drop-history needs --secrets --repair")
     unsafe = unreadable(Path.cwd(), refs=True)  # before anything opens them: never a hang
+    if unsafe and repair:  # a loose object that is no file: moved aside, as a damaged one
+        unsafe = _move_objects_aside(unsafe, as_json)
     repo = None if unsafe else open_repo(need_work_tree=False)
     if repo is not None and repo.work_tree is not None:  # what `git status` would hang on
         unsafe = [f"work tree: {p}" for p in git_inputs(repo.work_tree, LIMITS["list"])]
@@ -73,3 +76,28 @@ def command(repair: bool, secrets: bool, drop_history: bool, as_json: bool) -> i
         if not f.ok and f.fix and not f.repaired:
             output.echo(f"        fix: {f.fix}")
     return 0 if all(f.ok or f.repaired for f in findings) else 1
+
+
+def _move_objects_aside(unsafe: list[str], as_json: bool) -> list[str]:
+    """Move each loose object `unsafe` names (a FIFO, a socket, a link, a folder in its
+    place) to `.git/improve/quarantine/`, never opened; what is left to name."""
+    found = gitfiles.locate(Path.cwd())
+    if found is None or isinstance(found, str):
+        return unsafe
+    git_dir, common = found
+    objects = [
+        item
+        for item in unsafe
+        if item.startswith(".git/objects/") and "/pack/" not in item and "/info/" not in item
+    ]
+    moved = gitfiles.move_aside(git_dir, common, common / "improve", objects)
+    for path in moved:
+        message = f"{path} moved to .git/improve/quarantine/ (it was no regular file)"
+        if as_json:
+            output.emit_json(
+                {"check": "git directory", "ok": True, "repaired": True, "message": message}
+            )
+        else:
+            output.echo(f"[fixed] git directory: {message}")
+    left = [item for item in unsafe if not any(item.startswith(p + " ") for p in moved)]
+    return left

@@ -103,6 +103,66 @@ def _folder_files(path: str, label: str, limit: int | None, out: list[str]) -> N
         pass
 
 
+def _what(entry: os.DirEntry[str]) -> str | None:
+    """What a loose object's entry is, by `lstat` (never followed, never opened); None for a
+    regular file or one gone since the listing (`git gc` pruning as it is looked at)."""
+    try:
+        mode = entry.stat(follow_symlinks=False).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISLNK(mode):
+        return "a link"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+
+
+def loose_objects(objects: str, label: str = ".git/objects") -> list[str]:
+    """Each entry of the loose-object folders (`objects/ab/…`) that is not a regular file: a
+    FIFO, a socket, a device, a link (to `/dev/zero`, to a FIFO), a folder; and a pack's file
+    that is a link (one that is a FIFO or a device, followed, is `_folder_files`'). libgit2
+    opens a loose object with a blocking read when it reads it: one such entry held the harness, and
+    every git command, for ever. One `readdir` per folder, no `stat` of a regular entry (the
+    kind comes with the listing): as much as that listing costs (about 2.4 ms for 2,500 loose
+    objects on a busy 2-core machine)."""
+    out: list[str] = []
+    try:
+        with os.scandir(objects) as top:
+            fans = [e for e in top if len(e.name) == 2 and all(c in _HEX for c in e.name)]
+    except OSError:
+        return out
+    try:  # a pack's file as a link: its bytes could change under the name git trusts
+        with os.scandir(f"{objects}/pack") as packs:
+            out += [
+                f"{label}/pack/{e.name} (a link, not a regular file)"
+                for e in packs
+                if e.name.startswith("pack-") and e.is_symlink()
+            ]
+    except OSError:
+        pass
+    for fan in fans:
+        if not fan.is_dir(follow_symlinks=False):
+            if not os.path.lexists(fan.path):
+                continue  # an empty folder `git prune` removed as it was looked at
+            kind = _what(fan) or "a file"
+            out.append(f"{label}/{fan.name} ({kind}, not a folder of loose objects)")
+            continue
+        try:
+            with os.scandir(fan.path) as entries:
+                for entry in entries:
+                    what = None if entry.is_file(follow_symlinks=False) else _what(entry)
+                    if what is not None:
+                        out.append(f"{label}/{fan.name}/{entry.name} ({what}, not a regular file)")
+        except OSError:
+            continue
+    return out
+
+
+_HEX = frozenset("0123456789abcdef")
+
+
 def _top_level(path: str, label: str, out: list[str], seen: set[str]) -> None:
     """Files at the top of a git directory git may read: MERGE_HEAD, FETCH_HEAD... (a
     socket named `*.ipc` is git's fsmonitor daemon's)."""
@@ -344,6 +404,7 @@ def problems(git_dir: Path, common: Path, *, refs: bool = True) -> list[str]:
             _folder_files(f"{root}/{folder}", f"{label}/{folder}", LIMITS[kind], out)
     for folder in _UNBOUNDED:
         _folder_files(f"{cd}/{folder}", f".git/{folder}", None, out)
+    out += loose_objects(f"{cd}/objects")
     # libgit2 in the harness reads the global, XDG and system config too (for `improve.*`),
     # and reads one again whenever its times change: a FIFO there (an agent without the
     # sandbox can write your home) held the harness for ever at its next look at the config

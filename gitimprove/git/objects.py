@@ -312,19 +312,30 @@ def known_remotes(repo: Repo, ref: str) -> list[str]:
 
 def bad_loose_objects(repo: Repo) -> list[str]:
     """Loose objects whose content does not hash to their name (planted or damaged: reading
-    one fails wherever it is needed). Every loose object is read; packs are git's to check."""
+    one fails wherever it is needed). Every loose object is read; packs are git's to check.
+    One that is no regular file (a FIFO, a link to `/dev/zero`, a folder: `lstat`) is bad
+    and never opened; a file is opened without following a link or blocking."""
     import hashlib
+    import stat
     import zlib
+
+    from gitimprove.util.files import open_state
 
     bad = []
     objects = repo.common_dir / "objects"
     for folder in sorted(objects.glob("[0-9a-f][0-9a-f]")):
+        if not stat.S_ISDIR(os.lstat(folder).st_mode):
+            continue  # named by the git directory's check (git/gitfiles.py)
         for path in sorted(folder.iterdir()):
             name = folder.name + path.name
             if len(name) not in (40, 64):
                 continue
             try:
-                data = zlib.decompress(path.read_bytes())
+                if not stat.S_ISREG(os.lstat(path).st_mode):
+                    bad.append(name)
+                    continue
+                with os.fdopen(open_state(path), "rb") as fh:
+                    data = zlib.decompress(fh.read())
             except (OSError, zlib.error):
                 bad.append(name)
                 continue
@@ -340,7 +351,7 @@ def quarantine(repo: Repo, names: Iterable[str]) -> Path:
     to.mkdir(parents=True, exist_ok=True)
     for name in names:
         src = repo.common_dir / "objects" / name[:2] / name[2:]
-        if src.exists():
+        if os.path.lexists(src):  # a link itself, never what it leads to
             os.replace(src, to / name)
             written.mark(to / name)
     return to

@@ -458,6 +458,21 @@ def state_problems(improve_dir: Path) -> list[str]:
     return out
 
 
+def objects_hint(moved: list[str]) -> str | None:
+    """What to do when loose objects that were no regular files (a FIFO, a link to
+    `/dev/zero`: git would hang on them) were moved aside; None for the usual hint."""
+    objects = [p for p in moved if p.startswith(".git/objects/")]
+    if not objects:
+        return None
+    return (
+        f"{', '.join(objects[:3])}{' and more' if len(objects) > 3 else ''} moved to "
+        ".git/improve/quarantine/ unread (no regular file: git would hang on it); that object "
+        "of your history is gone: `git fsck` names what is missing, fetch it back from a "
+        "clone or remote, delete the quarantined file, then `git improve run --resume`; a "
+        'sandbox ([agent] sandbox = "bwrap") keeps agents out of your repository'
+    )
+
+
 def put_back(repo: Repo, before: RepoState, after: RepoState) -> list[str]:
     """Every gitimprove ref moved outside gitimprove between the two snapshots, put back where
     gitimprove last left it (a ref it never wrote is deleted), each only if it is still where

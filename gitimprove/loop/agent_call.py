@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from gitimprove import agents
 from gitimprove.git import caches, strays, trees
 from gitimprove.git.checkout import work_root
-from gitimprove.git.watch import RepoState, put_back
+from gitimprove.git.watch import RepoState, objects_hint, put_back
 from gitimprove.git.workspace import Hashed, Made, hash_workspace, made_workspace
 from gitimprove.loop import program, sites
 from gitimprove.loop.context import RunContext
@@ -137,10 +137,11 @@ def call_agent(
             # in the sandbox the agent cannot reach the repository: only the user changed it
             changed = before.changes(after, reachable=not ctx.sandbox.active)
             ctx.shared.repo_state = None if changed else after
+            moved: list[str] = []
             if changed:
-                put_back(ctx.repo, before, after)
+                moved = put_back(ctx.repo, before, after)
     if changed:
-        raise AgentTampered(result, changed)
+        raise AgentTampered(result, changed, hint=objects_hint(moved))
     planted = sites.changes(python, sites.take(ctx.site_folders))
     if planted:
         raise AgentTampered(

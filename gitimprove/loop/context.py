@@ -28,7 +28,7 @@ from gitimprove.git import caches, strays, trees
 from gitimprove.git.checkout import Checkout, checkout, hand_over, release, take_off_mounts
 from gitimprove.git.renew import Spares
 from gitimprove.git.repo import Repo
-from gitimprove.git.watch import RepoState, put_back
+from gitimprove.git.watch import RepoState, objects_hint, put_back
 from gitimprove.git.workspace import Workspaces
 from gitimprove.loop import guard_report, inprocess, lookup, runtimes, sites
 from gitimprove.loop.decide import Rule
@@ -398,16 +398,21 @@ class RunContext:
                     hint=sites.RUNNER_HINT,
                 )
             changed: list[str] = []
+            moved: list[str] = []
             if before is not None:
                 with self.shared.lock:
                     after = RepoState.take(self.repo)
                     changed = before.changes(after)
                     self.shared.repo_state = None if changed else after
                     if changed:
-                        put_back(self.repo, before, after)
+                        moved = put_back(self.repo, before, after)
             if changed:
                 raise Tampered(
-                    f"your repository changed during the {what}", changed, checkout=co, stop=True
+                    f"your repository changed during the {what}",
+                    changed,
+                    checkout=co,
+                    stop=True,
+                    hint=objects_hint(moved),
                 )
             after_run(self, co, what)
             if left:  # removed: no later run reads them

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """An agent that reaches the user's object store (its workspace's clone borrows it): in round 1
-it rewrites, deletes or forges what `argv[1]` names — a loose object (`argv[2]`), every pack,
+it rewrites, deletes or forges what `argv[1]` names — a loose object (`argv[2]`, or puts a
+FIFO, a socket or a link in its place), every pack,
 a new pack holding other bytes under that object's name — or, the
 honest control, packs and prunes the store as `git gc` does; every round lowers
 src/value.txt. In the sandbox the repository is hidden: nothing is found to write."""
@@ -75,6 +76,32 @@ elif attack == "pack-forge":  # a new pack: other bytes under the blob's name, r
     stem = objects / "pack" / f"pack-{pack[-20:].hex()}"
     stem.with_suffix(".pack").write_bytes(pack)
     stem.with_suffix(".idx").write_bytes(idx)
+elif attack == "loose-fifo":  # a reader of the object blocks for ever
+    loose.unlink()
+    os.mkfifo(loose)
+elif attack == "loose-socket":
+    import socket
+
+    loose.unlink()
+    os.chdir(loose.parent)  # a socket's path is short
+    socket.socket(socket.AF_UNIX).bind(loose.name)
+elif attack == "loose-zero-link":  # a reader of the object never ends
+    loose.unlink()
+    loose.symlink_to("/dev/zero")
+elif attack == "loose-fifo-link":  # a link to a FIFO beside the store
+    fifo = git_dir / "planted-fifo"
+    os.mkfifo(fifo)
+    loose.unlink()
+    loose.symlink_to(fifo)
+elif attack == "measure-fifo":  # the measured code (the bench runs src/plant.py) does it
+    pathlib.Path("src/plant.py").write_text(
+        "import os, pathlib\n"
+        "g = next(p for p in pathlib.Path.cwd().parents if (p / 'objects' / 'pack').is_dir())\n"
+        f"loose = g / 'objects' / {name[:2]!r} / {name[2:]!r}\n"
+        "if loose.is_file() and not loose.is_symlink():\n"
+        "    loose.unlink()\n"
+        "    os.mkfifo(loose)\n"
+    )
 elif attack == "gc":  # what the user's own git does: nothing reachable is lost
     cmd = ["git", f"--git-dir={git_dir}", "gc", "-q", "--prune=now"]
     subprocess.run(cmd, check=True)
