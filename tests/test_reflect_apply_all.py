@@ -4,6 +4,7 @@ it unreachable, and no signal is left behind captured but never shown."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 
 import pytest
@@ -64,3 +65,25 @@ def test_dismissing_every_listed_candidate_one_by_one(repo: TmpRepo) -> None:  #
         assert res.returncode == 0, res.stderr
     states = {s["id"]: s["status"] for s in signals.all_signals(repo.open())}
     assert set(states.values()) == {"dismissed"}
+
+
+def test_a_reviewed_signal_never_hides_a_new_one_like_it(repo: TmpRepo) -> None:  # noqa: F811
+    """A signal dismissed long ago (out of the list's view) or promoted, and a new one alike:
+    the new one is a candidate of its own, listed and applicable; none is left captured."""
+    old = (dt.datetime.now(dt.UTC) - dt.timedelta(days=40)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    gone = add(repo, "correction", "use pnpm not npm for installs", ts=old)
+    assert repo.cli("reflect", "--dismiss", gone).returncode == 0
+    kept = add(repo, "gotcha", "tests need TZ=UTC or the date tests fail", category="gotcha")
+    assert repo.cli("reflect", "--apply", kept, "--to", "proposal").returncode == 0
+    again = add(repo, "correction", "use pnpm, not npm, for installs", session="b")
+    recur = add(repo, "gotcha", "the tests need TZ=UTC or date tests fail", session="c")
+    cands = listed(repo)
+    assert [c["id"] for c in cands] == [again], cands
+    res = repo.cli("reflect", "--apply", again, "--to", "project")
+    assert res.returncode == 0, res.stderr
+    # the recurrence of what was proposed is counted as known, not folded out of sight
+    assert "1 already in" in repo.cli("reflect", "--list").stdout
+    res = repo.cli("reflect", "--apply", recur, "--to", "project")  # still reachable by id
+    assert res.returncode == 0, res.stderr
+    states = {s["id"]: s["status"] for s in signals.all_signals(repo.open())}
+    assert states == {gone: "dismissed", kept: "promoted", again: "promoted", recur: "promoted"}
