@@ -9,6 +9,7 @@ import json
 import pytest
 
 from gitimprove.git import memory, notes, refs
+from gitimprove.memory import signals, spool
 from tests.conftest import TmpRepo
 from tests.secret_corpus import corpus
 from tests.test_secrets_doctor import raw_commit
@@ -69,6 +70,9 @@ def test_repair_names_what_it_could_not_repair(tmp_repo: TmpRepo) -> None:
         "signals/2026/01/bad.json": "{not json " + FAKES[5].text,
     }
     raw_commit(repo, refs.MEMORY, entries, "memory")
+    improve = str(repo.common_dir / "improve")
+    sig = signals.make_signal(type_="gotcha", content="a hook's signal", session="s", hook="t")
+    spooled = spool.put(improve, signals.path_for(sig), sig)
     res = tmp_repo.cli("doctor", "--secrets", "--repair", "--json")
     assert res.returncode == 1 and "Traceback" not in res.stderr
     found = [json.loads(x) for x in res.stdout.splitlines()]
@@ -76,6 +80,9 @@ def test_repair_names_what_it_could_not_repair(tmp_repo: TmpRepo) -> None:
     assert bad and not bad[0]["repaired"] and "not repaired" in bad[0]["message"], found
     assert "FORMAT" in bad[0]["message"] and bad[0]["fix"]
     assert [f for f in found if f["check"] == "secrets" and f["repaired"]], found
+    (waiting,) = [f for f in found if f["check"] == "spool"]  # kept until it can be written
+    assert not waiting["repaired"] and "not repaired" in waiting["message"], waiting
+    assert [p for _, p in spool.pending(improve)] == [spooled], [f["message"] for f in found]
     assert not left_in(res.stdout + res.stderr, FAKES[5:6])
     data = memory.read_entry(tmp_repo.open(), "signals/2026/01/bad.json") or b""
     assert data.startswith(b"{not json") and not left_in(data.decode(), FAKES[5:6])

@@ -251,7 +251,7 @@ def _repaired(f: Finding, repair: Callable[[], object]) -> bool:
         repair()
     except GitImproveError as exc:
         f.message += f"; not repaired: {exc.message}"
-        f.fix = exc.hint or f.fix
+        f.fix = "make the memory branch writable first (the memory check says how), then repair"
         return False
     f.repaired = True
     return True
