@@ -27,6 +27,9 @@ def every_object(path: Path) -> str:
     return names + blobs
 
 
+PI = '{"type":"config","name":"x","metricName":"ms","bestDirection":"lower"}\n'
+
+
 @pytest.mark.parametrize("n", range(4))
 def test_import_masks_the_file_name_it_prints_and_stores(
     tmp_repo: TmpRepo,
@@ -72,3 +75,24 @@ def test_a_bad_file_named_with_a_token_is_refused_masked(
     code, out, err = main_in_process(tmp_repo.path, ["import", str(missing)], capsys, monkeypatch)
     assert code == 1 and "Traceback" not in err
     assert not [w for w in windows(fake.secret) if w in out + err], err
+
+
+def test_a_pi_log_named_with_a_token_is_masked_too(
+    tmp_repo: TmpRepo,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fake = NAMED[-1]
+    head = tmp_repo.commit("initial", {"a.txt": "a\n"})
+    log = tmp_path / f"{fake.secret}-autoresearch.jsonl"
+    log.write_text(
+        PI
+        + f'{{"run":1,"commit":"{head[:7]}","metric":1.5,"status":"keep","description":"a"}}\n'
+        + '{"run":2,"commit":"-","metric":1.4,"status":"discard","description":"b"}\n'
+    )
+    code, out, err = main_in_process(tmp_repo.path, ["import", str(log)], capsys, monkeypatch)
+    assert code == 0, err
+    assert "REDACTED" in out and ".jsonl (pi-jsonl)" in out
+    stored = every_object(tmp_repo.path) + out + err
+    assert not [w for w in windows(fake.secret) if w in stored], fake.family
