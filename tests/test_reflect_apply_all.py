@@ -87,3 +87,33 @@ def test_a_reviewed_signal_never_hides_a_new_one_like_it(repo: TmpRepo) -> None:
     assert res.returncode == 0, res.stderr
     states = {s["id"]: s["status"] for s in signals.all_signals(repo.open())}
     assert states == {gone: "dismissed", kept: "promoted", again: "promoted", recur: "promoted"}
+
+
+def test_applying_a_candidate_applies_every_signal_it_was_listed_with(
+    repo: TmpRepo,  # noqa: F811
+) -> None:
+    """An old captured signal out of the list's view must not regroup, when one is applied,
+    the signals the list showed as one candidate: every one of them is promoted."""
+    words = [
+        "alpha",
+        "beta",
+        "gamma",
+        "delta",
+        "epsilon",
+        "zeta",
+        "theta",
+        "iota",
+        "kappa",
+        "lambda",
+    ]
+    old = (dt.datetime.now(dt.UTC) - dt.timedelta(days=40)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    stale = add(repo, "correction", " ".join(words), ts=old)
+    first = add(repo, "correction", " ".join([*words[:9], "omega"]), session="a")
+    second = add(repo, "correction", " ".join([*words[:8], "omega", "sigma"]), session="b")
+    (cand,) = listed(repo)
+    assert set(cand["signal_ids"]) == {first, second}
+    res = repo.cli("reflect", "--apply", cand["id"], "--to", "project")
+    assert res.returncode == 0, res.stderr
+    states = {s["id"]: s["status"] for s in signals.all_signals(repo.open())}
+    assert states[first] == states[second] == "promoted", (states, stale)
+    assert listed(repo) == []
