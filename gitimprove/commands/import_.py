@@ -28,12 +28,14 @@ def command(file: Path, metric_column: str | None, as_json: bool) -> None:
     rows show, or none. The file is checked whole first, so a bad row imports nothing;
     importing the same file again (or a later snapshot of it) adds only rows not imported yet.
     """
+    from gitimprove.redaction import redact
+
     report = import_file(open_repo(need_work_tree=False), file, metric_column=metric_column)
     if as_json:
         output.emit_json(report.__dict__)
         return
     output.echo(
-        f"{file.name} ({report.fmt}): {report.rows} rows; {report.as_notes} recorded as notes, "
+        f"{redact(file.name)} ({report.fmt}): {report.rows} rows; {report.as_notes} recorded as notes, "
         f"{report.kept_aside} kept under imports/ (no commit, or commit gone), "
         f"{report.already} already imported"
         + (f"; runs {', '.join(report.runs)}" if report.runs else "")

@@ -26,6 +26,7 @@ from gitimprove.util.clock import host_id, utc_now
 TARGETS = ("project", "global", "proposal")
 PROJECT_SIDE = {"project_friction", "discovery", "failure"}
 SECTION = "## Learnings (git improve reflect)"
+LIST_TTL_DAYS = 14  # how old a captured signal `reflect` still shows
 
 
 @dataclass
@@ -92,12 +93,17 @@ def _scope(g: signals.Group) -> str:
 
 
 def candidates(
-    repo: Repo, *, ttl_days: int = 14, bad: list[entries.BadEntry] | None = None
+    repo: Repo,
+    *,
+    ttl_days: int = LIST_TTL_DAYS,
+    bad: list[entries.BadEntry] | None = None,
+    drop_known: bool = True,
 ) -> tuple[list[Candidate], int]:
     """Candidates oldest first, and how many were dropped as already known (signals that
-    cannot be read go to `bad`)."""
+    cannot be read go to `bad`). `drop_known=False` keeps those too: a candidate the user
+    was shown stays reachable after another one like it was applied."""
     signals.flush(repo)
-    known = _known_texts(repo)
+    known = _known_texts(repo) if drop_known else []
     out = []
     dropped = 0
     for g in signals.groups(signals.all_signals(repo, bad=bad), ttl_days=ttl_days):
@@ -130,10 +136,18 @@ def candidates(
 
 
 def _find(repo: Repo, cid: str) -> Candidate:
-    cands, _ = candidates(repo, ttl_days=10_000)
-    for c in cands:
-        if c.id == cid or cid in c.signal_ids:
-            return c
+    """The captured candidate `cid` names (its id or one of its signals'). What is already
+    known is not dropped here: applying one of the listed candidates puts its words in
+    CLAUDE.md and the learnings, and a listed candidate that resembles it must still be
+    found when its turn comes."""
+    # the list's own view first: the candidate as it was shown, with every signal in it (a
+    # wider view brings old signals back, which can group the shown ones otherwise); then
+    # the wider one, for an id listed before its signals left the view
+    for ttl in (LIST_TTL_DAYS, 10_000):
+        cands, _ = candidates(repo, ttl_days=ttl, drop_known=False)
+        for c in cands:
+            if c.id == cid or cid in c.signal_ids:
+                return c
     raise GitImproveError(
         f"no captured signal {cid!r} is waiting for review", hint="see `git improve reflect --list`"
     )

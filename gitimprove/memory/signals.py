@@ -198,8 +198,9 @@ def subject(sig: dict[str, Any]) -> tuple[str, frozenset[str], frozenset[str]]:
 def groups(
     signals: Sequence[dict[str, Any]], *, ttl_days: int = 14, now: _dt.datetime | None = None
 ) -> list[Group]:
-    """Group near-duplicates (same type and subject, similar content) among signals still in
-    view."""
+    """Group near-duplicates (same status, type and subject, similar content) among signals
+    still in view. A captured signal never joins a reviewed one's group: it would be out of
+    sight of `reflect` (and of `--apply`, whose wider view brings old reviewed ones back)."""
     moment = now or _dt.datetime.now(_dt.UTC)
     out: list[Group] = []
     for sig in signals:
@@ -207,7 +208,8 @@ def groups(
             continue
         for g in out:
             if (
-                g.first.get("type") == sig.get("type")
+                g.status == str(sig.get("status", "captured"))  # reviewed never hides captured
+                and g.first.get("type") == sig.get("type")
                 and subject(g.first) == subject(sig)
                 and similar(str(g.first.get("content")), str(sig.get("content")))
             ):

@@ -99,17 +99,18 @@ def run_checks(repo: Repo, *, repair: bool = False, extra: Sequence[Check] = ())
             + (f", {len(tmp)} stale temp files" if tmp else ""),
             "git improve doctor --repair (or any memory command) moves them to the memory branch",
         )
-        if repair:
-            signals.flush(repo)
+        if repair and _repaired(f, lambda: signals.flush(repo)):
             for leftover in tmp:
                 with contextlib.suppress(OSError):
                     os.unlink(leftover)
-            f.repaired = True
         out.append(f)
     else:
         out.append(Finding("spool", True, "no captured entries waiting"))
     for check in extra:
-        out.extend(check(repo, repair))
+        try:
+            out.extend(check(repo, repair))
+        except GitImproveError as exc:  # a damaged record stops one check, never the others
+            out.append(Finding("records", False, f"not checked: {exc.message}", exc.hint))
     # processes of interrupted runs (before their workspaces go), incidents, run branches
     out.extend(integrity.checks(repo, repair))
     out.append(_strays(repo, repair))  # before the stale workspaces, which it leaves to them
@@ -201,7 +202,17 @@ def _memory(repo: Repo, repair: bool) -> list[Finding]:
                 "it is added by the next memory write",
             )
         )
-    elif fmt is None or (fmt.get("min_reader") or 1) > memory.LAYOUT:
+    elif fmt is None:
+        out.append(
+            Finding(
+                "memory",
+                False,
+                "the memory branch's FORMAT file is unreadable: nothing is written to the "
+                "memory branch until it is restored",
+                f"restore it from the branch's history: git log -p {refs.MEMORY} -- FORMAT",
+            )
+        )
+    elif (fmt.get("min_reader") or 1) > memory.LAYOUT:
         out.append(
             Finding(
                 "memory",
@@ -228,10 +239,22 @@ def _memory(repo: Repo, repair: bool) -> list[Finding]:
         "git improve doctor --repair quarantines them (an events/ entry; nothing is deleted)",
     )
     if repair:
-        entries.quarantine(repo, bad)
-        f.repaired = True
+        _repaired(f, lambda: entries.quarantine(repo, bad))
     out.append(f)
     return out
+
+
+def _repaired(f: Finding, repair: Callable[[], object]) -> bool:
+    """Run `repair` for `f`; when a damaged record refuses it (the memory branch's FORMAT
+    file unreadable), `f` stays a problem naming why, and the other repairs go on."""
+    try:
+        repair()
+    except GitImproveError as exc:
+        f.message += f"; not repaired: {exc.message}"
+        f.fix = "make the memory branch writable first (the memory check says how), then repair"
+        return False
+    f.repaired = True
+    return True
 
 
 def _strays(repo: Repo, repair: bool) -> Finding:

@@ -82,9 +82,11 @@ def fit(fields: dict[str, Any]) -> dict[str, Any]:
 def import_file(repo: Any, path: Path, *, metric_column: str | None = None) -> ImportReport:
     """Parse `path` whole, then write notes and the imports/ entry. Idempotent."""
     from gitimprove.git import memory
+    from gitimprove.redaction import redact
     from gitimprove.state import experiments
 
     parsed = parse_file(path, metric_column=metric_column)
+    name = redact(path.name)  # a CI artifact's name may carry a token: kept masked
     seen: set[str] = set()
     for rec in experiments.all_import_records(repo):
         seen.add(str(rec.import_id))
@@ -103,7 +105,7 @@ def import_file(repo: Any, path: Path, *, metric_column: str | None = None) -> I
         run = run_name(parsed, row)
         if run not in runs:
             runs.append(run)
-        source = {**row.fields["source"], "format": parsed.fmt, "file": path.name}
+        source = {**row.fields["source"], "format": parsed.fmt, "file": name}
         fields = fit({**row.fields, "run": run, "source": source})
         full = _resolve(repo, row.commit) if row.commit else None
         if full:
@@ -118,7 +120,7 @@ def import_file(repo: Any, path: Path, *, metric_column: str | None = None) -> I
         memory.add_entries(
             repo,
             {f"imports/{parsed.key}-{digest}.jsonl": body},
-            message=f"gitimprove: import {path.name}",
+            message=f"gitimprove: import {name}",
         )
     return ImportReport(
         len(parsed.rows),
