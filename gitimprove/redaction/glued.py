@@ -66,6 +66,7 @@ _PREFIXED = (
     ("age-secret-key", r"AGE-SECRET-KEY-1", r"[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}"),
     ("tailscale-key", r"tskey-(?:auth|api|client)-", r"[A-Za-z0-9]{8,}?-[A-Za-z0-9]{20,}?"),
     ("hashicorp-tf-api-token", r"\.atlasv1\.", r"[A-Za-z0-9_=-]{60,}?"),
+    ("square-access-token", r"EAAA", r"[A-Za-z0-9_-]{60}"),
     ("jwt", r"eyJ", r"[A-Za-z0-9_-]{10,}?\.eyJ[A-Za-z0-9_-]{10,}?\.[A-Za-z0-9_-]{10,}?"),
 )
 # a token whose shape is in its middle: (kind, the shape with the run before it)
@@ -96,7 +97,7 @@ def _keywords() -> tuple[str, ...]:
     words += ["atatt3", "pul-", "pmak-", "fo1_", "dp.pt.", "dp.st.", "dp.ct.", "dp.sa.", "dp.scim."]
     words += ["dp.audit.", "dckr_pat_", "ezak", "eztk", "pscale_", "rubygems_", "aio_", "r8_"]
     words += ["gsk_", "hf_", "sntrys_", "sntryu_", "lin_api_", "lin_oauth_", "age-secret-key-1"]
-    words += ["tskey-", ".atlasv1.", "eyj", "t3blbkfj", ":aa", "-us"]
+    words += ["tskey-", ".atlasv1.", "eyj", "t3blbkfj", ":aa", "-us", "eaaa"]
     return tuple(words)
 
 
