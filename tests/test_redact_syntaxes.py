@@ -453,6 +453,7 @@ WORST = [
     "password: <" + "a" * 60_000,
     "key=<" * 12_000,
     "a_" * 30_000 + "secret: <aB3#kQ9z!>",
+    ("\\t" + "ab_cd_" + "Ab1" * 9) * 2_000,
     "<auth-user-pass>\n" * 8_000,
     "<auth-user-pass>\na\n" + "b" * 60_000,
     "java -D" + "a" * 60_000,
