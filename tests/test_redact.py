@@ -163,6 +163,8 @@ def _own_files() -> list[Path]:
 
 # The only secrets in the project's own files: the fakes written out in these tests.
 TEST_FAKES = {
+    # (templates whose value follows an escape's letter: `"\\n{}"` under a credential's name)
+    "tests/test_redact_glued.py": ["\\\\n{}\\\\n", "\\\\n{}"],
     # (the fifth review's fakes, some split by string concatenation)
     "tests/test_redact_review.py": [
         "HRKU-AAbC12dEf3GhI4jKl5MnO6pQr7StU8vWx9Yz0",
@@ -265,7 +267,7 @@ def test_the_projects_own_files_lose_nothing() -> None:
             if rel == "tests/test_redact.py":  # this list itself
                 allowed += [f for fakes in TEST_FAKES.values() for f in fakes]
             assert any(found in f or f in found for f in allowed), (rel, s.kind, found[:80])
-    assert masks < 80  # every one a listed fake of a test file
+    assert masks < 90  # every one a listed fake of a test file
 
 
 def _literal_fakes(rel: str, text: str) -> list[str]:

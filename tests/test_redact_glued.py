@@ -60,6 +60,7 @@ def _fakes() -> list[str]:
         _s(32, _HEX) + "-us" + "12",
         _s(10, "0123456789") + ":A" + "A" + _s(33),
         "ATA" + "TT3xFfGF0" + _s(180),
+        "EA" + "AA" + _s(60),
         "gl" + "sa_" + _s(32) + "_" + _s(8, _HEX),
         "pu" + "l-" + _s(40, _HEX),
         "PM" + "AK-" + _s(24, _HEX) + "-" + _s(34, _HEX),
@@ -177,3 +178,14 @@ def test_a_tool_error_whose_long_word_straddles_the_cut_keeps_its_text_and_marks
             # the text up to the token is kept, and the cut is marked
             assert out.endswith("]") or out.endswith("\u2026"), out
             assert len(out) <= len("Bash failed: ") + 500
+
+
+@pytest.mark.parametrize("glue", ["\\n{}\\n", "\\t{}", "\\r\\n{}", 'printf "\\t{}"'])
+def test_an_escape_before_a_token_is_not_part_of_it(glue: str) -> None:
+    """One secret, one marker: the letter of `\\t` glued before a token is the escape's."""
+    import re
+
+    for fake in _fakes():
+        alone = set(re.findall(r":([0-9a-f]{4})\]", redact(fake)))
+        glued = set(re.findall(r":([0-9a-f]{4})\]", redact(glue.format(fake))))
+        assert alone and glued == alone, (fake, redact(glue.format(fake)))

@@ -502,7 +502,7 @@ RULES: list[Rule] = [
 
 def _check_bracketed(secret: str, m: re.Match[str]) -> bool:
     """A random value in angle brackets under a credential's name: the brackets hold the
-    value (`ssh_key_passphrase: <Qx7#kLp2Vz9!>`), not a placeholder (`<your-password>`)."""
+    value (`ssh_key_passphrase: <random characters>`), not a placeholder (`<your-password>`)."""
     from gitimprove.redaction.values import (
         _generated_word,
         looks_random,

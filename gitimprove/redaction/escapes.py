@@ -4,7 +4,7 @@ A JSON or C string printed without decoding keeps its escapes as two characters,
 letter of the escape glues to what follows (`\\nghp_…` reads as `nghp_…`, `"\\tS3cr…"` as a
 value starting with a backslash). The rules run again on a view where each such escape is
 blanks of its length (so every position stays where it was); a finding there counts when it
-starts or ends at an escape (the rest was found on the text itself), without the blanks.
+starts right after an escape (the rest was found on the text itself), without the blanks.
 """
 
 from __future__ import annotations
@@ -19,6 +19,24 @@ _NEAR = 3  # an escape this close to a finding's edge (a quote between them) glu
 
 
 def spans(rules: RuleSet, text: str) -> list[Span]:
+    """Findings at an escape's edge, each line holding escapes read alone (its escaped line
+    breaks are lines of a string, not of the text around it: a heredoc or a table begun on
+    another line does not reach into it)."""
+    out: list[Span] = []
+    at = text.find("\\")
+    while at != -1:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end == -1 else end
+        out.extend(
+            Span(s.start + start, s.end + start, s.kind, s.priority)
+            for s in _line_spans(rules, text[start:end])
+        )
+        at = text.find("\\", end)
+    return out
+
+
+def _line_spans(rules: RuleSet, text: str) -> list[Span]:
     marks = [m.span() for m in compiled(_ESCAPE).finditer(text)]
     if not marks:
         return []
@@ -28,10 +46,10 @@ def spans(rules: RuleSet, text: str) -> list[Span]:
         # unless a quote holds it: `"\n<value>\n"` is a value's first or last character
         quoted = (a and text[a - 1] in "\"'") or text[b : b + 1] in ('"', "'")
         brk = not quoted and (text[a + 1] in "nr" or text[b - 1] in "aAdD")
-        chars[a:b] = ("\n" if brk else " ") + " " * (b - a - 1)
+        # (the blanks go before the break: the next line starts where it started)
+        chars[a:b] = " " * (b - a - 1) + ("\n" if brk else " ")
     view = "".join(chars)
     ends = [b for _, b in marks]
-    starts = [a for a, _ in marks]
     out = []
     for s in rules.spans(view, views=False, literal_view=False):
         start, end = s.start, s.end
@@ -41,9 +59,10 @@ def spans(rules: RuleSet, text: str) -> list[Span]:
             end -= 1
         if start >= end:
             continue
-        # an escape ends just before it, starts just after it, or lies inside it
+        # an escape ends just before it: the escape glued to it (an escape after a value
+        # is read on the text itself; one further away glued nothing, and reading `\n` as
+        # a line there turns a string literal of code into lines, a table, a block)
         i = bisect.bisect_left(ends, start - _NEAR)
-        j = bisect.bisect_left(starts, start)
-        if (i < len(ends) and ends[i] <= start) or (j < len(starts) and starts[j] <= end + _NEAR):
+        if i < len(ends) and ends[i] <= start:
             out.append(Span(start, end, s.kind, s.priority))
     return out

@@ -93,7 +93,7 @@ def _printable_base64(body: str) -> bool:
 
 
 _KNOWN: list[str] = []  # the prefixes other rules name, filled on first use
-_RUN = r"(?<![\w.+/-])(?:[a-z][a-z0-9]{1,11}[_-]){1,3}[A-Za-z0-9][\w-]{27}"
+_RUN = r"(?<![\w.+/-])(?!(?<=\\)[ntr])(?:[a-z][a-z0-9]{1,11}[_-]){1,3}[A-Za-z0-9][\w-]{27}"
 
 
 def gate(text: str) -> bool:

@@ -223,7 +223,9 @@ RULES: list[Rule] = [
     # cases and digits; the prefix's words and the body are judged in code (`prefixed.py`)
     Rule(
         "prefixed-token",
-        r"(?<![\w.+/-])((?:[a-z][a-z0-9]{1,11}[_-]){1,3})([A-Za-z0-9][\w-]{27,199})(?![\w+/=-])",
+        # (not from an escape's letter: `\tghp_…` is a tab, then a token)
+        r"(?<![\w.+/-])(?!(?<=\\)[ntr])((?:[a-z][a-z0-9]{1,11}[_-]){1,3})"
+        r"([A-Za-z0-9][\w-]{27,199})(?![\w+/=-])",
         ("_", "-"),
         groups=(0,),
         check=check_prefixed,

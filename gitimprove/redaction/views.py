@@ -244,8 +244,9 @@ def _formats_completed(
     return out
 
 
-# findings whose end no format fixes: a key body or a catch-all run is any length
-_OPEN_ENDED = frozenset({"private-key-body", "generic-api-key", "prefixed-token"})
+# findings whose end no format fixes: a key body, a catch-all run or a token's glued run is
+# any length
+_OPEN_ENDED = frozenset({"private-key-body", "generic-api-key", "prefixed-token", "glued-token"})
 
 
 def _key_crosses(view: str, join: int, start: int) -> bool:
