@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -142,16 +143,14 @@ def test_init_seals_the_make_file_of_make_bench(
     assert res.returncode == 0, res.stdout + res.stderr
     config = (tmp_repo.path / ".gitimprove.toml").read_text()
     assert 'sealed = ["bench/**", "Makefile", "tests/**"]' in config, config
-    script = tmp_path / "agent.sh"
-    script.write_text(
+    res = _run_agent(
+        tmp_repo,
+        tmp_path / "agent.sh",
         "#!/bin/sh\nprintf '.PHONY: bench test\\nbench:\\n\\t@echo METRIC score=1\\n"
-        "test:\\n\\t@true\\n' > Makefile\n"
+        "test:\\n\\t@true\\n' > Makefile\n",
+        config,
+        sandbox,
     )
-    script.chmod(0o755)
-    config = config.replace('name = "command"', f'name = "command"\ncommand = "{script}"')
-    config = config.replace('sandbox = "auto"', f'sandbox = "{sandbox}"')
-    tmp_repo.commit("configure", {".gitimprove.toml": config})
-    res = tmp_repo.cli("run", "--run", "t", "-n", "1")
     assert res.returncode == 0, res.stdout + res.stderr
     # the benchmark links the mutable src/calc.c: its code runs in the benchmark's process
     said = " ".join((res.stdout + res.stderr).split())
@@ -159,6 +158,18 @@ def test_init_seals_the_make_file_of_make_bench(
     rows = run_rows(tmp_repo, "t")
     assert [r["status"] for r in rows] == ["baseline", "sealed"], rows
     assert json.dumps(rows[1]).count("Makefile") >= 1, rows
+
+
+def _run_agent(
+    repo: TmpRepo, script: Path, text: str, config: str, sandbox: str
+) -> subprocess.CompletedProcess[str]:
+    """A one-round run of `init`'s configuration with the shell agent `text` as its command."""
+    script.write_text(text)
+    script.chmod(0o755)
+    config = config.replace('name = "command"', f'name = "command"\ncommand = "{script}"')
+    config = config.replace('sandbox = "auto"', f'sandbox = "{sandbox}"')
+    repo.commit("configure", {".gitimprove.toml": config})
+    return repo.cli("run", "--run", "t", "-n", "1")
 
 
 PERF_MAKEFILE = """.PHONY: bench
@@ -186,16 +197,14 @@ def test_init_seals_the_benchmark_source_a_recipe_compiles(
     assert res.returncode == 0, res.stdout + res.stderr
     config = (tmp_repo.path / ".gitimprove.toml").read_text()
     assert '"tools/perf.c"' in config and '"src/calc.c"' not in config, config
-    script = tmp_path / "agent.sh"
-    script.write_text(
+    res = _run_agent(
+        tmp_repo,
+        tmp_path / "agent.sh",
         "#!/bin/sh\ncat > tools/perf.c <<'EOF'\n#include <stdio.h>\n"
-        'int main(void) { puts("METRIC score=1"); return 0; }\nEOF\n'
+        'int main(void) { puts("METRIC score=1"); return 0; }\nEOF\n',
+        config,
+        sandbox,
     )
-    script.chmod(0o755)
-    config = config.replace('name = "command"', f'name = "command"\ncommand = "{script}"')
-    config = config.replace('sandbox = "auto"', f'sandbox = "{sandbox}"')
-    tmp_repo.commit("configure", {".gitimprove.toml": config})
-    res = tmp_repo.cli("run", "--run", "t", "-n", "1")
     assert res.returncode == 0, res.stdout + res.stderr
     rows = run_rows(tmp_repo, "t")
     assert [r["status"] for r in rows] == ["baseline", "sealed"], rows

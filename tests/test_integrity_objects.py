@@ -169,14 +169,7 @@ def test_doctor_names_a_loose_object_that_is_no_file_and_repair_moves_it_aside(
     moves it to quarantine."""
     tmp_repo.commit("history", {"docs/history.txt": "only in the user's history\n"})
     target = tmp_repo.git("rev-parse", "HEAD:docs/history.txt").strip()
-    loose = tmp_repo.path / ".git" / "objects" / target[:2] / target[2:]
-    loose.unlink()
-    if kind == "fifo":
-        os.mkfifo(loose)
-    elif kind == "zero-link":
-        loose.symlink_to("/dev/zero")
-    else:
-        loose.mkdir()
+    loose = _replace_loose(tmp_repo, target, kind)
     named = f".git/objects/{target[:2]}/{target[2:]}"
     assert "Traceback" not in _cli(tmp_repo, "log").stderr
     for args in (["status"], ["doctor"], ["show", "HEAD"], ["run", "--run", "h", "-n", "1"]):
@@ -193,6 +186,23 @@ def test_doctor_names_a_loose_object_that_is_no_file_and_repair_moves_it_aside(
     assert named not in again.stdout, again.stdout
 
 
+def _replace_loose(repo: TmpRepo, name: str, kind: str) -> Path:
+    """The loose object `name` replaced by what is no file: a FIFO, a link to /dev/zero, a
+    link to a FIFO, or a folder."""
+    loose = repo.path / ".git" / "objects" / name[:2] / name[2:]
+    loose.unlink()
+    if kind == "fifo":
+        os.mkfifo(loose)
+    elif kind == "zero-link":
+        loose.symlink_to("/dev/zero")
+    elif kind == "fifo-link":
+        os.mkfifo(repo.path / ".git" / "a-fifo")
+        loose.symlink_to(repo.path / ".git" / "a-fifo")
+    else:
+        loose.mkdir()
+    return loose
+
+
 def test_the_check_of_every_loose_object_never_opens_one_that_is_no_file(
     tmp_repo: TmpRepo,
 ) -> None:
@@ -202,15 +212,7 @@ def test_the_check_of_every_loose_object_never_opens_one_that_is_no_file(
     for i, kind in enumerate(["fifo", "zero-link", "fifo-link"]):
         tmp_repo.commit(f"c{i}", {f"docs/{kind}.txt": f"{kind}\n"})
         name = tmp_repo.git("rev-parse", f"HEAD:docs/{kind}.txt").strip()
-        loose = tmp_repo.path / ".git" / "objects" / name[:2] / name[2:]
-        loose.unlink()
-        if kind == "fifo":
-            os.mkfifo(loose)
-        elif kind == "zero-link":
-            loose.symlink_to("/dev/zero")
-        else:
-            os.mkfifo(tmp_repo.path / ".git" / "a-fifo")
-            loose.symlink_to(tmp_repo.path / ".git" / "a-fifo")
+        _replace_loose(tmp_repo, name, kind)
         names.append(name)
     code = (
         "import sys; from gitimprove.git.objects import bad_loose_objects; "
