@@ -720,10 +720,19 @@ def _cmake_includes(path: str, source: bytes) -> list[str]:
         elif "/" not in word and not word.endswith(".cmake"):
             out += [f"{word}.cmake", f"*/{word}.cmake"]
             continue
-        for base in dict.fromkeys((folder, "")):
-            target = posixpath.normpath(posixpath.join(base, word))
-            if not target.startswith(".."):
-                out.append(target)
+        out += _from_folder_or_root(folder, word)
+    return out
+
+
+def _from_folder_or_root(folder: str, word: str) -> list[str]:
+    """`word` read from the including file's folder and from the root (make reads it from the
+    folder it runs in: the make file's, or the root's for a file that one includes), never
+    above the repository."""
+    out = []
+    for base in dict.fromkeys((folder, "")):
+        target = posixpath.normpath(posixpath.join(base, word))
+        if not target.startswith(".."):
+            out.append(target)
     return out
 
 
@@ -741,12 +750,6 @@ def make_includes(path: str, source: bytes) -> list[str]:
     out: list[str] = []
     for match in _INCLUDE.finditer(text):
         for word in match.group(1).split():
-            if "$" in word or word.startswith("/"):
-                continue
-            # make reads it from the folder it runs in: the make file's, or the root's for a
-            # file that one includes
-            for base in dict.fromkeys((folder, "")):
-                target = posixpath.normpath(posixpath.join(base, word))
-                if not target.startswith(".."):
-                    out.append(target)
+            if "$" not in word and not word.startswith("/"):
+                out += _from_folder_or_root(folder, word)
     return out
