@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -120,3 +121,31 @@ command = "{agent_command}"
 """,
         },
     )
+
+
+def new_file_judged(
+    path: str,
+    sealed: list[str],
+    mutable: list[str],
+    base: set[str],
+    content: Callable[[str], bytes],
+) -> list[str]:
+    """`implicit_changes` for one changed file `path`: a file of `base` has `content(path)` on
+    both sides, any other is new."""
+    from gitimprove.loop.implicit import implicit_changes
+
+    def read(p: str) -> tuple[bytes | None, bytes | None]:
+        data = content(p)
+        return (data if p in base else None), data
+
+    return implicit_changes(
+        [path], sealed, mutable, read, lambda folder: False, existed=lambda p: p in base
+    )
+
+
+def assert_named(found: list[str], named: str | None) -> None:
+    """Nothing found, or exactly one finding that says `named`."""
+    if named is None:
+        assert found == [], found
+    else:
+        assert len(found) == 1 and named in found[0], found

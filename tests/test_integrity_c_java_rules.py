@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from gitimprove.loop.implicit import implicit_changes
 from gitimprove.loop.inprocess import imported_mutable
 from gitimprove.loop.runtimes import included_names
+from tests.loop_helpers import assert_named, new_file_judged
 
 SEALED = [
     "bench/bench.c",
@@ -30,13 +30,7 @@ SOURCES = {
 
 
 def judged(path: str, mutable: list[str]) -> list[str]:
-    def read(p: str) -> tuple[bytes | None, bytes | None]:
-        data = SOURCES.get(p, b"x\n")
-        return (data if p in BASE else None), data
-
-    return implicit_changes(
-        [path], SEALED, mutable, read, lambda folder: False, existed=lambda p: p in BASE
-    )
+    return new_file_judged(path, SEALED, mutable, BASE, lambda p: SOURCES.get(p, b"x\n"))
 
 
 @pytest.mark.parametrize(
@@ -76,11 +70,7 @@ def judged(path: str, mutable: list[str]) -> list[str]:
 def test_which_c_and_java_files_are_sealed_unless_named(
     path: str, mutable: list[str], named: str | None
 ) -> None:
-    found = judged(path, mutable)
-    if named is None:
-        assert found == [], found
-    else:
-        assert len(found) == 1 and named in found[0], found
+    assert_named(judged(path, mutable), named)
 
 
 def test_the_headers_a_c_source_includes() -> None:

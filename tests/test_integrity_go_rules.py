@@ -6,21 +6,16 @@ from __future__ import annotations
 
 import pytest
 
-from gitimprove.loop.implicit import implicit_changes
 from gitimprove.loop.runtimes import why_runtime
 from gitimprove.loop.toolchain import why_selector
+from tests.loop_helpers import assert_named, new_file_judged
 
 SEALED = ["cmd/bench/main.go", "calc/calc_test.go", "bench.py"]
 BASE = {"cmd/bench/main.go", "cmd/bench/old.go", "calc/calc.go", "calc/calc_test.go"}
 
 
 def judged(path: str, mutable: list[str]) -> list[str]:
-    def read(p: str) -> tuple[bytes | None, bytes | None]:
-        return (b"package x\n" if p in BASE else None), b"package x\n"
-
-    return implicit_changes(
-        [path], SEALED, mutable, read, lambda folder: False, existed=lambda p: p in BASE
-    )
+    return new_file_judged(path, SEALED, mutable, BASE, lambda p: b"package x\n")
 
 
 @pytest.mark.parametrize(
@@ -41,11 +36,7 @@ def judged(path: str, mutable: list[str]) -> list[str]:
 def test_which_go_files_are_sealed_unless_named(
     path: str, mutable: list[str], named: str | None
 ) -> None:
-    found = judged(path, mutable)
-    if named is None:
-        assert found == [], found
-    else:
-        assert len(found) == 1 and named in found[0], found
+    assert_named(judged(path, mutable), named)
 
 
 def test_go_work_sum_chooses_the_modules_like_go_work() -> None:
