@@ -119,7 +119,7 @@ def corrupt_object(exc: BaseException) -> str | None:
     if "hash mismatch" not in text or type(exc).__name__ != "GitError":
         return None
     name = text.split(":", 1)[0].strip()
-    return name if len(name) in (40, 64) and all(c in "0123456789abcdef" for c in name) else None
+    return name if _is_name(name) else None
 
 
 # what libgit2 says when an object it must read is gone or its bytes are not an object
@@ -153,4 +153,5 @@ def damaged_object(exc: BaseException) -> str | None:
 
 
 def _is_name(name: str) -> bool:
+    """An object's name: 40 (SHA-1) or 64 (SHA-256) lower-case hex digits."""
     return len(name) in (40, 64) and all(c in "0123456789abcdef" for c in name)
