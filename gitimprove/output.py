@@ -36,6 +36,31 @@ def error(message: str) -> None:
     echo(f"error: {redact(message)}", err=True)
 
 
+_warned = False
+
+
+def shown(text: str, *, json_lines: bool = False) -> str:
+    """Text of stored records, masked for display (`redaction/display.py`): an older
+    gitimprove stored it unmasked. The first time something is masked, stderr says so and
+    names the command that masks the records themselves."""
+    from gitimprove.redaction.display import mask_lines
+
+    masked = mask_lines(text, json_lines=json_lines)
+    if masked != text:
+        stored_secrets()
+    return masked
+
+
+def stored_secrets() -> None:
+    """Say once that stored records hold secrets, and how to mask them."""
+    global _warned
+    if not _warned:
+        from gitimprove.redaction.display import STORED
+
+        _warned = True
+        warn(STORED)
+
+
 def write(text: str) -> None:
     sys.stdout.write(printable(text, lines=True))
     sys.stdout.flush()

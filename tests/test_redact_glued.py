@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import random
 import secrets
 import string
 import uuid
@@ -189,3 +190,42 @@ def test_an_escape_before_a_token_is_not_part_of_it(glue: str) -> None:
         alone = set(re.findall(r":([0-9a-f]{4})\]", redact(fake)))
         glued = set(re.findall(r":([0-9a-f]{4})\]", redact(glue.format(fake))))
         assert alone and glued == alone, (fake, redact(glue.format(fake)))
+
+
+def _cut_token(rng: random.Random, prefix: str, body: int) -> str:
+    alphabet = string.ascii_letters + string.digits
+    while True:
+        t = "".join(rng.choice(alphabet) for _ in range(body))
+        if all(any(f(c) for c in t) for f in (str.isdigit, str.isupper, str.islower)):
+            return prefix + t
+
+
+# each prefix split in two literals, so these lines read as no token
+_CUT = [("ghp_", 36), ("SG.", 66), ("sk-ant-api03-", 95), ("npm_", 36), ("glc_", 60)]
+
+
+@pytest.mark.parametrize(("prefix", "body"), _CUT)
+def test_a_token_the_text_ends_inside_is_masked(prefix: str, body: int) -> None:
+    """A producer cut the output inside a token (a tool's output limit, a truncated log):
+    what is left of it, 12 characters of its body or more, is masked."""
+    rng = random.Random(prefix)
+    for _ in range(5):
+        token = _cut_token(rng, prefix, body)
+        for keep in (len(prefix) + 12, len(token) * 2 // 3):
+            for end in ("", "\u2026", " [truncated]", "...\n"):
+                text = "Error: request failed, token " + token[:keep] + end
+                out = redact(text)
+                assert token[len(prefix) : keep] not in out, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "see hf_hub_download_function_names",
+        "from module import npm_package_version_string",
+        "the call ended at ghp_",
+        "AKIA" + "ABCDEFGHIJKL",
+    ],
+)
+def test_a_name_a_text_ends_with_stays(text: str) -> None:
+    assert redact(text) == text

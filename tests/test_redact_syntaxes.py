@@ -8,6 +8,8 @@ import json
 import re
 import secrets
 import string
+import subprocess
+import sys
 
 import pytest
 
@@ -15,6 +17,8 @@ from gitimprove.redaction import redact, redact_blob
 from tests.linear import within_linear_time
 
 _ALNUM = string.ascii_letters + string.digits
+# 36 lower-case letters in no order a word has
+_LOWER_RUN = "".join(chr(ord("a") + i * 7 % 26) for i in range(36))
 
 
 def _token(n: int = 28) -> str:
@@ -500,6 +504,22 @@ WORST = [
     # list items holding `#`, a list of names
     ("passwords:\n" + "  - a" + "#" * 400 + "\n") * 150,
     "tokens: [" + "ab, " * 15_000 + "x#",
+    # a drawn password's value to a line's end, a JSON key after `{` or `,`, a flag's value
+    ("pass: " + "a&" * 40 + "\n") * 800,
+    '{"pass": "' * 8_000,
+    ',"key":' * 8_000,
+    "--pass " * 8_000,
+    "- KEY=" * 10_000,
+    # a key of many parts before its credential's word (120 characters, then 80)
+    ("x" * 119 + "token" + "y" * 90 + " ") * 280,
+    # Mailgun's key glued to words, its hex cut short
+    "apikey-" + "key-0123456789abcdef" * 3_000,
+    # a provider's prefix before a long run of lower-case letters that capitals end (a
+    # stand-in check reading it as words in CamelCase must not try every split of the run)
+    ("gh" + "u_" + _LOWER_RUN + "\nPATH=/usr/bin\n") * 1_500,
+    # a provider's prefix before long runs the text does not end with (a cut token's rule)
+    ("gh" + "p_" + "aB3" * 100 + "\n") * 200,
+    "gh" + "p_" * 30_000,
 ]
 
 
@@ -511,6 +531,22 @@ def test_the_worst_inputs_take_linear_time(text: str) -> None:
     text of its length takes."""
     ok, why = within_linear_time(redact, text)
     assert ok, why
+
+
+def test_a_lower_case_run_that_capitals_end_is_read_in_time() -> None:
+    """A token's body of lower-case letters that a line break joins to a capitalised word
+    (`env` output: the next line's `PATH=`): reading it as words in CamelCase once tried
+    every split of the run, about four times as long per two letters (hours at 36)."""
+    text = "".join(f"GH_TOKEN=gh{k}_{_LOWER_RUN}\nPATH=/usr/bin\n" for k in "uspo")
+    code = "import sys; from gitimprove.redaction import redact; print(redact(sys.stdin.read()))"
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", code], input=text, capture_output=True, text=True, timeout=60
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("redacting four short lines took over a minute")
+    assert out.returncode == 0, out.stderr
+    assert _LOWER_RUN not in out.stdout and out.stdout.count("PATH=/usr/bin") == 4
 
 
 # --- commands reading a secret, pairs, pool settings -----------------------------------

@@ -256,3 +256,36 @@ def test_a_flaw_of_the_redactor_keeps_the_record_and_leaks_nothing(
     assert out.endswith("\nok\n") and "[REDACTED:unmaskable:" in out
     blob = redaction.redact_blob(text).decode()
     assert leaked not in blob and poison not in blob and blob.endswith("ok\n")
+
+
+_KEYED = [
+    "x-api-key: {v}",
+    '{{"client_secret": "{v}"}}',
+    'privateaiToken = "{v}"',
+    "DATABASE_PASSWORD={v}",
+    'SNYK_TOKEN = "{v}"',
+]
+
+
+@pytest.mark.parametrize("form", _KEYED, ids=range(len(_KEYED)))
+def test_a_key_a_terminal_wrapped_is_read_with_its_value(form: str) -> None:
+    """A log line wrapped at 80 columns inside the name of the key (`x-api-k` / `ey: …`,
+    `{"clien` / `t_secret": "…"`): the value after the rest of the name and its `:` or `=`
+    is masked like the line unwrapped."""
+    import random
+    import string
+
+    rng = random.Random(form)
+    alphabet = string.ascii_letters + string.digits
+    for _ in range(3):
+        value = "".join(rng.choice(alphabet) for _ in range(24)) + "7Qz"
+        line = form.format(v=value)
+        key_end = line.index(value) - 1
+        start = len(line) - len(line.lstrip('{"'))
+        for cut in range(start + 4, key_end):  # a break inside the key, after 4 characters
+            if not all(c.isalnum() or c in "_-" for c in line[cut - 1 : cut + 1]):
+                continue
+            head = ("ERROR request failed with credentials " + "." * 80)[: 80 - cut]
+            text = head + line[:cut] + "\n" + line[cut:] + " status=403"
+            out = redaction.redact(text)
+            assert value[:12] not in out, text

@@ -43,6 +43,8 @@ def list_() -> None:
 
     for idea in entries.ideas(repo, bad=bad):  # masked: an older gitimprove stored them as is
         text = redact(str(idea["text"]))
+        if text != str(idea["text"]):
+            output.stored_secrets()
         output.echo(f"{idea.get('id')}  {idea.get('status') or 'pending':<9} {text}")
     for entry in entries.not_quarantined(repo, bad):
         output.warn(f"unreadable entry, skipped: {entry}")

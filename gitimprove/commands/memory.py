@@ -39,7 +39,10 @@ def command(path: Path | None) -> None:
     # masked again: records an older gitimprove stored unmasked (never repaired with `doctor
     # --secrets --repair`) would otherwise reach a MEMORY.md in the work tree, one `git add`
     # from a commit (a view of at most max_lines lines: cheap)
-    text = redact(render.render(repo, max_lines=max_lines, ttl_days=ttl, bad=bad))
+    shown = render.render(repo, max_lines=max_lines, ttl_days=ttl, bad=bad)
+    text = redact(shown)
+    if text != shown:
+        output.stored_secrets()
     for entry in bad:
         output.warn(f"unreadable memory entry, skipped (kept as is): {entry}")
     if path is None:

@@ -19,13 +19,17 @@ def command(commit: str, as_json: bool) -> None:
     info = history.info(repo, commit)
     exp = experiments.get(repo, info.id)
     if as_json:
-        output.emit_json(exp.to_row() if exp else {"commit": info.id})
+        record = exp.to_row() if exp else {"commit": info.id}
+        text = json.dumps(record, sort_keys=True, ensure_ascii=False)
+        output.echo(output.shown(text, json_lines=True))
         return
+    # (records and messages an older gitimprove stored unmasked are shown masked)
+    say = _say
     output.echo(f"commit {info.id}")
-    output.echo(f"author {info.author}")
+    say(f"author {info.author}")
     output.echo("")
     for line in info.message.rstrip().splitlines():
-        output.echo(f"    {line}")
+        say(f"    {line}")
     output.echo("")
     output.write(history.diff_stat(repo, info.id))
     output.echo("")
@@ -34,7 +38,7 @@ def command(commit: str, as_json: bool) -> None:
         source = row.state.get("source") if isinstance(row.state.get("source"), dict) else {}
         assert isinstance(source, dict)
         value = "-" if row.value is None else f"{row.value:g}"
-        output.echo(
+        say(
             f"imported from {source.get('file', '?')}:{source.get('line', '?')}: "
             f"{row.status} {value} {row.description}".rstrip()
         )
@@ -49,9 +53,9 @@ def command(commit: str, as_json: bool) -> None:
             if isinstance(value, dict | list)
             else str(value)
         )
-        output.echo(f"{key}: {text}")
+        say(f"{key}: {text}")
     for line in exp.raw:  # `<why>: <preview>`, from the tolerant reader
-        output.echo(f"unreadable line (kept as is, see `git improve doctor`): {line}")
+        say(f"unreadable line (kept as is, see `git improve doctor`): {line}")
     if exp.round is not None:
         siblings = [
             e
@@ -59,4 +63,8 @@ def command(commit: str, as_json: bool) -> None:
             if e.run == exp.run and e.iteration == exp.round
         ]
         output.echo("")
-        output.write(views.render_round(siblings))
+        output.write(output.shown(views.render_round(siblings)))
+
+
+def _say(text: str) -> None:
+    output.echo(output.shown(text))

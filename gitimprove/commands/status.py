@@ -65,7 +65,7 @@ def command(run_name: str | None, as_json: bool) -> None:
     )
     output.echo(f"kept: {sparkline(rep.kept_line)}")
     headers, cells = views.table_cells(rep.rows, rep.direction, last=10)
-    output.write(output.table(headers, cells))
+    output.write(output.shown(output.table(headers, cells)))  # (descriptions stored unmasked)
 
 
 def _kept_change(rep: RunReport) -> dict[str, float | None] | None:

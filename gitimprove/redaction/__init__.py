@@ -53,6 +53,7 @@ def ruleset() -> RuleSet:
             dsn,
             echoes,
             formats,
+            generated,
             glued,
             hashes,
             hcl,
@@ -122,6 +123,7 @@ def ruleset() -> RuleSet:
                 *headers.RULES,
                 *comments.RULES,
                 *glued.RULES,
+                *generated.RULES,
             ]
         )
     return _rules

@@ -295,7 +295,7 @@ RULES: list[Rule] = [
     Rule(
         # `let password = String::from("…")`, `token := []byte("…")`, `pw = SecretStr("…")`
         "credential",
-        r"(?i)(?<![\w.-])(?P<key>[\w.-]{0,40}?(?:pass|pwd|pw|secret|token|key|cred)[\w.-]{0,40})"
+        r"(?i)(?<![\w.-])(?P<key>[\w.-]{0,120}?(?:pass|pwd|pw|secret|token|key|cred)[\w.-]{0,80})"
         r"[\"']?[ \t]*(?::=|=|:)[ \t]*(?:new[ \t]+)?(?P<fn>\[\][\w.]*|[A-Za-z_][\w.:<>]*)[ \t]*\("
         r"[ \t]*" + _LITERAL + r"(?:\.\w+\(\))?[ \t]*\)",
         ("pass", "pwd", "pw", "secret", "token", "key", "cred"),

@@ -302,9 +302,9 @@ def _check_bearer(secret: str, m: re.Match[str]) -> bool:
 # --- the rules ---------------------------------------------------------------------------
 
 _KEY = (
-    r"[\w.-]{0,40}?(?:pass(?:word|wd|phrase)?|pwd|pw|secret|token|api[_.-]?key|apikey|"
+    r"[\w.-]{0,120}?(?:pass(?:word|wd|phrase)?|pwd|pw|secret|token|api[_.-]?key|apikey|"
     r"access[_.-]?key|private[_.-]?key|secret[_.-]?key|client[_.-]?secret|credentials?|creds|"
-    r"auth|sig|signature|cookie|dsn|salt|key|pin|passcode)[\w.-]{0,40}"
+    r"auth|sig|signature|cookie|dsn|salt|key|pin|passcode)[\w.-]{0,80}"
 )
 # a bare value ends at an escape sequence (`\n` of text that is itself JSON-escaped)
 # a type annotation before a quoted literal: `password: str = "…"`, `val pw: String = "…"`,

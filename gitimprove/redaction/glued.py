@@ -127,12 +127,20 @@ def _in_blob(text: str, start: int, body_end: int, end: int) -> bool:
 
 
 def check_glued(secret: str, m: re.Match[str]) -> bool | str:
+    from gitimprove.redaction.engine import compiled
     from gitimprove.redaction.values import reads_as_names
 
     name = next(g for g, v in m.groupdict().items() if v is not None and g != "token")
     if _in_blob(m.string, m.start(), m.end(name), m.end()):
         return False
     kind = _KINDS[int(name[1:])] if name.startswith("p") else _INFIXED[int(name[1:])][0]
+    text, start, body_end, body = m.string, m.start(), m.end(name), m.group(name)
+    if start and text[start - 1] in _BLOB and m.end() > body_end:
+        # (`…+hf_<60>…`: a base64 character before it and the run going on past the token's
+        # own length: a piece of a longer blob; a delimited token is masked, `=+hf_<34>`)
+        return False
+    if body.startswith("ACCA") and compiled(r"[A-Z0-9]", 0).match(text, body_end):
+        return False  # a longer id of the same letters (`ACCA<17>`: a service credential's id)
     body = m.group(name)
     # random characters mix their classes: a body of one (`cgafhf_eefghihhiiiif…`, a
     # sequencer's quality string) is no token
@@ -146,7 +154,56 @@ def check_glued(secret: str, m: re.Match[str]) -> bool | str:
     return kind
 
 
+# the prefixes a token cut short keeps: those of one word that no word or name holds
+_CUT_PREFIXES = tuple(
+    p
+    for kind, p, _ in _PREFIXED
+    if kind not in ("jwt", "square-access-token", "databricks-api-token")
+)
+# where a producer's cut ends a text: its very end, after a mark saying so
+_CUT_END = r"(?:[ \t]*(?:\u2026|\.\.\.|\[truncated\]|\(truncated\)|\[\.\.\.\]))?[ \t\r\n]*\Z"
+
+
+def _cut_regex() -> str:
+    return (
+        r"(?<![A-Za-z0-9+/])(?P<token>(?:"
+        + "|".join(_CUT_PREFIXES)
+        + r")(?P<body>[A-Za-z0-9_=.-]{11,299}[A-Za-z0-9_=-]))"
+        + _CUT_END
+    )
+
+
+def check_cut(secret: str, m: re.Match[str]) -> bool | str:
+    """A provider's token the text ends inside (a tool's output cut short by its producer:
+    `ghp_` and 14 of its 36): its random part mixes classes and reads as no names."""
+    from gitimprove.redaction.values import reads_as_names
+
+    body = m.group("body")
+    alnum = [c for c in body if c.isalnum()]
+    kinds = (
+        any(map(str.isupper, alnum)),
+        any(map(str.islower, alnum)),
+        any(map(str.isdigit, alnum)),
+    )
+    if re.search(r"\.[a-z]{1,5}\Z", body):
+        return False  # a file's name (`<token>-log.jsonl`): the token's own rule masks it
+    marked = bool(m.group(0)[m.end("token") - m.start() :].strip())
+    # a text that merely ends with a token-like id (`ACCA…`, `xoxb-12345-abcd234`) is no cut:
+    # without a producer's mark, the body mixes upper- and lower-case as a random token does
+    if sum(kinds) < 2 or len(set(body)) < 8 or not (marked or (kinds[0] and kinds[1])):
+        return False
+    return not reads_as_names(body)
+
+
 RULES = [
+    Rule(
+        "cut-token",
+        _cut_regex(),
+        _keywords(),
+        check=check_cut,
+        groups=("token",),  # the token, not the mark of the cut or a sentence's full stop
+        priority=SPECIFIC,
+    ),
     Rule(
         "glued-token",
         _regex(),
@@ -154,5 +211,5 @@ RULES = [
         check=check_glued,
         groups=(0,),  # the whole run, not the token's own part
         priority=SPECIFIC,
-    )
+    ),
 ]

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
 # (`salt`: WordPress' `define('LOGGED_IN_SALT', '…')` beside its `AUTH_KEY`)
-_NAME = r"#?[\w.-]{0,40}?(?:pass|pwd|pw|secret|token|key|cred|auth|psk|salt)[\w.-]{0,40}"
+_NAME = r"#?[\w.-]{0,120}?(?:pass|pwd|pw|secret|token|key|cred|auth|psk|salt)[\w.-]{0,80}"
 _QSTR = r"""(?:"(?P<dq>(?:[^"\\\n]|\\.){1,500})"|'(?P<sq>[^'\n]{1,500})')"""
 _STR = r"[bru]{0,2}" + _QSTR
 _ANY_STR = r"""(?:"[^"\n]{0,200}"|'[^'\n]{0,200}')"""
@@ -307,8 +307,9 @@ RULES: list[Rule] = [
     Rule(
         # a .pgpass line: hostname:port:database:username:password
         "password",
-        r"(?m)(?:^|(?<=[ \t]))(?:\*|(?:[\w-]+\.)*[A-Za-z][\w-]*):(?:\d{1,5}|\*):[\w*.-]+:[\w*.@-]+:"
-        r"(?P<bare>\S{4,200})(?=\s|$)",
+        # (also a diff's line, `+host:…`, and one quoted as a string: `"host:…"`)
+        r"(?m)(?:^[+>-]?|(?<=[ \t\"'`]))(?:\*|(?:[\w-]+\.)*[A-Za-z][\w-]*):(?:\d{1,5}|\*):"
+        r"[\w*.-]+:[\w*.@-]+:(?P<bare>\S{4,200}?)[\"'`]?(?=\s|$)",
         # (PostgreSQL's port and the usual others: a second server, pgbouncer, Supabase's
         # pooler, managed databases)
         (":5432:", ":*:", ":3306:", ":6432:", ":5433:", ":5434:", ":6543:", ":15432:", ":25060:"),

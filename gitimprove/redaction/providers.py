@@ -8,6 +8,10 @@ import re
 from gitimprove.redaction.engine import Rule
 from gitimprove.redaction.prefixed import check_prefixed, gate
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 _GITLAB = ("pat", "ptt", "rt", "dt", "cbt", "soat", "ft", "imt", "oas", "agent")
 
 
@@ -21,6 +25,50 @@ def _slack_parts(secret: str, m: re.Match[str]) -> bool:
     return any(p.isdigit() and len(p) >= 8 for p in parts) or looks_random("".join(parts))
 
 
+# what says a Mailgun key or a credential is near: its API's host, curl's `api:` user, a
+# credential's word (not the `key` of the token itself)
+_MAILGUN_CONTEXT = r"(?i)mailgun|\bapi:|api[_.-]?key|apikey|\btoken|secret|passw|credential|\bauth"
+# a name built with `key` as one of its words: a cache's, a sort's, a partition's key
+_KEY_NAME = r"(?i)(?:cache|sort|partition|shard|row|primary|foreign|hash|lookup|dedup|idempotency|object|s3|index|map|group|build|restore|composite|range|cluster)[-_.]$"
+
+
+def _mailgun(secret: str, m: re.Match[str]) -> bool:
+    """`key-<32 hex>` standing alone is Mailgun's; glued to a word before it (`apikey-…`,
+    `xkey-…`) or named as a part of a longer name (`cache-key-<md5>`, `sort-key-…`) it is
+    one only when a credential is spoken of near it (`mailgun`, `api.mailgun.net`, `-u
+    api:`, `apikey`, `token`, `secret`)."""
+    from gitimprove.redaction.engine import compiled
+    from gitimprove.redaction.keynames import key_strength
+
+    text, start = m.string, m.start()
+    before = text[start - 1] if start else " "
+    if not (before.isalnum() or before in "-_."):
+        return True
+    line_start = text.rfind("\n", 0, start) + 1
+    head = text[max(line_start, start - 40) : start]
+    if before in "-_." and compiled(_KEY_NAME, 0).search(head):
+        return False  # `cache-key-<md5>`: the cache's key, a digest
+    glued = compiled(r"[A-Za-z0-9]+$", 0).search(head)
+    if glued and key_strength(glued.group() + "key") == "strong":
+        return True  # `apikey-…`, `secretkey-…`: the word before names a credential
+    lo, hi = max(line_start, start - 120), text.find("\n", m.end())
+    around = text[lo:start] + " " + text[m.end() : hi if hi != -1 else m.end() + 120]
+    return compiled(_MAILGUN_CONTEXT, 0).search(around) is not None
+
+
+def _not_in_blob(length: int) -> Callable[[str, re.Match[str]], bool]:
+    """A token of `length` characters after its prefix, unless it is a piece of a longer
+    base64 text: a `+` or `/` glued before it and a run longer than the token's own
+    (`…+hf_<60 characters>…` in a signature); a delimited token is one (`=hf_<34>`)."""
+
+    def check(secret: str, m: re.Match[str]) -> bool:
+        start = m.start()
+        glued = start > 0 and m.string[start - 1] in "+/"
+        return not (glued and len(secret) - secret.find("_") - 1 != length)
+
+    return check
+
+
 def _random_body(secret: str, m: re.Match[str]) -> bool:
     """A key's random body, not a name in code that starts with the prefix."""
     from gitimprove.redaction.values import reads_as_names
@@ -32,6 +80,16 @@ def _wifi_password(secret: str, m: re.Match[str]) -> bool:
     from gitimprove.redaction.values import is_value
 
     return is_value(secret) and not (secret.startswith("<") and secret.endswith(">"))
+
+
+def _app_secret(secret: str, m: re.Match[str]) -> bool:
+    """A Facebook app or client token's second half (`<app id>|<secret>`): 32 hex digits or
+    random characters, not a name or a word after a number in a table."""
+    from gitimprove.redaction.values import looks_random
+
+    body = re.split(r"\||%7[Cc]", secret, maxsplit=1)[-1]
+    hexed = len(body) == 32 and all(c in "0123456789abcdefABCDEF" for c in body)
+    return hexed or looks_random(body)
 
 
 RULES: list[Rule] = [
@@ -65,7 +123,7 @@ RULES: list[Rule] = [
     ),
     Rule("stripe-webhook-secret", r"\bwhsec_[A-Za-z0-9]{24,}", ("whsec_",)),
     Rule("npm-access-token", r"\bnpm_[A-Za-z0-9]{36}\b", ("npm_",)),
-    Rule("huggingface-access-token", r"\bhf_[A-Za-z0-9]{30,}", ("hf_",)),
+    Rule("huggingface-access-token", r"\bhf_[A-Za-z0-9]{30,}", ("hf_",), check=_not_in_blob(34)),
     Rule("twilio-api-key", r"\bSK[0-9a-fA-F]{32}\b", ("sk",)),
     Rule("sendgrid-api-token", r"\bSG\.[\w-]{16,}\.[\w-]{16,}", ("sg.",)),
     Rule("jwt", r"\beyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,}", ("eyj",)),
@@ -81,8 +139,22 @@ RULES: list[Rule] = [
         flags=re.ASCII | re.IGNORECASE,
     ),
     Rule("mailchimp-api-key", r"\b[0-9a-f]{32}-us\d{1,2}\b", ("-us",)),
-    Rule("mailgun-private-api-token", r"\bkey-[0-9a-f]{32}\b", ("key-",)),
+    # (glued to a word too: `apikey-…`, `xkey-…`; `_mailgun` judges those by their context)
+    Rule(
+        "mailgun-private-api-token",
+        r"key-[0-9a-f]{32}(?![0-9A-Za-z])",
+        ("key-",),
+        check=_mailgun,
+    ),
     # (also in the Bot API's URL, where `bot` runs into the id: `/bot<id>:AA…/sendMessage`)
+    # a Facebook app access token or client token: the app's id, `|`, its secret (gitleaks
+    # wants "facebook" beside it; Graph API calls and logs print it bare)
+    Rule(
+        "facebook-access-token",
+        r"(?<![\w|])\d{15,16}(?:\||%7[Cc])[\w-]{27,40}(?![\w-])",
+        ("|", "%7c"),
+        check=_app_secret,
+    ),
     Rule("telegram-bot-api-token", r"(?:\b|(?<=bot))\d{8,10}:AA[\w-]{33}\b", (":aa",)),
     Rule(
         "discord-webhook-url",

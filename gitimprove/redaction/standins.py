@@ -11,7 +11,7 @@ import itertools
 import re
 
 _SEPARATORS = re.compile(r"[-_.~=/+:]+")
-_CAMEL_WORDS = re.compile(r"(?:[A-Z]?[a-z]+)+|[A-Z]+")
+_CAMEL_WORDS = re.compile(r"[A-Z]?[a-z]+(?:[A-Z][a-z]+)*|[A-Z]+")
 # the 220 commonest letter pairs inside English words (97% of all pairs in Python's own
 # documentation; a third of the 676 pairs random letters draw from)
 _PAIRS = """ab ac ad ag ai al am an ap ar as at au av ay ba be bi bj bl bo bu by ca cc ce ch ci ck cl

@@ -151,7 +151,20 @@ def _tagged(value: str) -> bool:
 def _random_part(value: str) -> bool:
     """A dotted value with a random part is a token (`dp.st.prd.<43 random>`), not an
     attribute path (`settings.SECRET_KEY`, `os.environ`), which reads as one by its dots."""
-    return "." in value and any(looks_random(p) for p in value.split("."))
+    return "." in value and (
+        any(looks_random(p) for p in value.split(".")) or _dotted_password(value)
+    )
+
+
+def _dotted_password(value: str) -> bool:
+    """A generated password holding a dot (`shiaZHx5Y.O8D6L1`, `tR7.uQ2wZk9x`), not an
+    attribute path: its first part names no object (neither letters alone, `self`,
+    `Secrets`, nor a lower-case name with digits, `k8s`, `x509`, nor names), and the whole
+    reads as a password with the dot for its symbol."""
+    head = value.split(".", 1)[0]
+    if compiled(r"[A-Za-z_$]+|[a-z0-9_]+", 0).fullmatch(head) or reads_as_names(head):
+        return False
+    return password_evidence(value.replace(".", "!"))
 
 
 # an absolute path (`PWD=/home/me/app`, `OLDPWD=/tmp`): a directory, not a password

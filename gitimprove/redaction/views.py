@@ -250,11 +250,14 @@ _OPEN_ENDED = frozenset({"private-key-body", "generic-api-key", "prefixed-token"
 
 
 def _key_crosses(view: str, join: int, start: int) -> bool:
-    """A finding right after a removed break in the same token: the break split its key
-    (`DB_PASSWO` / `RD=…`) or scheme (`postgres:` / `//app:…@db`)."""
+    """A finding just after a removed break, on the line it joined: the break split its key
+    (`DB_PASSWO` / `RD=…`, `x-api-k` / `ey: …`, `SNYK_TO` / `KEN = "…"`), its scheme
+    (`postgres:` / `//app:…@db`) or its command (`mysql -` / `u root -p…`): at most four
+    words between the break and the value."""
     if join < 0 or not 0 <= start - join <= 64:
         return False
-    return not any(c.isspace() for c in view[join:start])
+    between = view[join:start]
+    return "\n" not in between and len(between.split()) <= 4
 
 
 def _join_at(text: str, breaks: list[tuple[int, int]]) -> View:

@@ -1,0 +1,65 @@
+"""A generated password holding a dot (`<letters and digits>.<letters and digits>`) under a
+password's name is a password, not an attribute path read from code (`settings.DB_PASSWORD`,
+`self.k8sClient`), which stays as it is."""
+
+from __future__ import annotations
+
+import random
+import string
+
+import pytest
+
+from gitimprove.redaction import redact
+
+_ALNUM = string.ascii_letters + string.digits
+# where such a password is written: an env file, a shell, YAML, .pypirc, JSON, a flag
+_PLACES = [
+    "DATABASE_PASSWORD={p}",
+    "export PGPASSWORD={p}",
+    "  db_password: {p}",
+    "[private]\nusername = ci\npassword = {p}\n",
+    '{{"password": "{p}"}}',
+    "psql --password={p} -h db",
+]
+_REFERENCES = [
+    "settings.DB_PASSWORD",
+    "self.k8sClient.token",
+    "cfg.p4ssw0rd",
+    "x509.load_pem",
+    "s3.accessKey2",
+    "Secrets.MySQL8Password",
+    "process.env.S3_SECRET",
+    "ctx.obj.gRPCv2Api",
+    "this.props.apiKey",
+    "user.iPhone14ProMax",
+]
+
+
+def _dotted(rng: random.Random) -> str:
+    """Two runs of letters of both cases and digits joined by a dot, 8 to 20 in all."""
+
+    def run(n: int) -> str:
+        while True:
+            s = "".join(rng.choice(_ALNUM) for _ in range(n))
+            if any(c.isdigit() for c in s) and any(c.isalpha() for c in s):
+                return s
+
+    n = rng.randint(8, 20)
+    k = rng.randint(3, n - 3)
+    return run(k) + "." + run(n - k)
+
+
+@pytest.mark.parametrize("place", _PLACES, ids=range(len(_PLACES)))
+def test_a_password_holding_a_dot_is_masked(place: str) -> None:
+    rng = random.Random(place)
+    drawn = [_dotted(rng) for _ in range(200)]
+    missed = [p for p in drawn if p in redact(place.format(p=p))]
+    # a password whose first part reads as a name (`Ab.x9Kd2Lq`) may pass, no more
+    assert len(missed) <= 40, missed[:10]
+
+
+@pytest.mark.parametrize("reference", _REFERENCES)
+def test_an_attribute_path_under_a_password_name_stays(reference: str) -> None:
+    for place in _PLACES:
+        text = place.format(p=reference)
+        assert redact(text) == text
