@@ -324,3 +324,31 @@ def test_the_real_loop_and_its_in_process_replay_decide_alike() -> None:
         text=True,
     )
     assert res.returncode == 0 and "agree on 3 of 3" in res.stdout, res.stdout + res.stderr
+
+
+def test_the_roles_bench_accounts_for_every_run_of_the_replayed_loop() -> None:
+    """`bench/decide_roles.py` splits the replayed loop's runs by role: the calibration, the
+    candidate runs of each class of true effect and the fresh incumbent runs must add up to
+    every metric run the loop made, and the classes of decisions to every decision."""
+    from gitimprove.loop.simulate import replay_loop
+
+    bench = Path(__file__).resolve().parents[1] / "bench"
+    sys.path.insert(0, str(bench))
+    try:
+        import decide_roles
+    finally:
+        sys.path.remove(str(bench))
+    seeds = range(7, 10)
+    per, lost, n = decide_roles.roles("spikes", seeds, 15, decide_roles.Recorded)
+    total = sum(replay_loop("spikes", "gitimprove", s, 15).runs for s in seeds)
+    assert n == 45
+    classes = ("no gain", "gain < 2%", "gain >= 2%")
+    parts = per["calibration"] + per["fresh incumbent"]
+    parts += sum(per.get(f"candidate, {c}", 0.0) for c in classes)
+    assert parts * n == pytest.approx(total)
+    assert sum(per.get(f"decisions, {c}", 0.0) for c in classes) == pytest.approx(1.0)
+    assert per["calibration"] * n == 5 * len(seeds)
+    assert per["fresh incumbent"] == pytest.approx(
+        sum(per.get(f"fresh incumbent, {c}", 0.0) for c in classes)
+    )
+    assert sum(lost.values()) <= per.get("decisions, gain >= 2%", 0.0) * n
