@@ -12,7 +12,7 @@ checkout verified before and after each run, the run's refs checked before the r
 time, so it is reported as the difference of the agents' median times.
 
 Usage: python bench/loop_bench.py [--iterations 30] [--sandbox both|none|bwrap]
-    [--checkout-files 2000]
+    [--checkout-files 2000] [--loose-objects 2500]
 """
 
 from __future__ import annotations
@@ -32,7 +32,35 @@ from common import ENV, loop_project, run_rows
 AGENT = "import os, pathlib\np = pathlib.Path('src/n.txt')\np.write_text(os.environ['GITIMPROVE_ITERATION'] + '\\n')\n"
 
 
-def measure(iterations: int, sandbox: str, files: int = 0) -> dict[str, float] | None:
+def plant_loose(repo: Path, count: int) -> None:
+    """`count` more loose objects in the repository's store (blobs no tree names), as a
+    repository that has not been packed for a while holds."""
+    paths = repo / ".git" / "bench-blobs"
+    paths.mkdir()
+    names = []
+    for i in range(count):
+        (paths / f"b{i}").write_text(f"loose blob {i}\n")
+        names.append(str(paths / f"b{i}"))
+    subprocess.run(
+        ["git", "hash-object", "-w", "--stdin-paths"],
+        cwd=repo,
+        env=ENV,
+        input="\n".join(names) + "\n",
+        text=True,
+        check=True,
+        capture_output=True,
+    )
+    shutil.rmtree(paths)
+
+
+def loose_count(repo: Path) -> int:
+    objects = repo / ".git" / "objects"
+    return sum(len(list(d.iterdir())) for d in objects.glob("[0-9a-f][0-9a-f]"))
+
+
+def measure(
+    iterations: int, sandbox: str, files: int = 0, loose: int = 0
+) -> dict[str, float] | None:
     tmp = Path(tempfile.mkdtemp(prefix="gitimprove-loop-bench-"))
     try:
         repo = tmp / "repo"
@@ -43,6 +71,8 @@ def measure(iterations: int, sandbox: str, files: int = 0) -> dict[str, float] |
             agent_config=f'sandbox = "{sandbox}"\n',
             files=files,
         )
+        if loose:
+            plant_loose(repo, loose)
         py = sys.executable
         metric_times = []
         for _ in range(10):
@@ -79,7 +109,10 @@ def measure(iterations: int, sandbox: str, files: int = 0) -> dict[str, float] |
             sum((r.get("decision") or {}).get("runs", 0) for r in rows) * metric_s + 5 * metric_s
         )
         whole = (total - agent_total - metric_total) / max(1, len(overheads)) * 1000
-        print(f"[sandbox = {sandbox}, {files} more files in the tree]")
+        print(
+            f"[sandbox = {sandbox}, {files} more files in the tree, "
+            f"{loose_count(repo)} loose objects at the end]"
+        )
         print(
             f"  whole command, minus agent and metric time, per attempt: {whole:.1f} ms (start-up and calibration included)"
         )
@@ -106,6 +139,12 @@ def main() -> int:
         default=0,
         help="more small files in the measured tree (a realistic project: 2000)",
     )
+    ap.add_argument(
+        "--loose-objects",
+        type=int,
+        default=0,
+        help="more loose objects in the repository's store (an unpacked repository: 2500)",
+    )
     a = ap.parse_args()
     modes = ["none", "bwrap"] if a.sandbox == "both" else [a.sandbox]
     if "bwrap" in modes and shutil.which("bwrap") is None:
@@ -113,7 +152,7 @@ def main() -> int:
         modes = [m for m in modes if m != "bwrap"] or ["none"]
     results = {}
     for mode in modes:
-        got = measure(a.iterations, mode, a.checkout_files)
+        got = measure(a.iterations, mode, a.checkout_files, a.loose_objects)
         if got is None:
             return 1
         results[mode] = got

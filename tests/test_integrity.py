@@ -244,6 +244,7 @@ def test_hostile_agents_in_the_sandbox(tmp_repo: TmpRepo) -> None:
         pytest.param("user-branch:87", "refs/heads/agent-was-here", marks=pytest.mark.slow),
         pytest.param("user-tag:87", "refs/tags/agent-tag", marks=pytest.mark.slow),
         pytest.param("user-info:87", ".git/info/exclude", marks=pytest.mark.slow),
+        pytest.param("user-attributes:87", ".git/info/attributes", marks=pytest.mark.slow),
         pytest.param("user-reflog:87", ".git/logs/HEAD", marks=pytest.mark.slow),
     ],
 )

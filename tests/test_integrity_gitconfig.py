@@ -268,3 +268,92 @@ def test_which_git_config_files_your_environment_names(
     )
     assert "GIT_CONFIG_PARAMETERS" not in isolated
     assert isolated["GIT_CONFIG_GLOBAL"] == os.devnull
+
+
+PLANT_AGENT = """import os, pathlib, socket, sys
+target = pathlib.Path(os.path.expanduser(sys.argv[1]))
+target.parent.mkdir(parents=True, exist_ok=True)
+if os.path.lexists(target):
+    target.unlink()
+if sys.argv[2] == "fifo":
+    os.mkfifo(target)
+elif sys.argv[2] == "socket":
+    os.chdir(target.parent)  # a socket's path is short
+    socket.socket(socket.AF_UNIX).bind(target.name)
+else:  # a link to a FIFO beside it
+    os.mkfifo(str(target) + ".fifo")
+    target.symlink_to(str(target) + ".fifo")
+pathlib.Path(os.environ["GITIMPROVE_WORKSPACE"] if "GITIMPROVE_WORKSPACE" in os.environ
+             else ".", "src/value.txt").write_text("99\\n")
+"""
+
+# case: (file -> text written before the run, the path the agent replaces, what it puts there,
+# how the stop names it)
+PLANTED = {
+    "includeif-global": (
+        {"~/.gitconfig": '[includeIf "gitdir:/"]\n\tpath = ~/.gitconfig.d/cond\n',
+         "~/.gitconfig.d/cond": "[user]\n\tname = Ada\n"},
+        "~/.gitconfig.d/cond", "fifo", "~/.gitconfig: include ~/.gitconfig.d/cond (a FIFO",
+    ),
+    "nested-include": (
+        {"~/.gitconfig": "[include]\n\tpath = .gitconfig.d/a\n",
+         "~/.gitconfig.d/a": '[includeIf "onbranch:*"]\n\tpath = b\n',
+         "~/.gitconfig.d/b": ""},
+        "~/.gitconfig.d/b", "fifo", "~/.gitconfig → .gitconfig.d/a: include b (a FIFO",
+    ),
+    "global-link": ({}, "~/.gitconfig", "link", "~/.gitconfig (a FIFO"),
+    "xdg-socket": ({}, "~/.config/git/config", "socket", "~/.config/git/config (a socket"),
+    "repo-include": ({".git/config": "[include]\n\tpath = ~/.repo-extra\n",
+                      "~/.repo-extra": ""}, "~/.repo-extra", "fifo",
+                     ".git/config: include ~/.repo-extra (a FIFO"),
+}  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", sorted(PLANTED))
+def test_a_config_git_reads_planted_as_no_file_stops_the_run_in_bounded_time(
+    tmp_repo: TmpRepo, tmp_path: Path, case: str
+) -> None:
+    """Every config path git reads before it does anything — a file `~/.gitconfig` includes
+    by `[includeIf]`, one included by an included one, `~/.gitconfig` as a link to a FIFO, a
+    socket in place of the XDG config, a file outside the repository `.git/config` includes
+    — planted as a FIFO, a socket or a link to a FIFO by the agent: the run stops naming it
+    (never a hang: the test bounds it), the attempt `tampered`, and `doctor` names it too."""
+    files, target, kind, named = PLANTED[case]
+    agent = tmp_path / "agent.py"
+    agent.write_text(PLANT_AGENT)
+    value_project(tmp_repo, f"{sys.executable} {agent} {target} {kind}")
+    for name, text in files.items():
+        path = tmp_repo.path / name if name.startswith(".git/") else Path(os.path.expanduser(name))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a") as f:
+            f.write(text)
+    planted = Path(os.path.expanduser(target))
+    try:
+        p = cli_popen(tmp_repo.path, "run", "--run", "t", "-n", "2")
+        try:
+            out, err = p.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            out, err = p.communicate()
+            pytest.fail(f"the run hung on {target} planted as {kind}")
+        d = cli_popen(tmp_repo.path, "doctor")
+        try:
+            doctor, _ = d.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(d.pid, signal.SIGKILL)
+            d.communicate()
+            pytest.fail(f"doctor hung on {target} planted as {kind}")
+    finally:
+        for path in (planted, Path(str(planted) + ".fifo")):
+            if (os.path.lexists(path) and not path.is_file()) or path.is_symlink():
+                path.unlink()
+    assert p.returncode == 1, out + err
+    assert "stopped" in err and named in err and "not a regular file" in err, err
+    assert "Traceback" not in err
+    if case == "repo-include":  # put back less that include (the config is in quarantine)
+        assert "~/.repo-extra" not in (tmp_repo.path / ".git" / "config").read_text()
+        assert ".git/improve/quarantine/" in err, err
+    else:
+        assert named.split(" (")[0] in doctor, doctor
+    assert [r["status"] for r in run_rows(tmp_repo, "t")] == ["baseline", "tampered"]

@@ -36,8 +36,9 @@ def _project(repo: TmpRepo, attack: str, *, packed: bool, sandbox: str = "none")
     (the blob of a file of the user's history that no run writes again)."""
     repo.commit("history", {"docs/history.txt": "only in the user's history\n"})
     target = repo.git("rev-parse", "HEAD:docs/history.txt").strip()
-    if packed:
-        repo.git("gc", "-q")
+    if packed:  # with a commit-graph (gc writes one), a reverse index beside the pack and an
+        repo.git("tag", "-a", "v1", "-m", "v1")  # annotated tag's peeled line in packed-refs
+        repo.git("-c", "pack.writeReverseIndex=true", "gc", "-q")
     value_project(repo, f"{sys.executable} {AGENT} {attack} {target}", sandbox=sandbox)
     repo.git("update-ref", "refs/heads/keep", "HEAD")  # gc keeps the history reachable
     return target
@@ -70,6 +71,120 @@ def test_a_damaged_or_removed_object_of_the_user_stops_the_run(
         shown = tmp_repo.git("cat-file", "-p", target)
         assert "forged history" in shown, shown
     assert all(r["status"] != "keep" for r in run_rows(tmp_repo, "h")[1:] if r["iteration"] == 1)
+
+
+# attack: what the stop names (the files git derives from the objects and trusts as they are)
+DERIVED = {
+    "graph-lie": ".git/objects/info/commit-graph (a commit-graph that does not match",
+    "idx-swap": ".idx (rewritten: it no longer indexes its pack as git does)",
+    "midx-swap": ".git/objects/pack/multi-pack-index (a multi-pack-index that does not match",
+    "rev-swap": ".rev (a reverse index that does not match its pack)",
+    "bitmap-plant": ".bitmap (written for a pack that did not change",
+    "info-packs": ".git/objects/info/packs (names pack-0000",
+    "peel-lie": ".git/packed-refs (peeled lines)",
+}
+
+
+@pytest.mark.parametrize("attack", sorted(DERIVED))
+def test_a_forged_file_git_derives_from_the_objects_stops_the_run(
+    tmp_repo: TmpRepo, attack: str
+) -> None:
+    """A commit-graph that makes a commit parentless (checksum made anew: the user's `git
+    log` stops there), a pack index that sends two names to each other's bytes, a reverse
+    index out of order, a bitmap beside a pack git did not write anew, an `info/packs` naming
+    a pack that is not there, a packed-refs whose peeled line lies about what a tag points to:
+    each is named and stops the run, no attempt kept on it."""
+    _project(tmp_repo, attack, packed=True)
+    res = _cli(tmp_repo, "run", "--run", "h", "-n", "3")
+    assert res.returncode == 1, (res.returncode, res.stdout, res.stderr)
+    assert "internal error" not in res.stderr and "Traceback" not in res.stderr
+    assert "run h stopped" in res.stderr and DERIVED[attack] in res.stderr, res.stderr
+    assert all(r["status"] != "keep" for r in run_rows(tmp_repo, "h")[1:] if r["iteration"] == 1)
+
+
+def test_the_users_own_commit_graph_and_multi_pack_index_stop_nothing(tmp_repo: TmpRepo) -> None:
+    """`git gc` with reverse indexes, `git commit-graph write --split`, `git multi-pack-index
+    write`, `git update-server-info` during an agent call: every file they write is what git
+    derives from the objects, so the run goes on."""
+    _project(tmp_repo, "derived-honest", packed=True)
+    res = _cli(tmp_repo, "run", "--run", "h", "-n", "3")
+    assert res.returncode == 0, res.stderr
+    assert [r["status"] for r in run_rows(tmp_repo, "h")[1:]] == ["keep"] * 3
+    assert _fsck(tmp_repo).returncode == 0
+
+
+def _shared_clone(tmp_path: Path) -> tuple[TmpRepo, str]:
+    """A repository cloned `--shared` from another (`origin`) whose history's blob lives in
+    origin's store alone; returns it and that blob's name."""
+    origin = TmpRepo(tmp_path / "origin")
+    origin.path.mkdir()
+    origin.git("init", "-q")
+    origin.commit("history", {"docs/history.txt": "only in the borrowed store\n"})
+    target = origin.git("rev-parse", "HEAD:docs/history.txt").strip()
+    subprocess.run(
+        ["git", "clone", "-q", "--shared", os.fspath(origin.path), "user"],
+        cwd=tmp_path,
+        check=True,
+    )
+    return TmpRepo(tmp_path / "user"), target
+
+
+# attack on the store the repository borrows from: what the stop says
+BORROWED = {
+    "alt-loose-fifo": "(a FIFO, not a regular file)",
+    "alt-loose-zero-link": "(a link, not a regular file)",
+    "alt-loose-rewrite": "(rewritten: no longer what their names say)",
+    "alt-loose-delete": "objects your refs reach are gone",
+}
+
+
+@pytest.mark.parametrize("attack", sorted(BORROWED))
+def test_the_store_a_shared_clone_borrows_from_is_watched_as_its_own(
+    tmp_path: Path, attack: str
+) -> None:
+    """The user's repository is a `git clone --shared` of another: its history's objects
+    live in that repository's store, which an agent without the sandbox can write as well. A
+    FIFO or a link in place of one of its loose objects, one rewritten or deleted: the run
+    stops naming it by its path (never a hang, never a silent loss)."""
+    repo, target = _shared_clone(tmp_path)
+    borrowed = tmp_path / "origin" / ".git" / "objects"
+    assert not (repo.path / ".git" / "objects" / target[:2] / target[2:]).exists()
+    value_project(repo, f"{sys.executable} {AGENT} {attack} {target}")
+    res = _cli(repo, "run", "--run", "h", "-n", "3")
+    assert res.returncode == 1, (res.returncode, res.stdout, res.stderr)
+    assert "internal error" not in res.stderr and "Traceback" not in res.stderr
+    assert "run h stopped" in res.stderr and BORROWED[attack] in res.stderr, res.stderr
+    loose = borrowed / target[:2] / target[2:]
+    if "delete" not in attack:
+        assert f"{loose}" in res.stderr, res.stderr
+    for args in (["log"], ["doctor"]):  # they answer, naming what git would hang on
+        later = _cli(repo, *args)
+        assert "Traceback" not in later.stderr and "internal error" not in later.stderr
+    if (os.path.lexists(loose) and not loose.is_file()) or loose.is_symlink():
+        assert f"{loose}" in _cli(repo, "doctor").stdout
+        loose.unlink()  # left as it is (it is not in this repository): the user removes it
+    assert all(r["status"] != "keep" for r in run_rows(repo, "h")[1:] if r["iteration"] == 1)
+
+
+@needs_bwrap
+@pytest.mark.slow
+def test_in_the_sandbox_the_borrowed_store_is_out_of_reach(tmp_path: Path) -> None:
+    repo, target = _shared_clone(tmp_path)
+    value_project(repo, f"{sys.executable} {AGENT} alt-loose-rewrite {target}", sandbox="bwrap")
+    res = _cli(repo, "run", "--run", "h", "-n", "3")
+    assert res.returncode == 0, res.stderr
+    assert [r["status"] for r in run_rows(repo, "h")[1:]] == ["keep"] * 3
+    assert "only in the borrowed store" in repo.git("cat-file", "-p", target)
+
+
+def test_a_shared_clone_with_its_borrowed_store_untouched_runs(tmp_path: Path) -> None:
+    """The honest control: a `git clone --shared` user whose agent packs the borrowed store
+    as `git gc` does there: the run goes on."""
+    repo, _ = _shared_clone(tmp_path)
+    value_project(repo, f"{sys.executable} {AGENT} alt-gc")
+    res = _cli(repo, "run", "--run", "h", "-n", "3")
+    assert res.returncode == 0, res.stderr
+    assert [r["status"] for r in run_rows(repo, "h")[1:]] == ["keep"] * 3
 
 
 def test_with_the_records_own_objects_gone_every_command_says_so(tmp_repo: TmpRepo) -> None:

@@ -66,3 +66,9 @@ def test_no_control_sequence_reaches_the_terminal(tmp_repo: TmpRepo) -> None:
     tsv = [line for line in shown["log --format tsv"].splitlines() if not line.startswith("#")]
     assert len(tsv) == 4  # the header and a row an attempt: no cell broke its line
     assert all(line.count("\t") == tsv[0].count("\t") for line in tsv), tsv
+    # git prints a commit's message as it is (`git log improve/h`, `git log --oneline`): the
+    # harness writes the agent's description into it shown escaped, never as sequences
+    for row in rows[1:]:
+        message = tmp_repo.git("log", "-1", "--format=%B", str(row["commit"]))
+        assert RAW.search(message) is None, (row["status"], message)
+        assert "\\x1b]0;pwned\\x07" in message, message

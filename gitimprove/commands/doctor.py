@@ -9,6 +9,7 @@ from gitimprove.git import gitfiles
 from gitimprove.git.gitfiles import LIMITS
 from gitimprove.git.listing import git_inputs
 from gitimprove.git.repo import open_repo, unreadable
+from gitimprove.git.watch import packed_refs_dies, packed_refs_problem
 from gitimprove.hooks import install
 from gitimprove.loop.repair import check_phantoms
 from gitimprove.state.doctor import Check, run_checks
@@ -61,6 +62,23 @@ def command(repair: bool, secrets: bool, drop_history: bool, as_json: bool) -> i
                 output.echo(f"[FAIL] {check}: {item}\n        fix: {fix}")
         return 1
     assert repo is not None
+    dies = packed_refs_dies(repo)  # before anything reads the refs: libgit2 fails on them
+    if dies is not None:
+        message = f".git/packed-refs holds a line git dies on ({dies})"
+        fix = "git improve doctor --repair (writes it again as git does, every ref kept)"
+        if repair:
+            packed_refs_problem(repo, repair=True)
+        if as_json:
+            output.emit_json(
+                {"check": "packed-refs", "ok": False, "repaired": repair, "message": message}
+                | ({} if repair else {"fix": fix})
+            )
+        else:
+            output.echo(f"[{'fixed' if repair else 'FAIL'}] packed-refs: {message}")
+            if not repair:
+                output.echo(f"        fix: {fix}")
+        if not repair:
+            return 1
     extra: list[Check] = [lambda r, fix: install.check_shims(r.work_tree, fix), check_phantoms]
     if secrets:
         from gitimprove.state import secrets as stored

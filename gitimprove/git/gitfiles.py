@@ -18,8 +18,10 @@ import os
 import re
 import shlex
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 
+from gitimprove.git import objectstore
 from gitimprove.util import written
 
 __all__ = [
@@ -103,61 +105,15 @@ def _folder_files(path: str, label: str, limit: int | None, out: list[str]) -> N
         pass
 
 
-def _what(entry: os.DirEntry[str]) -> str | None:
-    """What a loose object's entry is, by `lstat` (never followed, never opened); None for a
-    regular file or one gone since the listing (`git gc` pruning as it is looked at)."""
-    try:
-        mode = entry.stat(follow_symlinks=False).st_mode
-    except OSError:
-        return None
-    if stat.S_ISREG(mode):
-        return None
-    if stat.S_ISLNK(mode):
-        return "a link"
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    return "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
-
-
 def loose_objects(objects: str, label: str = ".git/objects") -> list[str]:
     """Each entry of the loose-object folders (`objects/ab/…`) that is not a regular file: a
     FIFO, a socket, a device, a link (to `/dev/zero`, to a FIFO), a folder; and a pack's file
     that is a link (one that is a FIFO or a device, followed, is `_folder_files`'). libgit2
-    opens a loose object with a blocking read when it reads it: one such entry held the harness, and
-    every git command, for ever. One `readdir` per folder, no `stat` of a regular entry (the
-    kind comes with the listing): as much as that listing costs (about 2.4 ms for 2,500 loose
-    objects on a busy 2-core machine)."""
-    out: list[str] = []
-    try:
-        with os.scandir(objects) as top:
-            fans = [e for e in top if len(e.name) == 2 and all(c in _HEX for c in e.name)]
-    except OSError:
-        return out
-    try:  # a pack's file as a link: its bytes could change under the name git trusts
-        with os.scandir(f"{objects}/pack") as packs:
-            out += [
-                f"{label}/pack/{e.name} (a link, not a regular file)"
-                for e in packs
-                if e.name.startswith("pack-") and e.is_symlink()
-            ]
-    except OSError:
-        pass
-    for fan in fans:
-        if not fan.is_dir(follow_symlinks=False):
-            if not os.path.lexists(fan.path):
-                continue  # an empty folder `git prune` removed as it was looked at
-            kind = _what(fan) or "a file"
-            out.append(f"{label}/{fan.name} ({kind}, not a folder of loose objects)")
-            continue
-        try:
-            with os.scandir(fan.path) as entries:
-                for entry in entries:
-                    what = None if entry.is_file(follow_symlinks=False) else _what(entry)
-                    if what is not None:
-                        out.append(f"{label}/{fan.name}/{entry.name} ({what}, not a regular file)")
-        except OSError:
-            continue
-    return out
+    opens a loose object with a blocking read when it reads it: one such entry held the
+    harness, and every git command, for ever. The kinds come with the object store's own
+    listing (git/objectstore.py `take`: one `readdir` of a folder whose entries changed, no
+    `stat` of a regular entry), its alternates' too."""
+    return objectstore.odd_problems(objectstore.take(Path(objects), label, indexes=False))
 
 
 _HEX = frozenset("0123456789abcdef")
@@ -345,6 +301,45 @@ def env_configs() -> list[tuple[Path, str]]:
     return out
 
 
+def _included(config: Path, label: str, home: str, depth: int = 1) -> list[tuple[Path, str]]:
+    """The files `config` includes (and theirs, up to git's depth), each labelled by its path."""
+    out: list[tuple[Path, str]] = []
+    if depth > MAX_INCLUDE_DEPTH:
+        return out
+    for value in includes(config):  # reads nothing but a regular file, bounded, never blocks
+        target = _include_target(value, config)
+        out.append((target, f"{_tilde(os.fspath(target), home)} ({label} includes it)"))
+        out += _included(target, label, home, depth + 1)
+    return out
+
+
+def outside_files(named: dict[str, str], configs: Iterable[Path] = ()) -> list[tuple[Path, str]]:
+    """The files outside the repository that change what your own git checks out, fetches or
+    runs: the config files (global, XDG, system, and those your environment names), the XDG
+    `attributes` and `ignore` files git reads by default, and the files `named` (the
+    `core.attributesFile`/`core.excludesFile` values your configuration gives), and every file
+    these config files or `configs` (the repository's own) include; each with the label that
+    names it. An agent without the sandbox can write all of them."""
+    home = os.environ.get("HOME") or os.path.expanduser("~")
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    out = [*user_configs(), *env_configs()]
+    for config, label in [*out, *((c, ".git/config") for c in configs)]:
+        out += _included(config, label, home)
+    if os.path.isabs(xdg):
+        out += [
+            (Path(xdg) / "git" / n, f"{_tilde(xdg, home)}/git/{n}")
+            for n in ("attributes", "ignore")
+        ]
+    for value in named.values():
+        given = os.path.expanduser(value)
+        if os.path.isabs(given) and os.path.realpath(given) != os.devnull:
+            out.append((Path(given), _tilde(given, home)))
+    unique: dict[str, tuple[Path, str]] = {}
+    for where, label in out:
+        unique.setdefault(os.fspath(where), (where, label))
+    return list(unique.values())
+
+
 def outside_problems() -> list[str]:
     """What git would block on or choke over outside the repository, in the files any git
     command may read there: the user's config files (global, XDG, system, and those the
@@ -376,10 +371,13 @@ def _tilde(path: str, home: str) -> str:
     return "~" + path[len(home) :] if home and (path + "/").startswith(home + "/") else path
 
 
-def problems(git_dir: Path, common: Path, *, refs: bool = True) -> list[str]:
+def problems(
+    git_dir: Path, common: Path, *, refs: bool = True, store: objectstore.Store | None = None
+) -> list[str]:
     """What git would block on or choke over in the git directory (and what it reads from
     there: included config files, the alternates chain), each as `.git/<path> (why)`; with
-    `refs`, every loose ref too (a walk of `refs/`)."""
+    `refs`, every loose ref too (a walk of `refs/`). `store` is the object store's listing
+    when the caller took it (its kinds are used, the folders not listed again)."""
     out: list[str] = []
     gd, cd = os.fspath(git_dir), os.fspath(common)
     places = [(f"{gd}/{n}", n, k) for n, k in _NAMED.items()]
@@ -404,7 +402,10 @@ def problems(git_dir: Path, common: Path, *, refs: bool = True) -> list[str]:
             _folder_files(f"{root}/{folder}", f"{label}/{folder}", LIMITS[kind], out)
     for folder in _UNBOUNDED:
         _folder_files(f"{cd}/{folder}", f".git/{folder}", None, out)
-    out += loose_objects(f"{cd}/objects")
+    if store is None:
+        out += loose_objects(f"{cd}/objects")  # and those of its alternates
+    else:
+        out += objectstore.odd_problems(store)
     # libgit2 in the harness reads the global, XDG and system config too (for `improve.*`),
     # and reads one again whenever its times change: a FIFO there (an agent without the
     # sandbox can write your home) held the harness for ever at its next look at the config
@@ -497,6 +498,46 @@ def _small(path: Path) -> str | None:
     except OSError:
         return None
     return data.decode("utf-8", "replace")
+
+
+def leading_includes(found: list[str], label: str = ".git/config") -> list[str]:
+    """The `path` values of `label` (as written there) that lead to a file `problems` named
+    in `found`, directly (`.git/config: include ~/x (a FIFO…)`) or through other includes
+    (`.git/config → ~/x: include y (…)`)."""
+    out = []
+    for item in found:
+        for sep in (": include ", " → "):
+            if item.startswith(label + sep):
+                rest = item[len(label + sep) :]
+                value = re.split(r" \(|: include | → ", rest, maxsplit=1)[0]
+                if value and value not in out:
+                    out.append(value)
+    return out
+
+
+def drop_includes(text: bytes, values: list[str]) -> bytes:
+    """`text` of a config file without the `path = …` lines of its `[include]` and
+    `[includeIf …]` sections that name one of `values` (as `includes` reads them)."""
+    if not values:
+        return text
+    out: list[str] = []
+    section = ""
+    for line in text.decode("utf-8", "surrogateescape").splitlines(keepends=True):
+        head = _SECTION.match(line)
+        rest = line
+        if head is not None:
+            section = head.group(1).lower()
+            rest = line[head.end() :]
+        m = _PATH_KEY.match(rest) if section in ("include", "includeif") else None
+        if m is not None:
+            value = m.group(1).strip()
+            if value.startswith('"') and value.endswith('"') and len(value) > 1:
+                value = re.sub(r"\\(.)", r"\1", value[1:-1])
+            if value in values:
+                out.append(line[: len(line) - len(rest)] + "\n" if head is not None else "")
+                continue
+        out.append(line)
+    return "".join(out).encode("utf-8", "surrogateescape")
 
 
 def move_aside(git_dir: Path, common: Path, improve_dir: Path, found: list[str]) -> list[str]:

@@ -17,6 +17,15 @@ way git itself never makes:
 - an object that is gone must be somewhere else in the store (`git gc` packs loose objects
   and repacks packs), or be reachable from no ref (what `git gc` prunes).
 
+- a file git derives from the objects and trusts as it is (a commit-graph, the
+  multi-pack-index, a pack's index, reverse index, bitmap or `.mtimes`, `info/packs`) whose
+  `lstat` moved must be what git writes: `git … verify` passes, a bitmap comes with its pack.
+
+The object folders `info/alternates` lends (a `git clone --shared` user's history) are listed
+and judged the same way. The listing records the kind of every entry of the loose-object
+folders (`odd_problems`: what git would hang on), so the check of the git directory
+(git/gitfiles.py) lists them no second time.
+
 A pack rewritten with its checksums made again is caught only when one of its objects is read
 (git checks each object's hash then); the docs' "What `sandbox = "none"` cannot protect".
 """
@@ -26,12 +35,13 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
+import stat
 import struct
 import sys
 import threading
 import time
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO
 
@@ -46,6 +56,28 @@ _SHOWN = 3  # objects named in a reason
 # compared with the checksum its index names (git sets a pack's times whenever an object it
 # holds is written again: hashing gigabytes then would cost seconds an attempt)
 _HASHED_PACK = 64 << 20
+
+
+def _kind(mode: int) -> str | None:
+    """What an entry of a loose-object folder is, by its `lstat` mode; None for a regular
+    file."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISLNK(mode):
+        return "a link"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+
+
+def _entry_kind(entry: os.DirEntry[str]) -> str | None:
+    """`_kind` of a listed entry: a regular file known from the listing alone (no `stat`)."""
+    if entry.is_file(follow_symlinks=False):
+        return None
+    try:
+        return _kind(entry.stat(follow_symlinks=False).st_mode)
+    except OSError:  # gone since the listing (`git prune` as it is looked at)
+        return None
 
 
 def _stat_key(path: str) -> tuple[int, ...] | None:
@@ -67,6 +99,14 @@ class Store:
     packs: dict[str, tuple[int, ...]] = field(default_factory=dict)  # file name -> lstat
     written: frozenset[str] | None = None  # loose objects written in place since the watch began
     overflows: int = 0  # times the kernel dropped events (then every object is read again)
+    # what the listing found in the loose-object folders that is no regular file, by path under
+    # the folder (`ab/cdef…`, or `ab` itself when it is no folder) -> "a FIFO", "a link"…
+    odd: dict[str, str] = field(default_factory=dict)
+    # the files git derives from the objects and trusts as they are (`_DERIVED`), by path
+    # under the folder -> lstat
+    derived: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    label: str = ".git/objects"  # how the folder is named to the user
+    others: tuple[Store, ...] = ()  # the object folders `info/alternates` lends (a chain)
 
 
 # object names of a pack's index, by the index's path and `lstat` (an index is never rewritten)
@@ -134,32 +174,87 @@ class _Watch:
 _WATCHES: dict[str, _Watch | None] = {}
 # each object folder's entries by the folder's inode and times (adding, removing or renaming an
 # entry moves them), kept once they are older than the clock's tick could blur
-_LISTED: dict[str, tuple[tuple[int, int, int], dict[str, tuple[int, ...]]]] = {}
+_LISTED: dict[str, tuple[tuple[int, int, int], dict[str, tuple[int, ...]], dict[str, str]]] = {}
 _SETTLED_NS = 200_000_000
 
 
-def take(folder: Path) -> Store:
-    """The store's listing; nothing is read but the index of a pack not seen before."""
+def take(folder: Path, label: str = ".git/objects", *, indexes: bool = True) -> Store:
+    """The store's listing, and that of each object folder its `info/alternates` lends (a
+    chain, to git's depth); nothing is read but the alternates and, with `indexes`, the index
+    of a pack not seen before."""
+    return _take_chain(folder, label, indexes, 1, set())
+
+
+def _take_chain(folder: Path, label: str, indexes: bool, depth: int, seen: set[str]) -> Store:
     key = os.fspath(folder)
+    seen.add(os.path.realpath(key))
     if key not in _WATCHES:
         _WATCHES[key] = _Watch.start()
     watch = _WATCHES[key]
     if watch is None:
-        return _take(folder, None)
-    with watch.lock:
-        return _take(folder, watch)
+        store = _take(folder, None, label, indexes)
+    else:
+        with watch.lock:
+            store = _take(folder, watch, label, indexes)
+    others = []
+    if depth <= _MAX_ALTERNATES:
+        for alt in alternates(folder):
+            if os.path.realpath(alt) not in seen:
+                others.append(_take_chain(alt, os.fspath(alt), indexes, depth + 1, seen))
+    return replace(store, others=tuple(others)) if others else store
 
 
-def _take(folder: Path, watch: _Watch | None) -> Store:
+_MAX_ALTERNATES = 5  # git's own limit on the alternates chain
+_MAX_LIST = 64 << 20
+
+
+def alternates(folder: Path) -> list[Path]:
+    """The object folders `folder/info/alternates` names (relative ones from `folder`); []
+    when it is absent, or no regular file within bounds (gitfiles.py names that)."""
+    try:  # never blocks: a FIFO there is not read
+        fd = os.open(folder / "info" / "alternates", os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return []
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_LIST:
+            return []
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            text = f.read(_MAX_LIST).decode("utf-8", "surrogateescape")
+    except OSError:
+        return []
+    finally:
+        os.close(fd)
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            out.append(Path(os.path.normpath(line if os.path.isabs(line) else folder / line)))
+    return out
+
+
+# files git writes from the objects and then trusts as they are (a commit's parents and
+# generation from the commit-graph, an object's place from an index), by where they sit
+_DERIVED_INFO = ("commit-graph", "packs")
+_DERIVED_PACK = (".rev", ".bitmap", ".mtimes")
+
+
+def _take(folder: Path, watch: _Watch | None, label: str, indexes: bool = True) -> Store:
     loose: dict[str, tuple[int, ...]] = {}
     packs: dict[str, tuple[int, ...]] = {}
+    odd: dict[str, str] = {}
+    derived: dict[str, tuple[int, ...]] = {}
     try:
         folders = [e for e in os.scandir(folder) if len(e.name) == 2 and _hex(e.name)]
     except OSError:
-        return Store(folder)
+        return Store(folder, label=label)
     watched = watch is not None
     settled = time.time_ns() - _SETTLED_NS
     for sub in folders:
+        if not sub.is_dir(follow_symlinks=False):
+            if os.path.lexists(sub.path):  # not an empty folder `git prune` removed just now
+                odd[sub.name] = _entry_kind(sub) or "a file"
+            continue
         # watched before listed: a write after the listing is an event
         if watch is not None and not watch.add(sub.path, sub.name):
             watched = False
@@ -172,13 +267,18 @@ def _take(folder: Path, watch: _Watch | None) -> Store:
             cached = _LISTED.get(sub.path)
             if cached is not None and cached[0] == key:
                 loose.update(cached[1])  # no entry added, removed or renamed since
+                odd.update(cached[2])
                 continue
         try:
             entries = list(os.scandir(sub.path))
         except OSError:
             continue
         found_here: dict[str, tuple[int, ...]] = {}
+        odd_here: dict[str, str] = {}
         for entry in entries:
+            kind = _entry_kind(entry)  # the listing's own d_type: no `stat` of a regular file
+            if kind is not None:
+                odd_here[f"{sub.name}/{entry.name}"] = kind
             if not (_hex(entry.name) and len(entry.name) in (38, 62)):
                 continue
             if watch is not None:
@@ -188,24 +288,59 @@ def _take(folder: Path, watch: _Watch | None) -> Store:
                 if found is not None:
                     found_here[sub.name + entry.name] = found
         loose.update(found_here)
+        odd.update(odd_here)
         if watch is not None and max(st.st_mtime_ns, st.st_ctime_ns) < settled:
-            _LISTED[sub.path] = (key, found_here)
+            _LISTED[sub.path] = (key, found_here, odd_here)
     try:
         pack_entries = list(os.scandir(folder / "pack"))
     except OSError:
         pack_entries = []
     for entry in pack_entries:
-        if entry.name.startswith("pack-") and entry.name.endswith((".pack", ".idx")):
+        name = entry.name
+        if name.startswith("pack-") and entry.is_symlink():
+            odd[f"pack/{name}"] = "a link"
+        if name.startswith("pack-") and name.endswith((".pack", ".idx")):
             found = _stat_key(entry.path)
             if found is not None:
-                packs[entry.name] = found
-                if entry.name.endswith(".idx"):
+                packs[name] = found
+                if indexes and name.endswith(".idx"):
                     _index_names(Path(entry.path), found)
+        elif name.startswith("multi-pack-index") or (
+            name.startswith("pack-") and name.endswith(_DERIVED_PACK)
+        ):
+            found = _stat_key(entry.path)
+            if found is not None:
+                derived[f"pack/{name}"] = found
+    for name in _DERIVED_INFO:
+        found = _stat_key(os.fspath(folder / "info" / name))
+        if found is not None:
+            derived[f"info/{name}"] = found
+    try:
+        chain = list(os.scandir(folder / "info" / "commit-graphs"))
+    except OSError:
+        chain = []
+    for entry in chain:
+        found = _stat_key(entry.path)
+        if found is not None:
+            derived[f"info/commit-graphs/{entry.name}"] = found
     if watch is None:
-        return Store(folder, loose, packs)
+        return Store(folder, loose, packs, odd=odd, derived=derived, label=label)
     watch.drain()
     overflows = watch.overflows + (0 if watched else 1)
-    return Store(folder, loose, packs, frozenset(watch.written), overflows)
+    return Store(folder, loose, packs, frozenset(watch.written), overflows, odd, derived, label)
+
+
+def odd_problems(store: Store) -> list[str]:
+    """What the store's listings (its own and its alternates') found that is no regular
+    file, each as `.git/objects/ab/cdef… (a FIFO, not a regular file)`: libgit2 and git open
+    a loose object with a blocking read, and trust a pack's file behind a link."""
+    out = []
+    for rel, kind in sorted(store.odd.items()):
+        what = "not a folder of loose objects" if "/" not in rel else "not a regular file"
+        out.append(f"{store.label}/{rel} ({kind}, {what})")
+    for other in store.others:
+        out += odd_problems(other)
+    return out
 
 
 def _open(path: Path, *, buffered: bool = True) -> BinaryIO:
@@ -296,11 +431,25 @@ def _pack_intact(folder: Path, stem: str) -> bool:
     return False
 
 
-def lost(before: Store, after: Store, *, timeout: float = 60.0) -> list[str]:
+def lost(
+    before: Store, after: Store, *, timeout: float = 60.0, git_dir: Path | None = None
+) -> list[str]:
     """What git never does to an object store that happened between the two looks, each
     named as `.git/objects/…` with the why; [] when the store is only added to, packed or
-    pruned of what no ref reaches."""
-    folder = after.folder
+    pruned of what no ref reaches. The object folders the alternates lend are judged the same
+    way (named by their path); `git_dir` is the repository whose refs say what is reached."""
+    repo = git_dir if git_dir is not None else before.folder.parent
+    out = _lost_here(before, after, timeout, repo)
+    was = {os.fspath(o.folder): o for o in before.others}
+    for other in after.others:
+        old = was.get(os.fspath(other.folder))
+        if old is not None:
+            out += lost(old, other, timeout=timeout, git_dir=repo)
+    return out
+
+
+def _lost_here(before: Store, after: Store, timeout: float, git_dir: Path) -> list[str]:
+    folder, label = after.folder, after.label
     out: list[str] = []
     suspects = {n for n, key in before.loose.items() if n in after.loose and after.loose[n] != key}
     if before.written is None or after.written is None or before.overflows != after.overflows:
@@ -312,7 +461,7 @@ def lost(before: Store, after: Store, *, timeout: float = 60.0) -> list[str]:
     if damaged:
         shown = ", ".join(f"{n[:2]}/{n[2:]}" for n in damaged[:_SHOWN])
         more = f" and {len(damaged) - _SHOWN} more" if len(damaged) > _SHOWN else ""
-        out.append(f".git/objects/{shown}{more} (rewritten: no longer what their names say)")
+        out.append(f"{label}/{shown}{more} (rewritten: no longer what their names say)")
     gone = [n for n in before.loose if n not in after.loose]
     for name in sorted(before.packs):
         if not name.endswith(".pack"):
@@ -323,8 +472,14 @@ def lost(before: Store, after: Store, *, timeout: float = 60.0) -> list[str]:
         if not moved:
             continue
         if name in after.packs and not _pack_intact(folder, stem):
+            out.append(f"{label}/pack/{name} (rewritten: its bytes no longer match its checksum)")
+        elif (
+            stem + ".idx" in after.packs
+            and after.packs[stem + ".idx"] != before.packs.get(stem + ".idx")
+            and not _new_pack_sound(folder, name, after.packs[name], timeout, git_dir)
+        ):  # an index written anew that sends a name to other bytes of the pack
             out.append(
-                f".git/objects/pack/{name} (rewritten: its bytes no longer match its checksum)"
+                f"{label}/pack/{stem}.idx (rewritten: it no longer indexes its pack as git does)"
             )
         key = before.packs.get(stem + ".idx")
         if key is not None:
@@ -338,49 +493,133 @@ def lost(before: Store, after: Store, *, timeout: float = 60.0) -> list[str]:
     if forged:
         shown = ", ".join(f"{n[:2]}/{n[2:]}" for n in forged[:_SHOWN])
         more = f" and {len(forged) - _SHOWN} more" if len(forged) > _SHOWN else ""
-        out.append(f".git/objects/{shown}{more} (written anew: no longer what their names say)")
+        out.append(f"{label}/{shown}{more} (written anew: no longer what their names say)")
     for name in sorted(set(after.packs) - set(before.packs)):
-        if name.endswith(".pack") and not _new_pack_sound(folder, name, after.packs[name], timeout):
+        if name.endswith(".pack") and not _new_pack_sound(
+            folder, name, after.packs[name], timeout, git_dir
+        ):
             out.append(
-                f".git/objects/pack/{name} (a new pack whose objects are not what their names "
+                f"{label}/pack/{name} (a new pack whose objects are not what their names "
                 "say: git reads a packed object before a loose or older one of that name)"
             )
-    missing = _missing(folder, gone, timeout) if gone else []
+    missing = _missing(folder, gone, timeout, git_dir) if gone else []
     if missing:
         shown = ", ".join(missing[:_SHOWN])
         more = f" and {len(missing) - _SHOWN} more" if len(missing) > _SHOWN else ""
-        out.append(f".git/objects ({len(missing)} objects your refs reach are gone: {shown}{more})")
+        out.append(f"{label} ({len(missing)} objects your refs reach are gone: {shown}{more})")
+    out += _derived_lost(before, after, timeout, git_dir)
     return out
 
 
-# new packs found sound, by path and `lstat`: each is hashed whole once
-_SOUND: dict[str, tuple[int, ...]] = {}
+# packs found sound, by path and the `lstat` of the pack, its index and its reverse index
+_SOUND: dict[str, tuple[tuple[int, ...] | None, ...]] = {}
 _VERIFIED_PACK = 256 << 20
 
 
-def _new_pack_sound(folder: Path, name: str, key: tuple[int, ...], timeout: float) -> bool:
-    """Does every object of a pack that appeared hash to the name its index gives it (`git
-    index-pack --verify`)? Git reads an object from a pack without checking its hash, and
-    from the newest pack first: a pack holding other bytes under the name of a blob of the
-    user's history shows them in every checkout. A pack over 256 MB (the user's `git gc` of a
-    large repository) is not read: the docs' limits."""
+def _new_pack_sound(
+    folder: Path, name: str, key: tuple[int, ...], timeout: float, git_dir: Path
+) -> bool:
+    """Does every object of the pack hash to the name its index gives it, at the place the
+    index and its reverse index (`.rev`) give (`git index-pack --verify`)? Git reads an
+    object from a pack without checking its hash, and from the newest pack first: a pack
+    holding other bytes under the name of a blob of the user's history shows them in every
+    checkout, and an index that sends a name to another object's bytes does the same. A pack
+    over 256 MB (the user's `git gc` of a large repository) is not read: the docs' limits."""
     path = folder / "pack" / name
-    if _SOUND.get(os.fspath(path)) == key or key[2] > _VERIFIED_PACK:
+    stem = os.fspath(path)[: -len(".pack")]
+    rev = _stat_key(stem + ".rev")
+    state = (key, _stat_key(stem + ".idx"), rev)
+    if _SOUND.get(os.fspath(path)) == state or key[2] > _VERIFIED_PACK:
         return True
-    got = proc.git(
-        ["--git-dir", os.fspath(folder.parent), "index-pack", "--verify", os.fspath(path)],
-        timeout=timeout,
-        isolated=True,
-    )
+    args = ["index-pack", "--verify", *(["--rev-index"] if rev is not None else []), str(path)]
+    got = proc.git(["--git-dir", os.fspath(git_dir), *args], timeout=timeout, isolated=True)
     if got.returncode == 0 and not got.timed_out:
-        _SOUND[os.fspath(path)] = key
+        _SOUND[os.fspath(path)] = state
         return True
     return got.timed_out  # too slow to tell: not taken as forged
 
 
-def _missing(folder: Path, names: list[str], timeout: float) -> list[str]:
+# derived files found sound, by their `lstat`s
+_DERIVED_SOUND: dict[str, tuple[tuple[str, tuple[int, ...]], ...]] = {}
+
+
+def _derived_lost(before: Store, after: Store, timeout: float, git_dir: Path) -> list[str]:
+    """The files git derives from the objects and trusts (`Store.derived`) that changed in a
+    way git does not write them: a commit-graph or multi-pack-index that `git … verify`
+    finds false (one that lies about a commit's parents or generation makes `git log` and
+    `merge-base` wrong), a reverse index that does not match its pack, a bitmap or `.mtimes`
+    file written for a pack that did not itself appear or change (git writes them with the
+    pack), an `info/packs` naming a pack the store does not hold. What the user's own `git
+    gc`, `repack` or `commit-graph write` writes is sound and stops nothing."""
+    folder, label = after.folder, after.label
+    changed = sorted(n for n, k in after.derived.items() if before.derived.get(n) != k)
+    if not changed:
+        return []
+    out: list[str] = []
+    repo = ["--git-dir", os.fspath(git_dir)]
+    checks = (
+        ("info/commit-graph", ["commit-graph", "verify", "--object-dir", os.fspath(folder)],
+         "a commit-graph that does not match the commits it lists: `git log` and `merge-base` "
+         "would take parents and generations from it"),
+        ("pack/multi-pack-index", ["multi-pack-index", "--object-dir", os.fspath(folder), "verify"],
+         "a multi-pack-index that does not match the packs: git would look objects up at "
+         "places it made up"),
+    )  # fmt: skip
+    for prefix, args, why in checks:
+        moved = [n for n in changed if n.startswith(prefix)]
+        if not moved:
+            continue
+        state = tuple((n, k) for n, k in sorted(after.derived.items()) if n.startswith(prefix))
+        key = f"{folder}:{prefix}"
+        if _DERIVED_SOUND.get(key) == state:
+            continue
+        got = proc.git([*repo, *args], timeout=timeout, isolated=True)
+        if got.returncode == 0 or got.timed_out:
+            _DERIVED_SOUND[key] = state
+        else:
+            out.append(f"{label}/{moved[0]} ({why})")
+    for name in changed:
+        if not name.startswith("pack/pack-") or not name.endswith(_DERIVED_PACK):
+            continue
+        stem = name[len("pack/") : name.rindex(".")]
+        pack = stem + ".pack"
+        if pack not in after.packs:
+            continue  # git reads none of it without its pack
+        if name.endswith(".rev"):
+            if not _new_pack_sound(folder, pack, after.packs[pack], timeout, git_dir):
+                out.append(f"{label}/{name} (a reverse index that does not match its pack)")
+        elif before.packs.get(pack) == after.packs[pack]:
+            out.append(
+                f"{label}/{name} (written for a pack that did not change: git writes a pack's "
+                "bitmap and `.mtimes` with the pack)"
+            )
+    if "info/packs" in changed:
+        listed = _packs_listed(folder / "info" / "packs")
+        absent = [n for n in listed or [] if n not in after.packs]
+        if listed is None or absent:
+            what = f"names {absent[0]}, which the store does not hold" if absent else "unreadable"
+            out.append(f"{label}/info/packs ({what})")
+    return out
+
+
+def _packs_listed(path: Path) -> list[str] | None:
+    """The packs an `info/packs` file names (`P pack-….pack` lines); None when it is no
+    regular file within bounds."""
+    try:
+        with _open(path, buffered=False) as f:
+            data = f.read(_MAX_LIST + 1)
+    except OSError:
+        return None
+    if len(data) > _MAX_LIST:
+        return None
+    text = data.decode("utf-8", "replace")
+    return [line[2:].strip() for line in text.splitlines() if line.startswith("P ")]
+
+
+def _missing(folder: Path, names: list[str], timeout: float, git_dir: Path) -> list[str]:
     """Of `names`, those the store no longer holds and some ref still reaches (`git gc`
-    prunes only what none does): what the user lost."""
+    prunes only what none does): what the user lost. The walk reads no commit-graph (an
+    agent can forge one that hides a parent)."""
     import pygit2
 
     try:
@@ -390,12 +629,12 @@ def _missing(folder: Path, names: list[str], timeout: float) -> list[str]:
         absent = set(names)
     if not absent:
         return []
-    git_dir = folder.parent
     got = proc.git(
-        ["--git-dir", os.fspath(git_dir), "rev-list", "--objects", "--all", "--missing=print"],
+        ["--git-dir", os.fspath(git_dir), "-c", "core.commitGraph=false", "rev-list",
+         "--objects", "--all", "--missing=print"],
         timeout=timeout,
         isolated=True,
-    )
+    )  # fmt: skip
     if got.returncode != 0 or got.timed_out:
         return sorted(absent)  # the walk itself failed (on what is gone: a ref's own commit)
     reached = {line[1:].split(" ", 1)[0] for line in got.stdout.splitlines() if line[:1] == "?"}

@@ -194,12 +194,16 @@ class Repo:
     def create_commit(
         self, tree: pygit2.Oid, message: str, parents: Sequence[str | pygit2.Oid]
     ) -> str:
+        """A commit of `tree` on `parents`. git prints a message as it is (`git log`, `git
+        log --oneline`, a web view): text in it from an agent (its description) is stored with
+        every control and invisible formatting character shown escaped (`\\x1b`), newlines and
+        tabs kept, so no message of gitimprove's moves the cursor of whoever reads it."""
         from gitimprove.redaction import redact
-        from gitimprove.util.text import storable
+        from gitimprove.util.text import printable, storable
 
         sig = self.signature()
         oid = self.raw.create_commit(
-            None, sig, sig, redact(storable(message)), tree,
+            None, sig, sig, redact(printable(storable(message), lines=True)), tree,
             [pygit2.Oid(hex=str(p)) for p in parents],
         )  # fmt: skip
         return str(oid)

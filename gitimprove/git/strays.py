@@ -736,6 +736,11 @@ def owning(owner: str) -> Iterator[None]:
         _LOCAL.owner = before
 
 
+def current_owner() -> str | None:
+    """The owner this thread's windows belong to (`owning`), if any."""
+    return getattr(_LOCAL, "owner", None)
+
+
 def late(owner: str) -> list[str]:
     """Strays found after `owner`'s windows closed, written while one of them was open (with
     another's: the writer is unknown). A round keeps no candidate with any."""

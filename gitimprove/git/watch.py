@@ -93,9 +93,12 @@ _SKIP_TOP = {"objects", "improve", "refs", "packed-refs", "index", "HEAD", "conf
 _OWN_LOGS = ("logs/refs/heads/improve/", "logs/refs/notes/", "logs/refs/improve/")
 
 
-def _git_dir_states(common: Path, out: dict[str, str | None]) -> None:
+def _git_dir_states(common: Path, out: dict[str, str | None], refs_now: set[str]) -> None:
     """Every other file and folder of the git directory by name, size and times (no reading):
-    MERGE_HEAD, MERGE_MSG, shallow, the reflogs, a linked worktree's HEAD, hooks, info/…"""
+    MERGE_HEAD, MERGE_MSG, shallow, the reflogs, a linked worktree's HEAD, hooks, info/…
+    A file or folder of `logs/` that is the reflog of no ref (`refs_now`, and `HEAD`) is
+    labelled apart (`NO_REF`): git writes a reflog only with its ref, so a new one there is
+    not git at work but something left for later code to read."""
     todo = [("", common)]
     while todo:
         prefix, folder = todo.pop()
@@ -109,13 +112,253 @@ def _git_dir_states(common: Path, out: dict[str, str | None]) -> None:
                 continue
             if entry.name == "index" or rel.startswith(_OWN_LOGS) or rel + "/" in _OWN_LOGS:
                 continue
-            if entry.is_dir(follow_symlinks=False):
-                out[f".git/{rel}/"] = "folder"
+            folder_entry = entry.is_dir(follow_symlinks=False)
+            orphan = rel.startswith("logs/") and not _reflog_of_a_ref(
+                rel[5:], folder_entry, refs_now
+            )
+            label = f".git/{rel}{'/' if folder_entry else ''}{NO_REF if orphan else ''}"
+            if folder_entry:
+                out[label] = "folder"
                 todo.append((rel + "/", Path(entry.path)))
-            elif _is_reflog(rel):
-                out[f".git/{rel}"] = _reflog_state(Path(entry.path))
+            elif _is_reflog(rel) and not orphan:
+                out[label] = _reflog_state(Path(entry.path))
             else:
+                out[label] = _file_state(Path(entry.path))
+
+
+NO_REF = " (no ref of that name)"
+
+PACKED_ODD = ".git/packed-refs (git would not write it: "  # a FIFO there is gitfiles'
+
+# git's own traits of a packed-refs header (refs/packed-backend.c), and its lines
+_PACKED_TRAITS = {"peeled", "fully-peeled", "sorted"}
+_PACKED_HEADER = b"# pack-refs with:"
+_PACKED_BY_STATE: dict[str, tuple[str, str | None]] = {}
+_MAX_PACKED = 64 << 20  # read and checked up to this size (a large monorepo's is ~100 MB)
+
+
+def _packed_refs(repo: Repo) -> tuple[str | None, bool]:
+    """What in `packed-refs` is not what git writes (or None), and whether git dies on it.
+    Refs are compared by value, and libgit2 reads this file leniently, but git dies on a line
+    it cannot read (`unexpected line`: every git command of the user's, and the harness's own
+    `update-ref` that records the attempt); and a line git does read yet no ref needs — a
+    trait of the header git does not know, a peeled line after a ref that is no annotated tag
+    or naming another object, lines out of order — carries whatever later code reads from it.
+    Read again only when its `lstat` moved."""
+    path = repo.common_dir / "packed-refs"
+    state = _file_state(path)
+    if state is None or state.startswith("link:"):
+        return None, False
+    if int(state.split(":")[1]) > _MAX_PACKED:  # gitfiles.problems bounds it, not so low
+        return None, False
+    cached = _PACKED_BY_STATE.get(os.fspath(path))
+    if cached is None or cached[0] != state:
+        try:
+            data = read_state(path)  # checked by gitfiles.problems: regular, bounded
+        except OSError:
+            return None, False
+        cached = (state, _packed_odd(repo, data))
+        _PACKED_BY_STATE[os.fspath(path)] = cached
+    odd = cached[1]
+    return odd, odd is not None and odd.endswith(_DIES)
+
+
+_DIES = "git cannot read"
+
+
+def packed_refs_dies(repo: Repo) -> str | None:
+    """What in `packed-refs` git dies on (every git command fails), or None."""
+    odd, dies = _packed_refs(repo)
+    return odd if dies else None
+
+
+def packed_refs_problem(repo: Repo, *, repair: bool = False) -> str | None:
+    """What in `packed-refs` git would not write (for `doctor`), or None; with `repair` the
+    file is written again as git writes it from the refs it holds."""
+    odd, _ = _packed_refs(repo)
+    if odd is not None and repair:
+        path = repo.common_dir / "packed-refs"
+        atomic_write(path, _packed_repaired(repo, read_state(path)))
+    return odd
+
+
+def _packed_odd(repo: Repo, data: bytes) -> str | None:
+    """What in the bytes of a packed-refs file git would not have written, or None."""
+    if data and not data.endswith(b"\n"):
+        return f"an unterminated last line, which {_DIES}"
+    last_name: bytes | None = None
+    last_oid: str | None = None
+    for number, line in enumerate(data.split(b"\n")[:-1] if data else [], 1):
+        if number == 1 and line.startswith(_PACKED_HEADER):
+            unknown = set(line[len(_PACKED_HEADER) :].decode("utf-8", "replace").split())
+            if unknown - _PACKED_TRAITS:
+                return f"line 1: a trait git does not know: {sorted(unknown - _PACKED_TRAITS)[0]}"
+            continue
+        if line.startswith(b"^"):
+            peeled = line[1:].decode("ascii", "replace")
+            if last_oid is None or not _is_oid(peeled) or _peel(repo, last_oid) != peeled:
+                return f"line {number}: a peeled line that peels no annotated tag to it"
+            last_oid = None  # one peeled line per ref
+            continue
+        oid, space, name = line.partition(b" ")
+        text = oid.decode("ascii", "replace")
+        if not space or not name or not _is_oid(text):
+            return f"line {number}: a line {_DIES}"
+        if last_name is not None and name <= last_name:
+            return f"line {number}: out of order"
+        last_name, last_oid = name, text
+    return None
+
+
+def _packed_repaired(repo: Repo, data: bytes) -> bytes:
+    """`packed-refs` as git writes it from the refs it holds: the header with git's traits,
+    each ref line git reads, in order and once, and its peeled line where it is an annotated
+    tag (made anew: a peeled line found there is never trusted)."""
+    records: dict[bytes, str] = {}
+    for line in data.split(b"\n"):
+        oid, space, name = line.partition(b" ")
+        text = oid.decode("ascii", "replace")
+        if space and name and _is_oid(text) and name not in records:
+            records[name] = text
+    out = [_PACKED_HEADER + b" peeled fully-peeled sorted \n"]
+    for name in sorted(records):
+        out.append(records[name].encode() + b" " + name + b"\n")
+        peeled = _peel(repo, records[name])
+        if peeled is not None:
+            out.append(b"^" + peeled.encode() + b"\n")
+    return b"".join(out)
+
+
+def _is_oid(text: str) -> bool:
+    return len(text) in (40, 64) and all(c in "0123456789abcdef" for c in text)
+
+
+def _peel(repo: Repo, oid: str) -> str | None:
+    """What an annotated tag `oid` peels to (its last non-tag target), else None."""
+    try:
+        obj = repo.raw[oid]
+        if obj.type != pygit2.enums.ObjectType.TAG:
+            return None
+        return str(obj.peel(None).id)
+    except (KeyError, ValueError, pygit2.GitError):
+        return None
+
+
+def _reflog_of_a_ref(name: str, folder: bool, refs_now: set[str]) -> bool:
+    """Whether `logs/<name>` is the reflog of a ref (or, a folder, holds one's)."""
+    if folder:
+        return name == "refs" or any(ref.startswith(name + "/") for ref in refs_now)
+    return name == "HEAD" or name in refs_now
+
+
+LOCK_LEFT = " (a lock file left on gitimprove's refs)"
+_LOCK_SETTLE = 3.0  # seconds: git holds a ref's lock for milliseconds, a hook's flush too
+
+
+def _own_locks(common: Path) -> dict[str, str | None]:
+    """Lock files on the refs gitimprove writes (`refs/notes/improve.lock`, a run branch's,
+    `refs/improve/…`, `packed-refs.lock`) still there after `_LOCK_SETTLE` seconds: nothing
+    of git holds one that long, and while it is there every record of the run waits for it
+    and then fails (an agent that left `refs/notes/improve.lock` had its attempt unrecorded
+    and the run stopped a minute later). Each by name, under `LOCK_LEFT`."""
+    found: list[Path] = []
+    lock = common / "packed-refs.lock"
+    if os.path.lexists(lock):
+        found.append(lock)
+    todo = [common / "refs" / "notes", common / "refs" / "heads" / "improve"]
+    todo.append(common / "refs" / "improve")
+    while todo:
+        folder = todo.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                todo.append(Path(entry.path))
+            elif entry.name.endswith(".lock"):
+                found.append(Path(entry.path))
+    out: dict[str, str | None] = {}
+    for path in found:
+        deadline = time.monotonic() + _LOCK_SETTLE
+        while os.path.lexists(path) and time.monotonic() < deadline:
+            try:
+                age = time.time() - path.lstat().st_ctime
+            except OSError:
+                break
+            if age >= _LOCK_SETTLE:
+                break
+            time.sleep(0.05)
+        if os.path.lexists(path):
+            out[f".git/{path.relative_to(common).as_posix()}{LOCK_LEFT}"] = "lock"
+    return out
+
+
+def _stray_refs(common: Path, out: dict[str, str | None], refs_now: set[str]) -> None:
+    """The files and folders under `refs/` that hold no ref: refs are compared by value, and
+    a file git cannot read as one (`refs/x` holding `1`), or an empty folder, is listed by
+    nobody, yet later code can read it. A file by name, size and times, a folder by its name
+    (an empty `refs/tags/` gets new times whenever a tag comes and goes), each under its path;
+    a folder that holds a ref, a file that is one and a lock file are left to the refs."""
+    todo = [("refs/", common / "refs")]
+    while todo:
+        prefix, folder = todo.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            rel = prefix + entry.name
+            own = (rel + "/").startswith(_OWN_REFS[:2]) or rel == refs.NOTES
+            if entry.name.endswith(".lock") or own:
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                if not any(ref.startswith(rel + "/") for ref in refs_now):
+                    out[f".git/{rel}/"] = "folder"  # its times move with the user's refs
+                todo.append((rel + "/", Path(entry.path)))
+            elif rel not in refs_now:
                 out[f".git/{rel}"] = _file_state(Path(entry.path))
+
+
+# what the peeled (`^`) lines of packed-refs say, by the file's `lstat`: read again only when
+# it moved (git writes them with the refs, `git pack-refs`; the refs' own values are compared
+# apart, by value)
+_PEELED: dict[str, tuple[str, str | None]] = {}
+
+
+def _peeled_state(repo: Repo, path: Path) -> str | None:
+    """None when every peeled line of packed-refs names what its tag really peels to (or
+    there is none: the user's own `git pack-refs` or `gc` changes nothing here); else the
+    first ref whose line lies (`git show-ref -d`, `describe` and `log --decorate` trust the
+    line, not the tag)."""
+    state = _file_state(path)
+    if state is None or state.startswith("link:"):
+        return None
+    cached = _PEELED.get(os.fspath(path))
+    if cached is not None and cached[0] == state:
+        return cached[1]
+    verdict: str | None = None
+    try:
+        data = read_state(path)  # checked before: regular, within its kind's limit
+    except OSError:
+        return None
+    name, target = b"", b""
+    for line in data.splitlines():
+        if line.startswith(b"^") and target:
+            try:
+                obj = repo.raw[target.decode("ascii")]
+                while isinstance(obj, pygit2.Tag):
+                    obj = repo.raw[obj.target]
+                peeled = str(obj.id)
+            except (KeyError, ValueError, UnicodeDecodeError, pygit2.GitError):
+                continue  # an object that is gone: the object store's watch names that
+            if line[1:].strip().decode("ascii", "replace") != peeled:
+                verdict = f"a peeled line that lies: {name.decode('utf-8', 'replace')}"
+                break
+        elif not line.startswith(b"#"):
+            target, _, name = line.partition(b" ")
+    _PEELED[os.fspath(path)] = (state, verdict)
+    return verdict
 
 
 def _is_reflog(rel: str) -> bool:
@@ -244,6 +487,7 @@ WATCH: tuple[tuple[str, str, str], ...] = (
     ("refs/remotes/*", USER, "your remote-tracking branches: what pull and rebase merge"),
     ("refs/prefetch/*", USER, "as refs/remotes/*: `git maintenance` prefetch"),
     (".git/FETCH_HEAD", USER, "what `git pull` and `git merge FETCH_HEAD` merge"),
+    (".git/packed-refs (peeled lines)", USER, "what `show-ref -d` and `describe` take a tag for"),
     (".git/ORIG_HEAD", USER, "what `git reset ORIG_HEAD` goes back to"),
     (".git/AUTO_MERGE", BACKGROUND, "merge writes it; never read"),
     (".git/COMMIT_EDITMSG", BACKGROUND, "`git commit` writes it; never read"),
@@ -254,6 +498,13 @@ WATCH: tuple[tuple[str, str, str], ...] = (
     (".git/worktrees/*/FETCH_HEAD", USER, "as .git/FETCH_HEAD"),
     (".git/worktrees/*/COMMIT_EDITMSG", BACKGROUND, "as .git/COMMIT_EDITMSG"),
     (".git/worktrees/*/AUTO_MERGE", BACKGROUND, "as .git/AUTO_MERGE"),
+    (
+        f"{PACKED_ODD}*",
+        READ,
+        "a line git would not write: git dies on it, or it carries what no ref holds",
+    ),
+    (f".git/*{LOCK_LEFT}", READ, "every record of the run waits for it, then fails"),
+    (f".git/logs/*{NO_REF}", USER, "git writes a reflog only with its ref"),
     (".git/logs/*", LOG, "reflogs: git appends; the history of your branches"),
     (".git/worktrees/*/logs/*", LOG, "a linked worktree's reflog"),
     ("HEAD", USER, "your checked-out branch"),
@@ -356,7 +607,10 @@ class RepoState:
     def take(cls, repo: Repo) -> RepoState:
         """The snapshot; when a file libgit2 or git would read is not a regular file within
         bounds (a FIFO for `.git/config`), only that (`unsafe`), nothing read."""
-        unsafe = gitfiles.problems(repo.git_dir, repo.common_dir)
+        # the object store listed first (nothing of it read): its listing gives the kinds of
+        # the loose objects' entries for the check of what git would hang on
+        objects = objectstore.take(repo.common_dir / "objects")
+        unsafe = gitfiles.problems(repo.git_dir, repo.common_dir, store=objects)
         if unsafe:
             if set(unsafe) & set(gitfiles.outside_problems()):
                 repo.drop_user_config()  # libgit2 would read it at its next diff or commit
@@ -367,14 +621,19 @@ class RepoState:
                 kept[name] = read_state(base / name)  # checked above: regular, bounded
             except OSError:
                 continue
+        odd, dies = _packed_refs(repo)
+        if dies:  # libgit2 fails on it too: named alone, as a file git would hang on
+            return cls({}, {}, b"", {}, {}, repo.improve_dir, [f"{PACKED_ODD}{odd})"])
         found: dict[str, str] = {}
         own: dict[str, str] = {}
+        listed: set[str] = set()
         witnessed = witness.position(repo.improve_dir)
         for name in repo.raw.references:
             try:
                 ref = repo.raw.references[name]
             except (KeyError, pygit2.GitError, ValueError):
                 continue
+            listed.add(name)
             if not _own(name):
                 found[name] = str(ref.target)
             elif witness.watched(name):
@@ -388,7 +647,12 @@ class RepoState:
             (".git/objects/info/alternates", common / "objects" / "info" / "alternates"),
         ):
             files[label] = _file_state(path)
-        _git_dir_states(common, files)
+        _git_dir_states(common, files, listed)
+        files[".git/packed-refs (peeled lines)"] = _peeled_state(repo, common / "packed-refs")
+        if odd is not None:
+            files[f"{PACKED_ODD}{odd})"] = "odd"
+        _stray_refs(common, files, listed)
+        files.update(_own_locks(common))
         _flag_states(common, files)
         # gitimprove's settings wherever git config keeps them: a new run takes them over the
         # committed .gitimprove.toml, so one an agent plants in ~/.gitconfig (or in a file
@@ -396,7 +660,14 @@ class RepoState:
         for name, value in repo.fresh_config_items("improve.").items():
             digest = hashlib.sha256(value.encode("utf-8", "surrogateescape")).hexdigest()
             files[f"git config {name}"] = f"value:{digest[:20]}"
-        hooks_path = repo.config_items("core.").get("core.hookspath")
+        # what your own git reads outside the repository: `*.txt ident` in the XDG attributes
+        # file, `core.autocrlf`, a smudge filter or `url.*.insteadOf` in ~/.gitconfig change
+        # what `git switch improve/<run>` writes or what your next fetch takes
+        core = repo.config_items("core.")
+        named = {k: v for k, v in core.items() if k in ("core.attributesfile", "core.excludesfile")}
+        for path, label in gitfiles.outside_files(named, [common / "config"]):
+            files[label] = _file_state(path)
+        hooks_path = core.get("core.hookspath")
         if hooks_path and repo.work_tree is not None:
             where = Path(os.path.expanduser(hooks_path))
             _tree_states(
@@ -413,7 +684,6 @@ class RepoState:
                 if len(item) > 3 and item[2:3] == b" ":
                     rel = os.fsdecode(item[3:])
                     dirty[rel] = _file_state(repo.work_tree / rel)
-        objects = objectstore.take(common / "objects")
         return cls(found, files, status, dirty, own, repo.improve_dir, [], kept, witnessed, objects)
 
     def changes(self, after: RepoState, *, reachable: bool = True) -> list[str]:
@@ -433,6 +703,8 @@ class RepoState:
             )
         for label in sorted(set(self.files) | set(after.files)):
             old, new = self.files.get(label), after.files.get(label)
+            if old == "folder" and new is None and label.startswith(".git/refs/"):
+                continue  # an empty folder under refs/ now holds a ref (named with the refs)
             if old != new and stops(label, old, new, reachable=reachable):
                 out.append(label)
         if reachable and self.objects is not None and after.objects is not None:
@@ -460,10 +732,19 @@ def state_problems(improve_dir: Path) -> list[str]:
 
 def objects_hint(moved: list[str]) -> str | None:
     """What to do when loose objects that were no regular files (a FIFO, a link to
-    `/dev/zero`: git would hang on them) were moved aside; None for the usual hint."""
+    `/dev/zero`: git would hang on them), or the repository's config leading to such a file,
+    were moved aside; None for the usual hint."""
     objects = [p for p in moved if p.startswith(".git/objects/")]
     if not objects:
-        return None
+        if ".git/config" not in moved:
+            return None
+        return (
+            ".git/config was moved to .git/improve/quarantine/ and put back as it was before "
+            "the agent, less any include that leads to the file named (git would hang on it): "
+            "put that file back as a regular file, restore the include from the quarantined "
+            'copy, then `git improve run --resume`; a sandbox ([agent] sandbox = "bwrap") '
+            "keeps agents out of your repository"
+        )
     return (
         f"{', '.join(objects[:3])}{' and more' if len(objects) > 3 else ''} moved to "
         ".git/improve/quarantine/ unread (no regular file: git would hang on it); that object "
@@ -477,7 +758,18 @@ def put_back(repo: Repo, before: RepoState, after: RepoState) -> list[str]:
     """Every gitimprove ref moved outside gitimprove between the two snapshots, put back where
     gitimprove last left it (a ref it never wrote is deleted), each only if it is still where
     the mover left it; the integrity key this process pinned too. Returns what was put back."""
-    done = gitfiles.move_aside(repo.git_dir, repo.common_dir, repo.improve_dir, after.unsafe)
+    # packed-refs holds the user's refs: a line git would not write is dropped, never the file
+    odd = [x for x in [*after.unsafe, *after.files] if x.startswith(PACKED_ODD)]
+    done = []
+    if odd and odd[0] not in before.files:
+        with contextlib.suppress(OSError):
+            path = repo.common_dir / "packed-refs"
+            atomic_write(path, _packed_repaired(repo, read_state(path)))
+            done.append(odd[0])
+    unsafe = [x for x in after.unsafe if x not in odd]
+    done += gitfiles.move_aside(repo.git_dir, repo.common_dir, repo.improve_dir, unsafe)
+    left = [x for x in after.files if x.endswith(LOCK_LEFT) and x not in before.files]
+    done += gitfiles.move_aside(repo.git_dir, repo.common_dir, repo.improve_dir, left)
     for label in after.files:  # a flag first: the harness must still write its records there
         rel, flagged, _ = label.partition(" (file-system flag ")
         if flagged and label not in before.files:
@@ -486,7 +778,12 @@ def put_back(repo: Repo, before: RepoState, after: RepoState) -> list[str]:
                 done.append(label)
     for name, base in (("HEAD", repo.git_dir), ("config", repo.common_dir)):
         if f".git/{name}" in done and name in before.kept:  # as it was before the agent
-            atomic_write(base / name, before.kept[name])
+            data = before.kept[name]
+            if name == "config":  # less an include that leads to what git would hang on:
+                # the file included was there before (outside the repository, the agent's
+                # FIFO in its place), and libgit2 here reads it again at its next look
+                data = gitfiles.drop_includes(data, gitfiles.leading_includes(after.unsafe))
+            atomic_write(base / name, data)
     if restore_key(repo.improve_dir):
         done.append(f".git/improve/{KEY_FILE}")
     for name in STATE_FILES:  # a FIFO or folder in a state file's place: moved aside

@@ -82,10 +82,13 @@ class Workspaces:
     to the incumbent's tree (git/renew.py: whatever is not as the harness recorded it is
     thrown away, what the tree has there written anew; `.git` is always made anew)."""
 
-    def __init__(self, limit: int = 1) -> None:
+    def __init__(self, limit: int = 1, release: Callable[[Path], None] | None = None) -> None:
         self.limit = limit
         self._held: list[Made] = []
         self._lock = threading.Lock()
+        # told of a kept workspace before it is moved for reuse or removed (loop/siblings.py
+        # watches one until then)
+        self._release = release or (lambda path: None)
 
     def give(self, made: Made) -> None:
         with self._lock:
@@ -93,17 +96,26 @@ class Workspaces:
             extra = self._held[: max(0, len(self._held) - self.limit)]
             del self._held[: len(extra)]
         for old in extra:
+            self._release(old.path)
             _throw(old.path)
             old.clock.close()
 
+    def release(self, path: Path) -> None:
+        """Tell the watcher of a workspace that it is about to go (`release` above)."""
+        self._release(path)
+
     def take(self) -> Made | None:
         with self._lock:
-            return self._held.pop() if self._held else None
+            made = self._held.pop() if self._held else None
+        if made is not None:
+            self._release(made.path)
+        return made
 
     def close(self) -> None:
         with self._lock:
             held, self._held = self._held, []
         for made in held:
+            self._release(made.path)
             _throw(made.path)
             made.clock.close()
 
@@ -150,6 +162,8 @@ def made_workspace(
         if ok and pool is not None and made is not None:
             pool.give(made)
         else:
+            if pool is not None:
+                pool.release(path)
             discard(path)
             if made is not None:
                 made.clock.close()
@@ -400,6 +414,34 @@ def _blob(repo: Repo, data: bytes) -> pygit2.Oid:
     return oid if repo.raw.odb.exists(oid) else repo.raw.create_blob(data)
 
 
+def _tracked_ignored(path: Path, known: Made, listed: list[bytes]) -> list[bytes]:
+    """Files of the incumbent's tree (`known.expected`) on disk that the listing left out:
+    ignored by a `.gitignore`. Not one below a link or a nested repository (git would not
+    reach it either); each is judged as any listed file afterwards."""
+    seen = set(listed)
+    nested = tuple(raw for raw in listed if raw.endswith(b"/"))
+    folders: dict[str, bool] = {"": True}
+
+    def real_folder(rel: str) -> bool:
+        if rel not in folders:
+            parent, _, _ = rel.rpartition("/")
+            try:
+                is_dir = stat.S_ISDIR(os.lstat(os.path.join(path, rel)).st_mode)
+            except OSError:
+                is_dir = False
+            folders[rel] = is_dir and real_folder(parent)
+        return folders[rel]
+
+    out = []
+    for rel in known.expected:
+        raw = os.fsencode(rel)
+        if raw in seen or raw.startswith(nested) or not real_folder(rel.rpartition("/")[0]):
+            continue
+        if os.path.lexists(os.path.join(path, rel)):
+            out.append(raw)
+    return out
+
+
 def hash_workspace(
     repo: Repo,
     path: Path,
@@ -428,6 +470,12 @@ def hash_workspace(
         else Listing([], [], None)
     )
     listed, refused = listing.paths, listing.refused
+    if known is not None and listing.failed is None:
+        # a file of the incumbent's tree stays in the commit when a `.gitignore` the agent
+        # wrote matches it, as git keeps a tracked file (`git add -A`): the listing, made with
+        # an empty index, leaves every ignored file out, and `src/.gitignore` holding `*`
+        # dropped all of `src/` from the commit
+        listed += _tracked_ignored(path, known, listed)
     if listing.failed is not None:
         refused.append(f"(the workspace's files: {listing.failed})")
     if path.is_symlink():  # the workspace itself replaced by a link to somewhere else
@@ -494,7 +542,8 @@ def hash_workspace(
         except OSError as exc:
             refused.append(f"{rel} (unreadable: {exc.strerror})")
     if proven and known is not None and known.clock.was_set():  # no `lstat` proves anything
-        return hash_workspace(repo, path, max_file=max_file, max_tree=max_tree)
+        unproven = Made(known.path, known.commit, known.tree, {}, known.expected, known.clock)
+        return hash_workspace(repo, path, max_file=max_file, max_tree=max_tree, known=unproven)
     reuse = _clean_folders(repo, known, files, proven) if known is not None else None
     return Hashed(str(_build_tree(repo, files, modes, refused, reuse=reuse)), refused, escaping)
 

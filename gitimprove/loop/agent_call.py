@@ -21,7 +21,7 @@ from gitimprove.git import caches, strays, trees
 from gitimprove.git.checkout import work_root
 from gitimprove.git.watch import RepoState, objects_hint, put_back
 from gitimprove.git.workspace import Hashed, Made, hash_workspace, made_workspace
-from gitimprove.loop import program, sites
+from gitimprove.loop import program, siblings, sites
 from gitimprove.loop.context import RunContext
 from gitimprove.loop.integrity import Tampered
 from gitimprove.loop.space import check_workspace
@@ -51,6 +51,8 @@ def prepare_workspace(ctx: RunContext, spec: AttemptSpec) -> Iterator[Workspace]
     with made_workspace(
         ctx.repo, spec.incumbent, name, ctx.shared.workspaces, ctx.shared.lock
     ) as made:
+        if spec.tournament and not ctx.sandbox.active:  # waiting for a slot: another's writes
+            siblings.rest(name, made.path, f"candidate {spec.candidate}'s workspace")
         try:
             yield Workspace(made.path, prompt, name, inc_tree, made)
         finally:  # before its clone goes: a program beside no clone is a stray (strays.py)
@@ -110,6 +112,10 @@ def call_agent(
     with ctx.shared.agent_slots:  # the slot is held only while an agent works
         if rework == 0 and spec.tournament and not ctx.can_launch():
             return None
+        owner = strays.current_owner()
+        siblings_watched = spec.tournament and not ctx.sandbox.active
+        if siblings_watched:  # its own workspace, at rest until now, a last time
+            siblings.wake(owner)
         with ctx.shared.lock:
             before = RepoState.take(ctx.repo)
         python = sites.take(ctx.site_folders)
@@ -121,6 +127,7 @@ def call_agent(
             # every process the agent left dies on exit; what it wrote to the view caches is
             # dropped (a cache is never the source of truth)
             with (
+                siblings.agent(owner),  # first: it may wait for a sibling measured alone
                 caches.watched(ctx.repo.improve_dir),
                 strays.watched(ctx.repo.improve_dir, reachable=not ctx.sandbox.active) as left,
                 ctx.shared.processes(token),
@@ -132,6 +139,9 @@ def call_agent(
             escaped = [] if ctx.sandbox.active else reaper.outlived(token)
         finally:
             ctx.shared.agent_finished(seconds, cost, first=rework == 0)
+        if siblings_watched:  # what it may have written into a sibling's resting workspace
+            siblings.look(but=owner)
+            ctx.look_at_incumbent()  # or into the incumbent's checkout
         with ctx.shared.lock:
             after = RepoState.take(ctx.repo)
             # in the sandbox the agent cannot reach the repository: only the user changed it

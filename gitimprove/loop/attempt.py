@@ -22,7 +22,7 @@ from gitimprove.errors import GitImproveError, corrupt_object, damaged_object
 from gitimprove.git import archive, strays, trees
 from gitimprove.git.checkout import Checkout
 from gitimprove.git.workspace import Hashed
-from gitimprove.loop import scope, wording
+from gitimprove.loop import scope, siblings, wording
 from gitimprove.loop.agent_call import (
     AgentTampered,
     Workspace,
@@ -190,8 +190,17 @@ def measure_first(
 ) -> Measured | Verdict:
     """The candidate's first metric run, in a fresh checkout the agent never saw (written
     now that every process of the agent is gone)."""
-    with ctx.shared.lock:
-        co = fresh_checkout(stack, ctx.repo, commit, f"{ws.name}-measure", ctx.shared.spares)
+    since = siblings.tick()
+    try:
+        with ctx.shared.lock:
+            co = fresh_checkout(stack, ctx.repo, commit, f"{ws.name}-measure", ctx.shared.spares)
+    except Tampered as exc:  # rewritten while it was written: by a sibling's agent at work?
+        writers = ctx.suspects(since)
+        if not writers:
+            raise
+        with siblings.alone(), ctx.shared.lock:  # alone first: agents need the lock to end
+            co = fresh_checkout(stack, ctx.repo, commit, f"{ws.name}-measure", ctx.shared.spares)
+        siblings.blame(writers, f"the checkout of {commit[:10]} (as it was written)", exc.paths)
     try:
         return Measured(co, ctx.metric(co))
     except MetricFailed as exc:
@@ -341,6 +350,9 @@ def _run_attempt(ctx: RunContext, spec: AttemptSpec) -> Event | None:
                 try:
                     hashed = snapshot_tree(ctx, ws)
                     note["tree"] = hashed.tree
+                    if spec.tournament and not ctx.sandbox.active:  # another's, from now on
+                        label = f"candidate {spec.candidate}'s workspace"
+                        siblings.rest(f"{ctx.name}-{spec.name}", ws.path, label)
                     verdict = precheck(ctx, spec, ws, result, hashed)
                     commit, note["scope"] = commit_tree(
                         ctx, spec, hashed.tree, note.get("description", "")

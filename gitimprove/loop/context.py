@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gitimprove.agents import Agent
 from gitimprove.agents.sandbox import Sandbox
@@ -30,11 +30,11 @@ from gitimprove.git.renew import Spares
 from gitimprove.git.repo import Repo
 from gitimprove.git.watch import RepoState, objects_hint, put_back
 from gitimprove.git.workspace import Workspaces
-from gitimprove.loop import guard_report, inprocess, lookup, runtimes, sites
+from gitimprove.loop import guard_report, inprocess, lookup, runtimes, siblings, sites
 from gitimprove.loop.decide import Rule
 from gitimprove.loop.implicit import ts_extended_in
 from gitimprove.loop.importable import importable_names, interpreters
-from gitimprove.loop.integrity import Tampered, after_run
+from gitimprove.loop.integrity import Tampered, after_run, reset_checkout
 from gitimprove.loop.metrics import MetricRun, relative_of, run_metric
 from gitimprove.util import proc, reaper
 
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
 Event = dict[str, Any]
 Emit = Callable[[Event], None]
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,7 @@ class Shared:
         # measurement checkouts kept after use, patched into the next one (git/renew.py)
         self.spares = Spares(limit=2)
         # agents' workspaces kept after their attempt, renewed for the next one
-        self.workspaces = Workspaces(limit=max(1, jobs))
+        self.workspaces = Workspaces(limit=max(1, jobs), release=siblings.release)
         self.guard_tests: int | None = None  # tests a pytest guard ran on the run's base
 
     def landed(self, moves: dict[str, str | None]) -> None:
@@ -142,8 +143,14 @@ class Shared:
             self._checkouts.close()
             self._checkouts = contextlib.ExitStack()
             co = self._checkouts.enter_context(checkout(repo, commit, name, self.spares))
+            siblings.clean(co)
             self._incumbent = co
             return co
+
+    def kept_incumbent(self) -> Checkout | None:
+        """The incumbent's checkout kept now, if any."""
+        with self.lock:
+            return self._incumbent
 
     def adopt_checkout(self, co: Checkout) -> None:
         """A kept candidate's checkout becomes the incumbent's: it holds exactly the commit
@@ -336,6 +343,11 @@ class RunContext:
                 raise Tampered(f"a mount on the checkouts before the {what}", mounted, checkout=co)
             bad = co.verify()
             if bad:
+                writers = self.suspects(siblings.clean_since(co))
+                if writers:  # a sibling's agent, since the last run left it as written
+                    reset_checkout(co, what, rewrite=True)
+                    siblings.clean(co)
+                    raise siblings.Spoiled(bad, writers)
                 raise Tampered(f"the checkout changed before the {what}", bad, checkout=co)
             before = None
             if not self.sandbox.active:  # in the sandbox the user's repository is hidden
@@ -345,6 +357,7 @@ class RunContext:
             runners = sites.take(self.runner_files)
             token = self.token()
             stops = reaper.continued()
+            since = siblings.tick()  # another attempt's agent at work from here on: a suspect
             # the build caches of this run alone (in the sandbox: its private /tmp)
             fresh = None if self.sandbox.active else tempfile.mkdtemp(prefix="gitimprove-cache-")
             with (
@@ -367,7 +380,8 @@ class RunContext:
                     "PYTHONDONTWRITEBYTECODE": "1",
                     "PYTHONNOUSERSITE": "1",
                 }
-                yield Measuring(env, lambda: reaper.sweep(token))
+                with siblings.window(strays.current_owner() if self.candidates > 1 else None):
+                    yield Measuring(env, lambda: reaper.sweep(token))
             if before is not None and reaper.continued() != stops:
                 raise Tampered(
                     f"the harness was stopped and continued during the {what} (its output "
@@ -414,7 +428,14 @@ class RunContext:
                     stop=True,
                     hint=objects_hint(moved),
                 )
-            after_run(self, co, what)
+            try:
+                after_run(self, co, what)
+            except Tampered as exc:
+                writers = [] if exc.stop else self.suspects(since)
+                if writers:  # measured again alone before any blame
+                    raise siblings.Spoiled(exc.paths, writers) from None
+                raise
+            siblings.clean(co)
             if left:  # removed: no later run reads them
                 raise Tampered(f"the {what} wrote into gitimprove's folder", left, checkout=co)
 
@@ -446,7 +467,7 @@ class RunContext:
                 (folder / "pytest.ini").write_text("[pytest]\n")
                 command = guard_report.confined(command, co.path, folder / "pytest.ini")
                 writable = [folder]
-            got = self._metric(co, command, writable)
+            got = self._again_alone(co, "metric run", lambda: self._metric(co, command, writable))
         if got.status == "tampered":
             raise Tampered(f"the metric run's output: {got.error}", ["stdout"], checkout=co)
         if got.status != "ok" or got.value is None:
@@ -470,8 +491,55 @@ class RunContext:
                 relative=relative_of(self.cfg.get("metric", "min_delta")),
             )
 
+    def suspects(self, since: int | None, *, anyone: bool = False) -> list[str]:
+        """The other attempts (with `anyone`, every attempt) whose agent or measured code was
+        at work from `since` on, in a tournament without the sandbox (loop/siblings.py); []
+        otherwise."""
+        if since is None or self.sandbox.active or self.candidates < 2:
+            return []
+        return siblings.at_work_since(since, but=None if anyone else strays.current_owner())
+
+    def _again_alone(self, co: Checkout, what: str, run: Callable[[], _T]) -> _T:
+        """`run`; when its checkout changed while another attempt's agent was at work (a
+        tournament without the sandbox: loop/siblings.py), once more while no agent works —
+        a change then is the measured code's own (`Tampered`), else the change is laid on
+        the agents at work during the first run and this one's result stands."""
+        try:
+            return run()
+        except siblings.Spoiled as first:
+            paths, writers = list(first.paths), set(first.writers)
+        with siblings.alone():
+            for _ in range(3):  # written again before the last agent ended: made anew once more
+                try:
+                    got = run()
+                    break
+                except siblings.Spoiled as again:
+                    paths += [p for p in again.paths if p not in paths]
+                    writers |= set(again.writers)
+            else:
+                raise Tampered(f"the checkout changed before the {what}", paths, checkout=co)
+        siblings.blame(sorted(writers), f"the checkout of {co.commit[:10]} ({what})", paths)
+        return got
+
     def incumbent_checkout(self, commit: str) -> Checkout:
         return self.shared.incumbent_checkout(self.repo, commit, f"{self.name}-incumbent")
+
+    def look_at_incumbent(self) -> None:
+        """After each agent call and before a round is decided (a tournament without the
+        sandbox): the incumbent's checkout, kept across rounds, as written — else what changed
+        there since it last was is laid on the agents at work meanwhile (loop/siblings.py) and
+        it is dropped (the next use writes a fresh one)."""
+        co = self.shared.kept_incumbent()
+        if co is None:
+            return
+        with co.lock:
+            bad = co.verify()
+            writers = self.suspects(siblings.clean_since(co), anyone=True) if bad else []
+            if not bad:  # as written now: a later change is a later agent's
+                siblings.clean(co)
+        if writers:  # never used again: the next use writes a fresh one
+            self.shared.drop_checkout(co)
+            siblings.blame(writers, f"the checkout of {co.commit[:10]} (the incumbent's)", bad)
 
     def guard(self, co: Checkout, *, keep_tail: bool = False) -> dict[str, Any]:
         """The guard's result as the note stores it: status, exit code, the tail on failure
@@ -488,7 +556,9 @@ class RunContext:
                 empty.write_text("[pytest]\n")
                 command = guard_report.confined(command, co.path, empty)
                 command = guard_report.with_report(command, report)
-            out = self._guard(co, command, [folder], keep_tail=keep_tail)
+            out = self._again_alone(
+                co, "guard run", lambda: self._guard(co, command, [folder], keep_tail=keep_tail)
+            )
             if pytest and out["status"] == "pass":
                 counted = guard_report.count(report)
                 why = guard_report.judged(counted, self.shared.guard_tests)

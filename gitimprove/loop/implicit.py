@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import re
 import sys
 import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -116,7 +117,129 @@ def _named(path: str, marker: str, mutable: Sequence[str]) -> bool:
 
 
 # files judged by their content: (the part that is sealed, why)
+# attributes that make git write a file into a work tree otherwise than its blob holds
+_CHECKOUT_ATTRIBUTES = frozenset(
+    {"text", "eol", "crlf", "ident", "filter", "working-tree-encoding"}
+)
+
+
+# attributes git knows that leave the checkout as the blob is (`binary` is the macro
+# `-diff -merge -text`); `linguist-*` and `gitlab-*` are read by hosting sites alone
+_HARMLESS = frozenset(
+    {"diff", "merge", "binary", "export-ignore", "export-subst", "delta", "whitespace",
+     "conflict-marker-size", "lockable"}
+)  # fmt: skip
+
+
+def _known_harmless(name: str) -> bool:
+    return name in _HARMLESS or name.startswith(("linguist-", "gitlab-", "github-"))
+
+
+def checkout_attributes(data: bytes | None) -> tuple[tuple[str, str], ...]:
+    """The (pattern, attribute) pairs of a `.gitattributes` that change how git checks the
+    files out (`ident` expands `$Id$`, `eol`/`text` convert line ends, a `filter` smudges,
+    `working-tree-encoding` re-encodes), or a name that may be a macro setting one; unsetting
+    one (`-text`, `!eol`) changes nothing."""
+    found = []
+    for line in (data or b"").decode("utf-8", "replace").splitlines():
+        words = line.split()
+        if not words or words[0].startswith("#"):
+            continue
+        for word in words[1:]:
+            name = word.partition("=")[0]
+            if word[0] in "-!" or not name:
+                continue
+            # a name git gives no meaning may be a macro (`[attr]kw ident` in the root
+            # .gitattributes, .git/info/attributes or your global attributes file): judged
+            # as one that sets them
+            if name in _CHECKOUT_ATTRIBUTES or not _known_harmless(name):
+                found.append((words[0], word))
+    return tuple(sorted(found))
+
+
+_ID = re.compile(rb"\$Id(?::[^$\n]*)?\$")
+
+
+def _attribute_lines(data: bytes | None) -> list[tuple[str, list[str]]]:
+    out = []
+    for line in (data or b"").decode("utf-8", "replace").splitlines():
+        words = line.split()
+        if words and not words[0].startswith("#"):
+            out.append((words[0], words[1:]))
+    return out
+
+
+def _attributes_of(path: str, read: Callable[[str], bytes | None]) -> dict[str, str | bool]:
+    """The attributes the committed `.gitattributes` files (root first, then each folder down
+    to the file's) give `path`, macros of the root's `[attr]` lines expanded; a pattern is
+    matched the way git does, a little more widely (`*` may cross a `/`)."""
+    macros: dict[str, list[str]] = {"binary": ["-diff", "-merge", "-text"]}
+    for pattern, words in _attribute_lines(read(".gitattributes")):
+        if pattern.startswith("[attr]"):
+            macros[pattern[6:]] = words
+    state: dict[str, str | bool] = {}
+
+    def apply(words: list[str], depth: int) -> None:
+        for word in words:
+            name, eq, value = word.lstrip("-!").partition("=")
+            if word[0] == "!":
+                state.pop(name, None)
+            else:
+                state[name] = False if word[0] == "-" else (value if eq else True)
+            if word[0] not in "-!" and name in macros and depth < 8:
+                apply(macros[name], depth + 1)
+
+    parts = path.split("/")
+    for depth in range(len(parts)):
+        folder = "/".join(parts[:depth])
+        rel = "/".join(parts[depth:])
+        for pattern, words in _attribute_lines(
+            read(f"{folder}/.gitattributes" if folder else ".gitattributes")
+        ):
+            if pattern.startswith("[attr]"):
+                continue
+            anchored = "/" in pattern.rstrip("/")
+            pattern = pattern.lstrip("/")
+            subject = rel if anchored else parts[-1]
+            if fnmatch.fnmatchcase(subject, pattern.replace("**/", "*")) or fnmatch.fnmatchcase(
+                subject, pattern
+            ):
+                apply(words, 0)
+    return state
+
+
+def _after(
+    read: Callable[[str], tuple[bytes | None, bytes | None]],
+) -> Callable[[str], bytes | None]:
+    return lambda path: read(path)[1]
+
+
+def converted_on_checkout(
+    path: str, data: bytes, read: Callable[[str], bytes | None]
+) -> str | None:
+    """Why git would write `path` (holding `data`) into your work tree otherwise than the
+    measured checkout holds it, by the attributes the commit's `.gitattributes` give it:
+    `ident` with a `$Id$` in it, a `filter`, a `working-tree-encoding` other than UTF-8.
+    (`eol=crlf` is left to the user: `* text eol=crlf` would put every change out of scope.)"""
+    attrs = _attributes_of(path, read)
+    if attrs.get("ident") is True and _ID.search(data):
+        return "ident: git expands its $Id$"
+    if isinstance(attrs.get("filter"), str):
+        return f"filter={attrs['filter']}: git smudges it"
+    encoding = attrs.get("working-tree-encoding")
+    if isinstance(encoding, str) and encoding.replace("-", "").lower() != "utf8":
+        return f"working-tree-encoding={encoding}: git re-encodes it"
+    return None
+
+
 _BY_CONTENT: dict[str, tuple[Callable[[bytes | None], Any], str]] = {
+    ".gitattributes": (
+        checkout_attributes,
+        "its ident, eol, text, filter or working-tree-encoding attributes (or a macro that may "
+        "set one) make git write the "
+        "files they match into your work tree otherwise than the measured checkout held them: "
+        "the commit you check out would not be the one measured",
+    ),
     "go.mod": (
         runtimes.go_build,
         "its go, toolchain, godebug, replace and exclude lines choose the Go toolchain and "
@@ -266,6 +389,14 @@ def implicit_changes(
             named_like.setdefault(header, p)
     out: list[str] = []
     for path in changed:
+        after = read(path)[1]
+        converted = None if after is None else converted_on_checkout(path, after, _after(read))
+        if converted is not None:
+            out.append(
+                f"{path} ({converted} in your work tree, never in the checkout measured: the "
+                "commit you check out would not be the one measured)"
+            )
+            continue
         if path in resolved and existed(path) is False and not _named(path, path, mutable):
             out.append(
                 f"{path} (a new file Node may load for {resolved[path]}, before what it loaded)"

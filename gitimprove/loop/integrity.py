@@ -26,6 +26,7 @@ from gitimprove.errors import ConfigError, GitImproveError
 from gitimprove.git import refs, trees
 from gitimprove.git.repo import Repo
 from gitimprove.git.watch import forged_notes
+from gitimprove.loop import siblings
 from gitimprove.loop.implicit import planted_during_run, ts_extended_in
 from gitimprove.state.integrity import log_incident
 
@@ -84,7 +85,9 @@ def fresh_checkout(
     from gitimprove.git.checkout import NotAsWritten, checkout
 
     try:
-        return stack.enter_context(checkout(repo, commit, name, spares))
+        co = stack.enter_context(checkout(repo, commit, name, spares))
+        siblings.clean(co)  # as written: a change from now on is someone's
+        return co
     except NotAsWritten as exc:
         raise Tampered("the measurement checkout changed while it was written", exc.paths) from None
 
@@ -105,7 +108,7 @@ def after_run(ctx: RunContext, co: Checkout, what: str) -> None:
     if relocked(bad, ctx.cfg.metric_command, ctx.cfg.guard_command or ""):
         bad = []  # the run's own build tool brought its lock file up to date (see `LOCKS`)
     if bad:
-        _reset(co, what, rewrite=True)
+        reset_checkout(co, what, rewrite=True)
         raise Tampered(f"files of the commit changed during the {what}", bad, checkout=co)
     added = co.added(every=True, now=now)
     found: list[str] = []
@@ -120,7 +123,7 @@ def after_run(ctx: RunContext, co: Checkout, what: str) -> None:
                 ctx.importable,
                 ts_extended_in(ctx.repo, ctx.base_tree),
             )
-    left = _reset(co, what, now=now)
+    left = reset_checkout(co, what, now=now)
     if found:
         raise Tampered(
             f"the {what} wrote files Python or the test runner loads without being named",
@@ -171,7 +174,7 @@ def relocked(entries: list[str], *commands: str) -> bool:
     return bool(entries) and all(_relocked(entry, tools) for entry in entries)
 
 
-def _reset(
+def reset_checkout(
     co: Checkout, what: str, *, rewrite: bool = False, now: dict[str, Stat] | None = None
 ) -> list[str]:
     from gitimprove.git.checkout import StuckFlags

@@ -10,7 +10,7 @@ from typing import Any
 
 from gitimprove import agents
 from gitimprove.git import strays
-from gitimprove.loop import ledger, wording
+from gitimprove.loop import ledger, siblings, wording
 from gitimprove.loop.attempt import AttemptSpec, run_attempt
 from gitimprove.loop.context import Event, MetricFailed, RoundBudget, RunContext
 from gitimprove.loop.decide import report
@@ -130,9 +130,13 @@ def _rank(cands: Sequence[Experiment]) -> list[Experiment]:
 def finalize(ctx: RunContext, iteration: int, incumbent: str, cands: list[Experiment]) -> Event:
     """Rank, confirm the winner, then one transaction: every candidate's final line and
     the fast-forward of improve/<run>. A candidate whose window was open while gitimprove's
-    folder changed, with another's open too (the writer unknown), is `tampered`, never kept."""
+    folder changed, with another's open too (the writer unknown), is `tampered`, never kept;
+    so is one whose agent wrote into another candidate's workspace or checkout."""
+    ctx.look_at_incumbent()  # kept across rounds: what a sibling wrote there is laid now
     spoiled = {e.commit: strays.late(f"{ctx.name}-{iteration}-{e.candidate}") for e in cands}
-    ranked = _rank([e for e in cands if not spoiled[e.commit]])
+    # what each agent wrote into a sibling's workspace or checkout (loop/siblings.py)
+    wrote = {e.commit: siblings.blamed(f"{ctx.name}-{iteration}-{e.candidate}") for e in cands}
+    ranked = _rank([e for e in cands if not spoiled[e.commit] and not wrote[e.commit]])
     eligible = [e for e in ranked if e.decision is not None and e.decision.keep]
     winner = eligible[0] if eligible else None
     winner_failed = None
@@ -180,6 +184,13 @@ def finalize(ctx: RunContext, iteration: int, incumbent: str, cands: list[Experi
                 reason="tampered: gitimprove's folder changed while this candidate's window was "
                 "open with another's (the writer unknown): " + ", ".join(spoiled[e.commit][:10]),
                 tampered=spoiled[e.commit][:50],
+            )
+        if wrote[e.commit] and e.status != "tampered":
+            upd.update(
+                status="tampered",
+                reason="tampered: its agent wrote into another candidate's files while it "
+                "worked (without the sandbox): " + "; ".join(wrote[e.commit][:10]),
+                tampered=wrote[e.commit][:50],
             )
         updates[e.commit] = upd
     ledger.commit_round(ctx, iteration, incumbent, updates, winner)

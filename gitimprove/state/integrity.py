@@ -326,6 +326,7 @@ def _witnessed_refs(repo: Repo) -> Finding | None:
 def checks(repo: Repo, repair: bool) -> list[Finding]:
     sig = _signatures(repo)
     moved = _witnessed_refs(repo)
+    packed = _packed_refs(repo, repair)
     return [
         _survivors(repo, repair),
         _incidents(repo, repair),
@@ -333,7 +334,29 @@ def checks(repo: Repo, repair: bool) -> list[Finding]:
         *([moved] if moved else []),
         *([sig] if sig else []),
         _objects(repo, repair),
+        *([packed] if packed else []),
     ]
+
+
+def _packed_refs(repo: Repo, repair: bool) -> Finding | None:
+    """A `packed-refs` holding what git would not write (git/watch.py): a line git dies on
+    (every git command fails), or one that carries what no ref holds."""
+    from gitimprove.git.watch import packed_refs_problem
+
+    try:
+        odd = packed_refs_problem(repo, repair=repair)
+    except OSError:
+        return None
+    if odd is None:
+        return None
+    f = Finding(
+        "packed-refs",
+        False,
+        f".git/packed-refs holds what git would not write ({odd})",
+        "git improve doctor --repair (writes it again as git does, every ref kept)",
+    )
+    f.repaired = repair
+    return f
 
 
 def _objects(repo: Repo, repair: bool) -> Finding:

@@ -334,6 +334,17 @@ elif attack == "user-info":
     repo = user_repo()
     if repo is not None:
         write(repo / ".git" / "info" / "exclude", "src/\n")
+elif attack == "clone-attributes":  # its clone's attributes: a clean filter, ident, CRLF
+    ran = pathlib.Path(sys.argv[1]).parent / "clone-filter-ran"
+    command = f"sh -c 'echo filter >> {ran}; sed s/^9[0-9]$/1/'"
+    git("config", "filter.evil.clean", command)
+    git("config", "filter.evil.smudge", command)
+    git("config", "core.autocrlf", "true")
+    write(ws / ".git" / "info" / "attributes", "[attr]kw ident\n* filter=evil kw eol=crlf\n")
+elif attack == "user-attributes":  # your checkout of improve/<run> would expand $Id$
+    repo = user_repo()
+    if repo is not None:
+        write(repo / ".git" / "info" / "attributes", "[attr]kw ident\n* kw\n")
 elif attack == "user-reflog":  # the user's reflogs, their way back, deleted
     repo = user_repo()
     if repo is not None:
