@@ -18,19 +18,30 @@ submodules' configurations too (`.git/modules/**/config`: the status runs one in
 file is hashed as it is on disk, and nothing configured runs. No object is fetched either (a
 "promisor" remote an agent configures would run its `uploadpack` or `sshCommand` for an
 object it removed): the status allows no transport.
+
+The status trusts the index: a file marked `skip-worktree` or `assume-unchanged` is not looked
+at, nor is one whose recorded `lstat` matches the file on disk. An agent without the sandbox
+that marks your sealed benchmark so (`git update-index --skip-worktree bench.py`), or writes
+your index again with the new file's `lstat` beside the old blob, then rewrites the file,
+leaves a status that says nothing. So the index's entries (path, flags, mode, blob, stage) are
+compared too (`index_state`, read again only when the index file moved), and an entry whose
+recorded `lstat` alone changed must be the file's as git hashes it now (`index_lies`): a
+refresh by your own `git status` passes, a forged one is named.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitimprove.git import gitfiles, listing
 from gitimprove.util import proc
 from gitimprove.util.files import open_state
 
-__all__ = ["STATUS_TIMEOUT", "work_tree_status"]
+__all__ = ["STATUS_TIMEOUT", "Index", "index_lies", "index_state", "work_tree_status"]
 
 STATUS_TIMEOUT = 60.0
 
@@ -71,6 +82,149 @@ def work_tree_status(work_tree: Path, common_dir: Path | None = None) -> tuple[b
             kept.append(item)
     _IGNORED[key] = frozenset(ignored)
     return b"\0".join(kept), []
+
+
+@dataclass(frozen=True)
+class Index:
+    """The index's entries: path -> (flags, mode, blob, stage) as `git ls-files -v -s` shows
+    them (the flag letter: `S` skip-worktree, lower case assume-unchanged), and path -> the
+    `lstat` git recorded; `unread` says why git could not list them."""
+
+    entries: dict[bytes, bytes] = field(default_factory=dict)
+    stats: dict[bytes, bytes] = field(default_factory=dict)
+    unread: str = ""
+
+    def changed(self, after: Index) -> list[str]:
+        """The paths whose entry differs in `after` (added, removed, flags, blob), each with
+        what changed."""
+        if self.unread != after.unread:
+            return [f"(git {'cannot' if after.unread else 'can'} read it)"]
+        out = []
+        for path in sorted(set(self.entries) | set(after.entries)):
+            old, new = self.entries.get(path), after.entries.get(path)
+            if old != new:
+                what = "removed" if new is None else "added" if old is None else _what(old, new)
+                out.append(f"{os.fsdecode(path)} ({what})")
+        return out
+
+
+def _what(old: bytes, new: bytes) -> str:
+    tag_old, tag_new = old[:1], new[:1]
+    if tag_old == tag_new:
+        return "staged"
+    marks = {b"S": "skip-worktree", b"s": "skip-worktree"}
+    if tag_new in marks and tag_old not in marks:
+        return "skip-worktree set"
+    if tag_new.islower() and not tag_old.islower():
+        return "assume-unchanged set"
+    return f"flag {tag_old.decode(errors='replace')} -> {tag_new.decode(errors='replace')}"
+
+
+# the index last listed, by the `lstat` of its file (a write always moves the ctime)
+_INDEXES: dict[str, tuple[str | None, Index]] = {}
+
+
+def index_state(work_tree: Path, index_file: Path, common_dir: Path | None) -> Index:
+    """The index's entries; listed again only when the index file's `lstat` moved (the caller
+    checked it is a regular file within bounds: git/gitfiles.py)."""
+    try:
+        st = index_file.lstat()
+        key: str | None = f"{st.st_mode}:{st.st_size}:{st.st_ino}:{st.st_mtime_ns}:{st.st_ctime_ns}"
+    except OSError:
+        key = None
+    cached = _INDEXES.get(str(index_file))
+    if cached is not None and cached[0] == key and key is not None:
+        return cached[1]
+    if key is None:
+        found = Index()
+    else:
+        res = proc.git(
+            ["--no-optional-locks", "ls-files", "-v", "-s", "--debug", "-z"],
+            cwd=work_tree,
+            env=_no_filters(work_tree, common_dir),
+            isolated=True,
+            timeout=STATUS_TIMEOUT,
+        )
+        found = _parsed(res.raw) if res.ok else Index(unread=res.stderr.strip()[:200] or "error")
+    _INDEXES[str(index_file)] = (key, found)
+    return found
+
+
+_DEBUG_LINES = 5  # ctime, mtime, dev/ino, uid/gid, size/flags: git's `--debug` block
+
+
+def _parsed(raw: bytes) -> Index:
+    """`ls-files -v -s --debug -z`: `<flag> <mode> <blob> <stage>\t<path>\0` then five lines."""
+    found = Index()
+    at = 0
+    while at < len(raw):
+        end = raw.find(b"\0", at)
+        if end < 0:
+            break
+        head, _, path = raw[at:end].partition(b"\t")
+        at = end + 1
+        stat_end = at
+        for _ in range(_DEBUG_LINES):
+            stat_end = raw.find(b"\n", stat_end) + 1
+            if stat_end <= 0:
+                return Index(unread="git ls-files: output cut short")
+        block = raw[at:stat_end]
+        at = stat_end
+        found.entries[path] = head
+        found.stats[path] = block.partition(b"flags:")[0]  # flags are git's, in memory
+    return found
+
+
+def index_lies(before: Index, after: Index, work_tree: Path, common_dir: Path | None) -> list[str]:
+    """Entries of `after` whose recorded `lstat` alone changed since `before` but whose blob is
+    not the file there as git hashes it: an index written to make `git status` pass over a
+    changed file (a refresh by git itself only records a file it hashed to that blob)."""
+    moved = [
+        p
+        for p, head in after.entries.items()
+        if before.entries.get(p) == head
+        and before.stats.get(p) != after.stats.get(p)
+        and head[:1] == b"H"  # stage 0, no flag: the status trusts the recorded lstat
+    ]
+    out: list[str] = []
+    links = [p for p in moved if after.entries[p].split(b" ")[1] == b"120000"]
+    for path in links:  # git hashes a link's target name, `hash-object` would follow it
+        blob = after.entries[path].split(b" ")[2].decode("ascii", "replace")
+        try:
+            target = os.readlink(work_tree / os.fsdecode(path))
+        except OSError:
+            continue  # gone: the status names it
+        data = os.fsencode(target)
+        digest = (hashlib.sha1 if len(blob) == 40 else hashlib.sha256)(
+            b"blob %d\0" % len(data) + data
+        ).hexdigest()
+        if digest != blob:
+            out.append(f"{os.fsdecode(path)} (recorded as unchanged, but it is not)")
+    moved = [
+        p
+        for p in moved
+        if after.entries[p].split(b" ")[1] in (b"100644", b"100755")
+        and (work_tree / os.fsdecode(p)).is_file()  # gone or replaced: the status names it
+    ]
+    env = _no_filters(work_tree, common_dir)
+    for start in range(0, len(moved), _HASHED_AT_ONCE):
+        chunk = moved[start : start + _HASHED_AT_ONCE]
+        res = proc.git(
+            ["hash-object", "--", *(os.fsdecode(p) for p in chunk)],
+            cwd=work_tree,
+            env=env,
+            isolated=True,
+            timeout=STATUS_TIMEOUT,
+        )
+        hashed = res.stdout.split() if res.ok else []
+        for i, path in enumerate(chunk):
+            blob = after.entries[path].split(b" ")[2].decode("ascii", "replace")
+            if i >= len(hashed) or hashed[i] != blob:
+                out.append(f"{os.fsdecode(path)} (recorded as unchanged, but it is not)")
+    return out
+
+
+_HASHED_AT_ONCE = 500
 
 
 _DRIVER_KEYS = ("clean", "smudge", "process")

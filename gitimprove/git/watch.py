@@ -4,7 +4,9 @@
 ref that is not the loop's own, HEAD, `.git/config` (and `config.worktree`), every other file
 of the git directory but its objects, refs and index (hooks, info/, MERGE_HEAD, shallow, the
 reflogs, linked worktrees; by name, size and times) and a `core.hooksPath` folder, the object
-alternates, and the work tree's status with the `lstat` of every path the status names. `changes` lists what differs between two.
+alternates, the work tree's status with the `lstat` of every path the status names, and the
+index's entries (what the status trusts: a flag or a forged `lstat` hides a file from it).
+`changes` lists what differs between two.
 
 Not every difference stops the run: `WATCH` below classifies each path, with the reason, as
 `read` (the harness reads it: any change stops the run), `user` (the user's own things an agent
@@ -38,7 +40,7 @@ import pygit2
 from gitimprove.errors import GitImproveError
 from gitimprove.git import gitfiles, objectstore, refs, witness
 from gitimprove.git.repo import RefMoved, Repo, update_refs
-from gitimprove.git.status import work_tree_status
+from gitimprove.git.status import Index, index_lies, index_state, work_tree_status
 from gitimprove.util import inodes, written
 from gitimprove.util.clockset import Watch
 from gitimprove.util.files import atomic_write, read_state, state_kind
@@ -514,6 +516,7 @@ WATCH: tuple[tuple[str, str, str], ...] = (
     ("hooks:*", USER, "core.hooksPath: run by your next git command"),
     (".git/info/*", USER, "excludes, attributes, grafts"),
     ("work tree", USER, "your files"),
+    (".git/index", USER, "a flag or a recorded lstat of an entry hides a file from `git status`"),
     # an improve.* setting of any git config file (~/.gitconfig, an included file, the XDG or
     # system one): the repository's own .gitimprove.toml yields to it in the next run
     ("git config *", READ, "gitimprove's settings in any git config file, ~/.gitconfig too"),
@@ -602,6 +605,9 @@ class RepoState:
     kept: dict[str, bytes] = field(default_factory=dict)  # HEAD and config, to put back
     witnessed: witness.Position | None = None  # the witness file before `own` was read
     objects: objectstore.Store | None = None  # loose objects and packs (git/objectstore.py)
+    index: Index = field(default_factory=Index)  # the index's entries (git/status.py)
+    work_tree: Path | None = None  # where the index's files are, to hash one it says is unchanged
+    common_dir: Path | None = None
 
     @classmethod
     def take(cls, repo: Repo) -> RepoState:
@@ -684,7 +690,14 @@ class RepoState:
                 if len(item) > 3 and item[2:3] == b" ":
                     rel = os.fsdecode(item[3:])
                     dirty[rel] = _file_state(repo.work_tree / rel)
-        return cls(found, files, status, dirty, own, repo.improve_dir, [], kept, witnessed, objects)
+            # what the status trusts: a flag or a forged lstat hides a changed file from it
+            index = index_state(repo.work_tree, git_dir / "index", repo.common_dir)
+        else:
+            index = Index()
+        return cls(
+            found, files, status, dirty, own, repo.improve_dir, [], kept, witnessed, objects,
+            index, repo.work_tree, repo.common_dir,
+        )  # fmt: skip
 
     def changes(self, after: RepoState, *, reachable: bool = True) -> list[str]:
         """What differs from `self` in `after` and stops the run (`stops`: `reachable` is
@@ -713,6 +726,11 @@ class RepoState:
             paths = set(self.dirty) | set(after.dirty)
             named = sorted(p for p in paths if self.dirty.get(p) != after.dirty.get(p))
             out.append("work tree: " + (", ".join(named[:10]) if named else "status changed"))
+        if reachable and self.index is not after.index and after.work_tree is not None:
+            lies = self.index.changed(after.index)
+            lies += index_lies(self.index, after.index, after.work_tree, after.common_dir)
+            if lies:
+                out.append(".git/index: " + ", ".join(lies[:10]))
         return out
 
 

@@ -1,0 +1,105 @@
+"""The user's index lies to `git status` (tests/agents/liar_agent.py): an agent without the
+sandbox that marks the sealed benchmark `skip-worktree` or `assume-unchanged`, or writes the
+index again with the rewritten file's `lstat` beside the old blob, then rewrites the file. The
+status says nothing of it; the index's entries, compared around the agent call
+(git/status.py `index_state`, `index_lies`), do: the run stops naming `.git/index` and the path.
+Your own `git status`, which writes the index again after a file was touched, stops nothing.
+What the agent does to its own clone (a `.git` file pointing at your git directory,
+`core.worktree`, alternates) or a hard link to your file changes nothing the harness hashes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gitimprove.agents.sandbox import bwrap_usable
+from gitimprove.git.status import index_lies, index_state
+from tests.conftest import TmpRepo
+from tests.loop_helpers import run_rows, value_project
+
+AGENT = Path(__file__).parent / "agents" / "liar_agent.py"
+BENCH = "print(f\"METRIC score={float(open('src/value.txt').read()):g}\")\n"
+
+
+def _run(tmp_repo: TmpRepo, how: str, sandbox: str = "none") -> tuple[int, str, list[str]]:
+    value_project(tmp_repo, f"{sys.executable} {AGENT} {how}", sandbox=sandbox, timeouts=True)
+    res = tmp_repo.cli("run", "--run", "r", "-n", "1")
+    out = res.stdout + res.stderr
+    assert "Traceback" not in out, out
+    rows = run_rows(tmp_repo, "r")
+    return res.returncode, out, [f"{r['status']}: {r.get('reason', '')}" for r in rows]
+
+
+@pytest.mark.parametrize(
+    ("how", "what"),
+    [
+        ("skip-worktree", "skip-worktree set"),
+        pytest.param("assume-unchanged", "assume-unchanged set", marks=pytest.mark.slow),
+        ("index-forged", "recorded as unchanged, but it is not"),
+    ],
+)
+def test_an_index_that_hides_a_changed_file_stops_the_run(
+    tmp_repo: TmpRepo, how: str, what: str
+) -> None:
+    code, out, rows = _run(tmp_repo, how)
+    assert tmp_repo.path.joinpath("bench.py").read_text() != BENCH  # the agent did write it
+    assert code == 1, out
+    assert f".git/index: bench.py ({what})" in out, out
+    assert [r.split(":")[0] for r in rows] == ["baseline", "tampered"], rows
+    assert "bench.py" in rows[1]
+
+
+def test_your_own_status_refreshing_the_index_stops_nothing(tmp_repo: TmpRepo) -> None:
+    code, out, rows = _run(tmp_repo, "refresh")
+    assert code == 0, out
+    assert [r.split(":")[0] for r in rows] == ["baseline", "keep"], rows
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["gitfile", "clone-config", "clone-alternates", "hardlink"])
+def test_what_the_agent_does_to_its_clone_changes_nothing_hashed(
+    tmp_repo: TmpRepo, how: str
+) -> None:
+    code, out, rows = _run(tmp_repo, how)
+    assert code == 0, out
+    kept = "no-op" if how == "hardlink" else "keep"  # the link holds your file's 100
+    assert [r.split(":")[0] for r in rows] == ["baseline", kept], rows
+    assert tmp_repo.git("status", "--porcelain") == ""
+    assert tmp_repo.path.joinpath("src/value.txt").read_text() == "100\n"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not bwrap_usable(), reason="bubblewrap is not usable here")
+@pytest.mark.parametrize("how", ["skip-worktree", "index-forged"])
+def test_in_the_sandbox_the_index_is_out_of_reach(tmp_repo: TmpRepo, how: str) -> None:
+    code, out, rows = _run(tmp_repo, how, sandbox="bwrap")
+    assert code == 0, out
+    assert [r.split(":")[0] for r in rows] == ["baseline", "crash"], rows  # its write failed
+    assert tmp_repo.path.joinpath("bench.py").read_text() == BENCH
+    assert tmp_repo.git("ls-files", "-v") == "H .gitimprove.toml\nH bench.py\nH src/value.txt"
+
+
+def test_index_lies_names_a_forged_lstat_and_passes_a_refresh(tmp_repo: TmpRepo) -> None:
+    """The check itself on a real index: `git update-index --refresh` after a touch passes;
+    the same entry recorded for a file whose bytes changed is named; a flag set is named."""
+    tmp_repo.commit("c", {"a.txt": "one\n", "b.txt": "two\n"})
+    index = tmp_repo.path / ".git" / "index"
+    before = index_state(tmp_repo.path, index, tmp_repo.path / ".git")
+    assert set(before.entries) == {b"a.txt", b"b.txt"}
+    subprocess.run(["touch", "-d", "2001-01-01", str(tmp_repo.path / "a.txt")], check=True)
+    tmp_repo.git("update-index", "--refresh")
+    refreshed = index_state(tmp_repo.path, index, tmp_repo.path / ".git")
+    assert refreshed.stats[b"a.txt"] != before.stats[b"a.txt"]
+    assert before.changed(refreshed) == []
+    assert index_lies(before, refreshed, tmp_repo.path, tmp_repo.path / ".git") == []
+    # the same record, the file's bytes changed and its times put back: the record lies
+    tmp_repo.path.joinpath("a.txt").write_text("ONE\n")
+    subprocess.run(["touch", "-d", "2001-01-01", str(tmp_repo.path / "a.txt")], check=True)
+    lies = index_lies(before, refreshed, tmp_repo.path, tmp_repo.path / ".git")
+    assert lies == ["a.txt (recorded as unchanged, but it is not)"]
+    tmp_repo.git("update-index", "--skip-worktree", "b.txt")
+    flagged = index_state(tmp_repo.path, index, tmp_repo.path / ".git")
+    assert refreshed.changed(flagged) == ["b.txt (skip-worktree set)"]
