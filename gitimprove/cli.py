@@ -198,11 +198,12 @@ _READING_SUB = {"idea": {"list"}, "signal": {"list"}}
 
 def _refuse_inside_an_attempt(args: list[str]) -> None:
     """A gitimprove command that writes records, refs or state, run by a process of an
-    attempt (the agent, the code a metric or guard runs: they carry the attempt's token),
+    attempt (the agent, the code a metric or guard runs: they carry the attempt's token, and
+    one that scrubbed its environment still has its supervisor above it, or its mark),
     is refused: without the sandbox it would write the user's repository as gitimprove
     itself (an idea every later agent reads as the user's, a nested run, a stop, an import),
     signed and witnessed like the harness's own writes."""
-    if not os.environ.get("GITIMPROVE_TOKEN") or not args:  # util/reaper.py TOKEN_VAR
+    if not args:
         return
     command = args[0]
     rest = [a for a in args[1:] if not a.startswith("-")]
@@ -212,6 +213,11 @@ def _refuse_inside_an_attempt(args: list[str]) -> None:
         {"-h", "--help"} & set(args) or (rest and rest[0] in _READING_SUB[command])
     ):
         return
+    if not os.environ.get("GITIMPROVE_TOKEN"):  # util/reaper.py TOKEN_VAR
+        from gitimprove.util.marks import in_an_attempt
+
+        if not in_an_attempt():  # one that scrubbed its environment is found by its ancestry
+            return
     from gitimprove.errors import GitImproveError
 
     raise GitImproveError(

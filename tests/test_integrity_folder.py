@@ -22,7 +22,7 @@ from gitimprove.git import strays
 from gitimprove.git.checkout import write_pid
 from gitimprove.util import inodes, written
 from tests.conftest import TmpRepo, cli, cli_popen
-from tests.loop_helpers import run_rows
+from tests.loop_helpers import run_rows, value_project
 from tests.test_integrity_persist import BENCH
 
 AGENT = Path(__file__).parent / "agents" / "folder_agent.py"
@@ -745,3 +745,23 @@ def test_gitimprove_commands_that_write_do_not_run_inside_an_attempt(
     ideas = tmp_repo.cli("idea", "list")
     assert "the tests are wrong" not in ideas.stdout, ideas.stdout
     assert run_rows(tmp_repo, "nested") == []
+
+
+NESTED_AGENT = Path(__file__).parent / "agents" / "nested_agent.py"
+
+
+@pytest.mark.parametrize("args", ["idea add planted-idea", "run --run other -n 1", "stop"])
+def test_a_scrubbed_environment_does_not_let_gitimprove_run_inside_an_attempt(
+    tmp_repo: TmpRepo, args: str
+) -> None:
+    """The agent runs gitimprove with `env -i` and `setsid` (no token): it is still below its
+    supervisor (util/marks.py `in_an_attempt`), so the write is refused all the same; no idea,
+    no second run, no stop."""
+    value_project(tmp_repo, f"{sys.executable} {NESTED_AGENT} {args}", timeouts=True)
+    res = tmp_repo.cli("run", "--run", "r", "-n", "2")
+    assert res.returncode == 0, res.stdout + res.stderr
+    rows = run_rows(tmp_repo, "r")
+    assert [r["status"] for r in rows] == ["baseline", "keep", "no-op"], rows
+    assert "exit 1:" in rows[1]["description"] and "inside an attempt" in rows[1]["description"]
+    assert "planted-idea" not in tmp_repo.cli("idea", "list").stdout
+    assert run_rows(tmp_repo, "other") == []

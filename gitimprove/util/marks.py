@@ -100,3 +100,23 @@ def marked(pid: int) -> bool:
     if own is None or mark is None:
         return False
     return mark[0] == own[0] and mark[1] == 1 and mark[2] >= own[2] + MARK_FILTERS
+
+
+def in_an_attempt() -> bool:
+    """Whether this process belongs to an attempt whatever it did to its environment (no
+    token): one of its ancestors is an attempt's supervisor (every descendant of the agent,
+    the metric or the guard, double-forked or `setsid`, stays below it: it is their
+    subreaper), or it carries an attempt's mark on top of an ancestor's (its supervisor
+    killed, it was reparented to the harness, or to init once the harness died too)."""
+    from gitimprove.util.reaper import ancestors
+
+    own = _mark_of("self")
+    for pid in ancestors(os.getpid()):
+        if _is_supervisor(pid):
+            return True
+        mark = _mark_of(pid)
+        if own is None or mark is None or own[0] != mark[0]:
+            continue
+        if own[1] == 1 and own[2] >= mark[2] + MARK_FILTERS:
+            return True
+    return False

@@ -171,6 +171,17 @@ def _stat(pid: int) -> ProcInfo | None:
         return None
 
 
+def ancestors(pid: int, limit: int = 256) -> list[int]:
+    """The parent of `pid`, its parent, … up to (not including) pid 0: whom a descendant that
+    double-forked or called `setsid` is reparented to stays in the chain (a subreaper)."""
+    out: list[int] = []
+    info = _stat(pid)
+    while info is not None and info.ppid > 0 and len(out) < limit:
+        out.append(info.ppid)
+        info = _stat(info.ppid)
+    return out
+
+
 def _all() -> list[ProcInfo]:
     out = []
     try:
