@@ -4,6 +4,8 @@ index again with the rewritten file's `lstat` beside the old blob, then rewrites
 status says nothing of it; the index's entries, compared around the agent call
 (git/status.py `index_state`, `index_lies`), do: the run stops naming `.git/index` and the path.
 Your own `git status`, which writes the index again after a file was touched, stops nothing.
+A file planted beside a `.gitignore` that ignores itself (`*`) is hidden from the status too:
+such a rule file is kept in the status, and the run stops naming it.
 What the agent does to its own clone (a `.git` file pointing at your git directory,
 `core.worktree`, alternates) or a hard link to your file changes nothing the harness hashes."""
 
@@ -36,20 +38,21 @@ def _run(tmp_repo: TmpRepo, how: str, sandbox: str = "none") -> tuple[int, str, 
 @pytest.mark.parametrize(
     ("how", "what"),
     [
-        ("skip-worktree", "skip-worktree set"),
+        ("skip-worktree", "skip-worktree set"),  # the sealed benchmark rewritten, unseen
         pytest.param("assume-unchanged", "assume-unchanged set", marks=pytest.mark.slow),
         ("index-forged", "recorded as unchanged, but it is not"),
+        ("self-ignored", None),  # a conftest.py planted beside a `*` .gitignore
     ],
 )
 def test_an_index_that_hides_a_changed_file_stops_the_run(
     tmp_repo: TmpRepo, how: str, what: str
 ) -> None:
     code, out, rows = _run(tmp_repo, how)
-    assert tmp_repo.path.joinpath("bench.py").read_text() != BENCH  # the agent did write it
     assert code == 1, out
-    assert f".git/index: bench.py ({what})" in out, out
+    named = "work tree: tests/.gitignore" if what is None else f".git/index: bench.py ({what})"
+    assert named in out, out
     assert [r.split(":")[0] for r in rows] == ["baseline", "tampered"], rows
-    assert "bench.py" in rows[1]
+    assert named in rows[1]
 
 
 def test_your_own_status_refreshing_the_index_stops_nothing(tmp_repo: TmpRepo) -> None:

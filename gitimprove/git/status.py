@@ -26,7 +26,9 @@ your index again with the new file's `lstat` beside the old blob, then rewrites 
 leaves a status that says nothing. So the index's entries (path, flags, mode, blob, stage) are
 compared too (`index_state`, read again only when the index file moved), and an entry whose
 recorded `lstat` alone changed must be the file's as git hashes it now (`index_lies`): a
-refresh by your own `git status` passes, a forged one is named.
+refresh by your own `git status` passes, a forged one is named. Ignored entries are left out of
+the status but for the `.gitignore` files that are ignored themselves (`*` in a folder's own
+`.gitignore`): one planted with a file beside it hides that file from every status.
 """
 
 from __future__ import annotations
@@ -78,6 +80,9 @@ def work_tree_status(work_tree: Path, common_dir: Path | None = None) -> tuple[b
         if item.startswith(b"!! "):
             if item.endswith(b"/"):
                 ignored.add(item[3:-1])
+            rule = _ignoring_itself(work_tree, item[3:])
+            if rule is not None:
+                kept.append(b"!! " + rule)
         else:
             kept.append(item)
     _IGNORED[key] = frozenset(ignored)
@@ -225,6 +230,16 @@ def index_lies(before: Index, after: Index, work_tree: Path, common_dir: Path | 
 
 
 _HASHED_AT_ONCE = 500
+
+
+def _ignoring_itself(work_tree: Path, ignored: bytes) -> bytes | None:
+    """The `.gitignore` an ignored entry is, or that an ignored folder holds at its top: a rule
+    file that ignores itself (`*`) hides what lies beside it from the status — a `conftest.py`
+    an agent planted in your work tree — and must be seen come and change."""
+    if ignored.endswith(b"/"):
+        rule = ignored + b".gitignore"
+        return rule if os.path.lexists(os.path.join(os.fsencode(work_tree), rule)) else None
+    return ignored if os.path.basename(ignored) == b".gitignore" else None
 
 
 _DRIVER_KEYS = ("clean", "smudge", "process")

@@ -11,6 +11,8 @@ file that is not only its workspace's. argv[1] says how:
   as the new file's itself (the blob still the old one; the index's checksum made again);
 - `refresh`: what your own git does in the background, no lie: touches your work tree's
   `bench.py` and runs `git status`, which writes the index again with the file's new `lstat`;
+- `self-ignored`: plants `tests/conftest.py` in your work tree (pytest loads it there) beside a
+  `tests/.gitignore` holding `*`, which ignores itself too: `git status` lists neither;
 - `gitfile`: its clone's `.git` becomes a file `gitdir: <your git directory>`;
 - `clone-config`: its clone's config gains `core.worktree = <your work tree>` and `core.bare`;
 - `clone-alternates`: its clone's `objects/info/alternates` names an object folder it made;
@@ -77,6 +79,12 @@ elif how == "refresh":
     os.utime(tree / "bench.py", (time.time() - 5, time.time() - 5))
     time.sleep(1.1)  # not racy: git records the new lstat
     git("status", "--porcelain")
+elif how == "self-ignored":
+    (tree / "tests").mkdir(exist_ok=True)
+    (tree / "tests" / ".gitignore").write_text("*\n")
+    (tree / "tests" / "conftest.py").write_text(
+        "import sys; print('METRIC score=1'); sys.exit(0)\n"
+    )
 elif how == "gitfile":
     clone = pathlib.Path(".git")
     if clone.is_dir():
