@@ -213,11 +213,8 @@ def _refuse_inside_an_attempt(args: list[str]) -> None:
         {"-h", "--help"} & set(args) or (rest and rest[0] in _READING_SUB[command])
     ):
         return
-    if not os.environ.get("GITIMPROVE_TOKEN"):  # util/reaper.py TOKEN_VAR
-        from gitimprove.util.marks import in_an_attempt
-
-        if not in_an_attempt():  # one that scrubbed its environment is found by its ancestry
-            return
+    if not os.environ.get("GITIMPROVE_TOKEN") and not _attempt_on_this_repository():  # TOKEN_VAR
+        return
     from gitimprove.errors import GitImproveError
 
     raise GitImproveError(
@@ -225,6 +222,30 @@ def _refuse_inside_an_attempt(args: list[str]) -> None:
         "records, and an agent or the code it measures may only read them",
         hint="read with `git improve log`, `status`, `show` or `idea list`",
     )
+
+
+def _attempt_on_this_repository() -> bool:
+    """Whether this process, its environment scrubbed of the token, still belongs to an attempt
+    (its supervisor above it, or its mark: util/marks.py `attempt_above`) on the repository it
+    runs in. An attempt on another repository does not count: this project's own test suite,
+    run as the guard of an attempt, runs gitimprove on repositories of its own."""
+    from gitimprove.util.marks import attempt_above
+
+    token = attempt_above()
+    if token is None:
+        return False
+    parts = token.split(":")
+    if len(parts) < 5:
+        return True  # unknown: taken for this repository's
+    from gitimprove.errors import GitImproveError
+    from gitimprove.git.repo import open_repo
+    from gitimprove.util.reaper import repo_key
+
+    try:
+        here = repo_key(open_repo(need_work_tree=False).common_dir)
+    except (GitImproveError, OSError):
+        return True
+    return parts[1] == here
 
 
 def run() -> None:

@@ -755,7 +755,7 @@ def test_a_scrubbed_environment_does_not_let_gitimprove_run_inside_an_attempt(
     tmp_repo: TmpRepo, args: str
 ) -> None:
     """The agent runs gitimprove with `env -i` and `setsid` (no token): it is still below its
-    supervisor (util/marks.py `in_an_attempt`), so the write is refused all the same; no idea,
+    supervisor (util/marks.py `attempt_above`), so the write is refused all the same; no idea,
     no second run, no stop."""
     value_project(tmp_repo, f"{sys.executable} {NESTED_AGENT} {args}", timeouts=True)
     res = tmp_repo.cli("run", "--run", "r", "-n", "2")
@@ -765,3 +765,15 @@ def test_a_scrubbed_environment_does_not_let_gitimprove_run_inside_an_attempt(
     assert "exit 1:" in rows[1]["description"] and "inside an attempt" in rows[1]["description"]
     assert "planted-idea" not in tmp_repo.cli("idea", "list").stdout
     assert run_rows(tmp_repo, "other") == []
+
+
+def test_gitimprove_runs_inside_an_attempt_on_another_repository(tmp_repo: TmpRepo) -> None:
+    """The same scrubbed call on a repository of its own is not the attempt's repository: it
+    runs (this project's test suite, run as the guard of an attempt, does so)."""
+    agent = f"{sys.executable} {NESTED_AGENT} --elsewhere idea add elsewhere-idea"
+    value_project(tmp_repo, agent, timeouts=True)
+    res = tmp_repo.cli("run", "--run", "r", "-n", "1")
+    assert res.returncode == 0, res.stdout + res.stderr
+    rows = run_rows(tmp_repo, "r")
+    assert rows[1]["description"].startswith("exit 0:"), rows[1]
+    assert "elsewhere-idea" in cli(tmp_repo.path.parent / "elsewhere", "idea", "list").stdout

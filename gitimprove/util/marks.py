@@ -102,21 +102,23 @@ def marked(pid: int) -> bool:
     return mark[0] == own[0] and mark[1] == 1 and mark[2] >= own[2] + MARK_FILTERS
 
 
-def in_an_attempt() -> bool:
-    """Whether this process belongs to an attempt whatever it did to its environment (no
-    token): one of its ancestors is an attempt's supervisor (every descendant of the agent,
-    the metric or the guard, double-forked or `setsid`, stays below it: it is their
-    subreaper), or it carries an attempt's mark on top of an ancestor's (its supervisor
-    killed, it was reparented to the harness, or to init once the harness died too)."""
-    from gitimprove.util.reaper import ancestors
+def attempt_above() -> str | None:
+    """The token of the attempt this process belongs to whatever it did to its environment:
+    the nearest of its ancestors that is an attempt's supervisor (every descendant of the
+    agent, the metric or the guard, double-forked or `setsid`, stays below it: it is their
+    subreaper) carries it. `""` when that token cannot be read, or when no supervisor is
+    above but this process carries an attempt's mark on top of an ancestor's (its supervisor
+    killed, it was reparented to the harness, or to init once the harness died too). None
+    when it belongs to no attempt."""
+    from gitimprove.util.reaper import ancestors, token_of
 
     own = _mark_of("self")
     for pid in ancestors(os.getpid()):
         if _is_supervisor(pid):
-            return True
+            return token_of(pid) or ""
         mark = _mark_of(pid)
         if own is None or mark is None or own[0] != mark[0]:
             continue
         if own[1] == 1 and own[2] >= mark[2] + MARK_FILTERS:
-            return True
-    return False
+            return ""
+    return None
