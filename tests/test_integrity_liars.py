@@ -19,15 +19,19 @@ import pytest
 
 from gitimprove.agents.sandbox import bwrap_usable
 from gitimprove.git.status import index_lies, index_state
-from tests.conftest import TmpRepo
+from tests.conftest import TmpRepo, cli
 from tests.loop_helpers import run_rows, value_project
 
 AGENT = Path(__file__).parent / "agents" / "liar_agent.py"
 BENCH = "print(f\"METRIC score={float(open('src/value.txt').read()):g}\")\n"
 
 
-def _run(tmp_repo: TmpRepo, how: str, sandbox: str = "none") -> tuple[int, str, list[str]]:
+def _run(
+    tmp_repo: TmpRepo, how: str, sandbox: str = "none", *, linked: bool = False
+) -> tuple[int, str, list[str]]:
     value_project(tmp_repo, f"{sys.executable} {AGENT} {how}", sandbox=sandbox, timeouts=True)
+    if linked:
+        tmp_repo.git("worktree", "add", "-q", str(tmp_repo.path.parent / "linked"), "-b", "side")
     res = tmp_repo.cli("run", "--run", "r", "-n", "1")
     out = res.stdout + res.stderr
     assert "Traceback" not in out, out
@@ -56,7 +60,7 @@ def test_an_index_that_hides_a_changed_file_stops_the_run(
 
 
 def test_your_own_status_refreshing_the_index_stops_nothing(tmp_repo: TmpRepo) -> None:
-    code, out, rows = _run(tmp_repo, "refresh")
+    code, out, rows = _run(tmp_repo, "refresh", linked=True)  # a linked worktree watched too
     assert code == 0, out
     assert [r.split(":")[0] for r in rows] == ["baseline", "keep"], rows
 
@@ -106,3 +110,22 @@ def test_index_lies_names_a_forged_lstat_and_passes_a_refresh(tmp_repo: TmpRepo)
     tmp_repo.git("update-index", "--skip-worktree", "b.txt")
     flagged = index_state(tmp_repo.path, index, tmp_repo.path / ".git")
     assert refreshed.changed(flagged) == ["b.txt (skip-worktree set)"]
+
+
+@pytest.mark.parametrize("where", ["linked", "main"])
+def test_a_file_of_another_worktree_changed_stops_the_run(tmp_repo: TmpRepo, where: str) -> None:
+    """Your work in another worktree of the repository (`git worktree add`) is yours too: the
+    agent's write there stops the run, named by the worktree's folder — whether the run was
+    started in the main work tree or in the linked one."""
+    value_project(tmp_repo, f"{sys.executable} {AGENT} other-worktree", timeouts=True)
+    linked = tmp_repo.path.parent / "linked"
+    tmp_repo.git("worktree", "add", "-q", str(linked), "-b", "side")
+    start, other = (tmp_repo.path, linked) if where == "linked" else (linked, tmp_repo.path)
+    if where == "main":  # the agent rewrites the main work tree's file through the pointer
+        agent = f"{sys.executable} {AGENT} main-worktree"
+        tmp_repo.git("-C", str(linked), "config", "improve.agent.command", agent)
+    res = cli(start, "run", "--run", "r", "-n", "1")
+    out = res.stdout + res.stderr
+    assert res.returncode == 1, out
+    assert f"work tree: {other}: bench.py" in out, out
+    assert [r["status"] for r in run_rows(tmp_repo, "r")] == ["baseline", "tampered"]

@@ -4,8 +4,9 @@
 ref that is not the loop's own, HEAD, `.git/config` (and `config.worktree`), every other file
 of the git directory but its objects, refs and index (hooks, info/, MERGE_HEAD, shallow, the
 reflogs, linked worktrees; by name, size and times) and a `core.hooksPath` folder, the object
-alternates, the work tree's status with the `lstat` of every path the status names, and the
-index's entries (what the status trusts: a flag or a forged `lstat` hides a file from it).
+alternates, and, for every work tree of the repository (linked worktrees too), its status
+with the `lstat` of every path the status names and its index's entries (what the status
+trusts: a flag or a forged `lstat` hides a file from it).
 `changes` lists what differs between two.
 
 Not every difference stops the run: `WATCH` below classifies each path, with the reason, as
@@ -605,8 +606,8 @@ class RepoState:
     kept: dict[str, bytes] = field(default_factory=dict)  # HEAD and config, to put back
     witnessed: witness.Position | None = None  # the witness file before `own` was read
     objects: objectstore.Store | None = None  # loose objects and packs (git/objectstore.py)
-    index: Index = field(default_factory=Index)  # the index's entries (git/status.py)
-    work_tree: Path | None = None  # where the index's files are, to hash one it says is unchanged
+    # each work tree's index entries (git/status.py), the one the harness runs in first
+    indexes: dict[Path, Index] = field(default_factory=dict)
     common_dir: Path | None = None
 
     @classmethod
@@ -682,21 +683,21 @@ class RepoState:
                 files,
             )
         status, dirty = b"", {}
-        if repo.work_tree is not None:
-            status, stuck = work_tree_status(repo.work_tree, repo.common_dir)
+        indexes: dict[Path, Index] = {}
+        for tree, index_file, prefix in _work_trees(repo):
+            found_status, stuck = work_tree_status(tree, repo.common_dir)
             if stuck:
                 return cls({}, {}, b"", {}, {}, repo.improve_dir, stuck)
-            for item in status.split(b"\0"):
+            status += os.fsencode(prefix) + b"\0" + found_status + b"\0"
+            for item in found_status.split(b"\0"):
                 if len(item) > 3 and item[2:3] == b" ":
                     rel = os.fsdecode(item[3:])
-                    dirty[rel] = _file_state(repo.work_tree / rel)
+                    dirty[prefix + rel] = _file_state(tree / rel)
             # what the status trusts: a flag or a forged lstat hides a changed file from it
-            index = index_state(repo.work_tree, git_dir / "index", repo.common_dir)
-        else:
-            index = Index()
+            indexes[tree] = index_state(tree, index_file, repo.common_dir)
         return cls(
             found, files, status, dirty, own, repo.improve_dir, [], kept, witnessed, objects,
-            index, repo.work_tree, repo.common_dir,
+            indexes, repo.common_dir,
         )  # fmt: skip
 
     def changes(self, after: RepoState, *, reachable: bool = True) -> list[str]:
@@ -726,12 +727,44 @@ class RepoState:
             paths = set(self.dirty) | set(after.dirty)
             named = sorted(p for p in paths if self.dirty.get(p) != after.dirty.get(p))
             out.append("work tree: " + (", ".join(named[:10]) if named else "status changed"))
-        if reachable and self.index is not after.index and after.work_tree is not None:
-            lies = self.index.changed(after.index)
-            lies += index_lies(self.index, after.index, after.work_tree, after.common_dir)
+        for tree, index in after.indexes.items() if reachable else ():
+            old_index = self.indexes.get(tree)
+            if old_index is None or old_index is index:
+                continue
+            lies = old_index.changed(index)
+            lies += index_lies(old_index, index, tree, after.common_dir)
             if lies:
-                out.append(".git/index: " + ", ".join(lies[:10]))
+                where = "" if tree == next(iter(after.indexes)) else f" of {tree}"
+                out.append(f".git/index{where}: " + ", ".join(lies[:10]))
         return out
+
+
+def _work_trees(repo: Repo) -> list[tuple[Path, Path, str]]:
+    """Every work tree of the repository as (folder, its index, how a path of it is named):
+    the one the harness runs in first (its paths as they are), then the main one and each
+    linked worktree (`git worktree add`; their paths named `<folder>: <path>`): an agent
+    without the sandbox can write any of them, your work in another branch."""
+    out: list[tuple[Path, Path, str]] = []
+    if repo.work_tree is not None:
+        out.append((repo.work_tree, repo.git_dir / "index", ""))
+    common = repo.common_dir
+    others: list[tuple[Path, Path]] = []
+    if common.name == ".git" and (common / "index").is_file():
+        others.append((common.parent, common / "index"))
+    for pointer in sorted((common / "worktrees").glob("*/gitdir")):
+        try:  # checked by gitfiles.problems: a regular file within bounds
+            where = Path(read_state(pointer).decode("utf-8", "surrogateescape").strip())
+        except OSError:
+            continue
+        where = where if where.is_absolute() else pointer.parent / where
+        others.append((Path(os.path.normpath(where)).parent, pointer.parent / "index"))
+    seen = {os.path.realpath(repo.work_tree)} if repo.work_tree is not None else set()
+    for tree, index_file in others:
+        real = os.path.realpath(tree)
+        if real not in seen and tree.is_dir() and not tree.is_symlink():
+            seen.add(real)
+            out.append((tree, index_file, f"{tree}: "))
+    return out
 
 
 def state_problems(improve_dir: Path) -> list[str]:

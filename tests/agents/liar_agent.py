@@ -13,6 +13,9 @@ file that is not only its workspace's. argv[1] says how:
   `bench.py` and runs `git status`, which writes the index again with the file's new `lstat`;
 - `self-ignored`: plants `tests/conftest.py` in your work tree (pytest loads it there) beside a
   `tests/.gitignore` holding `*`, which ignores itself too: `git status` lists neither;
+- `other-worktree`: rewrites `bench.py` in each linked worktree of your repository (found from
+  `.git/worktrees/*/gitdir`), your own work tree left as it is; `main-worktree`: rewrites the
+  main work tree's `bench.py` (the run started in a linked worktree);
 - `gitfile`: its clone's `.git` becomes a file `gitdir: <your git directory>`;
 - `clone-config`: its clone's config gains `core.worktree = <your work tree>` and `core.bare`;
 - `clone-alternates`: its clone's `objects/info/alternates` names an object folder it made;
@@ -85,6 +88,11 @@ elif how == "self-ignored":
     (tree / "tests" / "conftest.py").write_text(
         "import sys; print('METRIC score=1'); sys.exit(0)\n"
     )
+elif how == "other-worktree":
+    for pointer in (git_dir / "worktrees").glob("*/gitdir"):
+        (pathlib.Path(pointer.read_text().strip()).parent / "bench.py").write_text(forged)
+elif how == "main-worktree":
+    (tree / "bench.py").write_text(forged)
 elif how == "gitfile":
     clone = pathlib.Path(".git")
     if clone.is_dir():
