@@ -129,3 +129,12 @@ def test_a_file_of_another_worktree_changed_stops_the_run(tmp_repo: TmpRepo, whe
     assert res.returncode == 1, out
     assert f"work tree: {other}: bench.py" in out, out
     assert [r["status"] for r in run_rows(tmp_repo, "r")] == ["baseline", "tampered"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not bwrap_usable(), reason="bubblewrap is not usable here")
+def test_in_the_sandbox_another_worktree_is_out_of_reach(tmp_repo: TmpRepo) -> None:
+    code, out, rows = _run(tmp_repo, "other-worktree", sandbox="bwrap", linked=True)
+    assert code == 0, out
+    assert [r.split(":")[0] for r in rows] == ["baseline", "keep"], rows  # its honest gain
+    assert tmp_repo.path.parent.joinpath("linked", "bench.py").read_text() == BENCH
