@@ -19,7 +19,7 @@ import pytest
 
 from gitimprove.agents.sandbox import bwrap_usable
 from gitimprove.git.status import index_lies, index_state
-from tests.conftest import TmpRepo, cli
+from tests.conftest import TmpRepo, cli, git
 from tests.loop_helpers import run_rows, value_project
 
 AGENT = Path(__file__).parent / "agents" / "liar_agent.py"
@@ -138,3 +138,36 @@ def test_in_the_sandbox_another_worktree_is_out_of_reach(tmp_repo: TmpRepo) -> N
     assert code == 0, out
     assert [r.split(":")[0] for r in rows] == ["baseline", "keep"], rows  # its honest gain
     assert tmp_repo.path.parent.joinpath("linked", "bench.py").read_text() == BENCH
+
+
+def _with_submodule(tmp_repo: TmpRepo, how: str) -> None:
+    lib = tmp_repo.path.parent / "lib"
+    lib.mkdir()
+    lib.joinpath("f.txt").write_text("one\n")
+    for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "lib"]):
+        git(lib, *args)
+    value_project(tmp_repo, f"{sys.executable} {AGENT} {how}", timeouts=True)
+    tmp_repo.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(lib), "lib")
+    tmp_repo.git("commit", "-qm", "lib")
+
+
+def test_a_submodules_index_that_hides_a_changed_file_stops_the_run(tmp_repo: TmpRepo) -> None:
+    """`git status` sees a submodule's files through the submodule's own index: a flag set
+    there hides a rewritten file from it as well."""
+    _with_submodule(tmp_repo, "submodule-skip")
+    res = tmp_repo.cli("run", "--run", "r", "-n", "1")
+    out = res.stdout + res.stderr
+    assert res.returncode == 1, out
+    assert f".git/index of {tmp_repo.path / 'lib'}: f.txt (skip-worktree set)" in out, out
+
+
+def test_a_repository_with_a_submodule_keeps_it_in_every_commit(tmp_repo: TmpRepo) -> None:
+    """The workspace holds an empty folder where the submodule is; the tree hashed from its
+    files keeps the incumbent's submodule (it stopped the run with an internal error, then
+    made every attempt `out-of-scope`: "changed files outside scope.mutable: lib")."""
+    _with_submodule(tmp_repo, "clone-config")  # an honest gain
+    link = tmp_repo.git("ls-tree", "HEAD", "lib")
+    res = tmp_repo.cli("run", "--run", "r", "-n", "1")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert [r["status"] for r in run_rows(tmp_repo, "r")] == ["baseline", "keep"]
+    assert tmp_repo.git("ls-tree", "improve/r", "lib") == link

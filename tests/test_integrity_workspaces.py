@@ -296,8 +296,9 @@ def test_the_tree_hashed_with_the_proof_is_the_tree_hashed_from_every_file(
 
 def test_a_folder_holding_a_submodule_is_hashed_from_its_files(tmp_repo: TmpRepo) -> None:
     """The incumbent's subtree is taken for a folder only when it holds files and folders
-    alone: a submodule (an empty folder in the workspace, which the listing does not name)
-    is left out as hashing every file leaves it out."""
+    alone: a folder with a submodule (an empty folder in the workspace, which the listing does
+    not name) is built from its files, and the incumbent's submodule is kept in it, as `git
+    add -A` keeps one; with no incumbent to go by, hashing every file leaves it out."""
     tmp_repo.gen({"vendor/x.py": "X = 1\n", "top.txt": "top\n"})
     tmp_repo.git("add", "-A")
     sub = tmp_repo.git("hash-object", "-w", "--stdin")  # any object id will do for a gitlink
@@ -309,8 +310,14 @@ def test_a_folder_holding_a_submodule_is_hashed_from_its_files(tmp_repo: TmpRepo
         assert (made.path / "vendor" / "lib").is_dir()
         _git_is_fresh(tmp_repo, made.path, head)  # the submodule in the index: a clean status
         fast = hash_workspace(repo, made.path, known=made)
-        assert fast == hash_workspace(repo, made.path)
+        assert fast.tree == tmp_repo.git("rev-parse", "HEAD^{tree}")
         assert tmp_repo.git("ls-tree", "-r", "--name-only", fast.tree).split() == [
+            "top.txt",
+            "vendor/lib",
+            "vendor/x.py",
+        ]
+        unknown = hash_workspace(repo, made.path)
+        assert tmp_repo.git("ls-tree", "-r", "--name-only", unknown.tree).split() == [
             "top.txt",
             "vendor/x.py",
         ]

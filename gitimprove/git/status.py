@@ -130,8 +130,8 @@ _INDEXES: dict[str, tuple[str | None, Index]] = {}
 
 
 def index_state(work_tree: Path, index_file: Path, common_dir: Path | None) -> Index:
-    """The index's entries; listed again only when the index file's `lstat` moved (the caller
-    checked it is a regular file within bounds: git/gitfiles.py)."""
+    """The index's entries; listed again only when the index file's `lstat` moved (one that is
+    not a regular file within bounds is never opened)."""
     try:
         st = index_file.lstat()
         key: str | None = f"{st.st_mode}:{st.st_size}:{st.st_ino}:{st.st_mtime_ns}:{st.st_ctime_ns}"
@@ -142,6 +142,8 @@ def index_state(work_tree: Path, index_file: Path, common_dir: Path | None) -> I
         return cached[1]
     if key is None:
         found = Index()
+    elif not stat.S_ISREG(st.st_mode) or st.st_size > gitfiles.LIMITS["index"]:
+        found = Index(unread="not a regular file within bounds")  # never opened
     else:
         res = proc.git(
             ["--no-optional-locks", "ls-files", "-v", "-s", "--debug", "-z"],

@@ -114,6 +114,8 @@ def read_path(repo: Repo, tree: pygit2.Tree | None, path: str) -> bytes | None:
         entry = tree[path]
     except KeyError:
         return None
+    if entry.filemode == pygit2.enums.FileMode.COMMIT:
+        return None  # a submodule: its commit is in the submodule's store, not here
     obj = repo.raw[entry.id]
     if not isinstance(obj, pygit2.Blob):
         return None

@@ -44,7 +44,7 @@ from gitimprove.git.repo import RefMoved, Repo, update_refs
 from gitimprove.git.status import Index, index_lies, index_state, work_tree_status
 from gitimprove.util import inodes, written
 from gitimprove.util.clockset import Watch
-from gitimprove.util.files import atomic_write, read_state, state_kind
+from gitimprove.util.files import atomic_write, open_state, read_state, state_kind
 from gitimprove.util.keys import KEY_FILE, key_problem, restore_key
 
 # gitimprove's own state files under `<git-common-dir>/improve/`: each must be a regular file
@@ -695,6 +695,8 @@ class RepoState:
                     dirty[prefix + rel] = _file_state(tree / rel)
             # what the status trusts: a flag or a forged lstat hides a changed file from it
             indexes[tree] = index_state(tree, index_file, repo.common_dir)
+        for tree, index_file in _submodules(indexes):  # the status trusts their index too
+            indexes[tree] = index_state(tree, index_file, repo.common_dir)
         return cls(
             found, files, status, dirty, own, repo.improve_dir, [], kept, witnessed, objects,
             indexes, repo.common_dir,
@@ -737,6 +739,40 @@ class RepoState:
                 where = "" if tree == next(iter(after.indexes)) else f" of {tree}"
                 out.append(f".git/index{where}: " + ", ".join(lies[:10]))
         return out
+
+
+def _submodules(indexes: dict[Path, Index]) -> list[tuple[Path, Path]]:
+    """The checked-out submodules of these work trees (gitlink entries of their indexes), and
+    theirs in turn, each with its index: `git status` reports a submodule's changes as its own
+    index lets it see them (a `skip-worktree` flag there hides a rewritten file)."""
+    out: list[tuple[Path, Path]] = []
+    todo = [(tree, index) for tree, index in indexes.items()]
+    while todo and len(out) < _MAX_SUBMODULES:
+        tree, index = todo.pop()
+        for path, head in index.entries.items():
+            if head.split(b" ")[1:2] != [b"160000"]:
+                continue
+            sub = tree / os.fsdecode(path)
+            dot_git = sub / ".git"
+            try:
+                if sub.is_symlink() or dot_git.is_symlink() or not dot_git.exists():
+                    continue
+                if dot_git.is_dir():
+                    git_dir = dot_git
+                else:
+                    with os.fdopen(open_state(dot_git), "rb") as fh:
+                        text = fh.read(4096).decode("utf-8", "surrogateescape")
+                    where = Path(text.removeprefix("gitdir:").strip())
+                    git_dir = where if where.is_absolute() else sub / where
+            except OSError:
+                continue
+            found = index_state(sub, git_dir / "index", None)
+            out.append((sub, git_dir / "index"))
+            todo.append((sub, found))
+    return out
+
+
+_MAX_SUBMODULES = 1000
 
 
 def _work_trees(repo: Repo) -> list[tuple[Path, Path, str]]:

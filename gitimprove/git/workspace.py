@@ -544,8 +544,31 @@ def hash_workspace(
     if proven and known is not None and known.clock.was_set():  # no `lstat` proves anything
         unproven = Made(known.path, known.commit, known.tree, {}, known.expected, known.clock)
         return hash_workspace(repo, path, max_file=max_file, max_tree=max_tree, known=unproven)
+    if known is not None:
+        _keep_submodules(repo, known.tree, files, modes)
     reuse = _clean_folders(repo, known, files, proven) if known is not None else None
     return Hashed(str(_build_tree(repo, files, modes, refused, reuse=reuse)), refused, escaping)
+
+
+def _keep_submodules(
+    repo: Repo, tree_id: str, files: dict[str, pygit2.Oid], modes: dict[str, int]
+) -> None:
+    """The incumbent's submodules (gitlinks) stay in the commit, as `git add -A` keeps them: the
+    workspace holds no submodule's files, only the harness's empty folder in its place (a file
+    the agent put at that path, or below it, wins and is judged by scope as any change)."""
+    links = _gitlinks(repo, tree_id)  # cached: the incumbent's, the same every attempt
+    if not links:
+        return
+    below = {rel.rpartition("/")[0] for rel in files}
+    folders: set[str] = set()
+    for folder in below:
+        while folder and folder not in folders:
+            folders.add(folder)
+            folder = folder.rpartition("/")[0]
+    for rel, oid in links.items():
+        if rel not in files and rel not in folders:
+            files[rel] = pygit2.Oid(hex=oid)
+            modes[rel] = pygit2.enums.FileMode.COMMIT
 
 
 def _clean_folders(

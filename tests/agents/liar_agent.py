@@ -16,6 +16,7 @@ file that is not only its workspace's. argv[1] says how:
 - `other-worktree`: rewrites `bench.py` in each linked worktree of your repository (found from
   `.git/worktrees/*/gitdir`), your own work tree left as it is; `main-worktree`: rewrites the
   main work tree's `bench.py` (the run started in a linked worktree);
+- `submodule-skip`: as `skip-worktree`, in your submodule `lib` (its own index) for `f.txt`;
 - `gitfile`: its clone's `.git` becomes a file `gitdir: <your git directory>`;
 - `clone-config`: its clone's config gains `core.worktree = <your work tree>` and `core.bare`;
 - `clone-alternates`: its clone's `objects/info/alternates` names an object folder it made;
@@ -93,6 +94,9 @@ elif how == "other-worktree":
         (pathlib.Path(pointer.read_text().strip()).parent / "bench.py").write_text(forged)
 elif how == "main-worktree":
     (tree / "bench.py").write_text(forged)
+elif how == "submodule-skip":
+    git("update-index", "--skip-worktree", "f.txt", cwd=tree / "lib")
+    (tree / "lib" / "f.txt").write_text("forged\n")
 elif how == "gitfile":
     clone = pathlib.Path(".git")
     if clone.is_dir():
