@@ -784,6 +784,21 @@ def _work_trees(repo: Repo) -> list[tuple[Path, Path, str]]:
     if repo.work_tree is not None:
         out.append((repo.work_tree, repo.git_dir / "index", ""))
     common = repo.common_dir
+    known = _OTHER_TREES.get(common)
+    if known is None:  # those of the run's start: one added later is named by its files
+        known = _OTHER_TREES[common] = _other_work_trees(repo)
+    return out + known
+
+
+# the other work trees of each repository, found once per process: an agent that adds one
+# (`.git/worktrees/<name>/gitdir` naming your home) is stopped by that file's change, never
+# followed into a status of your whole home
+_OTHER_TREES: dict[Path, list[tuple[Path, Path, str]]] = {}
+
+
+def _other_work_trees(repo: Repo) -> list[tuple[Path, Path, str]]:
+    common = repo.common_dir
+    out: list[tuple[Path, Path, str]] = []
     others: list[tuple[Path, Path]] = []
     if common.name == ".git" and (common / "index").is_file():
         others.append((common.parent, common / "index"))
@@ -792,8 +807,10 @@ def _work_trees(repo: Repo) -> list[tuple[Path, Path, str]]:
             where = Path(read_state(pointer).decode("utf-8", "surrogateescape").strip())
         except OSError:
             continue
-        where = where if where.is_absolute() else pointer.parent / where
-        others.append((Path(os.path.normpath(where)).parent, pointer.parent / "index"))
+        where = Path(os.path.normpath(where if where.is_absolute() else pointer.parent / where))
+        with contextlib.suppress(OSError):  # a linked worktree's `.git` is a file naming it
+            if where.name == ".git" and stat.S_ISREG(os.lstat(where).st_mode):
+                others.append((where.parent, pointer.parent / "index"))
     seen = {os.path.realpath(repo.work_tree)} if repo.work_tree is not None else set()
     for tree, index_file in others:
         real = os.path.realpath(tree)
