@@ -6,8 +6,10 @@ status says nothing of it; the index's entries, compared around the agent call
 Your own `git status`, which writes the index again after a file was touched, stops nothing.
 A file planted beside a `.gitignore` that ignores itself (`*`) is hidden from the status too:
 such a rule file is kept in the status, and the run stops naming it.
-What the agent does to its own clone (a `.git` file pointing at your git directory,
-`core.worktree`, alternates) or a hard link to your file changes nothing the harness hashes."""
+Every work tree of the repository is watched so (a linked worktree, the main one when the run
+starts in a linked one), and a submodule's own index too. What the agent does to its own clone
+(a `.git` file pointing at your git directory, `core.worktree`, alternates) or a hard link to
+your file changes nothing the harness hashes; a repository with a submodule keeps it."""
 
 from __future__ import annotations
 
