@@ -134,8 +134,8 @@ def _incidents(repo: Repo, repair: bool) -> Finding:
         f"{len(found)} run stop(s) because something outside the harness changed what it relies "
         f"on; last: run {last.get('run')} at {last.get('ts')}: {last.get('what')}: "
         + ", ".join(str(p) for p in (last.get("paths") or [])[:10]),
-        "check those paths (git status, git for-each-ref, .git/config, .git/hooks), undo what "
-        "you did not intend; then `git improve doctor --repair` marks them reviewed",
+        "check those paths (git status, git for-each-ref, .git/config, .git/hooks; `git ls-files "
+        "-v` marks a skip-worktree file S, an assume-unchanged one h), undo what you did not intend; then `git improve doctor --repair` marks them reviewed",
     )
     if repair:
         _set_aside(repo, f)
