@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -173,3 +174,21 @@ def test_a_repository_with_a_submodule_keeps_it_in_every_commit(tmp_repo: TmpRep
     assert res.returncode == 0, res.stdout + res.stderr
     assert [r["status"] for r in run_rows(tmp_repo, "r")] == ["baseline", "keep"]
     assert tmp_repo.git("ls-tree", "improve/r", "lib") == link
+
+
+def test_a_file_rewritten_with_its_times_put_back_is_seen_whatever_the_config(
+    tmp_repo: TmpRepo,
+) -> None:
+    """Your repository compares no ctime (`core.trustctime = false`, common on some file
+    systems) and keeps an untracked cache: the harness's status compares it all the same."""
+    value_project(tmp_repo, f"{sys.executable} {AGENT} same-stat", timeouts=True)
+    tmp_repo.git("config", "core.trustctime", "false")
+    tmp_repo.git("config", "core.untrackedCache", "true")
+    time.sleep(1.1)  # the index newer than the file: its entry is not racily clean
+    tmp_repo.git("update-index", "--refresh")
+    res = tmp_repo.cli("run", "--run", "r", "-n", "1")
+    out = res.stdout + res.stderr
+    assert tmp_repo.git("status", "--porcelain") == ""  # your own git sees nothing
+    assert tmp_repo.path.joinpath("bench.py").read_text() != BENCH
+    assert res.returncode == 1, out
+    assert "work tree: bench.py" in out, out

@@ -26,7 +26,9 @@ your index again with the new file's `lstat` beside the old blob, then rewrites 
 leaves a status that says nothing. So the index's entries (path, flags, mode, blob, stage) are
 compared too (`index_state`, read again only when the index file moved), and an entry whose
 recorded `lstat` alone changed must be the file's as git hashes it now (`index_lies`): a
-refresh by your own `git status` passes, a forged one is named. Ignored entries are left out of
+refresh by your own `git status` passes, a forged one is named. Nor does the status take what a
+configuration relaxes (`_DISTRUSTFUL`: `core.trustctime=false`, `core.checkStat=minimal`, the
+untracked cache). Ignored entries are left out of
 the status but for the `.gitignore` files that are ignored themselves (`*` in a folder's own
 `.gitignore`): one planted with a file beside it hides that file from every status.
 """
@@ -60,8 +62,8 @@ def work_tree_status(work_tree: Path, common_dir: Path | None = None) -> tuple[b
     if found:
         return b"", [f"work tree: {item}" for item in found]
     res = proc.git(
-        ["--no-optional-locks", "status", "--porcelain", "-z", "--untracked-files=all",
-         "--ignored=matching"],
+        ["--no-optional-locks", *_DISTRUSTFUL, "status", "--porcelain", "-z",
+         "--untracked-files=all", "--ignored=matching"],
         cwd=work_tree,
         env=_no_filters(work_tree, common_dir),
         isolated=True,  # ~/.gitconfig is the agent's to write: nothing of it runs
@@ -232,6 +234,16 @@ def index_lies(before: Index, after: Index, work_tree: Path, common_dir: Path | 
 
 
 _HASHED_AT_ONCE = 500
+
+
+# what a configuration may relax to make the status trust the index more than the files: no
+# ctime compared (`core.trustctime=false`, then a file rewritten in place with its mtime put
+# back looks unchanged), stat data ignored, a cached listing of untracked files (the index's
+# untracked cache, which an agent can forge to hide a file it planted)
+_DISTRUSTFUL = [
+    "-c", "core.trustctime=true", "-c", "core.checkStat=default", "-c", "core.ignoreStat=false",
+    "-c", "core.untrackedCache=false",
+]  # fmt: skip
 
 
 def _ignoring_itself(work_tree: Path, ignored: bytes) -> bytes | None:

@@ -17,6 +17,8 @@ file that is not only its workspace's. argv[1] says how:
   `.git/worktrees/*/gitdir`), your own work tree left as it is; `main-worktree`: rewrites the
   main work tree's `bench.py` (the run started in a linked worktree);
 - `submodule-skip`: as `skip-worktree`, in your submodule `lib` (its own index) for `f.txt`;
+- `same-stat`: rewrites your work tree's `bench.py` in place with as many bytes and puts its
+  times back (only its ctime moves: with `core.trustctime = false` git takes it as unchanged);
 - `gitfile`: its clone's `.git` becomes a file `gitdir: <your git directory>`;
 - `clone-config`: its clone's config gains `core.worktree = <your work tree>` and `core.bare`;
 - `clone-alternates`: its clone's `objects/info/alternates` names an object folder it made;
@@ -97,6 +99,12 @@ elif how == "main-worktree":
 elif how == "submodule-skip":
     git("update-index", "--skip-worktree", "f.txt", cwd=tree / "lib")
     (tree / "lib" / "f.txt").write_text("forged\n")
+elif how == "same-stat":
+    path = tree / "bench.py"
+    st = os.lstat(path)
+    with open(path, "r+") as f:
+        f.write(forged.ljust(st.st_size - 1) + "\n")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
 elif how == "gitfile":
     clone = pathlib.Path(".git")
     if clone.is_dir():
