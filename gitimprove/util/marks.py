@@ -107,9 +107,11 @@ def attempt_above() -> str | None:
     the nearest of its ancestors that is an attempt's supervisor (every descendant of the
     agent, the metric or the guard, double-forked or `setsid`, stays below it: it is their
     subreaper) carries it. `""` when that token cannot be read, or when no supervisor is
-    above but this process carries an attempt's mark on top of an ancestor's (its supervisor
-    killed, it was reparented to the harness, or to init once the harness died too). None
-    when it belongs to no attempt."""
+    above but this process carries an attempt's mark on top of a gitimprove harness above it
+    (its supervisor killed, it was reparented to the harness; a service's own seccomp filters
+    above it are no harness). None when it belongs to no attempt (once the harness died too,
+    reparented to init, nothing tells: `doctor --repair` kills such a process)."""
+    from gitimprove.util.alive import runs_gitimprove
     from gitimprove.util.reaper import ancestors, token_of
 
     own = _mark_of("self")
@@ -119,6 +121,6 @@ def attempt_above() -> str | None:
         mark = _mark_of(pid)
         if own is None or mark is None or own[0] != mark[0]:
             continue
-        if own[1] == 1 and own[2] >= mark[2] + MARK_FILTERS:
-            return ""
+        if own[1] == 1 and own[2] >= mark[2] + MARK_FILTERS and runs_gitimprove(pid):
+            return ""  # reparented to the harness: its supervisor was killed
     return None
