@@ -313,6 +313,7 @@ def test_a_planted_object_of_the_wrong_content_is_recorded_not_a_crash(
         assert [r["status"] for r in rows] == ["baseline", "keep", "keep"]
         return
     rows = run_rows(tmp_repo, "h")
+    assert len(rows) > 1, res.stderr
     assert rows[1]["status"] == "tampered" and ".git/objects/" in rows[1]["reason"], rows
     text = res.stdout + res.stderr + json.dumps(rows)
     assert "object" in text

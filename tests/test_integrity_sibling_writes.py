@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -157,3 +158,35 @@ def test_with_two_agents_at_work_each_is_recorded_as_the_possible_writer(
         assert "the writer is one of candidate 0, candidate 2" in final[cand]["reason"]
     assert final[1]["status"].startswith("keep"), json.dumps(final[1])
     assert final[1]["metric"]["value"] == 50
+
+
+def test_the_writer_is_told_by_when_the_change_was_made(tmp_path: Path) -> None:
+    """Agents one after another since a checkout was last proved: the change is laid on the
+    one at work when it was made (its files' change time), not on every one since — and on
+    all of them when the stamp falls in no window (the wall clock moved)."""
+    from gitimprove.loop import siblings
+
+    since = siblings.tick()
+    victim = tmp_path / "checkout"
+    (victim / "src").mkdir(parents=True)
+    with siblings.agent("t-1-0"):  # the writer
+        (victim / "src" / "value.txt").write_text("999\n")
+        (victim / "src" / "planted.txt").write_text("from a sibling\n")
+    time.sleep(0.2)  # more than the slack between windows
+    with siblings.agent("t-1-1"):  # honest, later
+        time.sleep(0.01)
+    changed = ["src/value.txt", "src/planted.txt", "src/gone.txt"]
+    when = siblings.changed_at(victim, changed)
+    assert when is not None
+    assert siblings.at_work_since(since, but=None, when=when) == ["t-1-0"]
+    time.sleep(0.2)
+    with siblings.agent("t-1-2"):  # a file removed is stamped by its folder's change
+        (victim / "src" / "planted.txt").unlink()
+    gone = siblings.changed_at(victim, ["src/planted.txt"])
+    assert gone is not None and siblings.at_work_since(since, but=None, when=gone) == ["t-1-2"]
+    assert siblings.at_work_since(since, but=None, when=when - 3600) == [
+        "t-1-0",
+        "t-1-1",
+        "t-1-2",
+    ]
+    assert siblings.at_work_since(since, but="t-1-0", when=when) == ["t-1-1", "t-1-2"]

@@ -358,6 +358,13 @@ def _run_attempt(ctx: RunContext, spec: AttemptSpec) -> Event | None:
                         ctx, spec, hashed.tree, note.get("description", "")
                     )
                 except Exception as exc:
+                    bad = corrupt_object(exc)  # read by the scope checks (a planted blob)
+                    if bad is not None and "tree" in note:
+                        if commit is None:
+                            commit, note["scope"] = commit_tree(
+                                ctx, spec, note["tree"], note.get("description", "")
+                            )
+                        return record_tampered(ctx, commit, note, planted(bad))
                     end = exc if isinstance(exc, Unrecorded) else out_of_space(ctx, exc, "hashing")
                     if end is None:
                         raise

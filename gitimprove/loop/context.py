@@ -343,7 +343,7 @@ class RunContext:
                 raise Tampered(f"a mount on the checkouts before the {what}", mounted, checkout=co)
             bad = co.verify()
             if bad:
-                writers = self.suspects(siblings.clean_since(co))
+                writers = self.suspects(siblings.clean_since(co), changed=co, paths=bad)
                 if writers:  # a sibling's agent, since the last run left it as written
                     reset_checkout(co, what, rewrite=True)
                     siblings.clean(co)
@@ -491,13 +491,24 @@ class RunContext:
                 relative=relative_of(self.cfg.get("metric", "min_delta")),
             )
 
-    def suspects(self, since: int | None, *, anyone: bool = False) -> list[str]:
+    def suspects(
+        self,
+        since: int | None,
+        *,
+        anyone: bool = False,
+        changed: Checkout | None = None,
+        paths: list[str] | None = None,
+    ) -> list[str]:
         """The other attempts (with `anyone`, every attempt) whose agent or measured code was
-        at work from `since` on, in a tournament without the sandbox (loop/siblings.py); []
-        otherwise."""
+        at work from `since` on — of those, the ones at work when the last of `paths` of
+        `changed` (as `Checkout.verify` names them) was written — in a tournament without
+        the sandbox (loop/siblings.py); [] otherwise."""
         if since is None or self.sandbox.active or self.candidates < 2:
             return []
-        return siblings.at_work_since(since, but=None if anyone else strays.current_owner())
+        named = [p.rsplit(" (", 1)[0] for p in paths or ()]  # "src/x.py (changed)"
+        when = None if changed is None or not named else siblings.changed_at(changed.path, named)
+        but = None if anyone else strays.current_owner()
+        return siblings.at_work_since(since, but=but, when=when)
 
     def _again_alone(self, co: Checkout, what: str, run: Callable[[], _T]) -> _T:
         """`run`; when its checkout changed while another attempt's agent was at work (a
@@ -534,7 +545,8 @@ class RunContext:
             return
         with co.lock:
             bad = co.verify()
-            writers = self.suspects(siblings.clean_since(co), anyone=True) if bad else []
+            since = siblings.clean_since(co)
+            writers = self.suspects(since, anyone=True, changed=co, paths=bad) if bad else []
             if not bad:  # as written now: a later change is a later agent's
                 siblings.clean(co)
         if writers:  # never used again: the next use writes a fresh one

@@ -25,7 +25,9 @@ measured again cleanly and the blame falls on that agent.
 from __future__ import annotations
 
 import itertools
+import os
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -35,11 +37,30 @@ from gitimprove.git.checkout import META, scan
 
 _CLOCK = itertools.count(1)
 _LOCK = threading.Condition()
-_WINDOWS: dict[str, list[list[int | None]]] = {}  # owner -> [start, end or None]
+# owner -> its windows: [start, end or None] on the clock, and the same two on the wall clock
+_WINDOWS: dict[str, list[_Window]] = {}
 _WORKING = 0  # agent calls under way
 _ALONE = 0  # threads waiting for, or holding, a moment with no agent at work
 _BLAME: dict[str, list[str]] = {}  # owner -> what it wrote into a sibling's files
 _SHOWN = 10
+_SLACK = 0.05  # seconds: a change's stamp comes from the kernel's coarse clock
+
+
+@dataclass
+class _Window:
+    start: int
+    wall_start: float
+    end: int | None = None
+    wall_end: float | None = None
+
+    def close(self) -> None:
+        self.end, self.wall_end = next(_CLOCK), time.time()
+
+    def held(self, when: float) -> bool:
+        """Whether a change the file system stamped at `when` (its coarse clock runs up to a
+        tick behind) can have been made within this window."""
+        end = time.time() if self.wall_end is None else self.wall_end
+        return self.wall_start - _SLACK <= when <= end + _SLACK
 
 
 @dataclass
@@ -87,14 +108,14 @@ def agent(owner: str | None) -> Iterator[None]:
         while _ALONE:
             _LOCK.wait()
         _WORKING += 1
-        window: list[int | None] = [next(_CLOCK), None]
+        window = _Window(next(_CLOCK), time.time())
         if owner is not None:
             _WINDOWS.setdefault(owner, []).append(window)
     try:
         yield
     finally:
         with _LOCK:
-            window[1] = next(_CLOCK)
+            window.close()
             _WORKING -= 1
             _LOCK.notify_all()
 
@@ -105,14 +126,14 @@ def window(owner: str | None) -> Iterator[None]:
     so its window makes it a suspect as theirs do (it neither waits for nor holds back a
     moment `alone`)."""
     with _LOCK:
-        span: list[int | None] = [next(_CLOCK), None]
+        span = _Window(next(_CLOCK), time.time())
         if owner is not None:
             _WINDOWS.setdefault(owner, []).append(span)
     try:
         yield
     finally:
         with _LOCK:
-            span[1] = next(_CLOCK)
+            span.close()
 
 
 @contextmanager
@@ -131,15 +152,43 @@ def alone() -> Iterator[None]:
             _LOCK.notify_all()
 
 
-def at_work_since(since: int, *, but: str | None) -> list[str]:
+def at_work_since(since: int, *, but: str | None, when: float | None = None) -> list[str]:
     """The owners (other than `but`) of an agent's or a measured run's window open at any
-    moment from `since` on."""
+    moment from `since` on; with `when` (the latest change's stamp, `changed_at`), only those
+    whose window held that moment — the latest write was made within its writer's window —
+    unless none did (the wall clock moved): then all of them."""
     with _LOCK:
-        return sorted(
-            owner
-            for owner, windows in _WINDOWS.items()
-            if owner != but and any(end is None or end >= since for _, end in windows)
-        )
+        windows = {
+            owner: [w for w in spans if w.end is None or w.end >= since]
+            for owner, spans in _WINDOWS.items()
+            if owner != but
+        }
+    open_since = sorted(owner for owner, spans in windows.items() if spans)
+    if when is None:
+        return open_since
+    held = [owner for owner in open_since if any(w.held(when) for w in windows[owner])]
+    return held or open_since
+
+
+def changed_at(root: Path, paths: list[str]) -> float | None:
+    """The latest change time among `paths` under `root` (a path gone: the nearest folder of
+    it that is left, whose entries changed): when the last of those writes was made. Change
+    times cannot be set by a program (a modification time can)."""
+    latest: float | None = None
+    for rel in paths:
+        path = root / rel
+        while True:
+            try:
+                stamp = os.lstat(path).st_ctime
+                break
+            except OSError:
+                if path == root or path.parent == path:
+                    stamp = None
+                    break
+                path = path.parent
+        if stamp is not None and (latest is None or stamp > latest):
+            latest = stamp
+    return latest
 
 
 def blame(writers: list[str], victim: str, paths: list[str]) -> None:
@@ -186,7 +235,8 @@ def _look(key: str, r: _Resting, *, drop: bool) -> None:
     changed = sorted(p for p in set(r.listing) | set(now) if r.listing.get(p) != now.get(p))
     changed = [p for p in changed if p != "."]
     if changed:
-        blame(at_work_since(r.since, but=r.owner), r.label, changed)
+        writers = at_work_since(r.since, but=r.owner, when=changed_at(r.path, changed))
+        blame(writers, r.label, changed)
         r.listing, r.since = now, tick()
     if drop:
         _RESTING.pop(key, None)
