@@ -8,7 +8,9 @@
   other writers' records (a concurrent run, a hook, sync), never by lines of this run; the
   archive may only have grown.
 - The effective configuration (the file at the run's base, plus `improve.*` git config)
-  pinned in the run's baseline record; a resumed run with a different value is refused.
+  pinned in the run's baseline record; a resumed run with a different value is refused, as
+  is one whose work tree's `.gitimprove.toml` sets a value otherwise, and any run with an
+  `improve.*` setting git sees but the harness does not read (`GIT_CONFIG_GLOBAL`, `-c`).
 - An incident log (`state/integrity.py`) that `git improve doctor` shows until `--repair`
   marks it reviewed.
 """
@@ -22,6 +24,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from gitimprove import config as config_mod
 from gitimprove.errors import ConfigError, GitImproveError
 from gitimprove.git import refs, trees
 from gitimprove.git.repo import Repo
@@ -29,11 +32,14 @@ from gitimprove.git.watch import forged_notes
 from gitimprove.loop import siblings
 from gitimprove.loop.implicit import planted_during_run, ts_extended_in
 from gitimprove.state.integrity import log_incident
+from gitimprove.util import proc
 
 __all__ = [
     "IntegrityError",
     "Tampered",
+    "check_config_file",
     "check_config_pin",
+    "check_config_read",
     "check_run_refs",
     "log_incident",
     "relocked",
@@ -279,3 +285,74 @@ def check_config_pin(
                 )
                 + ", or start a new run with `git improve run --run <new name>`",
             )
+
+
+def unread_settings(repo: Repo, overrides: Mapping[str, str]) -> list[tuple[str, str, str]]:
+    """`improve.*` settings git itself sees in this repository but the harness does not read
+    (`name`, `value`, where it is set): a file `GIT_CONFIG_GLOBAL` or `GIT_CONFIG_SYSTEM`
+    names, `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_<n>`, `GIT_CONFIG_PARAMETERS` (`git -c`).
+    libgit2 reads none of these, so `git config improve.metric.command` would show one
+    command and the run would measure with another."""
+    if repo.work_tree is None:
+        return []
+    got = proc.git(
+        ["config", "-z", "--show-origin", "--get-regexp", r"^improve\."],
+        cwd=repo.work_tree,
+        env=proc.clean_env(keep_git=True),
+        timeout=30,
+    )
+    if got.returncode != 0:  # 1: none set; a file git cannot parse is named elsewhere
+        return []
+    seen: dict[str, tuple[str, str]] = {}
+    fields = got.stdout.split("\0")
+    for origin, entry in zip(fields[0::2], fields[1::2], strict=False):
+        name, _, value = entry.partition("\n")
+        kind, _, path = origin.partition(":")
+        seen[name] = (value, path if kind == "file" else "")
+    return [
+        (name, value, origin)
+        for name, (value, origin) in sorted(seen.items())
+        if overrides.get(name) != value
+    ]
+
+
+def check_config_read(repo: Repo, overrides: Mapping[str, str]) -> None:
+    """Refuse a run while git sees an `improve.*` setting the harness does not read."""
+    unread = unread_settings(repo, overrides)
+    if unread:
+        name, value, origin = unread[0]
+        where = origin or "GIT_CONFIG_PARAMETERS or GIT_CONFIG_COUNT (git -c)"
+        raise ConfigError(
+            f"git config {name} is set to {value!r} in {where}, where gitimprove does not "
+            "read it (it reads .git/config, the files it includes, ~/.gitconfig, the XDG and "
+            "system git config): the run would not use the value git shows",
+            hint=f"set it in the repository (`git config {name} ...`) or remove it from "
+            f"{where}",
+        )
+
+
+def check_config_file(repo: Repo, cfg: config_mod.Config, run: str, base: str) -> None:
+    """Refuse to resume while the work tree's `.gitimprove.toml` sets a value otherwise than
+    the run's configuration (the file at its base commit, with the pinned `improve.*`): a
+    resumed run keeps the configuration it started with, and would not use the edit."""
+    if repo.work_tree is None:
+        return
+    try:
+        here = config_mod.load(repo.work_tree, cfg.overrides)
+    except (OSError, GitImproveError):  # unreadable or invalid: the run start warns
+        return
+    changed = [
+        f"{section}.{key}"
+        for section, values in cfg.values.items()
+        for key, value in values.items()
+        if here.values.get(section, {}).get(key, value) != value
+    ]
+    if changed:
+        raise ConfigError(
+            f"{config_mod.CONFIG_FILE} in your work tree sets {', '.join(changed)} otherwise "
+            f"than run {run} started with (the file committed at {base[:10]}); a run keeps the "
+            "configuration it started with",
+            hint=f"put the file back as it was (`git diff {base[:10]} -- "
+            f"{config_mod.CONFIG_FILE}`), or start a new run with `git improve run --run "
+            "<new name>` to use your changes",
+        )
