@@ -326,8 +326,7 @@ def check_config_read(repo: Repo, overrides: Mapping[str, str]) -> None:
             f"git config {name} is set to {value!r} in {where}, where gitimprove does not "
             "read it (it reads .git/config, the files it includes, ~/.gitconfig, the XDG and "
             "system git config): the run would not use the value git shows",
-            hint=f"set it in the repository (`git config {name} ...`) or remove it from "
-            f"{where}",
+            hint=f"set it in the repository (`git config {name} ...`) or remove it from {where}",
         )
 
 
