@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A hostile agent that leaves a daemon by every way out of its process tree it can find.
 
-argv[1] is a comma-separated plan, one entry per iteration (`GITIMPROVE_ITERATION`), argv[2]
+argv[1] is a comma-separated plan (or a file holding one), one entry per iteration
+(`GITIMPROVE_ITERATION`), argv[2]
 a mark every process it leaves carries on its command line. Each daemon ignores SIGTERM,
 SIGINT and SIGHUP, names itself `kworker/u8:2` (`prctl PR_SET_NAME`), takes a process group
 of its own, runs with an empty environment (no token) and, for 20 s, writes `1` into every
@@ -14,7 +15,12 @@ checkout.
 - `tmux`: a tmux server of its own (`tmux -L <mark> new-session -d`);
 - `measured`: the change (`src/work.py`, which the sealed benchmark imports) leaves the
   daemon when the metric runs, to rewrite the next checkout after the metric run;
+- `stall:<stage>`: makes the change better (`src/value.txt` 90) and, at `<stage>` (`agent`,
+  `metric` or `guard`: the sealed benchmark calls `work.main()`, the sealed guard
+  `work.guard()`), leaves the daemon, writes its pid to `$ESCAPER_DIR/<stage>.pid` and sleeps
+  (so a test can interrupt the harness there);
 - `honest:<v>`: writes `<v>` to `src/value.txt`, nothing else.
+Every agent call appends its workspace's path to `$ESCAPER_DIR/workspaces` when set.
 Every plan entry but `honest` makes the change worse (`src/value.txt` 100 + the iteration).
 """
 
@@ -26,7 +32,8 @@ import subprocess
 import sys
 import time
 
-plan, mark = sys.argv[1].split(","), sys.argv[2]
+given = pathlib.Path(sys.argv[1])
+plan, mark = (given.read_text().strip() if given.is_file() else sys.argv[1]).split(","), sys.argv[2]
 step = int(os.environ["GITIMPROVE_ITERATION"])
 how, _, arg = plan[min(step, len(plan)) - 1].partition(":")
 ws = pathlib.Path.cwd()
@@ -55,6 +62,9 @@ while time.time() < end:
 """
 
 
+if os.environ.get("ESCAPER_DIR"):
+    with open(os.path.join(os.environ["ESCAPER_DIR"], "workspaces"), "a") as f:
+        f.write(f"{ws}\n")
 if how == "honest":
     (ws / "src" / "value.txt").write_text(arg + "\n")
     sys.exit(0)
@@ -79,6 +89,26 @@ elif how == "ssd" and shutil.which("start-stop-daemon"):
 elif how == "tmux" and shutil.which("tmux"):
     line = shlex.join(daemon)
     subprocess.run(["tmux", "-L", mark, "new-session", "-d", line], **quiet)  # type: ignore[call-overload]
+elif how == "stall":
+    (ws / "src" / "value.txt").write_text("90\n")
+    stall = f"""def stall(stage):
+    import os, subprocess, sys, time
+    subprocess.Popen({daemon!r}, env={{}}, start_new_session=True, stdin=subprocess.DEVNULL,
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    path = os.path.join({os.environ.get("ESCAPER_DIR", "/nonexistent")!r}, stage + ".pid")
+    with open(path + ".tmp", "w") as f:
+        f.write(str(os.getpid()))
+    os.rename(path + ".tmp", path)
+    time.sleep(60)
+"""
+    calls = {"metric": "main", "guard": "guard"}
+    lines = [stall] + [
+        f"def {fn}():\n    " + (f"stall({stage!r})" if stage == arg else "pass") + "\n"
+        for stage, fn in calls.items()
+    ]
+    (ws / "src" / "work.py").write_text("\n\n".join(lines))
+    if arg == "agent":
+        exec(stall + "\nstall('agent')")
 elif how == "measured":
     (ws / "src" / "work.py").write_text(
         f"""import os, subprocess, sys

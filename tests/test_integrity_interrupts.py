@@ -1,0 +1,105 @@
+"""The harness interrupted at any moment (docs/integrity.md, 1): SIGINT or SIGTERM while the
+agent works, while the metric runs or while the guard runs — each of which has left a daemon
+that ignores SIGTERM, renamed itself and dropped its token — ends with no process of the
+attempt alive; a `kill -9` there leaves none either once `doctor --repair` ran; and `run
+--resume` keeps every record, kills what is left, and gives the resumed attempt a workspace
+of its own."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import TmpRepo
+from tests.test_integrity import assert_sound, start, survivors, wait_for
+
+AGENT = Path(__file__).parent / "agents" / "process_escaper.py"
+
+
+def project(repo: TmpRepo, plan: Path, mark: str) -> None:
+    repo.commit(
+        "project",
+        {
+            "bench.py": "import sys\nsys.path.insert(0, 'src')\nimport work\nwork.main()\n"
+            "print(f\"METRIC score={float(open('src/value.txt').read()):g}\")\n",
+            "check.py": "import sys\nsys.path.insert(0, 'src')\nimport work\nwork.guard()\n",
+            "src/work.py": "def main():\n    pass\n\n\ndef guard():\n    pass\n",
+            "src/value.txt": "100\n",
+            ".gitimprove.toml": f"""[metric]
+command = "{sys.executable} bench.py"
+timeout = "120s"
+
+[guard]
+command = "{sys.executable} check.py"
+timeout = "120s"
+
+[scope]
+mutable = ["src/**"]
+sealed = ["bench.py", "check.py"]
+
+[agent]
+name = "command"
+command = "{sys.executable} {AGENT} {plan} {mark}"
+timeout = "120s"
+sandbox = "none"
+""",
+        },
+    )
+
+
+def no_survivor(mark: str, repo: TmpRepo) -> None:
+    deadline = time.monotonic() + 10
+    while survivors(mark, repo) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert survivors(mark, repo) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("stage", "sig"),
+    [
+        ("agent", signal.SIGTERM),
+        ("metric", signal.SIGINT),
+        ("metric", signal.SIGTERM),
+        ("guard", signal.SIGTERM),
+        ("guard", signal.SIGINT),
+        ("agent", signal.SIGKILL),
+        ("metric", signal.SIGKILL),
+        ("guard", signal.SIGKILL),
+    ],
+)
+def test_an_interrupted_run_resumes_with_every_record_and_no_survivor(
+    tmp_repo: TmpRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stage: str, sig: int
+) -> None:
+    monkeypatch.setenv("ESCAPER_DIR", str(tmp_path))
+    mark = f"escaper-{secrets.token_hex(6)}"
+    plan = tmp_path / "plan"
+    plan.write_text(f"stall:{stage}")
+    project(tmp_repo, plan, mark)
+    p = start(tmp_repo, "--run", "i", "-n", "1", "--json")
+    wait_for(tmp_path / f"{stage}.pid", 120)
+    time.sleep(0.3)  # its daemon has started
+    p.send_signal(sig)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == (-9 if sig == signal.SIGKILL else 128 + sig), err
+    assert "Traceback" not in err
+    if sig == signal.SIGKILL:
+        res = tmp_repo.cli("doctor", "--repair")
+        assert "Traceback" not in res.stderr, res.stderr
+    no_survivor(mark, tmp_repo)
+    plan.write_text("honest:95")
+    res = tmp_repo.cli("run", "--resume", "--run", "i", "-n", "1", "--json")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout.splitlines()[-1])["event"] == "stop"
+    rows = assert_sound(tmp_repo, "i", mark)
+    assert rows[-1]["status"] == "keep" and rows[-1]["metric"]["value"] == 95, rows[-1]
+    seen = (tmp_path / "workspaces").read_text().split()
+    assert seen[-1] not in seen[:-1], seen
+    assert not any(os.path.exists(w) for w in seen)
