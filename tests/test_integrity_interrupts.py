@@ -103,3 +103,40 @@ def test_an_interrupted_run_resumes_with_every_record_and_no_survivor(
     seen = (tmp_path / "workspaces").read_text().split()
     assert seen[-1] not in seen[:-1], seen
     assert not any(os.path.exists(w) for w in seen)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("repair", ["doctor", "resume"])
+def test_a_pid_hopping_daemon_whose_supervisor_and_harness_were_killed_is_found(
+    tmp_repo: TmpRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, repair: str
+) -> None:
+    """A daemon that forks and exits at every step (its pid changes every millisecond, a
+    single look through /proc misses it), left after the agent killed its supervisor and the
+    harness: `doctor --repair` or `run --resume` stops it for good."""
+    monkeypatch.setenv("ESCAPER_DIR", str(tmp_path))
+    mark = f"escaper-{secrets.token_hex(6)}"
+    plan = tmp_path / "plan"
+    plan.write_text("hop-orphan")
+    project(tmp_repo, plan, mark)
+    p = start(tmp_repo, "--run", "i", "-n", "1", "--json")
+    p.communicate(timeout=120)
+    assert p.returncode == -9
+    beat = tmp_path / "heartbeat"
+    deadline = time.monotonic() + 30
+    while not beat.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    plan.write_text("honest:95")
+    try:
+        if repair == "doctor":
+            res = tmp_repo.cli("doctor", "--repair")
+        else:
+            res = tmp_repo.cli("run", "--resume", "--run", "i", "-n", "1", "--json")
+        assert "Traceback" not in res.stderr, res.stderr
+        time.sleep(0.5)
+        last = beat.read_text()
+        time.sleep(1)
+        assert beat.read_text() == last, "the daemon still runs"
+        assert survivors(mark, tmp_repo) == []
+    finally:
+        for pid in survivors(mark, tmp_repo):
+            os.kill(pid, signal.SIGKILL)
