@@ -101,3 +101,19 @@ def test_a_config_file_edited_between_runs_is_refused_on_resume(
         tmp_repo.git("commit", "-qam", "more rounds")
     err = refused(tmp_repo, rows)
     assert ".gitimprove.toml in your work tree sets loop.iterations otherwise than run p" in err
+
+
+def test_a_setting_git_does_not_show_is_refused(tmp_repo: TmpRepo) -> None:
+    """`improve.*` in `~/.gitconfig` while `GIT_CONFIG_GLOBAL` names another file: libgit2 in
+    the harness reads it, `git config` does not show it; the run refuses, naming it."""
+    project(tmp_repo, "none")
+    (Path.home() / ".gitconfig").write_text('[improve "metric"]\n\ttimeout = 5s\n')
+    try:
+        res = tmp_repo.cli("run", "--run", "p", "-n", "1", env={"GIT_CONFIG_GLOBAL": "/dev/null"})
+    finally:
+        (Path.home() / ".gitconfig").unlink()
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "gitimprove reads git config improve.metric.timeout = '5s' from ~/.gitconfig" in (
+        res.stderr
+    )
+    assert run_rows(tmp_repo, "p") == []

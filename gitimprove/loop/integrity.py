@@ -41,6 +41,7 @@ __all__ = [
     "check_config_pin",
     "check_config_read",
     "check_run_refs",
+    "git_settings",
     "log_incident",
     "relocked",
 ]
@@ -287,46 +288,67 @@ def check_config_pin(
             )
 
 
-def unread_settings(repo: Repo, overrides: Mapping[str, str]) -> list[tuple[str, str, str]]:
-    """`improve.*` settings git itself sees in this repository but the harness does not read
-    (`name`, `value`, where it is set): a file `GIT_CONFIG_GLOBAL` or `GIT_CONFIG_SYSTEM`
-    names, `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_<n>`, `GIT_CONFIG_PARAMETERS` (`git -c`).
-    libgit2 reads none of these, so `git config improve.metric.command` would show one
-    command and the run would measure with another."""
-    if repo.work_tree is None:
-        return []
+def git_settings(repo: Repo) -> dict[str, tuple[str, str]] | None:
+    """The `improve.*` settings as git itself sees them in this repository (`name` -> its
+    last value and the file it is set in, "" for `GIT_CONFIG_COUNT` or `git -c`), or None
+    when that cannot be told (git would not read your files now: git/gitfiles.py)."""
+    from gitimprove.git import gitfiles
+
+    if repo.work_tree is None or gitfiles.outside_problems():
+        return None
     got = proc.git(
         ["config", "-z", "--show-origin", "--get-regexp", r"^improve\."],
         cwd=repo.work_tree,
         env=proc.clean_env(keep_git=True),
         timeout=30,
     )
-    if got.returncode != 0:  # 1: none set; a file git cannot parse is named elsewhere
-        return []
+    if got.returncode not in (0, 1):  # 1: none set; a file git cannot parse is named elsewhere
+        return None
     seen: dict[str, tuple[str, str]] = {}
-    fields = got.stdout.split("\0")
+    fields = got.stdout.split("\0") if got.returncode == 0 else []
     for origin, entry in zip(fields[0::2], fields[1::2], strict=False):
         name, _, value = entry.partition("\n")
         kind, _, path = origin.partition(":")
         seen[name] = (value, path if kind == "file" else "")
-    return [
-        (name, value, origin)
-        for name, (value, origin) in sorted(seen.items())
-        if overrides.get(name) != value
-    ]
+    return seen
+
+
+_LEVELS = {"SYSTEM": "/etc/gitconfig", "XDG": "~/.config/git/config", "GLOBAL": "~/.gitconfig"}
 
 
 def check_config_read(repo: Repo, overrides: Mapping[str, str]) -> None:
-    """Refuse a run while git sees an `improve.*` setting the harness does not read."""
-    unread = unread_settings(repo, overrides)
-    if unread:
-        name, value, origin = unread[0]
-        where = origin or "GIT_CONFIG_PARAMETERS or GIT_CONFIG_COUNT (git -c)"
+    """Refuse a run while git and the harness (libgit2) see different `improve.*` settings:
+    one set where git reads it and libgit2 does not — the file `GIT_CONFIG_GLOBAL` or
+    `GIT_CONFIG_SYSTEM` names, `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_<n>`,
+    `GIT_CONFIG_PARAMETERS` (`git -c`) —, or one libgit2 reads from a file git does not read
+    here (`~/.gitconfig` while `GIT_CONFIG_GLOBAL` names another file, `/etc/gitconfig` under
+    `GIT_CONFIG_NOSYSTEM`): `git config improve.metric.command` would show one command and
+    the run would measure with another."""
+    seen = git_settings(repo)
+    if seen is None:
+        return
+    for name, (value, origin) in sorted(seen.items()):
+        if overrides.get(name) != value:
+            where = origin or "GIT_CONFIG_PARAMETERS or GIT_CONFIG_COUNT (git -c)"
+            raise ConfigError(
+                f"git config {name} is set to {value!r} in {where}, where gitimprove does not "
+                "read it (it reads .git/config, the files it includes, ~/.gitconfig, the XDG "
+                "and system git config): the run would not use the value git shows",
+                hint=f"set it in the repository (`git config {name} ...`) or remove it from "
+                f"{where}",
+            )
+    for name in sorted(set(overrides) - set(seen)):
+        levels = [
+            str(getattr(e.level, "name", e.level))
+            for e in repo.raw.config
+            if (e.raw_name or b"").decode("utf-8", "surrogateescape") == name
+        ]
+        where = _LEVELS.get(levels[-1] if levels else "", "a git config file")
         raise ConfigError(
-            f"git config {name} is set to {value!r} in {where}, where gitimprove does not "
-            "read it (it reads .git/config, the files it includes, ~/.gitconfig, the XDG and "
-            "system git config): the run would not use the value git shows",
-            hint=f"set it in the repository (`git config {name} ...`) or remove it from {where}",
+            f"gitimprove reads git config {name} = {overrides[name]!r} from {where}, which git "
+            "itself does not read here (GIT_CONFIG_GLOBAL names another file, or "
+            "GIT_CONFIG_NOSYSTEM is set): `git config` does not show the value the run would use",
+            hint=f"remove it from {where}, or set it where git reads it",
         )
 
 
