@@ -58,7 +58,9 @@ def no_survivor(mark: str, repo: TmpRepo) -> None:
     deadline = time.monotonic() + 10
     while survivors(mark, repo) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert survivors(mark, repo) == []
+    left = survivors(mark, repo)
+    shown = {pid: Path(f"/proc/{pid}/cmdline").read_bytes()[:200] for pid in left}
+    assert left == [], shown
 
 
 @pytest.mark.slow
