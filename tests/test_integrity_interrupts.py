@@ -135,6 +135,8 @@ def test_a_pid_hopping_daemon_whose_supervisor_and_harness_were_killed_is_found(
         time.sleep(0.05)
     plan.write_text("honest:95")
     try:
+        shown = tmp_repo.cli("doctor")
+        assert "process(es) of an interrupted run are still alive" in shown.stdout, shown.stdout
         if repair == "doctor":
             res = tmp_repo.cli("doctor", "--repair")
         else:

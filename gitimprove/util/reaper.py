@@ -366,12 +366,13 @@ def kill_survivors(key: str, run: str | None = None) -> list[int]:
     return sorted(set(killed) | hunt_marked())
 
 
-def hunt_marked(quiet: float = 0.05, limit: float = 3.0) -> set[int]:
+def hunt_marked(quiet: float = 0.05, limit: float = 3.0, *, kill: bool = True) -> set[int]:
     """Marked orphans that change pid faster than a look through /proc: one that forks and
     exits at every step (its pid lives a millisecond) is gone by the time a table of every
     process is read and judged. Here each pid is judged the moment it is listed and stopped on
     sight (a stopped process cannot fork), then killed; after a first look at every process,
-    the hunt goes on until no new one has appeared for `quiet` seconds, or for `limit`."""
+    the hunt goes on until no new one has appeared for `quiet` seconds, or for `limit`.
+    Without `kill` (`doctor`'s report) each is only named."""
     if not available():
         return set()
     seen: set[int] = set()
@@ -390,13 +391,15 @@ def hunt_marked(quiet: float = 0.05, limit: float = 3.0) -> set[int]:
             pid = int(name)
             judged = marks.orphan(pid)
             if judged:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGSTOP)
+                if kill:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(pid, signal.SIGSTOP)
                 found.add(pid)
             if judged is not None:
                 seen.add(pid)
         if found:
-            _kill(found)
+            if kill:
+                _kill(found)
             caught |= found
         if found or last is None:
             last = time.monotonic()
