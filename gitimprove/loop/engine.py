@@ -28,7 +28,12 @@ from gitimprove.loop.attempt import AttemptSpec, run_attempt
 from gitimprove.loop.context import Emit, Event, RoundBudget, RunContext, Shared
 from gitimprove.loop.decide import make_rule
 from gitimprove.loop.history import History, rebuild_rule
-from gitimprove.loop.integrity import check_config_pin, run_refs
+from gitimprove.loop.integrity import (
+    check_config_file,
+    check_config_pin,
+    check_config_read,
+    run_refs,
+)
 from gitimprove.loop.runs import RunOptions, RunSummary
 from gitimprove.loop.runtimes import SOURCES_WITH_MAIN
 from gitimprove.loop.tournament import run_round
@@ -44,9 +49,12 @@ def build_context(
     configuration and the agent, and writes nothing."""
     overrides = repo.config_items("improve.")
     history = History.read(repo, name)
+    check_config_read(repo, overrides)
     if history.baseline is not None:  # a resumed run keeps the configuration it started with
         check_config_pin(history.baseline.state.get("config"), overrides, name)
     cfg = runs.config_at(repo, base, overrides)
+    if history.baseline is not None:
+        check_config_file(repo, cfg, name, base)
     if resuming:
         runs.check_resume(opts, name, history)
     more = opts.iterations if resuming else None  # on resume, -n means that many more rounds

@@ -8,7 +8,9 @@
   other writers' records (a concurrent run, a hook, sync), never by lines of this run; the
   archive may only have grown.
 - The effective configuration (the file at the run's base, plus `improve.*` git config)
-  pinned in the run's baseline record; a resumed run with a different value is refused.
+  pinned in the run's baseline record; a resumed run with a different value is refused, as
+  is one whose work tree's `.gitimprove.toml` sets a value otherwise, and any run with an
+  `improve.*` setting git sees but the harness does not read (`GIT_CONFIG_GLOBAL`, `-c`).
 - An incident log (`state/integrity.py`) that `git improve doctor` shows until `--repair`
   marks it reviewed.
 """
@@ -22,6 +24,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from gitimprove import config as config_mod
 from gitimprove.errors import ConfigError, GitImproveError
 from gitimprove.git import refs, trees
 from gitimprove.git.repo import Repo
@@ -29,12 +32,16 @@ from gitimprove.git.watch import forged_notes
 from gitimprove.loop import siblings
 from gitimprove.loop.implicit import planted_during_run, ts_extended_in
 from gitimprove.state.integrity import log_incident
+from gitimprove.util import proc
 
 __all__ = [
     "IntegrityError",
     "Tampered",
+    "check_config_file",
     "check_config_pin",
+    "check_config_read",
     "check_run_refs",
+    "git_settings",
     "log_incident",
     "relocked",
 ]
@@ -279,3 +286,94 @@ def check_config_pin(
                 )
                 + ", or start a new run with `git improve run --run <new name>`",
             )
+
+
+def git_settings(repo: Repo) -> dict[str, tuple[str, str]] | None:
+    """The `improve.*` settings as git itself sees them in this repository (`name` -> its
+    last value and the file it is set in, "" for `GIT_CONFIG_COUNT` or `git -c`), or None
+    when that cannot be told (git would not read your files now: git/gitfiles.py)."""
+    from gitimprove.git import gitfiles
+
+    if repo.work_tree is None or gitfiles.outside_problems():
+        return None
+    got = proc.git(
+        ["config", "-z", "--show-origin", "--get-regexp", r"^improve\."],
+        cwd=repo.work_tree,
+        env=proc.clean_env(keep_git=True),
+        timeout=30,
+    )
+    if got.returncode not in (0, 1):  # 1: none set; a file git cannot parse is named elsewhere
+        return None
+    seen: dict[str, tuple[str, str]] = {}
+    fields = got.stdout.split("\0") if got.returncode == 0 else []
+    for origin, entry in zip(fields[0::2], fields[1::2], strict=False):
+        name, _, value = entry.partition("\n")
+        kind, _, path = origin.partition(":")
+        seen[name] = (value, path if kind == "file" else "")
+    return seen
+
+
+_LEVELS = {"SYSTEM": "/etc/gitconfig", "XDG": "~/.config/git/config", "GLOBAL": "~/.gitconfig"}
+
+
+def check_config_read(repo: Repo, overrides: Mapping[str, str]) -> None:
+    """Refuse a run while git and the harness (libgit2) see different `improve.*` settings:
+    one set where git reads it and libgit2 does not — the file `GIT_CONFIG_GLOBAL` or
+    `GIT_CONFIG_SYSTEM` names, `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_<n>`,
+    `GIT_CONFIG_PARAMETERS` (`git -c`) —, or one libgit2 reads from a file git does not read
+    here (`~/.gitconfig` while `GIT_CONFIG_GLOBAL` names another file, `/etc/gitconfig` under
+    `GIT_CONFIG_NOSYSTEM`): `git config improve.metric.command` would show one command and
+    the run would measure with another."""
+    seen = git_settings(repo)
+    if seen is None:
+        return
+    for name, (value, origin) in sorted(seen.items()):
+        if overrides.get(name) != value:
+            where = origin or "GIT_CONFIG_PARAMETERS or GIT_CONFIG_COUNT (git -c)"
+            raise ConfigError(
+                f"git config {name} is set to {value!r} in {where}, where gitimprove does not "
+                "read it (it reads .git/config, the files it includes, ~/.gitconfig, the XDG "
+                "and system git config): the run would not use the value git shows",
+                hint=f"set it in the repository (`git config {name} ...`) or remove it from "
+                f"{where}",
+            )
+    for name in sorted(set(overrides) - set(seen)):
+        levels = [
+            str(getattr(e.level, "name", e.level))
+            for e in repo.raw.config
+            if (e.raw_name or b"").decode("utf-8", "surrogateescape") == name
+        ]
+        where = _LEVELS.get(levels[-1] if levels else "", "a git config file")
+        raise ConfigError(
+            f"gitimprove reads git config {name} = {overrides[name]!r} from {where}, which git "
+            "itself does not read here (GIT_CONFIG_GLOBAL names another file, or "
+            "GIT_CONFIG_NOSYSTEM is set): `git config` does not show the value the run would use",
+            hint=f"remove it from {where}, or set it where git reads it",
+        )
+
+
+def check_config_file(repo: Repo, cfg: config_mod.Config, run: str, base: str) -> None:
+    """Refuse to resume while the work tree's `.gitimprove.toml` sets a value otherwise than
+    the run's configuration (the file at its base commit, with the pinned `improve.*`): a
+    resumed run keeps the configuration it started with, and would not use the edit."""
+    if repo.work_tree is None:
+        return
+    try:
+        here = config_mod.load(repo.work_tree, cfg.overrides)
+    except (OSError, GitImproveError):  # unreadable or invalid: the run start warns
+        return
+    changed = [
+        f"{section}.{key}"
+        for section, values in cfg.values.items()
+        for key, value in values.items()
+        if here.values.get(section, {}).get(key, value) != value
+    ]
+    if changed:
+        raise ConfigError(
+            f"{config_mod.CONFIG_FILE} in your work tree sets {', '.join(changed)} otherwise "
+            f"than run {run} started with (the file committed at {base[:10]}); a run keeps the "
+            "configuration it started with",
+            hint=f"put the file back as it was (`git diff {base[:10]} -- "
+            f"{config_mod.CONFIG_FILE}`), or start a new run with `git improve run --run "
+            "<new name>` to use your changes",
+        )

@@ -16,15 +16,39 @@ from pathlib import Path
 from typing import Any
 
 from gitimprove.errors import MetricError
-from gitimprove.util import proc, reader
+from gitimprove.util import lines, proc, reader
 
-_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf(?:inity)?)"
+# Possessive quantifiers (`++`, `*+`, `?+`) never give back what they matched: a line of
+# 10 MB of digits ending in `..` is rejected in one pass, where backtracking into `\d+\.?\d*`
+# took time quadratic in its length (80 s for 40,000 digits) and held the harness.
+# Digits are ASCII (`\d` would read `٣` as 3); a sign may be U+2212, the typographic minus.
+_SIGN = "[-+\u2212]?+"
+_NUMBER = (
+    rf"{_SIGN}(?:[0-9]++\.?+[0-9]*+|\.[0-9]++)(?:[eE][-+]?+[0-9]++)?|{_SIGN}(?:nan|inf(?:inity)?)"
+)
 _NUMBER_RE = re.compile(
-    r"(?<![\w.])([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?![\d.])|[-+]?(?:nan|inf(?:inity)?)\b)",
+    rf"(?<![\w.])({_SIGN}(?:[0-9]++\.?+[0-9]*+|\.[0-9]++)(?:[eE][-+]?+[0-9]++)?(?![\d.])"
+    rf"|{_SIGN}(?:nan|inf(?:inity)?)\b)",
     re.IGNORECASE,
 )
-_METRIC_LINE = re.compile(rf"^\s*METRIC\s+([\w.\-/]+)\s*=\s*({_NUMBER})\s*$", re.IGNORECASE)
+_METRIC_LINE = re.compile(rf"^\s*+METRIC\s++([\w.\-/]++)\s*+=\s*+({_NUMBER})\s*+$", re.IGNORECASE)
 JSON_KEYS = ("primary", "score", "combined_score")
+# Terminal escape sequences (colour, cursor moves, titles): the output is read as a terminal
+# shows it, so `\x1b[0m` after a number is not the number 0.
+_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+
+
+def _shown(output: str) -> str:
+    """The output as a terminal shows it: escape sequences left out."""
+    return _ESCAPE.sub("", output) if "\x1b" in output else output
+
+
+def _lines(text: str) -> list[str]:
+    """The lines of `text`: a line ends at \\n, \\r or \\r\\n only (util/lines.py), never at the
+    other characters `str.splitlines` splits at (\\x0b, \\x85, U+2028…), so measured code that
+    prints one of them after the benchmark's `METRIC` line, on that line, cannot start a line
+    of its own there."""
+    return lines.raw_lines(text)
 
 
 @dataclass(frozen=True)
@@ -70,6 +94,10 @@ LARGEST, SMALLEST = 1e100, 1e-100
 
 
 def _finite(text: str | float, where: str, output: str) -> float:
+    if isinstance(text, str):
+        text = text.replace("\u2212", "-")
+        if not text.isascii():  # float() reads `٣` and full-width digits
+            raise MetricError(f"{where}: {text!r} is not a number", output)
     try:
         value = float(text)
     except (TypeError, ValueError, OverflowError):
@@ -129,7 +157,7 @@ def _json(line: str) -> Any:
 
 
 def _last_json(output: str) -> Any:
-    for line in reversed(output.strip().splitlines()):
+    for line in reversed(_lines(output)):
         if line.strip():
             return _json(line)
     return None
@@ -144,16 +172,17 @@ def extract(output: str, spec: str = "auto", name: str | None = None) -> Extract
     if not output.strip():
         raise MetricError("the metric command printed nothing", output)
     kind, _, arg = spec.partition(":")
+    text = _shown(output)
     if spec != "auto":
         if kind == "regex":
-            matches = list(re.finditer(arg, output, re.MULTILINE))
+            matches = list(re.finditer(arg, text, re.MULTILINE))
             if not matches:
                 raise MetricError(f"the pattern {arg!r} matched nothing in the output", output)
             last = matches[-1]
             text = last.group(1) if last.groups() else last.group(0)
             return Extracted(_finite(text, f"regex {arg!r}", output), name, form=spec)
         if kind == "json":
-            for line in reversed(output.strip().splitlines()):
+            for line in reversed(_lines(text)):
                 obj = _json(line)
                 if obj is None:
                     continue
@@ -165,7 +194,7 @@ def extract(output: str, spec: str = "auto", name: str | None = None) -> Extract
             raise MetricError(f"no JSON line of the output has the key {arg!r}", output)
         if kind == "line":
             pattern = re.compile(rf"^\s*{re.escape(arg)}\s*[:=]\s*(\S+)", re.MULTILINE)
-            found_lines = pattern.findall(output)
+            found_lines = pattern.findall(text)
             if not found_lines:
                 raise MetricError(f"no line of the output reads `{arg}: <number>`", output)
             return Extracted(_finite(found_lines[-1], f"line {arg!r}", output), arg, form=spec)
@@ -173,7 +202,7 @@ def extract(output: str, spec: str = "auto", name: str | None = None) -> Extract
 
     # auto: METRIC lines first.
     metric_lines: dict[str, str] = {}
-    for line in output.splitlines():
+    for line in _lines(text):
         m = _METRIC_LINE.match(line)
         if m:
             metric_lines[m.group(1)] = m.group(2)
@@ -193,7 +222,7 @@ def extract(output: str, spec: str = "auto", name: str | None = None) -> Extract
             f"metric:{chosen}",
         )
 
-    obj = _last_json(output)
+    obj = _last_json(text)
     if isinstance(obj, Mapping):
         keys = ([name] if name else []) + list(JSON_KEYS)
         for key in keys:
@@ -213,7 +242,7 @@ def extract(output: str, spec: str = "auto", name: str | None = None) -> Extract
         assert isinstance(obj, int | float | str)
         return Extracted(_finite(obj, "the JSON last line", output), name, form="number")
 
-    numbers = _NUMBER_RE.findall(output)
+    numbers = _NUMBER_RE.findall(text)
     if not numbers:
         raise MetricError("the metric command printed no number", output)
     return Extracted(_finite(numbers[-1], "the last number printed", output), name, form="number")

@@ -73,6 +73,42 @@ def orphans_in(table: list[ProcInfo]) -> set[int]:
     return out
 
 
+def _stat(pid: int) -> tuple[str, int] | None:
+    """(state, parent pid) of a process, or None when it is gone."""
+    try:
+        raw = (_PROC / str(pid) / "stat").read_bytes().decode("ascii", "replace")
+        fields = raw[raw.rfind(")") + 2 :].split()
+        return fields[0], int(fields[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def orphan(pid: int) -> bool | None:
+    """`orphans_in` for one process, its ancestors read as they are now (util/reaper.py
+    `hunt_marked`); None when that cannot be told yet (an ancestor exited and the process is
+    not reparented yet: ask again)."""
+    own = _mark_of("self")
+    if own is None or pid == os.getpid():
+        return False
+
+    def marked(p: int) -> bool:
+        m = _mark_of(p)
+        return m is not None and m[0] == own[0] and m[1] == 1 and m[2] >= own[2] + MARK_FILTERS
+
+    first = _stat(pid)
+    if first is None or first[0] == "Z" or not marked(pid):
+        return False
+    above = first[1]
+    for _ in range(4096):  # deeper than any real tree; a loop is no orphan
+        got = _stat(above)
+        if got is None or got[0] == "Z":
+            return None
+        if not marked(above):
+            return not _is_supervisor(above) and not _owned(pid)
+        above = got[1]
+    return False
+
+
 def _owned(pid: int) -> bool:
     """Whether a live harness still answers for the process: it carries the token of one (that
     harness sweeps it; another repository's run is not this one's to kill)."""

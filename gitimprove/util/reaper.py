@@ -373,7 +373,48 @@ def kill_survivors(key: str, run: str | None = None) -> list[int]:
             return pid is None
         return run is not None or not (pid_alive(pid) and runs_gitimprove(pid))
 
-    return kill_matching(dead_harness, orphans=lambda t: False, extra=marks.orphans_in)
+    killed = kill_matching(dead_harness, orphans=lambda t: False, extra=marks.orphans_in)
+    return sorted(set(killed) | hunt_marked())
+
+
+def hunt_marked(quiet: float = 0.05, limit: float = 3.0, *, kill: bool = True) -> set[int]:
+    """Marked orphans that change pid faster than a look through /proc: one that forks and
+    exits at every step (its pid lives a millisecond) is gone by the time a table of every
+    process is read and judged. Here each pid is judged the moment it is listed and stopped on
+    sight (a stopped process cannot fork), then killed; after a first look at every process,
+    the hunt goes on until no new one has appeared for `quiet` seconds, or for `limit`.
+    Without `kill` (`doctor`'s report) each is only named."""
+    if not available():
+        return set()
+    seen: set[int] = set()
+    caught: set[int] = set()
+    start = time.monotonic()
+    last: float | None = None
+    while last is None or (time.monotonic() - last < quiet and time.monotonic() - start < limit):
+        try:
+            names = os.listdir(_PROC)
+        except OSError:
+            break
+        found: set[int] = set()
+        for name in names:
+            if not name.isdigit() or int(name) in seen:
+                continue
+            pid = int(name)
+            judged = marks.orphan(pid)
+            if judged:
+                if kill:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(pid, signal.SIGSTOP)
+                found.add(pid)
+            if judged is not None:
+                seen.add(pid)
+        if found:
+            if kill:
+                _kill(found)
+            caught |= found
+        if found or last is None:
+            last = time.monotonic()
+    return caught
 
 
 def marked_orphans() -> list[int]:
