@@ -246,7 +246,11 @@ def _formats_completed(
 
 # findings whose end no format fixes: a key body, a catch-all run or a token's glued run is
 # any length
-_OPEN_ENDED = frozenset({"private-key-body", "generic-api-key", "prefixed-token", "glued-token"})
+# formats a line break never completes: open-ended ones, and a token the text ends inside
+# (`cut-token` matches at a line's end only because the line ends there)
+_OPEN_ENDED = frozenset(
+    {"private-key-body", "generic-api-key", "prefixed-token", "glued-token", "cut-token"}
+)
 
 
 def _key_crosses(view: str, join: int, start: int) -> bool:
