@@ -11,13 +11,15 @@ Such a `.gitattributes` is now `out-of-scope`, naming it, unless `[scope] mutabl
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from gitimprove.loop.implicit import checkout_attributes, converted_on_checkout
-from tests.conftest import TmpRepo
+from tests.conftest import TmpRepo, git
 from tests.loop_helpers import run_rows, value_project
 from tests.test_integrity import needs_bwrap
 
@@ -132,3 +134,84 @@ def test_which_files_git_converts_on_checkout() -> None:
     assert converted_on_checkout("src/top.txt", b"x", read) is None  # anchored at the root
     assert converted_on_checkout("src/b.enc", b"x", read) is not None
     assert converted_on_checkout("src/b.txt", b"$Id$", read) is None
+
+
+# contents git's checkout converts, or leaves alone, by the line-end attributes
+CONTENTS = {
+    "lf.txt": b"a\nb\n",
+    "mixed.txt": b"a\r\nb\nc\n",
+    "crlf.txt": b"a\r\nb\r\n",
+    "nul.txt": b"bin\0ary\n",
+    "lonecr.txt": b"lone\rcr\n",
+    "empty.txt": b"",
+    "flat.txt": b"no line end",
+    "controls.txt": b"\x01\x02\x03" * 50 + b"\n",
+    "mostly.txt": b"x" * 300 + b"\x01\n",
+    "eof.txt": b"end\n\x1a",
+    "run.sh": b"#!/bin/sh\necho hi\n",
+}
+# one folder per rule, the root defining the macros
+RULES = {
+    "": "[attr]win text eol=crlf\n[attr]auto-win text=auto eol=crlf\n*.dat eol=crlf\n",
+    "text-crlf/": "* text eol=crlf\n",
+    "eol-crlf/": "* eol=crlf\n",
+    "auto-crlf/": "* text=auto eol=crlf\n",
+    "unset/": "* -text eol=crlf\n",
+    "binary/": "* eol=crlf binary\n",
+    "legacy/": "* crlf eol=crlf\n",
+    "legacy-unset/": "* -crlf eol=crlf\n",
+    "lf/": "* text eol=lf\n",
+    "text/": "* text\n",
+    "auto/": "* text=auto\n",
+    "macro/": "* win\n",
+    "macro-auto/": "* auto-win\n",
+    "pattern/": "*.txt eol=crlf\nlf.txt -text\n",
+    "nested/": "* eol=crlf\n",
+    "nested/inner/": "* !eol\n",
+    "plain/": "",
+}
+
+
+def test_a_measurement_checkout_holds_the_line_ends_git_checks_out(
+    tmp_repo: TmpRepo, tmp_path: Path
+) -> None:
+    """Every file of a measurement checkout is byte for byte what `git worktree add` writes,
+    under every rule of line ends git knows (text, eol, text=auto, -text, binary, the legacy
+    crlf, macros, nested folders); and the tree check takes it as written."""
+    from gitimprove.git.checkout import checkout, not_as_written
+
+    index = tmp_path / "index"
+    env = {"GIT_INDEX_FILE": str(index)}
+    files = tmp_path / "files"
+    paths = []
+    for folder, rules in RULES.items():
+        entries = {f"{folder}{name}": data for name, data in CONTENTS.items()}
+        entries[f"{folder}.gitattributes"] = rules.encode()
+        entries[f"{folder}x.dat"] = b"root\nrule\n"
+        for rel, data in entries.items():
+            (files / rel).parent.mkdir(parents=True, exist_ok=True)
+            (files / rel).write_bytes(data)
+            paths.append(rel)
+    listed = "".join(str(files / rel) + "\n" for rel in paths)
+    blobs = subprocess.run(
+        ["git", "hash-object", "-w", "--no-filters", "--stdin-paths"],
+        cwd=tmp_repo.path, input=listed, capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    info = "".join(f"100644 {b}\t{rel}\n" for b, rel in zip(blobs, paths, strict=True))
+    subprocess.run(
+        ["git", "update-index", "--index-info"],
+        cwd=tmp_repo.path, input=info, text=True, check=True, env={**os.environ, **env},
+    )  # fmt: skip
+    tree = git(tmp_repo.path, "write-tree", env=env)
+    commit = git(tmp_repo.path, "commit-tree", tree, "-m", "line ends")
+    tmp_repo.git("worktree", "add", "--detach", str(tmp_path / "wt"), commit)
+    converted = 0
+    with checkout(tmp_repo.open(), commit) as co:
+        assert not_as_written(co) == [] and co.verify() == []
+        for folder in RULES:
+            for name in [*CONTENTS, "x.dat"]:
+                rel = f"{folder}{name}"
+                want = (tmp_path / "wt" / rel).read_bytes()
+                assert (co.path / rel).read_bytes() == want, rel
+                converted += want != (CONTENTS.get(name) or b"root\nrule\n")
+    assert converted > 20  # the rules did convert files
