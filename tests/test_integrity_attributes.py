@@ -215,3 +215,45 @@ def test_a_measurement_checkout_holds_the_line_ends_git_checks_out(
                 assert (co.path / rel).read_bytes() == want, rel
                 converted += want != (CONTENTS.get(name) or b"root\nrule\n")
     assert converted > 20  # the rules did convert files
+
+
+# the score is 100 times smaller where `data.txt` holds CRLF, as git writes it under the
+# committed `* text eol=crlf`
+CRLF_BENCH = """data = open("data.txt", "rb").read()
+scale = 0.01 if b"\\r\\n" in data else 1
+print(f"METRIC score={float(open('src/value.txt').read()) * scale:g}")
+"""
+HALVER = """import pathlib
+pathlib.Path("src/value.txt").write_text("50\\n")
+print('{"description": "half the value"}')
+"""
+
+
+@pytest.mark.slow
+def test_what_is_measured_is_what_git_switch_gives_under_eol_crlf(
+    tmp_repo: TmpRepo, tmp_path: Path
+) -> None:
+    """Under a committed `* text eol=crlf` the baseline and the kept candidate are measured on
+    CRLF files, as `git switch improve/<run>` writes them: the recorded value is the one the
+    user's own checkout prints (before, 100 and 50 were recorded where it printed 1 and 0.5)."""
+    agent = tmp_path / "agent.py"
+    agent.write_text(HALVER)
+    value_project(
+        tmp_repo,
+        f"{sys.executable} {agent}",
+        CRLF_BENCH,
+        {".gitattributes": "* text eol=crlf\n", "data.txt": "one\ntwo\n"},
+        timeouts=True,
+    )
+    res = tmp_repo.cli("run", "--run", "c", "-n", "1")
+    assert res.returncode == 0, res.stdout + res.stderr
+    rows = run_rows(tmp_repo, "c")
+    assert [r["status"] for r in rows] == ["baseline", "keep"], rows
+    assert [r["metric"]["value"] for r in rows] == [1, 0.5], rows
+    tmp_repo.git("worktree", "add", "-q", str(tmp_path / "mine"), "improve/c")
+    here = tmp_path / "mine"
+    assert (here / "data.txt").read_bytes() == b"one\r\ntwo\r\n"
+    out = subprocess.run(
+        [sys.executable, "bench.py"], cwd=here, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "METRIC score=0.5"
