@@ -86,6 +86,9 @@ def test_a_self_ignoring_folder_not_a_tools_cache_stops_the_run_saying_how_to_go
     assert f"work tree: {named}" in out, out
     assert "git improve run --resume" in out and "python -m venv" in out, out
     assert [r.split(":")[0] for r in rows] == ["baseline", "tampered"], rows
+    if how == "venv":  # the folder stays: the resumed run takes it as yours and goes on
+        resumed = tmp_repo.cli("run", "--resume", "--run", "r", "-n", "1")
+        assert resumed.returncode == 0, resumed.stdout + resumed.stderr
 
 
 def test_which_self_ignoring_folders_the_status_keeps(tmp_repo: TmpRepo) -> None:

@@ -112,7 +112,7 @@ elif how == "tool-named":
     (tree / "tests" / "conftest.py").write_text(
         "import sys; print('METRIC score=1'); sys.exit(0)\n"
     )
-elif how == "venv":
+elif how == "venv" and not (tree / ".venv").exists():  # made once: you did, say
     (tree / ".venv" / "bin").mkdir(parents=True)
     (tree / ".venv" / ".gitignore").write_text("# created by virtualenv automatically\n*\n")
     (tree / ".venv" / "bin" / "python").write_text("#!/bin/sh\necho METRIC score=1\n")
