@@ -257,3 +257,36 @@ def test_what_is_measured_is_what_git_switch_gives_under_eol_crlf(
         [sys.executable, "bench.py"], cwd=here, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == "METRIC score=0.5"
+
+
+def test_a_spare_patched_under_eol_crlf_holds_git_s_line_ends(
+    tmp_repo: TmpRepo, tmp_path: Path
+) -> None:
+    """A checkout made from a spare writes what differs with git's line ends too; a change of
+    `.gitattributes` (which may convert every file otherwise) has it written anew."""
+    from gitimprove.git.checkout import COUNTS, checkout
+    from gitimprove.git.renew import Spares
+
+    a = tmp_repo.commit(
+        "a", {".gitattributes": "* text eol=crlf\n", "x.txt": "1\n", "y.txt": "y\n"}
+    )
+    b = tmp_repo.commit("b", {"x.txt": "1\n2\n", "new/z.txt": "z\n"})
+    c = tmp_repo.commit("c", {".gitattributes": "x.txt eol=crlf\n"})
+    want = {
+        b: {"x.txt": b"1\r\n2\r\n", "y.txt": b"y\r\n", "new/z.txt": b"z\r\n"},
+        c: {"x.txt": b"1\r\n2\r\n", "y.txt": b"y\n", "new/z.txt": b"z\n"},
+    }
+    repo = tmp_repo.open()
+    spares = Spares()
+    try:
+        with checkout(repo, a, spares=spares) as first:
+            assert (first.path / "x.txt").read_bytes() == b"1\r\n"
+        for commit, patched in ((b, 1), (c, 0)):
+            before = COUNTS["patched"]
+            with checkout(repo, commit, spares=spares) as co:
+                assert COUNTS["patched"] == before + patched
+                for rel, data in want[commit].items():
+                    assert (co.path / rel).read_bytes() == data, (commit, rel)
+                assert co.verify() == [] and co.reset() == []
+    finally:
+        spares.close()
