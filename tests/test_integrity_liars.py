@@ -63,6 +63,7 @@ def test_an_index_that_hides_a_changed_file_stops_the_run(
     assert named in rows[1]
 
 
+@pytest.mark.slow
 def test_your_pytest_making_its_cache_in_your_work_tree_stops_nothing(tmp_repo: TmpRepo) -> None:
     code, out, rows = _run(tmp_repo, "pytest-cache")
     assert (tmp_repo.path / ".pytest_cache" / ".gitignore").is_file()  # pytest did make it
