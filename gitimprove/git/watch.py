@@ -876,12 +876,12 @@ def _rule_hint(changed: Sequence[str]) -> str | None:
         return None
     folder = named[0].rpartition("/")[0] or "."
     return (
-        f"{named[0]} came or changed in your work tree while the run went on: a folder whose "
-        "own .gitignore ignores everything in it, as `python -m venv`, uv or virtualenv make "
-        "(and as an agent hides a file in, without the sandbox). If you made it, "
-        "`git improve run --resume` goes on; if not, look at what "
-        f"`git status --ignored {folder}` shows and remove it first. A sandbox "
-        '([agent] sandbox = "bwrap") keeps agents out of your work tree'
+        f"{named[0]} came or changed in your work tree while the run went on. A folder whose "
+        "own .gitignore holds `*`, as `python -m venv`, uv or virtualenv make, hides what it "
+        "holds from git status, and an agent without the sandbox can hide a file so: if you "
+        "made or changed it, `git improve run --resume` goes on; if not, look at what "
+        f"`git status --ignored {folder}` shows and remove what you did not make first. A "
+        'sandbox ([agent] sandbox = "bwrap") keeps agents out of your work tree'
     )
 
 
