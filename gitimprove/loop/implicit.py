@@ -173,7 +173,8 @@ def converted_on_checkout(
     """Why git would write `path` (holding `data`) into your work tree otherwise than the
     measured checkout holds it, by the attributes the commit's `.gitattributes` give it:
     `ident` with a `$Id$` in it, a `filter`, a `working-tree-encoding` other than UTF-8.
-    (`eol=crlf` is left to the user: `* text eol=crlf` would put every change out of scope.)"""
+    (Line ends need no judging: a measurement checkout writes them as git does, by the same
+    files: git/attributes.py.)"""
     attrs = attributes_of(path, read)
     if attrs.get("ident") is True and _ID.search(data):
         return "ident: git expands its $Id$"
