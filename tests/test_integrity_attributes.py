@@ -152,7 +152,8 @@ CONTENTS = {
 }
 # one folder per rule, the root defining the macros
 RULES = {
-    "": "[attr]win text eol=crlf\n[attr]auto-win text=auto eol=crlf\n*.dat eol=crlf\n",
+    "": "[attr]win text eol=crlf\n[attr]auto-win text=auto eol=crlf\n*.dat eol=crlf\n"
+    "deep/*.txt eol=crlf\ndeep/**/run.sh eol=crlf\nplain/[!a-m]u?.s[h] eol=crlf\n",
     "text-crlf/": "* text eol=crlf\n",
     "eol-crlf/": "* eol=crlf\n",
     "auto-crlf/": "* text=auto eol=crlf\n",
@@ -169,6 +170,8 @@ RULES = {
     "nested/": "* eol=crlf\n",
     "nested/inner/": "* !eol\n",
     "plain/": "",
+    "deep/": "",  # the root's `deep/*.txt` matches here, not below (`*` stops at a `/`)
+    "deep/inner/": "",
 }
 
 

@@ -12,6 +12,7 @@ a file git takes for text (no NUL, no lone CR, no CRLF already, mostly printable
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
 import re
 from collections.abc import Callable
@@ -34,10 +35,13 @@ def attribute_lines(data: bytes | None) -> list[tuple[str, list[str]]]:
     return out
 
 
-def attributes_of(path: str, read: Callable[[str], bytes | None]) -> dict[str, str | bool]:
+def attributes_of(
+    path: str, read: Callable[[str], bytes | None], *, exact: bool = False
+) -> dict[str, str | bool]:
     """The attributes the committed `.gitattributes` files (root first, then each folder down
     to the file's) give `path`, macros of the root's `[attr]` lines expanded; a pattern is
-    matched the way git does, a little more widely (`*` may cross a `/`)."""
+    matched the way git does, a little more widely (`*` may cross a `/`: a judge errs on the
+    safe side), or with `exact` as git does (to write a file as git writes it)."""
     macros: dict[str, list[str]] = {"binary": ["-diff", "-merge", "-text"]}
     for pattern, words in attribute_lines(read(".gitattributes")):
         if pattern.startswith("[attr]"):
@@ -66,11 +70,54 @@ def attributes_of(path: str, read: Callable[[str], bytes | None]) -> dict[str, s
             anchored = "/" in pattern.rstrip("/")
             pattern = pattern.lstrip("/")
             subject = rel if anchored else parts[-1]
-            if fnmatch.fnmatchcase(subject, pattern.replace("**/", "*")) or fnmatch.fnmatchcase(
+            if exact:
+                if _wildmatch(pattern).fullmatch(subject):
+                    apply(words, 0)
+            elif fnmatch.fnmatchcase(subject, pattern.replace("**/", "*")) or fnmatch.fnmatchcase(
                 subject, pattern
             ):
                 apply(words, 0)
     return state
+
+
+@functools.lru_cache(maxsize=1024)
+def _wildmatch(pattern: str) -> re.Pattern[str]:
+    """git's wildmatch with FNM_PATHNAME as a regular expression: `*` and `?` never match a
+    `/`, `**/` matches any folders (none too), a trailing `/**` everything below, a class
+    `[...]` (`!` or `^` negates it) one character but `/`, a backslash the next literally."""
+    out, i, n = [], 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if pattern.startswith("**/", i) and (i == 0 or pattern[i - 1] == "/"):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("/**", i) and i + 3 == n:
+            out.append("/.*")
+            i += 3
+        elif c == "*":
+            while i < n and pattern[i] == "*":
+                i += 1
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[" and (end := pattern.find("]", i + 2)) > 0:
+            body = pattern[i + 1 : end]
+            negate = body[:1] in ("!", "^")
+            body = body[1:] if negate else body
+            body = "".join("\\" + ch if ch in "\\[&~|" else ch for ch in body)
+            out.append(f"[{'^/' if negate else ''}{body}]")
+            i = end + 1
+        elif c == "\\" and i + 1 < n:
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
+        else:
+            out.append(re.escape(c))
+            i += 1
+    try:
+        return re.compile("".join(out), re.DOTALL)
+    except re.error:  # a class git reads otherwise: nothing matches
+        return re.compile(r"(?!)")
 
 
 # a `.gitattributes` that names none of these leaves line ends alone (a macro that sets one
@@ -126,7 +173,7 @@ def converter(repo: Repo, tree: pygit2.Tree) -> Converter:
         chain = (read("/".join([*parts[:depth], ".gitattributes"])) for depth in range(len(parts)))
         if not any(d is not None and _LINE_ENDS.search(d) for d in chain):
             return data
-        return to_work_tree(attributes_of(path, read), data)
+        return to_work_tree(attributes_of(path, read, exact=True), data)
 
     return convert
 
