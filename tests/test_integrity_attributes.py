@@ -11,13 +11,15 @@ Such a `.gitattributes` is now `out-of-scope`, naming it, unless `[scope] mutabl
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from gitimprove.loop.implicit import checkout_attributes, converted_on_checkout
-from tests.conftest import TmpRepo
+from tests.conftest import TmpRepo, git
 from tests.loop_helpers import run_rows, value_project
 from tests.test_integrity import needs_bwrap
 
@@ -132,3 +134,162 @@ def test_which_files_git_converts_on_checkout() -> None:
     assert converted_on_checkout("src/top.txt", b"x", read) is None  # anchored at the root
     assert converted_on_checkout("src/b.enc", b"x", read) is not None
     assert converted_on_checkout("src/b.txt", b"$Id$", read) is None
+
+
+# contents git's checkout converts, or leaves alone, by the line-end attributes
+CONTENTS = {
+    "lf.txt": b"a\nb\n",
+    "mixed.txt": b"a\r\nb\nc\n",
+    "crlf.txt": b"a\r\nb\r\n",
+    "nul.txt": b"bin\0ary\n",
+    "lonecr.txt": b"lone\rcr\n",
+    "empty.txt": b"",
+    "flat.txt": b"no line end",
+    "controls.txt": b"\x01\x02\x03" * 50 + b"\n",
+    "mostly.txt": b"x" * 300 + b"\x01\n",
+    "eof.txt": b"end\n\x1a",
+    "run.sh": b"#!/bin/sh\necho hi\n",
+}
+# one folder per rule, the root defining the macros
+RULES = {
+    "": "[attr]win text eol=crlf\n[attr]auto-win text=auto eol=crlf\n*.dat eol=crlf\n"
+    "deep/*.txt eol=crlf\ndeep/**/run.sh eol=crlf\nplain/[!a-m]u?.s[h] eol=crlf\n",
+    "text-crlf/": "* text eol=crlf\n",
+    "eol-crlf/": "* eol=crlf\n",
+    "auto-crlf/": "* text=auto eol=crlf\n",
+    "unset/": "* -text eol=crlf\n",
+    "binary/": "* eol=crlf binary\n",
+    "legacy/": "* crlf eol=crlf\n",
+    "legacy-unset/": "* -crlf eol=crlf\n",
+    "lf/": "* text eol=lf\n",
+    "text/": "* text\n",
+    "auto/": "* text=auto\n",
+    "macro/": "* win\n",
+    "macro-auto/": "* auto-win\n",
+    "pattern/": "*.txt eol=crlf\nlf.txt -text\n",
+    "nested/": "* eol=crlf\n",
+    "nested/inner/": "* !eol\n",
+    "plain/": "",
+    "deep/": "",  # the root's `deep/*.txt` matches here, not below (`*` stops at a `/`)
+    "deep/inner/": "",
+}
+
+
+def test_a_measurement_checkout_holds_the_line_ends_git_checks_out(
+    tmp_repo: TmpRepo, tmp_path: Path
+) -> None:
+    """Every file of a measurement checkout is byte for byte what `git worktree add` writes,
+    under every rule of line ends git knows (text, eol, text=auto, -text, binary, the legacy
+    crlf, macros, nested folders); and the tree check takes it as written."""
+    from gitimprove.git.checkout import checkout, not_as_written
+
+    index = tmp_path / "index"
+    env = {"GIT_INDEX_FILE": str(index)}
+    files = tmp_path / "files"
+    paths = []
+    for folder, rules in RULES.items():
+        entries = {f"{folder}{name}": data for name, data in CONTENTS.items()}
+        entries[f"{folder}.gitattributes"] = rules.encode()
+        entries[f"{folder}x.dat"] = b"root\nrule\n"
+        for rel, data in entries.items():
+            (files / rel).parent.mkdir(parents=True, exist_ok=True)
+            (files / rel).write_bytes(data)
+            paths.append(rel)
+    listed = "".join(str(files / rel) + "\n" for rel in paths)
+    blobs = subprocess.run(
+        ["git", "hash-object", "-w", "--no-filters", "--stdin-paths"],
+        cwd=tmp_repo.path, input=listed, capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    info = "".join(f"100644 {b}\t{rel}\n" for b, rel in zip(blobs, paths, strict=True))
+    subprocess.run(
+        ["git", "update-index", "--index-info"],
+        cwd=tmp_repo.path, input=info, text=True, check=True, env={**os.environ, **env},
+    )  # fmt: skip
+    tree = git(tmp_repo.path, "write-tree", env=env)
+    commit = git(tmp_repo.path, "commit-tree", tree, "-m", "line ends")
+    tmp_repo.git("worktree", "add", "--detach", str(tmp_path / "wt"), commit)
+    converted = 0
+    with checkout(tmp_repo.open(), commit) as co:
+        assert not_as_written(co) == [] and co.verify() == []
+        for folder in RULES:
+            for name in [*CONTENTS, "x.dat"]:
+                rel = f"{folder}{name}"
+                want = (tmp_path / "wt" / rel).read_bytes()
+                assert (co.path / rel).read_bytes() == want, rel
+                converted += want != (CONTENTS.get(name) or b"root\nrule\n")
+    assert converted > 20  # the rules did convert files
+
+
+# the score is 100 times smaller where `data.txt` holds CRLF, as git writes it under the
+# committed `* text eol=crlf`
+CRLF_BENCH = """data = open("data.txt", "rb").read()
+scale = 0.01 if b"\\r\\n" in data else 1
+print(f"METRIC score={float(open('src/value.txt').read()) * scale:g}")
+"""
+HALVER = """import pathlib
+pathlib.Path("src/value.txt").write_text("50\\n")
+print('{"description": "half the value"}')
+"""
+
+
+@pytest.mark.slow
+def test_what_is_measured_is_what_git_switch_gives_under_eol_crlf(
+    tmp_repo: TmpRepo, tmp_path: Path
+) -> None:
+    """Under a committed `* text eol=crlf` the baseline and the kept candidate are measured on
+    CRLF files, as `git switch improve/<run>` writes them: the recorded value is the one the
+    user's own checkout prints (before, 100 and 50 were recorded where it printed 1 and 0.5)."""
+    agent = tmp_path / "agent.py"
+    agent.write_text(HALVER)
+    value_project(
+        tmp_repo,
+        f"{sys.executable} {agent}",
+        CRLF_BENCH,
+        {".gitattributes": "* text eol=crlf\n", "data.txt": "one\ntwo\n"},
+        timeouts=True,
+    )
+    res = tmp_repo.cli("run", "--run", "c", "-n", "1")
+    assert res.returncode == 0, res.stdout + res.stderr
+    rows = run_rows(tmp_repo, "c")
+    assert [r["status"] for r in rows] == ["baseline", "keep"], rows
+    assert [r["metric"]["value"] for r in rows] == [1, 0.5], rows
+    tmp_repo.git("worktree", "add", "-q", str(tmp_path / "mine"), "improve/c")
+    here = tmp_path / "mine"
+    assert (here / "data.txt").read_bytes() == b"one\r\ntwo\r\n"
+    out = subprocess.run(
+        [sys.executable, "bench.py"], cwd=here, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "METRIC score=0.5"
+
+
+def test_a_spare_patched_under_eol_crlf_holds_git_s_line_ends(
+    tmp_repo: TmpRepo, tmp_path: Path
+) -> None:
+    """A checkout made from a spare writes what differs with git's line ends too; a change of
+    `.gitattributes` (which may convert every file otherwise) has it written anew."""
+    from gitimprove.git.checkout import COUNTS, checkout
+    from gitimprove.git.renew import Spares
+
+    a = tmp_repo.commit(
+        "a", {".gitattributes": "* text eol=crlf\n", "x.txt": "1\n", "y.txt": "y\n"}
+    )
+    b = tmp_repo.commit("b", {"x.txt": "1\n2\n", "new/z.txt": "z\n"})
+    c = tmp_repo.commit("c", {".gitattributes": "x.txt eol=crlf\n"})
+    want = {
+        b: {"x.txt": b"1\r\n2\r\n", "y.txt": b"y\r\n", "new/z.txt": b"z\r\n"},
+        c: {"x.txt": b"1\r\n2\r\n", "y.txt": b"y\n", "new/z.txt": b"z\n"},
+    }
+    repo = tmp_repo.open()
+    spares = Spares()
+    try:
+        with checkout(repo, a, spares=spares) as first:
+            assert (first.path / "x.txt").read_bytes() == b"1\r\n"
+        for commit, patched in ((b, 1), (c, 0)):
+            before = COUNTS["patched"]
+            with checkout(repo, commit, spares=spares) as co:
+                assert COUNTS["patched"] == before + patched
+                for rel, data in want[commit].items():
+                    assert (co.path / rel).read_bytes() == data, (commit, rel)
+                assert co.verify() == [] and co.reset() == []
+    finally:
+        spares.close()

@@ -13,6 +13,7 @@ your file changes nothing the harness hashes; a repository with a submodule keep
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -21,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from gitimprove.agents.sandbox import bwrap_usable
-from gitimprove.git.status import index_lies, index_state
+from gitimprove.git.status import TOOL_CACHES, index_lies, index_state, work_tree_status
 from tests.conftest import TmpRepo, cli, git
 from tests.loop_helpers import run_rows, value_project
 
@@ -60,6 +61,66 @@ def test_an_index_that_hides_a_changed_file_stops_the_run(
     assert named in out, out
     assert [r.split(":")[0] for r in rows] == ["baseline", "tampered"], rows
     assert named in rows[1]
+
+
+@pytest.mark.slow
+def test_your_pytest_making_its_cache_in_your_work_tree_stops_nothing(tmp_repo: TmpRepo) -> None:
+    code, out, rows = _run(tmp_repo, "pytest-cache")
+    assert (tmp_repo.path / ".pytest_cache" / ".gitignore").is_file()  # pytest did make it
+    assert code == 0, out
+    assert [r.split(":")[0] for r in rows] == ["baseline", "keep"], rows
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("how", "named"),
+    [("tool-named", "tests/.gitignore"), ("venv", ".venv/.gitignore")],
+)
+def test_a_self_ignoring_folder_not_a_tools_cache_stops_the_run_saying_how_to_go_on(
+    tmp_repo: TmpRepo, how: str, named: str
+) -> None:
+    """pytest's own rule file in a folder not named as its cache, and a new virtualenv (whose
+    python `uv run` would run), stop the run: the message says a tool of yours makes such a
+    folder, and that `run --resume` goes on when you did."""
+    code, out, rows = _run(tmp_repo, how)
+    assert code == 1, out
+    assert f"work tree: {named}" in out, out
+    assert "git improve run --resume" in out and "python -m venv" in out, out
+    assert [r.split(":")[0] for r in rows] == ["baseline", "tampered"], rows
+    if how == "venv":  # the folder stays: the resumed run takes it as yours and goes on
+        resumed = tmp_repo.cli("run", "--resume", "--run", "r", "-n", "1")
+        assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+
+
+def test_which_self_ignoring_folders_the_status_keeps(tmp_repo: TmpRepo) -> None:
+    """A known tool's cache, its rule file as the tool writes it, is left out of the status;
+    the same bytes under another name, another rule file in a cache's place, or a link there
+    are seen (each hides what lies beside it)."""
+    tmp_repo.commit("base", {"a.txt": "a\n"})
+    before, problems = work_tree_status(tmp_repo.path)
+    assert problems == []
+    for folder, data in TOOL_CACHES.items():
+        where = tmp_repo.path / os.fsdecode(folder)
+        where.mkdir()
+        (where / ".gitignore").write_bytes(data)
+        (where / "conftest.py").write_text("planted\n")
+    assert work_tree_status(tmp_repo.path) == (before, [])
+    kept = {
+        "tests/.gitignore": TOOL_CACHES[b".pytest_cache"],  # pytest's bytes, not its folder
+        "sub/.mypy_cache/.gitignore": TOOL_CACHES[b".mypy_cache"] + b"!x\n",
+        ".venv/.gitignore": b"# created by virtualenv automatically\n*\n",
+    }
+    for rel, data in kept.items():
+        (tmp_repo.path / rel).parent.mkdir(parents=True)
+        (tmp_repo.path / rel).write_bytes(data)
+    link = tmp_repo.path / "lib" / ".ruff_cache"
+    link.mkdir(parents=True)
+    (tmp_repo.path / "rules").write_bytes(TOOL_CACHES[b".ruff_cache"])
+    (link / ".gitignore").symlink_to(tmp_repo.path / "rules")
+    status, _ = work_tree_status(tmp_repo.path)
+    items = status.split(b"\0")
+    assert {item[3:].decode() for item in items if item.startswith(b"!! ")} == set(kept), status
+    assert b"?? lib/.ruff_cache/.gitignore" in items, status  # git reads no linked rule file
 
 
 def test_your_own_status_refreshing_the_index_stops_nothing(tmp_repo: TmpRepo) -> None:

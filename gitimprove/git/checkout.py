@@ -2,7 +2,9 @@
 and the proof that what is measured is what was committed.
 
 The files are written from the object database directly, so no index, no worktree admin
-entry and no ref of the user's repository is involved; the folder goes away when the context
+entry and no ref of the user's repository is involved; each file's line ends are those git's
+own checkout writes by the commit's `.gitattributes` (git/attributes.py: `eol=crlf`), and the
+proof expects those bytes; the folder goes away when the context
 exits, also on error. Its name is random and it is created exclusively, so nothing can be put
 in its place beforehand. A `<name>.pid` file beside it lets `doctor` find ones left by a killed
 process.
@@ -43,6 +45,7 @@ import pygit2
 
 from gitimprove.errors import GitImproveError, again
 from gitimprove.git import space
+from gitimprove.git.attributes import Converter, blob_hash, converter
 from gitimprove.git.repo import Repo
 from gitimprove.util import inodes
 from gitimprove.util.alive import pid_alive
@@ -124,11 +127,14 @@ def materialize(
     prefix: str = "",
     *,
     skip: bool = True,
+    convert: Converter | None = None,
 ) -> int:
     """Write `tree` under `dest`; `expected` gets every file's (mode, blob id). Returns the
     size of the largest file written. Compiled Python (`__pycache__/`, `*.pyc`) is never
     written with `skip` (a measurement checkout): Python could run it instead of its source
-    (a forged one, checked against the source's time and size or not at all)."""
+    (a forged one, checked against the source's time and size or not at all). With `convert`
+    (a measurement checkout: git/attributes.py) each file is written as git's checkout writes
+    it, and `expected` holds the id of what was written."""
     largest = 0
     dest.mkdir(parents=True, exist_ok=prefix != "")
     for entry in tree:
@@ -141,19 +147,33 @@ def materialize(
             sub = repo.raw[entry.id]
             assert isinstance(sub, pygit2.Tree)
             path.mkdir()
-            largest = max(largest, materialize(repo, sub, path, expected, rel + "/", skip=skip))
+            largest = max(
+                largest,
+                materialize(repo, sub, path, expected, rel + "/", skip=skip, convert=convert),
+            )
         elif entry.type_str == "blob":
             blob = repo.raw[entry.id]
             assert isinstance(blob, pygit2.Blob)
-            if entry.filemode == LINK:
-                os.symlink(blob.data.decode("utf-8", errors="surrogateescape"), path)
-            else:
-                _create(path, blob.data, entry.filemode == EXEC)
-            expected[rel] = (int(entry.filemode), str(entry.id))
-            largest = max(largest, blob.size)
+            expected[rel] = write_blob(path, rel, blob, int(entry.filemode), convert)
+            # CRLF for LF at most doubles a file
+            largest = max(largest, blob.size if convert is None else 2 * blob.size)
         else:  # a submodule: an empty folder, as a fresh clone has
             path.mkdir(exist_ok=True)
     return largest
+
+
+def write_blob(
+    path: Path, rel: str, blob: pygit2.Blob, mode: int, convert: Converter | None = None
+) -> tuple[int, str]:
+    """Write a blob at `path` (a link, or a file converted by `convert`); what the tree check
+    expects there: (mode, id of the bytes written)."""
+    if mode == LINK:
+        os.symlink(blob.data.decode("utf-8", errors="surrogateescape"), path)
+        return mode, str(blob.id)
+    raw = blob.data
+    data = convert(rel, raw) if convert is not None else raw
+    _create(path, data, mode == EXEC)
+    return mode, str(blob.id) if data is raw else blob_hash(data)
 
 
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -551,7 +571,8 @@ def _write(repo: Repo, commit: str, purpose: str) -> Checkout:
         clock = Watch()  # before the first file: every ctime of this copy is watched
         try:
             write_pid(pid_file, purpose)
-            largest = materialize(repo, obj.tree, path, expected)  # mkdir fails if it exists
+            # mkdir fails if it exists
+            largest = materialize(repo, obj.tree, path, expected, convert=converter(repo, obj.tree))
             co = Checkout(
                 path, commit, expected, largest=largest, repo=repo, purpose=purpose, clock=clock
             )

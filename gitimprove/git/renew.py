@@ -29,12 +29,11 @@ from pathlib import Path
 
 import pygit2
 
+from gitimprove.git.attributes import Converter, converter
 from gitimprove.git.checkout import (
-    LINK,
     META,
     Checkout,
     Stat,
-    _create,
     _stat,
     blob_id,
     compiled,
@@ -44,6 +43,7 @@ from gitimprove.git.checkout import (
     release,
     scan,
     unproven,
+    write_blob,
     write_pid,
 )
 from gitimprove.git.repo import Repo
@@ -99,10 +99,14 @@ def renew(
     largest: int,
     skip_compiled: bool,
     now: dict[str, Stat] | None = None,
+    convert: Converter | None = None,
 ) -> Renewed | list[str]:
     """Make `root`, recorded (`record`, `expected`) as a copy of `old_tree`, a copy of
     `new_tree`; the proof of the result, or what did not hold (the caller then writes the
-    target anew elsewhere). No process may be writing `root` (all of them reaped)."""
+    target anew elsewhere). No process may be writing `root` (all of them reaped). With
+    `convert` (a measurement checkout) what is written is converted as `materialize` does;
+    a `.gitattributes` that changes then refuses (the files it did not touch may convert
+    otherwise)."""
     target = repo.raw[new_tree]
     assert isinstance(target, pygit2.Tree)
     now = scan(root) if now is None else now
@@ -147,6 +151,10 @@ def renew(
             os.rename(root / rel, trash / str(i))
         discard(trash)
     gone, put = tree_changes(repo, old_tree, new_tree)
+    if convert is not None and any(
+        rel.rpartition("/")[2] == ".gitattributes" for rel in [*gone, *put]
+    ):
+        return [".gitattributes (changed: its line ends may apply to every file)"]
     written: set[str] = set()
     removed: set[str] = set()
     touched: set[str] = {"."}
@@ -195,7 +203,7 @@ def renew(
         # drop what the old copy held there; the target's is written below
         for key in [k for k in new_expected if k == rel or k.startswith(rel + "/")]:
             del new_expected[key]
-        sizes.append(_put(repo, root, rel, obj, new_expected, written, skip_compiled))
+        sizes.append(_put(repo, root, rel, obj, new_expected, written, skip_compiled, convert))
         touched.add(parent(rel))
     # 5. what the new tree adds or replaces
     for rel, (mode, oid) in sorted(put.items()):
@@ -213,10 +221,9 @@ def renew(
             continue
         blob = repo.raw[oid]
         assert isinstance(blob, pygit2.Blob)
-        _write_blob(root / rel, blob, mode)
-        new_expected[rel] = (mode, oid)
+        new_expected[rel] = write_blob(root / rel, rel, blob, mode, convert)
         written.add(rel)
-        sizes.append(blob.size)
+        sizes.append(blob.size if convert is None else 2 * blob.size)
     top = max(sizes)
     # 6. the proof: what was written is hashed after its `lstat` was taken, and taken again
     # after the hash (nothing but its access time may differ); every other entry is as the
@@ -276,13 +283,6 @@ def _parents(rel: str) -> list[str]:
     return ["/".join(parts[: i + 1]) for i in range(len(parts))]
 
 
-def _write_blob(path: Path, blob: pygit2.Blob, mode: int) -> None:
-    if mode == int(LINK):
-        os.symlink(blob.data.decode("utf-8", errors="surrogateescape"), path)
-    else:
-        _create(path, blob.data, mode == int(pygit2.enums.FileMode.BLOB_EXECUTABLE))
-
-
 def _put(
     repo: Repo,
     root: Path,
@@ -291,6 +291,7 @@ def _put(
     expected: dict[str, tuple[int, str]],
     written: set[str],
     skip_compiled: bool,
+    convert: Converter | None = None,
 ) -> int:
     """Write the target's entry `obj` at `rel` (a folder with all it holds); the size of the
     largest file written."""
@@ -299,7 +300,9 @@ def _put(
         tree = repo.raw[obj.id]
         assert isinstance(tree, pygit2.Tree)
         got: dict[str, tuple[int, str]] = {}
-        largest = materialize(repo, tree, root / rel, got, rel + "/", skip=skip_compiled)
+        largest = materialize(
+            repo, tree, root / rel, got, rel + "/", skip=skip_compiled, convert=convert
+        )
         expected.update(got)
         written.add(rel)
         written.update(r for r in scan_names(root / rel, rel + "/"))
@@ -310,10 +313,9 @@ def _put(
         return 0
     blob = repo.raw[obj.id]
     assert isinstance(blob, pygit2.Blob)
-    _write_blob(root / rel, blob, mode)
-    expected[rel] = (mode, str(obj.id))
+    expected[rel] = write_blob(root / rel, rel, blob, mode, convert)
     written.add(rel)
-    return blob.size
+    return blob.size if convert is None else 2 * blob.size
 
 
 def scan_names(folder: Path, prefix: str) -> list[str]:
@@ -403,6 +405,7 @@ def _patched(repo: Repo, spare: Checkout, commit: str, purpose: str) -> Checkout
             largest=spare.largest or 0,
             skip_compiled=True,
             now=now,
+            convert=converter(repo, new.tree),
         )
     except OSError as exc:
         got = [f"({exc.strerror})"]

@@ -30,7 +30,8 @@ refresh by your own `git status` passes, a forged one is named. Nor does the sta
 configuration relaxes (`_DISTRUSTFUL`: `core.trustctime=false`, `core.checkStat=minimal`, the
 untracked cache). Ignored entries are left out of
 the status but for the `.gitignore` files that are ignored themselves (`*` in a folder's own
-`.gitignore`): one planted with a file beside it hides that file from every status.
+`.gitignore`): one planted with a file beside it hides that file from every status. A known
+tool's cache, its rule file as the tool writes it (`TOOL_CACHES`), is left out.
 """
 
 from __future__ import annotations
@@ -246,14 +247,53 @@ _DISTRUSTFUL = [
 ]  # fmt: skip
 
 
+# the caches whose tool writes a `.gitignore` of `*` into them, as it writes it: a dot-named
+# folder, never imported (no module name starts with a dot), never collected by pytest (its
+# `norecursedirs` has `.*`); what they hold is data for the tool alone. A new `.venv/` (venv
+# in Python 3.13, virtualenv, uv) is not one: `uv run`, poetry and editors run its python.
+TOOL_CACHES = {
+    b".pytest_cache": b"# Created by pytest automatically.\n*\n",
+    b".mypy_cache": b"# Automatically created by mypy\n*\n",
+    b".ruff_cache": b"# Automatically created by ruff.\n*\n",
+}
+_NO_FOLLOW = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+
+
+def tool_cache(path: bytes) -> bool:
+    """Whether the rule file at `path` is the one a known tool wrote into its own cache folder
+    (`TOOL_CACHES`): named so, a regular file holding exactly those bytes."""
+    folder, name = os.path.split(path)
+    want = TOOL_CACHES.get(os.path.basename(folder))
+    if want is None or name != b".gitignore":
+        return False
+    try:
+        fd = os.open(path, _NO_FOLLOW)
+    except OSError:
+        return False
+    try:
+        return stat.S_ISREG(os.fstat(fd).st_mode) and os.read(fd, len(want) + 1) == want
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
 def _ignoring_itself(work_tree: Path, ignored: bytes) -> bytes | None:
     """The `.gitignore` an ignored entry is, or that an ignored folder holds at its top: a rule
     file that ignores itself (`*`) hides what lies beside it from the status — a `conftest.py`
-    an agent planted in your work tree — and must be seen come and change."""
+    an agent planted in your work tree — and must be seen come and change. A known tool's
+    cache (`.pytest_cache/`, `.mypy_cache/`, `.ruff_cache/` with its tool's own rule file) is
+    not: your `pytest` makes one at any time, and nothing there is run."""
+    base = os.fsencode(work_tree)
     if ignored.endswith(b"/"):
         rule = ignored + b".gitignore"
-        return rule if os.path.lexists(os.path.join(os.fsencode(work_tree), rule)) else None
-    return ignored if os.path.basename(ignored) == b".gitignore" else None
+        if not os.path.lexists(os.path.join(base, rule)):
+            return None
+    elif os.path.basename(ignored) == b".gitignore":
+        rule = ignored
+    else:
+        return None
+    return None if tool_cache(os.path.join(base, rule)) else rule
 
 
 _DRIVER_KEYS = ("clean", "smudge", "process")

@@ -33,6 +33,7 @@ import json
 import os
 import stat
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -834,14 +835,15 @@ def state_problems(improve_dir: Path) -> list[str]:
     return out
 
 
-def objects_hint(moved: list[str]) -> str | None:
+def objects_hint(moved: list[str], changed: Sequence[str] = ()) -> str | None:
     """What to do when loose objects that were no regular files (a FIFO, a link to
     `/dev/zero`: git would hang on them), or the repository's config leading to such a file,
-    were moved aside; None for the usual hint."""
+    were moved aside, or when a `.gitignore` of your work tree is named (`changed`); None for
+    the usual hint."""
     objects = [p for p in moved if p.startswith(".git/objects/")]
     if not objects:
         if ".git/config" not in moved:
-            return None
+            return _rule_hint(changed)
         return (
             ".git/config was moved to .git/improve/quarantine/ and put back as it was before "
             "the agent, less any include that leads to the file named (git would hang on it): "
@@ -855,6 +857,31 @@ def objects_hint(moved: list[str]) -> str | None:
         "of your history is gone: `git fsck` names what is missing, fetch it back from a "
         "clone or remote, delete the quarantined file, then `git improve run --resume`; a "
         'sandbox ([agent] sandbox = "bwrap") keeps agents out of your repository'
+    )
+
+
+def _rule_hint(changed: Sequence[str]) -> str | None:
+    """What to do when a `.gitignore` in your work tree came or changed: a folder that ignores
+    itself (`*`) is what a tool you ran makes (`python -m venv .venv`, uv, virtualenv) and
+    what an agent hides a file in; the run cannot tell them apart."""
+    named = [
+        p
+        for item in changed
+        if item.startswith("work tree: ")
+        for p in item.removeprefix("work tree: ").split(", ")
+        if p.endswith(".gitignore")
+        for p in [p.rpartition(": ")[2]]  # another work tree's path follows its name
+    ]
+    if not named:
+        return None
+    folder = named[0].rpartition("/")[0] or "."
+    return (
+        f"{named[0]} came or changed in your work tree while the run went on. A folder whose "
+        "own .gitignore holds `*`, as `python -m venv`, uv or virtualenv make, hides what it "
+        "holds from git status, and an agent without the sandbox can hide a file so: if you "
+        "made or changed it, `git improve run --resume` goes on; if not, look at what "
+        f"`git status --ignored {folder}` shows and remove what you did not make first. A "
+        'sandbox ([agent] sandbox = "bwrap") keeps agents out of your work tree'
     )
 
 

@@ -151,7 +151,7 @@ def call_agent(
             if changed:
                 moved = put_back(ctx.repo, before, after)
     if changed:
-        raise AgentTampered(result, changed, hint=objects_hint(moved))
+        raise AgentTampered(result, changed, hint=objects_hint(moved, changed))
     planted = sites.changes(python, sites.take(ctx.site_folders))
     if planted:
         raise AgentTampered(

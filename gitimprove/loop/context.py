@@ -426,7 +426,7 @@ class RunContext:
                     changed,
                     checkout=co,
                     stop=True,
-                    hint=objects_hint(moved),
+                    hint=objects_hint(moved, changed),
                 )
             try:
                 after_run(self, co, what)

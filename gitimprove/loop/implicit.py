@@ -40,6 +40,7 @@ from functools import lru_cache
 from typing import Any
 
 from gitimprove.git import trees
+from gitimprove.git.attributes import attributes_of
 from gitimprove.git.repo import Repo
 from gitimprove.loop import lookup, runtimes, scope, toolchain
 
@@ -160,54 +161,6 @@ def checkout_attributes(data: bytes | None) -> tuple[tuple[str, str], ...]:
 _ID = re.compile(rb"\$Id(?::[^$\n]*)?\$")
 
 
-def _attribute_lines(data: bytes | None) -> list[tuple[str, list[str]]]:
-    out = []
-    for line in (data or b"").decode("utf-8", "replace").splitlines():
-        words = line.split()
-        if words and not words[0].startswith("#"):
-            out.append((words[0], words[1:]))
-    return out
-
-
-def _attributes_of(path: str, read: Callable[[str], bytes | None]) -> dict[str, str | bool]:
-    """The attributes the committed `.gitattributes` files (root first, then each folder down
-    to the file's) give `path`, macros of the root's `[attr]` lines expanded; a pattern is
-    matched the way git does, a little more widely (`*` may cross a `/`)."""
-    macros: dict[str, list[str]] = {"binary": ["-diff", "-merge", "-text"]}
-    for pattern, words in _attribute_lines(read(".gitattributes")):
-        if pattern.startswith("[attr]"):
-            macros[pattern[6:]] = words
-    state: dict[str, str | bool] = {}
-
-    def apply(words: list[str], depth: int) -> None:
-        for word in words:
-            name, eq, value = word.lstrip("-!").partition("=")
-            if word[0] == "!":
-                state.pop(name, None)
-            else:
-                state[name] = False if word[0] == "-" else (value if eq else True)
-            if word[0] not in "-!" and name in macros and depth < 8:
-                apply(macros[name], depth + 1)
-
-    parts = path.split("/")
-    for depth in range(len(parts)):
-        folder = "/".join(parts[:depth])
-        rel = "/".join(parts[depth:])
-        for pattern, words in _attribute_lines(
-            read(f"{folder}/.gitattributes" if folder else ".gitattributes")
-        ):
-            if pattern.startswith("[attr]"):
-                continue
-            anchored = "/" in pattern.rstrip("/")
-            pattern = pattern.lstrip("/")
-            subject = rel if anchored else parts[-1]
-            if fnmatch.fnmatchcase(subject, pattern.replace("**/", "*")) or fnmatch.fnmatchcase(
-                subject, pattern
-            ):
-                apply(words, 0)
-    return state
-
-
 def _after(
     read: Callable[[str], tuple[bytes | None, bytes | None]],
 ) -> Callable[[str], bytes | None]:
@@ -220,8 +173,9 @@ def converted_on_checkout(
     """Why git would write `path` (holding `data`) into your work tree otherwise than the
     measured checkout holds it, by the attributes the commit's `.gitattributes` give it:
     `ident` with a `$Id$` in it, a `filter`, a `working-tree-encoding` other than UTF-8.
-    (`eol=crlf` is left to the user: `* text eol=crlf` would put every change out of scope.)"""
-    attrs = _attributes_of(path, read)
+    (Line ends need no judging: a measurement checkout writes them as git does, by the same
+    files: git/attributes.py.)"""
+    attrs = attributes_of(path, read)
     if attrs.get("ident") is True and _ID.search(data):
         return "ident: git expands its $Id$"
     if isinstance(attrs.get("filter"), str):

@@ -13,6 +13,12 @@ file that is not only its workspace's. argv[1] says how:
   `bench.py` and runs `git status`, which writes the index again with the file's new `lstat`;
 - `self-ignored`: plants `tests/conftest.py` in your work tree (pytest loads it there) beside a
   `tests/.gitignore` holding `*`, which ignores itself too: `git status` lists neither;
+- `pytest-cache`: no lie: what your own `pytest` does while the run goes on — runs a passing
+  test with your work tree as its root, which makes `.pytest_cache/` there (its `.gitignore`
+  holds `*`);
+- `tool-named`: `self-ignored` with the `.gitignore` pytest writes into its cache, word for word;
+- `venv`: what virtualenv makes (`.venv/.gitignore` holding `*`, as it writes it, and a
+  `.venv/bin/python`), which `uv run` or poetry would run in your work tree;
 - `other-worktree`: rewrites `bench.py` in each linked worktree of your repository (found from
   `.git/worktrees/*/gitdir`), your own work tree left as it is; `main-worktree`: rewrites the
   main work tree's `bench.py` (the run started in a linked worktree);
@@ -33,6 +39,7 @@ import pathlib
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 
 here = pathlib.Path.cwd()
@@ -91,6 +98,24 @@ elif how == "self-ignored":
     (tree / "tests" / "conftest.py").write_text(
         "import sys; print('METRIC score=1'); sys.exit(0)\n"
     )
+elif how == "pytest-cache":
+    folder = pathlib.Path(tempfile.mkdtemp())
+    (folder / "test_ok.py").write_text("def test_ok():\n    assert True\n")
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", f"--rootdir={tree}",
+         str(folder / "test_ok.py")],
+        check=True, capture_output=True, cwd=folder,
+    )  # fmt: skip
+elif how == "tool-named":
+    (tree / "tests").mkdir(exist_ok=True)
+    (tree / "tests" / ".gitignore").write_text("# Created by pytest automatically.\n*\n")
+    (tree / "tests" / "conftest.py").write_text(
+        "import sys; print('METRIC score=1'); sys.exit(0)\n"
+    )
+elif how == "venv" and not (tree / ".venv").exists():  # made once: you did, say
+    (tree / ".venv" / "bin").mkdir(parents=True)
+    (tree / ".venv" / ".gitignore").write_text("# created by virtualenv automatically\n*\n")
+    (tree / ".venv" / "bin" / "python").write_text("#!/bin/sh\necho METRIC score=1\n")
 elif how == "other-worktree":
     for pointer in (git_dir / "worktrees").glob("*/gitdir"):
         (pathlib.Path(pointer.read_text().strip()).parent / "bench.py").write_text(forged)
