@@ -10,6 +10,7 @@ secret in any object of a real repository.
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import subprocess
 from pathlib import Path
@@ -54,6 +55,10 @@ ALLOWED = {
 }
 # wrappers whose list argument is a git command line
 GIT_CALLS = frozenset({"git", "_git"})
+
+
+def _constant(node: ast.expr) -> object:
+    return node.value if isinstance(node, ast.Constant) else None
 
 
 def _receiver(node: ast.expr) -> str:
@@ -105,10 +110,11 @@ def bypasses(source: str, rel: str) -> list[str]:
             is_git = name in GIT_CALLS or (
                 argv.elts and isinstance(argv.elts[0], ast.Constant) and argv.elts[0].value == "git"
             )
-            # `hash-object` without `-w` (and no spliced options that could hold it) writes none
+            # `hash-object` without `-w` before `--` (nor spliced options that could hold it)
+            # writes nothing
+            options = list(itertools.takewhile(lambda a: _constant(a) != "--", argv.elts))
             hashes_only = sub == "hash-object" and not any(
-                isinstance(a, ast.Starred) or (isinstance(a, ast.Constant) and a.value == "-w")
-                for a in argv.elts
+                isinstance(a, ast.Starred) or _constant(a) == "-w" for a in options
             )
             if is_git and sub in GIT_WRITERS and (rel, sub) not in ALLOWED and not hashes_only:
                 out.append(f"{rel}:{node.lineno}: git {sub}")
@@ -138,14 +144,15 @@ def test_the_scan_catches_a_new_writer() -> None:
         "    proc.git(['-c', 'user.name=x', 'commit', '-m', msg])\n"
         "    proc.git(['notes', '--ref=improve', 'add', '-m', msg])\n"
         "    proc.run(['git', 'hash-object', '-w', '--stdin'], input=data)\n"
-        "    proc.git(['hash-object', '--', 'a.txt'])\n"  # names bytes only: not a writer
+        "    proc.git(['hash-object', '--', *paths])\n"  # names bytes only: not a writer
+        "    proc.git(['hash-object', *opts, '--', 'a.txt'])\n"
         "    _git(repo, ['fast-import'])\n"
         "    repo.write_blob(data)\n"
         "    repo.create_commit(t, msg, [])\n"
         "    proc.git(['log', '-1'])\n"
     )
     found = bypasses(source, "gitimprove/new.py")
-    assert len(found) == 7, found
+    assert len(found) == 8, found
     assert not [f for f in found if "write_blob" in f or "log" in f]
 
 
