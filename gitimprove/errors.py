@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from gitimprove.util.gitdir import is_object_name
+
 
 class GitImproveError(Exception):
     """A failure the user can act on. `hint` says what to do next."""
@@ -119,7 +121,7 @@ def corrupt_object(exc: BaseException) -> str | None:
     if "hash mismatch" not in text or type(exc).__name__ != "GitError":
         return None
     name = text.split(":", 1)[0].strip()
-    return name if _is_name(name) else None
+    return name if is_object_name(name) else None
 
 
 # what libgit2 says when an object it must read is gone or its bytes are not an object
@@ -139,7 +141,7 @@ def damaged_object(exc: BaseException) -> str | None:
     (pygit2's "not found") or libgit2's error reading it; None otherwise."""
     if isinstance(exc, KeyError) and len(exc.args) == 1 and isinstance(exc.args[0], str):
         name = exc.args[0]
-        return name if _is_name(name) else None
+        return name if is_object_name(name) else None
     if type(exc).__name__ != "GitError":
         return None
     text = str(exc)
@@ -150,8 +152,3 @@ def damaged_object(exc: BaseException) -> str | None:
 
     found = re.search(r"\b(?:[0-9a-f]{64}|[0-9a-f]{40})\b", text)
     return found.group(0) if found else f"named nowhere ({text[:200]})"
-
-
-def _is_name(name: str) -> bool:
-    """An object's name: 40 (SHA-1) or 64 (SHA-256) lower-case hex digits."""
-    return len(name) in (40, 64) and all(c in "0123456789abcdef" for c in name)

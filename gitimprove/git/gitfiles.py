@@ -116,9 +116,6 @@ def loose_objects(objects: str, label: str = ".git/objects") -> list[str]:
     return objectstore.odd_problems(objectstore.take(Path(objects), label, indexes=False))
 
 
-_HEX = frozenset("0123456789abcdef")
-
-
 def _top_level(path: str, label: str, out: list[str], seen: set[str]) -> None:
     """Files at the top of a git directory git may read: MERGE_HEAD, FETCH_HEAD... (a
     socket named `*.ipc` is git's fsmonitor daemon's)."""

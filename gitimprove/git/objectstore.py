@@ -47,6 +47,7 @@ from typing import BinaryIO
 
 from gitimprove.util import proc
 from gitimprove.util.files import open_state
+from gitimprove.util.gitdir import lower_hex
 
 # what a loose object or a pack's index may be read to at most (a planted file of gigabytes)
 _MAX_LOOSE = 256 << 20
@@ -245,7 +246,7 @@ def _take(folder: Path, watch: _Watch | None, label: str, indexes: bool = True) 
     odd: dict[str, str] = {}
     derived: dict[str, tuple[int, ...]] = {}
     try:
-        folders = [e for e in os.scandir(folder) if len(e.name) == 2 and _hex(e.name)]
+        folders = [e for e in os.scandir(folder) if len(e.name) == 2 and lower_hex(e.name)]
     except OSError:
         return Store(folder, label=label)
     watched = watch is not None
@@ -279,7 +280,7 @@ def _take(folder: Path, watch: _Watch | None, label: str, indexes: bool = True) 
             kind = _entry_kind(entry)  # the listing's own d_type: no `stat` of a regular file
             if kind is not None:
                 odd_here[f"{sub.name}/{entry.name}"] = kind
-            if not (_hex(entry.name) and len(entry.name) in (38, 62)):
+            if not (lower_hex(entry.name) and len(entry.name) in (38, 62)):
                 continue
             if watch is not None:
                 found_here[sub.name + entry.name] = (entry.inode(),)
@@ -347,10 +348,6 @@ def _open(path: Path, *, buffered: bool = True) -> BinaryIO:
     """A regular file of the store, opened without following a link or blocking (an agent
     can put a FIFO in place of an object: a plain `open` would wait on it for ever)."""
     return os.fdopen(open_state(path), "rb", buffering=-1 if buffered else 0)
-
-
-def _hex(name: str) -> bool:
-    return all(c in "0123456789abcdef" for c in name)
 
 
 def _index_names(path: Path, key: tuple[int, ...]) -> list[str]:

@@ -44,7 +44,6 @@ class Kind:
 
 
 _REWRITE = 64  # changed notes re-parsed on each `log` before the note cache is written again
-_HEX = "0123456789abcdef"
 
 
 def entries(loc: gitdir.Location, tip: str, use_cache: bool, kind: Kind) -> list[Entry]:
@@ -167,4 +166,4 @@ def _changed(
 def commit_of(path: str) -> str:
     """The commit a notes tree path names (any fanout), or "" for another path."""
     commit = path.replace("/", "")
-    return commit if len(commit) == 40 and not commit.strip(_HEX) else ""
+    return commit if len(commit) == 40 and gitdir.lower_hex(commit) else ""

@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 
 FOLDER = "gitimprove-digests"
 FORMAT = 1
-_HEX = frozenset("0123456789abcdef")
 
 
 def version() -> str:
@@ -48,7 +47,7 @@ def name(folder: str, tree: str, ver: str) -> str:
 
 
 def is_folder(name: str) -> bool:
-    return len(name) == 2 and _HEX.issuperset(name)
+    return len(name) == 2 and gitdir.lower_hex(name)
 
 
 # --- writing (git/notes.py `indexed`) ------------------------------------------------------
@@ -108,7 +107,7 @@ def load(loc: gitdir.Location, tip: str) -> Stored | None:
             for mode, entry, oid in _tree_entries(top[1]):
                 if mode == b"40000" and is_folder(entry):
                     folders.append((entry, oid))
-                elif entry != FOLDER and _HEX.issuperset(entry) and len(entry) <= 40:
+                elif entry != FOLDER and gitdir.lower_hex(entry) and len(entry) <= 40:
                     return None  # a note (or folder of notes) outside the 2/38 fanout
             shards = {e: oid for mode, e, oid in _tree_entries(index[1]) if mode == b"100644"}
             ver = version()

@@ -39,6 +39,20 @@ class Location:
         return f"Location({self.git_dir!r}, {self.common_dir!r}, {self.work_tree!r})"
 
 
+_HEX = frozenset("0123456789abcdef")
+
+
+def lower_hex(text: str) -> bool:
+    """Whether `text` holds lower-case hex digits only, as git writes object names and their
+    fanout folders."""
+    return _HEX.issuperset(text)
+
+
+def is_object_name(text: str) -> bool:
+    """An object's name: 40 (SHA-1) or 64 (SHA-256) lower-case hex digits."""
+    return len(text) in (40, 64) and lower_hex(text)
+
+
 def _read_text(path: str) -> str | None:
     try:
         return read_state(path).decode("utf-8")
