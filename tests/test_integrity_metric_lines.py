@@ -24,7 +24,7 @@ work.main()
 print(f"METRIC score={float(open('src/value.txt').read()):g}")
 """
 HOWS = ["stderr", "sameline", "cr", "ansi", "json", "nul", "digits", "huge", "nan", "case"]
-HOWS += ["flood", "vt"]
+HOWS += ["flood", "vt", "osc"]
 
 
 @pytest.mark.parametrize(
@@ -57,6 +57,20 @@ def test_escapes_are_read_as_a_terminal_shows_them() -> None:
     assert extract_pinned("delta \u22122.5\n", "number").value == -2.5
 
 
+@pytest.mark.parametrize(
+    "output",
+    [
+        "METRIC score=1\n\x1b]\nMETRIC score=5\n",
+        "METRIC score=1\n\x1b]0;title\nbench done\r\nMETRIC score=5\n",
+        "METRIC score=1\n\x1bP\nMETRIC score=5\n",
+    ],
+)
+def test_an_escape_left_open_never_takes_a_later_line(output: str) -> None:
+    """A title escape measured code leaves open before the benchmark's line ends at its own
+    line's end: the benchmark's line is read, not the earlier one."""
+    assert extract_pinned(output, "metric:score").value == 5
+
+
 @pytest.mark.parametrize("line", ["'METRIC score=' + '1' * 2_000_000 + '..'", "'1' * 2_000_000"])
 def test_a_long_line_of_digits_is_read_in_linear_time(line: str) -> None:
     """A pattern that backtracks took 80 s on 40,000 digits (quadratic): this is 2,000,000."""
@@ -87,6 +101,6 @@ def test_a_forged_metric_line_from_code_under_test_is_never_read(tmp_repo: TmpRe
         rows.append((how, got[1]["status"]))
     expected = {"stderr": "discard", "cr": "discard", "ansi": "discard", "json": "discard"}
     expected |= {"digits": "discard", "huge": "discard", "nan": "discard", "case": "discard"}
-    expected |= {"flood": "discard", "vt": "metric-error"}
+    expected |= {"flood": "discard", "vt": "metric-error", "osc": "discard"}
     expected |= {"sameline": "metric-error", "nul": "metric-error"}
     assert dict(rows) == expected, rows

@@ -34,8 +34,10 @@ _NUMBER_RE = re.compile(
 _METRIC_LINE = re.compile(rf"^\s*+METRIC\s++([\w.\-/]++)\s*+=\s*+({_NUMBER})\s*+$", re.IGNORECASE)
 JSON_KEYS = ("primary", "score", "combined_score")
 # Terminal escape sequences (colour, cursor moves, titles): the output is read as a terminal
-# shows it, so `\x1b[0m` after a number is not the number 0.
-_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+# shows it, so `\x1b[0m` after a number is not the number 0. A title (`\x1b]`) ends at its
+# line's end at the latest: one left open by measured code before the benchmark's `METRIC`
+# line would otherwise take that line with it, and the earlier, forged line would count.
+_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n\r]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 
 
 def _shown(output: str) -> str:
