@@ -204,10 +204,21 @@ def extract(output: str, spec: str = "auto", name: str | None = None) -> Extract
 
     # auto: METRIC lines first.
     metric_lines: dict[str, str] = {}
-    for line in _lines(text):
+    named = re.compile(rf"METRIC\s*+{re.escape(name)}\s*+=", re.IGNORECASE) if name else None
+    last_named = None  # the last line naming the metric, as printed and as shown
+    for raw in _lines(output):
+        line = _shown(raw)
         m = _METRIC_LINE.match(line)
         if m:
             metric_lines[m.group(1)] = m.group(2)
+        if named is not None and (named.search(raw) or named.search(line)):
+            last_named = m if m and m.group(1) == name else raw
+    if isinstance(last_named, str):
+        raise MetricError(
+            f"the last line naming the metric, {last_named[:200]!r}, is not a "
+            f"`METRIC {name}=<number>` line (an earlier one never counts in its place)",
+            output,
+        )
     if metric_lines:
         secondary = {}
         for key, text in metric_lines.items():

@@ -15,8 +15,8 @@ is a file holding the name):
 - `case`: `METRIC Score=1` and `METRIC score =1`;
 - `flood`: 10 MB of `METRIC score=1` lines, then one line of 2 MB of digits ending in `..`
   (a pattern that backtracks would hold the harness for hours on it);
-- `osc`: `METRIC score=1`, then a window title escape (`\\x1b]0;`) left open, which would
-  swallow the benchmark's own line if escapes were read across line ends;
+- `osc`: `METRIC score=1` on a line, then a window title escape (`\\x1b]0;`) left open,
+  which swallows the benchmark's own line, on it, as a terminal shows it;
 - `vt`: `METRIC score=1` after a vertical tab, written by an `atexit` hook only when the
   benchmark's own line did not end with a line end — here it does, so it comes first.
 """
