@@ -73,8 +73,12 @@ def test_a_benchmark_line_spoiled_by_what_precedes_it_is_no_earlier_line(prefix:
     something that spoils the benchmark's own line (or hides it as an escape): the earlier
     line never counts, the run is a `metric-error` naming the spoiled line."""
     output = f"METRIC score=1\n{prefix}METRIC score=101\n"
-    with pytest.raises(MetricError, match="last line naming the metric"):
+    with pytest.raises(MetricError, match="last line naming `METRIC score`"):
         extract_pinned(output, "metric:score")
+    output = f'{{"score": 1}}\n{prefix}{{"score": 101}}\n'
+    with pytest.raises(MetricError, match="last line naming the key 'score'"):
+        extract_pinned(output, "json:score")
+    assert extract_pinned('{"score": 1}\n{"score": 101}\n', "json:score").value == 101
 
 
 @pytest.mark.parametrize("line", ["'METRIC score=' + '1' * 2_000_000 + '..'", "'1' * 2_000_000"])

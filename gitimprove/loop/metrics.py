@@ -169,6 +169,17 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float | str) and not isinstance(value, bool)
 
 
+def _spoiled(what: str, line: str, output: str) -> MetricError:
+    """The last line naming what is read is not one it reads (measured code printed a better
+    line, then something the benchmark's own line followed on): an earlier line never counts
+    in its place."""
+    return MetricError(
+        f"the last line naming {what}, {line[:200]!r}, is not one that can be read "
+        "(an earlier line never counts in its place)",
+        output,
+    )
+
+
 def extract(output: str, spec: str = "auto", name: str | None = None) -> Extracted:
     """The metric value in `output` according to `spec` (see the module docstring)."""
     if not output.strip():
@@ -184,11 +195,13 @@ def extract(output: str, spec: str = "auto", name: str | None = None) -> Extract
             text = last.group(1) if last.groups() else last.group(0)
             return Extracted(_finite(text, f"regex {arg!r}", output), name, form=spec)
         if kind == "json":
-            for line in reversed(_lines(text)):
+            token = f'"{arg.rpartition(".")[2]}"'
+            for raw in reversed(_lines(output)):
+                line = _shown(raw)
                 obj = _json(line)
-                if obj is None:
-                    continue
-                found = _json_lookup(obj, arg)
+                found = None if obj is None else _json_lookup(obj, arg)
+                if found is None and (token in raw or token in line):
+                    raise _spoiled(f"the key {arg!r}", raw, output)
                 if found is not None:
                     if not _is_number(found):
                         raise MetricError(f"JSON key {arg!r} holds {found!r}, not a number", output)
@@ -214,11 +227,7 @@ def extract(output: str, spec: str = "auto", name: str | None = None) -> Extract
         if named is not None and (named.search(raw) or named.search(line)):
             last_named = m if m and m.group(1) == name else raw
     if isinstance(last_named, str):
-        raise MetricError(
-            f"the last line naming the metric, {last_named[:200]!r}, is not a "
-            f"`METRIC {name}=<number>` line (an earlier one never counts in its place)",
-            output,
-        )
+        raise _spoiled(f"`METRIC {name}`", last_named, output)
     if metric_lines:
         secondary = {}
         for key, text in metric_lines.items():
