@@ -293,3 +293,38 @@ def test_a_spare_patched_under_eol_crlf_holds_git_s_line_ends(
                 assert co.verify() == [] and co.reset() == []
     finally:
         spares.close()
+
+
+# an honest agent: halves the value, and rewrites a data file with Windows line ends as an
+# editor there would (the committed `* text=auto` makes `git add` store it with LF)
+HONEST_AUTO = """import pathlib
+pathlib.Path("src/value.txt").write_text("50\\n")
+pathlib.Path("src/notes.txt").write_bytes(b"one\\r\\ntwo\\r\\n")
+print('{"description": "half the value"}')
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
+def test_an_honest_change_under_text_auto_is_kept(
+    tmp_repo: TmpRepo, tmp_path: Path, sandbox: str
+) -> None:
+    """A repository whose `.gitattributes` is `* text=auto` (the most common one) keeps an
+    honest agent's improvement in both sandbox modes, and the kept commit measures as
+    recorded when the user checks it out."""
+    agent = tmp_path / "agent.py"
+    agent.write_text(HONEST_AUTO)
+    value_project(
+        tmp_repo,
+        f"{sys.executable} {agent}",
+        files={".gitattributes": "* text=auto\n", "src/notes.txt": "one\ntwo\n"},
+        sandbox=sandbox,
+        timeouts=True,
+    )
+    res = tmp_repo.cli("run", "--run", "t", "-n", "1")
+    assert res.returncode == 0, res.stdout + res.stderr
+    rows = run_rows(tmp_repo, "t")
+    assert [r["status"] for r in rows] == ["baseline", "keep"], rows
+    assert [r["metric"]["value"] for r in rows] == [100, 50], rows
+    tmp_repo.git("worktree", "add", "-q", str(tmp_path / "mine"), "improve/t")
+    assert (tmp_path / "mine" / "src" / "value.txt").read_text() == "50\n"

@@ -750,13 +750,28 @@ def test_gitimprove_commands_that_write_do_not_run_inside_an_attempt(
 NESTED_AGENT = Path(__file__).parent / "agents" / "nested_agent.py"
 
 
-@pytest.mark.parametrize("args", ["idea add planted-idea", "run --run other -n 1", "stop"])
+def _unshare_works() -> bool:
+    """Whether this machine lets a user make a user and pid namespace (`unshare -Urpf`)."""
+    try:
+        probe = ["unshare", "-Urpf", "--mount-proc", "true"]
+        return subprocess.run(probe, capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+@pytest.mark.parametrize(
+    "args",
+    ["idea add planted-idea", "run --run other -n 1", "stop", "--unshare idea add planted-idea"],
+)
 def test_a_scrubbed_environment_does_not_let_gitimprove_run_inside_an_attempt(
     tmp_repo: TmpRepo, args: str
 ) -> None:
     """The agent runs gitimprove with `env -i` and `setsid` (no token): it is still below its
     supervisor (util/marks.py `attempt_above`), so the write is refused all the same; no idea,
-    no second run, no stop."""
+    no second run, no stop. So is one run in a user and pid namespace of its own, where no
+    process above it is seen (its namespace's first process carries the attempt's mark)."""
+    if args.startswith("--unshare") and not _unshare_works():
+        pytest.skip("no user namespaces here (unshare -Urpf)")
     value_project(tmp_repo, f"{sys.executable} {NESTED_AGENT} {args}", timeouts=True)
     res = tmp_repo.cli("run", "--run", "r", "-n", "2")
     assert res.returncode == 0, res.stdout + res.stderr

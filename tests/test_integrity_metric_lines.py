@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from gitimprove.errors import MetricError
 from gitimprove.loop.metrics import extract_pinned, run_metric
 from tests.conftest import TmpRepo
 from tests.loop_helpers import run_rows, value_project
@@ -24,7 +25,7 @@ work.main()
 print(f"METRIC score={float(open('src/value.txt').read()):g}")
 """
 HOWS = ["stderr", "sameline", "cr", "ansi", "json", "nul", "digits", "huge", "nan", "case"]
-HOWS += ["flood", "vt"]
+HOWS += ["flood", "vt", "osc"]
 
 
 @pytest.mark.parametrize(
@@ -57,6 +58,29 @@ def test_escapes_are_read_as_a_terminal_shows_them() -> None:
     assert extract_pinned("delta \u22122.5\n", "number").value == -2.5
 
 
+def test_an_escape_left_open_never_takes_a_later_line() -> None:
+    """A title escape measured code leaves open before the benchmark's line ends at its own
+    line's end: the benchmark's line is read, not the earlier one."""
+    output = "METRIC score=1\n\x1b]0;title\nbench done\r\nMETRIC score=5\n"
+    assert extract_pinned(output, "metric:score").value == 5
+
+
+@pytest.mark.parametrize(
+    "prefix", ["x", "# ", "\x1b]0;", "\x1b[", "\x1b]0;\x07x", "\x1b]8;;u\x1b\\-"]
+)
+def test_a_benchmark_line_spoiled_by_what_precedes_it_is_no_earlier_line(prefix: str) -> None:
+    """Measured code prints a better line, then leaves the cursor on a new line after
+    something that spoils the benchmark's own line (or hides it as an escape): the earlier
+    line never counts, the run is a `metric-error` naming the spoiled line."""
+    output = f"METRIC score=1\n{prefix}METRIC score=101\n"
+    with pytest.raises(MetricError, match="last line naming `METRIC score`"):
+        extract_pinned(output, "metric:score")
+    output = f'{{"score": 1}}\n{prefix}{{"score": 101}}\n'
+    with pytest.raises(MetricError, match="last line naming the key 'score'"):
+        extract_pinned(output, "json:score")
+    assert extract_pinned('{"score": 1}\n{"score": 101}\n', "json:score").value == 101
+
+
 @pytest.mark.parametrize("line", ["'METRIC score=' + '1' * 2_000_000 + '..'", "'1' * 2_000_000"])
 def test_a_long_line_of_digits_is_read_in_linear_time(line: str) -> None:
     """A pattern that backtracks took 80 s on 40,000 digits (quadratic): this is 2,000,000."""
@@ -87,6 +111,6 @@ def test_a_forged_metric_line_from_code_under_test_is_never_read(tmp_repo: TmpRe
         rows.append((how, got[1]["status"]))
     expected = {"stderr": "discard", "cr": "discard", "ansi": "discard", "json": "discard"}
     expected |= {"digits": "discard", "huge": "discard", "nan": "discard", "case": "discard"}
-    expected |= {"flood": "discard", "vt": "metric-error"}
+    expected |= {"flood": "discard", "vt": "metric-error", "osc": "metric-error"}
     expected |= {"sameline": "metric-error", "nul": "metric-error"}
     assert dict(rows) == expected, rows

@@ -34,8 +34,10 @@ _NUMBER_RE = re.compile(
 _METRIC_LINE = re.compile(rf"^\s*+METRIC\s++([\w.\-/]++)\s*+=\s*+({_NUMBER})\s*+$", re.IGNORECASE)
 JSON_KEYS = ("primary", "score", "combined_score")
 # Terminal escape sequences (colour, cursor moves, titles): the output is read as a terminal
-# shows it, so `\x1b[0m` after a number is not the number 0.
-_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+# shows it, so `\x1b[0m` after a number is not the number 0. A title (`\x1b]`) ends at its
+# line's end at the latest: one left open by measured code before the benchmark's `METRIC`
+# line would otherwise take that line with it, and the earlier, forged line would count.
+_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n\r]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 
 
 def _shown(output: str) -> str:
@@ -167,6 +169,17 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float | str) and not isinstance(value, bool)
 
 
+def _spoiled(what: str, line: str, output: str) -> MetricError:
+    """The last line naming what is read is not one it reads (measured code printed a better
+    line, then something the benchmark's own line followed on): an earlier line never counts
+    in its place."""
+    return MetricError(
+        f"the last line naming {what}, {line[:200]!r}, is not one that can be read "
+        "(an earlier line never counts in its place)",
+        output,
+    )
+
+
 def extract(output: str, spec: str = "auto", name: str | None = None) -> Extracted:
     """The metric value in `output` according to `spec` (see the module docstring)."""
     if not output.strip():
@@ -182,11 +195,13 @@ def extract(output: str, spec: str = "auto", name: str | None = None) -> Extract
             text = last.group(1) if last.groups() else last.group(0)
             return Extracted(_finite(text, f"regex {arg!r}", output), name, form=spec)
         if kind == "json":
-            for line in reversed(_lines(text)):
+            token = f'"{arg.rpartition(".")[2]}"'
+            for raw in reversed(_lines(output)):
+                line = _shown(raw)
                 obj = _json(line)
-                if obj is None:
-                    continue
-                found = _json_lookup(obj, arg)
+                found = None if obj is None else _json_lookup(obj, arg)
+                if found is None and (token in raw or token in line):
+                    raise _spoiled(f"the key {arg!r}", raw, output)
                 if found is not None:
                     if not _is_number(found):
                         raise MetricError(f"JSON key {arg!r} holds {found!r}, not a number", output)
@@ -202,10 +217,17 @@ def extract(output: str, spec: str = "auto", name: str | None = None) -> Extract
 
     # auto: METRIC lines first.
     metric_lines: dict[str, str] = {}
-    for line in _lines(text):
+    named = re.compile(rf"METRIC\s*+{re.escape(name)}\s*+=", re.IGNORECASE) if name else None
+    last_named = None  # the last line naming the metric, as printed and as shown
+    for raw in _lines(output):
+        line = _shown(raw)
         m = _METRIC_LINE.match(line)
         if m:
             metric_lines[m.group(1)] = m.group(2)
+        if named is not None and (named.search(raw) or named.search(line)):
+            last_named = m if m and m.group(1) == name else raw
+    if isinstance(last_named, str):
+        raise _spoiled(f"`METRIC {name}`", last_named, output)
     if metric_lines:
         secondary = {}
         for key, text in metric_lines.items():

@@ -146,12 +146,16 @@ def attempt_above() -> str | None:
     above but this process carries an attempt's mark on top of a gitimprove harness above it
     (its supervisor killed, it was reparented to the harness; a service's own seccomp filters
     above it are no harness). None when it belongs to no attempt (once the harness died too,
-    reparented to init, nothing tells: `doctor --repair` kills such a process)."""
+    reparented to init, nothing tells: `doctor --repair` kills such a process). `""` too when
+    the first of its ancestors it can see carries an attempt's mark: a pid namespace of its own
+    (`unshare -Urpf --mount-proc`) hides every process above it, and no init a system or a
+    container starts carries `no_new_privs` with that many filters."""
     from gitimprove.util.alive import runs_gitimprove
     from gitimprove.util.reaper import ancestors, token_of
 
     own = _mark_of("self")
-    for pid in ancestors(os.getpid()):
+    chain = ancestors(os.getpid())
+    for pid in chain:
         if _is_supervisor(pid):
             return token_of(pid) or ""
         mark = _mark_of(pid)
@@ -159,4 +163,8 @@ def attempt_above() -> str | None:
             continue
         if own[1] == 1 and own[2] >= mark[2] + MARK_FILTERS and runs_gitimprove(pid):
             return ""  # reparented to the harness: its supervisor was killed
+    # the top of a namespace an attempt's process made (nothing above it seen), marked
+    uid, no_new_privs, filters = _mark_of(chain[-1] if chain else "self") or (-1, 0, 0)
+    if own is not None and uid == own[0] and no_new_privs == 1 and filters >= MARK_FILTERS:
+        return ""
     return None

@@ -15,6 +15,8 @@ is a file holding the name):
 - `case`: `METRIC Score=1` and `METRIC score =1`;
 - `flood`: 10 MB of `METRIC score=1` lines, then one line of 2 MB of digits ending in `..`
   (a pattern that backtracks would hold the harness for hours on it);
+- `osc`: `METRIC score=1` on a line, then a window title escape (`\\x1b]0;`) left open,
+  which swallows the benchmark's own line, on it, as a terminal shows it;
 - `vt`: `METRIC score=1` after a vertical tab, written by an `atexit` hook only when the
   benchmark's own line did not end with a line end — here it does, so it comes first.
 """
@@ -39,6 +41,7 @@ LINES = {
     "case": "print('METRIC Score=1'); print('METRIC score =1')",
     "flood": "sys.stdout.write('METRIC score=1\\n' * 700_000 + 'METRIC score=' + '1' * 2_000_000 + '..\\n')",
     "vt": "sys.stdout.write('METRIC score=1\\x0b')",
+    "osc": "sys.stdout.write('METRIC score=1\\n\\x1b]0;')",
 }
 pathlib.Path("src/work.py").write_text(
     f"import json, sys\n\n\ndef main():\n    {LINES[how]}\n    sys.stdout.flush()\n"
