@@ -13,9 +13,18 @@ from gitimprove.loop.stats import huber
 SCATTER = 4
 
 
-def center(xs: Sequence[float], sigma: float) -> float:
-    """A Huber centre for 3+ runs (a glitch pulls it by at most 1.5σ), else the mean."""
-    return huber(xs, sigma) if len(xs) > 2 else statistics.fmean(xs)
+def center(xs: Sequence[float], sigma: float, k: float = 1.5) -> float:
+    """A Huber centre for 3+ runs (a glitch pulls it by at most k·σ), else the mean."""
+    return huber(xs, sigma, k) if len(xs) > 2 else statistics.fmean(xs)
+
+
+def hodges_lehmann(xs: Sequence[float]) -> float:
+    """The median of the pairwise (Walsh) averages of 3+ values, else their mean."""
+    if len(xs) <= 2:
+        return statistics.fmean(xs)
+    return statistics.median(
+        (xs[i] + xs[j]) / 2.0 for i in range(len(xs)) for j in range(i, len(xs))
+    )
 
 
 def clean(xs: Sequence[float], sigma: float, k: float) -> list[float]:
