@@ -52,12 +52,15 @@ def two_modes(xs: Sequence[float], sigma: float, k: float) -> bool:
     return False
 
 
-def arm(xs: Sequence[float], sigma: float, k: float) -> tuple[list[float], bool]:
+def arm(
+    xs: Sequence[float], sigma: float, k: float, k2: float | None = None
+) -> tuple[list[float], bool]:
     """An arm's clean runs, and whether its runs disagree so that another must decide: two
     runs apart by more than k·√2·σ, or up to SCATTER runs of which no majority lies within
     k·σ of their median (two glitches among three runs: which are the glitches, only more
-    runs can tell)."""
-    if len(xs) == 2 and sigma > 0 and abs(xs[0] - xs[1]) > k * math.sqrt(2.0) * sigma:
+    runs can tell). `k2`, if given, replaces k for two runs."""
+    k2 = k if k2 is None else k2
+    if len(xs) == 2 and sigma > 0 and abs(xs[0] - xs[1]) > k2 * math.sqrt(2.0) * sigma:
         return [], True
     if 3 <= len(xs) <= SCATTER and sigma > 0:
         m = statistics.median(xs)

@@ -88,6 +88,7 @@ class AdaptiveRule:
         confirm_exact: int = 0,
         huber_k: float = 1.5,
         paired_center: str = "mean",
+        two_k: float | None = None,
     ) -> None:
         md = min_delta or MinDelta()
         self.direction = direction
@@ -126,6 +127,9 @@ class AdaptiveRule:
             raise ValueError(f"paired_center must be one of {', '.join(PAIRED_CENTERS)}")
         self.huber_k = huber_k
         self.paired_center = paired_center
+        # two candidate runs apart by more than two_k·√2·σ take a third, judged meanwhile by
+        # the better (the median of three then); None: the glitch threshold outlier_k
+        self.two_k = two_k
         self.pool = NoisePool(outlier_k)
         self.effects = EffectPrior()
         self.window: list[float] = []
