@@ -4,7 +4,9 @@
 variant see the same machine streams and proposals, so their difference is paired:
 
 * `replay`: `bench/decide_loop_bench.py --replay`'s loop (40 rounds by default) per seed;
-* `climbs`: `bench/decide_bench.py`'s hill-climbs (100 decisions) per climb;
+* `climbs`: `bench/decide_bench.py`'s hill-climbs (100 decisions) per climb: its proposals,
+  the machine's draws of its own (the two rules share them; `decide_bench.py`'s rule has
+  others, so its figures differ from the defaults' here by the luck of the draws);
 * `aa`: every candidate identical to its incumbent, 30 decisions; the share kept by index.
 
 Printed per regime: the variant's gain minus the defaults' (points, ± its standard error),
