@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import ast
 import functools
+import inspect
 import math
 import statistics
 import sys
@@ -31,6 +32,7 @@ from common import ROOT
 
 sys.path.insert(0, str(ROOT))
 
+from gitimprove.loop.rule import AdaptiveRule
 from gitimprove.loop.simulate import Adaptive, Median, Strategy, aa_keeps, replay_loop, simulate
 
 Row = tuple[float, int, int, int]  # gain, runs, false keeps, decisions with no gain
@@ -93,7 +95,12 @@ def main() -> int:
     ap.add_argument("--seed", default="2024", help="the climbs' seed (climbs, aa)")
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args()
+    if any("=" not in s for s in a.set):
+        raise SystemExit("--set takes name=value")
     variant = {k: _value(v) for k, v in (s.split("=", 1) for s in a.set)}
+    known = {"md", *inspect.signature(AdaptiveRule).parameters}  # md: a relative min_delta
+    if unknown := sorted(set(variant) - known):
+        raise SystemExit(f"not a setting of the rule: {', '.join(unknown)}")
     regimes = a.regimes.split(",")
     units = range(a.first, a.first + a.seeds)
     print(f"# {a.mode}, {variant}, {a.seeds} from {a.first}, regimes {a.regimes}")
