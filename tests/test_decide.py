@@ -410,3 +410,29 @@ def test_a_two_speed_machine_keeps_fewer_regressions(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(rule_module, "SEEN_AGREE", -1.0)
     without = keeps()
     assert with_check < without and with_check <= 0.75 * without, (with_check, without)
+
+
+def test_robust_centres_are_settings_that_bound_a_glitchs_pull() -> None:
+    """The Huber centre's cap (huber_k), paired mode's centre of the differences (mean,
+    huber, Hodges-Lehmann) and the spread at which two runs take a third (two_k) are
+    settings, measured in docs/noise.md; a glitch pulls a tighter centre less, and a clear
+    gain decided on pairs alone is kept whichever centre judges it."""
+    from gitimprove.loop import estimate
+
+    runs = [0.0, 0.01, -0.01, 0.005, 0.5]  # one glitch among five runs, σ 0.01
+    tight, default = estimate.center(runs, 0.01, 1.0), estimate.center(runs, 0.01)
+    assert abs(tight) < abs(default) < statistics.fmean(runs)
+    assert estimate.hodges_lehmann([0.0, 1.0, 10.0]) == 3.0  # Walsh averages 0 .5 1 5 5.5 10
+    assert estimate.hodges_lehmann([2.0, 4.0]) == 3.0
+    # two runs 3.5σ apart: within the glitch threshold (3·√2σ), a third run at two_k = 2
+    assert estimate.arm([0.0, 0.035], 0.01, 3.0) == ([0.0, 0.035], False)
+    assert estimate.arm([0.0, 0.035], 0.01, 3.0, 2.0) == ([], True)
+    with pytest.raises(ValueError, match="paired_center"):
+        AdaptiveRule(paired_center="median")
+    for centre in rule_module.PAIRED_CENTERS:
+        m = Machine(random.Random(f"paired-{centre}"), SCENARIOS["spikes"])
+        rule = AdaptiveRule(min_delta=MinDelta(0.0, relative=True), window=0, paired_center=centre)
+        rule.calibrate(lambda m=m: m.run(1.0))
+        rule.plan_budget()
+        out = rule.decide(lambda m=m: m.run(1.0), lambda m=m: m.run(0.9))
+        assert out.keep and out.mode == "paired", (centre, out.verdict, out.sequence)

@@ -5,6 +5,7 @@ whose changes have known effects (docs/noise.md)."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -352,3 +353,20 @@ def test_the_roles_bench_accounts_for_every_run_of_the_replayed_loop() -> None:
         sum(per.get(f"fresh incumbent, {c}", 0.0) for c in classes)
     )
     assert sum(lost.values()) <= per.get("decisions, gain >= 2%", 0.0) * n
+
+
+def test_the_paired_bench_compares_a_setting_with_the_defaults_on_the_same_draws() -> None:
+    """`bench/decide_paired.py` with a setting at its default value: the variant makes the
+    defaults' decisions on the same machine's draws, so their difference is exactly none; a
+    setting that is no keyword of the rule is an error, not a silent default."""
+    bench = Path(__file__).resolve().parents[1] / "bench" / "decide_paired.py"
+    args = ["--regimes", "spikes", "--seeds", "2", "--rounds", "8", "--jobs", "1"]
+    same = subprocess.run(
+        [sys.executable, str(bench), "--set", "huber_k=1.5", *args],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert "variant-defaults +0.00 ± 0.00 points, runs x1.000" in same.stdout, same.stdout
+    bad = subprocess.run(
+        [sys.executable, str(bench), "--set", "no_such=1", *args], capture_output=True, text=True
+    )
+    assert bad.returncode != 0 and "no_such" in bad.stderr

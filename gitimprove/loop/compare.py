@@ -19,9 +19,9 @@ def estimate(rule: AdaptiveRule, w: Work, window: list[float], sigma: float) -> 
     with it (*window* mode), else from adjacent B/A pairs alone (*paired* mode)."""
     k = rule.k
     wc = est_.clean(window, sigma, k)
-    b, need_b = est_.arm(w.b, sigma, k)
+    b, need_b = est_.arm(w.b, sigma, k, rule.two_k)
     if len(wc) >= 2 and w.split is None and rule.W:
-        cw = est_.center(wc, sigma)
+        cw = est_.center(wc, sigma, rule.huber_k)
         lim = k * sigma * math.sqrt(1.0 + 1.0 / len(wc))
         far = [x for x in w.a if abs(x - cw) > lim]
         good = [x for x in w.a if abs(x - cw) <= lim]
@@ -33,19 +33,19 @@ def estimate(rule: AdaptiveRule, w: Work, window: list[float], sigma: float) -> 
             stale = abs(x - y) <= k * math.sqrt(2.0) * sigma and (x - cw) * (y - cw) > 0
         if not stale and len(good) >= 2:
             spread = sigma * math.sqrt(1.0 / len(good) + 1.0 / len(wc))
-            stale = abs(est_.center(good, sigma) - cw) > rule.consistency * spread
+            stale = abs(est_.center(good, sigma, rule.huber_k) - cw) > rule.consistency * spread
         if stale:
             # pairs only from here on; the runs that revealed the change are left out,
             # or choosing to pair because of them would bias the pairs
             w.split = len(w.seq)
         else:
             ref = wc + good
-            level = est_.center(ref, sigma)
+            level = est_.center(ref, sigma, rule.huber_k)
             if need_b:  # two candidate runs disagree: judged by the better, a third decides
                 d = max(rule.sign * (level - x) for x in w.b)
                 se = sigma * math.sqrt(1.0 / len(ref) + 1.0)
                 return Estimate("window", d, se, len(ref), 1, level, "B", fresh=len(good))
-            d = rule.sign * (level - est_.center(b, sigma))
+            d = rule.sign * (level - est_.center(b, sigma, rule.huber_k))
             se = sigma * math.sqrt(1.0 / len(ref) + 1.0 / len(b))
             need = "A" if w.a and not good and w.seq[-1] == "B" else None  # a glitch
             return Estimate("window", d, se, len(ref), len(b), level, need, fresh=len(good))
@@ -64,7 +64,13 @@ def estimate(rule: AdaptiveRule, w: Work, window: list[float], sigma: float) -> 
         level = w.a[-1] if w.a else (window[-1] if window else w.b[0])
         d = rule.sign * (level - w.b[-1])
         return Estimate("paired", d, math.inf, 0, 0, level, nxt, reset)
-    d = statistics.fmean(diffs[i] for i in kept)
+    trusted = [diffs[i] for i in kept]
+    if rule.paired_center == "huber":
+        d = est_.center(trusted, math.sqrt(2.0) * sigma, rule.huber_k)
+    elif rule.paired_center == "hl":
+        d = est_.hodges_lehmann(trusted)
+    else:
+        d = statistics.fmean(trusted)
     se = math.sqrt(2.0) * sigma / math.sqrt(len(kept))
     level = statistics.fmean(prs[i][1] for i in kept)
     n = len(kept)

@@ -13,9 +13,18 @@ from gitimprove.loop.stats import huber
 SCATTER = 4
 
 
-def center(xs: Sequence[float], sigma: float) -> float:
-    """A Huber centre for 3+ runs (a glitch pulls it by at most 1.5σ), else the mean."""
-    return huber(xs, sigma) if len(xs) > 2 else statistics.fmean(xs)
+def center(xs: Sequence[float], sigma: float, k: float = 1.5) -> float:
+    """A Huber centre for 3+ runs (a glitch pulls it by at most k·σ), else the mean."""
+    return huber(xs, sigma, k) if len(xs) > 2 else statistics.fmean(xs)
+
+
+def hodges_lehmann(xs: Sequence[float]) -> float:
+    """The median of the pairwise (Walsh) averages of 3+ values, else their mean."""
+    if len(xs) <= 2:
+        return statistics.fmean(xs)
+    return statistics.median(
+        (xs[i] + xs[j]) / 2.0 for i in range(len(xs)) for j in range(i, len(xs))
+    )
 
 
 def clean(xs: Sequence[float], sigma: float, k: float) -> list[float]:
@@ -43,12 +52,15 @@ def two_modes(xs: Sequence[float], sigma: float, k: float) -> bool:
     return False
 
 
-def arm(xs: Sequence[float], sigma: float, k: float) -> tuple[list[float], bool]:
+def arm(
+    xs: Sequence[float], sigma: float, k: float, k2: float | None = None
+) -> tuple[list[float], bool]:
     """An arm's clean runs, and whether its runs disagree so that another must decide: two
     runs apart by more than k·√2·σ, or up to SCATTER runs of which no majority lies within
     k·σ of their median (two glitches among three runs: which are the glitches, only more
-    runs can tell)."""
-    if len(xs) == 2 and sigma > 0 and abs(xs[0] - xs[1]) > k * math.sqrt(2.0) * sigma:
+    runs can tell). `k2`, if given, replaces k for two runs."""
+    k2 = k if k2 is None else k2
+    if len(xs) == 2 and sigma > 0 and abs(xs[0] - xs[1]) > k2 * math.sqrt(2.0) * sigma:
         return [], True
     if 3 <= len(xs) <= SCATTER and sigma > 0:
         m = statistics.median(xs)

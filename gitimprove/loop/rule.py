@@ -57,6 +57,8 @@ CP_SHARE, CP_AFTER = 0.4, 10
 # fast and slow stretches (docs/noise.md, step 5). One such run is a tail or a glitch, and
 # counting it, or two scattered ones, cost gain under heavy tails
 SEEN_AGREE = 1.4
+# paired mode's centre of the trusted differences (a setting, measured in docs/noise.md)
+PAIRED_CENTERS = ("mean", "huber", "hl")
 
 Run = Callable[[], float]
 
@@ -84,6 +86,9 @@ class AdaptiveRule:
         adapt: bool = True,
         prior: str = "plug-in",
         confirm_exact: int = 0,
+        huber_k: float = 1.5,
+        paired_center: str = "mean",
+        two_k: float | None = None,
     ) -> None:
         md = min_delta or MinDelta()
         self.direction = direction
@@ -115,6 +120,16 @@ class AdaptiveRule:
         self.prior = prior  # how a keep's window is moved back: "mixture" (effects.py), "plug-in"
         # a deterministic metric's keep must repeat exactly on this many runs (0 or 1: one run)
         self.confirm_exact = confirm_exact
+        # robust centres (docs/noise.md, "robust estimates"): an arm's or the window's Huber
+        # centre caps a run's pull at huber_k·σ; paired mode's centre of the trusted
+        # differences: "mean", "huber" or "hl" (Hodges-Lehmann)
+        if paired_center not in PAIRED_CENTERS:
+            raise ValueError(f"paired_center must be one of {', '.join(PAIRED_CENTERS)}")
+        self.huber_k = huber_k
+        self.paired_center = paired_center
+        # two candidate runs apart by more than two_k·√2·σ take a third, judged meanwhile by
+        # the better (the median of three then); None: the glitch threshold outlier_k
+        self.two_k = two_k
         self.pool = NoisePool(outlier_k)
         self.effects = EffectPrior()
         self.window: list[float] = []
@@ -325,8 +340,8 @@ class AdaptiveRule:
         a, _ = est_.arm(w.a, sigma, self.k)
         if len(a) < CONFIRM_FRESH or len(b) < 2 or not sigma > 0:
             return None
-        level = est_.center(a, sigma)
-        d = self.sign * (level - est_.center(b, sigma))
+        level = est_.center(a, sigma, self.huber_k)
+        d = self.sign * (level - est_.center(b, sigma, self.huber_k))
         se = sigma * math.sqrt(1.0 / len(a) + 1.0 / len(b))
         return Estimate("window", d, se, len(a), len(b), level, None, fresh=len(a))
 
@@ -348,11 +363,11 @@ class AdaptiveRule:
         if est.fresh < CONFIRM_FRESH or not sigma > 0:
             return est.fresh >= CONFIRM_FRESH
         wc = est_.clean(window, sigma, self.k)
-        cw = est_.center(wc, sigma)
+        cw = est_.center(wc, sigma, self.huber_k)
         lim = self.k * sigma * math.sqrt(1.0 + 1.0 / len(wc))
         good = [x for x in w.a if abs(x - cw) <= lim]
         spread = sigma * math.sqrt(1.0 / len(good) + 1.0 / len(wc))
-        return abs(est_.center(good, sigma) - cw) <= CONFIRM_SE * spread
+        return abs(est_.center(good, sigma, self.huber_k) - cw) <= CONFIRM_SE * spread
 
     def _next(self, est: Estimate, w: Work, extreme: bool) -> str:
         if extreme:  # one very bad run may be a glitch: one more before giving up
