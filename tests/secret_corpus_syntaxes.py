@@ -50,4 +50,21 @@ def families(g: Gen) -> list[tuple[str, Callable[[str], str], str]]:
         ("python-pair-list", lambda s: f"[('user', 'bob'), ('password', '{s}')]", pw()),
         ("php-fpm-env", lambda s: f"env[DB_PASSWORD] = {s}", pw()),
         ("dict-under-credentials", lambda s: f'credentials = {{"prod": "{s}"}}', t(ALNUM, 30)),
+        # a short drawn password handed to a program mid-line, or on a line of a diff
+        (
+            "docker-run-env-mid-line",
+            lambda s: f"docker run -d -e PASS={s} -p 80:80 nginx",
+            "%ioDnkHI",
+        ),
+        ("java-system-property", lambda s: f"java -Ddb.password={s} -jar app.jar", "Xk9#mQ2pL"),
+        (
+            "diff-added-env-line",
+            lambda s: f"--- a/.env\n+++ b/.env\n@@ -1 +1 @@\n+PWD={s}",
+            "64cXQ&;L",
+        ),
+        (
+            "diff-removed-yaml-line",
+            lambda s: f"@@ -3,2 +3,2 @@ db:\n-  password: {s}\n",
+            ":$,%zJ5%+9$F&H",
+        ),
     ]

@@ -76,13 +76,24 @@ _VALUE = (
 )
 _ASSIGNMENT = (
     # (after `{` or `,` only a quoted key: JSON's; `f(a, key=None)` is a call)
-    r"(?m)(?:^[ \t]*(?:export[ \t]+|set[ \t]+|-[ \t]+)?(?P<kq>[\"']?)|(?<=[{,])[ \t]*(?P<jq>[\"']))"
+    # (a line of a diff or a quoted mail keeps its `+`, `-` or `>` before the key, a log's
+    # line its label: `Bash failed: KEY=…`, `stderr: KEY=…`)
+    r"(?m)(?:^(?:[+>-]|(?:[A-Za-z][\w ()/-]{0,40}:[ \t]+){1,3})?[ \t]*(?:export[ \t]+|set[ \t]+|-[ \t]+)?"
+    r"(?P<kq>[\"']?)|(?<=[{,])[ \t]*(?P<jq>[\"']))"
     r"(?P<key>" + _NAME + r")(?:(?P=kq)|(?P=jq))(?P<sep>[ \t]*[=:][ \t]*)" + _VALUE
 )
 _FLAG = (
     r"(?<![\w-])--?(?P<key>[A-Za-z][\w-]{0,60})(?P<sep>=|[ \t]+)"
     r"""(?:"(?P<dq>(?:[^"\\\n]|\\.){4,80})"|'(?P<sq>[^'\n]{4,80})'|(?P<bare>[^\s"'-][^\s]{3,63}))"""
     r"(?=\s|$)"
+)
+# `KEY=value` handed to a program by an option, anywhere on its line: `docker run -e K=v`,
+# `--env`, `--build-arg`, Helm's `--set`, Terraform's `-var`, Java's `-DK=v`
+_ENV_FLAG = (
+    r"(?<![\w-])(?:-e|--env|--build-arg|--set(?:-string)?|--?var|-D)(?:=|[ \t]+|(?<=D))"
+    r"(?P<kq>['\"]?)(?P<key>[A-Za-z_][\w.-]{0,80})(?P<sep>=)"
+    r"""(?:"(?P<dq>(?:[^"\\\n]|\\.){4,80})"|'(?P<sq>[^'\n]{4,80})'|(?P<bare>[^\s"'][^\s]{3,63}?))"""
+    r"(?=(?P=kq)(?:\s|$))"
 )
 
 # a password's symbols as a generator draws them (every printable one but `_`, `-`, `.`)
@@ -421,6 +432,16 @@ RULES: list[Rule] = [
         KEYWORDS,
         groups=("dq", "sq", "bare"),
         needs=("=", ":"),
+        priority=CONTEXT,
+        check=_check,
+        whole=True,
+    ),
+    Rule(
+        "credential",
+        _ENV_FLAG,
+        KEYWORDS,
+        groups=("dq", "sq", "bare"),
+        needs=("=",),
         priority=CONTEXT,
         check=_check,
         whole=True,

@@ -47,8 +47,10 @@ _ARG = r"""["']?(?P<bare>[^\s'"|;&`<>]+)["']?"""
 
 def _check_named(secret: str, m: _KeyMatch) -> bool | str:
     key = m.group("key")
-    if compiled(r"[A-Z][A-Z_]*[A-Z]", 0).fullmatch(secret):
-        return False  # a list of constant names: `'NOPASS', 'ONLY'`, `'CURLOPT_READDATA'`
+    if compiled(r"[A-Z][A-Z_-]*[A-Z]", 0).fullmatch(secret):
+        # a list of constant names: `'NOPASS', 'ONLY'`, `'CURLOPT_READDATA'`, a language's
+        # keywords (`'APPSERVER-PASSWORD', 'APPSERVER-USERID'`)
+        return False
     if looks_random(key, min_len=8):
         return False  # an id, not a name: `"requestId": "req_01…NPwCb", "type"`
     after = m.m.string[m.m.end() : m.m.end() + 8].lstrip()

@@ -99,6 +99,7 @@ def is_value(value: str) -> bool:
         and not compiled(r"(?i)(?:sha1|sha256|sha384|sha512|md5):", 0).match(v)
         and not encodes_prose(v)
         and not compiled(_PATTERN, 0).search(v)
+        and not compiled(_ALTERNATION, 0).fullmatch(v)
         and not compiled(_SPLICE, 0).fullmatch(v)
         # the code between two string literals, read as one quoted value:
         # `startswith(b"API_TOKEN=") else ""` holds no value `) else `, nor
@@ -138,6 +139,8 @@ _BETWEEN_LITERALS = (
 )
 
 
+# alternatives of names in a regular expression: `enCN|frFR|deDE|itIT`, `LoadWith|Author|`
+_ALTERNATION = r"[(?:|]*(?:[A-Za-z]+\|){2,}[A-Za-z]*\)*"
 # a regular expression's syntax: `(?![\w-])`, `\d+`: a pattern, not a password
 _PATTERN = r"\(\?(?:[:!=]|<[=!])|\\[wdsWDS][*+?{\])]|\[\^?\\[wdsWDS]"
 
@@ -157,12 +160,15 @@ def _random_part(value: str) -> bool:
 
 
 def _dotted_password(value: str) -> bool:
-    """A generated password holding a dot (`shiaZHx5Y.O8D6L1`, `tR7.uQ2wZk9x`), not an
-    attribute path: its first part names no object (neither letters alone, `self`,
-    `Secrets`, nor a lower-case name with digits, `k8s`, `x509`, nor names), and the whole
-    reads as a password with the dot for its symbol."""
+    """A generated password holding a dot (`shiaZHx5Y.O8D6L1`, `tR7.uQ2wZk9x`,
+    `GpW.Luq.IA1`), not an attribute path: its first part names no object (neither a
+    lower-case name, `self`, `k8s`, `x509`, nor names, `Secrets`, `QtCore`), nor do its
+    parts read as names together (`Foo.Bar.Baz`), and the whole reads as a password with
+    the dot for its symbol."""
     head = value.split(".", 1)[0]
-    if compiled(r"[A-Za-z_$]+|[a-z0-9_]+", 0).fullmatch(head) or reads_as_names(head):
+    if compiled(r"[a-z0-9_]+", 0).fullmatch(head) or reads_as_names(head):
+        return False
+    if reads_as_names(value.replace(".", "_")):
         return False
     return password_evidence(value.replace(".", "!"))
 
@@ -204,6 +210,10 @@ def file_path(value: str) -> bool:
         )
     if "/" not in value or len(value) > 512:
         return False
+    if compiled(r"(?:/[\w.@+~-]{1,64}){3,}/?", 0).fullmatch(value) and all(
+        reads_as_names(p) for p in value.split("/") if p
+    ):
+        return True  # an absolute folder of plain names: `/opt/app/lib/secrets`
     *folders, name = value.split("/")
     return compiled(_EXTENSION, 0).fullmatch(name) is not None and all(
         compiled(_SEGMENT, 0).fullmatch(f) for f in folders
