@@ -17,8 +17,10 @@ from gitimprove.redaction.headers import generated
 from gitimprove.redaction.values import (
     assignment_is_secret,
     is_value,
+    key_strength,
     kind_of,
     looks_random,
+    memorable,
     mixed_case,
     names_itself,
     password_evidence,
@@ -29,6 +31,10 @@ from gitimprove.redaction.values import (
 )
 
 # --- the checks the rules call -----------------------------------------------------------
+
+
+def _strong_password(key: str) -> bool:
+    return key_strength(key) == "strong" and kind_of(key) == "password"
 
 
 def _check_assignment(secret: str, m: re.Match[str]) -> bool | str:
@@ -84,6 +90,8 @@ def _check_assignment(secret: str, m: re.Match[str]) -> bool | str:
         # `pwd <- "…"` (R), `pwd = "…"`: the shell's working directory is a path, and no
         # one quotes it into a variable of that name in code
         return "password"
+    if sep.strip() == ":" and _strong_password(key) and memorable(secret):
+        return "password"  # YAML's `password: Cobalt.velvet.cobalt30`: a literal
     if not assignment_is_secret(key, secret, quoted=quoted, env_style=env_style):
         return False
     return kind_of(key)

@@ -405,9 +405,11 @@ def _check(secret: str, m: re.Match[str]) -> bool | str:
         return False  # the end of a code span or a string around the assignment (`k=v`)
     after = text[m.end() : m.end() + 2].strip(" \t")
     if (secret.endswith(";") and after[:1] not in ("", "\r", "\n")) or compiled(
-        r"[|;][A-Za-z][\w-]{2,}$|&[A-Za-z_][\w.-]*=", 0
+        r"[|;][a-z][a-z0-9_-]{2,}$|&[A-Za-z_][A-Za-z_.-]*=", 0
     ).search(secret):
-        return False  # a pipe, a command or a query's next field after it: `v|next`, `v&user=`
+        # a pipe, a command or a query's next field after it: `v|next`, `v&user=` (a
+        # command's or a field's name reads as one: `nCtt&n6k=faqD@`, `%ioD;kHI` are drawn)
+        return False
     if compiled(r"\{[^{}\s]{0,40}\}", 0).search(secret):
         return False  # a template's field: `{0};Uid={1}`, `{env:DB_PW}`
     # (`pass`, `pw`, `pwd`, `cred` alone are weak names in prose; at a line's start, as a

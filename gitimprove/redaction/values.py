@@ -669,16 +669,27 @@ def bare_key_digest(key: str, value: str) -> bool:
     )
 
 
+def memorable(value: str) -> bool:
+    """A password manager's memorable password: three words or more joined by dots, with a
+    capital or digits (`Cobalt.velvet.cobalt30`). Under a password's name, quoted or in a
+    configuration file, it is no attribute path, which code writes unquoted."""
+    parts = value.split(".")
+    return (
+        len(parts) >= 3
+        and all(compiled(r"[A-Za-z]{3,12}[0-9]{0,4}", 0).fullmatch(p) for p in parts)
+        and any(c.isdigit() for c in value)
+    )
+
+
 def assignment_is_secret(key: str, value: str, *, quoted: bool, env_style: bool) -> bool:
     """Whether `key <op> value` assigns a credential: a weak key needs a random-looking
     value; a strong one any real value, unless it is unquoted code (`token = next_token`)."""
     strength = key_strength(key)
-    if (
-        strength == "strong"
-        and kind_of(key) == "password"
-        and compiled(r"\d{4,64}", 0).fullmatch(value)
-    ):
+    password = strength == "strong" and kind_of(key) == "password"
+    if password and compiled(r"\d{4,64}", 0).fullmatch(value):
         return True  # a PIN, or a password of digits: `"pin": <digits>`
+    if password and (quoted or env_style) and memorable(value):
+        return True  # a literal, not an attribute path: `PASSWORD="Cobalt.velvet.cobalt30"`
     if strength is None or not is_value(value) or _lexer_token(key, value):
         return False
     if escapes_table(value):
