@@ -73,6 +73,10 @@ ORDINARY = [
     "passwords = ['node', 'import', 'require']",
     "token_scopes: [read, write-all]",
     "secret_modes:\n  - strict\n  - lax\n",
+    # a name in an expression under a password's name: code, not a passphrase
+    '    password = strength == "strong" and kind_of(key) == "password"',
+    "    password = generated if length else None",
+    "    secret = fallback or default",
     # a highlighter's style table: a token type's path, not a token (Pygments' styles)
     '    Token.Name.Builtin.MusicCommand: "bold #08547A",\n    Token.Keyword: "bold",',
     # a language's keywords listed one a line, one naming a password
