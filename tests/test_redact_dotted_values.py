@@ -100,6 +100,10 @@ def test_a_memorable_password_of_dotted_words_is_masked(place: str) -> None:
     drawn = [_memorable(rng) for _ in range(100)]
     missed = [p for p in drawn if p in redact(place.format(p=p))]
     assert not missed, missed[:5]
+    # (under any name of a credential: a secret's, a credentials' entry)
+    other = place.replace("PASSWORD", "SECRET").replace("password", "credentials")
+    missed = [p for p in drawn if p in redact(other.format(p=p))]
+    assert not missed, missed[:5]
 
 
 @pytest.mark.parametrize(

@@ -37,10 +37,6 @@ from gitimprove.redaction.values import (
 _EXPRESSION_GOES_ON = r"[ \t]+(?:==|!=|<=|>=|[-+*/%<>|&]|\?|if\b|and\b|or\b|else\b|for\b|in\b|is\b)"
 
 
-def _strong_password(key: str) -> bool:
-    return key_strength(key) == "strong" and kind_of(key) == "password"
-
-
 def _check_assignment(secret: str, m: re.Match[str]) -> bool | str:
     key, sep = m.group("key"), m.group("sep")
     if key.startswith("-D") and len(key) > 2:
@@ -101,7 +97,7 @@ def _check_assignment(secret: str, m: re.Match[str]) -> bool | str:
         and compiled(_EXPRESSION_GOES_ON, 0).match(m.string, m.end()) is not None
     ):
         return False  # `password = generated if x else None`: a name in an expression
-    if sep.strip() == ":" and _strong_password(key) and memorable(secret):
+    if sep.strip() == ":" and key_strength(key) == "strong" and memorable(secret):
         return "password"  # YAML's `password: Cobalt.velvet.cobalt30`: a literal
     if not assignment_is_secret(key, secret, quoted=quoted, env_style=env_style):
         return False

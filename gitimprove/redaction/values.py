@@ -670,8 +670,8 @@ def bare_key_digest(key: str, value: str) -> bool:
 
 
 def memorable(value: str) -> bool:
-    """A password manager's memorable password: three words or more joined by dots, with a
-    capital or digits (`Cobalt.velvet.cobalt30`). Under a password's name, quoted or in a
+    """A password manager's memorable password: three words or more joined by dots, and
+    digits (`Cobalt.velvet.cobalt30`). Under a credential's name, quoted or in a
     configuration file, it is no attribute path, which code writes unquoted."""
     parts = value.split(".")
     return (
@@ -688,7 +688,7 @@ def assignment_is_secret(key: str, value: str, *, quoted: bool, env_style: bool)
     password = strength == "strong" and kind_of(key) == "password"
     if password and compiled(r"\d{4,64}", 0).fullmatch(value):
         return True  # a PIN, or a password of digits: `"pin": <digits>`
-    if password and (quoted or env_style) and memorable(value):
+    if strength == "strong" and (quoted or env_style) and memorable(value):
         return True  # a literal, not an attribute path: `PASSWORD="Cobalt.velvet.cobalt30"`
     if strength is None or not is_value(value) or _lexer_token(key, value):
         return False
