@@ -681,6 +681,19 @@ def memorable(value: str) -> bool:
     )
 
 
+def _drawn_dots(value: str) -> bool:
+    """Letters and digits drawn at random, joined by dots (`cNO.Pme.Mjv`): a password when it
+    is quoted or in a configuration file, unless it starts with a lower-case name (`self.`,
+    `cfg.`) or its parts read as names together (`Secrets.MySQL8Password`)."""
+    if compiled(r"[A-Za-z0-9]+(?:\.[A-Za-z0-9]+)+", 0).fullmatch(value) is None:
+        return False
+    if compiled(r"[a-z0-9_]+", 0).fullmatch(value.split(".", 1)[0]):
+        return False
+    return not reads_as_names(value.replace(".", "_")) and password_evidence(
+        value.replace(".", "!")
+    )
+
+
 def assignment_is_secret(key: str, value: str, *, quoted: bool, env_style: bool) -> bool:
     """Whether `key <op> value` assigns a credential: a weak key needs a random-looking
     value; a strong one any real value, unless it is unquoted code (`token = next_token`)."""
@@ -688,7 +701,7 @@ def assignment_is_secret(key: str, value: str, *, quoted: bool, env_style: bool)
     password = strength == "strong" and kind_of(key) == "password"
     if password and compiled(r"\d{4,64}", 0).fullmatch(value):
         return True  # a PIN, or a password of digits: `"pin": <digits>`
-    if strength == "strong" and (quoted or env_style) and memorable(value):
+    if strength == "strong" and (quoted or env_style) and (memorable(value) or _drawn_dots(value)):
         return True  # a literal, not an attribute path: `PASSWORD="Cobalt.velvet.cobalt30"`
     if strength is None or not is_value(value) or _lexer_token(key, value):
         return False
