@@ -63,6 +63,16 @@ def families(g: Gen) -> list[tuple[str, Callable[[str], str], str]]:
             "64cXQ&;L",
         ),
         (
+            "pgpass-line-echoed",
+            lambda s: f"echo 'db.internal:5432:*:dbadmin:{s}' >> ~/.pgpass",
+            "nCtt&n6k=faqD@",
+        ),
+        (
+            "pgpass-line-in-diff",
+            lambda s: f"@@ -0,0 +1 @@\n+db.internal:6432:app:ci:{s}",
+            "CHLn;#:x7",
+        ),
+        (
             "diff-removed-yaml-line",
             lambda s: f"@@ -3,2 +3,2 @@ db:\n-  password: {s}\n",
             ":$,%zJ5%+9$F&H",

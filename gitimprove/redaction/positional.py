@@ -311,13 +311,18 @@ RULES: list[Rule] = [
         "password",
         # (also a diff's line, `+host:…`, and one quoted as a string: `"host:…"`)
         r"(?m)(?:^[+>-]?|(?<=[ \t\"'`]))(?:\*|(?:[\w-]+\.)*[A-Za-z][\w-]*):(?:\d{1,5}|\*):"
-        r"[\w*.-]+:[\w*.@-]+:(?P<bare>\S{4,200}?)[\"'`]?(?=\s|$)",
+        r"[\w*.-]+:[\w*.@-]+:(?P<bare>\S{4,200}?)"
+        # (what may follow it on a line quoted from a query or a shell: `&user=`, `|next`)
+        r"(?:&[A-Za-z_][A-Za-z_.-]*=\S*|[|;][a-z][a-z0-9_-]{2,}\S*)?[\"'`;]?(?=\s|$)",
         # (PostgreSQL's port and the usual others: a second server, pgbouncer, Supabase's
         # pooler, managed databases)
         (":5432:", ":*:", ":3306:", ":6432:", ":5433:", ":5434:", ":6543:", ":15432:", ":25060:"),
         groups=("bare",),
         priority=CONTEXT,
         check=_check_pgpass,
+        # (the last field runs to the line's end or its quote: `&`, `;` and `|` are the
+        # password's unless a field's or a command's name follows them)
+        whole=True,
     ),
     Rule(
         "password",
