@@ -98,7 +98,7 @@ def _check_assignment(secret: str, m: re.Match[str]) -> bool | str:
     ):
         return False  # `password = generated if x else None`: a name in an expression
     if sep.strip() == ":" and key_strength(key) == "strong" and memorable(secret):
-        return "password"  # YAML's `password: Cobalt.velvet.cobalt30`: a literal
+        return "password"  # a memorable password as YAML writes it: a literal
     if not assignment_is_secret(key, secret, quoted=quoted, env_style=env_style):
         return False
     return kind_of(key)

@@ -702,7 +702,7 @@ def assignment_is_secret(key: str, value: str, *, quoted: bool, env_style: bool)
     if password and compiled(r"\d{4,64}", 0).fullmatch(value):
         return True  # a PIN, or a password of digits: `"pin": <digits>`
     if strength == "strong" and (quoted or env_style) and (memorable(value) or _drawn_dots(value)):
-        return True  # a literal, not an attribute path: `PASSWORD="Cobalt.velvet.cobalt30"`
+        return True  # a literal (quoted, or in an env file), not an attribute path
     if strength is None or not is_value(value) or _lexer_token(key, value):
         return False
     if escapes_table(value):
