@@ -68,11 +68,13 @@ FOREIGN = frozenset(
 KEYWORDS = ("pass", "pw", "pwd", "auth", "key", "cred", "secret", "token", "mdp", *sorted(FOREIGN))
 
 _NAME = r"[A-Za-z_][\w.-]{0,80}"
+# a sentence going on after a value quoted in it: `put KEY=<value> in the vault`
+_PROSE_GOES_ON = r"[ \t]+(?:in|into|to|for|from|on|as|and|then|is|was|with)[ \t]+[a-z]"
 # (a quoted value: its escapes are kept; a bare one: up to the blank or line end ending it)
 _VALUE = (
     r"""(?:"(?P<dq>(?:[^"\\\n]|\\.){4,80})"(?=[ \t]*(?:[,}\]]|\r?$|\#|;))"""
     r"""|'(?P<sq>[^'\n]{4,80})'(?=[ \t]*(?:[,}\]]|\r?$|\#|;))"""
-    r"""|(?P<bare>[^\s"'][^\s]{3,63})(?=[ \t]+\#|[ \t]*\r?$))"""
+    r"""|(?P<bare>[^\s"'][^\s]{3,63})(?=[ \t]+\#|[ \t]*\r?$|""" + _PROSE_GOES_ON + "))"
 )
 _ASSIGNMENT = (
     # (after `{` or `,` only a quoted key: JSON's; `f(a, key=None)` is a call)

@@ -311,9 +311,11 @@ RULES: list[Rule] = [
         "password",
         # (also a diff's line, `+host:…`, and one quoted as a string: `"host:…"`)
         r"(?m)(?:^[+>-]?|(?<=[ \t\"'`]))(?:\*|(?:[\w-]+\.)*[A-Za-z][\w-]*):(?:\d{1,5}|\*):"
-        r"[\w*.-]+:[\w*.@-]+:(?P<bare>\S{4,200}?)"
-        # (what may follow it on a line quoted from a query or a shell: `&user=`, `|next`)
-        r"(?:&[A-Za-z_][A-Za-z_.-]*=\S*|[|;][a-z][a-z0-9_-]{2,}\S*)?[\"'`;]?(?=\s|$)",
+        r"[\w*.-]+:[\w*.@-]+:(?P<bare>(?:[^\s\"'`\\]|\\(?![nrt])){4,200}?)"
+        # (what may follow it on a line quoted from a query or a shell: `&user=`, `|next`;
+        # a literal escape or a quote ends it, as in a string of code)
+        r"(?:&[A-Za-z_][A-Za-z_.-]*=\S*|[|;][a-z][a-z0-9_-]{2,}\S*)?"
+        r"(?:\\[nrt]|[\"'`;])?(?=[\s\\\"'`]|$)",
         # (PostgreSQL's port and the usual others: a second server, pgbouncer, Supabase's
         # pooler, managed databases)
         (":5432:", ":*:", ":3306:", ":6432:", ":5433:", ":5434:", ":6543:", ":15432:", ":25060:"),
