@@ -85,6 +85,8 @@ def ruleset() -> RuleSet:
                 rule.check = context.check_user_pair
             elif rule.id == "sourcegraph-access-token":
                 rule.check = providers.check_sourcegraph
+            elif rule.id == "facebook-access-token":  # (a number, `|`, a name: a table's row)
+                rule.check = providers.app_secret
             elif rule.near:  # `<identifier with keyword> = <secret>`
                 rule.check = check_keyed
         _rules = engine.RuleSet(

@@ -82,12 +82,12 @@ def _wifi_password(secret: str, m: re.Match[str]) -> bool:
     return is_value(secret) and not (secret.startswith("<") and secret.endswith(">"))
 
 
-def _app_secret(secret: str, m: re.Match[str]) -> bool:
+def app_secret(secret: str, m: re.Match[str]) -> bool:
     """A Facebook app or client token's second half (`<app id>|<secret>`): 32 hex digits or
     random characters, not a name or a word after a number in a table."""
     from gitimprove.redaction.values import looks_random
 
-    body = re.split(r"\||%7[Cc]", secret, maxsplit=1)[-1]
+    body = re.split(r"\||%7[Cc]|%", secret, maxsplit=1)[-1]
     hexed = len(body) == 32 and all(c in "0123456789abcdefABCDEF" for c in body)
     return hexed or looks_random(body)
 
@@ -153,7 +153,7 @@ RULES: list[Rule] = [
         "facebook-access-token",
         r"(?<![\w|])\d{15,16}(?:\||%7[Cc])[\w-]{27,40}(?![\w-])",
         ("|", "%7c"),
-        check=_app_secret,
+        check=app_secret,
     ),
     Rule("telegram-bot-api-token", r"(?:\b|(?<=bot))\d{8,10}:AA[\w-]{33}\b", (":aa",)),
     Rule(
