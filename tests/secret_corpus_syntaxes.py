@@ -50,4 +50,31 @@ def families(g: Gen) -> list[tuple[str, Callable[[str], str], str]]:
         ("python-pair-list", lambda s: f"[('user', 'bob'), ('password', '{s}')]", pw()),
         ("php-fpm-env", lambda s: f"env[DB_PASSWORD] = {s}", pw()),
         ("dict-under-credentials", lambda s: f'credentials = {{"prod": "{s}"}}', t(ALNUM, 30)),
+        # a short drawn password handed to a program mid-line, or on a line of a diff
+        (
+            "docker-run-env-mid-line",
+            lambda s: f"docker run -d -e PASS={s} -p 80:80 nginx",
+            "%ioDnkHI",
+        ),
+        ("java-system-property", lambda s: f"java -Ddb.password={s} -jar app.jar", "Xk9#mQ2pL"),
+        (
+            "diff-added-env-line",
+            lambda s: f"--- a/.env\n+++ b/.env\n@@ -1 +1 @@\n+PWD={s}",
+            "64cXQ&;L",
+        ),
+        (
+            "pgpass-line-echoed",
+            lambda s: f"echo 'db.internal:5432:*:dbadmin:{s}' >> ~/.pgpass",
+            "nCtt&n6k=faqD@",
+        ),
+        (
+            "pgpass-line-in-diff",
+            lambda s: f"@@ -0,0 +1 @@\n+db.internal:6432:app:ci:{s}",
+            "CHLn;#:x7",
+        ),
+        (
+            "diff-removed-yaml-line",
+            lambda s: f"@@ -3,2 +3,2 @@ db:\n-  password: {s}\n",
+            ":$,%zJ5%+9$F&H",
+        ),
     ]

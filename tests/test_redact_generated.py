@@ -4,7 +4,8 @@ Generated at run time (seeded): 8 characters from three generators (Python's `se
 `!@#$%^&*`, pwgen's pronounceable letters with one symbol, KeePass' every printable symbol),
 under weak and foreign key names (`pass`, `pw`, `pwd`, `auth`, `key`, `cred`, `passwort`,
 `senha`, ...), in the formats an agent's tool output shows them: env, `export`, YAML, INI,
-command-line flags, JSON, TOML, a docker-compose list. Code under the same key names stays as
+command-line flags, JSON, TOML, a docker-compose list, `docker run -e K=v` and `java -DK=v`
+mid-line, a diff's `+`/`-` line, a log line after its label. Code under the same key names stays as
 it is (`key = self._key_from_fd(fd)`, `auth: *defaults`, `PWD=$HOME/src`).
 """
 
@@ -80,6 +81,13 @@ def _formats(key: str, value: str) -> dict[str, str]:
         "json": json.dumps({key: value}),
         "toml": f"{key} = {json.dumps(value)}",
         "compose": f"    environment:\n      - {up}={value}\n      - DEBUG=1",
+        # handed to a program mid-line, and lines of a diff or a quoted mail
+        "docker-e": f"docker run --rm -e {up}={value} -p 8080:80 app:1.2",
+        "java-D": f"java -Dapp.{key}={value} -jar app.jar",
+        "diff+": f"+{up}={value}",
+        "diff-yaml": f"-  {key}: {value}",
+        "quoted-mail": f"> {up}={value}",
+        "labelled": f"Bash failed: stderr: {up}={value}",
     }
 
 
@@ -105,12 +113,15 @@ def _misses(generator: str, n: int, *, only_hard: bool) -> tuple[int, int, list[
 
 
 # the share (per cent) a generator's passwords may leave, a little above what is measured
-LEFT = {"secrets": 10, "pwgen": 23, "keepass": 21}
+LEFT = {"secrets": 12, "pwgen": 24, "keepass": 18}
+HARD_LEFT = {"secrets": 7, "pwgen": 21, "keepass": 23}
 
 
 @pytest.mark.parametrize("generator", sorted(GENERATORS))
 def test_drawn_passwords_under_weak_keys_are_masked(generator: str) -> None:
-    # (measured at 1,800: secrets 7%, pwgen 19%, keepass 17% left; before: 46%, 67%, 79%;
+    # (measured at 1,800 over the fifteen formats: secrets 10%, pwgen 21%, keepass 15% left;
+    # 24%, 36%, 37% before a diff's `+`/`-`/`>` line, a log's label and a `-e K=v`
+    # mid-line were read;
     # what is left is mostly under `key` and `auth`, where names and ids must pass)
     missed, total, examples = _misses(generator, 1800, only_hard=False)
     assert missed * 100 < total * LEFT[generator], (missed, total, examples[:8])
@@ -119,9 +130,9 @@ def test_drawn_passwords_under_weak_keys_are_masked(generator: str) -> None:
 @pytest.mark.parametrize("generator", sorted(GENERATORS))
 def test_passwords_starting_with_a_shell_or_yaml_sign_are_masked(generator: str) -> None:
     # the symbols shell and YAML give a meaning: `$` `~` `!` `*` `&` `@`, or `&` inside
-    # (measured: secrets 2%, pwgen 19%, keepass 15% left)
+    # (measured: secrets 5%, pwgen 18%, keepass 20% left; before: 32%, 41%, 42%)
     missed, total, examples = _misses(generator, 900, only_hard=True)
-    assert missed * 100 < total * LEFT[generator], (missed, total, examples[:8])
+    assert missed * 100 < total * HARD_LEFT[generator], (missed, total, examples[:8])
 
 
 @pytest.mark.parametrize(
@@ -153,6 +164,21 @@ def test_passwords_starting_with_a_shell_or_yaml_sign_are_masked(generator: str)
         "key: ctrl+shift+p",
         "auth: localhost:8080/api-v1",
         "cred = get_credentials()",
+        # options mid-line and lines of a diff holding code or references
+        "docker run -e HOME=/root -e KEY=$KEY img",
+        "cmake -DCMAKE_BUILD_TYPE=Release -DPASS_THROUGH=ON ..",
+        "docker run -e AUTH_MODE=oauth2 -e PYTHONPATH=src img",
+        "docker build --build-arg TOKEN_FILE=/run/secrets/gh .",
+        "helm upgrade x --set auth.enabled=true --set image.tag=v1.2.3 .",
+        "java -Dfile.encoding=UTF-8 -Dkey.store=conf/app.jks -jar a.jar",
+        "terraform apply -var key_name=deployer-key -var 'region=us-east-1'",
+        'docker run -e TOKEN=${TOKEN} -e PASSWORD="$DB_PASSWORD" img',
+        "+KEY_PATH=~/.ssh/id_rsa",
+        "-    password: ${DB_PASSWORD}",
+        "+        self.key = key",
+        "-    key=lambda x: x[1],",
+        "+credentials = load_credentials(path)",
+        "> password: see the vault",
     ],
 )
 def test_code_under_weak_keys_stays(text: str) -> None:

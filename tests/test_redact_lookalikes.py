@@ -73,6 +73,22 @@ ORDINARY = [
     "passwords = ['node', 'import', 'require']",
     "token_scopes: [read, write-all]",
     "secret_modes:\n  - strict\n  - lax\n",
+    # a name in an expression under a password's name: code, not a passphrase
+    '    password = strength == "strong" and kind_of(key) == "password"',
+    "    password = generated if length else None",
+    "    secret = fallback or default",
+    # a highlighter's style table: a token type's path, not a token (Pygments' styles)
+    '    Token.Name.Builtin.MusicCommand: "bold #08547A",\n    Token.Keyword: "bold",',
+    # a language's keywords listed one a line, one naming a password
+    "    'APPSERVER-INFO',\n    'APPSERVER-PASSWORD',\n    'APPSERVER-USERID',\n",
+    "    'SYMMETRIC-ENCRYPTION-KEY',\n    'SYMMETRIC-SUPPORT',\n",
+    # variants of a token's spelling, and a regular expression's alternatives
+    "token_variants = ['+i6t-not-inline', '+i6t-inline', '+i6t-use-option']",
+    '_create_tag_line_token(\n    r"(Interface|Title|Notes|"\n    r"SavedVariables|DefaultState|Secure|Author|Version)",\n)',
+    # the Cache Directory Tagging Specification's fixed signature
+    'f.write("Signature: 8a477f597d28d172789f06886806bc55\\n")',
+    # an absolute folder of plain names under a credential's name
+    "NAMESPACES = {'app.resources.secrets': ['/srv/build/app/resources/secrets']}",
 ]
 
 
@@ -96,6 +112,9 @@ def test_ordinary_text_passes_unchanged(text: str) -> None:
         # a password in a YAML list holding a `#` (a comment starts only after a blank)
         "passwords:\n  - {s}#x!\n  - other\n",
         '"secrets": ["{s}", "node"]',
+        'Token.Password: "{s}"',
+        "    'DB-PASSWORD',\n    '{s}',\n",
+        "SECRET=/{s}/x9Kq/Zz2",
     ],
 )
 def test_the_credential_beside_them_is_still_masked(template: str) -> None:

@@ -90,3 +90,24 @@ def test_after_the_repair_the_views_say_nothing(stored: TmpRepo) -> None:
         res = stored.cli(*args)
         assert REPAIR not in res.stderr, (args, res.stderr)
         assert not left_in(res.stdout, FAKES[:23])
+
+
+def test_a_short_view_is_masked_as_a_stored_record_is() -> None:
+    """`show`, `status`, `idea list`: a short text goes through the whole redactor, so a
+    secret with no cue on its own line (a heredoc's body, a `.netrc` line, a tool's
+    output after its command) is masked as it would have been when stored."""
+    from gitimprove.redaction import redact
+    from gitimprove.redaction.display import WHOLE, mask_lines
+
+    fakes = corpus(seed=1414)
+    assert len(fakes) >= 400
+    shown = [f for f in fakes if len(f.text) < WHOLE]
+    assert not [f.family for f in shown if mask_lines(f.text) != redact(f.text)]
+    lines = [json.dumps({"description": f.text}) + "\n" for f in shown[:50]]
+    out = mask_lines("".join(lines), json_lines=True)
+    assert not left_in(out, shown[:50]), out
+    assert [json.loads(line)["description"] for line in out.splitlines()]
+    plain = (
+        "commit 3f2a9c0\nstatus  keep\nvalue   0.9132 (was 0.9201)\ndescription: retry the parser\n"
+    )
+    assert mask_lines(plain) == plain

@@ -17,8 +17,10 @@ from gitimprove.redaction.headers import generated
 from gitimprove.redaction.values import (
     assignment_is_secret,
     is_value,
+    key_strength,
     kind_of,
     looks_random,
+    memorable,
     mixed_case,
     names_itself,
     password_evidence,
@@ -29,6 +31,10 @@ from gitimprove.redaction.values import (
 )
 
 # --- the checks the rules call -----------------------------------------------------------
+
+
+# what follows a name in an expression on its line: an operator, a comparison, a keyword
+_EXPRESSION_GOES_ON = r"[ \t]+(?:==|!=|<=|>=|[-+*/%<>|&]|\?|if\b|and\b|or\b|else\b|for\b|in\b|is\b)"
 
 
 def _check_assignment(secret: str, m: re.Match[str]) -> bool | str:
@@ -84,6 +90,15 @@ def _check_assignment(secret: str, m: re.Match[str]) -> bool | str:
         # `pwd <- "…"` (R), `pwd = "…"`: the shell's working directory is a path, and no
         # one quotes it into a variable of that name in code
         return "password"
+    if (
+        not quoted
+        and sep.strip() == "="
+        and secret.isalpha()
+        and compiled(_EXPRESSION_GOES_ON, 0).match(m.string, m.end()) is not None
+    ):
+        return False  # `password = generated if x else None`: a name in an expression
+    if sep.strip() == ":" and key_strength(key) == "strong" and memorable(secret):
+        return "password"  # a memorable password as YAML writes it: a literal
     if not assignment_is_secret(key, secret, quoted=quoted, env_style=env_style):
         return False
     return kind_of(key)

@@ -3,10 +3,12 @@ until `git improve doctor --secrets --repair`; `log` (and its exports), `show`, 
 `memory` and `idea list` mask it before it reaches a terminal, a CI log or a file.
 
 Everything written since redaction runs is masked already, so a view must not pay the full
-redactor on each of its lines: a line goes through it only when a cheap scan finds what a
-secret needs around it (a credential's key before `=` or `:`, a URL's `://`, a private key's
-header, or a run of 16 token characters holding a digit). A password in prose with none of
-these (`the password is x`) is not looked for there; `doctor --secrets` finds it.
+redactor on each line of a long output: a text of up to `WHOLE` characters (`show`, `status`,
+`idea list`, a short log) goes through it whole, as a record does when it is stored; in a
+longer one, a line goes through it only when a cheap scan finds what a secret needs around
+it (a credential's key before `=` or `:`, a URL's `://`, a private key's header, or a run of
+16 token characters holding a digit). A password in prose with none of these (`the password
+is x`) is not looked for in a long log; `doctor --secrets` finds it.
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ _KEY_TAIL = r"[\w.-]{0,30}[\"']?[ \t]{0,3}[:=]"
 _MARKS = ("bearer ", "basic ", "-----begin", "://")
 _RUN = r"[A-Za-z0-9+/_=-]{16,}"
 
+# a text this short is masked whole (about a tenth of a second at most): every rule sees it
+# as it saw the record when it was stored, lines around a value included
+WHOLE = 8192
 # what a view says, once, when it masked something stored
 STORED = (
     "records stored by an older gitimprove hold secrets: shown masked here; "
@@ -55,7 +60,12 @@ def mask_lines(text: str, *, json_lines: bool = False) -> str:
 
     if not text:
         return text
-    if "-----BEGIN" in text:  # a private key spans lines: masked whole
+    if json_lines and len(text) <= WHOLE:  # each line a JSON document, masked as stored
+        return "".join(
+            redact_blob(line).decode("utf-8", "surrogateescape")
+            for line in text.splitlines(keepends=True)
+        )
+    if "-----BEGIN" in text or len(text) <= WHOLE:  # (a private key spans lines)
         return redact_blob(text).decode("utf-8", "surrogateescape") if json_lines else redact(text)
     starts = _suspect_lines(text)
     if not starts:

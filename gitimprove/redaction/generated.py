@@ -68,21 +68,34 @@ FOREIGN = frozenset(
 KEYWORDS = ("pass", "pw", "pwd", "auth", "key", "cred", "secret", "token", "mdp", *sorted(FOREIGN))
 
 _NAME = r"[A-Za-z_][\w.-]{0,80}"
+# a sentence going on after a value quoted in it: `put KEY=<value> in the vault`
+_PROSE_GOES_ON = r"[ \t]+(?:in|into|to|for|from|on|as|and|then|is|was|with)[ \t]+[a-z]"
 # (a quoted value: its escapes are kept; a bare one: up to the blank or line end ending it)
 _VALUE = (
     r"""(?:"(?P<dq>(?:[^"\\\n]|\\.){4,80})"(?=[ \t]*(?:[,}\]]|\r?$|\#|;))"""
     r"""|'(?P<sq>[^'\n]{4,80})'(?=[ \t]*(?:[,}\]]|\r?$|\#|;))"""
-    r"""|(?P<bare>[^\s"'][^\s]{3,63})(?=[ \t]+\#|[ \t]*\r?$))"""
+    r"""|(?P<bare>[^\s"'][^\s]{3,63})(?=[ \t]+\#|[ \t]*\r?$|""" + _PROSE_GOES_ON + "))"
 )
 _ASSIGNMENT = (
     # (after `{` or `,` only a quoted key: JSON's; `f(a, key=None)` is a call)
-    r"(?m)(?:^[ \t]*(?:export[ \t]+|set[ \t]+|-[ \t]+)?(?P<kq>[\"']?)|(?<=[{,])[ \t]*(?P<jq>[\"']))"
+    # (a line of a diff or a quoted mail keeps its `+`, `-` or `>` before the key, a log's
+    # line its label: `Bash failed: KEY=…`, `stderr: KEY=…`)
+    r"(?m)(?:^(?:[+>-]|(?:[A-Za-z][\w ()/-]{0,40}:[ \t]+){1,3})?[ \t]*(?:export[ \t]+|set[ \t]+|-[ \t]+)?"
+    r"(?P<kq>[\"']?)|(?<=[{,])[ \t]*(?P<jq>[\"']))"
     r"(?P<key>" + _NAME + r")(?:(?P=kq)|(?P=jq))(?P<sep>[ \t]*[=:][ \t]*)" + _VALUE
 )
 _FLAG = (
     r"(?<![\w-])--?(?P<key>[A-Za-z][\w-]{0,60})(?P<sep>=|[ \t]+)"
     r"""(?:"(?P<dq>(?:[^"\\\n]|\\.){4,80})"|'(?P<sq>[^'\n]{4,80})'|(?P<bare>[^\s"'-][^\s]{3,63}))"""
     r"(?=\s|$)"
+)
+# `KEY=value` handed to a program by an option, anywhere on its line: `docker run -e K=v`,
+# `--env`, `--build-arg`, Helm's `--set`, Terraform's `-var`, Java's `-DK=v`
+_ENV_FLAG = (
+    r"(?<![\w-])(?:-e|--env|--build-arg|--set(?:-string)?|--?var|-D)(?:=|[ \t]+|(?<=D))"
+    r"(?P<kq>['\"]?)(?P<key>[A-Za-z_][\w.-]{0,80})(?P<sep>=)"
+    r"""(?:"(?P<dq>(?:[^"\\\n]|\\.){4,80})"|'(?P<sq>[^'\n]{4,80})'|(?P<bare>[^\s"'][^\s]{3,63}?))"""
+    r"(?=(?P=kq)(?:\s|$))"
 )
 
 # a password's symbols as a generator draws them (every printable one but `_`, `-`, `.`)
@@ -394,9 +407,11 @@ def _check(secret: str, m: re.Match[str]) -> bool | str:
         return False  # the end of a code span or a string around the assignment (`k=v`)
     after = text[m.end() : m.end() + 2].strip(" \t")
     if (secret.endswith(";") and after[:1] not in ("", "\r", "\n")) or compiled(
-        r"[|;][A-Za-z][\w-]{2,}$|&[A-Za-z_][\w.-]*=", 0
+        r"[|;][a-z][a-z0-9_-]{2,}$|&[A-Za-z_][A-Za-z_.-]*=", 0
     ).search(secret):
-        return False  # a pipe, a command or a query's next field after it: `v|next`, `v&user=`
+        # a pipe, a command or a query's next field after it: `v|next`, `v&user=` (a
+        # command's or a field's name reads as one: `nCtt&n6k=faqD@`, `%ioD;kHI` are drawn)
+        return False
     if compiled(r"\{[^{}\s]{0,40}\}", 0).search(secret):
         return False  # a template's field: `{0};Uid={1}`, `{env:DB_PW}`
     # (`pass`, `pw`, `pwd`, `cred` alone are weak names in prose; at a line's start, as a
@@ -421,6 +436,16 @@ RULES: list[Rule] = [
         KEYWORDS,
         groups=("dq", "sq", "bare"),
         needs=("=", ":"),
+        priority=CONTEXT,
+        check=_check,
+        whole=True,
+    ),
+    Rule(
+        "credential",
+        _ENV_FLAG,
+        KEYWORDS,
+        groups=("dq", "sq", "bare"),
+        needs=("=",),
         priority=CONTEXT,
         check=_check,
         whole=True,

@@ -36,7 +36,7 @@ ABOUT = words(
     "reset changed manager helper provider source index kind class prefix suffix limit version "
     "algorithm algo scheme usage budget tokenizer tokens location ref store storage chars "
     "charset alphabet param params parameter attr attribute column col input widget selector "
-    "option arg argument constant const placeholder"
+    "option arg argument constant const placeholder variant variants"
 )
 NOT_SECRET_FIRST = words("csrf xsrf public publishable pub")
 # a pagination cursor or a fingerprint: names a position or a public digest, grants nothing
@@ -49,9 +49,17 @@ _NOT_PASS = ("bypass", "compass", "encompass", "surpass", "overpass", "underpass
 _PASS_ENDINGS = ("password", "passwd", "passphrase", "pass", "pwd", "passcode", "token", "secret")
 
 
+# a path of types or classes, each part capitalised (Pygments' `Token.Name.Builtin`, an
+# enum's `Secret.Kind.Default`): what the path names is its last part, not its first
+_QUALIFIED = r"[A-Z][A-Za-z0-9]*(?:\.[A-Z][A-Za-z0-9]*)*\.([A-Z][A-Za-z0-9]*)"
+
+
 def key_strength(key: str) -> str | None:
     """'strong' when the key names a credential (`DB_PASSWORD`, `clientSecret`, `api-key`),
     'weak' when it may (`key`, `auth`, `sig`), None otherwise (`author`, `token_count`)."""
+    qualified = compiled(_QUALIFIED, 0).fullmatch(key.strip(" \t'\"`:=>,|?"))
+    if qualified:  # `Token.Name.Builtin`: a type's path names its last part
+        key = qualified.group(1)
     parts = head_words(key)
     if not parts or parts[-1] in ABOUT or parts[0] in NOT_SECRET_FIRST:
         return None

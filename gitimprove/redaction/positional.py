@@ -47,8 +47,10 @@ _ARG = r"""["']?(?P<bare>[^\s'"|;&`<>]+)["']?"""
 
 def _check_named(secret: str, m: _KeyMatch) -> bool | str:
     key = m.group("key")
-    if compiled(r"[A-Z][A-Z_]*[A-Z]", 0).fullmatch(secret):
-        return False  # a list of constant names: `'NOPASS', 'ONLY'`, `'CURLOPT_READDATA'`
+    if compiled(r"[A-Z][A-Z_-]*[A-Z]", 0).fullmatch(secret):
+        # a list of constant names: `'NOPASS', 'ONLY'`, `'CURLOPT_READDATA'`, a language's
+        # keywords (`'APPSERVER-PASSWORD', 'APPSERVER-USERID'`)
+        return False
     if looks_random(key, min_len=8):
         return False  # an id, not a name: `"requestId": "req_01…NPwCb", "type"`
     after = m.m.string[m.m.end() : m.m.end() + 8].lstrip()
@@ -309,13 +311,20 @@ RULES: list[Rule] = [
         "password",
         # (also a diff's line, `+host:…`, and one quoted as a string: `"host:…"`)
         r"(?m)(?:^[+>-]?|(?<=[ \t\"'`]))(?:\*|(?:[\w-]+\.)*[A-Za-z][\w-]*):(?:\d{1,5}|\*):"
-        r"[\w*.-]+:[\w*.@-]+:(?P<bare>\S{4,200}?)[\"'`]?(?=\s|$)",
+        r"[\w*.-]+:[\w*.@-]+:(?P<bare>(?:[^\s\"'`\\]|\\(?![nrt])){4,200}?)"
+        # (what may follow it on a line quoted from a query or a shell: `&user=`, `|next`;
+        # a literal escape or a quote ends it, as in a string of code)
+        r"(?:&[A-Za-z_][A-Za-z_.-]*=\S*|[|;][a-z][a-z0-9_-]{2,}\S*)?"
+        r"(?:\\[nrt]|[\"'`;])?(?=[\s\\\"'`]|$)",
         # (PostgreSQL's port and the usual others: a second server, pgbouncer, Supabase's
         # pooler, managed databases)
         (":5432:", ":*:", ":3306:", ":6432:", ":5433:", ":5434:", ":6543:", ":15432:", ":25060:"),
         groups=("bare",),
         priority=CONTEXT,
         check=_check_pgpass,
+        # (the last field runs to the line's end or its quote: `&`, `;` and `|` are the
+        # password's unless a field's or a command's name follows them)
+        whole=True,
     ),
     Rule(
         "password",

@@ -87,7 +87,7 @@ def check_app_secret(secret: str, m: re.Match[str]) -> bool:
     random characters, not a name or a word after a number in a table."""
     from gitimprove.redaction.values import looks_random
 
-    body = re.split(r"\||%7[Cc]", secret, maxsplit=1)[-1]
+    body = re.split(r"\||%7[Cc]|%", secret, maxsplit=1)[-1]
     hexed = len(body) == 32 and all(c in "0123456789abcdefABCDEF" for c in body)
     return hexed or looks_random(body)
 

@@ -14,6 +14,8 @@ PUBLISHED = (
     "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
     "pk_test_TYooMQauvdEDq54NiTphI7jx",
     "sk_test_BQokikJOvBiI2HlWgH4olfQ2",
+    # the Cache Directory Tagging Specification's fixed signature (`CACHEDIR.TAG`)
+    "8a477f597d28d172789f06886806bc55",
 )
 # jwt.io's example without its signature, as a line cut in two literals quotes it
 _JWT_IO = (

@@ -62,7 +62,13 @@ def _not_between_names() -> str:
     return r"(?:(?!\b(?:name|key)\b)[^{}])" + "{0,300}?"
 
 
+# a conditional expression or a literal of code, which no passphrase of words holds
+_CODE_WORDS = r"\bif\b.*\belse\b|\bfor\b.*\bin\b|\b(?:None|True|False|null|nil|lambda)\b"
+
+
 def _check_passphrase(secret: str, m: re.Match[str]) -> bool | str:
+    if compiled(_CODE_WORDS, 0).search(secret):
+        return False  # `password = generated if length else None`
     return kind_of(m.group("key")) == "password" and is_value(secret) and "password"
 
 

@@ -99,6 +99,7 @@ def is_value(value: str) -> bool:
         and not compiled(r"(?i)(?:sha1|sha256|sha384|sha512|md5):", 0).match(v)
         and not encodes_prose(v)
         and not compiled(_PATTERN, 0).search(v)
+        and not compiled(_ALTERNATION, 0).fullmatch(v)
         and not compiled(_SPLICE, 0).fullmatch(v)
         # the code between two string literals, read as one quoted value:
         # `startswith(b"API_TOKEN=") else ""` holds no value `) else `, nor
@@ -138,6 +139,8 @@ _BETWEEN_LITERALS = (
 )
 
 
+# alternatives of names in a regular expression: `enCN|frFR|deDE|itIT`, `LoadWith|Author|`
+_ALTERNATION = r"[(?:|]*(?:[A-Za-z]+\|){2,}[A-Za-z]*\)*"
 # a regular expression's syntax: `(?![\w-])`, `\d+`: a pattern, not a password
 _PATTERN = r"\(\?(?:[:!=]|<[=!])|\\[wdsWDS][*+?{\])]|\[\^?\\[wdsWDS]"
 
@@ -157,12 +160,15 @@ def _random_part(value: str) -> bool:
 
 
 def _dotted_password(value: str) -> bool:
-    """A generated password holding a dot (`shiaZHx5Y.O8D6L1`, `tR7.uQ2wZk9x`), not an
-    attribute path: its first part names no object (neither letters alone, `self`,
-    `Secrets`, nor a lower-case name with digits, `k8s`, `x509`, nor names), and the whole
-    reads as a password with the dot for its symbol."""
+    """A generated password holding a dot (`shiaZHx5Y.O8D6L1`, `tR7.uQ2wZk9x`,
+    `GpW.Luq.IA1`), not an attribute path: its first part names no object (neither a
+    lower-case name, `self`, `k8s`, `x509`, nor names, `Secrets`, `QtCore`), nor do its
+    parts read as names together (`Foo.Bar.Baz`), and the whole reads as a password with
+    the dot for its symbol."""
     head = value.split(".", 1)[0]
-    if compiled(r"[A-Za-z_$]+|[a-z0-9_]+", 0).fullmatch(head) or reads_as_names(head):
+    if compiled(r"[a-z0-9_]+", 0).fullmatch(head) or reads_as_names(head):
+        return False
+    if reads_as_names(value.replace(".", "_")):
         return False
     return password_evidence(value.replace(".", "!"))
 
@@ -204,6 +210,10 @@ def file_path(value: str) -> bool:
         )
     if "/" not in value or len(value) > 512:
         return False
+    if compiled(r"(?:/[\w.@+~-]{1,64}){3,}/?", 0).fullmatch(value) and all(
+        reads_as_names(p) for p in value.split("/") if p
+    ):
+        return True  # an absolute folder of plain names: `/opt/app/lib/secrets`
     *folders, name = value.split("/")
     return compiled(_EXTENSION, 0).fullmatch(name) is not None and all(
         compiled(_SEGMENT, 0).fullmatch(f) for f in folders
@@ -659,16 +669,40 @@ def bare_key_digest(key: str, value: str) -> bool:
     )
 
 
+def memorable(value: str) -> bool:
+    """A password manager's memorable password: three words or more joined by dots, and
+    digits (`Cobalt.velvet.cobalt30`). Under a credential's name, quoted or in a
+    configuration file, it is no attribute path, which code writes unquoted."""
+    parts = value.split(".")
+    return (
+        len(parts) >= 3
+        and all(compiled(r"[A-Za-z]{3,12}[0-9]{0,4}", 0).fullmatch(p) for p in parts)
+        and any(c.isdigit() for c in value)
+    )
+
+
+def _drawn_dots(value: str) -> bool:
+    """Letters and digits drawn at random, joined by dots (`cNO.Pme.Mjv`): a password when it
+    is quoted or in a configuration file, unless it starts with a lower-case name (`self.`,
+    `cfg.`) or its parts read as names together (`Secrets.MySQL8Password`)."""
+    if compiled(r"[A-Za-z0-9]+(?:\.[A-Za-z0-9]+)+", 0).fullmatch(value) is None:
+        return False
+    if compiled(r"[a-z0-9_]+", 0).fullmatch(value.split(".", 1)[0]):
+        return False
+    return not reads_as_names(value.replace(".", "_")) and password_evidence(
+        value.replace(".", "!")
+    )
+
+
 def assignment_is_secret(key: str, value: str, *, quoted: bool, env_style: bool) -> bool:
     """Whether `key <op> value` assigns a credential: a weak key needs a random-looking
     value; a strong one any real value, unless it is unquoted code (`token = next_token`)."""
     strength = key_strength(key)
-    if (
-        strength == "strong"
-        and kind_of(key) == "password"
-        and compiled(r"\d{4,64}", 0).fullmatch(value)
-    ):
+    password = strength == "strong" and kind_of(key) == "password"
+    if password and compiled(r"\d{4,64}", 0).fullmatch(value):
         return True  # a PIN, or a password of digits: `"pin": <digits>`
+    if strength == "strong" and (quoted or env_style) and (memorable(value) or _drawn_dots(value)):
+        return True  # a literal (quoted, or in an env file), not an attribute path
     if strength is None or not is_value(value) or _lexer_token(key, value):
         return False
     if escapes_table(value):
