@@ -123,6 +123,10 @@ def test_letters_drawn_around_dots_are_masked_where_no_code_is() -> None:
         'password_key = "spring.datasource.password"',
         "DB_PASSWORD = config.vault.secret_v2",
         "token = Cobalt.velvet.cobalt30",
+        # a format field whose expression calls or indexes: code, quoted or not
+        """token = f'"{arg.rpartition(".")[2]}"'""",
+        "password = \"{cfg.get('db')[0]}\"",
+        "secret = '{parts[1].strip()}'",
     ],
 )
 def test_dotted_names_of_code_and_settings_stay(text: str) -> None:

@@ -62,7 +62,7 @@ _REFERENCE = r"""^(?:
       | \$\{\{.*\}\}|\{\{.*\}\}|\$\(.*\)            # ${{ secrets.X }}, {{ .Values.x }}, $(cmd)
       | %[A-Za-z_]\w*%|@[A-Za-z_]\w*@               # %TOKEN% @TOKEN@
       | (?:0x)?\{[A-Za-z_][\w.\[\]'"]*(?:![rsa])?(?::[^{}]*)?\}  # a format field: {password}
-      | \{[A-Za-z_][\w.]*\([\w.,'" ]*\)\}               # an f-string call: {quote(pw)}
+      | (?P<q>["']?)\{[A-Za-z_][\w.]*[(\[][^{}]*\}(?P=q)  # an f-string's call or item: {quote(pw)}, "{a.split(".")[2]}"
       | <{1,2}[^<>]*>{1,2}|\[[^\[\]]*\]                 # <your-token> [REDACTED] <<Event>>
       | [A-Za-z_$][\w$]*(?:\??\.[A-Za-z_$][\w$]*)+  # settings.SECRET_KEY, os.environ
       | \d{1,5}(?:\.\d+)?                           # a count, a port, a size
