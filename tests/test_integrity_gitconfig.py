@@ -37,6 +37,17 @@ else:
 """
 
 
+def _finished(p: subprocess.Popen[str], timeout: float, hung: str) -> tuple[str, str]:
+    """`p`'s output once it exits within `timeout`; else it is killed and the test fails
+    saying `hung`."""
+    try:
+        return p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        pytest.fail(hung)
+
+
 def project(repo: TmpRepo, tmp_path: Path, target: str, sandbox: str) -> None:
     agent = tmp_path / "agent.py"
     agent.write_text(AGENT.format(python=sys.executable))
@@ -113,11 +124,7 @@ def test_a_fifo_in_place_of_a_git_config_outside_the_repository_stops_the_run(
     value_project(tmp_repo, f"{sys.executable} {agent} {target}")
     p = cli_popen(tmp_repo.path, "run", "--run", "t", "-n", "2")
     try:
-        out, err = p.communicate(timeout=120)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        out, err = p.communicate()
-        pytest.fail("the run hung on a FIFO in place of " + target)
+        out, err = _finished(p, 120, "the run hung on a FIFO in place of " + target)
     finally:
         fifo = Path(os.path.expanduser(target))
         if fifo.is_fifo():  # git in this test would hang on it too
@@ -170,19 +177,10 @@ def test_a_fifo_in_place_of_the_git_config_your_environment_names_stops_the_run(
     value_project(tmp_repo, f"{sys.executable} {agent} {named}")
     p = cli_popen(tmp_repo.path, "run", "--run", "t", "-n", "2")
     try:
-        out, err = p.communicate(timeout=120)
+        out, err = _finished(p, 120, f"the run hung on a FIFO named by {variable}")
         if p.returncode == 0:  # what a user does next: every git command reads the file
             log = cli_popen(tmp_repo.path, "log", "--run", "t")
-            try:
-                log.communicate(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(log.pid, signal.SIGKILL)
-                log.communicate()
-                pytest.fail(f"git improve log hung on a FIFO named by {variable}")
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        out, err = p.communicate()
-        pytest.fail(f"the run hung on a FIFO named by {variable}")
+            _finished(log, 30, f"git improve log hung on a FIFO named by {variable}")
     finally:
         if named.is_fifo():  # git in this test would hang on it too
             named.unlink()
@@ -331,19 +329,9 @@ def test_a_config_git_reads_planted_as_no_file_stops_the_run_in_bounded_time(
     planted = Path(os.path.expanduser(target))
     try:
         p = cli_popen(tmp_repo.path, "run", "--run", "t", "-n", "2")
-        try:
-            out, err = p.communicate(timeout=120)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            out, err = p.communicate()
-            pytest.fail(f"the run hung on {target} planted as {kind}")
+        out, err = _finished(p, 120, f"the run hung on {target} planted as {kind}")
         d = cli_popen(tmp_repo.path, "doctor")
-        try:
-            doctor, _ = d.communicate(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(d.pid, signal.SIGKILL)
-            d.communicate()
-            pytest.fail(f"doctor hung on {target} planted as {kind}")
+        doctor, _ = _finished(d, 60, f"doctor hung on {target} planted as {kind}")
     finally:
         for path in (planted, Path(str(planted) + ".fifo")):
             if (os.path.lexists(path) and not path.is_file()) or path.is_symlink():
