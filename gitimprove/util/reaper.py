@@ -377,20 +377,29 @@ def kill_survivors(key: str, run: str | None = None) -> list[int]:
     return sorted(set(killed) | hunt_marked())
 
 
-def hunt_marked(quiet: float = 0.05, limit: float = 3.0, *, kill: bool = True) -> set[int]:
+def hunt_marked(
+    quiet: float = 0.02, limit: float = 3.0, *, looks: int = 10, kill: bool = True
+) -> set[int]:
     """Marked orphans that change pid faster than a look through /proc: one that forks and
     exits at every step (its pid lives a millisecond) is gone by the time a table of every
     process is read and judged. Here each pid is judged the moment it is listed and stopped on
     sight (a stopped process cannot fork), then killed; after a first look at every process,
-    the hunt goes on until no new one has appeared for `quiet` seconds, or for `limit`.
-    Without `kill` (`doctor`'s report) each is only named."""
+    the hunt goes on until no new one has appeared for `quiet` seconds and `looks` more
+    looks (a look is slow on a busy machine), or for `limit`: a daemon that hopped while
+    the first look judged it has a new pid the next look lists, and one whose pid lives
+    longer than the hunt's quiet time is judged alive. Without `kill` (`doctor`'s report)
+    each is only named."""
     if not available():
         return set()
     seen: set[int] = set()
     caught: set[int] = set()
     start = time.monotonic()
     last: float | None = None
-    while last is None or (time.monotonic() - last < quiet and time.monotonic() - start < limit):
+    after = 0  # looks since the last that found one
+    while last is None or (
+        (after < looks or time.monotonic() - last < quiet) and time.monotonic() - start < limit
+    ):
+        after += 1
         try:
             names = os.listdir(_PROC)
         except OSError:
@@ -413,7 +422,7 @@ def hunt_marked(quiet: float = 0.05, limit: float = 3.0, *, kill: bool = True) -
                 _kill(found)
             caught |= found
         if found or last is None:
-            last = time.monotonic()
+            last, after = time.monotonic(), 0
     return caught
 
 
