@@ -111,9 +111,10 @@ def loose_objects(objects: str, label: str = ".git/objects") -> list[str]:
     that is a link (one that is a FIFO or a device, followed, is `_folder_files`'). libgit2
     opens a loose object with a blocking read when it reads it: one such entry held the
     harness, and every git command, for ever. The kinds come with the object store's own
-    listing (git/objectstore.py `take`: one `readdir` of a folder whose entries changed, no
-    `stat` of a regular entry), its alternates' too."""
-    return objectstore.odd_problems(objectstore.take(Path(objects), label, indexes=False))
+    listing (git/objectstore.py `odd_entries`: one `readdir` per folder, no `stat` of a
+    regular entry; the watched listing itself in a process that watches the store), its
+    alternates' too."""
+    return objectstore.odd_problems(objectstore.odd_entries(Path(objects), label))
 
 
 def _top_level(path: str, label: str, out: list[str], seen: set[str]) -> None:
