@@ -41,6 +41,7 @@ import sys
 import threading
 import time
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO
@@ -183,7 +184,7 @@ def take(folder: Path, label: str = ".git/objects", *, indexes: bool = True) -> 
     """The store's listing, and that of each object folder its `info/alternates` lends (a
     chain, to git's depth); nothing is read but the alternates and, with `indexes`, the index
     of a pack not seen before."""
-    return _take_chain(folder, label, indexes, 1, set())
+    return _chain(folder, label, lambda f, lb: _take_watched(f, lb, indexes), 1, set())
 
 
 def odd_entries(folder: Path, label: str = ".git/objects") -> Store:
@@ -194,11 +195,24 @@ def odd_entries(folder: Path, label: str = ".git/objects") -> Store:
     the store takes it whole (`take`): one listing serves both."""
     if os.fspath(folder) in _WATCHES:
         return take(folder, label, indexes=False)
-    return _odd_chain(folder, label, 1, set())
+    return _chain(folder, label, _odd_only, 1, set())
 
 
-def _odd_chain(folder: Path, label: str, depth: int, seen: set[str]) -> Store:
+def _chain(
+    folder: Path, label: str, look: Callable[[Path, str], Store], depth: int, seen: set[str]
+) -> Store:
+    """`look` at `folder`, and at each object folder its alternates lend, to git's depth."""
     seen.add(os.path.realpath(folder))
+    store = look(folder, label)
+    others = []
+    if depth <= _MAX_ALTERNATES:
+        for alt in alternates(folder):
+            if os.path.realpath(alt) not in seen:
+                others.append(_chain(alt, os.fspath(alt), look, depth + 1, seen))
+    return replace(store, others=tuple(others)) if others else store
+
+
+def _odd_only(folder: Path, label: str) -> Store:
     odd: dict[str, str] = {}
     try:
         with os.scandir(folder) as top:
@@ -225,31 +239,18 @@ def _odd_chain(folder: Path, label: str, depth: int, seen: set[str]) -> Store:
                     odd[f"pack/{entry.name}"] = "a link"
     except OSError:
         pass
-    others = []
-    if depth <= _MAX_ALTERNATES:
-        for alt in alternates(folder):
-            if os.path.realpath(alt) not in seen:
-                others.append(_odd_chain(alt, os.fspath(alt), depth + 1, seen))
-    return Store(folder, odd=odd, label=label, others=tuple(others))
+    return Store(folder, odd=odd, label=label)
 
 
-def _take_chain(folder: Path, label: str, indexes: bool, depth: int, seen: set[str]) -> Store:
+def _take_watched(folder: Path, label: str, indexes: bool) -> Store:
     key = os.fspath(folder)
-    seen.add(os.path.realpath(key))
     if key not in _WATCHES:
         _WATCHES[key] = _Watch.start()
     watch = _WATCHES[key]
     if watch is None:
-        store = _take(folder, None, label, indexes)
-    else:
-        with watch.lock:
-            store = _take(folder, watch, label, indexes)
-    others = []
-    if depth <= _MAX_ALTERNATES:
-        for alt in alternates(folder):
-            if os.path.realpath(alt) not in seen:
-                others.append(_take_chain(alt, os.fspath(alt), indexes, depth + 1, seen))
-    return replace(store, others=tuple(others)) if others else store
+        return _take(folder, None, label, indexes)
+    with watch.lock:
+        return _take(folder, watch, label, indexes)
 
 
 _MAX_ALTERNATES = 5  # git's own limit on the alternates chain
