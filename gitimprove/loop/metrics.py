@@ -23,13 +23,12 @@ from gitimprove.util import lines, proc, reader
 # took time quadratic in its length (80 s for 40,000 digits) and held the harness.
 # Digits are ASCII (`\d` would read `٣` as 3); a sign may be U+2212, the typographic minus.
 _SIGN = "[-+\u2212]?+"
-_NUMBER = (
-    rf"{_SIGN}(?:[0-9]++\.?+[0-9]*+|\.[0-9]++)(?:[eE][-+]?+[0-9]++)?|{_SIGN}(?:nan|inf(?:inity)?)"
-)
+_DIGITS = r"(?:[0-9]++\.?+[0-9]*+|\.[0-9]++)(?:[eE][-+]?+[0-9]++)?"
+_SPECIAL = r"(?:nan|inf(?:inity)?)"
+_NUMBER = rf"{_SIGN}{_DIGITS}|{_SIGN}{_SPECIAL}"
+# a number standing alone in free text: not part of a word, a version or a longer number
 _NUMBER_RE = re.compile(
-    rf"(?<![\w.])({_SIGN}(?:[0-9]++\.?+[0-9]*+|\.[0-9]++)(?:[eE][-+]?+[0-9]++)?(?![\d.])"
-    rf"|{_SIGN}(?:nan|inf(?:inity)?)\b)",
-    re.IGNORECASE,
+    rf"(?<![\w.])({_SIGN}{_DIGITS}(?![\d.])|{_SIGN}{_SPECIAL}\b)", re.IGNORECASE
 )
 _METRIC_LINE = re.compile(rf"^\s*+METRIC\s++([\w.\-/]++)\s*+=\s*+({_NUMBER})\s*+$", re.IGNORECASE)
 JSON_KEYS = ("primary", "score", "combined_score")
