@@ -4,10 +4,15 @@
 lines, a JSON last line (`primary`, `score`, `combined_score` or the metric's name), the
 configured `regex:`/`json:`/`line:` rule, else the last number. NaN, infinity and output with
 no number are a `MetricError`, never a guess.
+
+The baseline's output fixes the form every later run must print (`extract_pinned`): the kind
+of line read, and the lines naming it that the benchmark prints after it (its trailer). Only
+the line at that place counts: a line printed earlier never replaces a spoiled one.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -61,14 +66,34 @@ class Extracted:
 
 
 def _describe(form: str) -> str:
-    kind, _, arg = form.partition(":")
+    base, after = _unpin(form)
+    kind, _, arg = base.partition(":")
     if kind == "metric":
-        return f"a `METRIC {arg}=<number>` line"
-    if kind == "json-last":
-        return f"a JSON last line with the key {arg!r}"
-    if kind == "number":
-        return "a last number (no METRIC line, no JSON last line)"
-    return form
+        what = f"a `METRIC {arg}=<number>` line"
+    elif kind == "json-last":
+        what = f"a JSON last line with the key {arg!r}"
+    elif kind == "number":
+        what = "a last number (no METRIC line, no JSON last line)"
+    else:
+        what = base
+    return f"{what} then {len(after)} line(s) naming it like {list(after)}" if after else what
+
+
+def _pin(form: str, after: list[str]) -> str:
+    """`form` with the trailer the baseline printed after the line read: a JSON object when
+    there is one (no form alone starts with `{`), the form alone otherwise."""
+    return json.dumps({"form": form, "after": after}) if after else form
+
+
+def _unpin(form: str) -> tuple[str, tuple[str, ...]]:
+    """A pinned form as the form and its trailer's shapes."""
+    if not form.startswith("{"):
+        return form, ()
+    obj = reader.loads(form)
+    after = obj.get("after") if isinstance(obj, dict) else None
+    if not isinstance(after, list) or not all(isinstance(a, str) for a in after):
+        raise MetricError(f"the run's pinned extraction {form[:200]!r} is unreadable", "")
+    return str(obj.get("form", "")), tuple(after)
 
 
 def extract_pinned(output: str, form: str, name: str | None = None) -> Extracted:
@@ -76,12 +101,13 @@ def extract_pinned(output: str, form: str, name: str | None = None) -> Extracted
     another format is a metric error, never a number read some other way."""
     if form in ("", "auto"):
         return extract(output, "auto", name)
-    kind, _, arg = form.partition(":")
+    base, after = _unpin(form)
+    kind, _, arg = base.partition(":")
     if kind in ("regex", "json", "line"):
-        return extract(output, form, name)
+        return extract(output, base, name, after=after)
     by_name = kind == "metric" or (kind == "json-last" and arg not in JSON_KEYS)
-    got = extract(output, "auto", arg if by_name else name)
-    if got.form != form:
+    got = extract(output, "auto", arg if by_name else name, after=after)
+    if _unpin(got.form)[0] != base:
         raise MetricError(
             f"the output changed format: the baseline printed {_describe(form)}, "
             f"this run printed {_describe(got.form)}",
@@ -168,10 +194,16 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float | str) and not isinstance(value, bool)
 
 
-def _spoiled(what: str, line: str, output: str) -> MetricError:
+def _spoiled(what: str, line: str, output: str, shape: str | None = None) -> MetricError:
     """The last line naming what is read is not one it reads (measured code printed a better
-    line, then something the benchmark's own line followed on): an earlier line never counts
-    in its place."""
+    line, then something the benchmark's own line followed on), or a line of the benchmark's
+    trailer is not in the baseline's `shape`: an earlier line never counts in its place."""
+    if shape is not None:
+        return MetricError(
+            f"a line naming {what} where the baseline printed one like {shape[:200]!r}, "
+            f"{line[:200]!r}, is not in that shape (an earlier line never counts in its place)",
+            output,
+        )
     return MetricError(
         f"the last line naming {what}, {line[:200]!r}, is not one that can be read "
         "(an earlier line never counts in its place)",
@@ -179,20 +211,171 @@ def _spoiled(what: str, line: str, output: str) -> MetricError:
     )
 
 
-def extract(output: str, spec: str = "auto", name: str | None = None) -> Extracted:
-    """The metric value in `output` according to `spec` (see the module docstring)."""
+def _shape(line: str) -> str:
+    """A line as a format has it: each number `#`, each run of blanks one space."""
+    text = re.sub(r"[0-9]++", "#", _NUMBER_RE.sub("#", _shown(line)))
+    return " ".join(text.split())
+
+
+Row = tuple[str, str]  # a line of the output as printed and as a terminal shows it
+
+
+def _place(
+    rows: list[Row],
+    names: Callable[[Row], bool],
+    reads: Callable[[Row], bool],
+    after: tuple[str, ...] | None,
+    what: str,
+    output: str,
+) -> tuple[int | None, list[str]]:
+    """Which line is read, and the shapes of the lines naming `what` that follow it.
+
+    With `after` None (the baseline) the last line that reads is the one, and the lines
+    naming `what` after it are the benchmark's trailer (each must hold a number: a spoiled
+    last line is no trailer). With `after` (pinned) the last lines naming `what` must be the
+    trailer, in its shapes, and the one before them must read: a line printed earlier never
+    counts in its place. None when no line names `what`."""
+    naming = [i for i, row in enumerate(rows) if names(row) or reads(row)]
+    if not naming:
+        return None, []
+    if after is None:
+        hits = [i for i in naming if reads(rows[i])]
+        if not hits:
+            raise _spoiled(what, rows[naming[-1]][0], output)
+        trailer = [i for i in naming if i > hits[-1]]
+        for i in trailer:
+            if not _NUMBER_RE.search(rows[i][1]):
+                raise _spoiled(what, rows[i][0], output)
+        return hits[-1], [_shape(rows[i][0]) for i in trailer]
+    tail = naming[len(naming) - len(after) :] if after else []
+    for i, shape in zip(tail, after, strict=False):
+        if reads(rows[i]) or _shape(rows[i][0]) != shape:
+            raise _spoiled(what, rows[i][0], output, shape)
+    if len(naming) <= len(after):
+        raise MetricError(
+            f"the output changed format: the baseline printed {len(after)} line(s) naming "
+            f"{what} after the one read, this run {len(naming)} in all",
+            output,
+        )
+    place = naming[-len(after) - 1]
+    if not reads(rows[place]):
+        raise _spoiled(what, rows[place][0], output)
+    return place, list(after)
+
+
+_QUANTIFIER = re.compile(r"[*+?]|\{[0-9]*,?[0-9]*\}")
+
+
+def _token_end(pattern: str, i: int) -> int:
+    """Where the token of `pattern` at `i` ends: an escape, a class, a group, a character."""
+    c = pattern[i]
+    if c == "\\":
+        return i + 2
+    if c == "[":
+        j = i + 1 + pattern.startswith("^", i + 1)
+        j += pattern.startswith("]", j)  # a `]` first in a class is itself
+        while j < len(pattern) and pattern[j] != "]":
+            j += 2 if pattern[j] == "\\" else 1
+        return j + 1
+    if c == "{" and (m := _QUANTIFIER.match(pattern, i)):
+        return m.end()
+    if c == "(":
+        depth, j = 0, i
+        while j < len(pattern):
+            j = _token_end(pattern, j) if pattern[j] in "\\[" else j + 1
+            depth += {"(": 1, ")": -1}.get(pattern[j - 1], 0) if pattern[j - 1] in "()" else 0
+            if depth == 0:
+                break
+        return j
+    return i + 1
+
+
+def _literal(pattern: str) -> str:
+    """Text every match of the `regex:` rule's `pattern` holds, plain to see: its first run
+    of characters standing for themselves, outside any group and unquantified (`^score:
+    ([0-9]+)` gives `score: `, `([0-9]+) ms` gives ` ms`). Empty when there is none, or none to
+    trust (an alternative `|` anywhere, blanks alone)."""
+    if "|" in pattern:
+        return ""
+    found: list[str] = []
+    i = 0
+    while i < len(pattern):
+        end = min(_token_end(pattern, i), len(pattern))
+        token = pattern[i:end]
+        if token[0] == "\\":
+            char = "" if len(token) < 2 or token[1].isalnum() else token[1]
+        else:
+            char = "" if len(token) > 1 or token in ".^$*+?{}[]()" else token
+        if char and _QUANTIFIER.match(pattern, end) is None:
+            found.append(char)
+        elif "".join(found).strip():
+            break
+        else:  # blanks alone tell no line apart
+            found = []
+        i = end
+    return "".join(found).strip() and "".join(found)
+
+
+def _by_rule(output: str, spec: str, name: str | None, after: tuple[str, ...] | None) -> Extracted:
+    """The number of a `line:` or `regex:` rule: read from the line `_place` chooses among
+    the lines naming it (a `line:` rule's `<name>:` or `<name>=`, the text a pattern needs),
+    each line as a terminal shows it. A pattern matching across lines alone is read from the
+    whole output (its last match), with no trailer known."""
+    kind, _, arg = spec.partition(":")
+    if kind == "line":
+        pattern = re.compile(rf"^\s*{re.escape(arg)}\s*[:=]\s*(\S+)")
+        anchor: re.Pattern[str] | None = re.compile(rf"{re.escape(arg)}\s*[:=]")
+        what, where = f"`{arg}:`", f"line {arg!r}"
+        missing = f"no line of the output reads `{arg}: <number>`"
+    else:
+        pattern = re.compile(arg, re.MULTILINE)
+        literal = _literal(arg)
+        anchor = re.compile(re.escape(literal), pattern.flags & re.IGNORECASE) if literal else None
+        what = repr(literal) if literal else f"the pattern {arg!r}"
+        where, missing = f"regex {arg!r}", f"the pattern {arg!r} matched nothing in the output"
+    rows = [(raw, _shown(raw)) for raw in _lines(output)]
+
+    def reads(row: Row) -> bool:
+        return pattern.search(row[1]) is not None
+
+    def names(row: Row) -> bool:
+        if anchor is None:  # no text to know it by: every line may be its
+            return bool(row[1].strip())
+        return bool(anchor.search(row[0]) or anchor.search(row[1]))
+
+    trailer: list[str] = []
+    if not any(reads(row) for row in rows):
+        found = list(pattern.finditer(_shown(output)))
+        if not found or after:
+            raise MetricError(missing, output)
+        last = found[-1]
+    else:
+        place, trailer = _place(rows, names, reads, after, what, output)
+        assert place is not None  # a line reads, so a line names it
+        last = list(pattern.finditer(rows[place][1]))[-1]
+    text = last.group(1) if last.groups() else last.group(0)
+    return Extracted(
+        _finite(text, where, output), arg if kind == "line" else name, form=_pin(spec, trailer)
+    )
+
+
+def extract(
+    output: str,
+    spec: str = "auto",
+    name: str | None = None,
+    *,
+    after: tuple[str, ...] | None = None,
+) -> Extracted:
+    """The metric value in `output` according to `spec` (see the module docstring). With
+    `after` (a pinned trailer) the line read must be followed by exactly those; without, the
+    trailer is learnt and given in the form."""
     if not output.strip():
         raise MetricError("the metric command printed nothing", output)
     kind, _, arg = spec.partition(":")
     text = _shown(output)
     if spec != "auto":
-        if kind == "regex":
-            matches = list(re.finditer(arg, text, re.MULTILINE))
-            if not matches:
-                raise MetricError(f"the pattern {arg!r} matched nothing in the output", output)
-            last = matches[-1]
-            text = last.group(1) if last.groups() else last.group(0)
-            return Extracted(_finite(text, f"regex {arg!r}", output), name, form=spec)
+        if kind in ("regex", "line"):
+            return _by_rule(output, spec, name, after)
         if kind == "json":
             token = f'"{arg.rpartition(".")[2]}"'
             for raw in reversed(_lines(output)):
@@ -206,41 +389,40 @@ def extract(output: str, spec: str = "auto", name: str | None = None) -> Extract
                         raise MetricError(f"JSON key {arg!r} holds {found!r}, not a number", output)
                     return Extracted(_finite(found, f"JSON key {arg!r}", output), arg, form=spec)
             raise MetricError(f"no JSON line of the output has the key {arg!r}", output)
-        if kind == "line":
-            pattern = re.compile(rf"^\s*{re.escape(arg)}\s*[:=]\s*(\S+)", re.MULTILINE)
-            found_lines = pattern.findall(text)
-            if not found_lines:
-                raise MetricError(f"no line of the output reads `{arg}: <number>`", output)
-            return Extracted(_finite(found_lines[-1], f"line {arg!r}", output), arg, form=spec)
         raise MetricError(f"unknown extract rule {spec!r}", output)
 
     # auto: METRIC lines first.
+    rows = [(raw, _shown(raw)) for raw in _lines(output)]
     metric_lines: dict[str, str] = {}
-    named = re.compile(rf"METRIC\s*+{re.escape(name)}\s*+=", re.IGNORECASE) if name else None
-    last_named = None  # the last line naming the metric, as printed and as shown
-    for raw in _lines(output):
-        line = _shown(raw)
-        m = _METRIC_LINE.match(line)
-        if m:
+    for _, line in rows:
+        if m := _METRIC_LINE.match(line):
             metric_lines[m.group(1)] = m.group(2)
-        if named is not None and (named.search(raw) or named.search(line)):
-            last_named = m if m and m.group(1) == name else raw
-    if isinstance(last_named, str):
-        raise _spoiled(f"`METRIC {name}`", last_named, output)
-    if metric_lines:
+    for chosen in ([name] if name else []) + list(metric_lines)[:1]:
+        named = re.compile(rf"METRIC\s*+{re.escape(chosen)}\s*+=", re.IGNORECASE)
+
+        def reads(row: Row, chosen: str = chosen) -> bool:
+            m = _METRIC_LINE.match(row[1])
+            return m is not None and m.group(1) == chosen
+
+        def names(row: Row, named: re.Pattern[str] = named) -> bool:
+            return bool(named.search(row[0]) or named.search(row[1]))
+
+        place, trailer = _place(rows, names, reads, after, f"`METRIC {chosen}`", output)
+        if place is None:
+            continue
         secondary = {}
         for key, text in metric_lines.items():
             try:
                 secondary[key] = _finite(text, f"METRIC {key}", output)
             except MetricError:
                 continue
-        chosen = name if name and name in metric_lines else next(iter(metric_lines))
-        value = _finite(metric_lines[chosen], f"METRIC {chosen}", output)
+        m = _METRIC_LINE.match(rows[place][1])
+        assert m is not None
         return Extracted(
-            value,
+            _finite(m.group(2), f"METRIC {chosen}", output),
             chosen,
             {k: v for k, v in secondary.items() if k != chosen},
-            f"metric:{chosen}",
+            _pin(f"metric:{chosen}", trailer),
         )
 
     obj = _last_json(text)
@@ -353,7 +535,13 @@ def run_metric(
             else extract(result.stdout, spec, name)
         )
     except MetricError as exc:
-        return MetricRun("metric-error", None, 0, result.seconds, tail, exc.message)
+        message = exc.message
+        if not result.stdout.strip() and result.stderr.strip():
+            message += (
+                " (only standard output is read, and the command printed on standard error "
+                "alone: add `2>&1` to [metric] command if the number is there)"
+            )
+        return MetricRun("metric-error", None, 0, result.seconds, tail, message)
     why = needs_above_zero(got.value, relative) if relative else None
     if why:
         return MetricRun("metric-error", None, 0, result.seconds, tail, why)
