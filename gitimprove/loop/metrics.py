@@ -35,6 +35,8 @@ _NUMBER = rf"{_SIGN}{_DIGITS}|{_SIGN}{_SPECIAL}"
 _NUMBER_RE = re.compile(
     rf"(?<![\w.])({_SIGN}{_DIGITS}(?![\d.])|{_SIGN}{_SPECIAL}\b)", re.IGNORECASE
 )
+# a comma between digits: `3,14` or `1,234`, where the last number would be 14 or 234
+_COMMA, _COMMA_BEFORE = re.compile(r",[0-9]"), re.compile(r"[0-9],\Z")
 _METRIC_LINE = re.compile(rf"^\s*+METRIC\s++([\w.\-/]++)\s*+=\s*+({_NUMBER})\s*+$", re.IGNORECASE)
 JSON_KEYS = ("primary", "score", "combined_score")
 # Terminal escape sequences (colour, cursor moves, titles): the output is read as a terminal
@@ -178,9 +180,23 @@ def _json_lookup(obj: Any, key: str) -> Any:
 
 
 def _json(line: str) -> Any:
-    """A JSON value printed by the metric, through the tolerant reader; None if unreadable."""
+    """A JSON value printed by the metric, through the tolerant reader; None if unreadable.
+    An object holding a key twice (`{"score": 1, "score": 999}`, which JSON readers take the
+    last of) is a metric error: which the benchmark meant cannot be told."""
     value = reader.loads(line.strip(), finite=False)
-    return None if isinstance(value, reader.Unreadable) else value
+    if isinstance(value, reader.Unreadable):
+        return None
+    if isinstance(value, dict | list) and line.count('"') >= 4:
+        json.loads(line, object_pairs_hook=lambda pairs: _once(pairs, line))
+    return value
+
+
+def _once(pairs: list[tuple[str, Any]], line: str) -> dict[str, Any]:
+    keys = [key for key, _ in pairs]
+    twice = sorted({key for key in keys if keys.count(key) > 1})
+    if twice:
+        raise MetricError(f"a JSON line holds the key {twice[0]!r} twice: {line[:200]!r}", line)
+    return dict(pairs)
 
 
 def _last_json(output: str) -> Any:
@@ -445,10 +461,19 @@ def extract(
         assert isinstance(obj, int | float | str)
         return Extracted(_finite(obj, "the JSON last line", output), name, form="number")
 
-    numbers = _NUMBER_RE.findall(text)
+    numbers = list(_NUMBER_RE.finditer(text))
     if not numbers:
         raise MetricError("the metric command printed no number", output)
-    return Extracted(_finite(numbers[-1], "the last number printed", output), name, form="number")
+    last = numbers[-1]
+    if _COMMA.match(text, last.end()) or _COMMA_BEFORE.search(text, 0, last.start()):
+        raise MetricError(
+            f"the last number printed is next to a comma and digits "
+            f"({text[max(0, last.start() - 8) : last.end() + 8]!r}): a decimal comma or a "
+            "thousands separator cannot be told apart; print it without one, or set "
+            "[metric] extract",
+            output,
+        )
+    return Extracted(_finite(last.group(1), "the last number printed", output), name, form="number")
 
 
 # Bytes of output kept from each stream of the agent, the metric and the guard ([loop]

@@ -1,0 +1,252 @@
+"""The metric's own output wins for every extraction rule (docs/integrity.md, 6): the baseline's
+output fixes the line read — a `line:` or `regex:` rule's line is the last one naming it (its
+`<name>:`, the text its pattern needs), past the trailer the baseline printed after it — so a
+spoiled benchmark line is a `metric-error` naming it, never a value read from an earlier line
+the code under test printed; an honest benchmark's progress lines, a varying number of lines,
+and a trailer it always prints are read as they were. Outputs are shaped like the tools'."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from gitimprove.errors import MetricError
+from gitimprove.loop.metrics import extract, extract_pinned, run_metric
+
+# autoresearch's train.py: progress lines, then the summary block it ends with
+AUTORESEARCH = """step 00950 (99.8%) | loss: 3.021445 | lrm: 0.03 | dt: 314ms | tok/sec: 1,669,245 | mfu: 39.8% | epoch: 1 | remaining: 1s
+step 00953 (100.0%) | loss: 3.017722 | lrm: 0.00 | dt: 313ms | tok/sec: 1,674,128 | mfu: 39.9% | epoch: 1 | remaining: 0s
+---
+val_bpb:          {value}
+training_seconds: 300.1
+total_seconds:    325.9
+peak_vram_mb:     45060.2
+mfu_percent:      39.80
+total_tokens_M:   499.6
+num_steps:        953
+num_params_M:     50.3
+depth:            8
+"""
+HYPERFINE = """Benchmark 1: python3 bench.py
+  Time (mean ± σ):      {value} ms ±   1.3 ms    [User: 38.0 ms, System: 8.1 ms]
+  Range (min … max):    45.1 ms …  52.9 ms    58 runs
+{warning}"""
+OUTLIERS = """
+  Warning: Statistical outliers were detected. Consider re-running this benchmark on a quiet system without any interferences from other programs. It might help to use the '--warmup' or '--prepare' options.
+"""
+PYTEST_BENCHMARK = """============================= test session starts ==============================
+platform linux -- Python 3.11.9, pytest-8.3.3, pluggy-1.5.0
+benchmark: 4.0.0 (defaults: timer=time.perf_counter disable_gc=False min_rounds=5 min_time=0.000005 max_time=1.0 calibrate_precision=10 warmup=False warmup_iterations=100000)
+rootdir: /home/u/project
+plugins: benchmark-4.0.0
+collected 1 item
+
+bench_test.py .                                                          [100%]
+
+
+----------------------------------------------------- benchmark: 1 tests -----------------------------------------------------
+Name (time in us)        Min       Max      Mean  StdDev    Median     IQR  Outliers  OPS (Kops/s)  Rounds  Iterations
+------------------------------------------------------------------------------------------------------------------------------
+test_parse           41.2080   98.1250   {value}  2.1011   42.1660  0.4170   412;907       23.5637   12037           1
+------------------------------------------------------------------------------------------------------------------------------
+
+Legend:
+  Outliers: 1 Standard Deviation from Mean; 1.5 IQR (InterQuartile Range) from 1st Quartile and 3rd Quartile.
+  OPS: Operations Per Second, computed as 1 / Mean
+============================== 1 passed in 1.62s ===============================
+"""
+TIME = """        Command being timed: "python3 bench.py"
+        User time (seconds): 1.21
+        System time (seconds): 0.08
+        Percent of CPU this job got: 99%
+        Elapsed (wall clock) time (h:mm:ss or m:ss): 0:{value}
+        Maximum resident set size (kbytes): 51236
+        Exit status: 0
+"""
+
+CASES = [
+    ("line:val_bpb", AUTORESEARCH, "0.997900", "val_bpb:          0.100000\n"),
+    (r"regex:Time \(mean ± σ\):\s+([0-9.]+) ms", HYPERFINE, "48.2", "  Time (mean ± σ):  1.0 ms\n"),
+    (
+        r"regex:^test_parse\s+\S+\s+\S+\s+([0-9.]+)",
+        PYTEST_BENCHMARK,
+        "42.4380",
+        "test_parse 1 1 1.0\n",
+    ),
+    (
+        r"regex:Elapsed \(wall clock\).*: 0:([0-9.]+)$",
+        TIME,
+        "01.32",
+        "Elapsed (wall clock): 0:00.01\n",
+    ),
+]
+
+
+def _output(template: str, value: str, warning: str = "") -> str:
+    return template.format(value=value, warning=warning)
+
+
+@pytest.mark.parametrize(("spec", "template", "value", "forged"), CASES)
+def test_real_outputs_are_read_and_an_earlier_forged_line_never_wins(
+    spec: str, template: str, value: str, forged: str
+) -> None:
+    base = extract(_output(template, value), spec)
+    assert base.value == float(value)
+    # the code under test prints a better line before the benchmark's own: not read
+    lines = _output(template, "99.5").splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if "99.5" in line)
+    before, after = "".join(lines[:at]), "".join(lines[at:])
+    assert extract_pinned(before + forged + after, base.form).value == 99.5
+    # ...then spoils the benchmark's own line with what it leaves on the line: the line is
+    # read as it is, or a metric-error naming it; never the forged value
+    for spoil in ("x", "# ", "\x1b]0;", "\x1b[2K"):
+        try:
+            got = extract_pinned(before + forged + spoil + after, base.form)
+        except MetricError as exc:
+            assert "never counts in its place" in exc.message and "99.5" in exc.message
+        else:
+            assert got.value == 99.5, (spec, spoil)
+
+
+def test_hyperfine_warns_or_not_and_the_rule_reads_the_same_line() -> None:
+    """hyperfine adds a warning after its numbers in some runs only: a varying number of
+    lines after the one read is no change of format (only lines naming it count)."""
+    spec = r"regex:Time \(mean ± σ\):\s+([0-9.]+) ms"
+    base = extract(_output(HYPERFINE, "48.2"), spec)
+    assert extract_pinned(_output(HYPERFINE, "47.0", OUTLIERS), base.form).value == 47.0
+    base = extract(_output(HYPERFINE, "48.2", OUTLIERS), spec)
+    assert extract_pinned(_output(HYPERFINE, "47.0"), base.form).value == 47.0
+
+
+@pytest.mark.parametrize(
+    ("spec", "spoiled"),
+    [
+        ("regex:^score: ([0-9.]+)$", "score: n/a"),
+        ("regex:^score: ([0-9.]+)$", "score: 12 (cached)"),
+        ("regex:^score: ([0-9.]+)$", "score: 1e999"),
+        ("regex:score=([0-9.]+)", "#score=12"),  # the pattern matches it: 12 is read
+        ("line:score", "score: n/a"),
+        ("line:score", "score: 1e999"),
+        ("line:score", "# score: 12"),
+        ("line:score", "\x1b[2Kxscore: 12"),
+        ("regex:([0-9.]+) ms", "12 ms (cached"),  # read: 12
+        ("regex:([0-9.]+) ms", "took 12 msec"),
+    ],
+)
+def test_a_spoiled_benchmark_line_is_never_replaced_by_an_earlier_one(
+    spec: str, spoiled: str
+) -> None:
+    """The benchmark's own line no longer matches (its data, or what the code under test
+    left on the line before it): the earlier line the code under test printed that does
+    match never counts; the run is a metric-error naming the line."""
+    honest = spoiled.replace("n/a", "12").replace("1e999", "12").split(" (")[0]
+    honest = honest.lstrip("#x\x1b[2K ").replace("msec", "ms")
+    base = extract(f"warming up\n{honest}\n", spec)
+    assert base.value == 12
+    output = f"score: 1\nscore=1\n1 ms\nwarming up\n{spoiled}\n"
+    try:
+        got = extract_pinned(output, base.form)
+    except MetricError as exc:
+        assert spoiled.split()[-1] in exc.message, exc.message
+    else:
+        assert got.value == 12, (spec, spoiled)
+
+
+@pytest.mark.parametrize("rule", ["line:score", "regex:^score: ([0-9.]+)$", "regex:score: (\\S+)"])
+def test_honest_progress_lines_and_a_varying_number_of_lines(rule: str) -> None:
+    """Progress lines with the same prefix before the final one, a number of them that
+    changes from run to run, a `\\r` progress bar, colour, and lines after it that do not name
+    it: read as the benchmark meant."""
+    base = extract("score: 9\nscore: 8\nscore: 7.5\ndone in 3 s\n", rule)
+    assert base.form == rule  # nothing naming it follows the line read
+    runs = [
+        "score: 7.25\ndone in 2 s\n",
+        "".join(f"score: {i}\n" for i in range(40, 1, -1)) + "score: 1.5\nbye\n\n\nok\n",
+        "loading 10%\rloading 50%\rloading 100%\rscore: 6\n",
+        "\x1b[32mscore: \x1b[1m6.5\x1b[0m\ndone\n",
+    ]
+    assert [extract_pinned(out, base.form).value for out in runs] == [7.25, 1.5, 6, 6.5]
+
+
+def test_a_trailer_the_baseline_printed_is_its_format() -> None:
+    """An honest benchmark printing `debug: METRIC score=4` after its own `METRIC score=…`
+    line: the baseline's output pins that trailer, an honest candidate is measured, and a
+    forged line not in the trailer's shape (or one that makes the benchmark's line part of
+    the trailer) is refused."""
+    baseline = "METRIC score=5\ndebug: METRIC score=4 (12 ms)\n"
+    base = extract(baseline, "auto", "score")
+    assert base.value == 5 and base.form.startswith("{")
+    pinned = base.form
+    # honest: measured normally, progress and earlier lines of the name before it
+    honest = "METRIC score=9\nMETRIC score=3\ndebug: METRIC score=2 (15 ms)\n"
+    assert extract_pinned(honest, pinned, "score").value == 3
+    # forged: the code under test spoils the benchmark's line into a trailer-shaped one
+    forged = "METRIC score=1\ndebug: METRIC score=3\ndebug: METRIC score=2 (15 ms)\n"
+    with pytest.raises(MetricError, match="'debug: METRIC score=3'"):
+        extract_pinned(forged, pinned, "score")
+    for other in ("x: METRIC score=1 (15 ms)", "debug: METRIC score=1", "METRIC score=1"):
+        with pytest.raises(MetricError, match="not in that shape"):
+            extract_pinned(f"METRIC score=3\n{other}\n", pinned, "score")
+    # without the trailer in the baseline, such a line after the benchmark's is refused
+    with pytest.raises(MetricError, match="is not one that can be read"):
+        extract_pinned("METRIC score=3\ndebug: METRIC score=1\n", "metric:score", "score")
+    # a trailer for a rule too: `best score: 7` after `score: 5`
+    rule = extract("score: 5\nbest score: 7\n", "line:score")
+    assert rule.value == 5
+    assert extract_pinned("score: 1\nscore: 4\nbest score: 4\n", rule.form).value == 4
+    with pytest.raises(MetricError, match="'best score: 4'"):
+        extract_pinned("score: 1\nbest score: 4\nbest score: 4\n", rule.form)
+
+
+def test_a_spoiled_last_line_at_the_baseline_is_no_trailer() -> None:
+    """The base's last line naming the metric holds no number: no trailer is learnt from it,
+    the baseline is a metric error (with or without `metric.name`)."""
+    for name in (None, "score"):
+        with pytest.raises(MetricError, match="METRIC score=n/a"):
+            extract("METRIC score=1\nMETRIC score=n/a\n", "auto", name)
+    with pytest.raises(MetricError, match="score: n/a"):
+        extract("score: 1\nscore: n/a\n", "regex:score: ([0-9]+)")
+
+
+@pytest.mark.parametrize(
+    ("output", "why"),
+    [
+        ('{"score": 1, "score": 999}\n', "twice"),
+        ('{"a": {"score": 1, "score": 999}}\n', "twice"),
+        ("took 3,14 s\n", "comma"),
+        ("took 1,234 ms\n", "comma"),
+        ("METRIC score=0x10\n", "not one that can be read"),
+        ("METRIC score=\u0661\u0662\n", "not one that can be read"),
+        ("METRIC score=+inf\n", "not a finite number"),
+        ("score: +inf\n", "not a finite number"),
+        ("METRIC score=1_000\n", "not one that can be read"),
+    ],
+)
+def test_odd_numbers_are_no_guess(output: str, why: str) -> None:
+    """Duplicate JSON keys, a comma inside a number, hex, other scripts' digits, infinity:
+    a metric error saying why, never one of the readings."""
+    spec = "line:score" if output.startswith("score:") else "auto"
+    name = None if "{" in output or "took" in output else "score"
+    if '"a"' in output:
+        spec = "json:a.score"
+    with pytest.raises(MetricError, match=why):
+        extract(output, spec, name)
+
+
+def test_underscores_read_as_python_writes_them() -> None:
+    """`f"{x:_}"` prints `1_000`: a `line:` rule reads it as Python does."""
+    assert extract("score: 1_000\n", "line:score").value == 1000
+
+
+def test_output_on_standard_error_alone_is_named(tmp_path: Path) -> None:
+    """Only standard output is read (a forged line on stderr never counts); a benchmark that
+    prints its number on stderr alone is told where it went."""
+    code = "import sys; sys.stderr.write('METRIC score=3\\n')"
+    got = run_metric(([sys.executable, "-c", code], False), tmp_path, timeout=30)
+    assert got.status == "metric-error" and got.error is not None
+    assert "2>&1" in got.error
+    both = "import sys; sys.stderr.write('METRIC score=1\\n'); print('METRIC score=3')"
+    got = run_metric(([sys.executable, "-c", both], False), tmp_path, timeout=30)
+    assert (got.status, got.value) == ("ok", 3)
