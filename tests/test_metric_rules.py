@@ -14,6 +14,10 @@ import pytest
 
 from gitimprove.errors import MetricError
 from gitimprove.loop.metrics import extract, extract_pinned, run_metric
+from tests.conftest import TmpRepo
+from tests.loop_helpers import run_rows, value_project
+
+AGENT = Path(__file__).parent / "agents" / "rule_liar.py"
 
 # autoresearch's train.py: progress lines, then the summary block it ends with
 AUTORESEARCH = """step 00950 (99.8%) | loss: 3.021445 | lrm: 0.03 | dt: 314ms | tok/sec: 1,669,245 | mfu: 39.8% | epoch: 1 | remaining: 1s
@@ -250,3 +254,53 @@ def test_output_on_standard_error_alone_is_named(tmp_path: Path) -> None:
     both = "import sys; sys.stderr.write('METRIC score=1\\n'); print('METRIC score=3')"
     got = run_metric(([sys.executable, "-c", both], False), tmp_path, timeout=30)
     assert (got.status, got.value) == ("ok", 3)
+
+
+BENCH = """import sys
+sys.path.insert(0, "src")
+import work
+value = open("src/value.txt").read().strip()
+for step in range(int(open("src/steps.txt").read())):
+    print(LINE.format(100 + step) + " (step {})".format(step))
+work.main()
+print(LINE.format(value))
+print("debug: " + LINE.format(value))
+print("done")
+"""
+LINES = {"line": "score: {}", "metric": "METRIC score={}"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["line", "metric"])
+def test_forged_lines_never_outrank_the_benchmarks_own(tmp_repo: TmpRepo, kind: str) -> None:
+    """A benchmark printing progress lines naming the metric (more of them in the honest
+    candidate) and a trailer line naming it after its own, read by a `line:` rule or as
+    `METRIC` lines: the honest candidate is measured and kept; a forged line before the
+    benchmark's never counts, and one that spoils the benchmark's line (or makes it look like
+    its trailer) makes the attempt a metric-error, never kept."""
+    plan = tmp_repo.path.parent / "how.txt"
+    bench = f"LINE = {LINES[kind]!r}\n" + BENCH
+    value_project(
+        tmp_repo,
+        f"{sys.executable} {AGENT} {plan}",
+        bench,
+        {"src/work.py": "def main():\n    pass\n", "src/steps.txt": "3\n"},
+    )
+    if kind == "line":
+        toml = (tmp_repo.path / ".gitimprove.toml").read_text()
+        toml = toml.replace("[metric]\n", '[metric]\nextract = "line:score"\n')
+        tmp_repo.commit("read by a line: rule", {".gitimprove.toml": toml})
+    expected = {"honest": "keep", "earlier": "discard", "spoil": "metric-error"}
+    expected |= {"trailer": "metric-error", "na": "metric-error"}
+    got = {}
+    for i, how in enumerate(expected):
+        plan.write_text(f"{kind} {how}")
+        res = tmp_repo.cli("run", "--run", f"r{i}", "-n", "1", "--json")
+        assert res.returncode == 0, (how, res.stderr)
+        rows = run_rows(tmp_repo, f"r{i}")
+        assert len(rows) == 2, (how, rows)
+        assert "debug" in rows[0]["extraction"], rows[0]  # the trailer is pinned
+        got[how] = rows[1]["status"]
+        if how == "earlier":
+            assert rows[1]["metric"]["value"] == 101, rows[1]
+    assert got == expected
