@@ -158,6 +158,28 @@ def test_a_spoiled_benchmark_line_is_never_replaced_by_an_earlier_one(
         assert got.value == 12, (spec, spoiled)
 
 
+@pytest.mark.parametrize(
+    ("spec", "line"),
+    [
+        ("line:score", "score: 5"),
+        ("regex:^score: ([0-9]+)", "score: 5"),
+        ("regex:([0-9]+) ms", "5 ms"),
+        ("line:score", "score: 5 (best score: 7)"),
+    ],
+)
+def test_two_lines_glued_into_one_read_neither(spec: str, line: str) -> None:
+    """The code under test prints its line and no line end: the benchmark's own follows on
+    it (`score: 1 score: 101`). A line naming the metric more times than the baseline's line
+    read is two glued: a metric-error naming it, not the first number of it."""
+    base = extract(f"{line}\n", spec)
+    assert base.value == 5
+    honest = line.replace("5", "4", 1)
+    assert extract_pinned(f"{honest}\n", base.form).value == 4
+    forged = line.replace("5", "1", 1)
+    with pytest.raises(MetricError, match="never counts in its place"):
+        extract_pinned(f"{forged} {line.replace('5', '101', 1)}\n", base.form)
+
+
 @pytest.mark.parametrize("rule", ["line:score", "regex:^score: ([0-9.]+)$", "regex:score: (\\S+)"])
 def test_honest_progress_lines_and_a_varying_number_of_lines(rule: str) -> None:
     """Progress lines with the same prefix before the final one, a number of them that
@@ -291,7 +313,7 @@ def test_forged_lines_never_outrank_the_benchmarks_own(tmp_repo: TmpRepo, kind: 
         toml = toml.replace("[metric]\n", '[metric]\nextract = "line:score"\n')
         tmp_repo.commit("read by a line: rule", {".gitimprove.toml": toml})
     expected = {"honest": "keep", "earlier": "discard", "spoil": "metric-error"}
-    expected |= {"trailer": "metric-error", "na": "metric-error"}
+    expected |= {"trailer": "metric-error", "na": "metric-error", "sameline": "metric-error"}
     got = {}
     for i, how in enumerate(expected):
         plan.write_text(f"{kind} {how}")

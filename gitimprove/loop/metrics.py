@@ -67,8 +67,18 @@ class Extracted:
     form: str = ""  # how it was found: "metric:<name>", "json-last:<key>", "number", or the rule
 
 
+@dataclass(frozen=True)
+class Pin:
+    """What the baseline's output fixed beyond its form: the shapes of the lines naming the
+    metric that follow the line read (its trailer), and how many times a rule's line read
+    names it (two in one line are two lines glued: `score: 1 score: 101`)."""
+
+    after: tuple[str, ...] = ()
+    times: int = 1
+
+
 def _describe(form: str) -> str:
-    base, after = _unpin(form)
+    base, pin = _unpin(form)
     kind, _, arg = base.partition(":")
     if kind == "metric":
         what = f"a `METRIC {arg}=<number>` line"
@@ -78,24 +88,34 @@ def _describe(form: str) -> str:
         what = "a last number (no METRIC line, no JSON last line)"
     else:
         what = base
-    return f"{what} then {len(after)} line(s) naming it like {list(after)}" if after else what
+    if pin.after:
+        return f"{what} then {len(pin.after)} line(s) naming it like {list(pin.after)}"
+    return what
 
 
-def _pin(form: str, after: list[str]) -> str:
-    """`form` with the trailer the baseline printed after the line read: a JSON object when
-    there is one (no form alone starts with `{`), the form alone otherwise."""
-    return json.dumps({"form": form, "after": after}) if after else form
+def _pin(form: str, pin: Pin) -> str:
+    """`form` with what the baseline fixed beyond it: a JSON object when there is any (no
+    form alone starts with `{`), the form alone otherwise."""
+    if pin == Pin():
+        return form
+    return json.dumps({"form": form, "after": list(pin.after), "times": pin.times})
 
 
-def _unpin(form: str) -> tuple[str, tuple[str, ...]]:
-    """A pinned form as the form and its trailer's shapes."""
+def _unpin(form: str) -> tuple[str, Pin]:
+    """A pinned form as the form and what else the baseline fixed."""
     if not form.startswith("{"):
-        return form, ()
+        return form, Pin()
     obj = reader.loads(form)
     after = obj.get("after") if isinstance(obj, dict) else None
-    if not isinstance(after, list) or not all(isinstance(a, str) for a in after):
+    times = obj.get("times", 1) if isinstance(obj, dict) else None
+    if (
+        not isinstance(after, list)
+        or not all(isinstance(a, str) for a in after)
+        or not isinstance(times, int)
+        or isinstance(times, bool)
+    ):
         raise MetricError(f"the run's pinned extraction {form[:200]!r} is unreadable", "")
-    return str(obj.get("form", "")), tuple(after)
+    return str(obj.get("form", "")), Pin(tuple(after), times)
 
 
 def extract_pinned(output: str, form: str, name: str | None = None) -> Extracted:
@@ -103,12 +123,12 @@ def extract_pinned(output: str, form: str, name: str | None = None) -> Extracted
     another format is a metric error, never a number read some other way."""
     if form in ("", "auto"):
         return extract(output, "auto", name)
-    base, after = _unpin(form)
+    base, pin = _unpin(form)
     kind, _, arg = base.partition(":")
     if kind in ("regex", "json", "line"):
-        return extract(output, base, name, after=after)
+        return extract(output, base, name, pin=pin)
     by_name = kind == "metric" or (kind == "json-last" and arg not in JSON_KEYS)
-    got = extract(output, "auto", arg if by_name else name, after=after)
+    got = extract(output, "auto", arg if by_name else name, pin=pin)
     if _unpin(got.form)[0] != base:
         raise MetricError(
             f"the output changed format: the baseline printed {_describe(form)}, "
@@ -332,11 +352,12 @@ def _literal(pattern: str) -> str:
     return "".join(found).strip() and "".join(found)
 
 
-def _by_rule(output: str, spec: str, name: str | None, after: tuple[str, ...] | None) -> Extracted:
+def _by_rule(output: str, spec: str, name: str | None, pin: Pin | None) -> Extracted:
     """The number of a `line:` or `regex:` rule: read from the line `_place` chooses among
     the lines naming it (a `line:` rule's `<name>:` or `<name>=`, the text a pattern needs),
-    each line as a terminal shows it. A pattern matching across lines alone is read from the
-    whole output (its last match), with no trailer known."""
+    each line as a terminal shows it; with `pin`, a line naming it another number of times
+    than the baseline's does not read. A pattern matching across lines alone is read from
+    the whole output (its last match), with nothing else known."""
     kind, _, arg = spec.partition(":")
     if kind == "line":
         pattern = re.compile(rf"^\s*{re.escape(arg)}\s*[:=]\s*(\S+)")
@@ -351,27 +372,33 @@ def _by_rule(output: str, spec: str, name: str | None, after: tuple[str, ...] | 
         where, missing = f"regex {arg!r}", f"the pattern {arg!r} matched nothing in the output"
     rows = [(raw, _shown(raw)) for raw in _lines(output)]
 
+    def times(row: Row) -> int:
+        return len(anchor.findall(row[1])) if anchor is not None else 1
+
     def reads(row: Row) -> bool:
-        return pattern.search(row[1]) is not None
+        matched = pattern.search(row[1]) is not None
+        return matched and (pin is None or times(row) == pin.times)
 
     def names(row: Row) -> bool:
         if anchor is None:  # no text to know it by: every line may be its
             return bool(row[1].strip())
         return bool(anchor.search(row[0]) or anchor.search(row[1]))
 
-    trailer: list[str] = []
-    if not any(reads(row) for row in rows):
+    learnt = Pin()
+    if not any(pattern.search(row[1]) for row in rows):
         found = list(pattern.finditer(_shown(output)))
-        if not found or after:
+        if not found or (pin is not None and pin != Pin()):
             raise MetricError(missing, output)
         last = found[-1]
     else:
+        after = pin.after if pin is not None else None
         place, trailer = _place(rows, names, reads, after, what, output)
         assert place is not None  # a line reads, so a line names it
+        learnt = Pin(tuple(trailer), times(rows[place]))
         last = list(pattern.finditer(rows[place][1]))[-1]
     text = last.group(1) if last.groups() else last.group(0)
     return Extracted(
-        _finite(text, where, output), arg if kind == "line" else name, form=_pin(spec, trailer)
+        _finite(text, where, output), arg if kind == "line" else name, form=_pin(spec, learnt)
     )
 
 
@@ -380,18 +407,18 @@ def extract(
     spec: str = "auto",
     name: str | None = None,
     *,
-    after: tuple[str, ...] | None = None,
+    pin: Pin | None = None,
 ) -> Extracted:
     """The metric value in `output` according to `spec` (see the module docstring). With
-    `after` (a pinned trailer) the line read must be followed by exactly those; without, the
-    trailer is learnt and given in the form."""
+    `pin` (what the baseline fixed) the line read must be as it says; without, that is
+    learnt and given in the form."""
     if not output.strip():
         raise MetricError("the metric command printed nothing", output)
     kind, _, arg = spec.partition(":")
     text = _shown(output)
     if spec != "auto":
         if kind in ("regex", "line"):
-            return _by_rule(output, spec, name, after)
+            return _by_rule(output, spec, name, pin)
         if kind == "json":
             token = f'"{arg.rpartition(".")[2]}"'
             for raw in reversed(_lines(output)):
@@ -423,6 +450,7 @@ def extract(
         def names(row: Row, named: re.Pattern[str] = named) -> bool:
             return bool(named.search(row[0]) or named.search(row[1]))
 
+        after = pin.after if pin is not None else None
         place, trailer = _place(rows, names, reads, after, f"`METRIC {chosen}`", output)
         if place is None:
             continue
@@ -438,7 +466,7 @@ def extract(
             _finite(m.group(2), f"METRIC {chosen}", output),
             chosen,
             {k: v for k, v in secondary.items() if k != chosen},
-            _pin(f"metric:{chosen}", trailer),
+            _pin(f"metric:{chosen}", Pin(tuple(trailer))),
         )
 
     obj = _last_json(text)

@@ -10,7 +10,9 @@ how:
 - `earlier`: the value 101 (worse), a forged better line printed before the benchmark's;
 - `spoil`: the forged line, then `# ` left on the line the benchmark's own then follows on;
 - `trailer`: the forged line, then `debug: `, so the benchmark's line looks like its trailer;
-- `na`: the forged line, and the value `n/a`, so the benchmark's own line holds no number.
+- `na`: the forged line, and the value `n/a`, so the benchmark's own line holds no number;
+- `sameline`: the forged line and a space, no line end: the benchmark's own line follows on
+  it (`score: 1 score: 101`, which a `line:` rule read as 1 before).
 """
 
 import pathlib
@@ -20,7 +22,7 @@ kind, how = pathlib.Path(sys.argv[1]).read_text().split()
 forged = "score: 1" if kind == "line" else "METRIC score=1"
 value = {"honest": "99", "na": "n/a"}.get(how, "101")
 pathlib.Path("src/value.txt").write_text(f"{value}\n")
-after = {"earlier": "\n", "spoil": "\n# ", "trailer": "\ndebug: ", "na": "\n"}
+after = {"earlier": "\n", "spoil": "\n# ", "trailer": "\ndebug: ", "na": "\n", "sameline": " "}
 if how == "honest":
     pathlib.Path("src/steps.txt").write_text("6\n")
     body = "pass"
