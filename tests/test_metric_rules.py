@@ -326,3 +326,23 @@ def test_forged_lines_never_outrank_the_benchmarks_own(tmp_repo: TmpRepo, kind: 
         if how == "earlier":
             assert rows[1]["metric"]["value"] == 101, rows[1]
     assert got == expected
+
+
+def test_a_pattern_with_no_plain_text_reads_its_last_matching_line() -> None:
+    """`regex:([0-9.]+)` names no text: lines it does not match are no lines of it (an honest
+    `done` after the number is no spoiled line), the last line it matches is read."""
+    base = extract("12.5\ndone\n", "regex:([0-9.]+)")
+    assert (base.value, base.form) == (12.5, "regex:([0-9.]+)")
+    assert extract_pinned("1\n9.5\nall done\n", base.form).value == 9.5
+
+
+def test_a_trailer_too_long_to_pin_is_said_at_the_baseline() -> None:
+    output = "METRIC score=5\n" + "".join(f"note: METRIC score={i}\n" for i in range(25))
+    with pytest.raises(MetricError, match="25 lines naming `METRIC score` follow"):
+        extract(output, "auto", "score")
+
+
+def test_another_name_than_the_pinned_one_is_a_changed_format() -> None:
+    base = extract("METRIC score=5\ndebug: METRIC score=4\n", "auto", "score")
+    with pytest.raises(MetricError, match="changed format"):
+        extract_pinned("METRIC other=1\n", base.form, "score")

@@ -247,10 +247,15 @@ def _spoiled(what: str, line: str, output: str, shape: str | None = None) -> Met
     )
 
 
+# lines naming the metric after the one read that a run pins, and the characters of each kept
+MAX_TRAILER, SHAPE_CHARS = 20, 300
+
+
 def _shape(line: str) -> str:
-    """A line as a format has it: each number `#`, each run of blanks one space."""
-    text = re.sub(r"[0-9]++", "#", _NUMBER_RE.sub("#", _shown(line)))
-    return " ".join(text.split())
+    """A line as a format has it: each number `#` (`1,234` too), each run of blanks one space;
+    its first `SHAPE_CHARS` characters."""
+    text = re.sub(r"[0-9]++", "#", _NUMBER_RE.sub("#", _shown(line[: SHAPE_CHARS * 4])))
+    return " ".join(re.sub(r"#(?:[,_']#)++", "#", text).split())[:SHAPE_CHARS]
 
 
 Row = tuple[str, str]  # a line of the output as printed and as a terminal shows it
@@ -282,6 +287,13 @@ def _place(
         for i in trailer:
             if not _NUMBER_RE.search(rows[i][1]):
                 raise _spoiled(what, rows[i][0], output)
+        if len(trailer) > MAX_TRAILER:
+            raise MetricError(
+                f"{len(trailer)} lines naming {what} follow the last one read, more than the "
+                f"{MAX_TRAILER} a run can pin (from {rows[trailer[0]][0][:200]!r}): name the "
+                "benchmark's own line alone ([metric] name, or a [metric] extract rule)",
+                output,
+            )
         return hits[-1], [_shape(rows[i][0]) for i in trailer]
     tail = naming[len(naming) - len(after) :] if after else []
     for i, shape in zip(tail, after, strict=False):
@@ -380,8 +392,8 @@ def _by_rule(output: str, spec: str, name: str | None, pin: Pin | None) -> Extra
         return matched and (pin is None or times(row) == pin.times)
 
     def names(row: Row) -> bool:
-        if anchor is None:  # no text to know it by: every line may be its
-            return bool(row[1].strip())
+        if anchor is None:  # no text to know it by: the lines it reads alone
+            return False
         return bool(anchor.search(row[0]) or anchor.search(row[1]))
 
     learnt = Pin()
@@ -450,7 +462,8 @@ def extract(
         def names(row: Row, named: re.Pattern[str] = named) -> bool:
             return bool(named.search(row[0]) or named.search(row[1]))
 
-        after = pin.after if pin is not None else None
+        # another name than the pinned one is another format, said so: nothing is pinned of it
+        after = pin.after if pin is not None and chosen == name else None
         place, trailer = _place(rows, names, reads, after, f"`METRIC {chosen}`", output)
         if place is None:
             continue
