@@ -346,3 +346,16 @@ def test_another_name_than_the_pinned_one_is_a_changed_format() -> None:
     base = extract("METRIC score=5\ndebug: METRIC score=4\n", "auto", "score")
     with pytest.raises(MetricError, match="changed format"):
         extract_pinned("METRIC other=1\n", base.form, "score")
+
+
+def test_a_json_rule_learns_its_trailer_too() -> None:
+    """`json:score` with a later JSON line naming `"score"` deeper (its debug record): the
+    baseline pins it; an honest run is read, a spoiled benchmark line is refused."""
+    base = extract('{"score": 5}\n{"debug": {"score": 4}}\n', "json:score")
+    assert base.value == 5
+    honest = '{"score": 1}\n{"score": 3}\n{"debug": {"score": 9}}\n'
+    assert extract_pinned(honest, base.form).value == 3
+    with pytest.raises(MetricError, match="never counts in its place"):
+        extract_pinned('{"score": 1}\n# {"score": 3}\n{"debug": {"score": 9}}\n', base.form)
+    with pytest.raises(MetricError, match="never counts in its place"):
+        extract_pinned('{"score": 1}\n{"score": 3}\n{"debug": {"score": 9}} x\n', base.form)

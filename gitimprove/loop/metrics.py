@@ -414,6 +414,37 @@ def _by_rule(output: str, spec: str, name: str | None, pin: Pin | None) -> Extra
     )
 
 
+def _by_key(output: str, spec: str, pin: Pin | None) -> Extracted:
+    """The number of a `json:<key>` rule: read from the JSON line `_place` chooses among the
+    lines naming `"<key>"` (its last part) or holding it."""
+    arg = spec.partition(":")[2]
+    token = f'"{arg.rpartition(".")[2]}"'
+    rows = [(raw, _shown(raw)) for raw in _lines(output)]
+
+    def found(row: Row) -> Any:
+        if not row[1].lstrip().startswith(("{", "[")):
+            return None
+        obj = _json(row[1])
+        return None if obj is None else _json_lookup(obj, arg)
+
+    def names(row: Row) -> bool:
+        return token in row[0] or token in row[1]
+
+    def reads(row: Row) -> bool:
+        return found(row) is not None
+
+    after = pin.after if pin is not None else None
+    place, trailer = _place(rows, names, reads, after, f"the key {arg!r}", output)
+    if place is None:
+        raise MetricError(f"no JSON line of the output has the key {arg!r}", output)
+    value = found(rows[place])
+    if not _is_number(value):
+        raise MetricError(f"JSON key {arg!r} holds {value!r}, not a number", output)
+    return Extracted(
+        _finite(value, f"JSON key {arg!r}", output), arg, form=_pin(spec, Pin(tuple(trailer)))
+    )
+
+
 def extract(
     output: str,
     spec: str = "auto",
@@ -426,24 +457,13 @@ def extract(
     learnt and given in the form."""
     if not output.strip():
         raise MetricError("the metric command printed nothing", output)
-    kind, _, arg = spec.partition(":")
+    kind = spec.partition(":")[0]
     text = _shown(output)
     if spec != "auto":
         if kind in ("regex", "line"):
             return _by_rule(output, spec, name, pin)
         if kind == "json":
-            token = f'"{arg.rpartition(".")[2]}"'
-            for raw in reversed(_lines(output)):
-                line = _shown(raw)
-                obj = _json(line)
-                found = None if obj is None else _json_lookup(obj, arg)
-                if found is None and (token in raw or token in line):
-                    raise _spoiled(f"the key {arg!r}", raw, output)
-                if found is not None:
-                    if not _is_number(found):
-                        raise MetricError(f"JSON key {arg!r} holds {found!r}, not a number", output)
-                    return Extracted(_finite(found, f"JSON key {arg!r}", output), arg, form=spec)
-            raise MetricError(f"no JSON line of the output has the key {arg!r}", output)
+            return _by_key(output, spec, pin)
         raise MetricError(f"unknown extract rule {spec!r}", output)
 
     # auto: METRIC lines first.
