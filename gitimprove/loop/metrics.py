@@ -220,7 +220,7 @@ def _once(pairs: list[tuple[str, Any]], line: str) -> dict[str, Any]:
 
 
 def _last_json(output: str) -> Any:
-    for line in reversed(_lines(output)):
+    for line in lines.lines_from_end(output):
         if line.strip():
             return _json(line)
     return None
