@@ -379,3 +379,18 @@ def test_a_long_output_is_read_from_its_end() -> None:
     start = time.monotonic()
     assert extract_pinned(output, "line:score").value == 5
     assert time.monotonic() - start < 2
+
+
+def test_a_line_naming_it_fewer_times_is_read() -> None:
+    """A time printed in `µs` when short: ` ms` is on the line fewer times than in the
+    baseline's, which no glued line does (gluing adds one)."""
+    spec = "regex:took ([0-9.]+) ms"
+    base = extract("took 48.2 ms (user 38.0 ms, sys 8.1 ms)\n", spec)
+    assert base.value == 48.2
+    fewer = "took 47.0 ms (user 38.0 ms, sys 812.1 µs)\n"
+    assert extract_pinned(fewer, base.form).value == 47.0
+    spec = "regex:([0-9.]+) ms"
+    base = extract("took 48.2 ms (user 38.0 ms, sys 8.1 ms)\n", spec)
+    assert extract_pinned(fewer, base.form).value == 38.0  # the pattern's last match
+    with pytest.raises(MetricError, match="never counts in its place"):
+        extract_pinned("1 ms took 47.0 ms (user 38.0 ms, sys 8.1 ms)\n", base.form)
