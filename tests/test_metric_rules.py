@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from gitimprove.errors import MetricError
-from gitimprove.loop.metrics import extract, extract_pinned, run_metric
+from gitimprove.loop.metrics import _literal, extract, extract_pinned, run_metric
 from gitimprove.util import lines
 from tests.conftest import TmpRepo
 from tests.loop_helpers import run_rows, value_project
@@ -394,3 +394,25 @@ def test_a_line_naming_it_fewer_times_is_read() -> None:
     assert extract_pinned(fewer, base.form).value == 38.0  # the pattern's last match
     with pytest.raises(MetricError, match="never counts in its place"):
         extract_pinned("1 ms took 47.0 ms (user 38.0 ms, sys 8.1 ms)\n", base.form)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "literal"),
+    [
+        (r"^score: ([0-9]+)$", "score: "),
+        (r"([0-9.]+) ms", " ms"),
+        (r"(?i)Time \(mean ± σ\):\s+([0-9.]+)", "Time (mean ± σ):"),
+        (r"scores?: ([0-9]+)", "score"),
+        (r"x{2}yz ([0-9])", "yz "),
+        (r"[a-z]+ = ([0-9]+)", " = "),
+        (r"(?:abc)?de:([0-9])", "de:"),
+        (r"[]x] ([0-9])", ""),
+        (r"a|b([0-9])", ""),
+        (r"(?x) score : ([0-9])", ""),
+        (r"([0-9.]+)", ""),
+    ],
+)
+def test_the_text_a_pattern_needs(pattern: str, literal: str) -> None:
+    """What names a `regex:` rule's line: plain characters outside any group, unquantified;
+    none from a pattern with `|`, in verbose mode, or of blanks alone."""
+    assert _literal(pattern) == literal

@@ -354,7 +354,7 @@ def _literal(pattern: str) -> str:
     of characters standing for themselves, outside any group and unquantified (`^score:
     ([0-9]+)` gives `score: `, `([0-9]+) ms` gives ` ms`). Empty when there is none, or none to
     trust (an alternative `|` anywhere, blanks alone)."""
-    if "|" in pattern:
+    if "|" in pattern or re.compile(pattern).flags & re.VERBOSE:  # (?x): blanks are no text
         return ""
     found: list[str] = []
     i = 0
