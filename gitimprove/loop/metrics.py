@@ -341,8 +341,11 @@ def _token_end(pattern: str, i: int) -> int:
     if c == "(":
         depth, j = 0, i
         while j < len(pattern):
-            j = _token_end(pattern, j) if pattern[j] in "\\[" else j + 1
-            depth += {"(": 1, ")": -1}.get(pattern[j - 1], 0) if pattern[j - 1] in "()" else 0
+            if pattern[j] in "\\[":  # an escaped bracket, or one in a class, is no group's
+                j = _token_end(pattern, j)
+                continue
+            depth += {"(": 1, ")": -1}.get(pattern[j], 0)
+            j += 1
             if depth == 0:
                 break
         return j
@@ -379,9 +382,9 @@ def _by_rule(output: str, spec: str, name: str | None, pin: Pin | None) -> Extra
     """The number of a `line:` or `regex:` rule: read from the line `_place` chooses among
     the lines naming it (a `line:` rule's `<name>:` or `<name>=`, the text a pattern needs),
     each line as a terminal shows it; with `pin`, a line naming it more times than the
-    baseline's did does not read (a forged line and the benchmark's glued: fewer is a unit
-    that varies, `[User: 38.0 ms, System: 812.1 µs]`). A pattern matching across lines alone is read from
-    the whole output (its last match), with nothing else known."""
+    baseline's did does not read (a forged line and the benchmark's glued; fewer is a unit
+    that varies, `sys 8.1 ms` then `sys 812.1 µs`). A pattern matching across lines alone is
+    read from the whole output (its last match), with nothing else known."""
     kind, _, arg = spec.partition(":")
     if kind == "line":
         pattern = re.compile(rf"^\s*{re.escape(arg)}\s*[:=]\s*(\S+)")
@@ -473,7 +476,6 @@ def extract(
     if not output.strip():
         raise MetricError("the metric command printed nothing", output)
     kind = spec.partition(":")[0]
-    text = _shown(output)
     if spec != "auto":
         if kind in ("regex", "line"):
             return _by_rule(output, spec, name, pin)
@@ -516,6 +518,7 @@ def extract(
             _pin(f"metric:{chosen}", Pin(tuple(trailer))),
         )
 
+    text = _shown(output)
     obj = _last_json(text)
     if isinstance(obj, Mapping):
         keys = ([name] if name else []) + list(JSON_KEYS)
