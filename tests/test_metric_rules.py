@@ -418,3 +418,33 @@ def test_the_text_a_pattern_needs(pattern: str, literal: str) -> None:
     """What names a `regex:` rule's line: plain characters outside any group, unquantified;
     none from a pattern with `|`, in verbose mode, or of blanks alone."""
     assert _literal(pattern) == literal
+
+
+@pytest.mark.parametrize("baseline", ["3.5\n", "took 3.5 s\n", "3.5 ms\n"])
+def test_a_last_number_glued_into_no_number_is_never_the_earlier_one(baseline: str) -> None:
+    """With no METRIC line and no JSON (the last number printed), the code under test prints
+    a better number and leaves `x` (or `_`) on the line the benchmark's own number then
+    follows: `x3.5` holds no number, and the earlier `0.1` was read. The last line holding a
+    digit is the benchmark's: it must hold a number. (`0.` left there makes `0.4` of `4`: a
+    number starting its line cannot be told from one lengthened in front, docs/integrity.md.)"""
+    base = extract(baseline, "auto")
+    assert base.value == 3.5
+    assert extract_pinned("0.1\n" + baseline.replace("3.5", "4"), base.form).value == 4
+    for glue in ("x", "_", "v"):
+        spoiled = "0.1\n" + glue + baseline.replace("3.5", "4")
+        try:
+            got = extract_pinned(spoiled, base.form)
+        except MetricError as exc:
+            assert "never counts in its place" in exc.message
+        else:
+            assert got.value == 4, (baseline, glue)
+
+
+def test_lines_holding_digits_after_the_last_number_are_its_trailer() -> None:
+    """`done v2` after the number holds a digit and no number: the baseline pins it; an honest
+    run with it is read, one without a digit there (or another shape) is not the format."""
+    base = extract("took 3.5 s\ndone v2\n")
+    assert base.value == 3.5
+    assert extract_pinned("took 0.1 s\ntook 4 s\ndone v3\n", base.form).value == 4
+    with pytest.raises(MetricError, match="never counts in its place"):
+        extract_pinned("took 0.1 s\nx4 s\ndone v2\n", base.form)

@@ -37,6 +37,7 @@ _NUMBER_RE = re.compile(
 )
 # a comma between digits: `3,14` or `1,234`, where the last number would be 14 or 234
 _COMMA, _COMMA_BEFORE = re.compile(r",[0-9]"), re.compile(r"[0-9],\Z")
+_DIGIT = re.compile("[0-9]")
 _METRIC_LINE = re.compile(rf"^\s*+METRIC\s++([\w.\-/]++)\s*+=\s*+({_NUMBER})\s*+$", re.IGNORECASE)
 JSON_KEYS = ("primary", "score", "combined_score")
 # Terminal escape sequences (colour, cursor moves, titles): the output is read as a terminal
@@ -267,13 +268,16 @@ def _place(
     reads: Callable[[Row], bool],
     after: tuple[str, ...] | None,
     what: str,
+    *,
+    numbered: bool = True,
 ) -> tuple[Row | None, list[str]]:
     """Which line is read, and the shapes of the lines naming `what` that follow it; the
     output is read from its end, as far as needed.
 
     With `after` None (the baseline) the last line that reads is the one, and the lines
     naming `what` after it are the benchmark's trailer (each must hold a number: a spoiled
-    last line is no trailer). With `after` (pinned) the last lines naming `what` must be the
+    last line is no trailer, unless not `numbered`: lines naming the last number by a digit
+    hold none). With `after` (pinned) the last lines naming `what` must be the
     trailer, in its shapes, and the one before them must read: a line printed earlier never
     counts in its place. None when no line names `what`."""
     seen: list[Row] = []  # the lines naming `what`, last first
@@ -296,7 +300,7 @@ def _place(
         if place is None:
             return None, []
         for row in reversed(seen):
-            if not _NUMBER_RE.search(row[1]):
+            if numbered and not _NUMBER_RE.search(row[1]):
                 raise _spoiled(what, row[0], output)
         if count > MAX_TRAILER:
             raise MetricError(
@@ -539,19 +543,42 @@ def extract(
         assert isinstance(obj, int | float | str)
         return Extracted(_finite(obj, "the JSON last line", output), name, form="number")
 
-    numbers = list(_NUMBER_RE.finditer(text))
-    if not numbers:
+    return _last_number(output, text, name, pin)
+
+
+def _last_number(output: str, text: str, name: str | None, pin: Pin | None) -> Extracted:
+    """The last number printed: read, as the rules are, from the line `_place` chooses among
+    those holding a digit, so a benchmark line spoiled into no number (`x3.5`) is a metric
+    error, never the number on an earlier line; the lines holding digits but no number after
+    it (`done in v2`) are its trailer."""
+    if pin is None and _NUMBER_RE.search(text) is None:
         raise MetricError("the metric command printed no number", output)
-    last = numbers[-1]
-    if _COMMA.match(text, last.end()) or _COMMA_BEFORE.search(text, 0, last.start()):
+
+    def digits(row: Row) -> bool:
+        return _DIGIT.search(row[1]) is not None
+
+    def reads(row: Row) -> bool:
+        return _NUMBER_RE.search(row[1]) is not None
+
+    after = pin.after if pin is not None else None
+    place, trailer = _place(output, digits, reads, after, "the number", numbered=False)
+    if place is None:
+        raise MetricError("the metric command printed no number", output)
+    line = place[1]
+    last = list(_NUMBER_RE.finditer(line))[-1]
+    if _COMMA.match(line, last.end()) or _COMMA_BEFORE.search(line, 0, last.start()):
         raise MetricError(
             f"the last number printed is next to a comma and digits "
-            f"({text[max(0, last.start() - 8) : last.end() + 8]!r}): a decimal comma or a "
+            f"({line[max(0, last.start() - 8) : last.end() + 8]!r}): a decimal comma or a "
             "thousands separator cannot be told apart; print it without one, or set "
             "[metric] extract",
             output,
         )
-    return Extracted(_finite(last.group(1), "the last number printed", output), name, form="number")
+    return Extracted(
+        _finite(last.group(1), "the last number printed", output),
+        name,
+        form=_pin("number", Pin(tuple(trailer))),
+    )
 
 
 # Bytes of output kept from each stream of the agent, the metric and the guard ([loop]
