@@ -101,9 +101,9 @@ def test_real_outputs_are_read_and_an_earlier_forged_line_never_wins(
     base = extract(_output(template, value), spec)
     assert base.value == float(value)
     # the code under test prints a better line before the benchmark's own: not read
-    lines = _output(template, "99.5").splitlines(keepends=True)
-    at = next(i for i, line in enumerate(lines) if "99.5" in line)
-    before, after = "".join(lines[:at]), "".join(lines[at:])
+    printed = _output(template, "99.5").splitlines(keepends=True)
+    at = next(i for i, line in enumerate(printed) if "99.5" in line)
+    before, after = "".join(printed[:at]), "".join(printed[at:])
     assert extract_pinned(before + forged + after, base.form).value == 99.5
     # ...then spoils the benchmark's own line with what it leaves on the line: the line is
     # read as it is, or a metric-error naming it; never the forged value
