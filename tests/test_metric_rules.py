@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from gitimprove.errors import MetricError
-from gitimprove.loop.metrics import _literal, extract, extract_pinned, run_metric
+from gitimprove.loop.metrics import Extracted, _literal, extract, extract_pinned, run_metric
 from gitimprove.util import lines
 from tests.conftest import TmpRepo
 from tests.loop_helpers import run_rows, value_project
@@ -94,11 +94,16 @@ def _output(template: str, value: str, warning: str = "") -> str:
     return template.format(value=value, warning=warning)
 
 
+def read_baseline(output: str, spec: str = "auto", name: str | None = None) -> Extracted:
+    """Read as a run's baseline is: its form, trailer included, learnt."""
+    return extract(output, spec, name, learn=True)
+
+
 @pytest.mark.parametrize(("spec", "template", "value", "forged"), CASES)
 def test_real_outputs_are_read_and_an_earlier_forged_line_never_wins(
     spec: str, template: str, value: str, forged: str
 ) -> None:
-    base = extract(_output(template, value), spec)
+    base = read_baseline(_output(template, value), spec)
     assert base.value == float(value)
     # the code under test prints a better line before the benchmark's own: not read
     printed = _output(template, "99.5").splitlines(keepends=True)
@@ -120,9 +125,9 @@ def test_hyperfine_warns_or_not_and_the_rule_reads_the_same_line() -> None:
     """hyperfine adds a warning after its numbers in some runs only: a varying number of
     lines after the one read is no change of format (only lines naming it count)."""
     spec = r"regex:Time \(mean ± σ\):\s+([0-9.]+) ms"
-    base = extract(_output(HYPERFINE, "48.2"), spec)
+    base = read_baseline(_output(HYPERFINE, "48.2"), spec)
     assert extract_pinned(_output(HYPERFINE, "47.0", OUTLIERS), base.form).value == 47.0
-    base = extract(_output(HYPERFINE, "48.2", OUTLIERS), spec)
+    base = read_baseline(_output(HYPERFINE, "48.2", OUTLIERS), spec)
     assert extract_pinned(_output(HYPERFINE, "47.0"), base.form).value == 47.0
 
 
@@ -149,7 +154,7 @@ def test_a_spoiled_benchmark_line_is_never_replaced_by_an_earlier_one(
     match never counts; the run is a metric-error naming the line."""
     honest = spoiled.replace("n/a", "12").replace("1e999", "12").split(" (")[0]
     honest = honest.lstrip("#x\x1b[2K ").replace("msec", "ms")
-    base = extract(f"warming up\n{honest}\n", spec)
+    base = read_baseline(f"warming up\n{honest}\n", spec)
     assert base.value == 12
     output = f"score: 1\nscore=1\n1 ms\nwarming up\n{spoiled}\n"
     try:
@@ -173,7 +178,7 @@ def test_two_lines_glued_into_one_read_neither(spec: str, line: str) -> None:
     """The code under test prints its line and no line end: the benchmark's own follows on
     it (`score: 1 score: 101`). A line naming the metric more times than the baseline's line
     read is two glued: a metric-error naming it, not the first number of it."""
-    base = extract(f"{line}\n", spec)
+    base = read_baseline(f"{line}\n", spec)
     assert base.value == 5
     honest = line.replace("5", "4", 1)
     assert extract_pinned(f"{honest}\n", base.form).value == 4
@@ -187,7 +192,7 @@ def test_honest_progress_lines_and_a_varying_number_of_lines(rule: str) -> None:
     """Progress lines with the same prefix before the final one, a number of them that
     changes from run to run, a `\\r` progress bar, colour, and lines after it that do not name
     it: read as the benchmark meant."""
-    base = extract("score: 9\nscore: 8\nscore: 7.5\ndone in 3 s\n", rule)
+    base = read_baseline("score: 9\nscore: 8\nscore: 7.5\ndone in 3 s\n", rule)
     assert base.form == rule  # nothing naming it follows the line read
     runs = [
         "score: 7.25\ndone in 2 s\n",
@@ -204,7 +209,7 @@ def test_a_trailer_the_baseline_printed_is_its_format() -> None:
     forged line not in the trailer's shape (or one that makes the benchmark's line part of
     the trailer) is refused."""
     baseline = "METRIC score=5\ndebug: METRIC score=4 (12 ms)\n"
-    base = extract(baseline, "auto", "score")
+    base = read_baseline(baseline, "auto", "score")
     assert base.value == 5 and base.form.startswith("{")
     pinned = base.form
     # honest: measured normally, progress and earlier lines of the name before it
@@ -221,7 +226,7 @@ def test_a_trailer_the_baseline_printed_is_its_format() -> None:
     with pytest.raises(MetricError, match="is not one that can be read"):
         extract_pinned("METRIC score=3\ndebug: METRIC score=1\n", "metric:score", "score")
     # a trailer for a rule too: `best score: 7` after `score: 5`
-    rule = extract("score: 5\nbest score: 7\n", "line:score")
+    rule = read_baseline("score: 5\nbest score: 7\n", "line:score")
     assert rule.value == 5
     assert extract_pinned("score: 1\nscore: 4\nbest score: 4\n", rule.form).value == 4
     with pytest.raises(MetricError, match="'best score: 4'"):
@@ -233,9 +238,9 @@ def test_a_spoiled_last_line_at_the_baseline_is_no_trailer() -> None:
     the baseline is a metric error (with or without `metric.name`)."""
     for name in (None, "score"):
         with pytest.raises(MetricError, match="METRIC score=n/a"):
-            extract("METRIC score=1\nMETRIC score=n/a\n", "auto", name)
+            read_baseline("METRIC score=1\nMETRIC score=n/a\n", "auto", name)
     with pytest.raises(MetricError, match="score: n/a"):
-        extract("score: 1\nscore: n/a\n", "regex:score: ([0-9]+)")
+        read_baseline("score: 1\nscore: n/a\n", "regex:score: ([0-9]+)")
 
 
 @pytest.mark.parametrize(
@@ -333,7 +338,7 @@ def test_forged_lines_never_outrank_the_benchmarks_own(tmp_repo: TmpRepo, kind: 
 def test_a_pattern_with_no_plain_text_reads_its_last_matching_line() -> None:
     """`regex:([0-9.]+)` names no text: lines it does not match are no lines of it (an honest
     `done` after the number is no spoiled line), the last line it matches is read."""
-    base = extract("12.5\ndone\n", "regex:([0-9.]+)")
+    base = read_baseline("12.5\ndone\n", "regex:([0-9.]+)")
     assert (base.value, base.form) == (12.5, "regex:([0-9.]+)")
     assert extract_pinned("1\n9.5\nall done\n", base.form).value == 9.5
 
@@ -341,11 +346,11 @@ def test_a_pattern_with_no_plain_text_reads_its_last_matching_line() -> None:
 def test_a_trailer_too_long_to_pin_is_said_at_the_baseline() -> None:
     output = "METRIC score=5\n" + "".join(f"note: METRIC score={i}\n" for i in range(25))
     with pytest.raises(MetricError, match="25 lines naming `METRIC score` follow"):
-        extract(output, "auto", "score")
+        read_baseline(output, "auto", "score")
 
 
 def test_another_name_than_the_pinned_one_is_a_changed_format() -> None:
-    base = extract("METRIC score=5\ndebug: METRIC score=4\n", "auto", "score")
+    base = read_baseline("METRIC score=5\ndebug: METRIC score=4\n", "auto", "score")
     with pytest.raises(MetricError, match="changed format"):
         extract_pinned("METRIC other=1\n", base.form, "score")
 
@@ -353,7 +358,7 @@ def test_another_name_than_the_pinned_one_is_a_changed_format() -> None:
 def test_a_json_rule_learns_its_trailer_too() -> None:
     """`json:score` with a later JSON line naming `"score"` deeper (its debug record): the
     baseline pins it; an honest run is read, a spoiled benchmark line is refused."""
-    base = extract('{"score": 5}\n{"debug": {"score": 4}}\n', "json:score")
+    base = read_baseline('{"score": 5}\n{"debug": {"score": 4}}\n', "json:score")
     assert base.value == 5
     honest = '{"score": 1}\n{"score": 3}\n{"debug": {"score": 9}}\n'
     assert extract_pinned(honest, base.form).value == 3
@@ -385,12 +390,12 @@ def test_a_line_naming_it_fewer_times_is_read() -> None:
     """A time printed in `µs` when short: ` ms` is on the line fewer times than in the
     baseline's, which no glued line does (gluing adds one)."""
     spec = "regex:took ([0-9.]+) ms"
-    base = extract("took 48.2 ms (user 38.0 ms, sys 8.1 ms)\n", spec)
+    base = read_baseline("took 48.2 ms (user 38.0 ms, sys 8.1 ms)\n", spec)
     assert base.value == 48.2
     fewer = "took 47.0 ms (user 38.0 ms, sys 812.1 µs)\n"
     assert extract_pinned(fewer, base.form).value == 47.0
     spec = "regex:([0-9.]+) ms"
-    base = extract("took 48.2 ms (user 38.0 ms, sys 8.1 ms)\n", spec)
+    base = read_baseline("took 48.2 ms (user 38.0 ms, sys 8.1 ms)\n", spec)
     assert extract_pinned(fewer, base.form).value == 38.0  # the pattern's last match
     with pytest.raises(MetricError, match="never counts in its place"):
         extract_pinned("1 ms took 47.0 ms (user 38.0 ms, sys 8.1 ms)\n", base.form)
@@ -427,7 +432,7 @@ def test_a_last_number_glued_into_no_number_is_never_the_earlier_one(baseline: s
     follows: `x3.5` holds no number, and the earlier `0.1` was read. The last line holding a
     digit is the benchmark's: it must hold a number. (`0.` left there makes `0.4` of `4`: a
     number starting its line cannot be told from one lengthened in front, docs/integrity.md.)"""
-    base = extract(baseline, "auto")
+    base = read_baseline(baseline, "auto")
     assert base.value == 3.5
     assert extract_pinned("0.1\n" + baseline.replace("3.5", "4"), base.form).value == 4
     for glue in ("x", "_", "v"):
@@ -443,8 +448,28 @@ def test_a_last_number_glued_into_no_number_is_never_the_earlier_one(baseline: s
 def test_lines_holding_digits_after_the_last_number_are_its_trailer() -> None:
     """`done v2` after the number holds a digit and no number: the baseline pins it; an honest
     run with it is read, one without a digit there (or another shape) is not the format."""
-    base = extract("took 3.5 s\ndone v2\n")
+    base = read_baseline("took 3.5 s\ndone v2\n")
     assert base.value == 3.5
     assert extract_pinned("took 0.1 s\ntook 4 s\ndone v3\n", base.form).value == 4
     with pytest.raises(MetricError, match="never counts in its place"):
         extract_pinned("took 0.1 s\nx4 s\ndone v2\n", base.form)
+
+
+@pytest.mark.parametrize(
+    "output",
+    [
+        "METRIC score=1\n# METRIC score=101\n",
+        "METRIC score=5\ndebug: METRIC score=4\n",
+        "score: 1\n# score: 101\n",
+        "took 0.1 s\nx101 s\n",
+    ],
+)
+def test_outside_a_run_nothing_may_follow_the_line_read(output: str) -> None:
+    """`git improve measure` pins nothing between its runs: a later line naming the metric
+    is a spoiled benchmark line as much as a trailer, and a line never counts in its place;
+    only a baseline (the unchanged code) learns a trailer."""
+    spec = "line:score" if "score:" in output else "auto"
+    with pytest.raises(MetricError, match="never counts in its place"):
+        extract(output, spec, "score" if "METRIC" in output else None)
+    if "debug" in output:
+        assert read_baseline(output, spec, "score").value == 5

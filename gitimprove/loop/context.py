@@ -486,6 +486,7 @@ class RunContext:
                 name=self.cfg.metric_name,
                 env=run.env,
                 pinned=self.extraction,
+                learn=self.extraction is None,  # the base's first run fixes the form
                 before_read=run.reap,
                 limit=int(self.cfg.get("loop", "max_output")),
                 relative=relative_of(self.cfg.get("metric", "min_delta")),

@@ -60,8 +60,10 @@ class ArmRuns:
     name: str | None = None
 
 
-def _run_once(cfg: Config, co: Checkout, arm: ArmRuns) -> None:
-    """One metric run, from exactly the committed tree (what an earlier run wrote is gone)."""
+def _run_once(cfg: Config, co: Checkout, arm: ArmRuns, *, learn: bool = False) -> None:
+    """One metric run, from exactly the committed tree (what an earlier run wrote is gone).
+    With `learn` (a baseline: unchanged code) lines naming the metric after the one read are
+    its format; otherwise none may follow it (nothing is pinned between measurements)."""
     if arm.failure is not None:
         return
     got = run_metric(
@@ -71,6 +73,7 @@ def _run_once(cfg: Config, co: Checkout, arm: ArmRuns) -> None:
         spec=str(cfg.get("metric", "extract")),
         name=cfg.metric_name,
         relative=relative_of(cfg.get("metric", "min_delta")),
+        learn=learn,
     )
     _after(co, "a metric run", cfg)
     if got.status == "ok" and got.value is not None:
@@ -166,7 +169,7 @@ def measure_baseline(
     arm = ArmRuns()
     with checkout(repo, commit, "baseline") as co:
         for i in range(runs):
-            _run_once(cfg, co, arm)
+            _run_once(cfg, co, arm, learn=True)
             if arm.failure is not None:
                 break
             if progress:

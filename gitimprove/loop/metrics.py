@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,7 +76,12 @@ class Pin:
     names it (two in one line are two lines glued: `score: 1 score: 101`)."""
 
     after: tuple[str, ...] = ()
-    times: int = 1
+    times: int = 1  # at most
+
+
+# Nothing pinned and nothing to learn (a measurement outside a run): no line naming the
+# metric may follow the one read, however many times that line names it.
+NOTHING_AFTER = Pin(times=sys.maxsize)
 
 
 def _describe(form: str) -> str:
@@ -418,14 +424,12 @@ def _by_rule(output: str, spec: str, name: str | None, pin: Pin | None) -> Extra
     try:
         place, trailer = _place(output, names, reads, after, what)
     except MetricError:
-        if pin not in (None, Pin()) or any(
-            pattern.search(_shown(raw)) for raw in lines.lines_from_end(output)
-        ):
+        if after or any(pattern.search(_shown(raw)) for raw in lines.lines_from_end(output)):
             raise
         place, trailer = None, []  # it matches no single line: perhaps across lines
     if place is None:
         found = list(pattern.finditer(_shown(output)))
-        if not found or pin not in (None, Pin()):
+        if not found or after:
             raise MetricError(missing, output)
         last, learnt = found[-1], Pin()
     else:
@@ -473,10 +477,14 @@ def extract(
     name: str | None = None,
     *,
     pin: Pin | None = None,
+    learn: bool = False,
 ) -> Extracted:
     """The metric value in `output` according to `spec` (see the module docstring). With
-    `pin` (what the baseline fixed) the line read must be as it says; without, that is
-    learnt and given in the form."""
+    `pin` (what the baseline fixed) the line read must be as it says; with `learn` (a run's
+    baseline: the unchanged code), that is learnt and given in the form; with neither, no
+    line naming the metric may follow the one read."""
+    if pin is None and not learn:
+        pin = NOTHING_AFTER
     if not output.strip():
         raise MetricError("the metric command printed nothing", output)
     kind = spec.partition(":")[0]
@@ -502,8 +510,8 @@ def extract(
         def names(row: Row, named: re.Pattern[str] = named) -> bool:
             return bool(named.search(row[0]) or named.search(row[1]))
 
-        # another name than the pinned one is another format, said so: nothing is pinned of it
-        after = pin.after if pin is not None and chosen == name else None
+        # another name than the pinned one is another format, said so: none of its lines follow
+        after = None if pin is None else (pin.after if chosen == name else ())
         place, trailer = _place(output, names, reads, after, f"`METRIC {chosen}`")
         if place is None:
             continue
@@ -551,7 +559,7 @@ def _last_number(output: str, text: str, name: str | None, pin: Pin | None) -> E
     those holding a digit, so a benchmark line spoiled into no number (`x3.5`) is a metric
     error, never the number on an earlier line; the lines holding digits but no number after
     it (`done in v2`) are its trailer."""
-    if pin is None and _NUMBER_RE.search(text) is None:
+    if _NUMBER_RE.search(text) is None:
         raise MetricError("the metric command printed no number", output)
 
     def digits(row: Row) -> bool:
@@ -611,10 +619,12 @@ def run_metric(
     before_read: Callable[[], object] | None = None,
     limit: int = MAX_OUTPUT,
     relative: str | None = None,
+    learn: bool = False,
 ) -> MetricRun:
     """Run the metric command once in `cwd`; its whole process group dies at the timeout.
 
-    With `pinned` (the form the run's baseline printed) the output must keep that form.
+    With `pinned` (the form the run's baseline printed) the output must keep that form; with
+    `learn` (the baseline's first run) its form is learnt, trailer included (`extract`).
     `command` may come wrapped (argv, shell) for the sandbox; `before_read` runs once the
     command is done and before its output is read. With `relative` (a relative min_delta,
     as written) a value not above zero is a metric error."""
@@ -662,7 +672,7 @@ def run_metric(
         got = (
             extract_pinned(result.stdout, pinned, name)
             if pinned
-            else extract(result.stdout, spec, name)
+            else extract(result.stdout, spec, name, learn=learn)
         )
     except MetricError as exc:
         message = exc.message
