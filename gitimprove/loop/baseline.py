@@ -76,6 +76,7 @@ def calibrate(ctx: RunContext) -> Calibration:
         )
 
     def once() -> float:
+        ctx.learning = ctx.extraction is None
         value = ctx.metric(co)
         if ctx.extraction is None:  # what the base printed fixes how every run is read
             ctx.extraction = ctx.shared.last_form or None
@@ -97,6 +98,8 @@ def calibrate(ctx: RunContext) -> Calibration:
         ) from None
     except Tampered as exc:
         raise _tampered(exc) from None
+    finally:
+        ctx.learning = False
     if isinstance(rule, AdaptiveRule):
         rule.plan_budget()
         return Calibration(

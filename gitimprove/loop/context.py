@@ -213,6 +213,7 @@ class RunContext:
     emit: Emit
     sandbox: Sandbox = field(default_factory=lambda: Sandbox("none"))
     extraction: str | None = None  # the metric's output form, pinned at calibration
+    learning: bool = False  # calibration's first run: the unchanged base fixes that form
     # the user's Go env file at the run's start: what measurements read without the sandbox
     # (`go env -w GOFLAGS=-run=^$` by an agent would make every later `go test` run no test)
     go_env: bytes | None = field(default_factory=lookup.read_go_env)
@@ -486,7 +487,7 @@ class RunContext:
                 name=self.cfg.metric_name,
                 env=run.env,
                 pinned=self.extraction,
-                learn=self.extraction is None,  # the base's first run fixes the form
+                learn=self.learning,
                 before_read=run.reap,
                 limit=int(self.cfg.get("loop", "max_output")),
                 relative=relative_of(self.cfg.get("metric", "min_delta")),
