@@ -349,10 +349,17 @@ def test_a_trailer_too_long_to_pin_is_said_at_the_baseline() -> None:
         read_baseline(output, "auto", "score")
 
 
-def test_another_name_than_the_pinned_one_is_a_changed_format() -> None:
+def test_another_name_or_kind_than_the_pinned_one_is_a_changed_format() -> None:
+    """The trailer pinned for one form never applies to another: the message says what
+    changed."""
     base = read_baseline("METRIC score=5\ndebug: METRIC score=4\n", "auto", "score")
-    with pytest.raises(MetricError, match="changed format"):
-        extract_pinned("METRIC other=1\n", base.form, "score")
+    for other in ("METRIC other=1\n", "took 3 s\n", '{"score": 1}\n'):
+        with pytest.raises(MetricError, match="changed format"):
+            extract_pinned(other, base.form, "score")
+    base = read_baseline("took 3.5 s\ndone v2\n")
+    for name in (None, "score"):
+        with pytest.raises(MetricError, match="changed format"):
+            extract_pinned("METRIC score=1\n", base.form, name)
 
 
 def test_a_json_rule_learns_its_trailer_too() -> None:

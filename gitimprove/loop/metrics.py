@@ -135,7 +135,7 @@ def extract_pinned(output: str, form: str, name: str | None = None) -> Extracted
     if kind in ("regex", "json", "line"):
         return extract(output, base, name, pin=pin)
     by_name = kind == "metric" or (kind == "json-last" and arg not in JSON_KEYS)
-    got = extract(output, "auto", arg if by_name else name, pin=pin)
+    got = extract(output, "auto", arg if by_name else name, pin=pin, pinned=kind)
     if _unpin(got.form)[0] != base:
         raise MetricError(
             f"the output changed format: the baseline printed {_describe(form)}, "
@@ -478,11 +478,13 @@ def extract(
     *,
     pin: Pin | None = None,
     learn: bool = False,
+    pinned: str = "",
 ) -> Extracted:
     """The metric value in `output` according to `spec` (see the module docstring). With
-    `pin` (what the baseline fixed) the line read must be as it says; with `learn` (a run's
-    baseline: the unchanged code), that is learnt and given in the form; with neither, no
-    line naming the metric may follow the one read."""
+    `pin` (what the baseline fixed, for forms of the kind `pinned`: `metric`, `number`) the
+    line read must be as it says; with `learn` (a run's baseline: the unchanged code), that is
+    learnt and given in the form; with neither, no line naming the metric may follow the one
+    read (nor in a form of another kind than the pinned one)."""
     if pin is None and not learn:
         pin = NOTHING_AFTER
     if not output.strip():
@@ -510,8 +512,11 @@ def extract(
         def names(row: Row, named: re.Pattern[str] = named) -> bool:
             return bool(named.search(row[0]) or named.search(row[1]))
 
-        # another name than the pinned one is another format, said so: none of its lines follow
+        # another name or kind than the pinned one is another format, said so: none of its
+        # lines may follow
         after = None if pin is None else (pin.after if chosen == name else ())
+        if pinned not in ("", "metric"):
+            after = ()
         place, trailer = _place(output, names, reads, after, f"`METRIC {chosen}`")
         if place is None:
             continue
@@ -551,7 +556,7 @@ def extract(
         assert isinstance(obj, int | float | str)
         return Extracted(_finite(obj, "the JSON last line", output), name, form="number")
 
-    return _last_number(output, text, name, pin)
+    return _last_number(output, text, name, NOTHING_AFTER if pinned not in ("", "number") else pin)
 
 
 def _last_number(output: str, text: str, name: str | None, pin: Pin | None) -> Extracted:
