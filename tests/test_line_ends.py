@@ -1,0 +1,214 @@
+"""Line ends as your own git writes and stores them, under your settings: a measurement
+checkout holds each file byte for byte as `git checkout` of the commit writes it in your
+repository, and the tree hashed from an agent's files holds what `git add` there stores.
+
+Checked against real git over generated files (text with LF, CRLF, both, a lone CR, a CR at
+the end, a NUL early or past 8000 bytes, mostly control bytes, a final ^Z, empty) under every
+`core.autocrlf` × `core.eol` × `core.safecrlf`, each with the attributes of a `.gitattributes`,
+`.git/info/attributes` or the global attributes file (`core.attributesFile`). The default run
+takes a seeded sample of the combinations; `-m slow` takes them all.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import random
+import re
+import subprocess
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from gitimprove.git.attributes import cleaner, converter, tree_reader
+from gitimprove.git.repo import open_repo
+from gitimprove.git.workspace import hash_workspace, made_workspace
+from tests.conftest import TmpRepo, git
+
+AUTOCRLF = [None, "false", "true", "input"]
+EOL = [None, "lf", "crlf"]
+SAFECRLF = [None, "true"]
+# (where, attribute lines): where the lines are written
+ATTRIBUTES = [
+    ("none", ""),
+    (".gitattributes", "* text=auto\n"),
+    (".gitattributes", "* text\n*.bin -text\n"),
+    (".gitattributes", "*.t eol=crlf\n*.a text=auto eol=crlf\n*.l eol=lf\n"),
+    (".gitattributes", "* -text\n"),
+    ("info", "* text eol=crlf\n"),
+    ("info", "[attr]win text=auto eol=crlf\n*.a win\n*.t crlf\n"),
+    ("global", "* text=auto eol=crlf\n"),
+    ("global", "*.t text\n*.l -crlf\n*.a crlf=input\n"),
+]
+COMBOS = list(itertools.product(AUTOCRLF, EOL, SAFECRLF, range(len(ATTRIBUTES))))
+SUFFIXES = [".t", ".a", ".l", ".bin", ""]
+
+
+def generated(rng: random.Random) -> bytes:
+    """A file of one of the shapes that decide git's conversion."""
+    words = [b"alpha", b"be ta", b"\tgamma", b"x = 1;", b"\xc3\xa9t\xc3\xa9"]
+    lines = [rng.choice(words) for _ in range(rng.randint(1, 12))]
+    shape = rng.choice(
+        ["lf", "crlf", "mixed", "lone-cr", "cr-end", "nul", "nul-late", "control", "ctrl-z",
+         "empty", "no-newline"]
+    )  # fmt: skip
+    if shape == "empty":
+        return b""
+    ends = {"lf": [b"\n"], "crlf": [b"\r\n"], "mixed": [b"\n", b"\r\n"]}.get(shape, [b"\n"])
+    data = b"".join(line + rng.choice(ends) for line in lines)
+    if shape == "lone-cr":
+        at = rng.randrange(len(data) + 1)
+        data = data[:at] + b"\r" + data[at:]
+    elif shape == "cr-end":
+        data += b"\r"
+    elif shape == "nul":
+        at = rng.randrange(min(len(data), 7999) + 1)
+        data = data[:at] + b"\0" + data[at:]
+    elif shape == "nul-late":
+        data = data * (8200 // len(data) + 1) + b"\0tail\n"
+    elif shape == "control":
+        data += bytes(rng.choice([1, 2, 3, 127, 5]) for _ in range(rng.randint(1, 40))) + b"\n"
+    elif shape == "ctrl-z":
+        data += b"\x1a"
+    elif shape == "no-newline":
+        data = data.rstrip(b"\r\n")
+    return data
+
+
+def files_of(rng: random.Random, count: int) -> dict[str, bytes]:
+    return {f"f{i:02d}{rng.choice(SUFFIXES)}": generated(rng) for i in range(count)}
+
+
+def configure(repo: Path, combo: tuple[str | None, str | None, str | None, int]) -> str:
+    """Write the settings of `combo` into the repository's config and attributes files; the
+    `.gitattributes` text the commit is to hold."""
+    autocrlf, eol, safecrlf, which = combo
+    for name, value in (("autocrlf", autocrlf), ("eol", eol), ("safecrlf", safecrlf)):
+        if value is None:
+            git(repo, "config", "--unset", f"core.{name}", check=False)
+        else:
+            git(repo, "config", f"core.{name}", value)
+    where, lines = ATTRIBUTES[which]
+    info = repo / ".git" / "info" / "attributes"
+    info.parent.mkdir(exist_ok=True)
+    info.write_text(lines if where == "info" else "")
+    glob = repo.parent / "global-attributes"
+    glob.write_text(lines if where == "global" else "")
+    git(repo, "config", "core.attributesFile", str(glob))
+    return lines if where == ".gitattributes" else ""
+
+
+def commit_raw(repo: Path, files: dict[str, bytes], attributes: str) -> str:
+    """A commit of `files` as they are (no conversion on the way in), with `.gitattributes`."""
+    raw = pygit2.Repository(str(repo))
+    builder = raw.TreeBuilder()
+    for name, data in {**files, ".gitattributes": attributes.encode()}.items():
+        builder.insert(name, raw.create_blob(data), pygit2.enums.FileMode.BLOB)
+    sig = pygit2.Signature("t", "t@t", 0, 0)
+    return str(raw.create_commit(None, sig, sig, "raw", builder.write(), []))
+
+
+def combos(count: int, seed: int) -> list[tuple[str | None, str | None, str | None, int]]:
+    return random.Random(seed).sample(COMBOS, count)
+
+
+def check_combo(
+    base: Path, combo: tuple[str | None, str | None, str | None, int], seed: int
+) -> None:
+    """One combination: checkout and add by real git against the harness's conversion."""
+    rng = random.Random(seed)
+    repo = base / "repo"
+    if not repo.exists():
+        git(base, "init", "-q", "repo")
+    attributes = configure(repo, combo)
+    old = files_of(rng, 40)
+    commit = commit_raw(repo, old, attributes)
+    index = base / "index"
+    out = base / f"out-{seed}"
+    out.mkdir()
+    env = {"GIT_INDEX_FILE": str(index)}
+    git(repo, f"--work-tree={out}", "checkout", "-f", commit, "--", ".", env=env)
+    opened = open_repo(repo)
+    tree = opened.raw[commit].peel(pygit2.Tree)
+    convert = converter(opened, tree)
+    wrong = [name for name, data in old.items() if convert(name, data) != (out / name).read_bytes()]
+    assert not wrong, f"{combo}: checkout differs for " + ", ".join(
+        f"{n} {old[n]!r:.60} -> git {(out / n).read_bytes()!r:.60}" for n in wrong
+    )
+    # git add of new contents over an index holding the commit
+    new = {name: generated(rng) if rng.random() < 0.8 else data for name, data in old.items()}
+    for name, data in new.items():
+        (out / name).write_bytes(data)
+    git(repo, "read-tree", commit, env=env)
+    clean = cleaner(opened, tree_reader(opened, tree), tree)
+    refused: set[str] = set()
+    while True:
+        res = subprocess.run(
+            ["git", f"--work-tree={out}", "add", "-A"],
+            cwd=repo, capture_output=True, text=True, env={**os.environ, **env},
+        )  # fmt: skip
+        if res.returncode == 0:
+            break
+        found = re.search(
+            r"fatal: (?:CRLF|LF) would be replaced by (?:LF|CRLF) in (\S+)", res.stderr
+        )
+        assert found is not None, res.stderr
+        refused.add(found[1])
+        (out / found[1]).unlink()
+    staged = dict(
+        (line.split("\t")[1], line.split()[1])
+        for line in git(repo, "ls-files", "-s", env=env).splitlines()
+    )
+    problems = []
+    for name, data in new.items():
+        got = clean(name, data)
+        if isinstance(got, str):
+            if name not in refused:
+                problems.append(f"{name} {data!r:.60}: refused ({got}), git adds it")
+        elif name in refused:
+            problems.append(f"{name} {data!r:.60}: git refuses it")
+        elif staged.get(name) != str(pygit2.hash(got)):
+            problems.append(f"{name} {data!r:.60}: stored {got!r:.60}")
+    assert not problems, f"{combo}: " + "; ".join(problems)
+
+
+@pytest.mark.parametrize("n", range(3))
+def test_line_ends_are_git_s_on_a_sample_of_settings(tmp_path: Path, n: int) -> None:
+    for i, combo in enumerate(combos(8, n)):
+        check_combo(tmp_path, combo, 1000 * n + i)
+
+
+@pytest.mark.slow
+def test_line_ends_are_git_s_under_every_setting(tmp_path: Path) -> None:
+    for i, combo in enumerate(COMBOS):
+        check_combo(tmp_path, combo, 7 + i)
+
+
+def test_a_workspace_file_with_crlf_is_stored_as_git_add_stores_it(tmp_repo: TmpRepo) -> None:
+    """Under `core.autocrlf = true` an agent's CRLF becomes LF in the tree hashed from its
+    files, a file already committed with CRLF keeps it, and binary data is left alone; under
+    `core.safecrlf = true` a file git would refuse is left out, named."""
+    tmp_repo.commit("a", {"a.txt": "one\n", "held.txt": "x\r\ny\r\n"})
+    tmp_repo.git("config", "core.autocrlf", "true")
+    repo = tmp_repo.open()
+    head = tmp_repo.git("rev-parse", "HEAD")
+    with made_workspace(repo, head, "w") as made:
+        ws = made.path
+        (ws / "a.txt").write_bytes(b"one\r\ntwo\r\n")
+        (ws / "held.txt").write_bytes(b"x\r\ny\r\nz\r\n")
+        (ws / "data.bin").write_bytes(b"\0\r\n")
+        hashed = hash_workspace(repo, ws, known=made)
+        tree = repo.raw[hashed.tree].peel(pygit2.Tree)
+        blobs = {e.name: repo.raw[e.id].data for e in tree}
+        assert blobs["a.txt"] == b"one\ntwo\n"
+        assert blobs["held.txt"] == b"x\r\ny\r\nz\r\n"
+        assert blobs["data.bin"] == b"\0\r\n"
+        assert hashed.refused == []
+        tmp_repo.git("config", "core.autocrlf", "input")
+        tmp_repo.git("config", "core.safecrlf", "true")
+        (ws / "a.txt").write_bytes(b"one\r\ntwo\n")
+        hashed = hash_workspace(repo, ws, known=made)
+        assert hashed.refused == [
+            "a.txt (git add refuses it: CRLF would be replaced by LF (core.safecrlf))"
+        ]
