@@ -360,10 +360,10 @@ def to_git(
     return data.replace(b"\r", b"") if auto else data.replace(b"\r\n", b"\n")
 
 
-def _chain_converts(path: str, read: Read, ends: LineEnds) -> bool:
-    """Whether anything may convert `path`'s line ends: `ends`, or a `.gitattributes` on its
-    way down naming `text`, `eol` or `crlf`."""
-    if not ends.plain():
+def _chain_converts(path: str, read: Read, plain: bool) -> bool:
+    """Whether anything may convert `path`'s line ends: settings that are not `plain`
+    (`LineEnds.plain`), or a `.gitattributes` on its way down naming `text`, `eol` or `crlf`."""
+    if not plain:
         return True
     parts = path.split("/")
     for depth in range(len(parts)):
@@ -399,10 +399,10 @@ def converter(repo: Repo, tree: pygit2.Tree, ends: LineEnds | None = None) -> Co
     repository, by the tree's own `.gitattributes` files and `ends` (your settings:
     `line_ends`); the data itself wherever git writes the blob as is."""
     ends = line_ends(repo) if ends is None else ends
-    read = tree_reader(repo, tree)
+    read, plain = tree_reader(repo, tree), ends.plain()
 
     def convert(path: str, data: bytes) -> bytes:
-        if not _chain_converts(path, read, ends):
+        if not _chain_converts(path, read, plain):
             return data
         return to_work_tree(attributes_of(path, read, exact=True, ends=ends), data, ends)
 
@@ -417,10 +417,10 @@ def cleaner(
     reads them to add a file) and the index holding `index` (the tree the files were
     checked out from)."""
     ends = line_ends(repo) if ends is None else ends
-    held = tree_reader(repo, index)
+    held, plain = tree_reader(repo, index), ends.plain()
 
     def clean(path: str, data: bytes) -> bytes | str:
-        if not _chain_converts(path, read, ends):
+        if not _chain_converts(path, read, plain):
             return data
         attrs = attributes_of(path, read, exact=True, ends=ends)
         return to_git(attrs, data, ends, held(path))

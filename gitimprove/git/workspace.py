@@ -451,14 +451,19 @@ def _cleaner(repo: Repo, path: Path, known: Made | None) -> Cleaner:
     index = repo.raw[known.tree] if known is not None else None
     held = tree_reader(repo, index if isinstance(index, pygit2.Tree) else None)
 
+    found: dict[str, bytes | None] = {}
+
     def read(rel: str) -> bytes | None:
-        full = os.path.join(path, rel)
-        try:
-            if stat.S_ISREG(os.lstat(full).st_mode):
-                return _read_capped(Path(full), 1 << 20) or b""
-        except OSError:
-            pass
-        return held(rel)
+        if rel not in found:
+            full = os.path.join(path, rel)
+            try:
+                if stat.S_ISREG(os.lstat(full).st_mode):
+                    found[rel] = _read_capped(Path(full), 1 << 20) or b""
+                    return found[rel]
+            except OSError:
+                pass
+            found[rel] = held(rel)
+        return found[rel]
 
     return cleaner(repo, read, index if isinstance(index, pygit2.Tree) else None)
 
