@@ -15,6 +15,8 @@ import os
 import pwd
 import shlex
 import shutil
+import socket
+import stat
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -44,6 +46,73 @@ NOT_PROTECTED = (
 )
 
 _probe: dict[str, bool] = {}
+
+
+def _listening(path: str) -> bool:
+    """Whether a server accepts connections on the unix socket `path` (a stale one refuses)."""
+    try:
+        if not stat.S_ISSOCK(os.stat(path).st_mode):
+            return False
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(0.2)
+            sock.connect(path)
+    except OSError:
+        return False
+    return True
+
+
+def _sockets(folder: Path, limit: int = 20) -> list[str]:
+    """The sockets of `folder` a server listens on (at most `limit` looked at)."""
+    try:
+        names = sorted(os.listdir(folder))[:limit]
+    except OSError:
+        return []
+    return [os.fspath(folder / n) for n in names if _listening(os.fspath(folder / n))]
+
+
+def _live_pid_file(*paths: str) -> bool:
+    """Whether one of the pid files names a live process (a daemon that is running)."""
+    for path in paths:
+        with contextlib.suppress(OSError, ValueError):
+            pid = int(Path(path).read_text(encoding="ascii").split()[0])
+            if pid > 0 and Path(f"/proc/{pid}").exists():
+                return True
+    return False
+
+
+def reachable_servers() -> list[str]:
+    """Your servers that start a program on request, found now: what such a program runs as is
+    no descendant of the agent (no supervisor finds or kills it, it carries neither token nor
+    mark) and can outlive the run. Each tmux server (`$TMUX_TMPDIR` or `/tmp`, `tmux-<uid>/`,
+    and the one `TMUX` names) and screen session that listens, the session bus
+    (`systemd-run --user`), docker or podman, and the `at` and cron daemons when they run."""
+    uid, user = os.getuid(), os.environ.get("USER") or str(os.getuid())
+    runtime = os.environ.get("XDG_RUNTIME_DIR") or f"/run/user/{uid}"
+    out = []
+    tmux = _sockets(Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{uid}")
+    named = os.environ.get("TMUX", "").split(",")[0]
+    if named and named not in tmux and _listening(named):
+        tmux.append(named)
+    out += [f"the tmux server at {path}" for path in tmux]
+    screens = Path(os.environ.get("SCREENDIR") or f"/run/screen/S-{user}")
+    out += [f"the screen session {path}" for path in _sockets(screens)]
+    bus = os.environ.get("DBUS_SESSION_BUS_ADDRESS", "")
+    bus_path = bus.partition("unix:path=")[2].split(",")[0] or os.path.join(runtime, "bus")
+    if _listening(bus_path):
+        out.append(f"the session bus at {bus_path} (systemd-run --user)")
+    host = os.environ.get("DOCKER_HOST", "")
+    if host and not host.startswith("unix://"):
+        out.append(f"docker at {host} (DOCKER_HOST)")
+    for path in (host.removeprefix("unix://") if host.startswith("unix://") else "",
+                 "/var/run/docker.sock", os.path.join(runtime, "docker.sock"),
+                 os.path.join(runtime, "podman", "podman.sock")):  # fmt: skip
+        if path and _listening(path):
+            out.append(f"{'podman' if 'podman' in path else 'docker'} at {path}")
+    if shutil.which("at") and _live_pid_file("/run/atd.pid", "/var/run/atd.pid"):
+        out.append("the at daemon (at now)")
+    if shutil.which("crontab") and _live_pid_file("/run/crond.pid", "/var/run/crond.pid"):
+        out.append("the cron daemon (crontab)")
+    return list(dict.fromkeys(out))
 
 
 def login_keys(workdir: Path) -> list[Path]:
@@ -227,7 +296,14 @@ def choose(
             hint='install it (apt-get install bubblewrap), or set [agent] sandbox = "none"',
         )
     reason = "bubblewrap is not available" if mode == "auto" else 'agent.sandbox = "none"'
-    return Sandbox("none", message=f"sandbox: none ({reason}); {NOT_PROTECTED}")
+    message = f"sandbox: none ({reason}); {NOT_PROTECTED}"
+    servers = reachable_servers()
+    if servers:
+        message += (
+            "; nor can it find or kill a program the agent has one of your servers start, "
+            "which is not its descendant and can outlive the run: " + ", ".join(servers)
+        )
+    return Sandbox("none", message=message)
 
 
 def sized(exe: str) -> bool:
