@@ -89,6 +89,9 @@ def test_the_run_names_the_servers_that_could_start_a_program_for_the_agent(
     assert f"the tmux server at {sock}" in found
     assert not any(str(stale) in f for f in found)
     subprocess.run(["tmux", "-S", str(sock), "kill-server"], check=True)
+    end = time.monotonic() + 5  # the server exits after it answered
+    while any("tmux" in f for f in reachable_servers()) and time.monotonic() < end:
+        time.sleep(0.05)
     assert not any("tmux" in f for f in reachable_servers())
 
 
