@@ -113,7 +113,7 @@ def test_no_server_of_yours_starts_a_program_for_a_sandboxed_agent(
     assert res.returncode == 0, res.stderr
     start = json.loads(res.stdout.splitlines()[0])
     rows = run_rows(tmp_repo, "s")
-    assert [r["status"] for r in rows] == ["baseline", "keep"], rows
+    assert [r["status"] for r in rows] == ["baseline", "keep"], [r.get("reason") for r in rows]
     time.sleep(3)  # every program started waits 1.5 s before it writes
     escaped = sorted(p.name for p in marker.iterdir())
     if sandbox == "bwrap":

@@ -9,7 +9,7 @@ file named after its way into `marker`: a file there proves a program outlived t
 - `tmux-new`: `tmux -S <socket> new-session -d …` (a new session of the user's server);
 - `tmux-keys`: `tmux send-keys` to the user's session (its shell runs the line);
 - `systemd-run`: `systemd-run --user` (a transient unit of the user's service manager);
-- `at`: `at now`;
+- `at`: `at now` after `env -i` (a job keeps the environment it was given: the token);
 - `docker`: `docker run -d` with the marker folder mounted;
 - `env-i-nohup`: `env -i` then `nohup setsid … &` (no token, a session of its own: still a
   descendant of the agent, which the harness kills).
@@ -41,7 +41,7 @@ LAUNCH = {
         ["systemd-run", "--user", "--no-block", "--quiet", "sh", "-c", line(w)],
         None,
     ),
-    "at": lambda w: (["at", "now"], line(w)),
+    "at": lambda w: (["env", "-i", "PATH=/usr/bin:/bin", "at", "now"], line(w)),
     "docker": lambda w: (
         ["docker", "run", "-d", "--rm", "-v", f"{marker}:{marker}", "busybox", "sh", "-c", line(w)],
         None,
