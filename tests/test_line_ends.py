@@ -16,6 +16,7 @@ import os
 import random
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pygit2
@@ -25,6 +26,7 @@ from gitimprove.git.attributes import cleaner, converter, tree_reader
 from gitimprove.git.repo import open_repo
 from gitimprove.git.workspace import hash_workspace, made_workspace
 from tests.conftest import TmpRepo, git
+from tests.loop_helpers import run_rows, value_project
 
 AUTOCRLF = [None, "false", "true", "input"]
 EOL = [None, "lf", "crlf"]
@@ -212,3 +214,41 @@ def test_a_workspace_file_with_crlf_is_stored_as_git_add_stores_it(tmp_repo: Tmp
         assert hashed.refused == [
             "a.txt (git add refuses it: CRLF would be replaced by LF (core.safecrlf))"
         ]
+
+
+CRLF_AWARE = """data = open("src/value.txt", "rb").read()
+extra = 50 if data.endswith(bytes([13, 10])) else 0
+print(f"METRIC score={float(data) + extra:g}")
+"""
+CRLF_WRITER = """import pathlib
+pathlib.Path("src/value.txt").write_bytes(b"99\\r\\n")
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("autocrlf", ["true", "input"])
+def test_what_is_measured_is_what_your_checkout_gives_under_core_autocrlf(
+    tmp_repo: TmpRepo, tmp_path: Path, autocrlf: str
+) -> None:
+    """With your `core.autocrlf`, an agent that writes CRLF: the kept commit holds what your
+    `git add` stores (LF), every value recorded is the one the benchmark prints in a work tree
+    your git checks the commit out into (CRLF under `true`: 150 and 149; LF under `input`)."""
+    agent = tmp_path / "agent.py"
+    agent.write_text(CRLF_WRITER)
+    value_project(tmp_repo, f"{sys.executable} {agent}", CRLF_AWARE, timeouts=True)
+    tmp_repo.git("config", "core.autocrlf", autocrlf)
+    res = tmp_repo.cli("run", "--run", "c", "-n", "1")
+    assert res.returncode == 0, res.stdout + res.stderr
+    rows = run_rows(tmp_repo, "c")
+    assert [r["status"] for r in rows] == ["baseline", "keep"], [r.get("reason") for r in rows]
+    extra = 50 if autocrlf == "true" else 0
+    assert [r["metric"]["value"] for r in rows] == [100 + extra, 99 + extra]
+    assert tmp_repo.git("cat-file", "blob", "improve/c:src/value.txt") == "99"
+    for commit in (rows[0]["commit"], "improve/c"):
+        here = tmp_path / f"mine-{commit[:6].replace('/', '-')}"
+        tmp_repo.git("worktree", "add", "-q", "--detach", str(here), commit)
+        out = subprocess.run(
+            [sys.executable, "bench.py"], cwd=here, capture_output=True, text=True, check=True
+        )
+        value = [r for r in rows if commit in (r["commit"], "improve/c")][-1]["metric"]["value"]
+        assert out.stdout.strip() == f"METRIC score={value:g}"
