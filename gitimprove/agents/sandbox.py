@@ -48,11 +48,33 @@ NOT_PROTECTED = (
 _probe: dict[str, bool] = {}
 
 
-def _listening(path: str) -> bool:
-    """Whether a server accepts connections on the unix socket `path` (a stale one refuses)."""
+def _listening_paths() -> set[str] | None:
+    """The paths of the unix sockets a server listens on now (`/proc/net/unix`: a socket file
+    whose server is gone is not there), or None where the kernel does not list them."""
+    try:
+        lines = Path("/proc/net/unix").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    out = set()
+    for line in lines.splitlines()[1:]:
+        fields = line.split(None, 7)
+        with contextlib.suppress(ValueError, IndexError):
+            if len(fields) == 8 and int(fields[3], 16) & 0x10000:  # __SO_ACCEPTCON
+                out.add(fields[7])
+    return out
+
+
+def _listening(path: str, listed: set[str] | None) -> bool:
+    """Whether a server accepts connections on the unix socket `path`: listed by the kernel
+    (`_listening_paths`), never connected to; where it lists nothing, by a connection."""
     try:
         if not stat.S_ISSOCK(os.stat(path).st_mode):
             return False
+    except OSError:
+        return False
+    if listed is not None:
+        return path in listed or os.path.realpath(path) in listed
+    try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(0.2)
             sock.connect(path)
@@ -61,13 +83,13 @@ def _listening(path: str) -> bool:
     return True
 
 
-def _sockets(folder: Path, limit: int = 20) -> list[str]:
+def _sockets(folder: Path, listed: set[str] | None, limit: int = 20) -> list[str]:
     """The sockets of `folder` a server listens on (at most `limit` looked at)."""
     try:
         names = sorted(os.listdir(folder))[:limit]
     except OSError:
         return []
-    return [os.fspath(folder / n) for n in names if _listening(os.fspath(folder / n))]
+    return [os.fspath(folder / n) for n in names if _listening(os.fspath(folder / n), listed)]
 
 
 def _live_pid_file(*paths: str) -> bool:
@@ -88,17 +110,17 @@ def reachable_servers() -> list[str]:
     (`systemd-run --user`), docker or podman, and the `at` and cron daemons when they run."""
     uid, user = os.getuid(), os.environ.get("USER") or str(os.getuid())
     runtime = os.environ.get("XDG_RUNTIME_DIR") or f"/run/user/{uid}"
-    out = []
-    tmux = _sockets(Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{uid}")
+    out, listed = [], _listening_paths()
+    tmux = _sockets(Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{uid}", listed)
     named = os.environ.get("TMUX", "").split(",")[0]
-    if named and named not in tmux and _listening(named):
+    if named and named not in tmux and _listening(named, listed):
         tmux.append(named)
     out += [f"the tmux server at {path}" for path in tmux]
     screens = Path(os.environ.get("SCREENDIR") or f"/run/screen/S-{user}")
-    out += [f"the screen session {path}" for path in _sockets(screens)]
+    out += [f"the screen session {path}" for path in _sockets(screens, listed)]
     bus = os.environ.get("DBUS_SESSION_BUS_ADDRESS", "")
     bus_path = bus.partition("unix:path=")[2].split(",")[0] or os.path.join(runtime, "bus")
-    if _listening(bus_path):
+    if _listening(bus_path, listed):
         out.append(f"the session bus at {bus_path} (systemd-run --user)")
     host = os.environ.get("DOCKER_HOST", "")
     if host and not host.startswith("unix://"):
@@ -106,7 +128,7 @@ def reachable_servers() -> list[str]:
     for path in (host.removeprefix("unix://") if host.startswith("unix://") else "",
                  "/var/run/docker.sock", os.path.join(runtime, "docker.sock"),
                  os.path.join(runtime, "podman", "podman.sock")):  # fmt: skip
-        if path and _listening(path):
+        if path and _listening(path, listed):
             out.append(f"{'podman' if 'podman' in path else 'docker'} at {path}")
     if shutil.which("at") and _live_pid_file("/run/atd.pid", "/var/run/atd.pid"):
         out.append("the at daemon (at now)")
