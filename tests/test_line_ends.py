@@ -102,11 +102,13 @@ def configure(repo: Path, combo: tuple[str | None, str | None, str | None, int])
 
 
 def commit_raw(repo: Path, files: dict[str, bytes], attributes: str) -> str:
-    """A commit of `files` as they are (no conversion on the way in), with `.gitattributes`."""
+    """A commit of `files` as they are (no conversion on the way in), with `.gitattributes`;
+    one file in four executable."""
     raw = pygit2.Repository(str(repo))
     builder = raw.TreeBuilder()
-    for name, data in {**files, ".gitattributes": attributes.encode()}.items():
-        builder.insert(name, raw.create_blob(data), pygit2.enums.FileMode.BLOB)
+    for i, (name, data) in enumerate({**files, ".gitattributes": attributes.encode()}.items()):
+        mode = pygit2.enums.FileMode.BLOB_EXECUTABLE if i % 4 == 1 else pygit2.enums.FileMode.BLOB
+        builder.insert(name, raw.create_blob(data), mode)
     sig = pygit2.Signature("t", "t@t", 0, 0)
     return str(raw.create_commit(None, sig, sig, "raw", builder.write(), []))
 

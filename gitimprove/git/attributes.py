@@ -373,8 +373,12 @@ def _chain_converts(path: str, read: Read, plain: bool) -> bool:
     return False
 
 
+_FILES = (pygit2.enums.FileMode.BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE)
+
+
 def tree_reader(repo: Repo, tree: pygit2.Tree | None) -> Read:
-    """The bytes of a regular file of `tree` by its path (None for anything else), cached."""
+    """The bytes of a file of `tree` by its path, executable or not (None for anything else:
+    a link, a folder, a submodule), cached."""
     found: dict[str, bytes | None] = {}
 
     def read(path: str) -> bytes | None:
@@ -384,7 +388,7 @@ def tree_reader(repo: Repo, tree: pygit2.Tree | None) -> Read:
                 entry = tree[path] if tree is not None else None
             except (KeyError, ValueError):
                 entry = None
-            if entry is not None and entry.filemode == pygit2.enums.FileMode.BLOB:
+            if entry is not None and entry.filemode in _FILES:
                 blob = repo.raw[entry.id]
                 if isinstance(blob, pygit2.Blob):
                     data = blob.data
