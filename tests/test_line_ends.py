@@ -42,6 +42,7 @@ ATTRIBUTES = [
     ("info", "[attr]win text=auto eol=crlf\n*.a win\n*.t crlf\n"),
     ("global", "* text=auto eol=crlf\n"),
     ("global", "*.t text\n*.l -crlf\n*.a crlf=input\n"),
+    ("sub/.gitattributes", "*.t text eol=crlf\n* !text\n*.a -text\n/f1* text=auto\n"),
 ]
 COMBOS = list(itertools.product(AUTOCRLF, EOL, SAFECRLF, range(len(ATTRIBUTES))))
 SUFFIXES = [".t", ".a", ".l", ".bin", ""]
@@ -79,12 +80,18 @@ def generated(rng: random.Random) -> bytes:
 
 
 def files_of(rng: random.Random, count: int) -> dict[str, bytes]:
-    return {f"f{i:02d}{rng.choice(SUFFIXES)}": generated(rng) for i in range(count)}
+    """`count` files, one in three in the folder `sub/`."""
+    return {
+        f"{'sub/' if i % 3 == 2 else ''}f{i:02d}{rng.choice(SUFFIXES)}": generated(rng)
+        for i in range(count)
+    }
 
 
-def configure(repo: Path, combo: tuple[str | None, str | None, str | None, int]) -> str:
+def configure(
+    repo: Path, combo: tuple[str | None, str | None, str | None, int]
+) -> dict[str, bytes]:
     """Write the settings of `combo` into the repository's config and attributes files; the
-    `.gitattributes` text the commit is to hold."""
+    `.gitattributes` files the commit is to hold."""
     autocrlf, eol, safecrlf, which = combo
     for name, value in (("autocrlf", autocrlf), ("eol", eol), ("safecrlf", safecrlf)):
         if value is None:
@@ -98,19 +105,19 @@ def configure(repo: Path, combo: tuple[str | None, str | None, str | None, int])
     glob = repo.parent / "global-attributes"
     glob.write_text(lines if where == "global" else "")
     git(repo, "config", "core.attributesFile", str(glob))
-    return lines if where == ".gitattributes" else ""
+    return {where: lines.encode()} if where.endswith(".gitattributes") else {}
 
 
-def commit_raw(repo: Path, files: dict[str, bytes], attributes: str) -> str:
-    """A commit of `files` as they are (no conversion on the way in), with `.gitattributes`;
-    one file in four executable."""
+def commit_raw(repo: Path, files: dict[str, bytes]) -> str:
+    """A commit of `files` as they are (no conversion on the way in); one file in four
+    executable."""
     raw = pygit2.Repository(str(repo))
-    builder = raw.TreeBuilder()
-    for i, (name, data) in enumerate({**files, ".gitattributes": attributes.encode()}.items()):
+    index = pygit2.Index()
+    for i, (name, data) in enumerate(files.items()):
         mode = pygit2.enums.FileMode.BLOB_EXECUTABLE if i % 4 == 1 else pygit2.enums.FileMode.BLOB
-        builder.insert(name, raw.create_blob(data), mode)
+        index.add(pygit2.IndexEntry(name, raw.create_blob(data), mode))
     sig = pygit2.Signature("t", "t@t", 0, 0)
-    return str(raw.create_commit(None, sig, sig, "raw", builder.write(), []))
+    return str(raw.create_commit(None, sig, sig, "raw", index.write_tree(raw), []))
 
 
 def combos(count: int, seed: int) -> list[tuple[str | None, str | None, str | None, int]]:
@@ -127,8 +134,8 @@ def check_combo(
         git(base, "init", "-q", "repo")
     attributes = configure(repo, combo)
     old = files_of(rng, 40)
-    commit = commit_raw(repo, old, attributes)
-    index = base / "index"
+    commit = commit_raw(repo, {**old, **attributes})
+    index = base / f"index-{seed}"
     out = base / f"out-{seed}"
     out.mkdir()
     env = {"GIT_INDEX_FILE": str(index)}
@@ -144,12 +151,21 @@ def check_combo(
     new = {name: generated(rng) if rng.random() < 0.8 else data for name, data in old.items()}
     for name, data in new.items():
         (out / name).write_bytes(data)
+    if rng.random() < 0.5:  # the work tree's own .gitattributes, which git add reads first
+        (out / ".gitattributes").write_text(rng.choice(ATTRIBUTES[1:5])[1])
     git(repo, "read-tree", commit, env=env)
-    clean = cleaner(opened, tree_reader(opened, tree), tree)
+    held = tree_reader(opened, tree)
+
+    def read(path: str) -> bytes | None:
+        return (out / path).read_bytes() if (out / path).is_file() else held(path)
+
+    clean = cleaner(opened, read, tree)
     refused: set[str] = set()
     while True:
         res = subprocess.run(
-            ["git", f"--work-tree={out}", "add", "-A"],
+            # not the work tree's .gitattributes itself: git may refuse it too, and
+            # it must stay what git reads the attributes of the others from
+            ["git", f"--work-tree={out}", "add", "-A", "--", ".", ":!.gitattributes"],
             cwd=repo, capture_output=True, text=True, env={**os.environ, **env},
         )  # fmt: skip
         if res.returncode == 0:
