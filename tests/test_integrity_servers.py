@@ -122,3 +122,31 @@ def test_no_server_of_yours_starts_a_program_for_a_sandboxed_agent(
     # without the sandbox: the servers' programs are out of reach, and named at the start
     assert f"the tmux server at {sock}" in start["sandbox_message"]
     assert escaped == sorted(w for w in ways if w != "env-i-nohup")
+
+
+def test_the_session_bus_and_docker_are_named_when_they_listen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The session bus at `$XDG_RUNTIME_DIR/bus` and a docker socket there are named while a
+    server listens on them (real sockets); a `DOCKER_HOST` over TCP is named as given."""
+    runtime = Path(tempfile.mkdtemp(prefix="gitimprove-runtime-", dir="/var/tmp"))
+    servers = []
+    try:
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+        monkeypatch.delenv("DBUS_SESSION_BUS_ADDRESS", raising=False)
+        monkeypatch.delenv("DOCKER_HOST", raising=False)
+        assert not [f for f in reachable_servers() if str(runtime) in f]
+        for name in ("bus", "docker.sock"):
+            server = socket.socket(socket.AF_UNIX)
+            server.bind(str(runtime / name))
+            server.listen()
+            servers.append(server)
+        found = reachable_servers()
+        assert f"the session bus at {runtime / 'bus'} (systemd-run --user)" in found
+        assert f"docker at {runtime / 'docker.sock'}" in found
+        monkeypatch.setenv("DOCKER_HOST", "tcp://127.0.0.1:2375")
+        assert "docker at tcp://127.0.0.1:2375 (DOCKER_HOST)" in reachable_servers()
+    finally:
+        for server in servers:
+            server.close()
+        shutil.rmtree(runtime, ignore_errors=True)
