@@ -150,3 +150,47 @@ def test_the_session_bus_and_docker_are_named_when_they_listen(
         for server in servers:
             server.close()
         shutil.rmtree(runtime, ignore_errors=True)
+
+
+@needs_bwrap
+@pytest.mark.parametrize("measure", [False, True])
+def test_the_sandbox_hides_where_your_servers_listen(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, measure: bool
+) -> None:
+    """Not the seccomp filter alone (a machine without one allows unix sockets): in the
+    sandbox the runtime folder of the session bus, a tmux folder outside /tmp and the socket
+    `DOCKER_HOST` names are not there to connect to; outside it they listen."""
+    from gitimprove.agents.sandbox import choose
+    from gitimprove.util import proc
+
+    top = Path(tempfile.mkdtemp(prefix="gitimprove-hide-", dir="/var/tmp"))
+    runtime, tmux, docker = top / "runtime", top / f"tmux-{os.getuid()}", top / "docker"
+    servers = []
+    try:
+        for folder in (runtime, tmux, docker):
+            folder.mkdir()
+        paths = [runtime / "bus", tmux / "default", docker / "docker.sock"]
+        for path in paths:
+            server = socket.socket(socket.AF_UNIX)
+            server.bind(str(path))
+            server.listen()
+            servers.append(server)
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+        monkeypatch.setenv("TMUX_TMPDIR", str(top))
+        monkeypatch.setenv("DOCKER_HOST", f"unix://{docker / 'docker.sock'}")
+        work = tmp_path / "work"
+        work.mkdir()
+        probe = "; ".join(
+            f"test -S {p} && echo {p.name} there || echo {p.name} gone" for p in paths
+        )
+        box = choose("bwrap", [tmp_path / "repo"])
+        argv, shell = box.wrap(probe, shell=True, workdir=work, measure=measure)
+        res = proc.run(argv, shell=shell, cwd=work, timeout=30, limit=1 << 20)
+        assert res.ok, res.stderr
+        assert res.stdout.split("\n")[:3] == ["bus gone", "default gone", "docker.sock gone"]
+        outside = subprocess.run(["sh", "-c", probe], capture_output=True, text=True)
+        assert outside.stdout.split("\n")[:3] == ["bus there", "default there", "docker.sock there"]
+    finally:
+        for server in servers:
+            server.close()
+        shutil.rmtree(top, ignore_errors=True)

@@ -157,6 +157,42 @@ def login_keys(workdir: Path) -> list[Path]:
     return out
 
 
+def server_paths(workdir: Path) -> tuple[list[Path], list[Path]]:
+    """Where your servers that start a program on request listen (`reachable_servers`), to
+    hide in the sandbox whatever its seccomp filter does (a machine with no filter allows
+    unix sockets): the folders (the runtime folder of the session bus, systemd and docker
+    rootless, the screen folder, a tmux folder outside /tmp, which the private /tmp hides) and
+    the socket files (docker's, podman's, `DOCKER_HOST`'s) that exist. A folder holding the
+    workspace is left as it is."""
+    uid = os.getuid()
+    folders = [
+        os.environ.get("XDG_RUNTIME_DIR") or f"/run/user/{uid}",
+        "/run/screen",
+        os.path.join(os.environ.get("TMUX_TMPDIR") or "/tmp", f"tmux-{uid}"),
+        os.path.dirname(os.environ.get("TMUX", "").split(",")[0]),
+    ]
+    host = os.environ.get("DOCKER_HOST", "")
+    files = ["/run/docker.sock", "/var/run/docker.sock", "/run/podman/podman.sock"]
+    files += [host.removeprefix("unix://")] if host.startswith("unix://") else []
+    tmp = Path("/tmp")
+    hidden = []
+    for folder in dict.fromkeys(Path(f) for f in folders if os.path.isabs(f)):
+        real = folder.resolve()
+        if not folder.is_dir() or real == tmp or tmp in real.parents or real == Path("/"):
+            continue
+        if real != workdir and real not in workdir.parents:
+            hidden.append(real)
+    sockets = []
+    for name in dict.fromkeys(files):
+        with contextlib.suppress(OSError):
+            real = Path(name).resolve()
+            if stat.S_ISSOCK(os.stat(real).st_mode) and not any(
+                h == real or h in real.parents for h in hidden
+            ):
+                sockets.append(real)
+    return hidden, sockets
+
+
 def bwrap_usable(path: str | None = None) -> bool:
     """Whether bubblewrap is installed and can create its namespaces here (cached)."""
     exe = path or shutil.which("bwrap")
@@ -242,13 +278,21 @@ class Sandbox:
             args += [*tiny, "--tmpfs", str(folder)]
         for folder in login_keys(workdir):
             args += [*tiny, "--tmpfs", str(folder)]
+        folders, sockets = server_paths(workdir)
+        for folder in folders:
+            args += [*tiny, "--tmpfs", str(folder)]
+        for path in sockets:
+            args += ["--ro-bind", "/dev/null", str(path)]
         seen: set[Path] = set()
         # The objects the clone borrows come from the harness's own list (`objects`), never
         # from the workspace's alternates file, which the agent can write.
         restore_alternates(workdir, self.objects)
         for path in [*self.objects, *readable, *named]:
             # only what a tmpfs above hides needs binding; the rest is visible read-only
-            if self._hidden(path) and path.exists() and path not in seen:
+            under = self._hidden(path) or (
+                any(f == path or f in path.parents for f in folders) and not path.is_socket()
+            )
+            if under and path.exists() and path not in seen:
                 seen.add(path)
                 args += ["--ro-bind", str(path), str(path)]
         args += ["--bind", str(workdir), str(workdir)]
