@@ -3,7 +3,10 @@ small files, kept (provably unchanged: the full listing, flags, extended attribu
 checked) against written anew (the used folder removed, the commit written and hashed again).
 And what a spare saves between attempts (git/renew.py): a checkout of a commit that differs
 in one file made from a spare (proved, moved, patched), and an agent's workspace renewed from
-the previous attempt's, against written whole.
+the previous attempt's, against written whole. And what line ends cost: a workspace's tree
+hashed from its files (every file read: none proven) and a checkout written anew, with no
+setting that converts and with `core.autocrlf = true` (every file then goes through git's
+text detection both ways: git/attributes.py).
 
 Usage: python bench/checkout_bench.py [--files 2000] [--repeat 20]
 """
@@ -26,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 from gitimprove.git.checkout import checkout
 from gitimprove.git.renew import Spares
 from gitimprove.git.repo import open_repo
-from gitimprove.git.workspace import Workspaces, made_workspace
+from gitimprove.git.workspace import Workspaces, hash_workspace, made_workspace
 
 
 def main() -> int:
@@ -84,6 +87,25 @@ def main() -> int:
         print(f"  ratio: {kept / anew:.2f}")
         print(f"  checkout patched from a spare:     {statistics.median(patched) * 1000:8.1f} ms")
         print(f"  workspace renewed (.git anew):     {statistics.median(renewed) * 1000:8.1f} ms")
+        for autocrlf in ("false", "true"):
+            subprocess.run(
+                ["git", "config", "core.autocrlf", autocrlf], cwd=tmp, env=ENV, check=True
+            )
+            repo = open_repo(tmp)
+            hashed, written = [], []
+            with made_workspace(repo, head, "h") as made:
+                for _ in range(a.repeat):
+                    t0 = time.perf_counter()
+                    hash_workspace(repo, made.path)
+                    hashed.append(time.perf_counter() - t0)
+                    t0 = time.perf_counter()
+                    with checkout(repo, head):
+                        written.append(time.perf_counter() - t0)
+            print(
+                f"  core.autocrlf={autocrlf:5}: tree hashed from every file "
+                f"{statistics.median(hashed) * 1000:8.1f} ms, checkout written "
+                f"{statistics.median(written) * 1000:8.1f} ms"
+            )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0

@@ -75,6 +75,7 @@ def test_hostile_rows_name_their_line_and_import_nothing(
             assert res.returncode == 1 and res.stderr == err
 
 
+@pytest.mark.slow
 def test_an_error_about_a_bad_cell_never_shows_a_secret_in_it(tmp_repo: TmpRepo) -> None:
     """A row that fails to parse is named by its line and column; a secret in the cell (or
     in the columns around it) is shown masked, and nothing is stored."""

@@ -150,8 +150,10 @@ def test_output_after_the_command_exited_is_not_output(tmp_path: Path) -> None:
         "    if os.fork() == 0:\n"
         "        fd = os.pidfd_open(leader)\n"
         "        p = select.poll(); p.register(fd, select.POLLIN); p.poll()\n"
-        "        time.sleep(0.05)\n"
+        "        t = time.monotonic()\n"
+        "        while not os.path.exists('go') and time.monotonic() - t < 30: time.sleep(0.01)\n"
         "        os.write(1, b'METRIC score=0\\n' * 50)\n"
+        "        open('written', 'w').close()\n"
         "        os._exit(0)\n"
         "    os._exit(0)\n"
         "os.wait()\n"
@@ -159,8 +161,16 @@ def test_output_after_the_command_exited_is_not_output(tmp_path: Path) -> None:
     )
     command = f"{sys.executable} {late}; sleep 0.05"  # the shell is the command's own process
 
-    def reap() -> None:  # the harness's sweep of what the run left takes a while
-        time.sleep(0.4)
+    def reap() -> None:  # the harness's sweep of what the run left takes a while: here,
+        # until the grandchild, told to go only now, has written (a loaded machine may wake
+        # the harness late: the grandchild must not write before the pipes were read)
+        go, written = tmp_path / "go", tmp_path / "written"
+        go.touch()
+        deadline = time.monotonic() + 20
+        while not written.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        go.unlink()
+        written.unlink(missing_ok=True)
 
     res = proc.run(command, shell=True, cwd=tmp_path, timeout=20, limit=1 << 20,
                    before_read=reap)  # fmt: skip

@@ -69,6 +69,7 @@ def test_a_workspace_of_too_many_files_is_out_of_scope_and_the_run_goes_on(
     assert time.monotonic() - started < 60
 
 
+@pytest.mark.slow
 def test_the_file_cap_grows_with_the_incumbent(tmp_repo: TmpRepo) -> None:
     """A project of many files is not held to the configured number: ten times the
     incumbent's entries are allowed (here 300 files in the tree, a cap of 100 configured, an

@@ -41,7 +41,9 @@ def seed(repo: TmpRepo, n: int) -> list[str]:  # noqa: F811
     return ids
 
 
-@pytest.mark.parametrize("n", [12, 30, pytest.param(124, marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+    "n", [12, pytest.param(30, marks=pytest.mark.slow), pytest.param(124, marks=pytest.mark.slow)]
+)
 def test_every_listed_candidate_can_be_applied(repo: TmpRepo, n: int) -> None:  # noqa: F811
     seed(repo, n)
     cands = listed(repo)

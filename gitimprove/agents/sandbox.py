@@ -15,6 +15,8 @@ import os
 import pwd
 import shlex
 import shutil
+import socket
+import stat
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -46,6 +48,95 @@ NOT_PROTECTED = (
 _probe: dict[str, bool] = {}
 
 
+def _listening_paths() -> set[str] | None:
+    """The paths of the unix sockets a server listens on now (`/proc/net/unix`: a socket file
+    whose server is gone is not there), or None where the kernel does not list them."""
+    try:
+        lines = Path("/proc/net/unix").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    out = set()
+    for line in lines.splitlines()[1:]:
+        fields = line.split(None, 7)
+        with contextlib.suppress(ValueError, IndexError):
+            if len(fields) == 8 and int(fields[3], 16) & 0x10000:  # __SO_ACCEPTCON
+                out.add(fields[7])
+    return out
+
+
+def _listening(path: str, listed: set[str] | None) -> bool:
+    """Whether a server accepts connections on the unix socket `path`: listed by the kernel
+    (`_listening_paths`), never connected to; where it lists nothing, by a connection."""
+    try:
+        if not stat.S_ISSOCK(os.stat(path).st_mode):
+            return False
+    except OSError:
+        return False
+    if listed is not None:
+        return path in listed or os.path.realpath(path) in listed
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(0.2)
+            sock.connect(path)
+    except OSError:
+        return False
+    return True
+
+
+def _sockets(folder: Path, listed: set[str] | None, limit: int = 20) -> list[str]:
+    """The sockets of `folder` a server listens on (at most `limit` looked at)."""
+    try:
+        names = sorted(os.listdir(folder))[:limit]
+    except OSError:
+        return []
+    return [os.fspath(folder / n) for n in names if _listening(os.fspath(folder / n), listed)]
+
+
+def _live_pid_file(*paths: str) -> bool:
+    """Whether one of the pid files names a live process (a daemon that is running)."""
+    for path in paths:
+        with contextlib.suppress(OSError, ValueError):
+            pid = int(Path(path).read_text(encoding="ascii").split()[0])
+            if pid > 0 and Path(f"/proc/{pid}").exists():
+                return True
+    return False
+
+
+def reachable_servers() -> list[str]:
+    """Your servers that start a program on request, found now: what such a program runs as is
+    no descendant of the agent (no supervisor finds or kills it, it carries neither token nor
+    mark) and can outlive the run. Each tmux server (`$TMUX_TMPDIR` or `/tmp`, `tmux-<uid>/`,
+    and the one `TMUX` names) and screen session that listens, the session bus
+    (`systemd-run --user`), docker or podman, and the `at` and cron daemons when they run."""
+    uid, user = os.getuid(), os.environ.get("USER") or str(os.getuid())
+    runtime = os.environ.get("XDG_RUNTIME_DIR") or f"/run/user/{uid}"
+    out, listed = [], _listening_paths()
+    tmux = _sockets(Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{uid}", listed)
+    named = os.environ.get("TMUX", "").split(",")[0]
+    if named and named not in tmux and _listening(named, listed):
+        tmux.append(named)
+    out += [f"the tmux server at {path}" for path in tmux]
+    screens = Path(os.environ.get("SCREENDIR") or f"/run/screen/S-{user}")
+    out += [f"the screen session {path}" for path in _sockets(screens, listed)]
+    bus = os.environ.get("DBUS_SESSION_BUS_ADDRESS", "")
+    bus_path = bus.partition("unix:path=")[2].split(",")[0] or os.path.join(runtime, "bus")
+    if _listening(bus_path, listed):
+        out.append(f"the session bus at {bus_path} (systemd-run --user)")
+    host = os.environ.get("DOCKER_HOST", "")
+    if host and not host.startswith("unix://"):
+        out.append(f"docker at {host} (DOCKER_HOST)")
+    for path in (host.removeprefix("unix://") if host.startswith("unix://") else "",
+                 "/var/run/docker.sock", os.path.join(runtime, "docker.sock"),
+                 os.path.join(runtime, "podman", "podman.sock")):  # fmt: skip
+        if path and _listening(path, listed):
+            out.append(f"{'podman' if 'podman' in path else 'docker'} at {path}")
+    if shutil.which("at") and _live_pid_file("/run/atd.pid", "/var/run/atd.pid"):
+        out.append("the at daemon (at now)")
+    if shutil.which("crontab") and _live_pid_file("/run/crond.pid", "/var/run/crond.pid"):
+        out.append("the cron daemon (crontab)")
+    return list(dict.fromkeys(out))
+
+
 def login_keys(workdir: Path) -> list[Path]:
     """The ssh folders of the home (`~/.ssh`, of `$HOME` and of the user's own home), hidden in
     the sandbox: the network is shared, so a key the agent could read there would log it in to
@@ -64,6 +155,42 @@ def login_keys(workdir: Path) -> list[Path]:
             continue
         out.append(folder)
     return out
+
+
+def server_paths(workdir: Path) -> tuple[list[Path], list[Path]]:
+    """Where your servers that start a program on request listen (`reachable_servers`), to
+    hide in the sandbox whatever its seccomp filter does (a machine with no filter allows
+    unix sockets): the folders (the runtime folder of the session bus, systemd and docker
+    rootless, the screen folder, a tmux folder outside /tmp, which the private /tmp hides) and
+    the socket files (docker's, podman's, `DOCKER_HOST`'s) that exist. A folder holding the
+    workspace is left as it is."""
+    uid = os.getuid()
+    folders = [
+        os.environ.get("XDG_RUNTIME_DIR") or f"/run/user/{uid}",
+        "/run/screen",
+        os.path.join(os.environ.get("TMUX_TMPDIR") or "/tmp", f"tmux-{uid}"),
+        os.path.dirname(os.environ.get("TMUX", "").split(",")[0]),
+    ]
+    host = os.environ.get("DOCKER_HOST", "")
+    files = ["/run/docker.sock", "/var/run/docker.sock", "/run/podman/podman.sock"]
+    files += [host.removeprefix("unix://")] if host.startswith("unix://") else []
+    tmp = Path("/tmp")
+    hidden = []
+    for folder in dict.fromkeys(Path(f) for f in folders if os.path.isabs(f)):
+        real = folder.resolve()
+        if not folder.is_dir() or real == tmp or tmp in real.parents or real == Path("/"):
+            continue
+        if real != workdir and real not in workdir.parents:
+            hidden.append(real)
+    sockets = []
+    for name in dict.fromkeys(files):
+        with contextlib.suppress(OSError):
+            real = Path(name).resolve()
+            if stat.S_ISSOCK(os.stat(real).st_mode) and not any(
+                h == real or h in real.parents for h in hidden
+            ):
+                sockets.append(real)
+    return hidden, sockets
 
 
 def bwrap_usable(path: str | None = None) -> bool:
@@ -151,13 +278,21 @@ class Sandbox:
             args += [*tiny, "--tmpfs", str(folder)]
         for folder in login_keys(workdir):
             args += [*tiny, "--tmpfs", str(folder)]
+        folders, sockets = server_paths(workdir)
+        for folder in folders:
+            args += [*tiny, "--tmpfs", str(folder)]
+        for path in sockets:
+            args += ["--ro-bind", "/dev/null", str(path)]
         seen: set[Path] = set()
         # The objects the clone borrows come from the harness's own list (`objects`), never
         # from the workspace's alternates file, which the agent can write.
         restore_alternates(workdir, self.objects)
         for path in [*self.objects, *readable, *named]:
             # only what a tmpfs above hides needs binding; the rest is visible read-only
-            if self._hidden(path) and path.exists() and path not in seen:
+            under = self._hidden(path) or (
+                any(f == path or f in path.parents for f in folders) and not path.is_socket()
+            )
+            if under and path.exists() and path not in seen:
                 seen.add(path)
                 args += ["--ro-bind", str(path), str(path)]
         args += ["--bind", str(workdir), str(workdir)]
@@ -227,7 +362,14 @@ def choose(
             hint='install it (apt-get install bubblewrap), or set [agent] sandbox = "none"',
         )
     reason = "bubblewrap is not available" if mode == "auto" else 'agent.sandbox = "none"'
-    return Sandbox("none", message=f"sandbox: none ({reason}); {NOT_PROTECTED}")
+    message = f"sandbox: none ({reason}); {NOT_PROTECTED}"
+    servers = reachable_servers()
+    if servers:
+        message += (
+            "; nor can it find or kill a program the agent has one of your servers start, "
+            "which is not its descendant and can outlive the run: " + ", ".join(servers)
+        )
+    return Sandbox("none", message=message)
 
 
 def sized(exe: str) -> bool:

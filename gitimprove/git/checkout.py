@@ -3,7 +3,8 @@ and the proof that what is measured is what was committed.
 
 The files are written from the object database directly, so no index, no worktree admin
 entry and no ref of the user's repository is involved; each file's line ends are those git's
-own checkout writes by the commit's `.gitattributes` (git/attributes.py: `eol=crlf`), and the
+own checkout writes in your repository (git/attributes.py: the commit's `.gitattributes`,
+`.git/info/attributes`, your global attributes file, `core.autocrlf`, `core.eol`), and the
 proof expects those bytes; the folder goes away when the context
 exits, also on error. Its name is random and it is created exclusively, so nothing can be put
 in its place beforehand. A `<name>.pid` file beside it lets `doctor` find ones left by a killed

@@ -28,6 +28,7 @@ from typing import Any
 import pygit2
 
 from gitimprove.git import space
+from gitimprove.git.attributes import Cleaner, cleaner, tree_reader
 from gitimprove.git.checkout import (
     EXEC,
     LINK,
@@ -442,6 +443,31 @@ def _tracked_ignored(path: Path, known: Made, listed: list[bytes]) -> list[bytes
     return out
 
 
+def _cleaner(repo: Repo, path: Path, known: Made | None) -> Cleaner:
+    """What `git add` stores for each of the workspace's files in your repository: line ends
+    by your settings and the `.gitattributes` files as git reads them to add a file (the
+    workspace's own where it holds a regular file, else the commit's: git falls back to the
+    index), the index holding the commit the workspace was made of (git/attributes.py)."""
+    index = repo.raw[known.tree] if known is not None else None
+    held = tree_reader(repo, index if isinstance(index, pygit2.Tree) else None)
+
+    found: dict[str, bytes | None] = {}
+
+    def read(rel: str) -> bytes | None:
+        if rel not in found:
+            full = os.path.join(path, rel)
+            try:
+                if stat.S_ISREG(os.lstat(full).st_mode):
+                    found[rel] = _read_capped(Path(full), 1 << 20) or b""
+                    return found[rel]
+            except OSError:
+                pass
+            found[rel] = held(rel)
+        return found[rel]
+
+    return cleaner(repo, read, index if isinstance(index, pygit2.Tree) else None)
+
+
 def hash_workspace(
     repo: Repo,
     path: Path,
@@ -454,6 +480,7 @@ def hash_workspace(
     whose `lstat` proves it holds what the harness wrote there (`known`, `Made.proven`: the
     agent's processes are gone) is not read again: its blob is the one written.
 
+    Each file holds what `git add` would store in your repository (line ends: `_cleaner`).
     Never fails because of what the agent did: a name git refuses, a nested repository, a
     link leaving the workspace, a file over `max_file` bytes or the files past `max_tree`
     bytes in all are left out of the tree and named in the result (no more than the cap of
@@ -481,6 +508,7 @@ def hash_workspace(
     if path.is_symlink():  # the workspace itself replaced by a link to somewhere else
         refused.append(f"{path.name} (the workspace folder was replaced by a link)")
     base = os.fspath(path)
+    clean = _cleaner(repo, path, known)
     proven: set[str] = set()  # files taken as written, not read (`known`)
     for raw in listed:
         if raw.endswith(b"/"):
@@ -536,8 +564,12 @@ def hash_workspace(
                 if data is None or over is not None:
                     refused.append(f"{rel} (too large: over {over})")
                     continue
+                stored = clean(rel, data)
+                if isinstance(stored, str):
+                    refused.append(f"{rel} ({stored})")
+                    continue
                 total += len(data)
-                files[rel] = _blob(repo, data)
+                files[rel] = _blob(repo, stored)
                 modes[rel] = EXEC if os.access(full, os.X_OK) else pygit2.enums.FileMode.BLOB
         except OSError as exc:
             refused.append(f"{rel} (unreadable: {exc.strerror})")

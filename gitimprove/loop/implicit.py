@@ -173,8 +173,8 @@ def converted_on_checkout(
     """Why git would write `path` (holding `data`) into your work tree otherwise than the
     measured checkout holds it, by the attributes the commit's `.gitattributes` give it:
     `ident` with a `$Id$` in it, a `filter`, a `working-tree-encoding` other than UTF-8.
-    (Line ends need no judging: a measurement checkout writes them as git does, by the same
-    files: git/attributes.py.)"""
+    (Line ends need no judging: a measurement checkout writes them as your git does, by the
+    same files and your settings: git/attributes.py.)"""
     attrs = attributes_of(path, read)
     if attrs.get("ident") is True and _ID.search(data):
         return "ident: git expands its $Id$"

@@ -336,7 +336,7 @@ class AdaptiveRule:
     def _on_own_runs(self, w: Work, sigma: float) -> Estimate | None:
         """The candidate's runs against the fresh incumbent runs of this decision alone (two
         or more of each, glitches dropped), without the window."""
-        b, _ = est_.arm(w.b, sigma, self.k)
+        b, _ = est_.arm(w.b, sigma, self.k, self.two_k)
         a, _ = est_.arm(w.a, sigma, self.k)
         if len(a) < CONFIRM_FRESH or len(b) < 2 or not sigma > 0:
             return None
