@@ -307,3 +307,40 @@ def test_init_asks_for_a_command_agent_and_its_command_which_then_runs(
     res = tmp_repo.cli("run", "--run", "asked", "-n", "1")
     assert res.returncode == 0, res.stderr
     assert "kept: 14.3% better (1 lower)" in res.stdout
+
+
+TRAILER_BENCH = (
+    "import pathlib, random\n"
+    "v = float(pathlib.Path('value.txt').read_text())\n"
+    "noise = float(pathlib.Path('noise.txt').read_text())\n"
+    "print(f'METRIC score={v * (1 + random.gauss(0, noise)):.6g}')\n"
+    "print('debug: METRIC score=4')  # the benchmark's own trailer, every run\n"
+    "extra = pathlib.Path('extra.txt')\n"
+    "if extra.exists():  # what the measured code prints after it\n"
+    "    print(extra.read_text().strip())\n"
+)
+
+
+@pytest.mark.parametrize("noise", ["0", "0.002"])
+def test_measure_reads_a_benchmark_with_a_trailer_as_its_baseline_printed_it(
+    tmp_repo: TmpRepo, noise: str
+) -> None:
+    """A benchmark that prints a line naming its metric after its own (a debug line) is
+    measured by `measure` as the baseline printed it, deterministic or noisy: the honest
+    candidate decided on its value, one that prints another such line a metric-error."""
+    tmp_repo.commit(
+        "initial", {"bench.py": TRAILER_BENCH, "value.txt": "200\n", "noise.txt": noise}
+    )
+    res = tmp_repo.cli("init", "--metric", f"{PY} bench.py", "--yes", "--runs", "3")
+    assert res.returncode == 0, res.stderr
+    better = tmp_repo.commit("experiment(x): 10% better", {"value.txt": "180\n"})
+    forged = tmp_repo.commit("experiment(x): prints a line", {"extra.txt": "METRIC score=1\n"})
+    res = tmp_repo.cli("measure", "--json")
+    assert res.returncode == 0, res.stderr
+    out = {o["commit"]: o for o in map(json.loads, res.stdout.splitlines())}
+    assert out[better]["status"] == "keep", out[better]
+    assert note(tmp_repo, better)["metric"]["value"] == pytest.approx(180, rel=0.02)
+    assert out[forged]["status"] == "metric-error", out[forged]
+    reason = note(tmp_repo, forged)["reason"]
+    assert reason.startswith("metric-error: a line naming `METRIC score`"), reason
+    assert "'METRIC score=1'" in reason

@@ -205,7 +205,7 @@ def measure_first(
         return Measured(co, ctx.metric(co))
     except MetricFailed as exc:
         status = exc.run.status if exc.run.status != "ok" else "metric-error"
-        return Verdict(status, f"{status}: the metric {exc.run.error}", exc.run.tail[-1500:])
+        return Verdict(status, f"{status}: {exc.run.error}", exc.run.tail[-1500:])
 
 
 @dataclass(frozen=True)
@@ -262,7 +262,7 @@ def decide(
     except MetricFailed as exc:
         if not pending:
             status = exc.run.status if exc.run.status != "ok" else "metric-error"
-            return Verdict(status, f"the metric {exc.run.error} on a repeat run")
+            return Verdict(status, f"{exc.run.error}, on a repeat run")
         raise
     change, reason = report(ctx.rule, out)
     keep = out.keep

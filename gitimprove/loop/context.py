@@ -470,7 +470,7 @@ class RunContext:
                 writable = [folder]
             got = self._again_alone(co, "metric run", lambda: self._metric(co, command, writable))
         if got.status == "tampered":
-            raise Tampered(f"the metric run's output: {got.error}", ["stdout"], checkout=co)
+            raise Tampered(str(got.error), ["stdout"], checkout=co)
         if got.status != "ok" or got.value is None:
             raise MetricFailed(got)
         with self.shared.lock:

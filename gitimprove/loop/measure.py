@@ -58,12 +58,16 @@ class ArmRuns:
     secondary: dict[str, float] = field(default_factory=dict)
     failure: MetricRun | None = None
     name: str | None = None
+    form: str = ""  # how its last run's output was read, its trailer included
 
 
-def _run_once(cfg: Config, co: Checkout, arm: ArmRuns, *, learn: bool = False) -> None:
+def _run_once(
+    cfg: Config, co: Checkout, arm: ArmRuns, *, learn: bool = False, pinned: str | None = None
+) -> None:
     """One metric run, from exactly the committed tree (what an earlier run wrote is gone).
-    With `learn` (a baseline: unchanged code) lines naming the metric after the one read are
-    its format; otherwise none may follow it (nothing is pinned between measurements)."""
+    With `learn` (unchanged code: a baseline, a measured ancestor) lines naming the metric
+    after the one read are its format; with `pinned` (the form such a run learnt) the output
+    must keep it; with neither, no line naming the metric may follow the one read."""
     if arm.failure is not None:
         return
     got = run_metric(
@@ -73,13 +77,15 @@ def _run_once(cfg: Config, co: Checkout, arm: ArmRuns, *, learn: bool = False) -
         spec=str(cfg.get("metric", "extract")),
         name=cfg.metric_name,
         relative=relative_of(cfg.get("metric", "min_delta")),
-        learn=learn,
+        pinned=pinned,
+        learn=learn and not pinned,
     )
     _after(co, "a metric run", cfg)
     if got.status == "ok" and got.value is not None:
         arm.samples.append(got.value)
         arm.secondary.update(got.secondary)
         arm.name = got.name
+        arm.form = got.form
     else:
         arm.failure = got
 
@@ -146,6 +152,7 @@ class Baseline:
     samples: list[float]
     spread_pct: float | None
     name: str | None = None
+    form: str = ""  # how the unchanged code's output is read (metrics.extract_pinned)
 
 
 def noise_sentence(samples: Sequence[float]) -> str:
@@ -183,7 +190,7 @@ def measure_baseline(
         )
     value = statistics.median(arm.samples)
     pct = spread(arm.samples) / abs(value) * 100 if value else None
-    return Baseline(commit, value, arm.samples, pct, arm.name)
+    return Baseline(commit, value, arm.samples, pct, arm.name, arm.form)
 
 
 def record_baseline(repo: Repo, cfg: Config, base: Baseline, *, run: str | None = None) -> None:
@@ -199,6 +206,7 @@ def record_baseline(repo: Repo, cfg: Config, base: Baseline, *, run: str | None 
             "reason": f"baseline: median of {len(base.samples)} runs; "
             + noise_sentence(base.samples),
             "metric": metric_block(cfg, base.samples),
+            "extraction": base.form or None,
             "harness": harness(cfg),
             "started": now,
             "finished": now,
@@ -302,18 +310,23 @@ def _measure_one(
     exact_value = _exact_value(incumbent)
     if exact_value is not None:
         return _measure_exact(
-            repo, cfg, commit, parent, incumbent, exact_value, description, scope, runs, progress
-        )
+            repo, cfg, commit, parent, incumbent, exact_value, description, scope, runs,
+            progress, known,
+        )  # fmt: skip
     cand, inc = ArmRuns(), ArmRuns()
+    pinned = pinned_form(incumbent, known)
     with (
         checkout(repo, commit, "measure") as cand_co,
         checkout(repo, parent, "incumbent") as inc_co,
     ):
         for i in range(runs):
-            _run_once(cfg, cand_co, cand)
+            # the ancestor first: unchanged code, whose output fixes how the candidate's is
+            # read when no record of it says (its trailer of lines naming the metric)
+            _run_once(cfg, inc_co, inc, learn=True, pinned=pinned)
+            pinned = pinned or inc.form or None
+            _run_once(cfg, cand_co, cand, pinned=pinned)
             if cand.failure is not None:
                 break
-            _run_once(cfg, inc_co, inc)
             if progress:
                 progress(f"{commit[:10]} run {i + 1}/{runs}: {cand.samples[-1]:.10g}")
         guard = _guard(cfg, cand_co) if cand.failure is None else {"status": "skipped"}
@@ -323,7 +336,7 @@ def _measure_one(
         fail = cand.failure
         fields.update(
             status=fail.status,
-            reason=f"{fail.status}: the metric {fail.error}",
+            reason=f"{fail.status}: {fail.error}",
             metric_tail=fail.tail,
         )
         fields["metric"] = metric_block(cfg, cand.samples, incumbent_samples=inc_samples)
@@ -388,6 +401,20 @@ def _note_fields(
     }
 
 
+def pinned_form(
+    incumbent: experiments.Experiment, known: dict[str, experiments.Experiment]
+) -> str | None:
+    """How the incumbent's output was read, as its records say: its own note (a baseline),
+    else its run's baseline; None when no record says (an older record)."""
+    for exp in [incumbent] + [
+        e for e in known.values() if e.status == "baseline" and e.run == incumbent.run
+    ]:
+        form = exp.state.get("extraction")
+        if isinstance(form, str) and form:
+            return form
+    return None
+
+
 def _exact_value(exp: experiments.Experiment) -> float | None:
     """The incumbent's value when its record shows a deterministic metric: two or more runs
     that repeated exactly, or a decision the loop (or `measure`) made by exact comparison."""
@@ -414,6 +441,7 @@ def _measure_exact(
     scope: str | None,
     runs: int,
     progress: Progress | None,
+    known: dict[str, experiments.Experiment],
 ) -> Outcome:
     """A deterministic metric, decided as the loop decides it: the candidate runs once (more
     only when `confirm_deterministic` asks, or when its runs differ) and is compared exactly
@@ -425,10 +453,11 @@ def _measure_exact(
     rule = make_rule(cfg, confidence=confidence)
     cand = ArmRuns()
     started = utc_now()
+    pinned = pinned_form(incumbent, known)
     with checkout(repo, commit, "measure") as co:
 
         def run_cand() -> float:
-            _run_once(cfg, co, cand)
+            _run_once(cfg, co, cand, pinned=pinned)
             if cand.failure is not None:
                 raise _Failed
             if progress:
@@ -455,7 +484,7 @@ def _measure_exact(
         assert fail is not None
         fields.update(
             status=fail.status,
-            reason=f"{fail.status}: the metric {fail.error}",
+            reason=f"{fail.status}: {fail.error}",
             metric_tail=fail.tail,
             metric=metric_block(cfg, cand.samples, incumbent_samples=stored),
         )
@@ -467,8 +496,8 @@ def _measure_exact(
         )
         fields["decision"] = out.record()
         _decided(fields, cand, guard, "keep" if out.keep else "discard", reason)
-    known = experiments.get(repo, commit)
-    experiments.record(repo, commit, fields, op="update" if known else "create", sign=True)
+    before = experiments.get(repo, commit)
+    experiments.record(repo, commit, fields, op="update" if before else "create", sign=True)
     value_out = statistics.median(cand.samples) if out is not None else None
     return Outcome(commit, str(fields["status"]), str(fields["reason"]), value_out, parent)
 

@@ -646,7 +646,7 @@ def run_metric(
     tail = result.tail(2000)
     if result.timed_out:
         return MetricRun(
-            "timeout", None, None, result.seconds, tail, f"timed out after {timeout:g}s"
+            "timeout", None, None, result.seconds, tail, f"the metric timed out after {timeout:g}s"
         )
     if result.returncode != 0:
         return MetricRun(
@@ -655,23 +655,23 @@ def run_metric(
             result.returncode,
             result.seconds,
             tail,
-            f"exited with {result.returncode}",
+            f"the metric exited with {result.returncode}",
         )
     if result.over:  # the METRIC line is at the end: a cut output could hide or fake it
         return MetricRun(
             "metric-error", None, 0, result.seconds, tail,
-            f"printed too much ({result.over}; [loop] max_output)",
+            f"the metric printed too much ({result.over}; [loop] max_output)",
         )  # fmt: skip
     if result.late:  # a process that outlived the benchmark wrote to its output
         return MetricRun(
             "tampered", None, result.returncode, result.seconds, tail,
-            f"{result.late:,} bytes reached its output after the benchmark exited, from a "
+            f"{result.late:,} bytes reached the metric's output after the benchmark exited, from a "
             "process that outlived it (not counted)",
         )  # fmt: skip
     if b"\0" in result.raw:
         # no benchmark prints NUL bytes; measured code writing over its output does
         return MetricRun(
-            "metric-error", None, 0, result.seconds, tail, "its output holds NUL bytes"
+            "metric-error", None, 0, result.seconds, tail, "the metric's output holds NUL bytes"
         )
     try:
         got = (
