@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gitimprove import agents
-from gitimprove.git import caches, strays, trees
+from gitimprove.git import caches, pending, strays, trees
 from gitimprove.git.checkout import work_root
 from gitimprove.git.watch import RepoState, objects_hint, put_back
 from gitimprove.git.workspace import Hashed, Made, hash_workspace, made_workspace
@@ -118,6 +118,10 @@ def call_agent(
             siblings.wake(owner)
         with ctx.shared.lock:
             before = RepoState.take(ctx.repo)
+            # on disk too: a harness killed while the agent works compares it at its resume
+            saved = pending.save(
+                ctx.repo, ctx.name, f"{ws.name}.{rework}", before, reachable=not ctx.sandbox.active
+            )
         python = sites.take(ctx.site_folders)
         named = sites.take(ctx.command_paths)
         runners = sites.take(ctx.runner_files)
@@ -150,6 +154,7 @@ def call_agent(
             moved: list[str] = []
             if changed:
                 moved = put_back(ctx.repo, before, after)
+            pending.drop(saved)  # compared: whatever it found is reported below
     if changed:
         raise AgentTampered(result, changed, hint=objects_hint(moved, changed))
     planted = sites.changes(python, sites.take(ctx.site_folders))
