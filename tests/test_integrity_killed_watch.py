@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from gitimprove.git import pending
+from gitimprove.git.watch import RepoState
 from tests.conftest import TmpRepo
 from tests.test_integrity import hostile_project, start, survivors, wait_for
 
@@ -82,3 +84,56 @@ def test_a_kill_9_with_nothing_changed_resumes_and_leaves_no_snapshot(
     res = tmp_repo.cli("run", "--resume", "--run", "k", "-n", "1", "--json")
     assert res.returncode == 0, res.stderr
     assert not list((tmp_repo.path / ".git" / "improve" / "watch").iterdir())
+
+
+def test_a_saved_snapshot_names_what_changed_since_and_goes_when_accepted(
+    tmp_repo: TmpRepo,
+) -> None:
+    tmp_repo.commit("one", {"a.txt": "a\n"})
+    repo = tmp_repo.open()
+    saved = pending.save(repo, "k", "k-1-0.0", RepoState.take(repo), reachable=True)
+    assert [s.changes for s in pending.outstanding(repo)] == [[]]
+    hook = tmp_repo.path / ".git" / "hooks" / "post-checkout"
+    hook.write_text("#!/bin/sh\n")
+    (tmp_repo.path / "a.txt").write_text("b\n")
+    found = pending.outstanding(repo)
+    assert found[0].run == "k"
+    assert ".git/hooks/post-checkout" in found[0].changes
+    assert "work tree: a.txt" in found[0].changes, found
+    with pytest.raises(pending.Outstanding, match="post-checkout"):
+        pending.check_at_start(repo, "other")
+    pending.accept(found)
+    assert not saved.exists()
+    pending.check_at_start(repo, "other")  # nothing left to compare
+
+
+def test_in_the_sandbox_only_what_the_harness_reads_stops(tmp_repo: TmpRepo) -> None:
+    """The agent could not reach the repository: your own edits meanwhile stop nothing, an
+    `improve.*` setting (which the run would take) still does."""
+    tmp_repo.commit("one", {"a.txt": "a\n"})
+    repo = tmp_repo.open()
+    pending.save(repo, "k", "k-1-0.0", RepoState.take(repo), reachable=False)
+    (tmp_repo.path / "a.txt").write_text("b\n")
+    assert [s.changes for s in pending.outstanding(repo)] == [[]]
+    tmp_repo.git("config", "improve.metric.command", "echo METRIC score=1")
+    changes = pending.outstanding(repo)[0].changes
+    assert changes == [".git/config", "git config improve.metric.command"], changes
+
+
+def test_a_snapshot_gitimprove_did_not_write_is_named(tmp_repo: TmpRepo) -> None:
+    tmp_repo.commit("one", {"a.txt": "a\n"})
+    repo = tmp_repo.open()
+    folder = tmp_repo.path / ".git" / "improve" / pending.FOLDER
+    saved = pending.save(repo, "k", "k-1-0.0", RepoState.take(repo), reachable=True)
+    record = json.loads(saved.read_text())
+    record["refs"] = {}  # the agent's branch made to look as if it were there before
+    saved.write_text(json.dumps(record))
+    (folder / "x.json").write_text("{}")
+    found = pending.outstanding(repo)
+    named = [c for s in found for c in s.changes]
+    assert named == [
+        f".git/improve/watch/{saved.name} (not written by gitimprove)",
+        ".git/improve/watch/x.json (not written by gitimprove)",
+    ], named
+    res = tmp_repo.cli("doctor")
+    assert "x.json (not written by gitimprove)" in res.stdout, res.stdout
