@@ -32,7 +32,7 @@ from typing import Any
 from gitimprove.errors import GitImproveError
 from gitimprove.git.repo import Repo
 from gitimprove.git.status import Index
-from gitimprove.git.watch import RepoState
+from gitimprove.git.watch import IGNORED_LABEL, RepoState
 from gitimprove.state import signing
 from gitimprove.util import flocks, written
 from gitimprove.util.files import atomic_write, read_state
@@ -62,8 +62,21 @@ def _index_digest(index: Index) -> str:
     return h.hexdigest()[:32]
 
 
+def _ignored_digests(ignored: dict[str, str] | None) -> dict[str, str] | None:
+    """The ignored files (git/ignored.py) as one digest per top folder of the work tree."""
+    if ignored is None:
+        return None
+    groups: dict[str, hashlib._Hash] = {}
+    for path in sorted(ignored):
+        top = path.split("/", 1)[0]
+        h = groups.setdefault(top, hashlib.sha256())
+        h.update(f"{path}\0{ignored[path]}\n".encode("utf-8", "surrogateescape"))
+    return {top: h.hexdigest()[:32] for top, h in groups.items()}
+
+
 def _durable(state: RepoState) -> dict[str, Any]:
     return {
+        "ignored": _ignored_digests(state.ignored),
         "refs": state.refs,
         "files": state.files,
         "status": _digest(state.status),
@@ -151,6 +164,11 @@ def changes_since(record: dict[str, Any], now: RepoState) -> list[str]:
         if tree in saved and saved[tree] != digest:
             where = "" if tree == first else f" of {tree}"
             out.append(f".git/index{where}: its entries (flags, staged blobs) changed")
+    was, now_ignored = record.get("ignored"), _ignored_digests(now.ignored)
+    if reachable and isinstance(was, dict) and now_ignored is not None:
+        tops = sorted(t for t in set(was) | set(now_ignored) if was.get(t) != now_ignored.get(t))
+        if tops:
+            out.append(IGNORED_LABEL + ", ".join(f"under {t}" for t in tops[:10]))
     return out
 
 
@@ -180,8 +198,8 @@ def outstanding(repo: Repo, *, but: str | None = None) -> list[Saved]:
         lock = repo.improve_dir / "locks" / f"run-{run}.lock"
         if run != but and flocks.held([lock], others_only=True):
             continue  # its run is under way: the agent is at work now
-        if now is None:
-            now = RepoState.take(repo)
+        if now is None:  # the ignored files too: a snapshot of an agent without the sandbox
+            now = RepoState.take(repo, ignored=True)
         out.append(Saved(path, run, changes_since(record, now)))
     return out
 

@@ -117,7 +117,7 @@ def call_agent(
         if siblings_watched:  # its own workspace, at rest until now, a last time
             siblings.wake(owner)
         with ctx.shared.lock:
-            before = RepoState.take(ctx.repo)
+            before = RepoState.take(ctx.repo, ignored=not ctx.sandbox.active)
             # on disk too: a harness killed while the agent works compares it at its resume
             saved = pending.save(
                 ctx.repo, ctx.name, f"{ws.name}.{rework}", before, reachable=not ctx.sandbox.active
@@ -147,7 +147,7 @@ def call_agent(
             siblings.look(but=owner)
             ctx.look_at_incumbent()  # or into the incumbent's checkout
         with ctx.shared.lock:
-            after = RepoState.take(ctx.repo)
+            after = RepoState.take(ctx.repo, ignored=not ctx.sandbox.active)
             # in the sandbox the agent cannot reach the repository: only the user changed it
             changed = before.changes(after, reachable=not ctx.sandbox.active)
             ctx.shared.repo_state = None if changed else after

@@ -299,6 +299,14 @@ elif attack == "user-worktree":
     repo = user_repo()
     if repo is not None:
         write(repo / "README.txt", "rewritten by the agent\n")
+elif attack == "user-pth":  # your virtualenv runs its lines at every start (ignored: .venv/)
+    repo = user_repo()
+    if repo is not None:
+        write(repo / ".venv" / "lib" / "site-packages" / "evil.pth", "import os\n")
+elif attack == "user-pyc":  # run in place of its source (ignored: __pycache__/)
+    repo = user_repo()
+    if repo is not None:
+        write(repo / "__pycache__" / "bench.cpython-311.pyc", "forged")
 elif attack == "user-gitconfig":  # your own git's settings, outside the repository
     with open(pathlib.Path.home() / ".gitconfig", "a") as f:
         f.write("[alias]\n\tst = status\n")

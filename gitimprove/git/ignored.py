@@ -1,0 +1,257 @@
+"""What your ignore rules hide from `git status`, watched without the sandbox.
+
+The work tree's status (git/status.py) leaves out what `.gitignore` ignores, and that is where
+code runs from that no status shows: a `.pyc` in `__pycache__/` (run in place of its source
+when its header matches), a `.pth` in `.venv/lib/…/site-packages/` (its lines run at every
+start of that python), a module under `node_modules/`. An agent without the sandbox can plant
+any of them, and your next Python or Node process runs it. So each ignored file and folder the
+status names is watched too, by its `lstat` (`_key`: type and mode, size, inode, mtime, ctime;
+a link by its target): `take` returns them all, by path under the work tree.
+
+A full walk costs about 10 µs a file (20,000 files of a virtualenv: ~0.2 s), too much at every
+look of a loop whose budget is 150 ms an attempt. The walk is made once per work tree; after
+it, inotify on every folder walked tells what changed: an entry made, removed or renamed in a
+folder (that folder is listed again, a new folder walked), a file written or its mode changed
+(that file's `lstat` taken again). Events lost (the kernel's queue overflowed) or a folder the
+kernel would not watch (`max_user_watches`) fall back to a full walk or to that folder's
+listing at every look. Without inotify (not Linux) every look walks. `git status`'s own tool
+caches (`.pytest_cache/`, `.mypy_cache/`, `.ruff_cache/` with their tool's rule file:
+`status.TOOL_CACHES`) are left out as the status leaves them out: your `pytest` writes there
+at any time, and nothing there is run.
+
+In the sandbox the work tree is hidden from the agent (and the measured code): nothing here is
+taken then.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import stat
+import struct
+import sys
+import threading
+from pathlib import Path
+
+__all__ = ["take"]
+
+_MAX_ENTRIES = 500_000  # a walk stops there: the rest is named as one entry
+
+
+def _key(st: os.stat_result, path: bytes) -> str:
+    if stat.S_ISLNK(st.st_mode):
+        try:
+            return f"link:{os.fsdecode(os.readlink(path))}"
+        except OSError:
+            return "link:?"
+    if stat.S_ISDIR(st.st_mode):
+        return f"dir:{st.st_mode:o}:{st.st_ino}"
+    return f"{st.st_mode:o}:{st.st_size}:{st.st_ino}:{st.st_mtime_ns}:{st.st_ctime_ns}"
+
+
+class _Inotify:
+    # IN_MODIFY, IN_ATTRIB, IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE, IN_DELETE_SELF,
+    # IN_MOVE_SELF; IN_Q_OVERFLOW, IN_IGNORED; IN_DONT_FOLLOW, IN_ONLYDIR
+    _MODIFY, _ATTRIB = 0x2, 0x4
+    _LISTING = 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800
+    _OVERFLOW, _IGNORED = 0x4000, 0x8000
+    _FLAGS = 0x2 | 0x4 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800 | 0x02000000 | 0x01000000
+
+    def __init__(self, fd: int, libc: ctypes.CDLL) -> None:
+        self.fd, self.libc = fd, libc
+        self.folders: dict[int, bytes] = {}  # watch descriptor -> folder (relative)
+
+    @classmethod
+    def start(cls) -> _Inotify | None:
+        if not sys.platform.startswith("linux"):
+            return None
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        except (OSError, AttributeError):
+            return None
+        return cls(fd, libc) if fd >= 0 else None
+
+    def add(self, full: bytes, rel: bytes) -> bool:
+        wd = self.libc.inotify_add_watch(self.fd, full, self._FLAGS)
+        if wd < 0:
+            return False
+        self.folders[wd] = rel
+        return True
+
+    def drain(self) -> tuple[set[bytes], set[bytes], bool]:
+        """(folders to list again, files to `lstat` again, whether events were lost)."""
+        relist: set[bytes] = set()
+        files: set[bytes] = set()
+        lost = False
+        while True:
+            try:
+                data = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                return relist, files, lost
+            except OSError:
+                return relist, files, True
+            at = 0
+            while at + 16 <= len(data):
+                wd, mask, _cookie, size = struct.unpack_from("iIII", data, at)
+                name = data[at + 16 : at + 16 + size].rstrip(b"\0")
+                at += 16 + size
+                folder = self.folders.get(wd)
+                if mask & self._OVERFLOW:
+                    lost = True
+                elif folder is None:
+                    continue
+                elif mask & self._IGNORED:  # gone or replaced: walked again if there
+                    del self.folders[wd]
+                    relist.add(folder)
+                elif mask & self._LISTING:
+                    relist.add(folder)
+                elif name:
+                    files.add(os.path.join(folder, name) if folder else name)
+                else:  # the folder's own mode
+                    files.add(folder)
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+class _Tree:
+    """The ignored entries of one work tree as last seen, and the watch that keeps them."""
+
+    def __init__(self, root: bytes) -> None:
+        self.root = root
+        self.roots: frozenset[bytes] = frozenset()  # the ignored paths the status named
+        self.entries: dict[bytes, str] = {}
+        self.unwatched: set[bytes] = set()  # folders listed again at every look
+        self.inotify = _Inotify.start()
+        self.lock = threading.Lock()
+        self.shown: dict[str, str] | None = None  # `entries` decoded, while nothing moved
+
+    def _walk(self, top: bytes) -> None:
+        """`top` and all below it into `entries`, its folders watched."""
+        todo = [top]
+        while todo:
+            rel = todo.pop()
+            full = os.path.join(self.root, rel)
+            try:
+                st = os.lstat(full)
+            except OSError:
+                self.entries.pop(rel, None)
+                continue
+            self.entries[rel] = _key(st, full)
+            if not stat.S_ISDIR(st.st_mode):
+                continue
+            if len(self.entries) >= _MAX_ENTRIES:
+                self.entries[rel + b"/\0"] = "not walked: too many ignored files"
+                continue
+            if self.inotify is None or not self.inotify.add(full, rel):
+                self.unwatched.add(rel)
+            else:
+                self.unwatched.discard(rel)
+            try:
+                with os.scandir(full) as it:
+                    names = [e.name for e in it]
+            except OSError:
+                continue
+            todo += [os.path.join(rel, os.fsencode(n)) for n in names]
+
+    def _drop(self, rel: bytes) -> None:
+        prefix = rel + b"/"
+        for path in [p for p in self.entries if p == rel or p.startswith(prefix)]:
+            del self.entries[path]
+            self.unwatched.discard(path)
+
+    def _relist(self, rel: bytes) -> None:
+        """A folder listed again: what left it dropped, what came walked."""
+        if not self._under_roots(rel):
+            return
+        full = os.path.join(self.root, rel)
+        try:
+            st = os.lstat(full)
+            if self.entries.get(rel) != _key(st, full):  # replaced, or its mode changed
+                raise FileNotFoundError(full)
+            with os.scandir(full) as it:
+                now = {os.path.join(rel, os.fsencode(e.name)) for e in it}
+        except OSError:
+            self._drop(rel)
+            self._walk(rel)
+            return
+        prefix = rel + b"/" if rel else b""
+        was = {p for p in self.entries if p.startswith(prefix) and b"/" not in p[len(prefix) :]}
+        for gone in was - now:
+            self._drop(gone)
+        for path in now:
+            try:
+                st = os.lstat(os.path.join(self.root, path))
+            except OSError:
+                self._drop(path)
+                continue
+            key = _key(st, os.path.join(self.root, path))
+            if path not in self.entries or (stat.S_ISDIR(st.st_mode) and self.entries[path] != key):
+                self._drop(path)
+                self._walk(path)
+            else:
+                self.entries[path] = key
+        self._restat(rel)
+
+    def _restat(self, rel: bytes) -> None:
+        if rel not in self.entries:
+            return
+        full = os.path.join(self.root, rel)
+        try:
+            self.entries[rel] = _key(os.lstat(full), full)
+        except OSError:
+            self._drop(rel)
+
+    def _under_roots(self, rel: bytes) -> bool:
+        return any(rel == r or rel.startswith(r + b"/") for r in self.roots)
+
+    def look(self, roots: frozenset[bytes]) -> dict[str, str]:
+        """The entries now, decoded: the very same dict as the last look's while nothing
+        changed (no event, no unwatched folder, the same roots), so comparing two looks
+        costs nothing then."""
+        with self.lock:
+            if self.inotify is not None:
+                relist, files, lost = self.inotify.drain()
+            else:
+                relist, files, lost = set(), set(), True
+            quiet = not (relist or files or lost or self.unwatched) and roots == self.roots
+            if quiet and self.shown is not None:
+                return self.shown
+            if lost:  # every event since the last look may be missing: walked anew
+                self.entries.clear()
+                self.unwatched.clear()
+                if self.inotify is not None:
+                    self.inotify.close()
+                    self.inotify = _Inotify.start()
+                self.roots = frozenset()
+            for gone in self.roots - roots:
+                self._drop(gone)
+            for new in sorted(roots - self.roots):
+                self._walk(new)
+            self.roots = roots
+            for rel in sorted(relist | self.unwatched, key=len):
+                if rel in self.entries or rel in relist:
+                    self._relist(rel)
+            for rel in files:
+                if self._under_roots(rel):
+                    self._restat(rel)
+            self.shown = {os.fsdecode(p): v for p, v in self.entries.items()}
+            return self.shown
+
+
+_TREES: dict[str, _Tree] = {}
+_TREES_LOCK = threading.Lock()
+
+
+def take(work_tree: Path, roots: frozenset[bytes]) -> dict[str, str]:
+    """Every ignored file and folder at or under `roots` (the ignored paths the work tree's
+    status named, folders without their trailing `/`), by path under the work tree, with its
+    `lstat` key; the same dict as the last time while nothing changed (never to be
+    changed by the caller)."""
+    key = os.fspath(work_tree)
+    with _TREES_LOCK:
+        tree = _TREES.get(key)
+        if tree is None:
+            tree = _TREES[key] = _Tree(os.fsencode(work_tree))
+    return tree.look(roots)
