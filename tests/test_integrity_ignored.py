@@ -124,7 +124,6 @@ def test_twenty_thousand_ignored_files_are_walked_once(tmp_repo: TmpRepo, tmp_pa
         RepoState.take(repo)
         plain.append(time.perf_counter() - t)
     # the ignored files add less than a tenth of the walk to a look (a busy machine's margin)
-    print(f"walk {walk * 1000:.0f} ms, looks {[round(x * 1000) for x in looks]} ms, plain {[round(x * 1000) for x in plain]} ms")
     assert min(looks) - min(plain) < walk / 10 + 0.01, (walk, looks, plain)
     (tmp_repo.path / SITE / "many7" / "m3.py").write_text("planted")
     assert f"{SITE}/many7/m3.py" in _changed(tmp_repo, before)[0]
