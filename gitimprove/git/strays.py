@@ -11,7 +11,8 @@ file of one of them); in `locks/`, the empty lock files of the locks gitimprove 
 `work/`, the measurement checkouts (`m-<16 hex>`), the agents' clones (`<name>-<8 hex>`), each
 with the `.pid` file that names its process (alive; this process's own exactly as it wrote
 it), either renamed away as `.trash` while it is removed, and the agents' programs
-(`<name>.prompt.md`, beside a clone of that name). The three folders themselves may carry
+(`<name>.prompt.md`, beside a clone of that name); in `watch/`, the snapshots taken before
+agent calls (git/pending.py: `<attempt>.json`, signed). The three folders themselves may carry
 no extended attribute and no setuid, setgid or sticky bit. What is inside a checkout is
 checked apart (git/checkout.py); what is inside a clone is the agent's.
 """
