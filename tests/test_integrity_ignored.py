@@ -92,6 +92,8 @@ def test_a_tool_cache_and_a_snapshot_without_ignored_files_name_nothing(tmp_repo
     before = RepoState.take(repo, ignored=True)
     (tmp_repo.path / ".pytest_cache" / "v" / "cache" / "lastfailed").write_text("{}")
     assert _changed(tmp_repo, before) == []
+    tmp_repo.git("branch", "side")  # the rest of the watch as before
+    assert "refs/heads/side" in before.changes(RepoState.take(repo, ignored=True))
     plain = RepoState.take(repo)  # in the sandbox: not taken, never compared
     assert plain.ignored is None
     (tmp_repo.path / SITE / "evil.pth").write_text("import os\n")

@@ -702,11 +702,11 @@ class RepoState:
             if stuck:
                 return cls({}, {}, b"", {}, {}, repo.improve_dir, stuck)
             if hidden is not None:  # a `.pth` in `.venv/`, a `.pyc` in `__pycache__/`
-                found = ignored_files.take(tree, ignored_paths(tree))
+                kept_out = ignored_files.take(tree, ignored_paths(tree))
                 if not prefix and not hidden:  # the first work tree: shared, never copied
-                    hidden = found
+                    hidden = kept_out
                 else:
-                    hidden = {**hidden, **{prefix + rel: key for rel, key in found.items()}}
+                    hidden = {**hidden, **{prefix + rel: key for rel, key in kept_out.items()}}
             status += os.fsencode(prefix) + b"\0" + found_status + b"\0"
             for item in found_status.split(b"\0"):
                 if len(item) > 3 and item[2:3] == b" ":
