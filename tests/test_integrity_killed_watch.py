@@ -25,6 +25,7 @@ KINDS = [
     ("user-branch", "refs/heads/agent-was-here"),
     ("user-index", ".git/index"),
     ("user-gitconfig", ".gitconfig"),
+    ("user-pth", "work tree (ignored files): under .venv"),  # hidden by your ignore rules
 ]
 
 
