@@ -129,3 +129,31 @@ def test_twenty_thousand_ignored_files_are_walked_once(tmp_repo: TmpRepo, tmp_pa
     assert min(looks) - min(plain) < walk / 10 + 0.01, (walk, looks, plain)
     (tmp_repo.path / SITE / "many7" / "m3.py").write_text("planted")
     assert f"{SITE}/many7/m3.py" in _changed(tmp_repo, before)[0]
+
+
+def test_a_pyc_your_own_python_wrote_stops_nothing_a_forged_one_is_named(
+    tmp_repo: TmpRepo,
+) -> None:
+    """The user's own `python` run while a run goes on writes `__pycache__/`: byte for byte
+    what the source compiles to, it is not named; the same header over other code is."""
+    import importlib._bootstrap_external as external
+    import subprocess
+    import sys
+
+    _project(tmp_repo)
+    repo = tmp_repo.open()
+    before = RepoState.take(repo, ignored=True)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([sys.executable, "-c", "import a"], cwd=tmp_repo.path, env=env, check=True)
+    pyc = tmp_repo.path / "__pycache__" / f"a.{sys.implementation.cache_tag}.pyc"
+    assert pyc.is_file()
+    assert _changed(tmp_repo, before) == []
+    honest = RepoState.take(repo, ignored=True)
+    src = tmp_repo.path / "a.py"
+    st = src.stat()
+    forged = compile("x = 'forged'\n", str(src), "exec")
+    pyc.write_bytes(bytes(external._code_to_timestamp_pyc(forged, int(st.st_mtime), st.st_size)))  # type: ignore[attr-defined]
+    found = _changed(tmp_repo, before)
+    assert len(found) == 1 and f"__pycache__/a.{sys.implementation.cache_tag}.pyc" in found[0]
+    pyc.unlink()  # removed: nothing runs from it
+    assert _changed(tmp_repo, honest) == []

@@ -17,7 +17,10 @@ kernel would not watch (`max_user_watches`) fall back to a full walk or to that 
 listing at every look. Without inotify (not Linux) every look walks. `git status`'s own tool
 caches (`.pytest_cache/`, `.mypy_cache/`, `.ruff_cache/` with their tool's rule file:
 `status.TOOL_CACHES`) are left out as the status leaves them out: your `pytest` writes there
-at any time, and nothing there is run.
+at any time, and nothing there is run. Nor is a `__pycache__` `.pyc` named that your own
+Python wrote or removed (`compiled_honestly`: byte for byte what this interpreter compiles
+from the source beside it, with that source's size and mtime), so running your code while a
+run goes on stops nothing; a forged one is named.
 
 In the sandbox the work tree is hidden from the agent (and the measured code): nothing here is
 taken then.
@@ -26,6 +29,7 @@ taken then.
 from __future__ import annotations
 
 import ctypes
+import importlib._bootstrap_external as external
 import os
 import stat
 import struct
@@ -33,7 +37,7 @@ import sys
 import threading
 from pathlib import Path
 
-__all__ = ["take"]
+__all__ = ["compiled_honestly", "take"]
 
 _MAX_ENTRIES = 500_000  # a walk stops there: the rest is named as one entry
 
@@ -255,3 +259,50 @@ def take(work_tree: Path, roots: frozenset[bytes]) -> dict[str, str]:
         if tree is None:
             tree = _TREES[key] = _Tree(os.fsencode(work_tree))
     return tree.look(roots)
+
+
+_PYC_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+_MAX_SOURCE = 8 << 20
+
+
+def compiled_honestly(work_tree: Path, rel: str) -> bool:
+    """Whether the ignored file `rel` of the work tree is a `__pycache__` `.pyc` that runs
+    nothing its source does not (your own Python wrote it, or removed it): gone, or exactly
+    what this interpreter compiles from the source beside it, for that source's size and
+    mtime as it is now (the header Python checks). One for another Python (its tag), or one
+    that differs by a byte, is not judged so: it stays named."""
+    folder, _, name = rel.rpartition("/")
+    full = work_tree / rel
+    if name == "__pycache__":  # the folder itself runs nothing: what it holds is judged
+        return not os.path.islink(full)
+    parent, _, cache = folder.rpartition("/")
+    if cache != "__pycache__" or not name.endswith(".pyc"):
+        return False
+    if not os.path.lexists(full):
+        return True  # removed: nothing runs from it
+    stem, _, rest = name[: -len(".pyc")].partition(".")
+    tag, _, opt = rest.partition(".")
+    if tag != sys.implementation.cache_tag or opt not in ("", "opt-1", "opt-2"):
+        return False
+    source = work_tree / parent / f"{stem}.py" if parent else work_tree / f"{stem}.py"
+    try:
+        return _matches(full, source, 0 if not opt else int(opt[-1]))
+    except (OSError, ValueError, SyntaxError, OverflowError, MemoryError, RecursionError):
+        return False
+
+
+def _matches(pyc: Path, source: Path, optimize: int) -> bool:
+    with os.fdopen(os.open(pyc, _PYC_READ), "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return False
+        data = fh.read(_MAX_SOURCE * 4 + 1)
+    with os.fdopen(os.open(source, _PYC_READ), "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_SOURCE:
+            return False
+        text = fh.read(_MAX_SOURCE + 1)
+    if len(data) < 16 or data[4:8] != b"\0\0\0\0":  # timestamp-based only (no hash check)
+        return False
+    code = compile(text, os.fspath(source), "exec", dont_inherit=True, optimize=optimize)
+    want = external._code_to_timestamp_pyc(code, int(st.st_mtime), st.st_size)  # type: ignore[attr-defined]
+    return bytes(want) == data

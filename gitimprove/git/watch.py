@@ -756,6 +756,8 @@ class RepoState:
         ):
             paths = set(self.ignored) | set(after.ignored)
             named = sorted(p for p in paths if self.ignored.get(p) != after.ignored.get(p))
+            here = next(iter(after.indexes), None)  # the work tree the harness runs in
+            named = [p for p in named if not _compiled_honestly(here, p)]
             if named:
                 shown = ", ".join(named[:10]) + (
                     f" and {len(named) - 10} more" if len(named) > 10 else ""
@@ -774,6 +776,16 @@ class RepoState:
 
 
 IGNORED_LABEL = "work tree (ignored files): "
+
+
+def _compiled_honestly(here: Path | None, label: str) -> bool:
+    """An ignored `.pyc` your own Python wrote or removed (git/ignored.py), in the work tree
+    the harness runs in (`here`) or another one (`<folder>: <path>`)."""
+    folder, sep, rel = label.partition(": ")
+    if not (sep and os.path.isabs(folder)):  # a path of its own may hold ": "
+        folder, rel = "", label
+    tree = Path(folder) if folder else here
+    return tree is not None and ignored_files.compiled_honestly(tree, rel)
 
 
 def _submodules(indexes: dict[Path, Index]) -> list[tuple[Path, Path]]:
