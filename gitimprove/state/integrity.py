@@ -354,12 +354,13 @@ def _outstanding(repo: Repo, repair: bool) -> Finding | None:
 
 
 def checks(repo: Repo, repair: bool) -> list[Finding]:
+    survivors = _survivors(repo, repair)  # killed (with --repair) before anything is compared
     watched = _outstanding(repo, repair)
     sig = _signatures(repo)
     moved = _witnessed_refs(repo)
     packed = _packed_refs(repo, repair)
     return [
-        _survivors(repo, repair),
+        survivors,
         _incidents(repo, repair),
         *([watched] if watched else []),
         *_run_branches(repo),
