@@ -157,3 +157,23 @@ def test_a_pyc_your_own_python_wrote_stops_nothing_a_forged_one_is_named(
     assert len(found) == 1 and f"__pycache__/a.{sys.implementation.cache_tag}.pyc" in found[0]
     pyc.unlink()  # removed: nothing runs from it
     assert _changed(tmp_repo, honest) == []
+
+
+def test_folders_the_kernel_will_not_watch_are_listed_when_their_times_move(
+    tmp_repo: TmpRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past `max_user_watches` a folder is kept by one `lstat` a look: a file planted there
+    moves its times and is named."""
+    from gitimprove.git import ignored
+
+    monkeypatch.setattr(ignored._Inotify, "add", lambda self, full, rel: False)
+    _project(tmp_repo)
+    repo = tmp_repo.open()
+    before = RepoState.take(repo, ignored=True)
+    tree = ignored._TREES[str(tmp_repo.path)]
+    assert len(tree.unwatched) > 20
+    again = RepoState.take(repo, ignored=True)
+    assert again.ignored is before.ignored  # nothing moved: not listed again
+    (tmp_repo.path / SITE / "pkg5" / "evil.pth").write_text("import os\n")
+    found = _changed(tmp_repo, before)
+    assert len(found) == 1 and f"{SITE}/pkg5/evil.pth" in found[0], found

@@ -13,8 +13,9 @@ look of a loop whose budget is 150 ms an attempt. The walk is made once per work
 it, inotify on every folder walked tells what changed: an entry made, removed or renamed in a
 folder (that folder is listed again, a new folder walked), a file written or its mode changed
 (that file's `lstat` taken again). Events lost (the kernel's queue overflowed) or a folder the
-kernel would not watch (`max_user_watches`) fall back to a full walk or to that folder's
-listing at every look. Without inotify (not Linux) every look walks. `git status`'s own tool
+kernel would not watch (`max_user_watches`) fall back to a full walk, or to one `lstat` of
+that folder at every look (listed again when its times moved: a file made, removed or renamed
+there; a file of it written in place is then not seen). Without inotify (not Linux) every look walks. `git status`'s own tool
 caches (`.pytest_cache/`, `.mypy_cache/`, `.ruff_cache/` with their tool's rule file:
 `status.TOOL_CACHES`) are left out as the status leaves them out: your `pytest` writes there
 at any time, and nothing there is run. Nor is a `__pycache__` `.pyc` named that your own
@@ -126,7 +127,8 @@ class _Tree:
         self.root = root
         self.roots: frozenset[bytes] = frozenset()  # the ignored paths the status named
         self.entries: dict[bytes, str] = {}
-        self.unwatched: set[bytes] = set()  # folders listed again at every look
+        # folders the kernel would not watch, with their times: listed again when they moved
+        self.unwatched: dict[bytes, tuple[int, int]] = {}
         self.inotify = _Inotify.start()
         self.lock = threading.Lock()
         self.shown: dict[str, str] | None = None  # `entries` decoded, while nothing moved
@@ -149,9 +151,9 @@ class _Tree:
                 self.entries[rel + b"/\0"] = "not walked: too many ignored files"
                 continue
             if self.inotify is None or not self.inotify.add(full, rel):
-                self.unwatched.add(rel)
+                self.unwatched[rel] = (st.st_mtime_ns, st.st_ctime_ns)
             else:
-                self.unwatched.discard(rel)
+                self.unwatched.pop(rel, None)
             try:
                 with os.scandir(full) as it:
                     names = [e.name for e in it]
@@ -163,7 +165,7 @@ class _Tree:
         prefix = rel + b"/"
         for path in [p for p in self.entries if p == rel or p.startswith(prefix)]:
             del self.entries[path]
-            self.unwatched.discard(path)
+            self.unwatched.pop(path, None)
 
     def _relist(self, rel: bytes) -> None:
         """A folder listed again: what left it dropped, what came walked."""
@@ -171,9 +173,11 @@ class _Tree:
             return
         full = os.path.join(self.root, rel)
         try:
-            st = os.lstat(full)
-            if self.entries.get(rel) != _key(st, full):  # replaced, or its mode changed
+            here = os.lstat(full)
+            if self.entries.get(rel) != _key(here, full):  # replaced, or its mode changed
                 raise FileNotFoundError(full)
+            if rel in self.unwatched:  # listed from here on: these times are seen
+                self.unwatched[rel] = (here.st_mtime_ns, here.st_ctime_ns)
             with os.scandir(full) as it:
                 now = {os.path.join(rel, os.fsencode(e.name)) for e in it}
         except OSError:
@@ -219,7 +223,15 @@ class _Tree:
                 relist, files, lost = self.inotify.drain()
             else:
                 relist, files, lost = set(), set(), True
-            quiet = not (relist or files or lost or self.unwatched) and roots == self.roots
+            for rel, seen in list(self.unwatched.items()):  # one `lstat` a folder
+                try:
+                    st = os.lstat(os.path.join(self.root, rel))
+                    moved = (st.st_mtime_ns, st.st_ctime_ns) != seen
+                except OSError:
+                    moved = True
+                if moved:
+                    relist.add(rel)
+            quiet = not (relist or files or lost) and roots == self.roots
             if quiet and self.shown is not None:
                 return self.shown
             if lost:  # every event since the last look may be missing: walked anew
@@ -234,7 +246,7 @@ class _Tree:
             for new in sorted(roots - self.roots):
                 self._walk(new)
             self.roots = roots
-            for rel in sorted(relist | self.unwatched, key=len):
+            for rel in sorted(relist, key=len):
                 if rel in self.entries or rel in relist:
                     self._relist(rel)
             for rel in files:
