@@ -138,3 +138,21 @@ def test_a_snapshot_gitimprove_did_not_write_is_named(tmp_repo: TmpRepo) -> None
     ], named
     res = tmp_repo.cli("doctor")
     assert "x.json (not written by gitimprove)" in res.stdout, res.stdout
+
+
+@pytest.mark.slow
+def test_an_interrupted_agent_call_leaves_its_snapshot_for_the_next_run(
+    tmp_repo: TmpRepo, tmp_path: Path
+) -> None:
+    """Ctrl-C during the agent call: the harness starts no process on its way out (git
+    status included), so the comparison is the next run's, as after a kill -9."""
+    stalled = tmp_path / "stalled"
+    plan = hostile_project(tmp_repo, {"1": "user-hook", "stall": str(stalled)}, "none")
+    p = start(tmp_repo, "--run", "k", "-n", "1", "--json")
+    wait_for(stalled, 120)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode != 0 and "Traceback" not in err, err
+    plan_honest(tmp_repo, plan)
+    refused = tmp_repo.cli("run", "--resume", "--run", "k", "-n", "1", "--json")
+    assert refused.returncode == 1 and ".git/hooks/pre-commit" in refused.stderr, refused.stderr
