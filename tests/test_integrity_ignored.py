@@ -166,7 +166,7 @@ def test_folders_the_kernel_will_not_watch_are_listed_when_their_times_move(
     moves its times and is named."""
     from gitimprove.git import ignored
 
-    monkeypatch.setattr(ignored._Inotify, "add", lambda self, full, rel: False)
+    monkeypatch.setattr(ignored._Watch, "add", lambda self, full, rel: False)
     _project(tmp_repo)
     repo = tmp_repo.open()
     before = RepoState.take(repo, ignored=True)

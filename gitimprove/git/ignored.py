@@ -12,13 +12,13 @@ A full walk costs about 10 µs a file (20,000 files of a virtualenv: ~0.2 s), to
 look of a loop whose budget is 150 ms an attempt. The walk is made once per work tree; after
 it, inotify on every folder walked tells what changed: an entry made, removed or renamed in a
 folder (that folder is listed again, a new folder walked), a file written or its mode changed
-(that file's `lstat` taken again). Events lost (the kernel's queue overflowed) or a folder the
-kernel would not watch (`max_user_watches`) fall back to a full walk, or to one `lstat` of
-that folder at every look (listed again when its times moved: a file made, removed or renamed
-there; a file of it written in place is then not seen). Without inotify (not Linux) every look walks. `git status`'s own tool
-caches (`.pytest_cache/`, `.mypy_cache/`, `.ruff_cache/` with their tool's rule file:
-`status.TOOL_CACHES`) are left out as the status leaves them out: your `pytest` writes there
-at any time, and nothing there is run. Nor is a `__pycache__` `.pyc` named that your own
+(that file's `lstat` taken again). Events lost (the kernel's queue overflowed) fall back to a
+full walk; a folder the kernel would not watch (`max_user_watches`) to one `lstat` of it at
+every look (listed again when its times moved: a file made, removed or renamed there; a file
+of it written in place is then not seen). Without inotify (not Linux) every look walks.
+`git status`'s own tool caches (`.pytest_cache/`, `.mypy_cache/`, `.ruff_cache/` with their
+tool's rule file: `status.TOOL_CACHES`) are left out as the status leaves them out: your
+`pytest` writes there at any time, and nothing there is run. Nor is a `__pycache__` `.pyc` named that your own
 Python wrote or removed (`compiled_honestly`: byte for byte what this interpreter compiles
 from the source beside it, with that source's size and mtime), so running your code while a
 run goes on stops nothing; a forged one is named.
@@ -29,14 +29,15 @@ taken then.
 
 from __future__ import annotations
 
-import ctypes
 import importlib._bootstrap_external as external
 import os
 import stat
-import struct
 import sys
 import threading
 from pathlib import Path
+
+from gitimprove.util import inotify as inotify_events
+from gitimprove.util.inotify import Inotify
 
 __all__ = ["compiled_honestly", "take"]
 
@@ -54,31 +55,32 @@ def _key(st: os.stat_result, path: bytes) -> str:
     return f"{st.st_mode:o}:{st.st_size}:{st.st_ino}:{st.st_mtime_ns}:{st.st_ctime_ns}"
 
 
-class _Inotify:
-    # IN_MODIFY, IN_ATTRIB, IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE, IN_DELETE_SELF,
-    # IN_MOVE_SELF; IN_Q_OVERFLOW, IN_IGNORED; IN_DONT_FOLLOW, IN_ONLYDIR
-    _MODIFY, _ATTRIB = 0x2, 0x4
-    _LISTING = 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800
-    _OVERFLOW, _IGNORED = 0x4000, 0x8000
-    _FLAGS = 0x2 | 0x4 | 0x40 | 0x80 | 0x100 | 0x200 | 0x400 | 0x800 | 0x02000000 | 0x01000000
+# what a folder's watch reports: an entry made, removed or renamed there (that folder is listed
+# again, and so is one moved or gone itself), a file of it written or its mode changed
+_LISTING = (
+    inotify_events.MOVED_FROM | inotify_events.MOVED_TO | inotify_events.CREATE
+    | inotify_events.DELETE | inotify_events.DELETE_SELF | inotify_events.MOVE_SELF
+)  # fmt: skip
+_MASK = (
+    _LISTING | inotify_events.MODIFY | inotify_events.ATTRIB | inotify_events.DONT_FOLLOW
+    | inotify_events.ONLYDIR
+)  # fmt: skip
 
-    def __init__(self, fd: int, libc: ctypes.CDLL) -> None:
-        self.fd, self.libc = fd, libc
+
+class _Watch:
+    """inotify on every folder walked, each by its path under the work tree."""
+
+    def __init__(self, inotify: Inotify) -> None:
+        self.inotify = inotify
         self.folders: dict[int, bytes] = {}  # watch descriptor -> folder (relative)
 
     @classmethod
-    def start(cls) -> _Inotify | None:
-        if not sys.platform.startswith("linux"):
-            return None
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
-        except (OSError, AttributeError):
-            return None
-        return cls(fd, libc) if fd >= 0 else None
+    def start(cls) -> _Watch | None:
+        inotify = Inotify.start()
+        return cls(inotify) if inotify is not None else None
 
     def add(self, full: bytes, rel: bytes) -> bool:
-        wd = self.libc.inotify_add_watch(self.fd, full, self._FLAGS)
+        wd = self.inotify.add(full, _MASK)
         if wd < 0:
             return False
         self.folders[wd] = rel
@@ -88,36 +90,26 @@ class _Inotify:
         """(folders to list again, files to `lstat` again, whether events were lost)."""
         relist: set[bytes] = set()
         files: set[bytes] = set()
-        lost = False
-        while True:
-            try:
-                data = os.read(self.fd, 1 << 16)
-            except BlockingIOError:
-                return relist, files, lost
-            except OSError:
-                return relist, files, True
-            at = 0
-            while at + 16 <= len(data):
-                wd, mask, _cookie, size = struct.unpack_from("iIII", data, at)
-                name = data[at + 16 : at + 16 + size].rstrip(b"\0")
-                at += 16 + size
-                folder = self.folders.get(wd)
-                if mask & self._OVERFLOW:
-                    lost = True
-                elif folder is None:
-                    continue
-                elif mask & self._IGNORED:  # gone or replaced: walked again if there
-                    del self.folders[wd]
-                    relist.add(folder)
-                elif mask & self._LISTING:
-                    relist.add(folder)
-                elif name:
-                    files.add(os.path.join(folder, name) if folder else name)
-                else:  # the folder's own mode
-                    files.add(folder)
+        events, lost = self.inotify.read()
+        for wd, mask, name in events:
+            folder = self.folders.get(wd)
+            if mask & inotify_events.OVERFLOW:
+                lost = True
+            elif folder is None:
+                continue
+            elif mask & inotify_events.IGNORED:  # gone or replaced: walked again if there
+                del self.folders[wd]
+                relist.add(folder)
+            elif mask & _LISTING:
+                relist.add(folder)
+            elif name:
+                files.add(os.path.join(folder, name) if folder else name)
+            else:  # the folder's own mode
+                files.add(folder)
+        return relist, files, lost
 
     def close(self) -> None:
-        os.close(self.fd)
+        self.inotify.close()
 
 
 class _Tree:
@@ -129,7 +121,7 @@ class _Tree:
         self.entries: dict[bytes, str] = {}
         # folders the kernel would not watch, with their times: listed again when they moved
         self.unwatched: dict[bytes, tuple[int, int]] = {}
-        self.inotify = _Inotify.start()
+        self.watch = _Watch.start()
         self.lock = threading.Lock()
         self.shown: dict[str, str] | None = None  # `entries` decoded, while nothing moved
 
@@ -150,7 +142,7 @@ class _Tree:
             if len(self.entries) >= _MAX_ENTRIES:
                 self.entries[rel + b"/\0"] = "not walked: too many ignored files"
                 continue
-            if self.inotify is None or not self.inotify.add(full, rel):
+            if self.watch is None or not self.watch.add(full, rel):
                 self.unwatched[rel] = (st.st_mtime_ns, st.st_ctime_ns)
             else:
                 self.unwatched.pop(rel, None)
@@ -219,8 +211,8 @@ class _Tree:
         changed (no event, no unwatched folder, the same roots), so comparing two looks
         costs nothing then."""
         with self.lock:
-            if self.inotify is not None:
-                relist, files, lost = self.inotify.drain()
+            if self.watch is not None:
+                relist, files, lost = self.watch.drain()
             else:
                 relist, files, lost = set(), set(), True
             for rel, seen in list(self.unwatched.items()):  # one `lstat` a folder
@@ -237,9 +229,9 @@ class _Tree:
             if lost:  # every event since the last look may be missing: walked anew
                 self.entries.clear()
                 self.unwatched.clear()
-                if self.inotify is not None:
-                    self.inotify.close()
-                    self.inotify = _Inotify.start()
+                if self.watch is not None:
+                    self.watch.close()
+                    self.watch = _Watch.start()
                 self.roots = frozenset()
             for gone in self.roots - roots:
                 self._drop(gone)
@@ -316,5 +308,6 @@ def _matches(pyc: Path, source: Path, optimize: int) -> bool:
     if len(data) < 16 or data[4:8] != b"\0\0\0\0":  # timestamp-based only (no hash check)
         return False
     code = compile(text, os.fspath(source), "exec", dont_inherit=True, optimize=optimize)
-    want = external._code_to_timestamp_pyc(code, int(st.st_mtime), st.st_size)  # type: ignore[attr-defined]
+    made = external._code_to_timestamp_pyc  # type: ignore[attr-defined]
+    want = made(code, int(st.st_mtime), st.st_size)
     return bytes(want) == data
