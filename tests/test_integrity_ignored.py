@@ -100,12 +100,13 @@ def test_a_tool_cache_and_a_snapshot_without_ignored_files_name_nothing(tmp_repo
     assert [c for c in plain.changes(RepoState.take(repo)) if "ignored" in c] == []
 
 
-def test_twenty_thousand_ignored_files_are_walked_once(tmp_repo: TmpRepo, tmp_path: Path) -> None:
-    """After the first look, a look costs the events since the last one, not a walk."""
+def test_many_ignored_files_are_walked_once(tmp_repo: TmpRepo, tmp_path: Path) -> None:
+    """After the first look, a look costs the events since the last one, not a walk
+    (bench/loop_bench.py --ignored-files 20000 measures a virtualenv's size)."""
     import time
 
     _project(tmp_repo)
-    for d in range(200):
+    for d in range(40):
         folder = tmp_repo.path / SITE / f"many{d}"
         folder.mkdir()
         for f in range(100):
@@ -114,7 +115,7 @@ def test_twenty_thousand_ignored_files_are_walked_once(tmp_repo: TmpRepo, tmp_pa
     first = time.perf_counter()
     before = RepoState.take(repo, ignored=True)
     walk = time.perf_counter() - first
-    assert before.ignored is not None and len(before.ignored) > 20_000
+    assert before.ignored is not None and len(before.ignored) > 4_000
     looks = []
     for _ in range(3):
         t = time.perf_counter()
