@@ -4,7 +4,9 @@
 
 The agent works in a throwaway clone (in the sandbox when one is in force) with a token in
 its environment; when it returns, every process it left is killed (`Shared.processes`), and
-the user's repository is compared with a snapshot taken before the call. The tree is hashed
+the user's repository is compared with a snapshot taken before the call (its ignored files
+too without the sandbox: git/ignored.py), kept on disk through the call so that a harness
+killed meanwhile has it compared by the next run (git/pending.py). The tree is hashed
 from the files by the harness, whatever the agent did to its clone.
 """
 
