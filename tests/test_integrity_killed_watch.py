@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ import pytest
 from gitimprove.git import pending
 from gitimprove.git.watch import RepoState
 from tests.conftest import TmpRepo
-from tests.test_integrity import hostile_project, start, survivors, wait_for
+from tests.test_integrity import hostile_project, needs_bwrap, start, survivors, wait_for
 
 # the agent's change -> what the refusal names
 KINDS = [
@@ -156,3 +157,28 @@ def test_an_interrupted_agent_call_leaves_its_snapshot_for_the_next_run(
     plan_honest(tmp_repo, plan)
     refused = tmp_repo.cli("run", "--resume", "--run", "k", "-n", "1", "--json")
     assert refused.returncode == 1 and ".git/hooks/pre-commit" in refused.stderr, refused.stderr
+
+
+@pytest.mark.slow
+@needs_bwrap
+def test_in_the_sandbox_your_own_edits_after_a_kill_9_stop_nothing(
+    tmp_repo: TmpRepo, tmp_path: Path
+) -> None:
+    """The agent could not reach the repository: an edit of yours between the kill and the
+    resume is yours, and the run goes on; an `improve.*` setting it would take still stops it."""
+    plan = hostile_project(tmp_repo, {"1": "user-hook", "stall": "WS:stalled"}, "bwrap")
+    p = start(tmp_repo, "--run", "k", "-n", "1", "--json")
+    work = tmp_repo.path / ".git" / "improve" / "work"
+    deadline = time.monotonic() + 120
+    while not list(work.glob("k-1-0-*/stalled")):
+        assert time.monotonic() < deadline, "the agent never stalled"
+        time.sleep(0.05)
+    os.killpg(p.pid, signal.SIGKILL)
+    p.communicate(timeout=60)
+    assert not (tmp_repo.path / ".git" / "hooks" / "pre-commit").exists()  # the write failed
+    assert len(list((tmp_repo.path / ".git" / "improve" / "watch").iterdir())) == 1
+    (tmp_repo.path / "README.txt").write_text("my own edit\n")
+    (tmp_repo.path / ".git" / "hooks" / "post-merge").write_text("#!/bin/sh\n")
+    plan_honest(tmp_repo, plan)
+    res = tmp_repo.cli("run", "--resume", "--run", "k", "-n", "1", "--json")
+    assert res.returncode == 0, res.stderr
