@@ -178,3 +178,42 @@ def test_folders_the_kernel_will_not_watch_are_listed_when_their_times_move(
     (tmp_repo.path / SITE / "pkg5" / "evil.pth").write_text("import os\n")
     found = _changed(tmp_repo, before)
     assert len(found) == 1 and f"{SITE}/pkg5/evil.pth" in found[0], found
+
+
+def test_what_the_watch_keeps_is_what_a_fresh_walk_finds(tmp_repo: TmpRepo) -> None:
+    """Folders made, filled, renamed, removed and made again, files rewritten and removed
+    between looks (an `npm install`, a `pip uninstall`): each look kept by the events is what
+    a walk from nothing finds."""
+    import random
+    import shutil
+
+    from gitimprove.git import ignored
+
+    _project(tmp_repo)
+    site = tmp_repo.path / SITE
+    roots = frozenset({b".venv"})
+    kept = ignored._Tree(os.fsencode(tmp_repo.path))
+    kept.look(roots)
+    rng = random.Random(7)
+    for step in range(12):
+        for _ in range(6):
+            folders = [p for p in site.rglob("*") if p.is_dir()]
+            files = [p for p in site.rglob("*") if p.is_file()]
+            what = rng.choice(["mkdir", "file", "rmtree", "rename", "rewrite", "unlink"])
+            if what == "mkdir":
+                (rng.choice(folders) / f"d{step}{rng.randrange(99)}" / "x").mkdir(parents=True)
+            elif what == "file" and folders:
+                (rng.choice(folders) / f"f{rng.randrange(999)}.py").write_text(str(step))
+            elif what == "rmtree" and len(folders) > 5:
+                shutil.rmtree(rng.choice(folders[1:]))
+            elif what == "rename" and len(folders) > 5:
+                src = rng.choice(folders[1:])
+                os.rename(src, site / f"moved{step}{rng.randrange(99)}")
+            elif what == "rewrite" and files:
+                rng.choice(files).write_text(f"rewritten {step}")
+            elif what == "unlink" and files:
+                rng.choice(files).unlink()
+        fresh = ignored._Tree(os.fsencode(tmp_repo.path))
+        assert kept.look(roots) == fresh.look(roots), step
+        if fresh.watch is not None:
+            fresh.watch.close()

@@ -119,6 +119,7 @@ class _Tree:
         self.root = root
         self.roots: frozenset[bytes] = frozenset()  # the ignored paths the status named
         self.entries: dict[bytes, str] = {}
+        self.children: dict[bytes, set[bytes]] = {}  # a folder's entries, as last listed
         # folders the kernel would not watch, with their times: listed again when they moved
         self.unwatched: dict[bytes, tuple[int, int]] = {}
         self.watch = _Watch.start()
@@ -127,6 +128,7 @@ class _Tree:
 
     def _walk(self, top: bytes) -> None:
         """`top` and all below it into `entries`, its folders watched."""
+        self.children.get(os.path.dirname(top), set()).add(top)
         todo = [top]
         while todo:
             rel = todo.pop()
@@ -141,6 +143,7 @@ class _Tree:
                 continue
             if len(self.entries) >= _MAX_ENTRIES:
                 self.entries[rel + b"/\0"] = "not walked: too many ignored files"
+                self.children[rel] = {rel + b"/\0"}
                 continue
             if self.watch is None or not self.watch.add(full, rel):
                 self.unwatched[rel] = (st.st_mtime_ns, st.st_ctime_ns)
@@ -148,16 +151,22 @@ class _Tree:
                 self.unwatched.pop(rel, None)
             try:
                 with os.scandir(full) as it:
-                    names = [e.name for e in it]
+                    names = [os.path.join(rel, os.fsencode(e.name)) for e in it]
             except OSError:
-                continue
-            todo += [os.path.join(rel, os.fsencode(n)) for n in names]
+                names = []
+            self.children[rel] = set(names)
+            todo += names
 
     def _drop(self, rel: bytes) -> None:
-        prefix = rel + b"/"
-        for path in [p for p in self.entries if p == rel or p.startswith(prefix)]:
-            del self.entries[path]
+        """`rel` and all below it gone from what is kept (by the folders' listings: a look
+        after `npm install` costs what changed, not what is kept times what changed)."""
+        self.children.get(os.path.dirname(rel), set()).discard(rel)
+        todo = [rel]
+        while todo:
+            path = todo.pop()
+            self.entries.pop(path, None)
             self.unwatched.pop(path, None)
+            todo += self.children.pop(path, ())
 
     def _relist(self, rel: bytes) -> None:
         """A folder listed again: what left it dropped, what came walked."""
@@ -176,15 +185,14 @@ class _Tree:
             self._drop(rel)
             self._walk(rel)
             return
-        prefix = rel + b"/" if rel else b""
-        was = {p for p in self.entries if p.startswith(prefix) and b"/" not in p[len(prefix) :]}
-        for gone in was - now:
+        for gone in self.children.get(rel, set()) - now:
             self._drop(gone)
-        for path in now:
+        for path in list(now):
             try:
                 st = os.lstat(os.path.join(self.root, path))
-            except OSError:
+            except OSError:  # gone since the listing
                 self._drop(path)
+                now.discard(path)
                 continue
             key = _key(st, os.path.join(self.root, path))
             if path not in self.entries or (stat.S_ISDIR(st.st_mode) and self.entries[path] != key):
@@ -192,6 +200,7 @@ class _Tree:
                 self._walk(path)
             else:
                 self.entries[path] = key
+        self.children[rel] = now
         self._restat(rel)
 
     def _restat(self, rel: bytes) -> None:
@@ -228,6 +237,7 @@ class _Tree:
                 return self.shown
             if lost:  # every event since the last look may be missing: walked anew
                 self.entries.clear()
+                self.children.clear()
                 self.unwatched.clear()
                 if self.watch is not None:
                     self.watch.close()
