@@ -182,3 +182,25 @@ def test_in_the_sandbox_your_own_edits_after_a_kill_9_stop_nothing(
     plan_honest(tmp_repo, plan)
     res = tmp_repo.cli("run", "--resume", "--run", "k", "-n", "1", "--json")
     assert res.returncode == 0, res.stderr
+
+
+def test_a_pth_planted_outside_the_repository_is_named_too(
+    tmp_repo: TmpRepo, tmp_path: Path
+) -> None:
+    """The folders Python reads code from outside the repository (a virtualenv's
+    site-packages: loop/sites.py) are kept in the snapshot with the paths they were taken of."""
+    from gitimprove.util import folders
+
+    tmp_repo.commit("one", {"a.txt": "a\n"})
+    site = tmp_path / "venv" / "lib" / "site-packages"
+    site.mkdir(parents=True)
+    (site / "ok.pth").write_text("/opt\n")
+    repo = tmp_repo.open()
+    listing = folders.take([site])
+    pending.save(
+        repo, "k", "k-1-0.0", RepoState.take(repo), reachable=True,
+        outside={"python": ([site], listing)},
+    )  # fmt: skip
+    assert [s.changes for s in pending.outstanding(repo)] == [[]]
+    (site / "evil.pth").write_text("import os\n")
+    assert pending.outstanding(repo)[0].changes == [f"{site / 'evil.pth'} (added)"]

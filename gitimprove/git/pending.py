@@ -5,9 +5,10 @@ in memory. A harness killed (`kill -9`, a power cut) while the agent works never
 comparison, and a later `run --resume` starts from a new snapshot: what the agent, or a
 daemon of its reaped at the resume, changed meanwhile in `~/.gitconfig`, a hook, the user's
 work tree or a ref would never be seen. So before each call the snapshot is also written here,
-small (`_durable`: the refs, the stat keys of the files, a digest of each work tree's status
-and of each index's entries, the stat keys of the paths the status names, and whether the
-agent could reach the repository), atomically and signed with the repository's key, as
+small (`_durable`: the refs, the stat keys of the files, a digest of each work tree's status,
+of each index's entries and of its ignored files, the stat keys of the paths the status names,
+the listings of the folders outside the repository Python and the runners read code from, and
+whether the agent could reach the repository), atomically and signed with the repository's key, as
 `<git-common-dir>/improve/watch/<attempt>.json`, and removed once the comparison is made.
 
 One still there names an agent call whose comparison never happened. `run` (a resume or a new
@@ -25,6 +26,7 @@ import json
 import os
 import re
 import stat
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,7 +36,7 @@ from gitimprove.git.repo import Repo
 from gitimprove.git.status import Index
 from gitimprove.git.watch import IGNORED_LABEL, RepoState
 from gitimprove.state import signing
-from gitimprove.util import flocks, written
+from gitimprove.util import flocks, folders, written
 from gitimprove.util.files import atomic_write, read_state
 from gitimprove.util.keys import load_key
 
@@ -95,14 +97,29 @@ def _durable(state: RepoState) -> dict[str, Any]:
     }
 
 
-def save(repo: Repo, run: str, attempt: str, state: RepoState, *, reachable: bool) -> Path:
-    """Write the snapshot taken before an agent call (`state`) for `run`'s `attempt`."""
+def save(
+    repo: Repo,
+    run: str,
+    attempt: str,
+    state: RepoState,
+    *,
+    reachable: bool,
+    outside: Mapping[str, tuple[Sequence[Path], folders.Listing]] | None = None,
+) -> Path:
+    """Write the snapshot taken before an agent call (`state`) for `run`'s `attempt`, with
+    the listings of the folders outside the repository watched around it (`outside`: what
+    Python and the runners read code from, what the commands name: loop/sites.py), each
+    with the paths it was taken of."""
     record: dict[str, Any] = {
         "version": _VERSION,
         "run": run,
         "attempt": attempt,
         "reachable": reachable,
         **_durable(state),
+        "outside": {
+            name: {"paths": [os.fspath(p) for p in paths], "listing": listing}
+            for name, (paths, listing) in (outside or {}).items()
+        },
     }
     key = load_key(repo.improve_dir)
     if key is not None:
@@ -173,11 +190,25 @@ def changes_since(record: dict[str, Any], now: RepoState) -> list[str]:
         if tree in saved and saved[tree] != digest:
             where = "" if tree == first else f" of {tree}"
             out.append(f".git/index{where}: its entries (flags, staged blobs) changed")
+    out += _outside_changes(record.get("outside"))
     was, now_ignored = record.get("ignored"), _ignored_digests(now.ignored)
     if reachable and isinstance(was, dict) and now_ignored is not None:
         tops = sorted(t for t in set(was) | set(now_ignored) if was.get(t) != now_ignored.get(t))
         if tops:
             out.append(IGNORED_LABEL + ", ".join(f"under {t}" for t in tops[:10]))
+    return out
+
+
+def _outside_changes(saved: object) -> list[str]:
+    """What changed in the folders outside the repository the snapshot listed, taken again
+    from the paths it names (a `.pth` planted in a virtualenv's site-packages)."""
+    out: list[str] = []
+    for group in saved.values() if isinstance(saved, dict) else ():
+        if not isinstance(group, dict) or not isinstance(group.get("listing"), dict):
+            continue
+        was = {k: tuple(v) for k, v in group["listing"].items() if isinstance(v, list)}
+        paths = [Path(p) for p in group.get("paths") or () if isinstance(p, str)]
+        out += folders.changes(was, folders.take(paths))
     return out
 
 

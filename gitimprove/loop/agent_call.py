@@ -118,15 +118,24 @@ def call_agent(
         siblings_watched = spec.tournament and not ctx.sandbox.active
         if siblings_watched:  # its own workspace, at rest until now, a last time
             siblings.wake(owner)
+        python = sites.take(ctx.site_folders)
+        named = sites.take(ctx.command_paths)
+        runners = sites.take(ctx.runner_files)
         with ctx.shared.lock:
             before = RepoState.take(ctx.repo, ignored=not ctx.sandbox.active)
             # on disk too: a harness killed while the agent works compares it at its resume
             saved = pending.save(
-                ctx.repo, ctx.name, f"{ws.name}.{rework}", before, reachable=not ctx.sandbox.active
+                ctx.repo,
+                ctx.name,
+                f"{ws.name}.{rework}",
+                before,
+                reachable=not ctx.sandbox.active,
+                outside={
+                    "python": (ctx.site_folders, python),
+                    "named": (ctx.command_paths, named),
+                    "runners": (ctx.runner_files, runners),
+                },
             )
-        python = sites.take(ctx.site_folders)
-        named = sites.take(ctx.command_paths)
-        runners = sites.take(ctx.runner_files)
         ctx.shared.agent_started()
         seconds, cost = 0.0, 0.0
         try:
