@@ -11,8 +11,12 @@ checkout verified before and after each run, the run's refs checked before the r
 "bwrap" (when usable); the sandbox's own cost (starting bubblewrap) is part of the agent's
 time, so it is reported as the difference of the agents' median times.
 
+Without the sandbox the files the user's ignore rules hide from `git status` are watched too
+(git/ignored.py): `--ignored-files 20000` puts that many in an ignored `.venv/` of the work
+tree (a virtualenv's size), walked once per run and then kept by inotify.
+
 Usage: python bench/loop_bench.py [--iterations 30] [--sandbox both|none|bwrap]
-    [--checkout-files 2000] [--loose-objects 2500]
+    [--checkout-files 2000] [--loose-objects 2500] [--ignored-files 20000]
 """
 
 from __future__ import annotations
@@ -58,8 +62,20 @@ def loose_count(repo: Path) -> int:
     return sum(len(list(d.iterdir())) for d in objects.glob("[0-9a-f][0-9a-f]"))
 
 
+def plant_ignored(repo: Path, count: int) -> None:
+    """`count` files in an ignored `.venv/` of the work tree, 100 a folder, as a virtualenv."""
+    with open(repo / ".git" / "info" / "exclude", "a") as f:
+        f.write(".venv/\n")
+    site = repo / ".venv" / "lib" / "python3" / "site-packages"
+    for i in range(count):
+        folder = site / f"pkg{i // 100}"
+        if i % 100 == 0:
+            folder.mkdir(parents=True)
+        (folder / f"m{i % 100}.py").write_bytes(b"")
+
+
 def measure(
-    iterations: int, sandbox: str, files: int = 0, loose: int = 0
+    iterations: int, sandbox: str, files: int = 0, loose: int = 0, ignored: int = 0
 ) -> dict[str, float] | None:
     tmp = Path(tempfile.mkdtemp(prefix="gitimprove-loop-bench-"))
     try:
@@ -73,6 +89,8 @@ def measure(
         )
         if loose:
             plant_loose(repo, loose)
+        if ignored:
+            plant_ignored(repo, ignored)
         py = sys.executable
         metric_times = []
         for _ in range(10):
@@ -111,7 +129,7 @@ def measure(
         whole = (total - agent_total - metric_total) / max(1, len(overheads)) * 1000
         print(
             f"[sandbox = {sandbox}, {files} more files in the tree, "
-            f"{loose_count(repo)} loose objects at the end]"
+            f"{loose_count(repo)} loose objects at the end, {ignored} ignored files]"
         )
         print(
             f"  whole command, minus agent and metric time, per attempt: {whole:.1f} ms (start-up and calibration included)"
@@ -145,6 +163,12 @@ def main() -> int:
         default=0,
         help="more loose objects in the repository's store (an unpacked repository: 2500)",
     )
+    ap.add_argument(
+        "--ignored-files",
+        type=int,
+        default=0,
+        help="files in an ignored .venv/ of the work tree (a virtualenv: 20000)",
+    )
     a = ap.parse_args()
     modes = ["none", "bwrap"] if a.sandbox == "both" else [a.sandbox]
     if "bwrap" in modes and shutil.which("bwrap") is None:
@@ -152,7 +176,7 @@ def main() -> int:
         modes = [m for m in modes if m != "bwrap"] or ["none"]
     results = {}
     for mode in modes:
-        got = measure(a.iterations, mode, a.checkout_files, a.loose_objects)
+        got = measure(a.iterations, mode, a.checkout_files, a.loose_objects, a.ignored_files)
         if got is None:
             return 1
         results[mode] = got

@@ -75,6 +75,7 @@ sandbox = "{sandbox}"
             "src/mod.py": MOD,
             "src/value.txt": "100\n",
             "README.txt": "readme\n",
+            ".gitignore": "__pycache__/\n.venv/\n",
             ".gitimprove.toml": config,
         },
     )
@@ -175,6 +176,7 @@ ON_THE_REPOSITORY = [
     ("user-hook:89", "keep"),
     ("user-worktree:88", "keep"),
     ("user-branch:87", "keep"),
+    ("user-pth:86", "keep"),
 ]
 
 
@@ -242,6 +244,8 @@ def test_hostile_agents_in_the_sandbox(tmp_repo: TmpRepo) -> None:
         pytest.param("user-hook:89", ".git/hooks/pre-commit", marks=pytest.mark.slow),
         pytest.param("user-worktree:88", "README.txt", marks=pytest.mark.slow),
         pytest.param("user-branch:87", "refs/heads/agent-was-here", marks=pytest.mark.slow),
+        ("user-pth:87", ".venv/lib/site-packages/evil.pth"),  # ignored by your rules
+        pytest.param("user-pyc:87", "__pycache__/bench.cpython-311.pyc", marks=pytest.mark.slow),
         pytest.param("user-tag:87", "refs/tags/agent-tag", marks=pytest.mark.slow),
         pytest.param("user-info:87", ".git/info/exclude", marks=pytest.mark.slow),
         pytest.param("user-attributes:87", ".git/info/attributes", marks=pytest.mark.slow),

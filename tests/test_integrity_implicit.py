@@ -94,6 +94,7 @@ ATTACKS = {
     "shadow-dependency-tests": "tests/pluggy/__init__.py",
     "new-top-level": "helper_mod.py",
     "dist-info": "src/evil-1.0.dist-info/",
+    "tool-cache": ".mypy_cache/",
 }
 
 
@@ -167,6 +168,11 @@ def test_a_compiled_file_in_the_tree_is_never_run(tmp_repo: TmpRepo, tmp_path: P
         ("os.cpython-312-darwin.so", True),
         ("src/a/b/conftest.py", True),
         ("docs/__pycache__/x.txt", True),
+        (".mypy_cache/3.11/src/prog.meta.json", True),
+        ("src/.pytest_cache/v/cache/lastfailed", True),
+        (".tox/py311/bin/python", True),
+        ("web/tsconfig.tsbuildinfo", True),
+        ("src/mypy_cache.py", False),
         ("lib/site.pth", True),
         ("deep/usercustomize.py", True),
         (".pytest.ini", True),
@@ -246,9 +252,11 @@ def test_what_sealed_files_import_is_sealed_too(path: str, flagged: bool) -> Non
 def test_a_checkout_holds_no_compiled_python_and_no_run_reads_anothers(
     tmp_repo: TmpRepo,
 ) -> None:
-    """Measurement checkouts are written without `__pycache__/` and `*.pyc`, and what compiled
-    Python a run wrote is gone before the next (metric and guard write none themselves)."""
-    from gitimprove.git.checkout import checkout, compiled
+    """Measurement checkouts are written without `__pycache__/` and `*.pyc` and without a
+    tool's cache (`.pytest_cache/`, `.mypy_cache/`, `*.tsbuildinfo`: the guard's tool would
+    read a committed one as its own), and what compiled Python or cache a run wrote is gone
+    before the next."""
+    from gitimprove.git.checkout import checkout, compiled, unwritten
 
     tag = sys.implementation.cache_tag
     head = tmp_repo.commit(
@@ -258,21 +266,27 @@ def test_a_checkout_holds_no_compiled_python_and_no_run_reads_anothers(
             f"tools/__pycache__/reader.{tag}.pyc": "forged",
             "loose.pyc": "forged",
             "keep/notes.txt": "kept\n",
+            ".pytest_cache/v/cache/lastfailed": '{"tests/test_a.py::test_a": true}',
+            "src/.mypy_cache/3.11/mod.meta.json": "{}",
+            "web/tsconfig.tsbuildinfo": "{}",
         },
     )
     with checkout(tmp_repo.open(), head) as co:
         on_disk = [p.relative_to(co.path).as_posix() for p in co.path.rglob("*")]
         assert "tools/reader.py" in on_disk and "keep/notes.txt" in on_disk
-        assert not [p for p in on_disk if compiled(p)], on_disk
-        assert not [p for p in co.expected if compiled(p)]
+        assert not [p for p in on_disk if unwritten(p)], on_disk
+        assert not [p for p in co.expected if unwritten(p)]
+        assert not [p for p in on_disk if "cache" in p or p.endswith("tsbuildinfo")], on_disk
         # a run's code writes compiled files (it reset its environment, or meant to)
         (co.path / "tools" / "__pycache__").mkdir()
         (co.path / "tools" / "__pycache__" / f"reader.{tag}.pyc").write_bytes(b"forged")
         (co.path / "other.pyc").write_bytes(b"forged")
+        (co.path / ".mypy_cache").mkdir()  # so does the guard's tool
+        (co.path / ".mypy_cache" / "x.json").write_text("{}")
         assert co.verify(after_run=True) == []
         assert co.reset() == []
         left = [p.relative_to(co.path).as_posix() for p in co.path.rglob("*")]
-        assert not [p for p in left if compiled(p)], left
+        assert not [p for p in left if compiled(p) or ".mypy_cache" in p], left
         assert "tools/reader.py" in left and co.verify() == []
 
 

@@ -34,7 +34,9 @@ def command(repair: bool, secrets: bool, drop_history: bool, as_json: bool) -> i
     """Check configuration, stored formats, notes.rewriteRef, locks and workspaces.
 
     Each problem is named with its fix; --repair sets notes.rewriteRef and removes stale
-    workspaces, lock files and runs that never recorded anything. With --secrets it also
+    workspaces, lock files and runs that never recorded anything. What changed in your
+    repository while a run was killed during its agent call is named; --repair accepts it
+    (you made it) so the run can go on. With --secrets it also
     finds secrets stored in gitimprove's records, and --repair masks them in a new notes /
     memory commit; old versions in the history and commit messages can only go by rewriting
     history, which it explains; --drop-history does it for the notes and the memory branch

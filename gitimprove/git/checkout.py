@@ -133,7 +133,8 @@ def materialize(
     """Write `tree` under `dest`; `expected` gets every file's (mode, blob id). Returns the
     size of the largest file written. Compiled Python (`__pycache__/`, `*.pyc`) is never
     written with `skip` (a measurement checkout): Python could run it instead of its source
-    (a forged one, checked against the source's time and size or not at all). With `convert`
+    (a forged one, checked against the source's time and size or not at all); nor is a
+    tool's cache (`unwritten`). With `convert`
     (a measurement checkout: git/attributes.py) each file is written as git's checkout writes
     it, and `expected` holds the id of what was written."""
     largest = 0
@@ -142,7 +143,7 @@ def materialize(
         name = entry.name or ""
         path = dest / name
         rel = prefix + name
-        if skip and compiled(rel):
+        if skip and unwritten(rel):
             continue
         if entry.type_str == "tree":
             sub = repo.raw[entry.id]
@@ -196,6 +197,44 @@ def _create(path: Path, data: bytes, executable: bool) -> None:
 def compiled(rel: str) -> bool:
     """Whether a path of a checkout is compiled Python, which Python may run for its source."""
     return rel.endswith((".pyc", ".pyo")) or "__pycache__" in rel.split("/")
+
+
+# what a tool keeps of its last run to skip work or to choose what to run now, by the name of
+# its folder (or file) in any folder: a committed one is read by the guard's tool as its own
+# (a forged `.mypy_cache` entry whose recorded hash is the changed source's has mypy take the
+# module as checked; `.pytest_cache/v/cache/lastfailed` and `stepwise` choose what `--lf`,
+# `--ff`, `--nf` and `--sw` run; `.tox/` holds the python a tox guard runs)
+TOOL_STATE = {
+    ".pytest_cache": "pytest's cache: what --lf, --ff, --nf and --sw run",
+    ".mypy_cache": "mypy's cache: a module it records as checked is not checked again",
+    ".ruff_cache": "ruff's cache: a file it records as clean is not linted again",
+    ".dmypy.json": "the mypy daemon dmypy asks in place of checking",
+    ".tox": "tox's environments: the python and packages a tox guard runs",
+    ".nox": "nox's environments: the python and packages a nox guard runs",
+    ".pytype": "pytype's cache: a module it records as checked is not checked again",
+    ".eslintcache": "eslint's cache: a file it records as clean is not linted again",
+}
+TOOL_STATE_SUFFIXES = {
+    ".tsbuildinfo": "tsc's build state: a project it records as built is not checked again",
+}
+
+
+def tool_state(rel: str) -> tuple[str, str] | None:
+    """(why, the name) when a path is, or is under, a tool's cache or state (`TOOL_STATE`)."""
+    for part in rel.split("/"):
+        if part in TOOL_STATE:
+            return TOOL_STATE[part], part
+        for suffix, why in TOOL_STATE_SUFFIXES.items():
+            if part.endswith(suffix):
+                return why, suffix
+    return None
+
+
+def unwritten(rel: str) -> bool:
+    """Whether a measurement checkout leaves a path of the commit out: compiled Python, and a
+    tool's cache or state (`tool_state`): every run starts without them, as a fresh clone
+    whose tools never ran."""
+    return compiled(rel) or tool_state(rel) is not None
 
 
 def scan(root: Path) -> dict[str, Stat]:

@@ -32,12 +32,9 @@ A pack rewritten with its checksums made again is caught only when one of its ob
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import os
 import stat
-import struct
-import sys
 import threading
 import time
 import zlib
@@ -46,9 +43,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO
 
+from gitimprove.util import inotify as inotify_events
 from gitimprove.util import proc
 from gitimprove.util.files import open_state
 from gitimprove.util.gitdir import lower_hex
+from gitimprove.util.inotify import Inotify
 
 # what a loose object or a pack's index may be read to at most (a planted file of gigabytes)
 _MAX_LOOSE = 256 << 20
@@ -120,10 +119,8 @@ class _Watch:
     writes a new file and renames it into place) is seen without a `stat` of every object at
     every look (2,500 loose objects cost 20 ms a look so)."""
 
-    _MODIFY, _OVERFLOW, _IGNORED = 0x2, 0x4000, 0x8000
-
-    def __init__(self, fd: int, libc: ctypes.CDLL) -> None:
-        self.fd, self.libc = fd, libc
+    def __init__(self, inotify: Inotify) -> None:
+        self.inotify = inotify
         self.folders: dict[int, str] = {}  # watch descriptor -> folder name
         self.watched: set[str] = set()
         self.written: set[str] = set()
@@ -132,19 +129,13 @@ class _Watch:
 
     @classmethod
     def start(cls) -> _Watch | None:
-        if not sys.platform.startswith("linux"):
-            return None
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            fd = libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
-        except (OSError, AttributeError):
-            return None
-        return cls(fd, libc) if fd >= 0 else None
+        inotify = Inotify.start()
+        return cls(inotify) if inotify is not None else None
 
     def add(self, path: str, name: str) -> bool:
         if name in self.watched:
             return True
-        wd = self.libc.inotify_add_watch(self.fd, os.fsencode(path), self._MODIFY)
+        wd = self.inotify.add(path, inotify_events.MODIFY)
         if wd < 0:
             return False
         self.folders[wd] = name
@@ -152,25 +143,17 @@ class _Watch:
         return True
 
     def drain(self) -> None:
-        while True:
-            try:
-                data = os.read(self.fd, 1 << 16)
-            except BlockingIOError:
-                return
-            except OSError:
+        events, failed = self.inotify.read()
+        if failed:
+            self.overflows += 1
+        for wd, mask, raw in events:
+            name = raw.decode("ascii", "replace")
+            if mask & inotify_events.OVERFLOW:
                 self.overflows += 1
-                return
-            at = 0
-            while at + 16 <= len(data):
-                wd, mask, _cookie, size = struct.unpack_from("iIII", data, at)
-                name = data[at + 16 : at + 16 + size].rstrip(b"\0").decode("ascii", "replace")
-                at += 16 + size
-                if mask & self._OVERFLOW:
-                    self.overflows += 1
-                elif mask & self._IGNORED:  # the folder is gone (or replaced): watch it anew
-                    self.watched.discard(self.folders.pop(wd, ""))
-                elif mask & self._MODIFY and wd in self.folders:
-                    self.written.add(self.folders[wd] + name)
+            elif mask & inotify_events.IGNORED:  # the folder is gone (or replaced): anew
+                self.watched.discard(self.folders.pop(wd, ""))
+            elif mask & inotify_events.MODIFY and wd in self.folders:
+                self.written.add(self.folders[wd] + name)
 
 
 _WATCHES: dict[str, _Watch | None] = {}

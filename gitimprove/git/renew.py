@@ -36,13 +36,13 @@ from gitimprove.git.checkout import (
     Stat,
     _stat,
     blob_id,
-    compiled,
     count,
     discard,
     materialize,
     release,
     scan,
     unproven,
+    unwritten,
     write_blob,
     write_pid,
 )
@@ -118,7 +118,7 @@ def renew(
         return [". (its mode, inode or attributes changed)"]
 
     def skip(rel: str) -> bool:
-        return skip_compiled and compiled(rel)
+        return skip_compiled and unwritten(rel)
 
     # 1. what is not as recorded goes to the trash, whole (top-most paths only)
     bad: set[str] = set()

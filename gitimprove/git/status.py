@@ -46,7 +46,9 @@ from gitimprove.git import gitfiles, listing
 from gitimprove.util import proc
 from gitimprove.util.files import open_state
 
-__all__ = ["STATUS_TIMEOUT", "Index", "index_lies", "index_state", "work_tree_status"]
+__all__ = [
+    "STATUS_TIMEOUT", "Index", "ignored_paths", "index_lies", "index_state", "work_tree_status",
+]  # fmt: skip
 
 STATUS_TIMEOUT = 60.0
 
@@ -78,7 +80,7 @@ def work_tree_status(work_tree: Path, common_dir: Path | None = None) -> tuple[b
         ]
     if not res.ok:
         return f"error: {res.stderr}".encode(), []
-    kept, ignored = [], set()
+    kept, ignored, hidden = [], set(), set()
     for item in res.raw.split(b"\0"):
         if item.startswith(b"!! "):
             if item.endswith(b"/"):
@@ -86,10 +88,34 @@ def work_tree_status(work_tree: Path, common_dir: Path | None = None) -> tuple[b
             rule = _ignoring_itself(work_tree, item[3:])
             if rule is not None:
                 kept.append(b"!! " + rule)
+            if not _tool_cache_folder(work_tree, item[3:]):
+                hidden.add(item[3:].rstrip(b"/"))
         else:
             kept.append(item)
     _IGNORED[key] = frozenset(ignored)
+    _HIDDEN[key] = frozenset(hidden)
     return b"\0".join(kept), []
+
+
+# the ignored files and folders each work tree's last status named, tool caches left out
+_HIDDEN: dict[str, frozenset[bytes]] = {}
+
+
+def ignored_paths(work_tree: Path) -> frozenset[bytes]:
+    """What the last status of `work_tree` found ignored (folders without their `/`), but a
+    known tool's cache (`TOOL_CACHES`): git/ignored.py watches them."""
+    return _HIDDEN.get(str(work_tree), frozenset())
+
+
+def _tool_cache_folder(work_tree: Path, ignored: bytes) -> bool:
+    """An ignored path in (or that is) a known tool's cache folder, its rule file as the tool
+    writes it: the folder's own `*` ignores each entry of it, listed one by one."""
+    parts = ignored.rstrip(b"/").split(b"/")
+    base = os.fsencode(work_tree)
+    return any(
+        part in TOOL_CACHES and tool_cache(os.path.join(base, *parts[: i + 1], b".gitignore"))
+        for i, part in enumerate(parts)
+    )
 
 
 @dataclass(frozen=True)

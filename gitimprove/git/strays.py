@@ -11,7 +11,8 @@ file of one of them); in `locks/`, the empty lock files of the locks gitimprove 
 `work/`, the measurement checkouts (`m-<16 hex>`), the agents' clones (`<name>-<8 hex>`), each
 with the `.pid` file that names its process (alive; this process's own exactly as it wrote
 it), either renamed away as `.trash` while it is removed, and the agents' programs
-(`<name>.prompt.md`, beside a clone of that name). The three folders themselves may carry
+(`<name>.prompt.md`, beside a clone of that name); in `watch/`, the snapshots taken before
+agent calls (git/pending.py: `<attempt>.json`, signed). The three folders themselves may carry
 no extended attribute and no setuid, setgid or sticky bit. What is inside a checkout is
 checked apart (git/checkout.py); what is inside a clone is the agent's.
 """
@@ -32,6 +33,7 @@ from pathlib import Path
 from gitimprove.errors import GitImproveError
 from gitimprove.git import witness
 from gitimprove.git.checkout import PIDS
+from gitimprove.git.pending import read_saved
 from gitimprove.git.repo import held_here, hold_again
 from gitimprove.git.watch import STATE_FILES
 from gitimprove.state import signing
@@ -59,12 +61,23 @@ TOP_FILES = frozenset(
     }
 )
 TOP_FOLDERS = frozenset(
-    {"cache", "locks", "work", "quarantine", "spool", "session-map", "watermarks", "backups"}
+    {
+        "cache",
+        "locks",
+        "work",
+        "quarantine",
+        "spool",
+        "session-map",
+        "watermarks",
+        "backups",
+        "watch",
+    }
 )
 LOCKS = re.compile(r"(notes|memory|archive|sync|spool|run-[^/]+)\.lock")
 _TEMP = re.compile(r"\.(?P<name>.+)\.\d+\.[0-9a-f]{8}\.tmp")  # util/files.atomic_write
 _FOLDER = re.compile(r"(m-[0-9a-f]{16}|.+-[0-9a-f]{8})(\.trash)?")
 _PID = re.compile(rb"(\d+\n([^\n]*\n)?)?")  # empty while it is being written
+_WATCHED = re.compile(r"[A-Za-z0-9._-]+\.json")  # git/pending.py NAME
 _MARKS = stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX
 
 
@@ -89,6 +102,9 @@ def find(improve_dir: Path) -> list[str]:
     out += _work_strays(improve_dir / "work")
     out += _file_flags(improve_dir)
     out += _set_aside(improve_dir)
+    for name, st in _entries(improve_dir / "watch"):  # git/pending.py
+        if not (stat.S_ISREG(st.st_mode) and _WATCHED.fullmatch(name)):
+            out.append(f"{_label('watch/' + name)} (not a snapshot gitimprove writes)")
     for folder in ("spool", "session-map", "watermarks"):  # what hooks write, by its form
         for name, st in _entries(improve_dir / folder):
             entry = Entry(st.st_mode, st.st_size, st.st_ino, st.st_nlink, 0, 0)
@@ -432,7 +448,7 @@ def _form(
     if not now.is_file or now.nlink != 1 or inodes.link_marked(path):
         return False  # a hard link lets a file be written later from outside any window
     temp = _OTHERS_TEMP.fullmatch(name)
-    if folder in ("spool", "watermarks") and temp and old is None:
+    if folder in ("spool", "watermarks", "watch") and temp and old is None:
         pid = int(temp["pid"])
         return (
             pid != os.getpid() and pid_alive(pid) and runs_gitimprove(pid) and now.size <= 1 << 20
@@ -459,6 +475,8 @@ def _form(
             and _SPOOL.fullmatch(name) is not None
             and _json(improve_dir, rel, 1 << 20, sealed_only=sealed_only)
         )
+    if folder == "watch":  # another run's snapshot before its agent call (git/pending.py)
+        return _WATCHED.fullmatch(name) is not None and _signed_json(improve_dir, rel, now)
     if folder == "session-map":
         return (
             old is None
@@ -551,6 +569,12 @@ def _signed(improve_dir: Path, now: Entry) -> bool:
         if len(parts) != 4 or parts[3] != key.mac(" ".join(parts[:3]), 24):
             return False
     return True
+
+
+def _signed_json(improve_dir: Path, rel: str, now: Entry) -> bool:
+    """A snapshot another gitimprove process wrote before its agent call (git/pending.py)."""
+    key = load_key(improve_dir, create=False)
+    return now.is_file and read_saved(improve_dir / rel, key) is not None
 
 
 def _hook_file(improve_dir: Path, rel: str, *, sealed_only: bool) -> bytes | None:

@@ -41,8 +41,15 @@ import pygit2
 
 from gitimprove.errors import GitImproveError
 from gitimprove.git import gitfiles, objectstore, refs, witness
+from gitimprove.git import ignored as ignored_files
 from gitimprove.git.repo import RefMoved, Repo, update_refs
-from gitimprove.git.status import Index, index_lies, index_state, work_tree_status
+from gitimprove.git.status import (
+    Index,
+    ignored_paths,
+    index_lies,
+    index_state,
+    work_tree_status,
+)
 from gitimprove.util import inodes, written
 from gitimprove.util.clockset import Watch
 from gitimprove.util.files import atomic_write, open_state, read_state, state_kind
@@ -610,11 +617,15 @@ class RepoState:
     # each work tree's index entries (git/status.py), the one the harness runs in first
     indexes: dict[Path, Index] = field(default_factory=dict)
     common_dir: Path | None = None
+    # what each work tree's ignore rules hide from its status, by path (git/ignored.py), when
+    # taken: without the sandbox only
+    ignored: dict[str, str] | None = None
 
     @classmethod
-    def take(cls, repo: Repo) -> RepoState:
+    def take(cls, repo: Repo, *, ignored: bool = False) -> RepoState:
         """The snapshot; when a file libgit2 or git would read is not a regular file within
-        bounds (a FIFO for `.git/config`), only that (`unsafe`), nothing read."""
+        bounds (a FIFO for `.git/config`), only that (`unsafe`), nothing read. With `ignored`,
+        the files the work trees' ignore rules hide from their status too (git/ignored.py)."""
         # the object store listed first (nothing of it read): its listing gives the kinds of
         # the loose objects' entries for the check of what git would hang on
         objects = objectstore.take(repo.common_dir / "objects")
@@ -685,10 +696,17 @@ class RepoState:
             )
         status, dirty = b"", {}
         indexes: dict[Path, Index] = {}
+        hidden: dict[str, str] | None = {} if ignored else None
         for tree, index_file, prefix in _work_trees(repo):
             found_status, stuck = work_tree_status(tree, repo.common_dir)
             if stuck:
                 return cls({}, {}, b"", {}, {}, repo.improve_dir, stuck)
+            if hidden is not None:  # a `.pth` in `.venv/`, a `.pyc` in `__pycache__/`
+                kept_out = ignored_files.take(tree, ignored_paths(tree))
+                if not prefix and not hidden:  # the first work tree: shared, never copied
+                    hidden = kept_out
+                else:
+                    hidden = {**hidden, **{prefix + rel: key for rel, key in kept_out.items()}}
             status += os.fsencode(prefix) + b"\0" + found_status + b"\0"
             for item in found_status.split(b"\0"):
                 if len(item) > 3 and item[2:3] == b" ":
@@ -700,7 +718,7 @@ class RepoState:
             indexes[tree] = index_state(tree, index_file, repo.common_dir)
         return cls(
             found, files, status, dirty, own, repo.improve_dir, [], kept, witnessed, objects,
-            indexes, repo.common_dir,
+            indexes, repo.common_dir, hidden,
         )  # fmt: skip
 
     def changes(self, after: RepoState, *, reachable: bool = True) -> list[str]:
@@ -730,6 +748,21 @@ class RepoState:
             paths = set(self.dirty) | set(after.dirty)
             named = sorted(p for p in paths if self.dirty.get(p) != after.dirty.get(p))
             out.append("work tree: " + (", ".join(named[:10]) if named else "status changed"))
+        if (
+            reachable
+            and self.ignored is not None
+            and after.ignored is not None
+            and self.ignored is not after.ignored  # the same look: nothing moved
+        ):
+            paths = set(self.ignored) | set(after.ignored)
+            named = sorted(p for p in paths if self.ignored.get(p) != after.ignored.get(p))
+            here = next(iter(after.indexes), None)  # the work tree the harness runs in
+            named = [p for p in named if not _compiled_honestly(here, p)]
+            if named:
+                shown = ", ".join(named[:10]) + (
+                    f" and {len(named) - 10} more" if len(named) > 10 else ""
+                )
+                out.append(f"{IGNORED_LABEL}{shown}")
         for tree, index in after.indexes.items() if reachable else ():
             old_index = self.indexes.get(tree)
             if old_index is None or old_index is index:
@@ -740,6 +773,19 @@ class RepoState:
                 where = "" if tree == next(iter(after.indexes)) else f" of {tree}"
                 out.append(f".git/index{where}: " + ", ".join(lies[:10]))
         return out
+
+
+IGNORED_LABEL = "work tree (ignored files): "
+
+
+def _compiled_honestly(here: Path | None, label: str) -> bool:
+    """An ignored `.pyc` your own Python wrote or removed (git/ignored.py), in the work tree
+    the harness runs in (`here`) or another one (`<folder>: <path>`)."""
+    folder, sep, rel = label.partition(": ")
+    if not (sep and os.path.isabs(folder)):  # a path of its own may hold ": "
+        folder, rel = "", label
+    tree = Path(folder) if folder else here
+    return tree is not None and ignored_files.compiled_honestly(tree, rel)
 
 
 def _submodules(indexes: dict[Path, Index]) -> list[tuple[Path, Path]]:
@@ -864,6 +910,16 @@ def _rule_hint(changed: Sequence[str]) -> str | None:
     """What to do when a `.gitignore` in your work tree came or changed: a folder that ignores
     itself (`*`) is what a tool you ran makes (`python -m venv .venv`, uv, virtualenv) and
     what an agent hides a file in; the run cannot tell them apart."""
+    hidden = [i for i in changed if i.startswith(IGNORED_LABEL)]
+    if hidden:
+        return (
+            "files your ignore rules hide from git status changed in your work tree while the "
+            "run went on: Python runs a `.pth` of a virtualenv's site-packages at every start "
+            "and a `__pycache__` `.pyc` in place of its source, Node a module of node_modules. "
+            "If you made them (pip install, your own python or npm run), `git improve run "
+            "--resume` goes on; if not, remove them first (or the whole folder, then install "
+            'again). A sandbox ([agent] sandbox = "bwrap") keeps agents out of your work tree'
+        )
     named = [
         p
         for item in changed

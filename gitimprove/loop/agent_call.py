@@ -4,7 +4,9 @@
 
 The agent works in a throwaway clone (in the sandbox when one is in force) with a token in
 its environment; when it returns, every process it left is killed (`Shared.processes`), and
-the user's repository is compared with a snapshot taken before the call. The tree is hashed
+the user's repository is compared with a snapshot taken before the call (its ignored files
+too without the sandbox: git/ignored.py), kept on disk through the call so that a harness
+killed meanwhile has it compared by the next run (git/pending.py). The tree is hashed
 from the files by the harness, whatever the agent did to its clone.
 """
 
@@ -17,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gitimprove import agents
-from gitimprove.git import caches, strays, trees
+from gitimprove.git import caches, pending, strays, trees
 from gitimprove.git.checkout import work_root
 from gitimprove.git.watch import RepoState, objects_hint, put_back
 from gitimprove.git.workspace import Hashed, Made, hash_workspace, made_workspace
@@ -116,11 +118,24 @@ def call_agent(
         siblings_watched = spec.tournament and not ctx.sandbox.active
         if siblings_watched:  # its own workspace, at rest until now, a last time
             siblings.wake(owner)
-        with ctx.shared.lock:
-            before = RepoState.take(ctx.repo)
         python = sites.take(ctx.site_folders)
         named = sites.take(ctx.command_paths)
         runners = sites.take(ctx.runner_files)
+        with ctx.shared.lock:
+            before = RepoState.take(ctx.repo, ignored=not ctx.sandbox.active)
+            # on disk too: a harness killed while the agent works compares it at its resume
+            saved = pending.save(
+                ctx.repo,
+                ctx.name,
+                f"{ws.name}.{rework}",
+                before,
+                reachable=not ctx.sandbox.active,
+                outside={
+                    "python": (ctx.site_folders, python),
+                    "named": (ctx.command_paths, named),
+                    "runners": (ctx.runner_files, runners),
+                },
+            )
         ctx.shared.agent_started()
         seconds, cost = 0.0, 0.0
         try:
@@ -143,13 +158,14 @@ def call_agent(
             siblings.look(but=owner)
             ctx.look_at_incumbent()  # or into the incumbent's checkout
         with ctx.shared.lock:
-            after = RepoState.take(ctx.repo)
+            after = RepoState.take(ctx.repo, ignored=not ctx.sandbox.active)
             # in the sandbox the agent cannot reach the repository: only the user changed it
             changed = before.changes(after, reachable=not ctx.sandbox.active)
             ctx.shared.repo_state = None if changed else after
             moved: list[str] = []
             if changed:
                 moved = put_back(ctx.repo, before, after)
+            pending.drop(saved)  # compared: whatever it found is reported below
     if changed:
         raise AgentTampered(result, changed, hint=objects_hint(moved, changed))
     planted = sites.changes(python, sites.take(ctx.site_folders))

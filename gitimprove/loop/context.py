@@ -353,7 +353,7 @@ class RunContext:
             before = None
             if not self.sandbox.active:  # in the sandbox the user's repository is hidden
                 with self.shared.lock:
-                    before = self.shared.repo_state or RepoState.take(self.repo)
+                    before = self.shared.repo_state or RepoState.take(self.repo, ignored=True)
             python = sites.take(self.site_folders)
             runners = sites.take(self.runner_files)
             token = self.token()
@@ -416,7 +416,7 @@ class RunContext:
             moved: list[str] = []
             if before is not None:
                 with self.shared.lock:
-                    after = RepoState.take(self.repo)
+                    after = RepoState.take(self.repo, ignored=True)
                     changed = before.changes(after)
                     self.shared.repo_state = None if changed else after
                     if changed:

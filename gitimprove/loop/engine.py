@@ -20,7 +20,7 @@ from gitimprove import agents
 from gitimprove.agents import sandbox
 from gitimprove.config import CONFIG_FILE
 from gitimprove.errors import GitImproveError
-from gitimprove.git import refs, strays, trees, witness
+from gitimprove.git import pending, refs, strays, trees, witness
 from gitimprove.git.checkout import COUNTS, remove_workspace, stale_workspaces, work_root
 from gitimprove.git.repo import Repo
 from gitimprove.loop import baseline, control, inprocess, lookup, runs, scope
@@ -216,6 +216,8 @@ class Engine:
                 exc.message = f"cannot resume run {name!r}: {exc.message}"
             raise
         killed = remove_stale(repo, name)  # survivors of a kill -9 die before anything is reused
+        # what an agent (or those survivors) changed while a killed harness could not look
+        pending.check_at_start(repo, name)
         stray = remove_strays(repo)
         counted = dict(COUNTS)  # the checkouts this run kept or wrote anew between runs
         self.emit(

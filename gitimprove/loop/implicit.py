@@ -12,7 +12,9 @@ on `sys.path` for `python -m …`), and any new module named like one the metric
 guard's interpreter can import (its standard library and site-packages: a new `iniconfig.py`
 shadows pytest's dependency) where the workspace is on `sys.path`, is loaded instead of what
 it is named after; so is any file of a `*.dist-info` or `*.egg-info` folder (its
-`entry_points.txt` registers a pytest plugin). A change to any of these is
+`entry_points.txt` registers a pytest plugin), and a tool's cache or state (`.mypy_cache/`,
+`.pytest_cache/`, `.tox/`, `*.tsbuildinfo`…: git/checkout.py `TOOL_STATE`), which the tool
+reads in place of doing its work and which measurement checkouts never hold. A change to any of these is
 `out-of-scope` unless a `[scope] mutable` pattern names it (a pattern that matches the path
 *and* spells the name: `conftest.py`, `tests/conftest.py`, `*.pth`, `subprocess.py`; `**`
 alone does not).
@@ -41,6 +43,7 @@ from typing import Any
 
 from gitimprove.git import trees
 from gitimprove.git.attributes import attributes_of
+from gitimprove.git.checkout import tool_state
 from gitimprove.git.repo import Repo
 from gitimprove.loop import lookup, runtimes, scope, toolchain
 
@@ -71,6 +74,9 @@ def why_implicit(
     parts = path.split("/")
     name = parts[-1]
     folder = "/".join(parts[:-1])
+    cache = tool_state(path)
+    if cache is not None:  # measurement checkouts never hold one (git/checkout.py)
+        return f"{cache[0]}: a tool reads it in place of doing its work", cache[1]
     if "__pycache__" in parts[:-1]:
         return "compiled Python, run instead of its source", "__pycache__"
     if name.endswith((".pyc", ".pyo")):
@@ -573,14 +579,15 @@ def planted_during_run(
     expanded by the caller) that Python or the test runner would load implicitly in a later
     process of the same run: a `conftest.py`, `sitecustomize.py`, `*.pth`, a module named like
     the standard library's or an installed one beside a sealed file... Compiled Python (the
-    `__pycache__` an interpreter writes) and a new module no one imports are plain output:
-    every run's output is removed before the next run."""
+    `__pycache__` an interpreter writes), a tool's cache (`.pytest_cache/`: `tool_state`)
+    and a new module no one imports are plain output: every run's output is removed before
+    the next run."""
 
     def read(path: str) -> tuple[bytes | None, bytes | None]:
         return read_sealed(path), b""
 
     found = implicit_changes(
-        added,
+        [p for p in added if tool_state(p) is None],
         sealed,
         [],
         read,

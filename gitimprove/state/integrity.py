@@ -13,7 +13,7 @@ import json
 import os
 from typing import Any
 
-from gitimprove.git import objects, refs, witness
+from gitimprove.git import objects, pending, refs, witness
 from gitimprove.git.notes import iter_notes
 from gitimprove.git.repo import Repo
 from gitimprove.state import signing
@@ -325,13 +325,44 @@ def _witnessed_refs(repo: Repo) -> Finding | None:
     )
 
 
+def _outstanding(repo: Repo, repair: bool) -> Finding | None:
+    """Snapshots left by an agent call whose run was killed before it compared them
+    (git/pending.py), with what differs now; `--repair` accepts them."""
+    found = pending.outstanding(repo)
+    if not found:
+        return None
+    paths = [p for item in found for p in item.changes]
+    if not paths:
+        f = Finding(
+            "watch",
+            True,
+            f"{len(found)} agent call(s) of a killed run left a snapshot: nothing changed since",
+        )
+    else:
+        runs = ", ".join(sorted({item.run for item in found}))
+        f = Finding(
+            "watch",
+            False,
+            f"your repository changed while an agent of run {runs} worked and the run was "
+            f"killed before it could look: " + ", ".join(paths[:10]),
+            pending.HINT,
+        )
+    if repair:
+        pending.accept(found)
+        f.repaired = True
+    return f
+
+
 def checks(repo: Repo, repair: bool) -> list[Finding]:
+    survivors = _survivors(repo, repair)  # killed (with --repair) before anything is compared
+    watched = _outstanding(repo, repair)
     sig = _signatures(repo)
     moved = _witnessed_refs(repo)
     packed = _packed_refs(repo, repair)
     return [
-        _survivors(repo, repair),
+        survivors,
         _incidents(repo, repair),
+        *([watched] if watched else []),
         *_run_branches(repo),
         *([moved] if moved else []),
         *([sig] if sig else []),

@@ -48,6 +48,10 @@ ATTACKS = {
     "shadow-dependency": {"iniconfig.py": "import sys\nsys.exit(0)\n"},
     "shadow-dependency-tests": {"tests/pluggy/__init__.py": "import sys\nsys.exit(0)\n"},
     "new-top-level": {"helper_mod.py": FAKE},
+    "tool-cache": {  # mypy takes a module whose cache entry matches its source as checked
+        ".mypy_cache/3.11/src/prog.meta.json": '{"hash": "forged"}\n',
+        ".mypy_cache/3.11/src/prog.data.json": "{}\n",
+    },
     "dist-info": {
         "src/evil-1.0.dist-info/entry_points.txt": "[pytest11]\nevil = src.evilplug\n",
         "src/evil-1.0.dist-info/METADATA": "Name: evil\nVersion: 1.0\n",
