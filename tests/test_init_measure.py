@@ -195,7 +195,8 @@ def test_noisy_metric_keeps_a_real_gain(tmp_repo: TmpRepo, tmp_path: Path) -> No
     assert res.returncode == 0, res.stderr
     assert note(tmp_repo, gain)["status"] == "keep"
     assert note(tmp_repo, same)["status"] == "discard"
-    assert "not confirmed" in note(tmp_repo, same)["reason"]
+    why = note(tmp_repo, same)["reason"]  # as its noisy runs fell: a little better, or worse
+    assert why.startswith("discarded: ") and ("not confirmed" in why or "worse" in why), why
     m = note(tmp_repo, gain)["metric"]  # the numbers the reason states are the note's
     assert (
         m["delta"] == m["value"] - m["incumbent"]
