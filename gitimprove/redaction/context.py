@@ -396,18 +396,22 @@ RULES: list[Rule] = [
         r"(?i)\b(?:proxy-)?authorization\\?[\"']?\s*[:=]\s*\\?[\"']?"
         # (any scheme: `Bearer`, `Splunk`, `GenieKey`, `SSWS`, next year's)
         r"(?:(?P<scheme>[A-Za-z][\w.-]{0,24})[ \t]+)?"
-        r"(?P<v>[A-Za-z0-9._~+/=:!#$%*@^-]{8,})",
+        # (a value holds any symbol a generated password does, `&` and `?` too: it ends
+        # at a blank, a quote, `;`, `,`, `|`, a bracket, or a query's `&<name>=`)
+        r"(?P<v>(?:[A-Za-z0-9._~+/=:!#$%*@^()-]|[&?](?![A-Za-z_][\w.-]*=)){8,})",
         ("authorization",),
         groups=("v",),
         priority=CONTEXT,
         check=_check_header,
+        whole=True,
     ),
     Rule(
         "bearer-token",
-        r"(?i)\bbearer\s+([A-Za-z0-9._~+/=!#$%*@^-]{12,})",
+        r"(?i)\bbearer\s+((?:[A-Za-z0-9._~+/=!#$%*@^()-]|[&?](?![A-Za-z_][\w.-]*=)){12,})",
         ("bearer",),
         priority=CONTEXT,
         check=_check_bearer,
+        whole=True,
     ),
     Rule(
         "basic-auth",
