@@ -236,7 +236,7 @@ def _mixed(value: str) -> bool:
 
 def _check_flag_value(secret: str, m: re.Match[str]) -> bool:
     """`--password=x` always; `--token VALUE` when VALUE is not a plain word; a password of
-    dotted names given with `=` (`--password=my.pass.word`: a shell passes it as written)."""
+    dotted names given with `=` (a shell passes it as written: no attribute path there)."""
     flag = m.group("flag").lower()
     if flag.endswith(("bypass", "compass")):
         return False
@@ -420,7 +420,7 @@ RULES: list[Rule] = [
         r"(?:(?P<scheme>[A-Za-z][\w.-]{0,24})[ \t]+)?"
         # (a value holds any symbol a generated password does, `&` and `?` too: it ends
         # at a blank, a quote, `;`, `,`, `|`, a bracket, or a query's `&<name>=`)
-        r"(?P<v>(?:[A-Za-z0-9._~+/=:!#$%*@^()-]|[&?](?![A-Za-z_][\w.-]*=)){8,})",
+        r"(?P<v>(?:[A-Za-z0-9._~+/=:!#$%*@^-]|[&?](?![A-Za-z_][\w.-]*=)){8,})",
         ("authorization",),
         groups=("v",),
         priority=CONTEXT,
@@ -429,7 +429,7 @@ RULES: list[Rule] = [
     ),
     Rule(
         "bearer-token",
-        r"(?i)\bbearer\s+((?:[A-Za-z0-9._~+/=!#$%*@^()-]|[&?](?![A-Za-z_][\w.-]*=)){12,})",
+        r"(?i)\bbearer\s+((?:[A-Za-z0-9._~+/=!#$%*@^-]|[&?](?![A-Za-z_][\w.-]*=)){12,})",
         ("bearer",),
         priority=CONTEXT,
         check=_check_bearer,

@@ -165,7 +165,7 @@ def produce(loc: gitdir.Location, req: Request) -> tuple[bytes, bytes]:
             rows = _select(noterows.view_rows(loc, use_cache=not req.no_cache, store=False), req)
             out_text, err_text = render([Experiment.from_row(r) for r in rows], req)
     # records an older gitimprove stored unmasked are shown masked (and the cache keeps them
-    # so); each row through the whole redactor, as its record would have been stored
+    # so); a long log sends a row through the redactor only when a secret could be on it
     from gitimprove.redaction.display import STORED, mask_lines
 
     masked = mask_lines(out_text, json_lines=req.fmt == "jsonl", rows=True)
