@@ -439,7 +439,7 @@ _NAME_WORDS = words(
     stable nightly beta alpha legacy new old next prev current temp tmp dist out src
     source target bin assets static media upload uploads download downloads artifact
     artifacts report reports result results metric metrics guard agent agents memory
-    signal signals experiment experiments note notes run loop the and for with from line
+    signal signals experiment experiments note notes loop the and for with from line
     newline char chars text word words end start begin close open error errors warning
     """
 )
