@@ -418,9 +418,10 @@ RULES: list[Rule] = [
         r"(?i)\b(?:proxy-)?authorization\\?[\"']?\s*[:=]\s*\\?[\"']?"
         # (any scheme: `Bearer`, `Splunk`, `GenieKey`, `SSWS`, next year's)
         r"(?:(?P<scheme>[A-Za-z][\w.-]{0,24})[ \t]+)?"
-        # (a value holds any symbol a generated password does, `&` and `?` too: it ends
-        # at a blank, a quote, `;`, `,`, `|`, a bracket, or a query's `&<name>=`)
-        r"(?P<v>(?:[A-Za-z0-9._~+/=:!#$%*@^-]|[&?](?![A-Za-z_][\w.-]*=)){8,})",
+        # (a value holds any symbol a generated password does, `&` and `?` inside too: it
+        # ends at a blank, a quote, `;`, `,`, `|`, a bracket, or a query's `&<name>=`)
+        r"(?P<v>(?:[A-Za-z0-9._~+/=:!#$%*@^-]|[&?](?![A-Za-z_][\w.-]*=)){7,}"
+        r"[A-Za-z0-9._~+/=:!#$%*@^-])",
         ("authorization",),
         groups=("v",),
         priority=CONTEXT,
@@ -429,7 +430,8 @@ RULES: list[Rule] = [
     ),
     Rule(
         "bearer-token",
-        r"(?i)\bbearer\s+((?:[A-Za-z0-9._~+/=!#$%*@^-]|[&?](?![A-Za-z_][\w.-]*=)){12,})",
+        r"(?i)\bbearer\s+((?:[A-Za-z0-9._~+/=!#$%*@^-]|[&?](?![A-Za-z_][\w.-]*=)){11,}"
+        r"[A-Za-z0-9._~+/=!#$%*@^-])",
         ("bearer",),
         priority=CONTEXT,
         check=_check_bearer,
