@@ -131,3 +131,53 @@ def test_letters_drawn_around_dots_are_masked_where_no_code_is() -> None:
 )
 def test_dotted_names_of_code_and_settings_stay(text: str) -> None:
     assert redact(text) == text
+
+
+def _dotted_words(rng: random.Random) -> str:
+    """Two to four short names joined by dots, no digit (`my.pass.word`, `a.b.c`)."""
+    letters = string.ascii_lowercase
+    return ".".join(
+        "".join(rng.choice(letters) for _ in range(rng.randint(1, 6)))
+        for _ in range(rng.randint(2, 4))
+    )
+
+
+# where a value is a literal, never code: an INI file's section, a flag given with `=`
+_LITERAL_ONLY = [
+    "[client]\nuser = ci\npassword = {p}\n",
+    "[mysqld]\n# the replica's\npassword: {p}\nport = 3306\n",
+    "[distutils]\nindex-servers = corp\n\n[corp]\nusername = ci\npassword = {p}\n",
+    "psql --password={p} -h db app",
+    "mysqldump --user=root --password={p} shop > shop.sql",
+    "./deploy.sh --db-password={p} --env prod",
+]
+
+
+@pytest.mark.parametrize("place", _LITERAL_ONLY, ids=range(len(_LITERAL_ONLY)))
+def test_dotted_names_are_a_password_in_an_ini_file_and_a_flag(place: str) -> None:
+    rng = random.Random(place)
+    drawn = [_dotted_words(rng) for _ in range(100)]
+    drawn = [p for p in drawn if p.split(".")[-1] not in ("txt", "key", "env", "ini")]
+    missed = [p for p in drawn if p in redact(place.format(p=p))]
+    # (a value naming an object first, `env.x`, `app.b`, passes: an attribute path)
+    assert len(missed) <= 8, missed
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password = my.pass.word",  # (no section: Python's assignment of an attribute)
+        "[db]\npassword = config.db.password\n",
+        "[db]\nkey = self.key\n",
+        "[app]\npassword_file = secrets/db.pass.txt\n",
+        "psql --password=args.password",
+        "--password=settings.db.password",
+        "f'--password={args.password}'",
+        "cmd = ['psql', '--password=' + cfg.db.pw]",
+        "--password-file=db.pass.txt",
+        "[tool.poetry]\nversion = 1.2.3\n",
+        "def f():\n    password = my.pass.word\n",
+    ],
+)
+def test_dotted_code_and_files_stay_in_ini_files_and_flags(text: str) -> None:
+    assert redact(text) == text

@@ -6,12 +6,13 @@ hold secrets and names the command that masks them."""
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 
 import pytest
 
 from gitimprove.git import memory, refs
 from tests.conftest import TmpRepo
-from tests.secret_corpus import corpus
+from tests.secret_corpus import Fake, corpus
 from tests.test_secrets_doctor import raw_commit
 from tests.test_secrets_writers import left_in
 
@@ -111,3 +112,56 @@ def test_a_short_view_is_masked_as_a_stored_record_is() -> None:
         "commit 3f2a9c0\nstatus  keep\nvalue   0.9132 (was 0.9201)\ndescription: retry the parser\n"
     )
     assert mask_lines(plain) == plain
+
+
+def _pytest_log(fakes: list[Fake], size: int) -> str:
+    """A failing test run's output of about `size` characters, `fakes` scattered in it."""
+    import random
+
+    rng = random.Random(1414)
+    ordinary = [
+        "tests/test_parser.py::test_roundtrip[case-{}] PASSED      [ {}%]",
+        "        result = run(['git', 'status'], cwd=tmp_path, check=True)",
+        "E       AssertionError: expected 3 rows, got {}",
+        "src/app/models.py:{}: in load",
+        "    return self._cache[key]",
+        "FAILED tests/test_api.py::test_login - KeyError: 'user_id'",
+    ]
+    lines: list[str] = []
+    while sum(map(len, lines)) < size:
+        lines.append(rng.choice(ordinary).format(rng.randint(1, 999), rng.randint(1, 99)))
+    for fake in fakes:
+        lines.insert(rng.randrange(len(lines)), fake.text)
+    return "\n".join(lines) + "\n"
+
+
+def test_a_long_view_is_masked_as_a_stored_record_is() -> None:
+    """A view longer than `WHOLE` (a guard's failing output, a long memory) goes through the
+    whole redactor too, in windows: every fake of the corpus is masked there, those with no
+    cue on their own line (`ENV DB_PASSWORD …`, a `.netrc` block, a heredoc's body) too."""
+    from gitimprove.redaction.display import WHOLE, mask_lines
+
+    fakes = corpus(seed=1414)
+    assert len(fakes) >= 400
+    text = _pytest_log(fakes, 20_000)
+    assert len(text) > 6 * WHOLE
+    assert not left_in(mask_lines(text), fakes)
+    plain = _pytest_log([], 20_000)
+    assert mask_lines(plain) == plain and mask_lines(plain, rows=True) == plain
+
+
+def test_windows_overlap_by_a_margin_and_cover_the_text() -> None:
+    """A secret up to `MARGIN` long lies whole in one window, whatever the lines around it."""
+    from gitimprove.redaction import MARGIN, _windows, redact_windows
+
+    for text in ("a\n" * 50_000, "x" * 100_000, ("y" * 3000 + "\n") * 40):
+        spans = list(_windows(text, 16384))
+        assert spans[0][0] == 0 and spans[-1][1] == len(text)
+        assert all(b - a <= 16384 for a, b in spans)
+        assert all(a2 <= b1 - MARGIN and a2 > a1 for (a1, b1), (a2, _) in pairwise(spans))
+    # a token at every place a window ends
+    token = "ghp_" + "k3Jd9QmZ2xW7pL4vB8nR1tY6cF5hG0sA2eU4"[:36]
+    filler = "ordinary text of a log line\n" * 800
+    for at in range(16384 - 40, 16384 + 4, 7):
+        text = filler[:at] + token + filler[at:]
+        assert token[4:16] not in redact_windows(text, 16384)

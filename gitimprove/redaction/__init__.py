@@ -22,7 +22,7 @@ from gitimprove.redaction.engine import MARKER as _MARKER
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Iterator
     from typing import Any
 
     from gitimprove.redaction.engine import Rule, RuleSet, Span
@@ -224,6 +224,44 @@ def redact(text: str) -> str:
     try:
         return apply(text, spans(text))
     except Exception:  # a flaw in a rule must neither leak nor lose a record
+        return _by_line(text)
+
+
+# a long text is read in windows of about this many characters (`redact_windows`)
+WINDOW = 32768
+
+
+def _windows(text: str, size: int) -> Iterator[tuple[int, int]]:
+    """Windows of about `size` characters covering `text`, each overlapping the one before
+    by at least `MARGIN` (so a secret of up to `MARGIN` characters lies whole in one of
+    them, with the text around it): cut at line breaks, or where a line is too long."""
+    start, n = 0, len(text)
+    while n - start > size:
+        end = text.rfind("\n", start + size // 2, start + size) + 1 or start + size
+        yield start, end
+        # the next one starts at a line's start at least `MARGIN` before this one's end
+        nxt = text.rfind("\n", end - 2 * MARGIN, end - MARGIN) + 1
+        start = nxt or end - MARGIN
+    yield start, n
+
+
+def redact_windows(text: str, size: int = WINDOW) -> str:
+    """`text` masked by the whole redactor read in overlapping windows (`_windows`): what
+    any window finds is masked, so every secret a window holds whole with its context is;
+    the time grows with the length alone (each window is bounded), however long the text.
+    A text of up to `size` characters is masked as `redact` masks it."""
+    from gitimprove.redaction.engine import Span
+
+    if len(text) <= size:
+        return redact(text)
+    try:
+        found = [
+            Span(start + s.start, start + s.end, s.kind, s.priority)
+            for start, end in _windows(text, size)
+            for s in spans(text[start:end])
+        ]
+        return apply(text, merge(found, text))
+    except Exception:  # (see `redact`)
         return _by_line(text)
 
 

@@ -16,6 +16,8 @@ from gitimprove.redaction.engine import CONTEXT, SPECIFIC, Rule, compiled, entro
 from gitimprove.redaction.headers import generated
 from gitimprove.redaction.values import (
     assignment_is_secret,
+    dotted_literal,
+    in_ini_section,
     is_value,
     key_strength,
     kind_of,
@@ -99,6 +101,15 @@ def _check_assignment(secret: str, m: re.Match[str]) -> bool | str:
         return False  # `password = generated if x else None`: a name in an expression
     if sep.strip() == ":" and key_strength(key) == "strong" and memorable(secret):
         return "password"  # a memorable password as YAML writes it: a literal
+    if (
+        not quoted
+        and sep.strip() in ("=", ":")
+        and key_strength(key) == "strong"
+        and kind_of(key) == "password"
+        and dotted_literal(key, secret)
+        and in_ini_section(m.string, m.start())
+    ):
+        return "password"  # an INI file's value is a literal: `password = my.pass.word`
     if not assignment_is_secret(key, secret, quoted=quoted, env_style=env_style):
         return False
     return kind_of(key)
@@ -224,8 +235,19 @@ def _mixed(value: str) -> bool:
 
 
 def _check_flag_value(secret: str, m: re.Match[str]) -> bool:
-    """`--password=x` always; `--token VALUE` when VALUE is not a plain word."""
-    if not is_value(secret) or m.group("flag").lower().endswith(("bypass", "compass")):
+    """`--password=x` always; `--token VALUE` when VALUE is not a plain word; a password of
+    dotted names given with `=` (a shell passes it as written: no attribute path there)."""
+    flag = m.group("flag").lower()
+    if flag.endswith(("bypass", "compass")):
+        return False
+    if (
+        m.group("sep") == "="
+        and kind_of(flag) == "password"
+        and "[REDACTED:" not in secret
+        and dotted_literal(flag, secret)
+    ):
+        return True
+    if not is_value(secret):
         return False
     spaced = m.group("sep") != "="
     quoted = m.group("q") is not None
@@ -396,18 +418,24 @@ RULES: list[Rule] = [
         r"(?i)\b(?:proxy-)?authorization\\?[\"']?\s*[:=]\s*\\?[\"']?"
         # (any scheme: `Bearer`, `Splunk`, `GenieKey`, `SSWS`, next year's)
         r"(?:(?P<scheme>[A-Za-z][\w.-]{0,24})[ \t]+)?"
-        r"(?P<v>[A-Za-z0-9._~+/=:!#$%*@^-]{8,})",
+        # (a value holds any symbol a generated password does, `&` and `?` inside too: it
+        # ends at a blank, a quote, `;`, `,`, `|`, a bracket, or a query's `&<name>=`)
+        r"(?P<v>(?:[A-Za-z0-9._~+/=:!#$%*@^-]|[&?](?![A-Za-z_][\w.-]*=)){7,}"
+        r"[A-Za-z0-9._~+/=:!#$%*@^-])",
         ("authorization",),
         groups=("v",),
         priority=CONTEXT,
         check=_check_header,
+        whole=True,
     ),
     Rule(
         "bearer-token",
-        r"(?i)\bbearer\s+([A-Za-z0-9._~+/=!#$%*@^-]{12,})",
+        r"(?i)\bbearer\s+((?:[A-Za-z0-9._~+/=!#$%*@^-]|[&?](?![A-Za-z_][\w.-]*=)){11,}"
+        r"[A-Za-z0-9._~+/=!#$%*@^-])",
         ("bearer",),
         priority=CONTEXT,
         check=_check_bearer,
+        whole=True,
     ),
     Rule(
         "basic-auth",

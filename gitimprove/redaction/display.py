@@ -2,13 +2,14 @@
 until `git improve doctor --secrets --repair`; `log` (and its exports), `show`, `status`,
 `memory` and `idea list` mask it before it reaches a terminal, a CI log or a file.
 
-Everything written since redaction runs is masked already, so a view must not pay the full
-redactor on each line of a long output: a text of up to `WHOLE` characters (`show`, `status`,
-`idea list`, a short log) goes through it whole, as a record does when it is stored; in a
-longer one, a line goes through it only when a cheap scan finds what a secret needs around
-it (a credential's key before `=` or `:`, a URL's `://`, a private key's header, or a run of
-16 token characters holding a digit). A password in prose with none of these (`the password
-is x`) is not looked for in a long log; `doctor --secrets` finds it.
+A text shown goes through the whole redactor, whatever its length, as a record does when it
+is stored: a text of up to `WHOLE` characters at once, a longer one in overlapping windows
+(`redaction.redact_windows`: the time grows with the length alone). `log` alone, one record
+a row and bound by its budget (ten thousand rows in a few tenths of a second, DESIGN §13),
+sends a row of a long log through the redactor only when a cheap scan finds what a secret
+needs around it (a credential's key before `=` or `:`, a URL's `://`, a private key's
+header, or a run of 16 token characters holding a digit); a password in prose with none of
+these (`the password is x`) is not looked for there; `doctor --secrets` finds it.
 """
 
 from __future__ import annotations
@@ -53,20 +54,23 @@ def _suspect_lines(text: str) -> set[int]:
     return {text.rfind("\n", 0, n) + 1 for n in at}
 
 
-def mask_lines(text: str, *, json_lines: bool = False) -> str:
-    """`text` with every secret masked, line by line (each JSON line stays valid JSON with
-    `json_lines`); lines no secret can be on are kept without running the redactor."""
-    from gitimprove.redaction import redact, redact_blob
+def mask_lines(text: str, *, json_lines: bool = False, rows: bool = False) -> str:
+    """`text` with every secret masked (each JSON line stays valid JSON with `json_lines`);
+    with `rows` (a `log`, one record a line), the lines of a long text that no secret can be
+    on are kept without running the redactor."""
+    from gitimprove.redaction import redact, redact_blob, redact_windows
 
     if not text:
         return text
-    if json_lines and len(text) <= WHOLE:  # each line a JSON document, masked as stored
+    if json_lines and (len(text) <= WHOLE or not rows):  # each line a JSON document
         return "".join(
             redact_blob(line).decode("utf-8", "surrogateescape")
             for line in text.splitlines(keepends=True)
         )
     if "-----BEGIN" in text or len(text) <= WHOLE:  # (a private key spans lines)
         return redact_blob(text).decode("utf-8", "surrogateescape") if json_lines else redact(text)
+    if not rows:
+        return redact_windows(text)
     starts = _suspect_lines(text)
     if not starts:
         return text

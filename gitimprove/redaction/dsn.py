@@ -8,7 +8,11 @@
   `CREATE|ALTER LOGIN … WITH PASSWORD = '<pw>'`;
 - an ODBC connection string's value in braces, `Pwd={<pw>}` (`}}` stands for `}`), which
   holds any character a password has (`;`, `=`, blanks); a template (`Pwd={password}`,
-  `{0}`) is none.
+  `{0}`) is none;
+- an ADO.NET or ODBC connection string's bare password holding `;` or `,`
+  (`Server=db;User Id=sa;Password=ab;c,1!;`): a `;` ends it only before the next
+  `<key>=` or at the string's end, so what follows a `;` that starts no pair is still the
+  password (the string must name a connection's key: `Server=`, `Data Source=`, `Uid=`, …).
 """
 
 from __future__ import annotations
@@ -34,6 +38,26 @@ def _check_braced(secret: str, m: re.Match[str]) -> bool | str:
     ):
         return False
     return "password" if is_value(secret.replace(" ", "")) else False
+
+
+# the keys a connection string holds beside its password
+_CONNECTION_KEY = (
+    r"(?i)(?:^|[;\"'\s])(?:server|data[ \t]+source|database|initial[ \t]+catalog|user[ \t]*id|"
+    r"uid|user|driver|dsn|host|port|address|addr|provider|network[ \t]+address|"
+    r"integrated[ \t]+security|encrypt|trustservercertificate)[ \t]*="
+)
+
+
+def _check_connection(secret: str, m: re.Match[str]) -> bool | str:
+    """A password holding `;` or `,` in a connection string: its line names another of a
+    connection's keys, and the value is no template (`{0}`, `$(DB_PW)`, `%s`)."""
+    text = m.string
+    start = text.rfind("\n", 0, m.start()) + 1
+    end = text.find("\n", m.end())
+    line = text[start : len(text) if end == -1 else end]
+    if not compiled(_CONNECTION_KEY, 0).search(line.replace(m.group(0), " ")):
+        return False
+    return _check_pw(secret, m)
 
 
 def _check_dsn(secret: str, m: re.Match[str]) -> bool | str:
@@ -90,6 +114,18 @@ RULES: list[Rule] = [
         groups=("v",),
         priority=CONTEXT,
         check=_check_braced,
+        whole=True,
+    ),
+    Rule(
+        "password",
+        r"(?i)(?:(?<=[;\"'\s])|^)(?:password|pwd)[ \t]*=[ \t]*"
+        r"(?P<v>[^\s\"'{;,][^\s\"']*?[;,][^\s\"']*?[^\s\"';,])"
+        r"(?=;[ \t]*[A-Za-z][\w \t]{0,40}=|;?[ \t]*(?:[\"']|\r?\n|\Z))",
+        ("pwd=", "password=", "pwd =", "password ="),
+        groups=("v",),
+        needs=(";",),
+        priority=CONTEXT,
+        check=_check_connection,
         whole=True,
     ),
 ]

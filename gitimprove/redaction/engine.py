@@ -168,6 +168,10 @@ def _allow(raw: Iterable[dict[str, object]]) -> tuple[Allow, ...]:
     return tuple(out)
 
 
+# a text up to this long is searched for keywords by the pairs of characters it holds
+_PAIRS_UP_TO = 4096
+
+
 class RuleSet:
     """Rules plus a keyword index: `candidates(text)` lists the rules worth running."""
 
@@ -181,10 +185,24 @@ class RuleSet:
             for kw in rule.keywords:
                 self.index.setdefault(kw, []).append(n)
         self.keywords = tuple(self.index)
+        # the keywords by their first two characters (those of one character apart): a short
+        # text looks only for those starting with a pair it holds
+        self._single = tuple(kw for kw in self.keywords if len(kw) == 1)
+        self._by_pair: dict[str, list[str]] = {}
+        for kw in self.keywords:
+            if len(kw) > 1:
+                self._by_pair.setdefault(kw[:2], []).append(kw)
 
     def present(self, lower: str, within: Sequence[str] | None = None) -> list[str]:
         """The keywords that occur in `lower` (a lower-cased text); `within` narrows the
         search to the keywords of a larger text holding this one."""
+        if within is None and len(lower) <= _PAIRS_UP_TO:
+            # (a line or two, as the views read around each line break: looking for a
+            # thousand keywords in each cost most of the time of a long plain text)
+            pairs = {lower[i : i + 2] for i in range(len(lower) - 1)}
+            by_pair = self._by_pair
+            maybe = [kw for pair in pairs if pair in by_pair for kw in by_pair[pair]]
+            return [*filter(lower.__contains__, self._single), *filter(lower.__contains__, maybe)]
         return list(filter(lower.__contains__, self.keywords if within is None else within))
 
     def candidates(self, lower: str, within: Sequence[str] | None = None) -> list[Rule]:

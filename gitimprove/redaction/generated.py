@@ -22,6 +22,7 @@ import itertools
 import re
 
 from gitimprove.redaction.engine import CONTEXT, Rule, compiled
+from gitimprove.redaction.keynames import words
 from gitimprove.redaction.values import _odd_run
 
 # words for a password, a key or a secret in other languages (ASCII spellings too)
@@ -393,6 +394,71 @@ def _weakly_drawn(value: str) -> bool:
     )
 
 
+# the letters a name of code writes before a number: `utf8`, `sha256`, `win32`, `ipv6`
+_NUMBERED_STEMS = words(
+    "utf sha md crc int uint float base win ipv ec oauth py python vec mp h x v s3 arm amd "
+    "gen ver rev col row api http tls ssl rsa aes des x86 level step phase log k i l"
+)
+
+
+def _pronounceable(value: str) -> bool:
+    """A pronounceable password as pwgen draws one (`Ohsh4aiph`, `aeNg3pho`): 8 to 12
+    letters and one digit between them, one or two capitals, none beside another (no
+    acronym: `gRPCv2Api`, `IPv6Addr`), two letters or more on each side of the digit (not
+    `M1Max`, `Vec3f`), the letters before it no stem a name numbers (`utf8Mode`,
+    `Log4jConfig`)."""
+    m = compiled(r"([A-Za-z]{2,11})([0-9])([A-Za-z]{2,11})", 0).fullmatch(value)
+    if m is None or not 8 <= len(value) <= 12:
+        return False
+    upper = sum(c.isupper() for c in value)
+    return (
+        1 <= upper <= 2
+        and compiled(r"[A-Z]{2}", 0).search(value) is None
+        and m.group(1).lower() not in _NUMBERED_STEMS
+        and not any(m.group(1).lower().endswith(stem) for stem in ("utf", "sha", "md", "ipv"))
+    )
+
+
+# the words of names that a passphrase of words does not draw: what code, builds and
+# services name things with (`node-modules-cache`, `github-actions-bot`)
+_NAME_WORDS = words(
+    """
+    app apps api auth bot build builds cache cached ci cd client cluster config configs data
+    database db default deploy deployment dev develop docker env file files git github gitlab
+    hook hooks id ids image images key keys lib libs local main master node npm pip prod
+    production python release repo runner secret secrets server service services stage
+    staging test tests token tokens tool tools user users web worker workers module modules
+    deps package packages lock yarn pnpm cargo gradle maven linux windows macos ubuntu bucket
+    storage backup backups log logs name names primary access admin account bearer oauth
+    session sessions refresh type value values object string list map set get put post
+    delete update create remove add action actions workflow workflows job jobs step steps
+    run runs check checks lint docs site page home index core common shared util utils
+    helper helpers handler manager provider store state redis postgres mysql mongo sql
+    queue topic stream event events message messages email mail push notification
+    notifications public private internal external read write only version versions latest
+    stable nightly beta alpha legacy new old next prev current temp tmp dist out src
+    source target bin assets static media upload uploads download downloads artifact
+    artifacts report reports result results metric metrics guard agent agents memory
+    signal signals experiment experiments note notes loop the and for with from line
+    newline char chars text word words end start begin close open error errors warning
+    """
+)
+
+
+def _passphrase(value: str) -> bool:
+    """A passphrase of words (`correct-horse-battery-staple`): four words or more of 3 to
+    9 lower-case letters joined by `-`, none repeated and none a word that names things in
+    code, builds or services (`node-modules-cache-key` is a name; words joined by `.` or `_`
+    are an attribute path or a name in code: `self.frame.code.path`)."""
+    parts = value.split("-")
+    return (
+        len(parts) >= 4
+        and all(compiled(r"[a-z]{3,9}", 0).fullmatch(p) for p in parts)
+        and len(set(parts)) == len(parts)
+        and not any(p in _NAME_WORDS for p in parts)
+    )
+
+
 def _check(secret: str, m: re.Match[str]) -> bool | str:
     from gitimprove.redaction.keynames import key_strength, key_words, kind_of
 
@@ -421,6 +487,9 @@ def _check(secret: str, m: re.Match[str]) -> bool | str:
         or (strength == "strong" and kind_of(key) == "password")
         or any(w in _NAMING for w in parts)
     )
+    # (a pronounceable password or a passphrase of words: no name has their shape)
+    if not named and (_pronounceable(secret) or _passphrase(secret)):
+        return "password" if kind_of(key) == "password" else "credential"
     if not named and (_a_name(secret) or not _weakly_drawn(secret)):
         return False
     # (under a key naming a password, every class of character is enough: `R7&acane`)

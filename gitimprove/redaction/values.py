@@ -694,6 +694,62 @@ def _drawn_dots(value: str) -> bool:
     )
 
 
+# the first name of an attribute path in code or a template: `self.key`, `config.db.password`
+_OBJECTS = words(
+    "self this cls args opts options cfg conf config configs settings setting env environ os "
+    "process ctx context params secrets vars inputs props state app request req session matrix "
+    "steps github needs runner job values spec"
+)
+# a file's extension: a value naming where a password is kept (`db.pass.txt`), not one
+_EXTENSIONS = words(
+    "txt json yaml yml toml ini cfg conf env pem key crt cer p12 pfx jks gpg asc age enc "
+    "properties xml secret secrets pass"
+)
+
+
+def dotted_literal(key: str, value: str) -> bool:
+    """A password of names joined by dots where a value is a literal (an INI file's value,
+    a flag's `--password=…`): `my.pass.word`, `a.b.c`. Not an attribute path written there
+    (its first name an object's: `self.key`, `config.db.password`), a value naming its own
+    key (`db.password`), a file's name (`db.pass.txt`) or a version (`1.2.3`)."""
+    parts = value.split(".")
+    # (words in lower case and numbers: a name of code mixes cases, digits or `_` in a
+    # part, `x509.load_pem`, `this.props.apiKey`, `Secrets.MySQL8Password`)
+    if len(parts) < 2 or not all(
+        compiled(r"[a-z]{1,20}|[0-9]{1,10}", 0).fullmatch(p) for p in parts
+    ):
+        return False
+    names = key_words(key)
+    return (
+        parts[0].isalpha()
+        and parts[0] not in _OBJECTS
+        and parts[-1] not in _EXTENSIONS
+        and not any(p in names for p in parts)
+    )
+
+
+# an INI file's section header, and the lines a section holds
+_INI_SECTION = r"\[[\w .:\"'/-]{1,80}\]"
+_INI_LINE = r"[#;][^\n]*|[\w.-]{1,80}[ \t]*[=:][^\n]*"
+
+
+def in_ini_section(text: str, pos: int) -> bool:
+    """Whether the line at `pos` is in an INI file's section: the lines above it, up to a
+    `[section]` header, are `key = value` lines, comments or blank."""
+    end = text.rfind("\n", 0, pos)
+    for _ in range(200):
+        if end < 0:
+            return False
+        start = text.rfind("\n", 0, end) + 1
+        line = text[start:end].strip()
+        if compiled(_INI_SECTION, 0).fullmatch(line):
+            return True
+        if line and not compiled(_INI_LINE, 0).fullmatch(line):
+            return False
+        end = start - 1
+    return False
+
+
 def assignment_is_secret(key: str, value: str, *, quoted: bool, env_style: bool) -> bool:
     """Whether `key <op> value` assigns a credential: a weak key needs a random-looking
     value; a strong one any real value, unless it is unquoted code (`token = next_token`)."""

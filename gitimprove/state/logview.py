@@ -165,10 +165,10 @@ def produce(loc: gitdir.Location, req: Request) -> tuple[bytes, bytes]:
             rows = _select(noterows.view_rows(loc, use_cache=not req.no_cache, store=False), req)
             out_text, err_text = render([Experiment.from_row(r) for r in rows], req)
     # records an older gitimprove stored unmasked are shown masked (and the cache keeps them
-    # so); a line goes through the redactor only when a secret could be on it
+    # so); a long log sends a row through the redactor only when a secret could be on it
     from gitimprove.redaction.display import STORED, mask_lines
 
-    masked = mask_lines(out_text, json_lines=req.fmt == "jsonl")
+    masked = mask_lines(out_text, json_lines=req.fmt == "jsonl", rows=True)
     if masked != out_text:
         out_text, err_text = masked, err_text + f"warning: {STORED}\n"
     if req.fmt != "jsonl":  # JSON escapes control characters itself
