@@ -133,6 +133,8 @@ def call_agent(
                 ctx.shared.processes(token),
             ):
                 result = ctx.agent.run(task, ws.path, float(ctx.cfg.get("agent", "timeout")))
+            # first: a lowered RLIMIT_NOFILE of the harness refuses every file it opens next
+            inherited, restored = ([], True) if ctx.sandbox.active else reaper.restore_inherited()
             seconds, cost = result.seconds, result.cost_usd or 0.0
             # verified before anything is measured: nothing with its token anywhere (in the
             # sandbox every process of the agent died with its pid namespace)
@@ -152,6 +154,9 @@ def call_agent(
                 moved = put_back(ctx.repo, before, after)
     if changed:
         raise AgentTampered(result, changed, hint=objects_hint(moved, changed))
+    if inherited:
+        hint = None if restored else reaper.INHERITED_HINT
+        raise AgentTampered(result, inherited, _INHERITED, stop=not restored, hint=hint)
     planted = sites.changes(python, sites.take(ctx.site_folders))
     if planted:
         raise AgentTampered(
@@ -191,6 +196,12 @@ def call_agent(
             stop=False,
         )
     return result
+
+
+_INHERITED = (
+    "the agent changed what the harness's processes inherit (its resource limits, CPU affinity "
+    "or priority): every later measurement would run under them"
+)
 
 
 class AgentTampered(Tampered):

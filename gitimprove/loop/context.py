@@ -389,6 +389,16 @@ class RunContext:
                     ["SIGSTOP/SIGCONT of the harness"],
                     checkout=co,
                 )
+            inherited, restored = ([], True) if before is None else reaper.restore_inherited()
+            if inherited:
+                raise Tampered(
+                    f"the harness's resource limits, CPU affinity or priority changed during the "
+                    f"{what} (every later measurement would run under them)",
+                    inherited,
+                    checkout=co,
+                    stop=not restored,
+                    hint=None if restored else reaper.INHERITED_HINT,
+                )
             planted = sites.changes(python, sites.take(self.site_folders))
             if planted:
                 raise Tampered(
