@@ -1,0 +1,98 @@
+"""What every process of the harness inherits from it is the run's own (docs/integrity.md).
+
+Without the sandbox any process of the user can change another's resource limits (`prlimit`),
+CPU affinity (`taskset -p`) and priority (`renice`), and the harness's pid is in the token
+every attempt's process carries. A lowered open-file limit stopped the run with the attempt
+unrecorded (and every `--resume` ran the same agent again); an affinity of one CPU would hold
+for every later measurement, the incumbent's too, while the candidate's own code widens its
+own. The harness pins them at the run's start and sets them back after each agent call and
+measurement, the attempt `tampered` naming what changed; in the sandbox the agent and the
+measured code cannot see the harness at all (a pid namespace of their own).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import TmpRepo
+from tests.loop_helpers import run_rows, value_project
+from tests.test_integrity import needs_bwrap
+
+AGENT = Path(__file__).parent / "agents" / "inherit_agent.py"
+BENCH = """import pathlib, subprocess, sys
+subprocess.run([sys.executable, "src/work.py"], check=True)
+print("METRIC score=" + pathlib.Path("src/value.txt").read_text().strip(), flush=True)
+"""
+NAMED = {  # attack: what the reason names
+    "nofile": "RLIMIT_NOFILE of the harness: 12/",
+    "fsize": "RLIMIT_FSIZE of the harness: 0/",
+    "affinity": "CPU affinity of the harness's thread",
+    "measured-nofile": "RLIMIT_NOFILE of the harness: 12/",
+    "measured-affinity": "CPU affinity of the harness's thread",
+}
+if len(os.sched_getaffinity(0)) < 2:  # one CPU: pinning to it changes nothing
+    del NAMED["affinity"], NAMED["measured-affinity"]
+
+
+def project(repo: TmpRepo, names: list[str], sandbox: str) -> None:
+    plan = repo.path.parent / "plan.json"
+    plan.write_text(json.dumps({str(i): n for i, n in enumerate(names, 1)}))
+    agent = f"{sys.executable} {AGENT} {plan}"
+    value_project(repo, agent, BENCH, {"src/work.py": "pass\n"}, sandbox=sandbox, timeouts=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
+def test_what_the_harness_passes_on_is_set_back_and_never_kept(
+    tmp_repo: TmpRepo, sandbox: str
+) -> None:
+    names = [*NAMED, "honest"]
+    project(tmp_repo, names, sandbox)
+    res = tmp_repo.cli("run", "--run", "h", "-n", str(len(names)))
+    assert res.returncode == 0, res.stderr
+    rows = {r["description"]: r for r in run_rows(tmp_repo, "h")[1:]}
+    assert set(rows) == set(names), rows
+    for name, named in NAMED.items():
+        row = rows[name]
+        if sandbox == "none":
+            assert row["status"] == "tampered", (name, row)
+            assert named in row["reason"], (name, row["reason"])
+        else:  # nothing of the harness to reach: an ordinary attempt
+            assert row["status"] in ("keep", "discard"), (name, row)
+    assert rows["honest"]["status"] == "keep", rows["honest"]
+    kept = tmp_repo.git("rev-parse", "improve/h")
+    assert kept == rows["honest"]["commit"] or sandbox == "bwrap", rows
+
+
+def test_a_lowered_limit_and_a_narrowed_affinity_are_named_and_set_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """In-process, as another process of the user would do it from outside."""
+    import resource
+
+    from gitimprove.util import reaper
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    cpus = os.sched_getaffinity(0)
+    monkeypatch.setattr(reaper, "_pinned", None)  # put back after the test
+    reaper.pin_inherited()
+    try:
+        assert reaper.restore_inherited() == ([], True)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, hard))
+        if len(cpus) > 1:
+            os.sched_setaffinity(0, {min(cpus)})
+        changed, restored = reaper.restore_inherited()
+        assert restored, changed
+        assert "RLIMIT_NOFILE of the harness: 64/" in changed[0], changed
+        assert len(changed) == (2 if len(cpus) > 1 else 1), changed
+        assert resource.getrlimit(resource.RLIMIT_NOFILE) == (soft, hard)
+        assert os.sched_getaffinity(0) == cpus
+        assert reaper.restore_inherited() == ([], True)
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        os.sched_setaffinity(0, cpus)
