@@ -7,7 +7,10 @@ unrecorded (and every `--resume` ran the same agent again); an affinity of one C
 for every later measurement, the incumbent's too, while the candidate's own code widens its
 own. The harness pins them at the run's start and sets them back after each agent call and
 measurement, the attempt `tampered` naming what changed; in the sandbox the agent and the
-measured code cannot see the harness at all (a pid namespace of their own).
+measured code cannot see the harness at all (a pid namespace of their own). So it is with
+`$TMPDIR`: a file put in place of the folder Python chose for the harness's temporary files
+(which it keeps for the process) stopped the run with exit 3, and a full one with the attempt
+unrecorded, blamed on the repository's disk.
 """
 
 from __future__ import annotations
@@ -66,7 +69,25 @@ def test_what_the_harness_passes_on_is_set_back_and_never_kept(
             assert row["status"] in ("keep", "discard"), (name, row)
     assert rows["honest"]["status"] == "keep", rows["honest"]
     kept = tmp_repo.git("rev-parse", "improve/h")
-    assert kept == rows["honest"]["commit"] or sandbox == "bwrap", rows
+    assert kept == rows["honest"]["commit"], rows
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("attack", ["tmpdir-file", "measured-tmpdir-file"])
+def test_a_file_in_place_of_the_harness_tmpdir_stops_nothing(
+    tmp_repo: TmpRepo, attack: str
+) -> None:
+    """Not tampering (`$TMPDIR` is the agent's to use too): the next usable folder is taken."""
+    names = [attack, "honest"]
+    project(tmp_repo, names, "none")
+    tmp = tmp_repo.path.parent / "tmp"
+    tmp.mkdir()
+    res = tmp_repo.cli("run", "--run", "h", "-n", "2", env={"TMPDIR": str(tmp)})
+    assert res.returncode == 0, res.stderr
+    assert tmp.is_file(), "the attack did not happen"
+    rows = {r["description"]: r for r in run_rows(tmp_repo, "h")[1:]}
+    assert [rows[n]["status"] for n in names] == ["keep", "keep"], rows
+    assert tmp_repo.git("rev-parse", "improve/h") == rows["honest"]["commit"]
 
 
 def test_a_lowered_limit_and_a_narrowed_affinity_are_named_and_set_back(
@@ -96,3 +117,23 @@ def test_a_lowered_limit_and_a_narrowed_affinity_are_named_and_set_back(
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
         os.sched_setaffinity(0, cpus)
+
+
+def test_the_harness_runs_git_with_no_usable_temporary_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its commands' input and output are in memory: a full or replaced `$TMPDIR` is not met
+    while an attempt is recorded (the run stopped, blamed on the repository's disk)."""
+    import tempfile
+
+    from gitimprove.git import space
+    from gitimprove.util import proc
+
+    gone = tmp_path / "gone"
+    gone.write_text("a file where the folder was\n")
+    monkeypatch.setattr(tempfile, "tempdir", str(gone))
+    res = proc.run(["git", "hash-object", "--stdin"], input="x\n")
+    assert res.ok and res.stdout.strip() == "587be6b4c3f93f93c489c0111bba5596147a26cb", res
+    refused = OSError(28, "No space left on device", str(gone / "tmpab12" / "index"))
+    assert space.full_place(refused, tmp_path / "repo") == tmp_path
+    assert space.full_place(OSError(28, "No space"), tmp_path / "repo") == tmp_path / "repo"

@@ -25,7 +25,7 @@ from gitimprove.loop import program, siblings, sites
 from gitimprove.loop.context import RunContext
 from gitimprove.loop.integrity import Tampered
 from gitimprove.loop.space import check_workspace
-from gitimprove.util import reaper, written
+from gitimprove.util import files, reaper, written
 
 if TYPE_CHECKING:
     from gitimprove.loop.attempt import AttemptSpec
@@ -135,6 +135,7 @@ def call_agent(
                 result = ctx.agent.run(task, ws.path, float(ctx.cfg.get("agent", "timeout")))
             # first: a lowered RLIMIT_NOFILE of the harness refuses every file it opens next
             inherited, restored = ([], True) if ctx.sandbox.active else reaper.restore_inherited()
+            files.rechoose_tempdir()  # it may have filled $TMPDIR, or put a file there
             seconds, cost = result.seconds, result.cost_usd or 0.0
             # verified before anything is measured: nothing with its token anywhere (in the
             # sandbox every process of the agent died with its pid namespace)

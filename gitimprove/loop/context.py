@@ -37,6 +37,7 @@ from gitimprove.loop.importable import importable_names, interpreters
 from gitimprove.loop.integrity import Tampered, after_run, reset_checkout
 from gitimprove.loop.metrics import MetricRun, relative_of, run_metric
 from gitimprove.util import proc, reaper
+from gitimprove.util.files import rechoose_tempdir
 
 if TYPE_CHECKING:
     from gitimprove.loop.runs import RunOptions
@@ -390,6 +391,7 @@ class RunContext:
                     checkout=co,
                 )
             inherited, restored = ([], True) if before is None else reaper.restore_inherited()
+            rechoose_tempdir()
             if inherited:
                 raise Tampered(
                     f"the harness's resource limits, CPU affinity or priority changed during the "

@@ -5,7 +5,8 @@ argv[1] is a JSON file mapping an iteration to an attack; each also lowers src/v
 honest-looking gain). `nofile` lowers the harness's open-file limit to 12 (its next `git` or
 record could not open a pipe), `fsize` its file-size limit to 0 (its next write would kill it
 with SIGXFSZ), `affinity` pins it to one CPU (every later measurement, the incumbent's too,
-would run on one); `measured-*` leave the same in src/work.py, which the sealed benchmark
+would run on one), `tmpdir-file` puts a file in place of its `$TMPDIR` (which Python chose at
+its first use and keeps); `measured-*` leave the same in src/work.py, which the sealed benchmark
 runs while it is measured; `honest` only lowers the value."""
 
 import json
@@ -22,7 +23,10 @@ try:  # in the sandbox the harness is not in the pid namespace
         resource.prlimit(harness, resource.RLIMIT_FSIZE, (0, resource.prlimit(harness, resource.RLIMIT_FSIZE)[1]))
     elif ATTACK == "affinity":
         os.sched_setaffinity(harness, {min(os.sched_getaffinity(harness))})
-except (ProcessLookupError, PermissionError):
+    elif ATTACK == "tmpdir-file":  # the folder Python chose for the harness's temporary files
+        os.rename(os.environ["TMPDIR"], os.environ["TMPDIR"] + ".gone")
+        open(os.environ["TMPDIR"], "w").close()
+except OSError:  # ProcessLookupError: in the sandbox the harness is not in its pid namespace
     pass
 """
 
