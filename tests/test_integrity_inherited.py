@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -90,30 +91,56 @@ def test_a_file_in_place_of_the_harness_tmpdir_stops_nothing(
     assert tmp_repo.git("rev-parse", "improve/h") == rows["honest"]["commit"]
 
 
+def _can_raise_a_hard_limit() -> bool:
+    code = (
+        "import resource as r; s, h = r.getrlimit(r.RLIMIT_NOFILE); "
+        "r.setrlimit(r.RLIMIT_NOFILE, (12, 12)); r.setrlimit(r.RLIMIT_NOFILE, (s, h))"
+    )
+    return subprocess.run([sys.executable, "-c", code], capture_output=True).returncode == 0
+
+
+@pytest.mark.slow
+def test_a_hard_limit_it_cannot_raise_again_stops_the_run_naming_it(tmp_repo: TmpRepo) -> None:
+    """Without privileges (`CAP_SYS_RESOURCE`) nothing sets a lowered hard limit back: no
+    record could be written under it, so the run stops (exit 1) naming it — not "the file
+    system refused", not a traceback. With them it is set back like a soft one."""
+    project(tmp_repo, ["nofile-hard", "honest"], "none")
+    res = tmp_repo.cli("run", "--run", "h", "-n", "2")
+    statuses = [r["status"] for r in run_rows(tmp_repo, "h")]
+    if _can_raise_a_hard_limit():
+        assert res.returncode == 0, res.stderr
+        assert statuses == ["baseline", "tampered", "keep"], statuses
+        return
+    assert res.returncode == 1, res.stderr
+    assert "RLIMIT_NOFILE of the harness: 12/12 (was " in res.stderr, res.stderr
+    assert "run --resume" in res.stderr and "Traceback" not in res.stderr, res.stderr
+    assert statuses == ["baseline"], statuses
+
+
 def test_a_lowered_limit_and_a_narrowed_affinity_are_named_and_set_back(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """In-process, as another process of the user would do it from outside."""
     import resource
 
-    from gitimprove.util import reaper
+    from gitimprove.util import inherited
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     cpus = os.sched_getaffinity(0)
-    monkeypatch.setattr(reaper, "_pinned", None)  # put back after the test
-    reaper.pin_inherited()
+    monkeypatch.setattr(inherited, "_pinned", None)  # put back after the test
+    inherited.pin()
     try:
-        assert reaper.restore_inherited() == ([], True)
+        assert inherited.changes() == ([], True)
         resource.setrlimit(resource.RLIMIT_NOFILE, (64, hard))
         if len(cpus) > 1:
             os.sched_setaffinity(0, {min(cpus)})
-        changed, restored = reaper.restore_inherited()
+        changed, restored = inherited.changes()
         assert restored, changed
         assert "RLIMIT_NOFILE of the harness: 64/" in changed[0], changed
         assert len(changed) == (2 if len(cpus) > 1 else 1), changed
         assert resource.getrlimit(resource.RLIMIT_NOFILE) == (soft, hard)
         assert os.sched_getaffinity(0) == cpus
-        assert reaper.restore_inherited() == ([], True)
+        assert inherited.changes() == ([], True)
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
         os.sched_setaffinity(0, cpus)

@@ -25,7 +25,7 @@ from gitimprove.loop import program, siblings, sites
 from gitimprove.loop.context import RunContext
 from gitimprove.loop.integrity import Tampered
 from gitimprove.loop.space import check_workspace
-from gitimprove.util import files, reaper, written
+from gitimprove.util import files, inherited, reaper, written
 
 if TYPE_CHECKING:
     from gitimprove.loop.attempt import AttemptSpec
@@ -133,8 +133,10 @@ def call_agent(
                 ctx.shared.processes(token),
             ):
                 result = ctx.agent.run(task, ws.path, float(ctx.cfg.get("agent", "timeout")))
-            # first: a lowered RLIMIT_NOFILE of the harness refuses every file it opens next
-            inherited, restored = ([], True) if ctx.sandbox.active else reaper.restore_inherited()
+            # set back when the agent exited (util/proc.py), and after its daemons died
+            changed_limits, restored = ([], True) if ctx.sandbox.active else inherited.changes()
+            if not restored:  # no record can be written under them: named, the run stops
+                raise inherited.Stuck(changed_limits, "the agent")
             files.rechoose_tempdir()  # it may have filled $TMPDIR, or put a file there
             seconds, cost = result.seconds, result.cost_usd or 0.0
             # verified before anything is measured: nothing with its token anywhere (in the
@@ -155,9 +157,9 @@ def call_agent(
                 moved = put_back(ctx.repo, before, after)
     if changed:
         raise AgentTampered(result, changed, hint=objects_hint(moved, changed))
-    if inherited:
-        hint = None if restored else reaper.INHERITED_HINT
-        raise AgentTampered(result, inherited, _INHERITED, stop=not restored, hint=hint)
+    if changed_limits:
+        hint = None if restored else inherited.HINT
+        raise AgentTampered(result, changed_limits, _INHERITED, stop=not restored, hint=hint)
     planted = sites.changes(python, sites.take(ctx.site_folders))
     if planted:
         raise AgentTampered(

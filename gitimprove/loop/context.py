@@ -36,7 +36,7 @@ from gitimprove.loop.implicit import ts_extended_in
 from gitimprove.loop.importable import importable_names, interpreters
 from gitimprove.loop.integrity import Tampered, after_run, reset_checkout
 from gitimprove.loop.metrics import MetricRun, relative_of, run_metric
-from gitimprove.util import proc, reaper
+from gitimprove.util import inherited, proc, reaper
 from gitimprove.util.files import rechoose_tempdir
 
 if TYPE_CHECKING:
@@ -45,6 +45,9 @@ if TYPE_CHECKING:
 Event = dict[str, Any]
 Emit = Callable[[Event], None]
 _T = TypeVar("_T")
+
+
+INHERITED = "the harness's resource limits, CPU affinity or priority"
 
 
 @dataclass(frozen=True)
@@ -390,16 +393,21 @@ class RunContext:
                     ["SIGSTOP/SIGCONT of the harness"],
                     checkout=co,
                 )
-            inherited, restored = ([], True) if before is None else reaper.restore_inherited()
+            drifted, restored = ([], True) if before is None else inherited.changes()
+            if not restored:
+                raise inherited.Stuck(drifted, f"the {what}")
             rechoose_tempdir()
-            if inherited:
+            writers = self.suspects(since) if drifted and restored else []
+            if writers:  # set back: measured again while no agent works, then laid on them
+                raise siblings.Spoiled(drifted, writers, INHERITED)
+            if drifted:
                 raise Tampered(
-                    f"the harness's resource limits, CPU affinity or priority changed during the "
-                    f"{what} (every later measurement would run under them)",
-                    inherited,
+                    f"{INHERITED} changed during the {what} (every later measurement would run "
+                    "under them)",
+                    drifted,
                     checkout=co,
                     stop=not restored,
-                    hint=None if restored else reaper.INHERITED_HINT,
+                    hint=None if restored else inherited.HINT,
                 )
             planted = sites.changes(python, sites.take(self.site_folders))
             if planted:
@@ -531,6 +539,7 @@ class RunContext:
             return run()
         except siblings.Spoiled as first:
             paths, writers = list(first.paths), set(first.writers)
+            victim = first.victim or f"the checkout of {co.commit[:10]} ({what})"
         with siblings.alone():
             for _ in range(3):  # written again before the last agent ended: made anew once more
                 try:
@@ -541,7 +550,7 @@ class RunContext:
                     writers |= set(again.writers)
             else:
                 raise Tampered(f"the checkout changed before the {what}", paths, checkout=co)
-        siblings.blame(sorted(writers), f"the checkout of {co.commit[:10]} ({what})", paths)
+        siblings.blame(sorted(writers), victim, paths)
         return got
 
     def incumbent_checkout(self, commit: str) -> Checkout:

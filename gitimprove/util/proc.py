@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import FrameType
 
+from gitimprove.util import inherited
 from gitimprove.util.pipe import Capped, drain, pending, read_until_exit, stream
 from gitimprove.util.result import TAIL_CHARS, Result
 
@@ -227,6 +228,8 @@ def run(
         finally:
             with _registry:
                 _live.discard(proc.pid)
+            if piped:  # untrusted: what it changed of the harness's limits is set back first
+                inherited.settle()
         # Children that outlived the leader in its group die with it.
         kill_group(proc.pid)
         late = 0

@@ -30,7 +30,6 @@ import ctypes
 import ctypes.util
 import hashlib
 import os
-import resource
 import secrets
 import signal
 import sys
@@ -40,7 +39,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from gitimprove.util import marks, proc
+from gitimprove.util import inherited, marks, proc
 from gitimprove.util.alive import pid_alive, runs_gitimprove
 
 TOKEN_VAR = "GITIMPROVE_TOKEN"
@@ -80,20 +79,19 @@ def harden() -> Callable[[], None]:
     (no `ptrace`, no `/proc/<harness>/fd` or `mem` for them), and count every SIGCONT — a
     stopped harness is only ever continued by one, so a measurement during which the count
     moved was not watched throughout (`continued`), and pin what its processes inherit
-    (`restore_inherited`). Returns what undoes the signal handler and the pin."""
+    (util/inherited.py). Returns what undoes the signal handler and the pin."""
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
             libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
             libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
-    pin_inherited()
+    inherited.pin()
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
     previous = signal.signal(signal.SIGCONT, _count_continue)
 
     def undo() -> None:
-        global _pinned
         signal.signal(signal.SIGCONT, previous)
-        _pinned = None
+        inherited.unpin()
 
     return undo
 
@@ -101,120 +99,6 @@ def harden() -> Callable[[], None]:
 def continued() -> int:
     """How many times the harness was continued after a stop (see `harden`)."""
     return _continued
-
-
-# What every process the harness starts inherits from it, and another process of the user can
-# change from outside without a trace (`prlimit`, `taskset -p`, `renice`): a candidate's code
-# that pins the harness to one CPU is measured on all of them, the incumbent it measures next
-# on one; a lowered `RLIMIT_NOFILE` stopped the run with the attempt unrecorded.
-_LIMITS = tuple(
-    {
-        getattr(resource, n): n
-        for n in sorted(dir(resource), reverse=True)
-        if n.startswith("RLIMIT_")
-    }.values()
-)  # one name each: RLIMIT_NOFILE, not its alias RLIMIT_OFILE
-
-
-@dataclass(frozen=True)
-class Inherited:
-    """The harness's resource limits, and each thread's CPU affinity and priority."""
-
-    limits: tuple[tuple[str, tuple[int, int]], ...]
-    affinity: frozenset[int] | None
-    nice: int | None
-
-
-_pinned: Inherited | None = None
-INHERITED_HINT = (
-    "the harness could not set them back (a lowered hard limit or a raised niceness needs "
-    "privileges): `git improve run --resume` starts a process of its own"
-)
-
-
-def _limits() -> tuple[tuple[str, tuple[int, int]], ...]:
-    out = []
-    for name in _LIMITS:
-        with contextlib.suppress(OSError, ValueError):
-            out.append((name, resource.getrlimit(getattr(resource, name))))
-    return tuple(out)
-
-
-def _threads() -> list[int]:
-    try:
-        return [int(t) for t in os.listdir("/proc/self/task")]
-    except (OSError, ValueError):
-        return [threading.get_native_id()]
-
-
-def _affinity(tid: int) -> frozenset[int] | None:
-    try:
-        return frozenset(os.sched_getaffinity(tid))
-    except (OSError, AttributeError):
-        return None
-
-
-def _nice(tid: int) -> int | None:
-    try:
-        return os.getpriority(os.PRIO_PROCESS, tid)
-    except (OSError, AttributeError):
-        return None
-
-
-def pin_inherited() -> None:
-    """Take what the harness's processes inherit (see `Inherited`) as the run's own."""
-    global _pinned
-    tid = threading.get_native_id()
-    _pinned = Inherited(_limits(), _affinity(tid), _nice(tid))
-
-
-def restore_inherited() -> tuple[list[str], bool]:
-    """What another process changed of the pinned `Inherited` (each named as it was and is),
-    set back where the harness may (a soft limit up to the hard one, the affinity; a lowered
-    hard limit or a raised niceness needs privileges), and whether everything was set back.
-    The limits come first: a lowered `RLIMIT_NOFILE` would refuse the listing of the threads."""
-    if _pinned is None:
-        return [], True
-    changed, restored = [], True
-    now = dict(_limits())
-    for name, was in _pinned.limits:
-        got = now.get(name)
-        if got is None or got == was:
-            continue
-        changed.append(f"{name} of the harness: {_limit_text(got)} (was {_limit_text(was)})")
-        try:
-            resource.setrlimit(getattr(resource, name), was)
-        except (OSError, ValueError):
-            restored = False
-    for tid in _threads():
-        got_cpus = _affinity(tid)
-        if _pinned.affinity is not None and got_cpus not in (None, _pinned.affinity):
-            changed.append(
-                f"CPU affinity of the harness's thread {tid}: {_cpus(got_cpus)} "
-                f"(was {_cpus(_pinned.affinity)})"
-            )
-            try:
-                os.sched_setaffinity(tid, _pinned.affinity)
-            except OSError:
-                restored = False
-        got_nice = _nice(tid)
-        if _pinned.nice is not None and got_nice not in (None, _pinned.nice):
-            changed.append(
-                f"niceness of the harness's thread {tid}: {got_nice} (was {_pinned.nice})"
-            )
-            try:
-                os.setpriority(os.PRIO_PROCESS, tid, _pinned.nice)
-            except OSError:
-                restored = False
-    return changed, restored
-
-
-def _limit_text(pair: tuple[int, int]) -> str:
-    return "/".join("unlimited" if v == resource.RLIM_INFINITY else str(v) for v in pair)
-
-
-def _cpus(cpus: frozenset[int] | None) -> str:
-    return ",".join(map(str, sorted(cpus or ()))) or "none"
 
 
 def available() -> bool:

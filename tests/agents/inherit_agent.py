@@ -3,7 +3,7 @@
 without the sandbox: the harness's pid is in the attempt's token (`gi1:<key>:<run>:<pid>:…`).
 argv[1] is a JSON file mapping an iteration to an attack; each also lowers src/value.txt (an
 honest-looking gain). `nofile` lowers the harness's open-file limit to 12 (its next `git` or
-record could not open a pipe), `fsize` its file-size limit to 0 (its next write would kill it
+record could not open a pipe), `nofile-hard` its hard limit too, `fsize` its file-size limit to 0 (its next write would kill it
 with SIGXFSZ), `affinity` pins it to one CPU (every later measurement, the incumbent's too,
 would run on one), `tmpdir-file` puts a file in place of its `$TMPDIR` (which Python chose at
 its first use and keeps); `measured-*` leave the same in src/work.py, which the sealed benchmark
@@ -19,6 +19,8 @@ harness = int(os.environ["GITIMPROVE_TOKEN"].split(":")[3])
 try:  # in the sandbox the harness is not in the pid namespace
     if ATTACK == "nofile":
         resource.prlimit(harness, resource.RLIMIT_NOFILE, (12, resource.prlimit(harness, resource.RLIMIT_NOFILE)[1]))
+    elif ATTACK == "nofile-hard":  # no process can raise it again without privileges
+        resource.prlimit(harness, resource.RLIMIT_NOFILE, (12, 12))
     elif ATTACK == "fsize":
         resource.prlimit(harness, resource.RLIMIT_FSIZE, (0, resource.prlimit(harness, resource.RLIMIT_FSIZE)[1]))
     elif ATTACK == "affinity":

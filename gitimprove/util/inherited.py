@@ -1,0 +1,176 @@
+"""What every process the harness starts inherits from it, pinned for the run
+(docs/integrity.md).
+
+Another process of the user can change it from outside without a trace (`prlimit`, `taskset
+-p`, `renice`), and the harness's pid is in every attempt's token: a candidate's code that
+pins the harness to one CPU is measured on all of them, the incumbent it measures next on one;
+a lowered `RLIMIT_NOFILE` stopped the run with the attempt unrecorded. `settle` sets it back
+the moment an untrusted command (an agent, a metric or guard run) has exited, before the
+harness opens anything (util/proc.py), and keeps what it found for the attempt's checks
+(`changes`). util/proc.py calls it: it imports nothing that imports that.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import threading
+from dataclasses import dataclass
+
+from gitimprove.errors import GitImproveError
+
+_LIMITS = tuple(
+    {
+        getattr(resource, n): n
+        for n in sorted(dir(resource), reverse=True)
+        if n.startswith("RLIMIT_")
+    }.values()
+)  # one name each: RLIMIT_NOFILE, not its alias RLIMIT_OFILE
+
+
+@dataclass(frozen=True)
+class Inherited:
+    """The harness's resource limits, and each thread's CPU affinity and priority."""
+
+    limits: tuple[tuple[str, tuple[int, int]], ...]
+    affinity: frozenset[int] | None
+    nice: int | None
+
+
+_pinned: Inherited | None = None
+HINT = (
+    "the harness could not set them back (a lowered hard limit or a raised niceness needs "
+    "privileges): `git improve run --resume` starts a process of its own"
+)
+
+
+class Stuck(GitImproveError):
+    """What the harness's processes inherit changed and cannot be set back: the run stops
+    (exit 1) naming it, before anything else is opened (no record could be written)."""
+
+    def __init__(self, changed: list[str], who: str) -> None:
+        super().__init__(
+            f"{who} changed what the harness's processes inherit and the harness cannot set it "
+            f"back: {'; '.join(changed)}; the attempt is not recorded",
+            hint=HINT + " (and runs that attempt again: use the sandbox)",
+        )
+
+
+def _limits() -> tuple[tuple[str, tuple[int, int]], ...]:
+    out = []
+    for name in _LIMITS:
+        with contextlib.suppress(OSError, ValueError):
+            out.append((name, resource.getrlimit(getattr(resource, name))))
+    return tuple(out)
+
+
+def _threads() -> list[int]:
+    try:
+        return [int(t) for t in os.listdir("/proc/self/task")]
+    except (OSError, ValueError):
+        return [threading.get_native_id()]
+
+
+def _affinity(tid: int) -> frozenset[int] | None:
+    try:
+        return frozenset(os.sched_getaffinity(tid))
+    except (OSError, AttributeError):
+        return None
+
+
+def _nice(tid: int) -> int | None:
+    try:
+        return os.getpriority(os.PRIO_PROCESS, tid)
+    except (OSError, AttributeError):
+        return None
+
+
+def pin() -> None:
+    """Take what the harness's processes inherit (see `Inherited`) as the run's own."""
+    global _pinned
+    tid = threading.get_native_id()
+    _pinned = Inherited(_limits(), _affinity(tid), _nice(tid))
+
+
+def restore() -> tuple[list[str], bool]:
+    """What another process changed of the pinned `Inherited` (each named as it was and is),
+    set back where the harness may (a soft limit up to the hard one, the affinity; a lowered
+    hard limit or a raised niceness needs privileges), and whether everything was set back.
+    The limits come first: a lowered `RLIMIT_NOFILE` would refuse the listing of the threads."""
+    if _pinned is None:
+        return [], True
+    changed, restored = [], True
+    now = dict(_limits())
+    for name, was in _pinned.limits:
+        got = now.get(name)
+        if got is None or got == was:
+            continue
+        changed.append(f"{name} of the harness: {_limit_text(got)} (was {_limit_text(was)})")
+        try:
+            resource.setrlimit(getattr(resource, name), was)
+        except (OSError, ValueError):
+            restored = False
+    for tid in _threads():
+        got_cpus = _affinity(tid)
+        if _pinned.affinity is not None and got_cpus not in (None, _pinned.affinity):
+            changed.append(
+                f"CPU affinity of the harness's thread {tid}: {_cpus(got_cpus)} "
+                f"(was {_cpus(_pinned.affinity)})"
+            )
+            try:
+                os.sched_setaffinity(tid, _pinned.affinity)
+            except OSError:
+                restored = False
+        got_nice = _nice(tid)
+        if _pinned.nice is not None and got_nice not in (None, _pinned.nice):
+            changed.append(
+                f"niceness of the harness's thread {tid}: {got_nice} (was {_pinned.nice})"
+            )
+            try:
+                os.setpriority(os.PRIO_PROCESS, tid, _pinned.nice)
+            except OSError:
+                restored = False
+    return changed, restored
+
+
+def _limit_text(pair: tuple[int, int]) -> str:
+    return "/".join("unlimited" if v == resource.RLIM_INFINITY else str(v) for v in pair)
+
+
+def _cpus(cpus: frozenset[int] | None) -> str:
+    return ",".join(map(str, sorted(cpus or ()))) or "none"
+
+
+def unpin() -> None:
+    global _pinned
+    _pinned = None
+    changes()
+
+
+_LOCK = threading.Lock()
+_found: dict[str, None] = {}  # what `settle` found since the last `changes`, in order
+_unrestored = False
+
+
+def settle() -> None:
+    """`restore`, what it found kept for `changes` (cheap: a few system calls)."""
+    global _unrestored
+    changed, restored = restore()
+    if changed:
+        with _LOCK:
+            _found.update(dict.fromkeys(changed))
+            _unrestored |= not restored
+
+
+def changes() -> tuple[list[str], bool]:
+    """What changed since the last call (each named as it was and is), set back now, and
+    whether everything could be set back (a lowered hard limit or a raised niceness needs
+    privileges)."""
+    global _unrestored
+    settle()
+    with _LOCK:
+        out = (list(_found), not _unrestored)
+        _found.clear()
+        _unrestored = False
+    return out
