@@ -384,7 +384,14 @@ class RunContext:
                     "PYTHONDONTWRITEBYTECODE": "1",
                     "PYTHONNOUSERSITE": "1",
                 }
-                with siblings.window(strays.current_owner() if self.candidates > 1 else None):
+                # In a tournament without the sandbox a sibling's agent could stop (SIGSTOP),
+                # renice or kill the processes of this run, seen in /proc as its own: it runs
+                # while no agent works (in the sandbox no agent sees it).
+                apart = self.candidates > 1 and not self.sandbox.active
+                with (
+                    siblings.alone() if apart else contextlib.nullcontext(),
+                    siblings.window(strays.current_owner() if self.candidates > 1 else None),
+                ):
                     yield Measuring(env, lambda: reaper.sweep(token))
             if before is not None and reaper.continued() != stops:
                 raise Tampered(
