@@ -8,13 +8,8 @@ empty file there; the user's own files are left as they were.
 
 from __future__ import annotations
 
-import shutil
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from tests.conftest import TmpRepo
 from tests.loop_helpers import run_rows, value_project
@@ -36,19 +31,6 @@ for name in NAMES:
 # a token it could read would push to the user's remote, outside the sandbox
 pathlib.Path("src/value.txt").write_text("80\\n" if found else "90\\n")
 """
-
-
-@pytest.fixture
-def visible_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A private home outside /tmp: the sandbox's /tmp is its own, so a home there is out of
-    its sight whatever the harness hides."""
-    home = Path(tempfile.mkdtemp(prefix="gitimprove-home-", dir="/var/tmp"))
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    try:
-        yield home
-    finally:
-        shutil.rmtree(home, ignore_errors=True)
 
 
 @needs_bwrap
