@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -39,6 +40,8 @@ NAMED = {  # attack: what the reason names
     "measured-nofile": "RLIMIT_NOFILE of the harness: 12/",
     "measured-affinity": "CPU affinity of the harness's thread",
 }
+if shutil.which("ionice") and os.uname().machine in ("x86_64", "aarch64"):
+    NAMED["ionice"] = "I/O priority of the harness's thread"
 if len(os.sched_getaffinity(0)) < 2:  # one CPU: pinning to it changes nothing
     del NAMED["affinity"], NAMED["measured-affinity"]
 

@@ -2,7 +2,7 @@
 (docs/integrity.md).
 
 Another process of the user can change it from outside without a trace (`prlimit`, `taskset
--p`, `renice`), and the harness's pid is in every attempt's token: a candidate's code that
+-p`, `renice`, `ionice -p`), and the harness's pid is in every attempt's token: a candidate's code that
 pins the harness to one CPU is measured on all of them, the incumbent it measures next on one;
 a lowered `RLIMIT_NOFILE` stopped the run with the attempt unrecorded. `settle` sets it back
 the moment an untrusted command (an agent, a metric or guard run) has exited, before the
@@ -13,10 +13,12 @@ harness opens anything (util/proc.py), and keeps what it found for the attempt's
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import resource
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 from gitimprove.errors import GitImproveError
 
@@ -31,11 +33,13 @@ _LIMITS = tuple(
 
 @dataclass(frozen=True)
 class Inherited:
-    """The harness's resource limits, and each thread's CPU affinity and priority."""
+    """The harness's resource limits, and each thread's CPU affinity, priority and I/O
+    priority."""
 
     limits: tuple[tuple[str, tuple[int, int]], ...]
     affinity: frozenset[int] | None
     nice: int | None
+    io: int | None
 
 
 _pinned: Inherited | None = None
@@ -86,11 +90,41 @@ def _nice(tid: int) -> int | None:
         return None
 
 
+# ioprio_get and ioprio_set (`ionice -p`), which Python does not wrap: (get, set) per machine
+_IOPRIO = {"x86_64": (252, 251), "aarch64": (31, 30), "arm64": (31, 30)}.get(os.uname().machine)
+_WHO_PROCESS = 1  # IOPRIO_WHO_PROCESS: the thread of that id
+
+
+@functools.lru_cache(maxsize=1)
+def _libc() -> Any:
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _syscall(number: int, *args: int) -> int:
+    return int(_libc().syscall(number, *args))
+
+
+def _io(tid: int) -> int | None:
+    if _IOPRIO is None:
+        return None
+    try:
+        got = _syscall(_IOPRIO[0], _WHO_PROCESS, tid)
+    except (OSError, AttributeError):
+        return None
+    return None if got < 0 else got
+
+
+def _set_io(tid: int, value: int) -> bool:
+    return _IOPRIO is not None and _syscall(_IOPRIO[1], _WHO_PROCESS, tid, value) == 0
+
+
 def pin() -> None:
     """Take what the harness's processes inherit (see `Inherited`) as the run's own."""
     global _pinned
     tid = threading.get_native_id()
-    _pinned = Inherited(_limits(), _affinity(tid), _nice(tid))
+    _pinned = Inherited(_limits(), _affinity(tid), _nice(tid), _io(tid))
 
 
 def restore() -> tuple[list[str], bool]:
@@ -131,7 +165,20 @@ def restore() -> tuple[list[str], bool]:
                 os.setpriority(os.PRIO_PROCESS, tid, _pinned.nice)
             except OSError:
                 restored = False
+        got_io = _io(tid)
+        if _pinned.io is not None and got_io not in (None, _pinned.io):
+            changed.append(
+                f"I/O priority of the harness's thread {tid}: {_io_text(got_io)} "
+                f"(was {_io_text(_pinned.io)})"
+            )
+            restored = _set_io(tid, _pinned.io) and restored
     return changed, restored
+
+
+def _io_text(value: int) -> str:
+    """`idle`, `best-effort 7` (`ionice`'s words for class and level)."""
+    kind = ("none", "realtime", "best-effort", "idle")[(value >> 13) & 3]
+    return kind if kind in ("none", "idle") else f"{kind} {value & 7}"
 
 
 def _limit_text(pair: tuple[int, int]) -> str:

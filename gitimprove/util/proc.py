@@ -20,7 +20,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import FrameType
 
-from gitimprove.util import inherited
 from gitimprove.util.pipe import Capped, drain, pending, read_until_exit, stream
 from gitimprove.util.result import TAIL_CHARS, Result
 
@@ -229,6 +228,8 @@ def run(
             with _registry:
                 _live.discard(proc.pid)
             if piped:  # untrusted: what it changed of the harness's limits is set back first
+                from gitimprove.util import inherited  # not at the top: a cold `log`
+
                 inherited.settle()
         # Children that outlived the leader in its group die with it.
         kill_group(proc.pid)
