@@ -345,7 +345,6 @@ def isolated_env(base: Mapping[str, str]) -> dict[str, str]:
 _INCLUDE_KEY = re.compile(r"(?i)^include(?:if\..*)?\.path$")
 
 
-# excludesFile/attributesFile default to ~/.config/git/*: an agent's FIFO there would hang git
 def scratch_file() -> IO[bytes]:
     """A file for a command's input or output, in memory where the system allows
     (`memfd_create`), never on the file system of `$TMPDIR`: an agent without the sandbox can
@@ -359,6 +358,7 @@ def scratch_file() -> IO[bytes]:
     return tempfile.TemporaryFile()
 
 
+# excludesFile/attributesFile default to ~/.config/git/*: an agent's FIFO there would hang git
 ISOLATED_GIT_ARGS = (
     "-c", "core.fsmonitor=false", "-c", "core.hooksPath=" + os.devnull,
     "-c", "core.excludesFile=" + os.devnull, "-c", "core.attributesFile=" + os.devnull,
