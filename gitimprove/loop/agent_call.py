@@ -157,9 +157,8 @@ def call_agent(
                 moved = put_back(ctx.repo, before, after)
     if changed:
         raise AgentTampered(result, changed, hint=objects_hint(moved, changed))
-    if changed_limits:
-        hint = None if restored else inherited.HINT
-        raise AgentTampered(result, changed_limits, _INHERITED, stop=not restored, hint=hint)
+    if changed_limits:  # set back
+        raise AgentTampered(result, changed_limits, _INHERITED, stop=False)
     planted = sites.changes(python, sites.take(ctx.site_folders))
     if planted:
         raise AgentTampered(

@@ -404,17 +404,15 @@ class RunContext:
             if not restored:
                 raise inherited.Stuck(drifted, f"the {what}")
             rechoose_tempdir()
-            writers = self.suspects(since) if drifted and restored else []
+            writers = self.suspects(since) if drifted else []
             if writers:  # set back: measured again while no agent works, then laid on them
                 raise siblings.Spoiled(drifted, writers, INHERITED)
-            if drifted:
+            if drifted:  # set back
                 raise Tampered(
                     f"{INHERITED} changed during the {what} (every later measurement would run "
                     "under them)",
                     drifted,
                     checkout=co,
-                    stop=not restored,
-                    hint=None if restored else inherited.HINT,
                 )
             planted = sites.changes(python, sites.take(self.site_folders))
             if planted:
