@@ -37,6 +37,7 @@ NAMED = {  # attack: what the reason names
     "nofile": "RLIMIT_NOFILE of the harness: 12/",
     "fsize": "RLIMIT_FSIZE of the harness: 0/",
     "affinity": "CPU affinity of the harness's thread",
+    "idle": "scheduling policy of the harness's thread",
     "measured-nofile": "RLIMIT_NOFILE of the harness: 12/",
     "measured-affinity": "CPU affinity of the harness's thread",
 }

@@ -2,7 +2,7 @@
 (docs/integrity.md).
 
 Another process of the user can change it from outside without a trace (`prlimit`, `taskset
--p`, `renice`, `ionice -p`), and the harness's pid is in every attempt's token: a candidate's code that
+-p`, `renice`, `chrt -p`, `ionice -p`), and the harness's pid is in every attempt's token: a candidate's code that
 pins the harness to one CPU is measured on all of them, the incumbent it measures next on one;
 a lowered `RLIMIT_NOFILE` stopped the run with the attempt unrecorded. `settle` sets it back
 the moment an untrusted command (an agent, a metric or guard run) has exited, before the
@@ -33,13 +33,14 @@ _LIMITS = tuple(
 
 @dataclass(frozen=True)
 class Inherited:
-    """The harness's resource limits, and each thread's CPU affinity, priority and I/O
-    priority."""
+    """The harness's resource limits, and each thread's CPU affinity, priority, scheduling
+    policy and I/O priority."""
 
     limits: tuple[tuple[str, tuple[int, int]], ...]
     affinity: frozenset[int] | None
     nice: int | None
     io: int | None
+    policy: int | None
 
 
 _pinned: Inherited | None = None
@@ -120,11 +121,18 @@ def _set_io(tid: int, value: int) -> bool:
     return _IOPRIO is not None and _syscall(_IOPRIO[1], _WHO_PROCESS, tid, value) == 0
 
 
+def _policy(tid: int) -> int | None:
+    try:
+        return os.sched_getscheduler(tid)
+    except (OSError, AttributeError):
+        return None
+
+
 def pin() -> None:
     """Take what the harness's processes inherit (see `Inherited`) as the run's own."""
     global _pinned
     tid = threading.get_native_id()
-    _pinned = Inherited(_limits(), _affinity(tid), _nice(tid), _io(tid))
+    _pinned = Inherited(_limits(), _affinity(tid), _nice(tid), _io(tid), _policy(tid))
 
 
 def restore() -> tuple[list[str], bool]:
@@ -172,7 +180,22 @@ def restore() -> tuple[list[str], bool]:
                 f"(was {_io_text(_pinned.io)})"
             )
             restored = _set_io(tid, _pinned.io) and restored
+        got_policy = _policy(tid)
+        if _pinned.policy is not None and got_policy not in (None, _pinned.policy):
+            changed.append(
+                f"scheduling policy of the harness's thread {tid}: {_policy_text(got_policy)} "
+                f"(was {_policy_text(_pinned.policy)})"
+            )
+            try:  # SCHED_IDLE or SCHED_BATCH back to the default needs no privilege
+                os.sched_setscheduler(tid, _pinned.policy, os.sched_param(0))
+            except OSError:
+                restored = False
     return changed, restored
+
+
+def _policy_text(policy: int) -> str:
+    names = {getattr(os, n): n for n in dir(os) if n.startswith("SCHED_") and n[6:].isupper()}
+    return names.get(policy, str(policy))
 
 
 def _io_text(value: int) -> str:

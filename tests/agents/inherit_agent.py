@@ -5,10 +5,11 @@ argv[1] is a JSON file mapping an iteration to an attack; each also lowers src/v
 honest-looking gain). `nofile` lowers the harness's open-file limit to 12 (its next `git` or
 record could not open a pipe), `nofile-hard` its hard limit too, `fsize` its file-size limit
 to 0 (its next write would kill it with SIGXFSZ), `affinity` pins it to one CPU (every later
-measurement, the incumbent's too, would run on one), `ionice` gives it the idle I/O class,
-`tmpdir-file` puts a file in place of its `$TMPDIR` (which Python chose at its first use and
-keeps); `measured-*` leave the same in src/work.py, which the sealed benchmark runs while it
-is measured; `honest` only lowers the value."""
+measurement, the incumbent's too, would run on one), `idle` makes its scheduling policy
+`SCHED_IDLE` and `ionice` its I/O class idle, `tmpdir-file` puts a file in place of its
+`$TMPDIR` (which Python chose at its first use and keeps); `measured-*` leave the same in
+src/work.py, which the sealed benchmark runs while it is measured; `honest` only lowers the
+value."""
 
 import json
 import os
@@ -24,6 +25,8 @@ try:  # in the sandbox the harness is not in the pid namespace
         resource.prlimit(harness, resource.RLIMIT_NOFILE, (12, 12))
     elif ATTACK == "fsize":
         resource.prlimit(harness, resource.RLIMIT_FSIZE, (0, resource.prlimit(harness, resource.RLIMIT_FSIZE)[1]))
+    elif ATTACK == "idle":  # runs only when no other process wants a CPU
+        os.sched_setscheduler(harness, os.SCHED_IDLE, os.sched_param(0))
     elif ATTACK == "ionice":  # its I/O (and every later measurement's) only when the disk idles
         import subprocess
         subprocess.run(["ionice", "-c", "3", "-p", str(harness)], stderr=subprocess.DEVNULL)
