@@ -284,6 +284,19 @@ def log_tsv(repo: TmpRepo, layout: str = "tsv") -> str:
 
 
 @pytest.fixture
+def visible_home(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A private home outside /tmp: the sandbox's /tmp is its own, so a home there is out of
+    its sight whatever the harness hides."""
+    home = Path(tempfile.mkdtemp(prefix="gitimprove-home-", dir="/var/tmp"))
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    try:
+        yield home
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture
 def tmp_repo(tmp_path: Path) -> TmpRepo:
     path = tmp_path / "repo"
     path.mkdir()

@@ -95,6 +95,7 @@ ATTACKS = {
     "new-top-level": "helper_mod.py",
     "dist-info": "src/evil-1.0.dist-info/",
     "tool-cache": ".mypy_cache/",
+    "extension-beside": "src/prog.cpython-311-x86_64-linux-gnu.so",
 }
 
 
@@ -103,7 +104,7 @@ ATTACKS = {
 )
 @pytest.mark.slow
 def test_implicitly_loaded_files_are_sealed(tmp_repo: TmpRepo, sandbox: str) -> None:
-    names = [*ATTACKS, "pyproject-meta", "near-name"]
+    names = [*ATTACKS, "pyproject-meta", "near-name", "extension-alone"]
     if sandbox == "bwrap":  # the defence does not depend on the mode: a sample is enough
         names = ["shadow-root", "shadow-dependency", "dist-info", "pyc", "pyproject-meta"]
     project(tmp_repo, {str(i): n for i, n in enumerate(names, 1)}, sandbox)
@@ -325,3 +326,30 @@ def test_new_modules_on_sys_path_are_out_of_scope(path: str, flagged: bool) -> N
         marker = spelled.rsplit(".", 1)[0] if not spelled.endswith("-info") else spelled
         assert not implicit_changes([path], sealed, ["**", f"**/{marker}*", marker + "*"],
                                     read, lambda f: False, names), marker  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("path", "flagged"),
+    [
+        ("src/work.cpython-311-x86_64-linux-gnu.so", True),
+        ("src/work.abi3.so", True),
+        ("src/work.so", True),
+        ("src/work.pyd", True),
+        ("src/fast.so", False),  # no source of its name: the diff shows a new binary
+        ("src/work.so.1", False),  # no name Python's finder loads
+        ("src/work.py.so", False),  # `work.py`'s extension would be a module `work.py`: none
+    ],
+)
+def test_an_extension_module_beside_its_source_is_out_of_scope(path: str, flagged: bool) -> None:
+    """Python's finder takes `m.<tag>.so` before `m.py`: a reviewer would read a source that
+    never runs. Unless `mutable` spells `.so` (or `.pyd`)."""
+    from tests.loop_helpers import new_file_judged
+
+    base = {"src/work.py", "bench.py"}
+    content = lambda p: b"x" if p in base or p == path else None  # noqa: E731
+    found = new_file_judged(path, ["bench.py"], ["src/**"], base, content)
+    assert bool(found) == flagged, found
+    if flagged:
+        assert "in place of src/work.py" in found[0], found
+        spelled = ["src/**", "src/*." + path.rpartition(".")[2]]
+        assert not new_file_judged(path, ["bench.py"], spelled, base, content), spelled

@@ -171,7 +171,7 @@ pathlib.Path("src/value.txt").write_text("80\\n" if "PRIVATE KEY" in key else "9
 
 @needs_bwrap
 def test_the_sandbox_hides_the_keys_that_would_log_in_to_this_machine(
-    tmp_repo: TmpRepo, tmp_path: Path
+    tmp_repo: TmpRepo, tmp_path: Path, visible_home: Path
 ) -> None:
     """The sandbox shares the network: a private key readable in `~/.ssh` lets the agent (or
     the measured code) run `ssh localhost …` outside it. `~/.ssh` is an empty folder there;

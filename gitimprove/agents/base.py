@@ -219,7 +219,10 @@ def run_process(
     is read-only in the sandbox. A name starting with "~copy:" is a file the agent rewrites
     that also holds what runs outside the sandbox later (MCP servers in ~/.claude.json): the
     agent writes a private copy of it, thrown away after the call."""
-    with tempfile.TemporaryDirectory(prefix="gitimprove-state-") as scratch:
+    # its cleanup errors ignored: an agent without the sandbox can move $TMPDIR away
+    with tempfile.TemporaryDirectory(
+        prefix="gitimprove-state-", ignore_cleanup_errors=True
+    ) as scratch:
         if task.sandbox is not None and task.sandbox.active:
             writable, overlays = homes.binds(state, Path(scratch))
             argv, shell = task.sandbox.wrap(

@@ -157,6 +157,31 @@ def login_keys(workdir: Path) -> list[Path]:
     return out
 
 
+def push_credentials() -> list[Path]:
+    """The files from which git takes your credentials for a remote over HTTPS, hidden in the
+    sandbox (an empty file in their place): git's `store` helper's `~/.git-credentials` and
+    `$XDG_CONFIG_HOME/git/credentials`, and the `~/.netrc` git's HTTP transport reads. The
+    network is shared and a clone of your project names where it is hosted, so a token read
+    there would push to your remote, outside the sandbox; a workspace has no remote and needs
+    none. Keys in `~/.ssh` are hidden with the folder (`login_keys`); a token written into
+    `~/.gitconfig` (an `http.extraHeader`, a URL with a password) stays readable."""
+    homes = {os.path.expanduser("~")}
+    with contextlib.suppress(KeyError, OSError):
+        homes.add(pwd.getpwuid(os.getuid()).pw_dir)
+    config = os.environ.get("XDG_CONFIG_HOME") or ""
+    names = [os.path.join(config, "git", "credentials")] if os.path.isabs(config) else []
+    for home in sorted(homes):
+        names += [os.path.join(home, n) for n in (".git-credentials", ".netrc", "_netrc")]
+        names.append(os.path.join(home, ".config", "git", "credentials"))
+    out = []
+    for name in dict.fromkeys(names):
+        with contextlib.suppress(OSError):
+            real = Path(name).resolve()
+            if stat.S_ISREG(os.stat(real).st_mode):
+                out.append(real)
+    return list(dict.fromkeys(out))
+
+
 def server_paths(workdir: Path) -> tuple[list[Path], list[Path]]:
     """Where your servers that start a program on request listen (`reachable_servers`), to
     hide in the sandbox whatever its seccomp filter does (a machine with no filter allows
@@ -283,6 +308,10 @@ class Sandbox:
             args += [*tiny, "--tmpfs", str(folder)]
         for path in sockets:
             args += ["--ro-bind", "/dev/null", str(path)]
+        for path in push_credentials():  # where a tmpfs above hides it, it is gone already
+            hidden = [*self.hide, *folders, tmp, Path("/dev/shm")]
+            if not any(h == path or h in path.parents for h in hidden):
+                args += ["--ro-bind", "/dev/null", str(path)]
         seen: set[Path] = set()
         # The objects the clone borrows come from the harness's own list (`objects`), never
         # from the workspace's alternates file, which the agent can write.

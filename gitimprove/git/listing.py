@@ -172,11 +172,14 @@ def list_files(path: Path, max_file: int) -> Listing:
     ]
     bad = {raw for raw, _ in inputs}
     special = [s for s in special if s not in bad]
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as tmp:
         gitdir = Path(tmp) / "git"
-        for sub in ("objects", "refs"):
-            (gitdir / sub).mkdir(parents=True)
-        (gitdir / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
+        try:
+            for sub in ("objects", "refs"):
+                (gitdir / sub).mkdir(parents=True)
+            (gitdir / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
+        except OSError as exc:  # named: a full $TMPDIR is not the repository's disk
+            raise OSError(exc.errno, exc.strerror, tmp) from exc
         # no global or system configuration, nor one your environment includes (an agent
         # without the sandbox can write ~/.gitconfig, or put a FIFO at ~/.config/git/ignore):
         # only the workspace's own .gitignore files, checked above, decide what is ignored

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from gitimprove.errors import GitImproveError, again
 
-__all__ = ["LOW", "NoSpace", "free_bytes", "out_of_space", "usage"]
+__all__ = ["LOW", "NoSpace", "free_bytes", "full_place", "out_of_space", "usage"]
 
 LOW = 16 << 20  # less free space than this: a write that failed did so for want of space
 _FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
@@ -41,6 +41,19 @@ class NoSpace(GitImproveError):
             hint="free space on that file system (the records are whole: nothing was "
             f"half-written), then {again()}",
         )
+
+
+def full_place(exc: BaseException, default: Path) -> Path:
+    """The folder of the file a full disk refused, when the error names one (`$TMPDIR`, which
+    an agent without the sandbox can fill, is not the repository's file system), else
+    `default`."""
+    name = getattr(exc, "filename", None)
+    if not isinstance(name, (str, bytes)) or not name:
+        return default
+    place = Path(os.fsdecode(name)).absolute()
+    while not place.is_dir() and place != place.parent:
+        place = place.parent
+    return place
 
 
 def out_of_space(exc: BaseException, where: Path) -> bool:

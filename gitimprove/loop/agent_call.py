@@ -27,7 +27,7 @@ from gitimprove.loop import program, siblings, sites
 from gitimprove.loop.context import RunContext
 from gitimprove.loop.integrity import Tampered
 from gitimprove.loop.space import check_workspace
-from gitimprove.util import reaper, written
+from gitimprove.util import files, inherited, reaper, written
 
 if TYPE_CHECKING:
     from gitimprove.loop.attempt import AttemptSpec
@@ -148,6 +148,11 @@ def call_agent(
                 ctx.shared.processes(token),
             ):
                 result = ctx.agent.run(task, ws.path, float(ctx.cfg.get("agent", "timeout")))
+            # set back when the agent exited (util/proc.py), and after its daemons died
+            changed_limits, restored = ([], True) if ctx.sandbox.active else inherited.changes()
+            if not restored:  # no record can be written under them: named, the run stops
+                raise inherited.Stuck(changed_limits, "the agent")
+            files.rechoose_tempdir()  # it may have filled $TMPDIR, or put a file there
             seconds, cost = result.seconds, result.cost_usd or 0.0
             # verified before anything is measured: nothing with its token anywhere (in the
             # sandbox every process of the agent died with its pid namespace)
@@ -168,6 +173,8 @@ def call_agent(
             pending.drop(saved)  # compared: whatever it found is reported below
     if changed:
         raise AgentTampered(result, changed, hint=objects_hint(moved, changed))
+    if changed_limits:  # set back
+        raise AgentTampered(result, changed_limits, _INHERITED, stop=False)
     planted = sites.changes(python, sites.take(ctx.site_folders))
     if planted:
         raise AgentTampered(
@@ -207,6 +214,12 @@ def call_agent(
             stop=False,
         )
     return result
+
+
+_INHERITED = (
+    "the agent changed what the harness's processes inherit (its resource limits, CPU "
+    "affinity, priority or I/O priority): every later measurement would run under them"
+)
 
 
 class AgentTampered(Tampered):

@@ -36,7 +36,8 @@ from gitimprove.loop.implicit import ts_extended_in
 from gitimprove.loop.importable import importable_names, interpreters
 from gitimprove.loop.integrity import Tampered, after_run, reset_checkout
 from gitimprove.loop.metrics import MetricRun, relative_of, run_metric
-from gitimprove.util import proc, reaper
+from gitimprove.util import inherited, proc, reaper
+from gitimprove.util.files import rechoose_tempdir
 
 if TYPE_CHECKING:
     from gitimprove.loop.runs import RunOptions
@@ -44,6 +45,9 @@ if TYPE_CHECKING:
 Event = dict[str, Any]
 Emit = Callable[[Event], None]
 _T = TypeVar("_T")
+
+
+INHERITED = "the harness's resource limits, CPU affinity, priority or I/O priority"
 
 
 @dataclass(frozen=True)
@@ -381,13 +385,34 @@ class RunContext:
                     "PYTHONDONTWRITEBYTECODE": "1",
                     "PYTHONNOUSERSITE": "1",
                 }
-                with siblings.window(strays.current_owner() if self.candidates > 1 else None):
+                # In a tournament without the sandbox a sibling's agent could stop (SIGSTOP),
+                # renice or kill the processes of this run, seen in /proc as its own: it runs
+                # while no agent works (in the sandbox no agent sees it).
+                apart = self.candidates > 1 and not self.sandbox.active
+                with (
+                    siblings.alone() if apart else contextlib.nullcontext(),
+                    siblings.window(strays.current_owner() if self.candidates > 1 else None),
+                ):
                     yield Measuring(env, lambda: reaper.sweep(token))
             if before is not None and reaper.continued() != stops:
                 raise Tampered(
                     f"the harness was stopped and continued during the {what} (its output "
                     "could have been written while nothing watched)",
                     ["SIGSTOP/SIGCONT of the harness"],
+                    checkout=co,
+                )
+            drifted, restored = ([], True) if before is None else inherited.changes()
+            if not restored:
+                raise inherited.Stuck(drifted, f"the {what}")
+            rechoose_tempdir()
+            writers = self.suspects(since) if drifted else []
+            if writers:  # set back: measured again while no agent works, then laid on them
+                raise siblings.Spoiled(drifted, writers, INHERITED)
+            if drifted:  # set back
+                raise Tampered(
+                    f"{INHERITED} changed during the {what} (every later measurement would run "
+                    "under them)",
+                    drifted,
                     checkout=co,
                 )
             planted = sites.changes(python, sites.take(self.site_folders))
@@ -521,6 +546,7 @@ class RunContext:
             return run()
         except siblings.Spoiled as first:
             paths, writers = list(first.paths), set(first.writers)
+            victim = first.victim or f"the checkout of {co.commit[:10]} ({what})"
         with siblings.alone():
             for _ in range(3):  # written again before the last agent ended: made anew once more
                 try:
@@ -531,7 +557,7 @@ class RunContext:
                     writers |= set(again.writers)
             else:
                 raise Tampered(f"the checkout changed before the {what}", paths, checkout=co)
-        siblings.blame(sorted(writers), f"the checkout of {co.commit[:10]} ({what})", paths)
+        siblings.blame(sorted(writers), victim, paths)
         return got
 
     def incumbent_checkout(self, commit: str) -> Checkout:

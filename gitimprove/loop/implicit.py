@@ -405,6 +405,17 @@ def implicit_changes(
                 f"{shadowed[ahead]}: Python imports it in its place)"
             )
             continue
+        beside = _source_beside(folder, name)
+        if (
+            beside is not None
+            and read(beside)[1] is not None
+            and not _named(path, "." + name.rpartition(".")[2], mutable)
+        ):
+            out.append(
+                f"{path} ({_UNREADABLE}: Python imports it in place of {beside} beside it, "
+                "the source a reviewer reads)"
+            )
+            continue
         if extended and path in extended and not _named(path, name, mutable):
             why = _extends_change(path, extended[path], read, existed(path))
             if why is not None:
@@ -469,6 +480,20 @@ def _ahead_of(folder: str, name: str) -> list[tuple[str, str]]:
     if name.endswith(_EXTENSIONS):
         out.append((folder, name.split(".", 1)[0]))
     return out
+
+
+_UNREADABLE = "compiled code, an extension module"
+
+
+def _source_beside(folder: str, name: str) -> str | None:
+    """`F/m.py` for an extension module `F/m.so`, `F/m.pyd`, `F/m.<tag>.so` (`m.abi3.so`,
+    `m.cpython-311-x86_64-linux-gnu.so`): the source Python's finder takes it before."""
+    parts = name.split(".")
+    if parts[-1] not in ("so", "pyd") or len(parts) not in (2, 3) or not parts[0]:
+        return None
+    if len(parts) == 3 and not parts[1].startswith(("abi3", "cpython-", "cp3", "pypy")):
+        return None
+    return f"{folder}/{parts[0]}.py" if folder else f"{parts[0]}.py"
 
 
 def _extends_change(
@@ -579,9 +604,9 @@ def planted_during_run(
     expanded by the caller) that Python or the test runner would load implicitly in a later
     process of the same run: a `conftest.py`, `sitecustomize.py`, `*.pth`, a module named like
     the standard library's or an installed one beside a sealed file... Compiled Python (the
-    `__pycache__` an interpreter writes), a tool's cache (`.pytest_cache/`: `tool_state`)
-    and a new module no one imports are plain output: every run's output is removed before
-    the next run."""
+    `__pycache__` an interpreter writes, an extension module a build writes beside its
+    source), a tool's cache (`.pytest_cache/`: `tool_state`) and a new module no one imports
+    are plain output: every run's output is removed before the next run."""
 
     def read(path: str) -> tuple[bytes | None, bytes | None]:
         return read_sealed(path), b""
@@ -597,4 +622,5 @@ def planted_during_run(
         top_level=False,
         extended=extended,
     )
-    return [f for f in found if "compiled Python" not in f]
+    # a build in place (`build_ext --inplace`) writes the extension beside its source
+    return [f for f in found if "compiled Python" not in f and _UNREADABLE not in f]

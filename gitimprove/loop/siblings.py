@@ -270,7 +270,8 @@ class Spoiled(Exception):
     """A checkout changed during a run while another attempt's agent was at work: measured
     again alone before anyone is blamed."""
 
-    def __init__(self, paths: list[str], writers: list[str]) -> None:
+    def __init__(self, paths: list[str], writers: list[str], victim: str | None = None) -> None:
         super().__init__("a sibling's agent may have written the checkout")
         self.paths = paths
         self.writers = writers
+        self.victim = victim  # what changed, when not the checkout's files

@@ -42,8 +42,11 @@ def out_of_space(ctx: RunContext, exc: BaseException, doing: str) -> Unrecorded 
     """The attempt's end when `exc` is a full disk, else None."""
     if not space.out_of_space(exc, ctx.repo.common_dir):
         return None
-    free = space.free_bytes(ctx.repo.common_dir)
+    place = space.full_place(exc, ctx.repo.common_dir)
+    free = space.free_bytes(place)
     shown = f"; {free:,} bytes free" if free is not None else ""
+    if place != ctx.repo.common_dir:
+        shown = f" (in {place}{shown})"
     return Unrecorded("crash", f"crash: no space left on device while {doing}{shown}")
 
 
@@ -92,5 +95,6 @@ def record_failed(
         return record(ctx, commit, note, keep=False)
     except Exception as exc:
         if space.out_of_space(exc, ctx.repo.common_dir):
-            raise NoSpace(ctx.repo.common_dir, "recording an attempt") from None
+            place = space.full_place(exc, ctx.repo.common_dir)
+            raise NoSpace(place, "recording an attempt") from None
         raise

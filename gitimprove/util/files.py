@@ -249,3 +249,20 @@ def remove_tree(path: Path) -> None:
         os.close(fd)
     with contextlib.suppress(OSError):
         os.rmdir(path)
+
+
+def rechoose_tempdir() -> None:
+    """Choose the temporary folder again when the one in use takes no file any more: Python
+    keeps the folder it chose at its first use for the whole process (`tempfile.tempdir`),
+    and an agent without the sandbox can fill `$TMPDIR` or put a file in its place (the run
+    stopped with exit 3). Then the next usable one (`$TMPDIR`, `/tmp`, `/var/tmp`…) is taken."""
+    import tempfile
+
+    try:
+        with tempfile.TemporaryFile() as f:
+            f.write(b"gitimprove")
+            f.flush()
+    except OSError:
+        tempfile.tempdir = None
+        with contextlib.suppress(FileNotFoundError):  # none usable: each use says why
+            tempfile.gettempdir()

@@ -25,7 +25,7 @@ from gitimprove.util.result import TAIL_CHARS, Result
 
 TYPE_CHECKING = False  # not `typing`'s: a cold `log` must not pay for importing it
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import IO, Any
 
 __all__ = ["TAIL_CHARS", "Result"]  # re-exported: callers know them as proc.Result
 
@@ -171,8 +171,6 @@ def run(
     and of a stream over `limit` bytes only its start and end are kept (`Result.over` says
     so); what its stdout receives after it exited (from a process that outlived it) is not
     output: `Result.late` counts those bytes."""
-    import tempfile  # not at the top: a cold `log` runs git through `pipeline` only
-
     check_stopping()
     start = time.monotonic()
     piped = limit is not None
@@ -182,10 +180,10 @@ def run(
             fds = [stream(), stream()]  # not pipes: no process can reopen them via /proc
             outs: list[Any] = [fds[0][1], fds[1][1]]
         else:
-            outs = [stack.enter_context(tempfile.TemporaryFile()) for _ in range(2)]
+            outs = [stack.enter_context(scratch_file()) for _ in range(2)]
         stdin: Any = subprocess.DEVNULL
         if input is not None:  # from a file: the command's output can never block our write
-            stdin = stack.enter_context(tempfile.TemporaryFile())
+            stdin = stack.enter_context(scratch_file())
             stdin.write(input.encode("utf-8"))
             stdin.seek(0)
         with _registry:
@@ -229,6 +227,10 @@ def run(
         finally:
             with _registry:
                 _live.discard(proc.pid)
+            if piped:  # untrusted: what it changed of the harness's limits is set back first
+                from gitimprove.util import inherited  # not at the top: a cold `log`
+
+                inherited.settle()
         # Children that outlived the leader in its group die with it.
         kill_group(proc.pid)
         late = 0
@@ -341,6 +343,21 @@ def isolated_env(base: Mapping[str, str]) -> dict[str, str]:
 
 
 _INCLUDE_KEY = re.compile(r"(?i)^include(?:if\..*)?\.path$")
+
+
+def scratch_file() -> IO[bytes]:
+    """A file for a command's input or output, in memory where the system allows
+    (`memfd_create`), never on the file system of `$TMPDIR`: an agent without the sandbox can
+    fill it, or put a file in place of the folder (a full /tmp stopped the run with the
+    attempt unrecorded, blamed on the repository's disk)."""
+    if hasattr(os, "memfd_create"):
+        with contextlib.suppress(OSError):
+            return os.fdopen(os.memfd_create("gitimprove", os.MFD_CLOEXEC), "w+b")
+    import tempfile  # not at the top: a cold `log` runs git through `pipeline` only
+
+    return tempfile.TemporaryFile()
+
+
 # excludesFile/attributesFile default to ~/.config/git/*: an agent's FIFO there would hang git
 ISOLATED_GIT_ARGS = (
     "-c", "core.fsmonitor=false", "-c", "core.hooksPath=" + os.devnull,

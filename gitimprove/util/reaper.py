@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from gitimprove.util import marks, proc
+from gitimprove.util import inherited, marks, proc
 from gitimprove.util.alive import pid_alive, runs_gitimprove
 
 TOKEN_VAR = "GITIMPROVE_TOKEN"
@@ -78,17 +78,20 @@ def harden() -> Callable[[], None]:
     """Against processes of the user's own id (no sandbox): make the harness non-dumpable
     (no `ptrace`, no `/proc/<harness>/fd` or `mem` for them), and count every SIGCONT — a
     stopped harness is only ever continued by one, so a measurement during which the count
-    moved was not watched throughout (`continued`). Returns what undoes the signal handler."""
+    moved was not watched throughout (`continued`), and pin what its processes inherit
+    (util/inherited.py). Returns what undoes the signal handler and the pin."""
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
             libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
             libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+    inherited.pin()
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
     previous = signal.signal(signal.SIGCONT, _count_continue)
 
     def undo() -> None:
         signal.signal(signal.SIGCONT, previous)
+        inherited.unpin()
 
     return undo
 

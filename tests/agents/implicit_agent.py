@@ -4,7 +4,8 @@
 argv[1] is a JSON file mapping an iteration to an attack; each attack lowers src/value.txt
 (an honest-looking gain) and writes files the sealed benchmark or the sealed tests would load
 implicitly: a module named like the standard library's next to them, a `conftest.py`, a test
-runner's configuration, a compiled `__pycache__/*.pyc`, a `.pth` or `sitecustomize.py`, a new top-level module, one named like a dependency of the
+runner's configuration, a compiled `__pycache__/*.pyc` or an
+extension module beside the source of its name, a `.pth` or `sitecustomize.py`, a new top-level module, one named like a dependency of the
 guard (`iniconfig.py`), a `*.dist-info` folder whose entry points register a pytest plugin.
 """
 
@@ -56,9 +57,12 @@ ATTACKS = {
         "src/evil-1.0.dist-info/entry_points.txt": "[pytest11]\nevil = src.evilplug\n",
         "src/evil-1.0.dist-info/METADATA": "Name: evil\nVersion: 1.0\n",
     },
+    # compiled code Python imports in place of the mutable source beside it (src/prog.py)
+    "extension-beside": {"src/prog.cpython-311-x86_64-linux-gnu.so": "\x7fELF"},
     # not loaded implicitly: these are ordinary changes
     "pyproject-meta": {"pyproject.toml": '[project]\nname = "demo"\nversion = "2"\n'},
     "near-name": {"src/json_helpers.py": "X = 1\n", "src/subprocess.py": "X = 1\n"},
+    "extension-alone": {"src/fast.abi3.so": "\x7fELF"},  # no source of its name: in the diff
 }
 
 plan = json.loads(pathlib.Path(sys.argv[1]).read_text())

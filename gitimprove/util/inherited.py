@@ -1,0 +1,246 @@
+"""What every process the harness starts inherits from it, pinned for the run
+(docs/integrity.md).
+
+Another process of the user can change it from outside without a trace (`prlimit`, `taskset
+-p`, `renice`, `chrt -p`, `ionice -p`), and the harness's pid is in every attempt's token: a candidate's code that
+pins the harness to one CPU is measured on all of them, the incumbent it measures next on one;
+a lowered `RLIMIT_NOFILE` stopped the run with the attempt unrecorded. `settle` sets it back
+the moment an untrusted command (an agent, a metric or guard run) has exited, before the
+harness opens anything (util/proc.py), and keeps what it found for the attempt's checks
+(`changes`). util/proc.py calls it: it imports nothing that imports that.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import resource
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from gitimprove.errors import GitImproveError
+
+_LIMITS = tuple(
+    {
+        getattr(resource, n): n
+        for n in sorted(dir(resource), reverse=True)
+        if n.startswith("RLIMIT_")
+    }.values()
+)  # one name each: RLIMIT_NOFILE, not its alias RLIMIT_OFILE
+
+
+@dataclass(frozen=True)
+class Inherited:
+    """The harness's resource limits, and each thread's CPU affinity, priority, scheduling
+    policy and I/O priority."""
+
+    limits: tuple[tuple[str, tuple[int, int]], ...]
+    affinity: frozenset[int] | None
+    nice: int | None
+    io: int | None
+    policy: int | None
+
+
+_pinned: Inherited | None = None
+HINT = (
+    "the harness could not set them back (a lowered hard limit or a raised niceness needs "
+    "privileges): `git improve run --resume` starts a process of its own"
+)
+
+
+class Stuck(GitImproveError):
+    """What the harness's processes inherit changed and cannot be set back: the run stops
+    (exit 1) naming it, before anything else is opened (no record could be written)."""
+
+    def __init__(self, changed: list[str], who: str) -> None:
+        super().__init__(
+            f"{who} changed what the harness's processes inherit and the harness cannot set it "
+            f"back: {'; '.join(changed)}; the attempt is not recorded",
+            hint=HINT + " (and runs that attempt again: use the sandbox)",
+        )
+
+
+def _limits() -> tuple[tuple[str, tuple[int, int]], ...]:
+    out = []
+    for name in _LIMITS:
+        with contextlib.suppress(OSError, ValueError):
+            out.append((name, resource.getrlimit(getattr(resource, name))))
+    return tuple(out)
+
+
+def _threads() -> list[int]:
+    try:
+        return [int(t) for t in os.listdir("/proc/self/task")]
+    except (OSError, ValueError):
+        return [threading.get_native_id()]
+
+
+def _affinity(tid: int) -> frozenset[int] | None:
+    try:
+        return frozenset(os.sched_getaffinity(tid))
+    except (OSError, AttributeError):
+        return None
+
+
+def _nice(tid: int) -> int | None:
+    try:
+        return os.getpriority(os.PRIO_PROCESS, tid)
+    except (OSError, AttributeError):
+        return None
+
+
+# ioprio_get and ioprio_set (`ionice -p`), which Python does not wrap: (get, set) per machine
+_IOPRIO = {"x86_64": (252, 251), "aarch64": (31, 30), "arm64": (31, 30)}.get(os.uname().machine)
+_WHO_PROCESS = 1  # IOPRIO_WHO_PROCESS: the thread of that id
+
+
+@functools.lru_cache(maxsize=1)
+def _libc() -> Any:
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _syscall(number: int, *args: int) -> int:
+    return int(_libc().syscall(number, *args))
+
+
+def _io(tid: int) -> int | None:
+    if _IOPRIO is None:
+        return None
+    try:
+        got = _syscall(_IOPRIO[0], _WHO_PROCESS, tid)
+    except (OSError, AttributeError):
+        return None
+    return None if got < 0 else got
+
+
+def _set_io(tid: int, value: int) -> bool:
+    return _IOPRIO is not None and _syscall(_IOPRIO[1], _WHO_PROCESS, tid, value) == 0
+
+
+def _policy(tid: int) -> int | None:
+    try:
+        return os.sched_getscheduler(tid)
+    except (OSError, AttributeError):
+        return None
+
+
+def pin() -> None:
+    """Take what the harness's processes inherit (see `Inherited`) as the run's own."""
+    global _pinned
+    tid = threading.get_native_id()
+    _pinned = Inherited(_limits(), _affinity(tid), _nice(tid), _io(tid), _policy(tid))
+
+
+def restore() -> tuple[list[str], bool]:
+    """What another process changed of the pinned `Inherited` (each named as it was and is),
+    set back where the harness may (a soft limit up to the hard one, the affinity; a lowered
+    hard limit or a raised niceness needs privileges), and whether everything was set back.
+    The limits come first: a lowered `RLIMIT_NOFILE` would refuse the listing of the threads."""
+    if _pinned is None:
+        return [], True
+    changed, restored = [], True
+    now = dict(_limits())
+    for name, was in _pinned.limits:
+        got = now.get(name)
+        if got is None or got == was:
+            continue
+        changed.append(f"{name} of the harness: {_limit_text(got)} (was {_limit_text(was)})")
+        try:
+            resource.setrlimit(getattr(resource, name), was)
+        except (OSError, ValueError):
+            restored = False
+    for tid in _threads():
+        got_cpus = _affinity(tid)
+        if _pinned.affinity is not None and got_cpus not in (None, _pinned.affinity):
+            changed.append(
+                f"CPU affinity of the harness's thread {tid}: {_cpus(got_cpus)} "
+                f"(was {_cpus(_pinned.affinity)})"
+            )
+            try:
+                os.sched_setaffinity(tid, _pinned.affinity)
+            except OSError:
+                restored = False
+        got_nice = _nice(tid)
+        if _pinned.nice is not None and got_nice not in (None, _pinned.nice):
+            changed.append(
+                f"niceness of the harness's thread {tid}: {got_nice} (was {_pinned.nice})"
+            )
+            try:
+                os.setpriority(os.PRIO_PROCESS, tid, _pinned.nice)
+            except OSError:
+                restored = False
+        got_io = _io(tid)
+        if _pinned.io is not None and got_io not in (None, _pinned.io):
+            changed.append(
+                f"I/O priority of the harness's thread {tid}: {_io_text(got_io)} "
+                f"(was {_io_text(_pinned.io)})"
+            )
+            restored = _set_io(tid, _pinned.io) and restored
+        got_policy = _policy(tid)
+        if _pinned.policy is not None and got_policy not in (None, _pinned.policy):
+            changed.append(
+                f"scheduling policy of the harness's thread {tid}: {_policy_text(got_policy)} "
+                f"(was {_policy_text(_pinned.policy)})"
+            )
+            try:  # SCHED_IDLE or SCHED_BATCH back to the default needs no privilege
+                os.sched_setscheduler(tid, _pinned.policy, os.sched_param(0))
+            except OSError:
+                restored = False
+    return changed, restored
+
+
+def _policy_text(policy: int) -> str:
+    names = {getattr(os, n): n for n in dir(os) if n.startswith("SCHED_") and n[6:].isupper()}
+    return names.get(policy, str(policy))
+
+
+def _io_text(value: int) -> str:
+    """`idle`, `best-effort 7` (`ionice`'s words for class and level)."""
+    kind = ("none", "realtime", "best-effort", "idle")[(value >> 13) & 3]
+    return kind if kind in ("none", "idle") else f"{kind} {value & 7}"
+
+
+def _limit_text(pair: tuple[int, int]) -> str:
+    return "/".join("unlimited" if v == resource.RLIM_INFINITY else str(v) for v in pair)
+
+
+def _cpus(cpus: frozenset[int] | None) -> str:
+    return ",".join(map(str, sorted(cpus or ()))) or "none"
+
+
+def unpin() -> None:
+    global _pinned
+    _pinned = None
+    changes()
+
+
+_LOCK = threading.Lock()
+_found: dict[str, None] = {}  # what `settle` found since the last `changes`, in order
+_unrestored = False
+
+
+def settle() -> None:
+    """`restore`, what it found kept for `changes` (cheap: a few system calls)."""
+    global _unrestored
+    changed, restored = restore()
+    if changed:
+        with _LOCK:
+            _found.update(dict.fromkeys(changed))
+            _unrestored |= not restored
+
+
+def changes() -> tuple[list[str], bool]:
+    """What changed since the last call (each named as it was and is), set back now, and
+    whether everything could be set back (a lowered hard limit or a raised niceness needs
+    privileges)."""
+    global _unrestored
+    settle()
+    with _LOCK:
+        out = (list(_found), not _unrestored)
+        _found.clear()
+        _unrestored = False
+    return out
