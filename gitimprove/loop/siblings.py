@@ -43,7 +43,10 @@ _WORKING = 0  # agent calls under way
 _ALONE = 0  # threads waiting for, or holding, a moment with no agent at work
 _BLAME: dict[str, list[str]] = {}  # owner -> what it wrote into a sibling's files
 _SHOWN = 10
-_SLACK = 0.05  # seconds: a change's stamp comes from the kernel's coarse clock
+# seconds: a change's stamp comes from the kernel's coarse clock, which runs up to a tick
+# (1–10 ms: CONFIG_HZ 1000–100) behind the fine one a window's ends are read from, never
+# ahead of it
+_TICK = 0.01
 
 
 @dataclass
@@ -57,10 +60,13 @@ class _Window:
         self.end, self.wall_end = next(_CLOCK), time.time()
 
     def held(self, when: float) -> bool:
-        """Whether a change the file system stamped at `when` (its coarse clock runs up to a
-        tick behind) can have been made within this window."""
+        """Whether a change the file system stamped at `when` can have been made within this
+        window: the write came at `when` or up to a tick after it (the coarse clock lags),
+        so not before the window opened, and not after it closed. No slack past the end: a
+        window that opens just after the writer's closed (one agent at a time) must not
+        hold the writer's last change."""
         end = time.time() if self.wall_end is None else self.wall_end
-        return self.wall_start - _SLACK <= when <= end + _SLACK
+        return self.wall_start - _TICK <= when <= end + 0.001
 
 
 @dataclass
