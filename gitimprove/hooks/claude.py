@@ -204,7 +204,11 @@ def _flush_later(loc: gitdir.Location) -> None:
 
     argv = [sys.executable, "-m", "gitimprove", "hook", "flush"]
     log = os.path.join(loc.improve_dir, "flush.log")
-    proc.spawn_detached(argv, cwd=loc.work_tree or loc.git_dir, log_path=log)
+    cwd = loc.work_tree or loc.git_dir
+    try:  # niced from its start: its interpreter's start must not take a core from our exit
+        proc.spawn_detached(["nice", "-n", "10", *argv], cwd=cwd, log_path=log)
+    except FileNotFoundError:  # no `nice` on PATH: the flush lowers its priority itself
+        proc.spawn_detached(argv, cwd=cwd, log_path=log)
 
 
 def flush(loc: gitdir.Location, args: list[str]) -> int:
@@ -214,7 +218,7 @@ def flush(loc: gitdir.Location, args: list[str]) -> int:
     from gitimprove.memory import signals
 
     try:
-        os.nice(10)
+        os.nice(max(0, 10 - os.nice(0)))  # 10, or as SessionStart's `nice` started it
     except OSError:
         pass
     signals.flush(open_repo(loc.work_tree or loc.git_dir))
