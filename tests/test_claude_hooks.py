@@ -244,6 +244,42 @@ def test_session_start_after_compact_and_catch_up(configured: TmpRepo) -> None:
     assert len(sessions) == 1 and "no SessionEnd" in sessions[0]["stop_reason"]
 
 
+def test_session_start_context_is_cached_until_what_it_shows_changes(configured: TmpRepo) -> None:
+    from gitimprove.hooks import claude
+    from gitimprove.util import gitdir
+
+    repo = configured
+    loc = gitdir.discover(str(repo.path))
+    assert loc is not None
+    cache = repo.path / ".git" / "improve" / "cache" / "context.json"
+
+    def context(source: str = "startup") -> str:
+        return claude.context(loc, repo.open(), payload(repo, "SessionStart", source=source))
+
+    def planted() -> None:
+        """The cached text replaced: served again only while its key holds."""
+        data = json.loads(cache.read_text())
+        cache.write_text(json.dumps({**data, "text": "planted"}))
+
+    assert "initial" in context()
+    planted()
+    assert context() == "planted"
+    repo.commit("second commit")  # HEAD
+    assert "second commit" in context()
+    planted()
+    assert repo.cli("idea", "add", "try a wider cache").returncode == 0  # the memory tip
+    assert "try a wider cache" in context()
+    planted()
+    repo.git("notes", "--ref=improve", "add", "-m", "not a record", "HEAD")  # the notes tip
+    assert "second commit" in context()
+    planted()
+    repo.gen({".gitimprove.toml": '[metric]\ncommand = "echo 1"\n[memory]\nmax_lines = 30\n'})
+    assert "second commit" in context()
+    planted()
+    assert "second commit" in context("compact")  # this session's signals: never cached
+    assert context() == "planted"
+
+
 def test_install_claude_hooks_preserves_settings(configured: TmpRepo) -> None:
     settings = configured.path / ".claude" / "settings.json"
     settings.parent.mkdir()

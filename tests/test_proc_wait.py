@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import resource
 import time
+from pathlib import Path
 
 import pytest
 
@@ -30,3 +31,24 @@ def test_waits_and_times_out_with_descriptors_past_1024() -> None:
         for fd in fds:
             os.close(fd)
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_a_detached_child_runs_in_its_own_session_and_is_reaped(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    log = tmp_path / "child.log"
+    code = "import os; print(os.getsid(0) == os.getpid(), os.getcwd())"
+    # started and not waited for: no ResourceWarning (an error under this suite's filters)
+    proc.spawn_detached([sys.executable, "-c", code], cwd=tmp_path, log_path=log)
+    deadline = time.monotonic() + 20
+    while not log.read_text().strip() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert log.read_text().split() == ["True", str(tmp_path)]
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        subprocess.run(["true"])  # a child's start reaps the ones that ended
+        if all(p.args[0] != sys.executable for p in subprocess._active):  # type: ignore[attr-defined]
+            break
+        time.sleep(0.02)
+    assert all(p.args[0] != sys.executable for p in subprocess._active)  # type: ignore[attr-defined]

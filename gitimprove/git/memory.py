@@ -7,7 +7,6 @@ ref moves compare-and-swap. The user's index and work tree are never touched (DE
 from __future__ import annotations
 
 import json
-import secrets
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -30,6 +29,8 @@ def entry_name(kind: str, ext: str, *, now: str | None = None) -> str:
     """`<kind>/<yyyy>/<mm>/<ts>-<host>-<rand>.<ext>`: unique across machines."""
     if kind not in KINDS:
         raise ValueError(f"unknown memory kind {kind!r}")
+    import secrets  # not at the top: a hook that writes no entry never needs it
+
     stamp = now or utc_now()
     compact = stamp.replace("-", "").replace(":", "").replace(".", "")
     return f"{kind}/{stamp[:4]}/{stamp[5:7]}/{compact}-{host_id()}-{secrets.token_hex(3)}.{ext}"

@@ -6,7 +6,6 @@ import fcntl
 import os
 import random
 import re
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -287,6 +286,8 @@ def unreadable(where: Path, *, refs: bool = False) -> list[str]:
 def forget_user_config() -> None:
     """Make libgit2 in this process read no config file outside the repository (global, XDG,
     system) in any repository it opens from now on: one of them is a FIFO or too large."""
+    import tempfile
+
     empty = tempfile.mkdtemp(prefix="gitimprove-no-config-")
     for level in (ConfigLevel.GLOBAL, ConfigLevel.XDG, ConfigLevel.SYSTEM, ConfigLevel.PROGRAMDATA):
         pygit2.settings.search_path[level] = empty

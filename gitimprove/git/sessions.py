@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as _dt
-import secrets
 
 from gitimprove.git import refs
 from gitimprove.git.repo import RefMoved, Repo, update_refs
@@ -11,6 +10,8 @@ from gitimprove.util.clock import host_id
 
 
 def new_session_id(now: _dt.datetime | None = None) -> str:
+    import secrets  # not at the top: a session start that knows its id never needs it
+
     moment = now or _dt.datetime.now(_dt.UTC)
     alphabet = "0123456789abcdefghijklmnopqrstuvwxyz"
     rand = "".join(secrets.choice(alphabet) for _ in range(4))

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:
     Result = tuple[int, dict[str, Any] | None, str | None]
 CONTEXT_LIMIT = 10_000
+CONTEXT_CACHE_VERSION = 1  # raise when what the context shows changes
 STOP_DEBOUNCE_SECONDS = 30.0
 STOP_DEBOUNCE_BYTES = 64 * 1024
 
@@ -203,7 +204,11 @@ def _flush_later(loc: gitdir.Location) -> None:
 
     argv = [sys.executable, "-m", "gitimprove", "hook", "flush"]
     log = os.path.join(loc.improve_dir, "flush.log")
-    proc.spawn_detached(argv, cwd=loc.work_tree or loc.git_dir, log_path=log)
+    cwd = loc.work_tree or loc.git_dir
+    try:  # niced from its start: its interpreter's start must not take a core from our exit
+        proc.spawn_detached(["nice", "-n", "10", *argv], cwd=cwd, log_path=log)
+    except FileNotFoundError:  # no `nice` on PATH: the flush lowers its priority itself
+        proc.spawn_detached(argv, cwd=cwd, log_path=log)
 
 
 def flush(loc: gitdir.Location, args: list[str]) -> int:
@@ -213,7 +218,7 @@ def flush(loc: gitdir.Location, args: list[str]) -> int:
     from gitimprove.memory import signals
 
     try:
-        os.nice(10)
+        os.nice(max(0, 10 - os.nice(0)))  # 10, or as SessionStart's `nice` started it
     except OSError:
         pass
     signals.flush(open_repo(loc.work_tree or loc.git_dir))
@@ -222,8 +227,57 @@ def flush(loc: gitdir.Location, args: list[str]) -> int:
 
 def context(loc: gitdir.Location, repo: Any, payload: dict[str, Any]) -> str:
     """What a session starts with: recent history, MEMORY.md, the latest run, pending ideas,
-    and after a compaction this session's signals; under 10,000 characters."""
+    and after a compaction this session's signals; under 10,000 characters. Outside a
+    compaction the text is cached, keyed by what it is made of (`_context_key`)."""
+    max_lines = _max_lines(loc)
+    if payload.get("source") == "compact":  # this session's signals: some still spooled
+        return _build_context(loc, repo, payload, max_lines)
+    key = _context_key(loc, max_lines)
+    path = os.path.join(loc.improve_dir, "cache", "context.json")
+    from gitimprove.util.files import atomic_write, read_state
+
+    try:
+        cached = json.loads(read_state(path))
+        if cached.get("key") == key and isinstance(cached.get("text"), str):
+            return str(cached["text"])
+    except (OSError, ValueError, AttributeError, RecursionError):
+        pass
+    text = _build_context(loc, repo, payload, max_lines)
+    try:
+        atomic_write(path, json.dumps({"key": key, "text": text}), durable=False)
+    except OSError:
+        pass
+    return text
+
+
+def _context_key(loc: gitdir.Location, max_lines: int) -> list[object]:
+    """What the context outside a compaction depends on: HEAD (the recent commits), the
+    notes and memory tips (the run, the ideas, MEMORY.md), `memory.max_lines`, and the hour
+    (a captured signal leaves MEMORY.md once its days are over: an hour late at most)."""
+    from gitimprove.git import refs
+
+    return [
+        CONTEXT_CACHE_VERSION,
+        gitdir.read_ref(loc, "HEAD") or "",
+        gitdir.read_ref(loc, refs.NOTES) or "",
+        gitdir.read_ref(loc, refs.MEMORY) or "",
+        max_lines,
+        time.strftime("%Y-%m-%dT%H", time.gmtime()),
+    ]
+
+
+def _max_lines(loc: gitdir.Location) -> int:
+    from pathlib import Path
+
     from gitimprove import config
+
+    try:
+        return int(config.load(Path(loc.work_tree or ".")).get("memory", "max_lines"))
+    except Exception:
+        return 200
+
+
+def _build_context(loc: gitdir.Location, repo: Any, payload: dict[str, Any], max_lines: int) -> str:
     from gitimprove.memory import entries, render, signals
     from gitimprove.state import views
     from gitimprove.util import proc
@@ -259,13 +313,6 @@ def context(loc: gitdir.Location, repo: Any, payload: dict[str, Any]) -> str:
                     f"- [{s.get('type')}] {str(s.get('content'))[:200]}" for s in mine[-15:]
                 )
             )
-    max_lines = 200
-    try:
-        from pathlib import Path
-
-        max_lines = int(config.load(Path(loc.work_tree or ".")).get("memory", "max_lines"))
-    except Exception:
-        pass
     memory_md = render.render(repo, max_lines=max_lines, include_spool=False)
     head = "# gitimprove context\n"
     budget = CONTEXT_LIMIT - len(head) - 200
