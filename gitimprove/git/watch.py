@@ -759,9 +759,15 @@ class RepoState:
             here = next(iter(after.indexes), None)  # the work tree the harness runs in
             named = [p for p in named if not _compiled_honestly(here, p)]
             if named:
-                shown = ", ".join(named[:10]) + (
-                    f" and {len(named) - 10} more" if len(named) > 10 else ""
-                )
+                how = [
+                    f"{p} (added)"
+                    if p not in self.ignored
+                    else f"{p} (removed)"
+                    if p not in after.ignored
+                    else f"{p} (changed)"
+                    for p in named[:10]
+                ]
+                shown = ", ".join(how) + (f" and {len(named) - 10} more" if len(named) > 10 else "")
                 out.append(f"{IGNORED_LABEL}{shown}")
         for tree, index in after.indexes.items() if reachable else ():
             old_index = self.indexes.get(tree)
@@ -910,16 +916,6 @@ def _rule_hint(changed: Sequence[str]) -> str | None:
     """What to do when a `.gitignore` in your work tree came or changed: a folder that ignores
     itself (`*`) is what a tool you ran makes (`python -m venv .venv`, uv, virtualenv) and
     what an agent hides a file in; the run cannot tell them apart."""
-    hidden = [i for i in changed if i.startswith(IGNORED_LABEL)]
-    if hidden:
-        return (
-            "files your ignore rules hide from git status changed in your work tree while the "
-            "run went on: Python runs a `.pth` of a virtualenv's site-packages at every start "
-            "and a `__pycache__` `.pyc` in place of its source, Node a module of node_modules. "
-            "If you made them (pip install, your own python or npm run), `git improve run "
-            "--resume` goes on; if not, remove them first (or the whole folder, then install "
-            'again). A sandbox ([agent] sandbox = "bwrap") keeps agents out of your work tree'
-        )
     named = [
         p
         for item in changed
@@ -928,17 +924,26 @@ def _rule_hint(changed: Sequence[str]) -> str | None:
         if p.endswith(".gitignore")
         for p in [p.rpartition(": ")[2]]  # another work tree's path follows its name
     ]
-    if not named:
-        return None
-    folder = named[0].rpartition("/")[0] or "."
-    return (
-        f"{named[0]} came or changed in your work tree while the run went on. A folder whose "
-        "own .gitignore holds `*`, as `python -m venv`, uv or virtualenv make, hides what it "
-        "holds from git status, and an agent without the sandbox can hide a file so: if you "
-        "made or changed it, `git improve run --resume` goes on; if not, look at what "
-        f"`git status --ignored {folder}` shows and remove what you did not make first. A "
-        'sandbox ([agent] sandbox = "bwrap") keeps agents out of your work tree'
-    )
+    if named:  # a folder that ignores itself: what it hides is named with it
+        folder = named[0].rpartition("/")[0] or "."
+        return (
+            f"{named[0]} came or changed in your work tree while the run went on. A folder "
+            "whose own .gitignore holds `*`, as `python -m venv`, uv or virtualenv make, hides "
+            "what it holds from git status, and an agent without the sandbox can hide a file "
+            "so: if you made or changed it, `git improve run --resume` goes on; if not, look at "
+            f"what `git status --ignored {folder}` shows and remove what you did not make "
+            'first. A sandbox ([agent] sandbox = "bwrap") keeps agents out of your work tree'
+        )
+    if any(i.startswith(IGNORED_LABEL) for i in changed):
+        return (
+            "files your ignore rules hide from git status changed in your work tree while the "
+            "run went on: Python runs a `.pth` of a virtualenv's site-packages at every start "
+            "and a `__pycache__` `.pyc` in place of its source, Node a module of node_modules. "
+            "If you made them (pip install, your own python or npm run), `git improve run "
+            "--resume` goes on; if not, remove them first (or the whole folder, then install "
+            'again). A sandbox ([agent] sandbox = "bwrap") keeps agents out of your work tree'
+        )
+    return None
 
 
 def put_back(repo: Repo, before: RepoState, after: RepoState) -> list[str]:
