@@ -25,7 +25,7 @@ from gitimprove.errors import (
     NotARepositoryError,
     UnknownCommitError,
 )
-from gitimprove.git import gitfiles, witness
+from gitimprove.git import gitfiles, space, witness
 from gitimprove.util import proc, written
 from gitimprove.util.files import read_state
 
@@ -383,6 +383,9 @@ def update_refs(
         err = result.stderr.strip()
         if any(m in err for m in _RETRYABLE):
             raise RefMoved(err)
+        free = space.free_bytes(repo.common_dir)
+        if free is not None and free < space.LOW:  # git says "couldn't write '…lock'" alone
+            raise space.NoSpace(repo.common_dir, f"moving refs ({err})")
         raise GitImproveError(f"git update-ref failed: {err}")
     witness.record(repo.improve_dir, updates)
 
