@@ -44,6 +44,7 @@ def fill_caches(repo: TmpRepo) -> None:
 @pytest.mark.parametrize(
     "attack", ["agent", *(pytest.param(a, marks=pytest.mark.slow) for a in ("measured", "link"))]
 )
+@pytest.mark.slow
 def test_a_poisoned_cache_never_shows(tmp_repo: TmpRepo, attack: str) -> None:
     project(tmp_repo)
     assert tmp_repo.cli("run", "--run", "a", "-n", "1").returncode == 0

@@ -64,6 +64,7 @@ sandbox = "{sandbox}"
 
 @needs_node
 @pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
+@pytest.mark.slow
 def test_a_tools_cache_in_node_modules_is_output(tmp_repo: TmpRepo, sandbox: str) -> None:
     _project(tmp_repo, sandbox)
     res = tmp_repo.cli("run", "--run", "c", "-n", "2")

@@ -167,6 +167,7 @@ if os.environ["GITIMPROVE_ITERATION"] == "2":
 """
 
 
+@pytest.mark.slow
 def test_a_run_with_git_config_set_runs_no_driver_the_agent_plants(tmp_path: Path) -> None:
     from tests.conftest import TmpRepo
     from tests.loop_helpers import run_rows, value_project

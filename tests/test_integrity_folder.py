@@ -308,6 +308,7 @@ def test_doctor_tells_incident_lines_gitimprove_did_not_write(tmp_repo: TmpRepo)
 
 
 @pytest.mark.parametrize("case", ["run-lock", pytest.param("integrity", marks=pytest.mark.slow)])
+@pytest.mark.slow
 def test_a_change_in_a_tournament_keeps_no_candidate_it_could_have_helped(
     tmp_repo: TmpRepo, case: str
 ) -> None:
@@ -724,6 +725,7 @@ pathlib.Path("src/prog.py").write_text("print(90)\\n" if os.environ["GITIMPROVE_
 """
 
 
+@pytest.mark.slow
 def test_gitimprove_commands_that_write_do_not_run_inside_an_attempt(
     tmp_repo: TmpRepo, tmp_path: Path
 ) -> None:
@@ -763,6 +765,7 @@ def _unshare_works() -> bool:
     "args",
     ["idea add planted-idea", "run --run other -n 1", "stop", "--unshare idea add planted-idea"],
 )
+@pytest.mark.slow
 def test_a_scrubbed_environment_does_not_let_gitimprove_run_inside_an_attempt(
     tmp_repo: TmpRepo, args: str
 ) -> None:
@@ -782,6 +785,7 @@ def test_a_scrubbed_environment_does_not_let_gitimprove_run_inside_an_attempt(
     assert run_rows(tmp_repo, "other") == []
 
 
+@pytest.mark.slow
 def test_gitimprove_runs_inside_an_attempt_on_another_repository(tmp_repo: TmpRepo) -> None:
     """The same scrubbed call on a repository of its own is not the attempt's repository: it
     runs (this project's test suite, run as the guard of an attempt, does so)."""

@@ -123,6 +123,7 @@ def test_which_self_ignoring_folders_the_status_keeps(tmp_repo: TmpRepo) -> None
     assert b"?? lib/.ruff_cache/.gitignore" in items, status  # git reads no linked rule file
 
 
+@pytest.mark.slow
 def test_your_own_status_refreshing_the_index_stops_nothing(tmp_repo: TmpRepo) -> None:
     code, out, rows = _run(tmp_repo, "refresh", linked=True)  # a linked worktree watched too
     assert code == 0, out

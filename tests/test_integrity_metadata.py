@@ -47,6 +47,7 @@ PARENT = ["parent-mtime", "parent-atime"]  # the work folder: reachable without 
 @pytest.mark.parametrize(
     "how", FAST + [pytest.param(h, marks=pytest.mark.slow) for h in SLOW + PARENT]
 )
+@pytest.mark.slow
 def test_a_metadata_mark_never_reaches_a_later_run(
     tmp_repo: TmpRepo, tmp_path: Path, how: str
 ) -> None:

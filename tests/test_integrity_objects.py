@@ -102,6 +102,7 @@ def test_a_forged_file_git_derives_from_the_objects_stops_the_run(
     assert all(r["status"] != "keep" for r in run_rows(tmp_repo, "h")[1:] if r["iteration"] == 1)
 
 
+@pytest.mark.slow
 def test_the_users_own_commit_graph_and_multi_pack_index_stop_nothing(tmp_repo: TmpRepo) -> None:
     """`git gc` with reverse indexes, `git commit-graph write --split`, `git multi-pack-index
     write`, `git update-server-info` during an agent call: every file they write is what git
@@ -177,6 +178,7 @@ def test_in_the_sandbox_the_borrowed_store_is_out_of_reach(tmp_path: Path) -> No
     assert "only in the borrowed store" in repo.git("cat-file", "-p", target)
 
 
+@pytest.mark.slow
 def test_a_shared_clone_with_its_borrowed_store_untouched_runs(tmp_path: Path) -> None:
     """The honest control: a `git clone --shared` user whose agent packs the borrowed store
     as `git gc` does there: the run goes on."""

@@ -79,6 +79,7 @@ sandbox = "{sandbox}"
 @pytest.mark.parametrize(
     "sandbox", ["none", pytest.param("bwrap", marks=[needs_bwrap, pytest.mark.slow])]
 )
+@pytest.mark.slow
 def test_odd_files_are_hashed_as_they_are_and_run_nothing(
     tmp_repo: TmpRepo, tmp_path: Path, sandbox: str
 ) -> None:

@@ -175,6 +175,7 @@ def test_a_file_the_runner_loads_unnamed_is_out_of_scope(
 
 
 @needs_npm
+@pytest.mark.slow
 def test_a_package_json_whose_dependencies_change_may_be_kept(
     tmp_repo: TmpRepo, tmp_path: Path
 ) -> None:
@@ -197,6 +198,7 @@ echo 90 > src/value.txt
 
 
 @needs_npm
+@pytest.mark.slow
 def test_an_npmrc_the_user_names_mutable_may_change(tmp_repo: TmpRepo, tmp_path: Path) -> None:
     project(
         tmp_repo,

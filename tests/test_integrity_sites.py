@@ -100,6 +100,7 @@ sandbox = "{sandbox}"
 
 
 @pytest.mark.parametrize("step", [*PLANTS, "measured"])
+@pytest.mark.slow
 def test_code_planted_where_python_starts_from_stops_the_run(
     tmp_repo: TmpRepo, tmp_path: Path, step: str
 ) -> None:

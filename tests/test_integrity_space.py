@@ -46,6 +46,7 @@ def test_a_workspace_over_its_size_is_out_of_scope_and_the_run_goes_on(tmp_repo:
 
 
 @pytest.mark.parametrize("where", ["files:2000", "dirs:2000", "gitfiles:2000"])
+@pytest.mark.slow
 def test_a_workspace_of_too_many_files_is_out_of_scope_and_the_run_goes_on(
     tmp_repo: TmpRepo, where: str
 ) -> None:

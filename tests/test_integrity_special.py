@@ -75,6 +75,7 @@ sandbox = "{sandbox}"
 @pytest.mark.parametrize(
     "sandbox", ["none", pytest.param("bwrap", marks=[needs_bwrap, pytest.mark.slow])]
 )
+@pytest.mark.slow
 def test_special_files_and_unresolved_links_are_out_of_scope(
     tmp_repo: TmpRepo, sandbox: str
 ) -> None:

@@ -327,6 +327,7 @@ def test_the_real_loop_and_its_in_process_replay_decide_alike() -> None:
     assert res.returncode == 0 and "agree on 3 of 3" in res.stdout, res.stdout + res.stderr
 
 
+@pytest.mark.slow
 def test_the_roles_bench_accounts_for_every_run_of_the_replayed_loop() -> None:
     """`bench/decide_roles.py` splits the replayed loop's runs by role: the calibration, the
     candidate runs of each class of true effect and the fresh incumbent runs must add up to

@@ -60,6 +60,7 @@ def test_every_listed_candidate_can_be_applied(repo: TmpRepo, n: int) -> None:  
     assert listed(repo) == []
 
 
+@pytest.mark.slow
 def test_dismissing_every_listed_candidate_one_by_one(repo: TmpRepo) -> None:  # noqa: F811
     seed(repo, 12)
     for c in listed(repo):
@@ -69,6 +70,7 @@ def test_dismissing_every_listed_candidate_one_by_one(repo: TmpRepo) -> None:  #
     assert set(states.values()) == {"dismissed"}
 
 
+@pytest.mark.slow
 def test_a_reviewed_signal_never_hides_a_new_one_like_it(repo: TmpRepo) -> None:  # noqa: F811
     """A signal dismissed long ago (out of the list's view) or promoted, and a new one alike:
     the new one is a candidate of its own, listed and applicable; none is left captured."""

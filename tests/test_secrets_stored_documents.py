@@ -40,6 +40,7 @@ def _is_json(text: str) -> bool:
 
 
 @pytest.mark.parametrize("seed", [3, 1515, 90210])
+@pytest.mark.slow
 def test_a_document_masks_what_its_text_masks(seed: int) -> None:
     missed = []
     for f in corpus(seed=seed):
