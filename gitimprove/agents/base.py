@@ -223,8 +223,13 @@ def run_process(
     with tempfile.TemporaryDirectory(
         prefix="gitimprove-state-", ignore_cleanup_errors=True
     ) as scratch:
-        if task.sandbox is not None and task.sandbox.active:
+        extra: dict[str, str] = {}
+        if task.sandbox is not None and (task.sandbox.active or task.sandbox.contained):
             writable, overlays = homes.binds(state, Path(scratch))
+            if task.sandbox.contained:  # its own temporary folder, as bwrap's private /tmp
+                tmp = Path(scratch, "tmp")
+                tmp.mkdir()
+                writable, extra = [*writable, tmp], {"TMPDIR": str(tmp)}
             argv, shell = task.sandbox.wrap(
                 argv,
                 shell=shell,
@@ -236,7 +241,7 @@ def run_process(
         elif task.sandbox is not None:
             argv, shell = task.sandbox.wrap(argv, shell=shell, workdir=workdir)
         res = proc.run(
-            argv, cwd=workdir, timeout=timeout, shell=shell, env=child_env(task, workdir),
+            argv, cwd=workdir, timeout=timeout, shell=shell, env=child_env(task, workdir, extra),
             input=input, limit=task.max_output,
         )  # fmt: skip
     out = AgentResult(

@@ -1,0 +1,144 @@
+"""`[agent] sandbox = "landlock"`: without bubblewrap, agents and the measured code are kept to
+their own folders by a Landlock domain their supervisor enters before it runs them
+(util/supervise.py, docs/integrity.md "Landlock").
+
+A write of the user's work tree, `.git/config`, `~/.gitconfig`, the incumbent's checkout or a
+sibling's workspace fails at the write (EACCES) where `none` lets it through and detects it
+after the fact; a stop (SIGSTOP) of the harness, of a sibling's agent or, with
+`--measure-jobs 2`, of another candidate's benchmark fails (EPERM): the signal scope of
+Landlock ABI 6.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from gitimprove.agents import sandbox
+from gitimprove.util import supervise
+from tests.conftest import TmpRepo
+from tests.loop_helpers import run_rows, value_project
+
+AGENT = Path(__file__).parent / "agents" / "contained_agent.py"
+ABI = supervise.landlock_abi()
+needs_landlock = pytest.mark.skipif(
+    ABI < supervise.LANDLOCK_ABI_NEEDED, reason="this kernel has no Landlock to contain writes"
+)
+needs_scopes = pytest.mark.skipif(
+    ABI < supervise.LANDLOCK_ABI_SCOPED, reason="this kernel's Landlock scopes no signal"
+)
+ATTACKS = ("work tree", ".git/config", "~/.gitconfig", "incumbent checkout")
+
+
+def untouched(repo: TmpRepo) -> None:
+    assert "written by an agent" not in (repo.path / "bench.py").read_text()
+    assert "written by an agent" not in (repo.path / ".git" / "config").read_text()
+    gitconfig = Path.home() / ".gitconfig"
+    assert not gitconfig.exists() or "written by an agent" not in gitconfig.read_text()
+
+
+@needs_landlock
+def test_an_agent_writes_nothing_outside_its_workspace_and_signals_nothing(
+    tmp_repo: TmpRepo,
+) -> None:
+    value_project(tmp_repo, f"{sys.executable} {AGENT}", sandbox="landlock", timeouts=True)
+    res = tmp_repo.cli("run", "--run", "t", "-n", "1")
+    assert res.returncode == 0, res.stderr
+    assert f"sandbox: landlock (Landlock ABI {ABI}: " in res.stdout
+    rows = run_rows(tmp_repo, "t")
+    assert [r["status"] for r in rows] == ["baseline", "keep"], rows
+    description = rows[1]["description"]
+    for attack in ATTACKS:
+        assert f"{attack}=EACCES" in description, description
+    assert "done own temporary folder" in description, description
+    if ABI >= supervise.LANDLOCK_ABI_SCOPED:
+        assert "stop the harness=EPERM" in description, description
+    assert rows[1]["metric"]["value"] == 40
+    untouched(tmp_repo)
+
+
+@pytest.mark.slow
+@needs_landlock
+@needs_scopes
+def test_a_tournament_agent_reaches_no_sibling(tmp_repo: TmpRepo) -> None:
+    command = f"{sys.executable} {AGENT} tournament"
+    value_project(tmp_repo, command, sandbox="landlock", timeouts=True)
+    res = tmp_repo.cli("run", "--run", "t", "-n", "1", "-k", "2", "-j", "2")
+    assert res.returncode == 0, res.stderr
+    rows = {r.get("candidate"): r for r in run_rows(tmp_repo, "t") if r["status"] != "baseline"}
+    hostile, honest = rows[1], rows[0]
+    for attack in ("sibling workspace", "stop a sibling", "stop the harness"):
+        code = "EPERM" if attack.startswith("stop") else "EACCES"
+        assert f"{attack}={code}" in hostile["description"], hostile
+    assert hostile["status"] == "keep" and hostile["metric"]["value"] == 40, hostile
+    assert honest["status"] != "tampered" and honest["metric"]["value"] == 50, honest
+    untouched(tmp_repo)
+
+
+# candidate 1's code, while measured, stops (1.5 s) the first other process running src/work.py
+# it finds in 2.5 s (a sibling's benchmark, measured at once with --measure-jobs 2): found by
+# its command line (its working folder is not readable across Landlock domains)
+STOPPER = """import os, pathlib, signal, sys, time
+end = time.monotonic() + 2.5
+while time.monotonic() < end:
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            command = pathlib.Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if command.endswith(b"src/work.py\\0") and int(pid) != os.getpid():
+            try:
+                os.kill(int(pid), signal.SIGSTOP)
+            except PermissionError:
+                sys.exit(0)
+            time.sleep(1.5)
+            os.kill(int(pid), signal.SIGCONT)
+    time.sleep(0.01)
+"""
+STOPPER_AGENT = f"""import os, pathlib
+honest = os.environ["GITIMPROVE_CANDIDATE"] == "0"
+code = "import time\\ntime.sleep(0.9)\\n" if honest else {STOPPER!r}
+pathlib.Path("src/work.py").write_text(code)
+"""
+BENCH = """import subprocess, sys, time
+started = time.monotonic()
+subprocess.run([sys.executable, "src/work.py"], check=True)
+print(f"METRIC seconds={int(time.monotonic() - started)}")
+"""
+
+
+@pytest.mark.slow
+@needs_landlock
+@needs_scopes
+def test_measured_code_stops_no_other_benchmark(tmp_repo: TmpRepo, tmp_path: Path) -> None:
+    agent = tmp_path / "stopper.py"
+    agent.write_text(STOPPER_AGENT)
+    value_project(
+        tmp_repo,
+        f"{sys.executable} {agent}",
+        BENCH,
+        {"src/work.py": "import time\ntime.sleep(1.1)\n"},
+        sandbox="landlock",
+        timeouts=True,
+    )
+    res = tmp_repo.cli("run", "--run", "t", "-n", "1", "-k", "2", "--measure-jobs", "2")
+    assert res.returncode == 0, res.stderr
+    rows = {r.get("candidate"): r for r in run_rows(tmp_repo, "t") if r["status"] != "baseline"}
+    assert rows[0]["metric"]["value"] == 0, rows[0]
+    assert rows[0]["status"] == "keep", rows[0]
+
+
+def test_without_landlock_auto_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`auto` with neither bubblewrap nor Landlock runs, and its first words say so; an
+    explicit `landlock` the kernel lacks is a clear error."""
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.setattr(supervise, "landlock_abi", lambda: 0)
+    box = sandbox.choose("auto", [])
+    assert box.mode == "none"
+    assert box.message.startswith(
+        "sandbox: none (bubblewrap is not available, nor Landlock: this kernel has no Landlock"
+    )
+    with pytest.raises(sandbox.ConfigError, match='"landlock" but this kernel has no Landlock'):
+        sandbox.choose("landlock", [])
