@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from gitimprove.agents.sandbox import bwrap_usable
+from gitimprove.util import supervise
 from gitimprove.state import integrity
 from gitimprove.util import reaper
 from tests.conftest import TmpRepo, cli_popen
@@ -315,7 +316,10 @@ def test_sandbox_bwrap_missing_is_a_clear_error(tmp_repo: TmpRepo, tmp_path: Pat
     tmp_repo.git("config", "improve.agent.sandbox", "auto")
     res = tmp_repo.cli("run", "--run", "h2", "-n", "1", env={"PATH": str(bin_dir)})
     assert res.returncode == 0, res.stderr
-    assert "sandbox: none (bubblewrap is not available)" in res.stdout
+    if supervise.landlock_abi() >= supervise.LANDLOCK_ABI_NEEDED:  # what auto falls back to
+        assert "sandbox: landlock (bubblewrap is not available; Landlock ABI" in res.stdout
+    else:
+        assert "sandbox: none (bubblewrap is not available, nor Landlock" in res.stdout
 
 
 def start(repo: TmpRepo, *args: str) -> subprocess.Popen[str]:

@@ -11,6 +11,9 @@ Landlock ABI 6.
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -18,7 +21,7 @@ import pytest
 
 from gitimprove.agents import sandbox
 from gitimprove.util import supervise
-from tests.conftest import TmpRepo
+from tests.conftest import PY, TmpRepo
 from tests.loop_helpers import run_rows, value_project
 
 AGENT = Path(__file__).parent / "agents" / "contained_agent.py"
@@ -142,3 +145,55 @@ def test_without_landlock_auto_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
     )
     with pytest.raises(sandbox.ConfigError, match='"landlock" but this kernel has no Landlock'):
         sandbox.choose("landlock", [])
+
+
+# The harness under a seccomp filter that fails landlock_create_ruleset (444 on x86-64 and
+# arm64) with ENOSYS, as a kernel without Landlock does: a real process, no hook of the code.
+NO_LANDLOCK = """import ctypes, os, struct, sys
+insns = [(0x20, 0, 0, 0), (0x15, 0, 1, 444), (0x06, 0, 0, 0x00050000 | 38),
+         (0x06, 0, 0, 0x7FFF0000)]
+code = ctypes.create_string_buffer(b"".join(struct.pack("HBBI", *i) for i in insns))
+class Prog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.prctl(38, 1, 0, 0, 0) == 0  # PR_SET_NO_NEW_PRIVS
+prog = Prog(len(insns), ctypes.addressof(code))
+assert libc.prctl(22, 2, ctypes.byref(prog), 0, 0) == 0  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+os.execv(sys.executable, [sys.executable, "-m", "gitimprove", *sys.argv[1:]])
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is needed")
+def test_auto_without_bubblewrap_nor_landlock_runs_and_says_so(
+    tmp_repo: TmpRepo, tmp_path: Path
+) -> None:
+    command = f"{sys.executable} {AGENT} honest"
+    value_project(tmp_repo, command, sandbox="auto", timeouts=True)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("git", "sh"):
+        found = shutil.which(tool)
+        assert found is not None
+        (bin_dir / tool).symlink_to(found)
+    script = tmp_path / "no_landlock.py"
+    script.write_text(NO_LANDLOCK)
+
+    def run(name: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [PY, str(script), "run", "--run", name, "-n", "1"],
+            cwd=tmp_repo.path, capture_output=True, text=True, timeout=300,
+            env={**os.environ, "PATH": str(bin_dir)},
+        )  # fmt: skip
+
+    res = run("t")
+    assert res.returncode == 0, res.stderr
+    assert (
+        "sandbox: none (bubblewrap is not available, nor Landlock: this kernel has no Landlock"
+        in res.stdout
+    ), res.stdout
+    assert [r["status"] for r in run_rows(tmp_repo, "t")] == ["baseline", "keep"]
+    tmp_repo.git("config", "improve.agent.sandbox", "landlock")
+    res = run("t2")
+    assert res.returncode == 1, res.stdout
+    assert 'agent.sandbox = "landlock" but this kernel has no Landlock' in res.stderr

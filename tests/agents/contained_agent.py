@@ -8,7 +8,8 @@ tree (`bench.py`), `.git/config`, `~/.gitconfig`, the incumbent's measurement ch
 sibling candidate's workspace (in a tournament), and to stop (SIGSTOP, then SIGCONT) the
 harness and a sibling's agent; a write that went through is named under "done". It writes
 its own temporary folder (`$TMPDIR`) and improves `src/value.txt` (100 → 40). Candidate 0 of
-a tournament is honest (100 → 50) and works 3 s, so the hostile one finds it at work."""
+a tournament is honest (100 → 50) and works 3 s, so the hostile one finds it at work; so is
+`contained_agent.py honest`, at once."""
 
 import errno
 import json
@@ -22,9 +23,9 @@ candidate = os.environ.get("GITIMPROVE_CANDIDATE", "0")
 here = pathlib.Path.cwd()
 work = here.parent  # <git dir>/improve/work/<workspace>
 tournament = sys.argv[1:] == ["tournament"]
-if tournament and candidate != "1":
+if sys.argv[1:] == ["honest"] or (tournament and candidate != "1"):
     pathlib.Path("src/value.txt").write_text("50\n")
-    time.sleep(3)
+    time.sleep(3 if tournament else 0)
     print(json.dumps({"description": "honest"}))
     raise SystemExit(0)
 
