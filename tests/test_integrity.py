@@ -24,9 +24,8 @@ from typing import Any
 import pytest
 
 from gitimprove.agents.sandbox import bwrap_usable
-from gitimprove.util import supervise
 from gitimprove.state import integrity
-from gitimprove.util import reaper
+from gitimprove.util import reaper, supervise
 from tests.conftest import TmpRepo, cli_popen
 from tests.loop_helpers import run_rows
 
