@@ -43,6 +43,10 @@ def score():
 """
 
 needs_bwrap = pytest.mark.skipif(not bwrap_usable(), reason="bubblewrap is not usable here")
+needs_landlock = pytest.mark.skipif(
+    supervise.landlock_abi() < supervise.LANDLOCK_ABI_NEEDED,
+    reason="this kernel has no Landlock to contain writes",
+)
 
 
 def hostile_project(repo: TmpRepo, plan: dict[str, Any], sandbox: str) -> dict[str, Any]:

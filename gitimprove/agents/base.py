@@ -230,6 +230,7 @@ def run_process(
                 tmp = Path(scratch, "tmp")
                 tmp.mkdir()
                 writable, extra = [*writable, tmp], {"TMPDIR": str(tmp)}
+                overlays = []  # read-only: Landlock has no private copy to give
             argv, shell = task.sandbox.wrap(
                 argv,
                 shell=shell,

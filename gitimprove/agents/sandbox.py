@@ -10,7 +10,8 @@ works. The agent runs in its own pid namespace that dies with the harness
 Without bwrap (`landlock`, what `auto` falls back to), the agent and the measured code run as
 without a sandbox, under their supervisor, which puts them in a Landlock domain
 (util/supervise.py): they read what you can, but write only beneath their workspace or
-checkout, a temporary folder of their own, their session files (`agents/homes.py`) and
+checkout, a temporary folder of their own, the session files of their row in
+`agents/homes.py` that name no command (no folder: Landlock has no private copy to give) and
 `/dev`'s devices, and, from Landlock ABI 6, signal only their own processes and reach no
 abstract unix socket. See docs/integrity.md.
 """
@@ -47,7 +48,7 @@ SOCKET_VARS = (
 
 CONTAINED = (
     "agents and the code they measure write only their workspace or checkout, a temporary "
-    "folder of their own and their session files"
+    "folder of their own and an agent's history and login files"
 )
 SCOPED = "; they signal only their own processes and reach no abstract unix socket of yours"
 NOT_SCOPED = (
@@ -304,11 +305,11 @@ class Sandbox:
         `measure` is for the metric and the guard (the candidate's code): only `workdir` is
         writable (the home folder too is read-only, caches go to the private /tmp). Under
         Landlock, `workdir` and `writable` (the caller's own temporary folder among them) are
-        writable, and the folders or files `overlays` cover, where bwrap would bind a
-        private copy."""
+        writable; what `overlays` covers stays read-only: Landlock can give no private copy,
+        and the real folder or file is one a later session of the agent's tool reads
+        (agents/homes.py: never shared-writable)."""
         if self.contained:
-            paths = [workdir, *writable, *(dest for _, dest in overlays)]
-            return supervised(argv, shell=shell, writable=paths), False
+            return supervised(argv, shell=shell, writable=[workdir, *writable]), False
         if not self.active:  # the measured code too: nothing of it outlives a kill -9 of ours
             return supervised(argv, shell=shell), False
         # private /tmp and /dev/shm bounded (`[agent] tmp_size`): a tmpfs is half the RAM
