@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -20,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from gitimprove.agents import sandbox
-from gitimprove.util import supervise
+from gitimprove.util import proc, supervise
 from tests.conftest import PY, TmpRepo
 from tests.loop_helpers import run_rows, value_project
 
@@ -42,12 +43,73 @@ def untouched(repo: TmpRepo) -> None:
     assert not gitconfig.exists() or "written by an agent" not in gitconfig.read_text()
 
 
+# what a command under the supervisor tries, one line each: "<what> ok" or "<what> <errno>"
+PROBE = """import errno, os, pathlib, signal, subprocess, sys
+def attempt(name, action):
+    try:
+        action()
+        print(name, "ok")
+    except OSError as exc:
+        print(name, errno.errorcode[exc.errno])
+outside = pathlib.Path(sys.argv[1])
+attempt("write outside", lambda: (outside / "x").write_text("x"))
+attempt("truncate outside", lambda: os.truncate(outside / "kept", 0))
+attempt("rename out", lambda: os.rename("mine", outside / "moved"))
+attempt("write inside", lambda: pathlib.Path("mine2").write_text("x"))
+attempt("write own tmp", lambda: pathlib.Path(os.environ["TMPDIR"], "t").write_text("x"))
+attempt("write /dev/null", lambda: open("/dev/null", "w").write("x"))
+child = subprocess.Popen(["sleep", "5"])
+attempt("stop own child", lambda: os.kill(child.pid, signal.SIGSTOP))
+attempt("write child's /proc mem", lambda: open(f"/proc/{child.pid}/mem", "r+b").close())
+child.kill()
+attempt("stop the harness", lambda: os.kill(int(sys.argv[2]), signal.SIGSTOP))
+"""
+
+
+@needs_landlock
+def test_the_supervisor_contains_what_it_runs(tmp_path: Path) -> None:
+    """A command under `sandbox = "landlock"` writes beneath the folders it is given and
+    `/dev`, and signals its own processes only: the rest fails at the call."""
+    outside, work, tmp = tmp_path / "outside", tmp_path / "work", tmp_path / "tmp"
+    for folder in (outside, work, tmp):
+        folder.mkdir()
+    (outside / "kept").write_text("kept\n")
+    (work / "mine").write_text("mine\n")
+    argv, shell = sandbox.Sandbox("landlock").wrap(
+        [sys.executable, "-c", PROBE, str(outside), str(os.getpid())],
+        shell=False, workdir=work, writable=[tmp],
+    )  # fmt: skip
+    res = proc.run(argv, cwd=work, shell=shell, env=proc.clean_env({"TMPDIR": str(tmp)}))
+    assert res.returncode == 0, res.stderr
+    got = dict(line.rsplit(" ", 1) for line in res.stdout.splitlines())
+    scoped = ABI >= supervise.LANDLOCK_ABI_SCOPED
+    assert got == {
+        "write outside": "EACCES",
+        "truncate outside": "EACCES",
+        "rename out": "EACCES",
+        "write inside": "ok",
+        "write own tmp": "ok",
+        "write /dev/null": "ok",
+        "stop own child": "ok",
+        "write child's /proc mem": "EACCES",
+        "stop the harness": "EPERM" if scoped else "ok",
+    }, res.stdout
+    assert (outside / "kept").read_text() == "kept\n" and sorted(outside.iterdir()) == [
+        outside / "kept"
+    ]
+
+
+@pytest.mark.slow
 @needs_landlock
 def test_an_agent_writes_nothing_outside_its_workspace_and_signals_nothing(
     tmp_repo: TmpRepo,
 ) -> None:
     value_project(tmp_repo, f"{sys.executable} {AGENT}", sandbox="landlock", timeouts=True)
-    res = tmp_repo.cli("run", "--run", "t", "-n", "1")
+    name = f"gitimprove-test-{os.getpid()}"
+    with socket.socket(socket.AF_UNIX) as server:  # a server of the user's, reachable in none
+        server.bind("\0" + name)
+        server.listen()
+        res = tmp_repo.cli("run", "--run", "t", "-n", "1", env={"CONTAINED_ABSTRACT": name})
     assert res.returncode == 0, res.stderr
     assert f"sandbox: landlock (Landlock ABI {ABI}: " in res.stdout
     rows = run_rows(tmp_repo, "t")
@@ -58,6 +120,7 @@ def test_an_agent_writes_nothing_outside_its_workspace_and_signals_nothing(
     assert "done own temporary folder" in description, description
     if ABI >= supervise.LANDLOCK_ABI_SCOPED:
         assert "stop the harness=EPERM" in description, description
+        assert "abstract socket=EPERM" in description, description
     assert rows[1]["metric"]["value"] == 40
     untouched(tmp_repo)
 

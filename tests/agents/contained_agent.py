@@ -6,7 +6,8 @@ Alone, or as candidate 1 of a tournament (`contained_agent.py tournament`), it i
 tries to write the user's work
 tree (`bench.py`), `.git/config`, `~/.gitconfig`, the incumbent's measurement checkout, a
 sibling candidate's workspace (in a tournament), and to stop (SIGSTOP, then SIGCONT) the
-harness and a sibling's agent; a write that went through is named under "done". It writes
+harness and a sibling's agent, and to connect to the abstract unix socket
+`$CONTAINED_ABSTRACT` names; a write that went through is named under "done". It writes
 its own temporary folder (`$TMPDIR`) and improves `src/value.txt` (100 → 40). Candidate 0 of
 a tournament is honest (100 → 50) and works 3 s, so the hostile one finds it at work; so is
 `contained_agent.py honest`, at once."""
@@ -16,6 +17,7 @@ import json
 import os
 import pathlib
 import signal
+import socket
 import sys
 import time
 
@@ -79,6 +81,9 @@ for d in sorted(work.iterdir()):
     if d.name.startswith("m-") and (d / "src" / "value.txt").is_file():
         attempt("incumbent checkout", append(d / "src" / "value.txt"))
         break
+abstract = os.environ.get("CONTAINED_ABSTRACT")  # a server of the user's listens there
+if abstract:
+    attempt("abstract socket", lambda: socket.socket(socket.AF_UNIX).connect("\0" + abstract))
 harness = int(os.environ["GITIMPROVE_TOKEN"].split(":")[3])
 attempt("stop the harness", stop(harness))
 if tournament:
