@@ -23,7 +23,7 @@ import pytest
 from gitimprove.agents import sandbox
 from gitimprove.util import proc, supervise
 from tests.conftest import PY, TmpRepo
-from tests.loop_helpers import run_rows, value_project
+from tests.loop_helpers import SRC_VALUE_BENCH, run_rows, value_project
 
 AGENT = Path(__file__).parent / "agents" / "contained_agent.py"
 ABI = supervise.landlock_abi()
@@ -260,3 +260,17 @@ def test_auto_without_bubblewrap_nor_landlock_runs_and_says_so(
     res = run("t2")
     assert res.returncode == 1, res.stdout
     assert 'agent.sandbox = "landlock" but this kernel has no Landlock' in res.stderr
+
+
+@pytest.mark.slow
+@needs_landlock
+def test_a_metric_that_writes_outside_its_checkout_is_named(tmp_repo: TmpRepo) -> None:
+    """A benchmark that keeps a file in the home fails under Landlock on the run's base: the
+    error says where it may write, and how to run it anyway."""
+    bench = "import pathlib\npathlib.Path.home().joinpath('bench.log').write_text('x')\n"
+    value_project(tmp_repo, f"{sys.executable} {AGENT} honest", bench + SRC_VALUE_BENCH,
+                  sandbox="landlock")  # fmt: skip
+    res = tmp_repo.cli("run", "--run", "t", "-n", "1")
+    assert res.returncode == 1, res.stdout
+    assert "ran under Landlock (it may write its checkout and $TMPDIR alone)" in res.stderr
+    assert not (Path.home() / "bench.log").exists()
