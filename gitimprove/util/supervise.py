@@ -246,7 +246,10 @@ def main(argv: list[str]) -> int:
         if sys.platform.startswith("linux"):
             _mark()
         if contained:  # after no_new_privs (_mark), which Landlock needs without privileges
-            why = landlock(writable, landlock_abi())
+            try:
+                why = landlock(writable, landlock_abi())
+            except (OSError, AttributeError, ValueError) as exc:  # no ctypes, no syscall()
+                why = str(exc) or type(exc).__name__
             if why:
                 sys.stderr.write(f"cannot contain the command with Landlock: {why}\n")
                 os._exit(126)
