@@ -222,8 +222,19 @@ libc = ctypes.CDLL(None, use_errno=True)
 assert libc.prctl(38, 1, 0, 0, 0) == 0  # PR_SET_NO_NEW_PRIVS
 prog = Prog(len(insns), ctypes.addressof(code))
 assert libc.prctl(22, 2, ctypes.byref(prog), 0, 0) == 0  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
-os.execv(sys.executable, [sys.executable, "-m", "gitimprove", *sys.argv[1:]])
+os.execv(sys.argv[1], sys.argv[1:])
 """
+
+
+@needs_landlock
+def test_a_supervisor_that_cannot_make_its_domain_runs_nothing(tmp_path: Path) -> None:
+    script = tmp_path / "no_landlock.py"
+    script.write_text(NO_LANDLOCK)
+    argv = sandbox.supervised(f"touch {tmp_path / 'ran'}", shell=True, writable=[tmp_path])
+    res = subprocess.run([PY, str(script), *argv], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 126, res
+    assert "cannot contain the command with Landlock" in res.stderr
+    assert not (tmp_path / "ran").exists()
 
 
 @pytest.mark.slow
@@ -244,7 +255,7 @@ def test_auto_without_bubblewrap_nor_landlock_runs_and_says_so(
 
     def run(name: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [PY, str(script), "run", "--run", name, "-n", "1"],
+            [PY, str(script), PY, "-m", "gitimprove", "run", "--run", name, "-n", "1"],
             cwd=tmp_repo.path, capture_output=True, text=True, timeout=300,
             env={**os.environ, "PATH": str(bin_dir)},
         )  # fmt: skip
