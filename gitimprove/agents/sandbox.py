@@ -12,7 +12,7 @@ without a sandbox, under their supervisor, which puts them in a Landlock domain
 (util/supervise.py): they read what you can, but write only beneath their workspace or
 checkout, a temporary folder of their own, the session files of their row in
 `agents/homes.py` that name no command (no folder: Landlock has no private copy to give) and
-`/dev`'s devices, and, from Landlock ABI 6, signal only their own processes and reach no
+the devices bwrap's `/dev` holds, and, from Landlock ABI 6, signal only their own processes and reach no
 abstract unix socket. See docs/integrity.md.
 """
 

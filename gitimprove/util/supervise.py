@@ -54,6 +54,9 @@ LANDLOCK_ABI_SCOPED = 6  # signals and abstract unix sockets scoped to the domai
 _WRITE_RIGHTS = {1: 0x1FF2, 2: 0x2000, 3: 0x4000, 5: 0x8000}
 _FILE_RIGHTS = 0x2 | 0x4000 | 0x8000  # WRITE_FILE, TRUNCATE, IOCTL_DEV: a rule on a file
 _SCOPES = 0x1 | 0x2  # LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET, LANDLOCK_SCOPE_SIGNAL
+# the devices bubblewrap's `--dev` gives, writable (a disk's device, even to root, is not)
+_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty",
+            "/dev/ptmx", "/dev/pts")  # fmt: skip
 _SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 
 
@@ -164,8 +167,8 @@ def landlock_abi() -> int:
 
 
 def landlock(writable: list[str], abi: int) -> str:
-    """Restrict this process (and what it runs) to writing beneath `writable` and `/dev`'s
-    devices (`/dev/shm` whole), with signals and abstract unix sockets scoped to it where `abi`
+    """Restrict this process (and what it runs) to writing beneath `writable`, the devices of
+    `_DEVICES` and `/dev/shm`, with signals and abstract unix sockets scoped to it where `abi`
     has them. Returns "" once in force, else why not."""
     import ctypes
 
@@ -188,7 +191,8 @@ def landlock(writable: list[str], abi: int) -> str:
     if fd < 0:
         return f"landlock_create_ruleset: {os.strerror(ctypes.get_errno())}"
     try:
-        rules = [(p, rights) for p in writable] + [("/dev", _FILE_RIGHTS), ("/dev/shm", rights)]
+        rules = [(p, rights) for p in writable] + [(d, _FILE_RIGHTS) for d in _DEVICES]
+        rules.append(("/dev/shm", rights))
         for path, allowed in rules:
             try:
                 parent = os.open(path, os.O_PATH | os.O_CLOEXEC)
