@@ -143,10 +143,11 @@ def test_a_tournament_agent_reaches_no_sibling(tmp_repo: TmpRepo) -> None:
     untouched(tmp_repo)
 
 
-# candidate 1's code, while measured, stops (1.5 s) the first other process running src/work.py
-# it finds in 2.5 s (a sibling's benchmark, measured at once with --measure-jobs 2): found by
-# its command line (its working folder is not readable across Landlock domains)
-STOPPER = """import os, pathlib, signal, sys, time
+# candidate 1's code, while measured (2.5 s: no faster than the base's 2 s), stops (1.5 s) every
+# other process running src/work.py it finds (a sibling's benchmark, measured at once with
+# --measure-jobs 2, 0.5 s): found by its command line (its working folder is not readable
+# across Landlock domains). Without Landlock the honest candidate is measured at 1 s or more.
+STOPPER = """import os, pathlib, signal, time
 end = time.monotonic() + 2.5
 while time.monotonic() < end:
     for pid in filter(str.isdigit, os.listdir("/proc")):
@@ -158,14 +159,14 @@ while time.monotonic() < end:
             try:
                 os.kill(int(pid), signal.SIGSTOP)
             except PermissionError:
-                sys.exit(0)
+                continue
             time.sleep(1.5)
             os.kill(int(pid), signal.SIGCONT)
     time.sleep(0.01)
 """
 STOPPER_AGENT = f"""import os, pathlib
 honest = os.environ["GITIMPROVE_CANDIDATE"] == "0"
-code = "import time\\ntime.sleep(0.9)\\n" if honest else {STOPPER!r}
+code = "import time\\ntime.sleep(0.5)\\n" if honest else {STOPPER!r}
 pathlib.Path("src/work.py").write_text(code)
 """
 BENCH = """import subprocess, sys, time
@@ -185,7 +186,7 @@ def test_measured_code_stops_no_other_benchmark(tmp_repo: TmpRepo, tmp_path: Pat
         tmp_repo,
         f"{sys.executable} {agent}",
         BENCH,
-        {"src/work.py": "import time\ntime.sleep(1.1)\n"},
+        {"src/work.py": "import time\ntime.sleep(2.0)\n"},
         sandbox="landlock",
         timeouts=True,
     )
