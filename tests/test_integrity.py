@@ -198,7 +198,7 @@ def run_attacks(
     res = tmp_repo.cli("run", "--run", "h", "-n", str(len(attacks)), "--json")
     assert res.returncode == 0, res.stderr
     events = [json.loads(line) for line in res.stdout.splitlines()]
-    assert events[0]["sandbox"] == ("bwrap" if sandbox == "bwrap" else "none")
+    assert events[0]["sandbox"] == sandbox
     assert events[-1]["event"] == "stop" and "iterations reached" in events[-1]["reason"]
     rows = assert_sound(tmp_repo, "h", plan["mark"])
     got = [(r["description"], r["status"]) for r in rows[1:]]
@@ -234,6 +234,14 @@ def test_hostile_agents_without_sandbox(tmp_repo: TmpRepo) -> None:
 @needs_bwrap
 def test_hostile_agents_in_the_sandbox(tmp_repo: TmpRepo) -> None:
     run_attacks(tmp_repo, GOES_ON + ON_THE_REPOSITORY, "bwrap")
+
+
+@pytest.mark.slow
+@needs_landlock
+def test_hostile_agents_under_landlock(tmp_repo: TmpRepo) -> None:
+    """Without bubblewrap, under Landlock: the attacks on your repository fail at the write
+    (the run goes on, as in the sandbox), the daemons' writes into checkouts too."""
+    run_attacks(tmp_repo, GOES_ON + ON_THE_REPOSITORY, "landlock")
 
 
 @pytest.mark.parametrize(
@@ -393,7 +401,14 @@ def test_an_interrupted_run_leaves_no_agent_process(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
+@pytest.mark.parametrize(
+    "sandbox",
+    [
+        "none",
+        pytest.param("bwrap", marks=needs_bwrap),
+        pytest.param("landlock", marks=needs_landlock),
+    ],
+)
 def test_a_hostile_tournament(tmp_repo: TmpRepo, sandbox: str) -> None:
     plan = hostile_project(
         tmp_repo,
