@@ -24,12 +24,10 @@ from gitimprove.agents import sandbox
 from gitimprove.util import proc, supervise
 from tests.conftest import PY, TmpRepo
 from tests.loop_helpers import SRC_VALUE_BENCH, run_rows, value_project
+from tests.test_integrity import needs_landlock
 
 AGENT = Path(__file__).parent / "agents" / "contained_agent.py"
 ABI = supervise.landlock_abi()
-needs_landlock = pytest.mark.skipif(
-    ABI < supervise.LANDLOCK_ABI_NEEDED, reason="this kernel has no Landlock to contain writes"
-)
 needs_scopes = pytest.mark.skipif(
     ABI < supervise.LANDLOCK_ABI_SCOPED, reason="this kernel's Landlock scopes no signal"
 )

@@ -3,14 +3,13 @@
 "landlock"`), and reports in its description what was refused, and how.
 
 Alone, or as candidate 1 of a tournament (`contained_agent.py tournament`), it is hostile: it
-tries to write the user's work
-tree (`bench.py`), `.git/config`, `~/.gitconfig`, the incumbent's measurement checkout, a
-sibling candidate's workspace (in a tournament), and to stop (SIGSTOP, then SIGCONT) the
-harness and a sibling's agent, and to connect to the abstract unix socket
-`$CONTAINED_ABSTRACT` names; a write that went through is named under "done". It writes
-its own temporary folder (`$TMPDIR`) and improves `src/value.txt` (100 → 40). Candidate 0 of
-a tournament is honest (100 → 50) and works 3 s, so the hostile one finds it at work; so is
-`contained_agent.py honest`, at once."""
+tries to write the user's work tree (`bench.py`), `.git/config`, `~/.gitconfig`, the
+incumbent's measurement checkout, a sibling candidate's workspace (in a tournament), to stop
+(SIGSTOP, then SIGCONT) the harness and a sibling's agent, and to connect to the abstract unix
+socket `$CONTAINED_ABSTRACT` names; a write that went through is named under "done". It
+writes its own temporary folder (`$TMPDIR`) and improves `src/value.txt` (100 → 40).
+Candidate 0 of a tournament is honest (100 → 50) and works 3 s, so the hostile one finds it
+at work; so is `contained_agent.py honest`, at once."""
 
 import errno
 import json
