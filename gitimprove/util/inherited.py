@@ -17,6 +17,7 @@ import functools
 import os
 import resource
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -121,11 +122,24 @@ def _set_io(tid: int, value: int) -> bool:
     return _IOPRIO is not None and _syscall(_IOPRIO[1], _WHO_PROCESS, tid, value) == 0
 
 
+def _set_policy(tid: int, policy: int) -> bool:
+    return _tried(os.sched_setscheduler, tid, policy, os.sched_param(0))
+
+
 def _policy(tid: int) -> int | None:
     try:
         return os.sched_getscheduler(tid)
     except (OSError, AttributeError):
         return None
+
+
+def _tried(call: Callable[..., object], *args: Any) -> bool:
+    """Whether `call(*args)` set a value back (an `OSError` is a lack of privilege)."""
+    try:
+        call(*args)
+    except OSError:
+        return False
+    return True
 
 
 def pin() -> None:
@@ -154,42 +168,12 @@ def restore() -> tuple[list[str], bool]:
         except (OSError, ValueError):
             restored = False
     for tid in _threads():
-        got_cpus = _affinity(tid)
-        if _pinned.affinity is not None and got_cpus not in (None, _pinned.affinity):
-            changed.append(
-                f"CPU affinity of the harness's thread {tid}: {_cpus(got_cpus)} "
-                f"(was {_cpus(_pinned.affinity)})"
-            )
-            try:
-                os.sched_setaffinity(tid, _pinned.affinity)
-            except OSError:
-                restored = False
-        got_nice = _nice(tid)
-        if _pinned.nice is not None and got_nice not in (None, _pinned.nice):
-            changed.append(
-                f"niceness of the harness's thread {tid}: {got_nice} (was {_pinned.nice})"
-            )
-            try:
-                os.setpriority(os.PRIO_PROCESS, tid, _pinned.nice)
-            except OSError:
-                restored = False
-        got_io = _io(tid)
-        if _pinned.io is not None and got_io not in (None, _pinned.io):
-            changed.append(
-                f"I/O priority of the harness's thread {tid}: {_io_text(got_io)} "
-                f"(was {_io_text(_pinned.io)})"
-            )
-            restored = _set_io(tid, _pinned.io) and restored
-        got_policy = _policy(tid)
-        if _pinned.policy is not None and got_policy not in (None, _pinned.policy):
-            changed.append(
-                f"scheduling policy of the harness's thread {tid}: {_policy_text(got_policy)} "
-                f"(was {_policy_text(_pinned.policy)})"
-            )
-            try:  # SCHED_IDLE or SCHED_BATCH back to the default needs no privilege
-                os.sched_setscheduler(tid, _pinned.policy, os.sched_param(0))
-            except OSError:
-                restored = False
+        for label, field, read, show, set_back in _PER_THREAD:
+            was, got = getattr(_pinned, field), read(tid)
+            if was is None or got in (None, was):
+                continue
+            changed.append(f"{label} of the harness's thread {tid}: {show(got)} (was {show(was)})")
+            restored = set_back(tid, was) and restored
     return changed, restored
 
 
@@ -210,6 +194,18 @@ def _limit_text(pair: tuple[int, int]) -> str:
 
 def _cpus(cpus: frozenset[int] | None) -> str:
     return ",".join(map(str, sorted(cpus or ()))) or "none"
+
+
+# what each thread has of `Inherited`: (its name, the field, read, shown, set back)
+_PER_THREAD: tuple[
+    tuple[str, str, Callable[[int], Any], Callable[[Any], str], Callable[[int, Any], bool]], ...
+] = (
+    ("CPU affinity", "affinity", _affinity, _cpus, functools.partial(_tried, os.sched_setaffinity)),
+    ("niceness", "nice", _nice, str, functools.partial(_tried, os.setpriority, os.PRIO_PROCESS)),
+    ("I/O priority", "io", _io, _io_text, _set_io),
+    # SCHED_IDLE or SCHED_BATCH back to the default needs no privilege
+    ("scheduling policy", "policy", _policy, _policy_text, _set_policy),
+)
 
 
 def unpin() -> None:
