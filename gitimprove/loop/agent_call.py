@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gitimprove import agents
+from gitimprove import agents, output
+from gitimprove.errors import GitImproveError
 from gitimprove.git import caches, pending, strays, trees
 from gitimprove.git.checkout import work_root
 from gitimprove.git.watch import RepoState, objects_hint, put_back
@@ -27,7 +28,7 @@ from gitimprove.loop import program, siblings, sites
 from gitimprove.loop.context import RunContext
 from gitimprove.loop.integrity import Tampered
 from gitimprove.loop.space import check_workspace
-from gitimprove.util import files, inherited, reaper, written
+from gitimprove.util import files, inherited, proc, reaper, written
 
 if TYPE_CHECKING:
     from gitimprove.loop.attempt import AttemptSpec
@@ -78,6 +79,27 @@ def build_program(ctx: RunContext, spec: AttemptSpec, rework_tail: str | None) -
         rework_tail=rework_tail,
         round_history=spec.round_history,
     )
+
+
+def _look_on_the_way_out(ctx: RunContext, saved: Path) -> None:
+    """An agent call interrupted: the user's repository compared with the snapshot taken
+    before it, as after a call; a change is reported and its snapshot kept (`run --resume`
+    refuses naming it, `doctor --repair` accepts it), else the snapshot goes, so what the user
+    edits next is not taken for the agent's. A second signal cuts this short (the snapshot
+    stays); so does a failure to look (the resume looks)."""
+    try:
+        with proc.last_step(), ctx.shared.lock:
+            changed = pending.look_now(ctx.repo, saved)
+    except (GitImproveError, OSError):
+        return
+    if changed:
+        shown = ", ".join(changed[:10]) + (
+            f" and {len(changed) - 10} more" if len(changed) > 10 else ""
+        )
+        output.warn(
+            f"your repository changed while the interrupted agent worked: {shown}; "
+            "`git improve doctor` names it, `git improve doctor --repair` accepts it"
+        )
 
 
 def call_agent(
@@ -157,6 +179,9 @@ def call_agent(
             # verified before anything is measured: nothing with its token anywhere (in the
             # sandbox every process of the agent died with its pid namespace)
             escaped = [] if ctx.sandbox.active else reaper.outlived(token)
+        except KeyboardInterrupt:  # Ctrl-C, SIGTERM: the agent's processes are dead by now
+            _look_on_the_way_out(ctx, saved)
+            raise
         finally:
             ctx.shared.agent_finished(seconds, cost, first=rework == 0)
         if siblings_watched:  # what it may have written into a sibling's resting workspace
