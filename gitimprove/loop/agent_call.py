@@ -242,8 +242,8 @@ def call_agent(
 
 
 _INHERITED = (
-    "the agent changed what the harness's processes inherit (its resource limits, CPU "
-    "affinity, priority or I/O priority): every later measurement would run under them"
+    "the agent changed what the harness's processes inherit (its resource limits, cgroup, "
+    "CPU affinity, priority or I/O priority): every later measurement would run under them"
 )
 
 

@@ -2,9 +2,11 @@
 (docs/integrity.md).
 
 Another process of the user can change it from outside without a trace (`prlimit`, `taskset
--p`, `renice`, `chrt -p`, `ionice -p`), and the harness's pid is in every attempt's token: a candidate's code that
-pins the harness to one CPU is measured on all of them, the incumbent it measures next on one;
-a lowered `RLIMIT_NOFILE` stopped the run with the attempt unrecorded. `settle` sets it back
+-p`, `renice`, `chrt -p`, `ionice -p`, a write of its pid into another cgroup's
+`cgroup.procs`), and the harness's pid is in every attempt's token: a candidate's code that
+pins the harness to one CPU, or moves it into a cgroup with a tight `cpu.max`, is measured
+unhindered, the incumbent it measures next slowed; a lowered `RLIMIT_NOFILE` stopped the run
+with the attempt unrecorded. `settle` sets it back
 the moment an untrusted command (an agent, a metric or guard run) has exited, before the
 harness opens anything (util/proc.py), and keeps what it found for the attempt's checks
 (`changes`). util/proc.py calls it: it imports nothing that imports that.
@@ -22,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gitimprove.errors import GitImproveError
+from gitimprove.util import inodes
 
 _LIMITS = tuple(
     {
@@ -34,14 +37,15 @@ _LIMITS = tuple(
 
 @dataclass(frozen=True)
 class Inherited:
-    """The harness's resource limits, and each thread's CPU affinity, priority, scheduling
-    policy and I/O priority."""
+    """The harness's resource limits and cgroups, and each thread's CPU affinity, priority,
+    scheduling policy and I/O priority."""
 
     limits: tuple[tuple[str, tuple[int, int]], ...]
     affinity: frozenset[int] | None
     nice: int | None
     io: int | None
     policy: int | None
+    cgroups: tuple[tuple[str, str], ...] = ()
 
 
 _pinned: Inherited | None = None
@@ -69,6 +73,69 @@ def _limits() -> tuple[tuple[str, tuple[int, int]], ...]:
         with contextlib.suppress(OSError, ValueError):
             out.append((name, resource.getrlimit(getattr(resource, name))))
     return tuple(out)
+
+
+def _cgroups() -> tuple[tuple[str, str], ...]:
+    """The harness's cgroup in each hierarchy (`/proc/self/cgroup`), as (hierarchy, path):
+    `0:` is cgroup v2's, `<id>:<controllers>` a v1 hierarchy's."""
+    try:
+        with open("/proc/self/cgroup", "rb") as fh:
+            text = fh.read(1 << 16).decode("utf-8", "surrogateescape")
+    except OSError:
+        return ()
+    out = []
+    for line in text.splitlines():
+        parts = line.split(":", 2)
+        if len(parts) == 3:
+            out.append((f"{parts[0]}:{parts[1]}", parts[2]))
+    return tuple(out)
+
+
+def _cgroup_procs(hierarchy: str, path: str) -> str | None:
+    """The `cgroup.procs` file of the cgroup at `path` in `hierarchy`, where a mount of that
+    hierarchy shows it (`/proc/self/mountinfo`: cgroup2 for `0:`, else the cgroup mount whose
+    options name the controllers); None when none does."""
+    controllers = set(filter(None, hierarchy.split(":", 1)[1].split(",")))
+    try:
+        with open("/proc/self/mountinfo", "rb") as fh:
+            text = fh.read().decode("utf-8", "surrogateescape")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        mount, _, fs = line.partition(" - ")
+        fields, kind = mount.split(" "), fs.split(" ")
+        if len(fields) < 5 or len(kind) < 3:
+            continue
+        if controllers:
+            if kind[0] != "cgroup" or not controllers <= set(kind[2].split(",")):
+                continue
+        elif kind[0] != "cgroup2":
+            continue
+        root, point = inodes.unescape(fields[3]), inodes.unescape(fields[4])
+        rel = os.path.relpath(path, root)
+        if rel == ".." or rel.startswith("../"):
+            continue  # this mount shows another part of the hierarchy
+        return os.path.normpath(os.path.join(point, rel, "cgroup.procs"))
+    return None
+
+
+def _move_back(hierarchy: str, path: str) -> bool:
+    """Write the harness's pid into the `cgroup.procs` of the cgroup it was pinned in; False
+    when that file is gone or not writable (the run then stops naming it)."""
+    procs = _cgroup_procs(hierarchy, path)
+    if procs is None or not os.access(procs, os.W_OK):
+        return False
+    try:
+        fd = os.open(procs, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        os.write(fd, str(os.getpid()).encode())
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return True
 
 
 def _threads() -> list[int]:
@@ -146,13 +213,14 @@ def pin() -> None:
     """Take what the harness's processes inherit (see `Inherited`) as the run's own."""
     global _pinned
     tid = threading.get_native_id()
-    _pinned = Inherited(_limits(), _affinity(tid), _nice(tid), _io(tid), _policy(tid))
+    _pinned = Inherited(_limits(), _affinity(tid), _nice(tid), _io(tid), _policy(tid), _cgroups())
 
 
 def restore() -> tuple[list[str], bool]:
     """What another process changed of the pinned `Inherited` (each named as it was and is),
-    set back where the harness may (a soft limit up to the hard one, the affinity; a lowered
-    hard limit or a raised niceness needs privileges), and whether everything was set back.
+    set back where the harness may (a soft limit up to the hard one, the affinity, a cgroup
+    whose `cgroup.procs` it may write; a lowered hard limit or a raised niceness needs
+    privileges, a cgroup removed is gone), and whether everything was set back.
     The limits come first: a lowered `RLIMIT_NOFILE` would refuse the listing of the threads."""
     if _pinned is None:
         return [], True
@@ -167,6 +235,14 @@ def restore() -> tuple[list[str], bool]:
             resource.setrlimit(getattr(resource, name), was)
         except (OSError, ValueError):
             restored = False
+    cgroups = dict(_cgroups())
+    for hierarchy, was_path in _pinned.cgroups:
+        got_path = cgroups.get(hierarchy)
+        if got_path is None or got_path == was_path:
+            continue
+        kind = "v2" if hierarchy.startswith("0:") else hierarchy.split(":", 1)[1]
+        changed.append(f"cgroup ({kind}) of the harness: {got_path} (was {was_path})")
+        restored = _move_back(hierarchy, was_path) and restored
     for tid in _threads():
         for label, field, read, show, set_back in _PER_THREAD:
             was, got = getattr(_pinned, field), read(tid)
