@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gitimprove import agents, output
-from gitimprove.errors import GitImproveError
 from gitimprove.git import caches, pending, strays, trees
 from gitimprove.git.checkout import work_root
 from gitimprove.git.watch import RepoState, objects_hint, put_back
@@ -90,7 +89,7 @@ def _look_on_the_way_out(ctx: RunContext, saved: Path) -> None:
     try:
         with proc.last_step(), ctx.shared.lock:
             changed = pending.look_now(ctx.repo, saved)
-    except (GitImproveError, OSError):
+    except Exception:  # never in place of the interrupt: the resume looks
         return
     if changed:
         shown = ", ".join(changed[:10]) + (
