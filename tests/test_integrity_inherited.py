@@ -185,9 +185,9 @@ def _cgroup_folder() -> tuple[Path, str]:
             continue
         folder = Path(procs).parent
         if hierarchy.startswith("0:"):
-            listed = folder / "cgroup.controllers"
+            listed = folder / "cgroup.subtree_control"  # what its children get
             if "cpu" not in (listed.read_text() if listed.is_file() else "").split():
-                tried.append(f"{folder} (cgroup v2 without the cpu controller)")
+                tried.append(f"{folder} (cgroup v2: no cpu controller for its children)")
                 continue
             quota = "cpu.max"
         elif "cpu" in hierarchy.split(":", 1)[1].split(","):
@@ -214,7 +214,10 @@ def tight_cgroups(count: int) -> Iterator[list[Path]]:
     try:
         for path in made:
             path.mkdir()
-            (path / quota).write_text("10000 100000" if quota == "cpu.max" else "10000")
+            try:
+                (path / quota).write_text("10000 100000" if quota == "cpu.max" else "10000")
+            except OSError as exc:
+                pytest.skip(f"no CPU quota may be set on a cgroup here: {quota} {exc.strerror}")
         yield made
     finally:
         for path in made:
