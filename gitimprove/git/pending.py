@@ -135,7 +135,9 @@ def look_now(repo: Repo, path: Path) -> list[str]:
     """The comparison an interrupted agent call never made, made on the way out once its
     processes are dead: what differs from the snapshot at `path` now (it stays, for `run
     --resume` and `doctor` to name), else nothing (it goes: what the user changes after this
-    is theirs). One that does not verify stays, named."""
+    is theirs). One that does not verify stays, named; one already gone needs no look."""
+    if not os.path.lexists(path):
+        return []
     record = read_saved(path, load_key(repo.improve_dir, create=False))
     if record is None:
         return [f".git/improve/{FOLDER}/{path.name} (not written by gitimprove)"]

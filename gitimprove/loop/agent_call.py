@@ -80,15 +80,18 @@ def build_program(ctx: RunContext, spec: AttemptSpec, rework_tail: str | None) -
     )
 
 
-def _look_on_the_way_out(ctx: RunContext, saved: Path) -> None:
+def _look_on_the_way_out(ctx: RunContext, saved: Path, found: list[str] | None = None) -> None:
     """An agent call interrupted: the user's repository compared with the snapshot taken
-    before it, as after a call; a change is reported and its snapshot kept (`run --resume`
-    refuses naming it, `doctor --repair` accepts it), else the snapshot goes, so what the user
-    edits next is not taken for the agent's. A second signal cuts this short (the snapshot
-    stays); so does a failure to look (the resume looks)."""
+    before it, as after a call (unless the comparison interrupted had `found` changes); a
+    change is reported and its snapshot kept (`run --resume` refuses naming it, `doctor
+    --repair` accepts it), else the snapshot goes, so what the user edits next is not taken
+    for the agent's. A second signal cuts this short (the snapshot stays); so does a failure
+    to look (the resume looks)."""
+    changed = found or []
     try:
-        with proc.last_step(), ctx.shared.lock:
-            changed = pending.look_now(ctx.repo, saved)
+        if not changed:
+            with proc.last_step(), ctx.shared.lock:
+                changed = pending.look_now(ctx.repo, saved)
     except Exception:  # never in place of the interrupt: the resume looks
         return
     if changed:
@@ -183,18 +186,23 @@ def call_agent(
             raise
         finally:
             ctx.shared.agent_finished(seconds, cost, first=rework == 0)
-        if siblings_watched:  # what it may have written into a sibling's resting workspace
-            siblings.look(but=owner)
-            ctx.look_at_incumbent()  # or into the incumbent's checkout
-        with ctx.shared.lock:
-            after = RepoState.take(ctx.repo, ignored=not ctx.sandbox.active)
-            # in the sandbox the agent cannot reach the repository: only the user changed it
-            changed = before.changes(after, reachable=not ctx.sandbox.active)
-            ctx.shared.repo_state = None if changed else after
-            moved: list[str] = []
-            if changed:
-                moved = put_back(ctx.repo, before, after)
-            pending.drop(saved)  # compared: whatever it found is reported below
+        changed: list[str] = []
+        try:
+            if siblings_watched:  # what it may have written into a sibling's resting workspace
+                siblings.look(but=owner)
+                ctx.look_at_incumbent()  # or into the incumbent's checkout
+            with ctx.shared.lock:
+                after = RepoState.take(ctx.repo, ignored=not ctx.sandbox.active)
+                # in the sandbox the agent cannot reach the repository: only the user changed it
+                changed = before.changes(after, reachable=not ctx.sandbox.active)
+                ctx.shared.repo_state = None if changed else after
+                moved: list[str] = []
+                if changed:
+                    moved = put_back(ctx.repo, before, after)
+                pending.drop(saved)  # compared: whatever it found is reported below
+        except KeyboardInterrupt:  # during the comparison: what it found, else made again
+            _look_on_the_way_out(ctx, saved, changed)
+            raise
     if changed:
         raise AgentTampered(result, changed, hint=objects_hint(moved, changed))
     if changed_limits:  # set back
