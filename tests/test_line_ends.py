@@ -24,6 +24,7 @@ import pygit2
 import pytest
 
 from gitimprove.git.attributes import cleaner, converter, tree_reader
+from gitimprove.git.checkout import COUNTS
 from gitimprove.git.repo import open_repo
 from gitimprove.git.workspace import Workspaces, hash_workspace, made_workspace
 from tests.conftest import TmpRepo, git
@@ -290,6 +291,7 @@ def check_workspace(
     second = commit_raw(repo, {**new, **attributes, "added.t": generated(rng)})
     opened = open_repo(repo)
     pool = Workspaces()
+    renewed = COUNTS["renewed"]
     try:
         for i, commit in enumerate((first, second)):
             out = base / f"out-{seed}-{i}"
@@ -320,6 +322,7 @@ def check_workspace(
                 ], combo
                 hashed = hash_workspace(opened, made.path, known=made)
                 assert hashed.tree == str(opened.raw[commit].peel(pygit2.Tree).id), combo
+        assert COUNTS["renewed"] == renewed + 1, "the second workspace was not the first renewed"
     finally:
         pool.close()
 
