@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gitimprove import agents, output
+from gitimprove import agents
 from gitimprove.git import caches, pending, strays, trees
 from gitimprove.git.checkout import work_root
 from gitimprove.git.watch import RepoState, objects_hint, put_back
@@ -98,10 +98,11 @@ def _look_on_the_way_out(ctx: RunContext, saved: Path, found: list[str] | None =
         shown = ", ".join(changed[:10]) + (
             f" and {len(changed) - 10} more" if len(changed) > 10 else ""
         )
-        output.warn(
+        message = (
             f"your repository changed while the interrupted agent worked: {shown}; "
             "`git improve doctor` names it, `git improve doctor --repair` accepts it"
         )
+        ctx.emit({"event": "warning", "run": ctx.name, "message": message})
 
 
 def call_agent(
