@@ -47,7 +47,7 @@ Emit = Callable[[Event], None]
 _T = TypeVar("_T")
 
 
-INHERITED = "the harness's resource limits, CPU affinity, priority or I/O priority"
+INHERITED = "the harness's resource limits, cgroup, CPU affinity, priority or I/O priority"
 
 
 @dataclass(frozen=True)
