@@ -4,7 +4,8 @@ their own folders by a Landlock domain their supervisor enters before it runs th
 
 A write of the user's work tree, `.git/config`, `~/.gitconfig`, the incumbent's checkout or a
 sibling's workspace fails at the write (EACCES) where `none` lets it through and detects it
-after the fact; a stop (SIGSTOP) of the harness, of a sibling's agent or, with
+after the fact; so does a read of what bwrap hides (the run's key, the work tree, the other
+workspaces and checkouts: reads are carved); a stop (SIGSTOP) of the harness, of a sibling's agent or, with
 `--measure-jobs 2`, of another candidate's benchmark fails (EPERM): the signal scope of
 Landlock ABI 6.
 """
@@ -31,7 +32,9 @@ ABI = supervise.landlock_abi()
 needs_scopes = pytest.mark.skipif(
     ABI < supervise.LANDLOCK_ABI_SCOPED, reason="this kernel's Landlock scopes no signal"
 )
-ATTACKS = ("work tree", ".git/config", "~/.gitconfig", "incumbent checkout")
+# refused at the call: the writes, and the reads of what bwrap hides (the carved reads)
+ATTACKS = ("work tree", ".git/config", "~/.gitconfig", "read the key", "read the work tree",
+           "list workspaces")  # fmt: skip
 
 
 def untouched(repo: TmpRepo) -> None:
@@ -133,7 +136,7 @@ def test_a_tournament_agent_reaches_no_sibling(tmp_repo: TmpRepo) -> None:
     assert res.returncode == 0, res.stderr
     rows = {r.get("candidate"): r for r in run_rows(tmp_repo, "t") if r["status"] != "baseline"}
     hostile, honest = rows[1], rows[0]
-    for attack in ("sibling workspace", "stop a sibling", "stop the harness"):
+    for attack in ("list workspaces again", "stop a sibling", "stop the harness"):
         code = "EPERM" if attack.startswith("stop") else "EACCES"
         assert f"{attack}={code}" in hostile["description"], hostile
     assert hostile["status"] == "keep" and hostile["metric"]["value"] == 40, hostile

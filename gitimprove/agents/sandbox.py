@@ -308,8 +308,12 @@ class Sandbox:
         writable; what `overlays` covers stays read-only: Landlock can give no private copy,
         and the real folder or file is one a later session of the agent's tool reads
         (agents/homes.py: never shared-writable)."""
-        if self.contained:
-            return supervised(argv, shell=shell, writable=[workdir, *writable]), False
+        if self.contained:  # what bwrap hides is carved out of the reads (util/supervise.py)
+            restore_alternates(workdir, self.objects)
+            kept = [*self.objects, *readable, *command_paths(argv, shell)]
+            return supervised(
+                argv, shell=shell, writable=[workdir, *writable], hide=self.hide, readable=kept
+            ), False
         if not self.active:  # the measured code too: nothing of it outlives a kill -9 of ours
             return supervised(argv, shell=shell), False
         # private /tmp and /dev/shm bounded (`[agent] tmp_size`): a tmpfs is half the RAM
@@ -394,17 +398,24 @@ SUPERVISOR = Path(__file__).resolve().parent.parent / "util" / "supervise.py"
 
 
 def supervised(
-    argv: Sequence[str] | str, *, shell: bool, writable: Sequence[Path] | None = None
+    argv: Sequence[str] | str,
+    *,
+    shell: bool,
+    writable: Sequence[Path] | None = None,
+    hide: Sequence[Path] = (),
+    readable: Sequence[Path] = (),
 ) -> list[str]:
     """The agent's command under the per-attempt supervisor (util/supervise.py): its whole
     process tree dies when it exits and when the harness dies, even by `kill -9`. With
-    `writable`, in a Landlock domain that writes only beneath those paths."""
+    `writable`, in a Landlock domain that writes only beneath those paths and reads nothing
+    beneath `hide` but them and `readable`."""
     command = ["/bin/sh", "-c", argv] if shell or isinstance(argv, str) else list(argv)
     contain: list[str] = []
     if writable is not None:
         contain = ["--landlock"]
-        for path in dict.fromkeys(writable):
-            contain += ["--write", os.fspath(path)]
+        for flag, paths in (("--write", writable), ("--hide", hide), ("--read", readable)):
+            for path in dict.fromkeys(paths):
+                contain += [flag, os.fspath(path)]
     return [sys.executable, "-I", "-S", str(SUPERVISOR), str(os.getpid()), *contain, "--",
             *command]  # fmt: skip
 
@@ -467,7 +478,12 @@ def choose(
         why = "bubblewrap is not available; " if mode == "auto" else ""
         scoped = SCOPED if abi >= supervise.LANDLOCK_ABI_SCOPED else NOT_SCOPED.format(abi=abi)
         message = f"sandbox: landlock ({why}Landlock ABI {abi}: {CONTAINED}{scoped}){NOT_HIDDEN}"
-        return Sandbox("landlock", message=message + unreached)
+        return Sandbox(
+            "landlock",
+            hide=tuple(dict.fromkeys(p.resolve() for p in hide)),
+            objects=tuple(borrowed_chain(objects.resolve())) if objects is not None else (),
+            message=message + unreached,
+        )
     if mode == "auto":
         reason = f"bubblewrap is not available, nor Landlock: {lacking}"
     else:

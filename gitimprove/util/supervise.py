@@ -1,6 +1,7 @@
 """The per-attempt supervisor: the agent's process tree dies with the agent or with the harness.
 
-    python -I -S supervise.py <harness pid> [--landlock [--write PATH]…] -- <command> [args…]
+    python -I -S supervise.py <harness pid> [--landlock [--write P]… [--hide P]… [--read P]…]
+        -- <command> [args…]
 
 Without the sandbox an agent runs under this small process (a child of the harness, started
 as a file with no imports of the package, so it starts in a few milliseconds). It
@@ -21,9 +22,11 @@ as a file with no imports of the package, so it starts in a few milliseconds). I
   output while nothing reads) is seen as if it had stopped the harness;
 - with `--landlock` (`[agent] sandbox = "landlock"`), puts the agent's process, after
   `no_new_privs` and before it runs, in a Linux Landlock domain (`landlock`, below): it and
-  every descendant may write only beneath the `--write` paths, and, where the kernel scopes
-  them (ABI 6), signal only processes of that domain and connect to no abstract unix socket
-  made outside it. A domain that cannot be made runs nothing (status 126).
+  every descendant may write only beneath the `--write` paths, read nothing beneath the
+  `--hide` paths but the `--read` and `--write` ones (`landlock`: reads are carved), and,
+  where the kernel scopes them (ABI 6), signal only processes of that domain and connect to
+  no abstract unix socket made outside it. A domain that cannot be made runs nothing
+  (status 126).
 
 Killing is stop-then-kill, repeated until the tree is empty, so nothing in it can fork a
 replacement between the kills. On systems without `prctl` it only runs the command.
@@ -49,10 +52,13 @@ LANDLOCK_ABI_NEEDED = 3  # the first that can refuse a truncate()
 LANDLOCK_ABI_SCOPED = 6  # signals and abstract unix sockets scoped to the domain
 # every right that changes the file system, by the ABI that brought it: ACCESS_FS_WRITE_FILE,
 # REMOVE_DIR, REMOVE_FILE, MAKE_CHAR, MAKE_DIR, MAKE_REG, MAKE_SOCK, MAKE_FIFO, MAKE_BLOCK,
-# MAKE_SYM (1), REFER (2), TRUNCATE (3), IOCTL_DEV (5); EXECUTE, READ_FILE, READ_DIR are never
-# handled: reads stay allowed everywhere
+# MAKE_SYM (1), REFER (2), TRUNCATE (3), IOCTL_DEV (5); EXECUTE, READ_FILE, READ_DIR (1) are
+# handled only when something is hidden (`_carve`)
 _WRITE_RIGHTS = {1: 0x1FF2, 2: 0x2000, 3: 0x4000, 5: 0x8000}
-_FILE_RIGHTS = 0x2 | 0x4000 | 0x8000  # WRITE_FILE, TRUNCATE, IOCTL_DEV: a rule on a file
+_READ_RIGHTS = 0x1 | 0x4 | 0x8  # EXECUTE, READ_FILE, READ_DIR
+# WRITE_FILE, TRUNCATE, IOCTL_DEV, EXECUTE, READ_FILE: what a rule on a file can hold
+_FILE_RIGHTS = 0x2 | 0x4000 | 0x8000 | 0x1 | 0x4
+_ENTRY = os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC  # an entry of a carved folder, as it is
 _SCOPES = 0x1 | 0x2  # LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET, LANDLOCK_SCOPE_SIGNAL
 # the devices bubblewrap's `--dev` gives, writable (a disk's device, even to root, is not)
 _DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty",
@@ -166,10 +172,60 @@ def landlock_abi() -> int:
     return max(int(version), 0)
 
 
-def landlock(writable: list[str], abi: int) -> str:
+def _beneath(path: str, tops: list[str]) -> bool:
+    return any(path == top or path.startswith(top.rstrip("/") + "/") for top in tops)
+
+
+def _holds(path: str, tops: list[str]) -> bool:
+    prefix = path.rstrip("/") + "/"
+    return any(top.startswith(prefix) for top in tops)
+
+
+def carve(hidden: list[str], kept: list[str]) -> list[tuple[str, list[tuple[str, int]]]]:
+    """The read rules that leave every file readable but what lies beneath `hidden` and not
+    beneath `kept` (absolute, resolved paths), by folder: (folder, [(entry's name, rights)]).
+    A rule reaches everything beneath its folder, so a folder on the way to a hidden one gets
+    none: each of its entries gets one instead, but the next folder of that way, which is
+    carved in turn; beneath a hidden folder only the way to a kept one is carved. Links are
+    left out (what they lead to is judged where it lies). A carved folder itself cannot be
+    listed, and an entry made in it later is not readable: the rules hold the entries there
+    now."""
+    if _beneath("/", kept):
+        return [("/", [(".", _READ_RIGHTS)])]
+    out: list[tuple[str, list[tuple[str, int]]]] = []
+    todo = ["/"]
+    while todo:
+        folder = todo.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        rules = []
+        for entry in entries:
+            path = entry.path
+            if _beneath(path, kept):
+                continue  # a rule of its own
+            hidden_here = _beneath(path, hidden)
+            if _holds(path, kept) if hidden_here else _holds(path, hidden):
+                if entry.is_dir(follow_symlinks=False):
+                    todo.append(path)
+            elif not hidden_here and not entry.is_symlink():
+                dir_ = entry.is_dir(follow_symlinks=False)
+                rules.append((entry.name, _READ_RIGHTS if dir_ else _READ_RIGHTS & _FILE_RIGHTS))
+        out.append((folder, rules))
+    return out
+
+
+def landlock(
+    writable: list[str],
+    abi: int,
+    hidden: list[str] | None = None,
+    readable: list[str] | None = None,
+) -> str:
     """Restrict this process (and what it runs) to writing beneath `writable`, the devices of
     `_DEVICES` and `/dev/shm`, with signals and abstract unix sockets scoped to it where `abi`
-    has them. Returns "" once in force, else why not."""
+    has them; with `hidden`, to reading (and running) nothing beneath those folders but what
+    lies beneath `readable` or `writable` (`carve`). Returns "" once in force, else why not."""
     import ctypes
 
     class Ruleset(ctypes.Structure):
@@ -183,7 +239,8 @@ def landlock(writable: list[str], abi: int) -> str:
         _pack_ = 1
         _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
-    rights = sum(bits for since, bits in _WRITE_RIGHTS.items() if since <= abi)
+    reads = _READ_RIGHTS if hidden else 0
+    rights = sum(bits for since, bits in _WRITE_RIGHTS.items() if since <= abi) | reads
     libc = ctypes.CDLL(None, use_errno=True)
     attr = Ruleset(rights, 0, _SCOPES if abi >= LANDLOCK_ABI_SCOPED else 0)
     fd = libc.syscall(LANDLOCK_CREATE_RULESET, ctypes.byref(attr),
@@ -191,8 +248,11 @@ def landlock(writable: list[str], abi: int) -> str:
     if fd < 0:
         return f"landlock_create_ruleset: {os.strerror(ctypes.get_errno())}"
     try:
+        rule = PathBeneath(0, -1)
+        add = (fd, LANDLOCK_RULE_PATH_BENEATH, ctypes.byref(rule), ctypes.c_uint32(0))
         rules = [(p, rights) for p in writable] + [(d, _FILE_RIGHTS) for d in _DEVICES]
         rules.append(("/dev/shm", rights))
+        rules += [(p, reads) for p in readable or []]
         for path, allowed in rules:
             try:
                 parent = os.open(path, os.O_PATH | os.O_CLOEXEC)
@@ -201,12 +261,33 @@ def landlock(writable: list[str], abi: int) -> str:
             try:
                 if os.fstat(parent).st_mode & 0o170000 != 0o040000:
                     allowed &= _FILE_RIGHTS  # a file takes no right on entries
-                rule = PathBeneath(allowed & rights, parent)
-                if libc.syscall(LANDLOCK_ADD_RULE, fd, LANDLOCK_RULE_PATH_BENEATH,
-                                ctypes.byref(rule), ctypes.c_uint32(0)) != 0:  # fmt: skip
+                rule.allowed_access, rule.parent_fd = allowed & rights, parent
+                if rule.allowed_access and libc.syscall(LANDLOCK_ADD_RULE, *add) != 0:
                     return f"landlock_add_rule {path}: {os.strerror(ctypes.get_errno())}"
             finally:
                 os.close(parent)
+        kept = [os.path.realpath(p) for p in [*writable, *(readable or [])]]
+        carved = carve([os.path.realpath(p) for p in hidden], kept) if hidden else []
+        for folder, entries in carved:
+            try:
+                at = os.open(folder, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+            except OSError:
+                continue
+            try:
+                for name, allowed in entries:  # opened by name in the folder: one lookup each
+                    try:
+                        parent = os.open(name, _ENTRY, dir_fd=at)
+                    except OSError:
+                        continue
+                    rule.allowed_access, rule.parent_fd = allowed, parent
+                    failed = libc.syscall(LANDLOCK_ADD_RULE, *add) != 0
+                    os.close(parent)
+                    if failed:
+                        return f"landlock_add_rule {folder}/{name}: " + os.strerror(
+                            ctypes.get_errno()
+                        )
+            finally:
+                os.close(at)
         if libc.syscall(LANDLOCK_RESTRICT_SELF, fd, ctypes.c_uint32(0)) != 0:
             return f"landlock_restrict_self: {os.strerror(ctypes.get_errno())}"
     finally:
@@ -220,16 +301,16 @@ def _on_signal(signum: int, frame: object) -> None:
 
 
 def main(argv: list[str]) -> int:
-    writable: list[str] = []
+    paths: dict[str, list[str]] = {"--write": [], "--hide": [], "--read": []}
     contained = len(argv) > 2 and argv[2] == "--landlock"
     rest = argv[3:] if contained else argv[2:]
-    while len(rest) > 1 and rest[0] == "--write":
-        writable.append(rest[1])
+    while len(rest) > 1 and rest[0] in paths:
+        paths[rest[0]].append(rest[1])
         rest = rest[2:]
     if len(argv) < 4 or not rest or rest[0] != "--" or len(rest) < 2:
         sys.stderr.write(
-            "usage: supervise.py <harness pid> [--landlock [--write PATH]...] -- <command> "
-            "[args...]\n"
+            "usage: supervise.py <harness pid> [--landlock [--write PATH]... [--hide PATH]... "
+            "[--read PATH]...] -- <command> [args...]\n"
         )
         return 2
     parent, command = int(argv[1]), rest[1:]
@@ -251,7 +332,7 @@ def main(argv: list[str]) -> int:
             _mark()
         if contained:  # after no_new_privs (_mark), which Landlock needs without privileges
             try:
-                why = landlock(writable, landlock_abi())
+                why = landlock(paths["--write"], landlock_abi(), paths["--hide"], paths["--read"])
             except (OSError, AttributeError, ValueError) as exc:  # no ctypes, no syscall()
                 why = str(exc) or type(exc).__name__
             if why:

@@ -3,8 +3,9 @@
 "landlock"`), and reports in its description what was refused, and how.
 
 Alone, or as candidate 1 of a tournament (`contained_agent.py tournament`), it is hostile: it
-tries to write the user's work tree (`bench.py`), `.git/config`, `~/.gitconfig`, the
-incumbent's measurement checkout, a sibling candidate's workspace (in a tournament), to stop
+tries to write the user's work tree (`bench.py`), `.git/config`, `~/.gitconfig`, to read the
+run's integrity key and the work tree, to list `.git/improve/work/` and write what it finds
+there (the incumbent's measurement checkout, a sibling candidate's workspace), to stop
 (SIGSTOP, then SIGCONT) the harness and a sibling's agent, and to connect to the abstract unix
 socket `$CONTAINED_ABSTRACT` names; a write that went through is named under "done". It
 writes its own temporary folder (`$TMPDIR`) and improves `src/value.txt` (100 → 40).
@@ -76,7 +77,11 @@ repo = work.parents[2]  # the user's work tree: <repo>/.git/improve/work
 attempt("work tree", append(repo / "bench.py"))
 attempt(".git/config", append(repo / ".git" / "config"))
 attempt("~/.gitconfig", append(pathlib.Path.home() / ".gitconfig"))
-for d in sorted(work.iterdir()):
+attempt("read the key", (repo / ".git" / "improve" / "key").read_bytes)
+attempt("read the work tree", (repo / "bench.py").read_bytes)
+found: list[pathlib.Path] = []  # the other workspaces and checkouts: hidden (carved) reads
+attempt("list workspaces", lambda: found.extend(sorted(work.iterdir())))
+for d in found:
     if d.name.startswith("m-") and (d / "src" / "value.txt").is_file():
         attempt("incumbent checkout", append(d / "src" / "value.txt"))
         break
@@ -93,7 +98,9 @@ if tournament:
         time.sleep(0.05)
     if pid is not None:
         attempt("stop a sibling", stop(pid))
-    for d in sorted(work.iterdir()):  # the sibling's workspace, at work
+    found.clear()
+    attempt("list workspaces again", lambda: found.extend(sorted(work.iterdir())))
+    for d in found:  # the sibling's workspace, at work
         if d != here and not d.name.startswith("m-") and (d / "src" / "value.txt").is_file():
             attempt("sibling workspace", append(d / "src" / "value.txt"))
 temp = pathlib.Path(os.environ.get("TMPDIR", "/tmp"), "scratch.txt")
