@@ -287,3 +287,68 @@ def test_a_metric_that_writes_outside_its_checkout_is_named(tmp_repo: TmpRepo) -
     assert res.returncode == 1, res.stdout
     assert "ran under Landlock (it may write its checkout and $TMPDIR alone)" in res.stderr
     assert not (Path.home() / "bench.log").exists()
+
+
+# the benchmark runs the candidate's code in a subprocess and prints its number; candidate 1's
+# code looks for 4 s for a better number in the checkouts beside its own (the honest sibling's,
+# measured at once with --measure-jobs 2, or kept as a spare) and prints it less one
+SCORE = "print(float(open('src/value.txt').read()))\n"
+PEEKER = """import os, pathlib, time
+here, best, end = pathlib.Path.cwd(), 100.0, time.monotonic() + 4
+while best == 100.0 and time.monotonic() < end:
+    try:
+        others = [d for d in here.parent.iterdir() if d != here]
+    except OSError:  # the folder of checkouts is not readable
+        break
+    for other in others:
+        try:
+            best = min(best, float((other / "src" / "value.txt").read_text()) - 1)
+        except (OSError, ValueError):
+            continue
+    time.sleep(0.05)
+print(best)
+"""
+PEEKER_AGENT = f"""import os, pathlib
+if os.environ["GITIMPROVE_CANDIDATE"] == "0":
+    pathlib.Path("src/value.txt").write_text("50\\n")
+else:
+    pathlib.Path("src/score.py").write_text({PEEKER!r})
+"""
+PEEKER_BENCH = """import subprocess, sys
+out = subprocess.run([sys.executable, "src/score.py"], capture_output=True, text=True).stdout
+print(f"METRIC score={float(out):g}")
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "mode",
+    [
+        pytest.param("landlock", marks=needs_landlock),
+        pytest.param(
+            "none",
+            marks=pytest.mark.xfail(reason="without a sandbox a checkout reads the others"),
+        ),
+    ],
+)
+def test_measured_code_reads_no_siblings_number(
+    tmp_repo: TmpRepo, tmp_path: Path, mode: str
+) -> None:
+    """Under Landlock the folder of the measurement checkouts is carved out of the measured
+    code's reads: candidate 1's code cannot find candidate 0's number beside it and live on
+    it (49 against 50); the honest candidate is kept."""
+    agent = tmp_path / "peeker.py"
+    agent.write_text(PEEKER_AGENT)
+    value_project(
+        tmp_repo,
+        f"{sys.executable} {agent}",
+        PEEKER_BENCH,
+        {"src/score.py": SCORE},
+        sandbox=mode,
+        timeouts=True,
+    )
+    res = tmp_repo.cli("run", "--run", "t", "-n", "1", "-k", "2", "--measure-jobs", "2")
+    assert res.returncode == 0, res.stderr
+    rows = {r.get("candidate"): r for r in run_rows(tmp_repo, "t") if r["status"] != "baseline"}
+    assert rows[1]["metric"]["value"] == 100, rows[1]
+    assert rows[0]["status"] == "keep" and rows[0]["metric"]["value"] == 50, rows[0]
