@@ -100,6 +100,64 @@ def test_the_supervisor_contains_what_it_runs(tmp_path: Path) -> None:
     ]
 
 
+# what a command reads under the supervisor: "<name> ok" or "<name> <errno>"
+# what a command reads under the supervisor, once the last path exists (made by the test
+# after "ready"): "<name> ok" or "<name> <errno>"
+READS = """import errno, os, sys, time
+def attempt(name, path):
+    try:
+        os.listdir(path) if os.path.isdir(path) else open(path, "rb").close()
+        print(name, "ok")
+    except OSError as exc:
+        print(name, errno.errorcode[exc.errno])
+print("ready", flush=True)
+end = time.monotonic() + 20
+while not os.path.exists(sys.argv[-1].split("=", 1)[1]) and time.monotonic() < end:
+    time.sleep(0.01)
+for arg in sys.argv[2:]:  # the first: a path the command names
+    attempt(*arg.split("=", 1))
+"""
+
+
+@needs_landlock
+def test_the_supervisor_hides_the_run_from_reads(tmp_path: Path) -> None:
+    """Under Landlock what bwrap hides is carved out of the reads: the integrity key, a
+    sibling's workspace, the folder of workspaces and the user's work tree are EACCES; the
+    command's own workspace, the objects its clone borrows, a file its command names, its own
+    temporary folder and the rest of the system read as before. A file made later in a carved
+    folder is not readable (the rules hold the entries there when the domain is made)."""
+    repo = tmp_path / "repo"
+    improve = repo / ".git" / "improve"
+    mine, sibling = improve / "work" / "mine", improve / "work" / "sibling"
+    objects, tmp = repo / ".git" / "objects", tmp_path / "tmp"
+    for folder in (mine, sibling, objects, tmp):
+        folder.mkdir(parents=True)
+    for path in (improve / "key", sibling / "value.txt", mine / "value.txt", repo / "bench.py",
+                 objects / "pack", improve / "prompt.md"):  # fmt: skip
+        path.write_text("x\n")
+    box = sandbox.Sandbox("landlock", hide=(repo, repo / ".git"), objects=(objects,))
+    probes = {
+        "key": improve / "key", "sibling": sibling / "value.txt", "workspaces": mine.parent,
+        "work tree": repo / "bench.py", "own": mine / "value.txt", "objects": objects / "pack",
+        "named": improve / "prompt.md", "tmp": tmp, "system": Path(sys.executable).resolve(),
+        "later": tmp_path / "later",
+    }  # fmt: skip
+    argv, _ = box.wrap(
+        [sys.executable, "-c", READS, str(improve / "prompt.md"),
+         *(f"{k}={v}" for k, v in probes.items())],
+        shell=False, workdir=mine, writable=[tmp],
+    )  # fmt: skip
+    with subprocess.Popen(argv, cwd=mine, stdout=subprocess.PIPE, text=True) as child:
+        assert child.stdout is not None
+        assert child.stdout.readline() == "ready\n"  # the domain is made: the file comes later
+        (tmp_path / "later").write_text("x\n")
+        out, _ = child.communicate(timeout=30)
+    assert child.returncode == 0, out
+    got = dict(line.rsplit(" ", 1) for line in out.splitlines() if " " in line)
+    hidden = {"key", "sibling", "workspaces", "work tree", "later"}
+    assert got == {k: "EACCES" if k in hidden else "ok" for k in probes}, out
+
+
 @pytest.mark.slow
 @needs_landlock
 def test_an_agent_writes_nothing_outside_its_workspace_and_signals_nothing(
