@@ -9,7 +9,9 @@ works. The agent runs in its own pid namespace that dies with the harness
 
 Without bwrap (`landlock`, what `auto` falls back to), the agent and the measured code run as
 without a sandbox, under their supervisor, which puts them in a Landlock domain
-(util/supervise.py): they read what you can, but write only beneath their workspace or
+(util/supervise.py): they read what you can but what bwrap hides (the repository and its git
+directory, carved out of the reads but for their own workspace or checkout, the objects the
+clone borrows and the files their command names), and write only beneath their workspace or
 checkout, a temporary folder of their own, the session files of their row in
 `agents/homes.py` that name no command (no folder: Landlock has no private copy to give) and
 the devices bwrap's `/dev` holds, and, from Landlock ABI 6, signal only their own processes and reach no
@@ -56,8 +58,8 @@ NOT_SCOPED = (
     "(Landlock ABI {abi} scopes neither: 6 does)"
 )
 NOT_HIDDEN = (
-    "; Landlock hides nothing: they read your repository, its .git and your home folder, and "
-    "reach your servers' unix socket files"
+    "; your repository and its .git are hidden from their reads but for their own folder, "
+    "yet they read your home folder and reach your servers' unix socket files"
 )
 NOT_PROTECTED = (
     "without a sandbox the agent runs with your permissions: it can read and write your "
@@ -278,12 +280,14 @@ class Sandbox:
 
     @property
     def active(self) -> bool:
-        """bwrap: the agent cannot see the user's repository (Landlock hides nothing)."""
+        """bwrap: the agent sees nothing of the user's repository, in a mount namespace of its
+        own (Landlock refuses reads there, `contained`, but keeps the real /tmp and home)."""
         return self.mode == "bwrap"
 
     @property
     def contained(self) -> bool:
-        """Landlock: writes only beneath what `wrap` is given as writable."""
+        """Landlock: writes only beneath what `wrap` is given as writable, reads nothing of
+        `hide` but that, the objects its clone borrows and what it is given as readable."""
         return self.mode == "landlock"
 
     def _hidden(self, path: Path) -> bool:
