@@ -4,8 +4,8 @@ their own folders by a Landlock domain their supervisor enters before it runs th
 
 A write of the user's work tree, `.git/config`, `~/.gitconfig`, the incumbent's checkout or a
 sibling's workspace fails at the write (EACCES) where `none` lets it through and detects it
-after the fact; so does a read of what bwrap hides (the run's key, the work tree, the other
-workspaces and checkouts: reads are carved); a stop (SIGSTOP) of the harness, of a sibling's agent or, with
+after the fact; so does a read of the run's folder (its key, the other workspaces and
+checkouts: reads are carved); a stop (SIGSTOP) of the harness, of a sibling's agent or, with
 `--measure-jobs 2`, of another candidate's benchmark fails (EPERM): the signal scope of
 Landlock ABI 6.
 """
@@ -33,8 +33,7 @@ needs_scopes = pytest.mark.skipif(
     ABI < supervise.LANDLOCK_ABI_SCOPED, reason="this kernel's Landlock scopes no signal"
 )
 # refused at the call: the writes, and the reads of what bwrap hides (the carved reads)
-ATTACKS = ("work tree", ".git/config", "~/.gitconfig", "read the key", "read the work tree",
-           "list workspaces")  # fmt: skip
+ATTACKS = ("work tree", ".git/config", "~/.gitconfig", "read the key", "list workspaces")
 
 
 def untouched(repo: TmpRepo) -> None:
@@ -121,10 +120,10 @@ for arg in sys.argv[2:]:  # the first: a path the command names
 
 @needs_landlock
 def test_the_supervisor_hides_the_run_from_reads(tmp_path: Path) -> None:
-    """Under Landlock what bwrap hides is carved out of the reads: the integrity key, a
-    sibling's workspace, the folder of workspaces and the user's work tree are EACCES; the
-    command's own workspace, the objects its clone borrows, a file its command names, its own
-    temporary folder and the rest of the system read as before. A file made later in a carved
+    """Under Landlock the run's folder (`.git/improve`) is carved out of the reads: the
+    integrity key, a sibling's workspace and the folder of workspaces are EACCES; the command's
+    own workspace, the objects its clone borrows, a file its command names, its own temporary
+    folder, the user's work tree and the rest of the system read as before. A file made later in a carved
     folder is not readable (the rules hold the entries there when the domain is made)."""
     repo = tmp_path / "repo"
     improve = repo / ".git" / "improve"
@@ -135,7 +134,7 @@ def test_the_supervisor_hides_the_run_from_reads(tmp_path: Path) -> None:
     for path in (improve / "key", sibling / "value.txt", mine / "value.txt", repo / "bench.py",
                  objects / "pack", improve / "prompt.md"):  # fmt: skip
         path.write_text("x\n")
-    box = sandbox.Sandbox("landlock", hide=(repo, repo / ".git"), objects=(objects,))
+    box = sandbox.Sandbox("landlock", hide=(improve,), objects=(objects,))
     probes = {
         "key": improve / "key", "sibling": sibling / "value.txt", "workspaces": mine.parent,
         "work tree": repo / "bench.py", "own": mine / "value.txt", "objects": objects / "pack",
@@ -154,7 +153,7 @@ def test_the_supervisor_hides_the_run_from_reads(tmp_path: Path) -> None:
         out, _ = child.communicate(timeout=30)
     assert child.returncode == 0, out
     got = dict(line.rsplit(" ", 1) for line in out.splitlines() if " " in line)
-    hidden = {"key", "sibling", "workspaces", "work tree", "later"}
+    hidden = {"key", "sibling", "workspaces", "later"}
     assert got == {k: "EACCES" if k in hidden else "ok" for k in probes}, out
 
 

@@ -9,10 +9,10 @@ works. The agent runs in its own pid namespace that dies with the harness
 
 Without bwrap (`landlock`, what `auto` falls back to), the agent and the measured code run as
 without a sandbox, under their supervisor, which puts them in a Landlock domain
-(util/supervise.py): they read what you can but what bwrap hides (the repository and its git
-directory, carved out of the reads but for their own workspace or checkout, the objects the
-clone borrows and the files their command names), and write only beneath their workspace or
-checkout, a temporary folder of their own, the session files of their row in
+(util/supervise.py): they read what you can but the run's folder (`.git/improve`, carved out
+of the reads but for their own workspace or checkout, the objects the clone borrows and the
+files their command names: `choose` says why not the whole repository), and write only beneath
+their workspace or checkout, a temporary folder of their own, the session files of their row in
 `agents/homes.py` that name no command (no folder: Landlock has no private copy to give) and
 the devices bwrap's `/dev` holds, and, from Landlock ABI 6, signal only their own processes and reach no
 abstract unix socket. See docs/integrity.md.
@@ -58,8 +58,8 @@ NOT_SCOPED = (
     "(Landlock ABI {abi} scopes neither: 6 does)"
 )
 NOT_HIDDEN = (
-    "; your repository and its .git are hidden from their reads but for their own folder, "
-    "yet they read your home folder and reach your servers' unix socket files"
+    "; they read nothing of the run's folder (.git/improve) but their own, yet they read your "
+    "repository and your home folder and reach your servers' unix socket files"
 )
 NOT_PROTECTED = (
     "without a sandbox the agent runs with your permissions: it can read and write your "
@@ -281,7 +281,7 @@ class Sandbox:
     @property
     def active(self) -> bool:
         """bwrap: the agent sees nothing of the user's repository, in a mount namespace of its
-        own (Landlock refuses reads there, `contained`, but keeps the real /tmp and home)."""
+        own (Landlock refuses reads of the run's folder alone, `contained`)."""
         return self.mode == "bwrap"
 
     @property
@@ -438,10 +438,19 @@ def landlock_state() -> tuple[int, str]:
 
 
 def choose(
-    mode: str, hide: Sequence[Path], objects: Path | None = None, *, tmp_size: int = 0
+    mode: str,
+    hide: Sequence[Path],
+    objects: Path | None = None,
+    *,
+    tmp_size: int = 0,
+    state: Path | None = None,
 ) -> Sandbox:
     """The sandbox for `[agent] sandbox = mode`; `bwrap` that cannot run, or `landlock` that
-    this kernel lacks, is an error; `auto` takes bwrap, else Landlock, else none."""
+    this kernel lacks, is an error; `auto` takes bwrap, else Landlock, else none. bwrap hides
+    `hide`; Landlock carves only `state` (the run's folder, `.git/improve`) out of the reads:
+    it refuses a read rather than hiding the file, and the build tools a command runs in its
+    workspace or checkout (inside the repository) read what they find in the folders above it
+    (a `Cargo.toml`, a `go.work`, `.git`), where bwrap shows them nothing."""
     if mode not in MODES:
         raise ConfigError(
             f"agent.sandbox = {mode!r} is not allowed; use one of: auto, bwrap, landlock, none"
@@ -484,7 +493,7 @@ def choose(
         message = f"sandbox: landlock ({why}Landlock ABI {abi}: {CONTAINED}{scoped}){NOT_HIDDEN}"
         return Sandbox(
             "landlock",
-            hide=tuple(dict.fromkeys(p.resolve() for p in hide)),
+            hide=(state.resolve(),) if state is not None else (),
             objects=tuple(borrowed_chain(objects.resolve())) if objects is not None else (),
             message=message + unreached,
         )

@@ -80,6 +80,7 @@ def build_context(
         [repo.work_tree, repo.git_dir, repo.common_dir],
         repo.common_dir / "objects",
         tmp_size=int(cfg.get("agent", "tmp_size")),
+        state=repo.improve_dir,
     )
     extraction = history.baseline.state.get("extraction") if history.baseline else None
     shared = Shared(opts.jobs or int(cfg.get("loop", "jobs")), opts.measure_jobs)

@@ -4,7 +4,7 @@
 
 Alone, or as candidate 1 of a tournament (`contained_agent.py tournament`), it is hostile: it
 tries to write the user's work tree (`bench.py`), `.git/config`, `~/.gitconfig`, to read the
-run's integrity key and the work tree, to list `.git/improve/work/` and write what it finds
+run's integrity key, to list `.git/improve/work/` and write what it finds
 there (the incumbent's measurement checkout, a sibling candidate's workspace), to stop
 (SIGSTOP, then SIGCONT) the harness and a sibling's agent, and to connect to the abstract unix
 socket `$CONTAINED_ABSTRACT` names; a write that went through is named under "done". It
@@ -78,7 +78,6 @@ attempt("work tree", append(repo / "bench.py"))
 attempt(".git/config", append(repo / ".git" / "config"))
 attempt("~/.gitconfig", append(pathlib.Path.home() / ".gitconfig"))
 attempt("read the key", (repo / ".git" / "improve" / "key").read_bytes)
-attempt("read the work tree", (repo / "bench.py").read_bytes)
 found: list[pathlib.Path] = []  # the other workspaces and checkouts: hidden (carved) reads
 attempt("list workspaces", lambda: found.extend(sorted(work.iterdir())))
 for d in found:
