@@ -176,11 +176,6 @@ def _beneath(path: str, tops: list[str]) -> bool:
     return any(path == top or path.startswith(top.rstrip("/") + "/") for top in tops)
 
 
-def _holds(path: str, tops: list[str]) -> bool:
-    prefix = path.rstrip("/") + "/"
-    return any(top.startswith(prefix) for top in tops)
-
-
 def carve(hidden: list[str], kept: list[str]) -> list[tuple[str, list[tuple[str, int]]]]:
     """The read rules that leave every file readable but what lies beneath `hidden` and not
     beneath `kept` (absolute, resolved paths), by folder: (folder, [(entry's name, rights)]).
@@ -196,20 +191,34 @@ def carve(hidden: list[str], kept: list[str]) -> list[tuple[str, list[tuple[str,
     todo = ["/"]
     while todo:
         folder = todo.pop()
+        prefix = folder.rstrip("/") + "/"
+        # by the name of the next step from here: "kept" (a rule of its own), "walk" (carved
+        # in turn), "hidden" (nothing); every other entry is granted whole
+        steps: dict[str, str] = {}
+        inside = _beneath(folder, hidden)  # then nothing but the way to a kept one is granted
+        for top in () if inside else hidden:
+            if top.startswith(prefix):
+                name, _, below = top[len(prefix) :].partition("/")
+                steps[name] = "walk" if below or steps.get(name) == "walk" else "hidden"
+        for top in kept:
+            if not top.startswith(prefix):
+                continue
+            name = top[len(prefix) :].split("/")[0]
+            if top == prefix + name:
+                steps[name] = "kept"
+            elif steps.get(name) != "kept" and (inside or steps.get(name) == "hidden"):
+                steps[name] = "walk"  # a hidden folder holding a kept one
         try:
             entries = list(os.scandir(folder))
         except OSError:
             continue
         rules = []
         for entry in entries:
-            path = entry.path
-            if _beneath(path, kept):
-                continue  # a rule of its own
-            hidden_here = _beneath(path, hidden)
-            if _holds(path, kept) if hidden_here else _holds(path, hidden):
+            step = steps.get(entry.name)
+            if step == "walk":
                 if entry.is_dir(follow_symlinks=False):
-                    todo.append(path)
-            elif not hidden_here and not entry.is_symlink():
+                    todo.append(entry.path)
+            elif step is None and not inside and not entry.is_symlink():
                 dir_ = entry.is_dir(follow_symlinks=False)
                 rules.append((entry.name, _READ_RIGHTS if dir_ else _READ_RIGHTS & _FILE_RIGHTS))
         out.append((folder, rules))
