@@ -157,6 +157,29 @@ def test_the_supervisor_hides_the_run_from_reads(tmp_path: Path) -> None:
     assert got == {k: "EACCES" if k in hidden else "ok" for k in probes}, out
 
 
+def test_carving_grants_every_entry_but_the_way_to_what_is_hidden(tmp_path: Path) -> None:
+    """The read rules of a carved ruleset, by folder: on the way from `/` to the hidden folder
+    every entry but the next step (links left out: what they lead to is judged where it lies);
+    in the hidden folder only the way to the kept one, which gets a rule of its own."""
+    root = tmp_path / "root"
+    run, mine = root / "run", root / "run" / "work" / "mine"
+    for folder in (root / "a", mine, run / "work" / "sibling"):
+        folder.mkdir(parents=True)
+    for path in (root / "b.txt", run / "key"):
+        path.write_text("x\n")
+    (root / "link").symlink_to(root / "a")
+    rules = dict(supervise.carve([str(run)], [str(mine)]))
+    assert sorted(rules[str(root)]) == [
+        ("a", supervise._READ_RIGHTS),
+        ("b.txt", supervise._READ_RIGHTS & supervise._FILE_RIGHTS),
+    ]
+    assert rules[str(run)] == [] and rules[str(run / "work")] == []
+    assert str(mine) not in rules and str(root / "a") not in rules
+    assert (tmp_path.name, supervise._READ_RIGHTS) not in rules[str(tmp_path.parent)]
+    assert rules[str(tmp_path)] == []  # its one entry is the way on
+    assert tmp_path.resolve().parts[1] not in {name for name, _ in rules["/"]}
+
+
 @pytest.mark.slow
 @needs_landlock
 def test_an_agent_writes_nothing_outside_its_workspace_and_signals_nothing(
