@@ -161,6 +161,7 @@ def test_carving_grants_every_entry_but_the_way_to_what_is_hidden(tmp_path: Path
     """The read rules of a carved ruleset, by folder: on the way from `/` to the hidden folder
     every entry but the next step (links left out: what they lead to is judged where it lies);
     in the hidden folder only the way to the kept one, which gets a rule of its own."""
+    tmp_path = tmp_path.resolve()  # the walk names folders as they are
     root = tmp_path / "root"
     run, mine = root / "run", root / "run" / "work" / "mine"
     for folder in (root / "a", mine, run / "work" / "sibling"):
@@ -177,7 +178,7 @@ def test_carving_grants_every_entry_but_the_way_to_what_is_hidden(tmp_path: Path
     assert str(mine) not in rules and str(root / "a") not in rules
     assert (tmp_path.name, supervise._READ_RIGHTS) not in rules[str(tmp_path.parent)]
     assert rules[str(tmp_path)] == []  # its one entry is the way on
-    assert tmp_path.resolve().parts[1] not in {name for name, _ in rules["/"]}
+    assert tmp_path.parts[1] not in {name for name, _ in rules["/"]}
 
 
 @pytest.mark.slow
