@@ -113,18 +113,20 @@ print("ready", flush=True)
 end = time.monotonic() + 20
 while not os.path.exists(sys.argv[-1].split("=", 1)[1]) and time.monotonic() < end:
     time.sleep(0.01)
-for arg in sys.argv[2:]:  # the first: a path the command names
-    attempt(*arg.split("=", 1))
+for arg in sys.argv[1:]:
+    if "=" in arg:  # else a path the command names
+        attempt(*arg.split("=", 1))
 """
 
 
 @needs_landlock
 def test_the_supervisor_hides_the_run_from_reads(tmp_path: Path) -> None:
     """Under Landlock the run's folder (`.git/improve`) is carved out of the reads: the
-    integrity key, a sibling's workspace and the folder of workspaces are EACCES; the command's
-    own workspace, the objects its clone borrows, a file its command names, its own temporary
-    folder, the user's work tree and the rest of the system read as before. A file made later in a carved
-    folder is not readable (the rules hold the entries there when the domain is made)."""
+    integrity key, a sibling's workspace and the folder of workspaces are EACCES, even when
+    the command names the repository; the command's own workspace, the objects its clone
+    borrows, a file its command names, its own temporary folder, the user's work tree and the
+    rest of the system read as before. A file made later in a carved folder is not readable
+    (the rules hold the entries there when the domain is made)."""
     repo = tmp_path / "repo"
     improve = repo / ".git" / "improve"
     mine, sibling = improve / "work" / "mine", improve / "work" / "sibling"
@@ -142,7 +144,7 @@ def test_the_supervisor_hides_the_run_from_reads(tmp_path: Path) -> None:
         "later": tmp_path / "later",
     }  # fmt: skip
     argv, _ = box.wrap(
-        [sys.executable, "-c", READS, str(improve / "prompt.md"),
+        [sys.executable, "-c", READS, str(improve / "prompt.md"), str(repo),
          *(f"{k}={v}" for k, v in probes.items())],
         shell=False, workdir=mine, writable=[tmp],
     )  # fmt: skip

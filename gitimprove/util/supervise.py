@@ -53,7 +53,7 @@ LANDLOCK_ABI_SCOPED = 6  # signals and abstract unix sockets scoped to the domai
 # every right that changes the file system, by the ABI that brought it: ACCESS_FS_WRITE_FILE,
 # REMOVE_DIR, REMOVE_FILE, MAKE_CHAR, MAKE_DIR, MAKE_REG, MAKE_SOCK, MAKE_FIFO, MAKE_BLOCK,
 # MAKE_SYM (1), REFER (2), TRUNCATE (3), IOCTL_DEV (5); EXECUTE, READ_FILE, READ_DIR (1) are
-# handled only when something is hidden (`_carve`)
+# handled only when something is hidden (`carve`)
 _WRITE_RIGHTS = {1: 0x1FF2, 2: 0x2000, 3: 0x4000, 5: 0x8000}
 _READ_RIGHTS = 0x1 | 0x4 | 0x8  # EXECUTE, READ_FILE, READ_DIR
 # WRITE_FILE, TRUNCATE, IOCTL_DEV, EXECUTE, READ_FILE: what a rule on a file can hold
@@ -176,6 +176,10 @@ def _beneath(path: str, tops: list[str]) -> bool:
     return any(path == top or path.startswith(top.rstrip("/") + "/") for top in tops)
 
 
+def _holds(path: str, tops: list[str]) -> bool:
+    return any(path == top or top.startswith(path.rstrip("/") + "/") for top in tops)
+
+
 def carve(hidden: list[str], kept: list[str]) -> list[tuple[str, list[tuple[str, int]]]]:
     """The read rules that leave every file readable but what lies beneath `hidden` and not
     beneath `kept` (absolute, resolved paths), by folder: (folder, [(entry's name, rights)]).
@@ -261,7 +265,11 @@ def landlock(
         add = (fd, LANDLOCK_RULE_PATH_BENEATH, ctypes.byref(rule), ctypes.c_uint32(0))
         rules = [(p, rights) for p in writable] + [(d, _FILE_RIGHTS) for d in _DEVICES]
         rules.append(("/dev/shm", rights))
-        rules += [(p, reads) for p in readable or []]
+        hidden = [os.path.realpath(p) for p in hidden or []]
+        # a readable folder that holds a hidden one (a command naming the repository) is left
+        # out: its rule would reach all of it
+        readable = [p for p in readable or [] if not _holds(os.path.realpath(p), hidden)]
+        rules += [(p, reads) for p in readable]
         for path, allowed in rules:
             try:
                 parent = os.open(path, os.O_PATH | os.O_CLOEXEC)
@@ -275,8 +283,8 @@ def landlock(
                     return f"landlock_add_rule {path}: {os.strerror(ctypes.get_errno())}"
             finally:
                 os.close(parent)
-        kept = [os.path.realpath(p) for p in [*writable, *(readable or [])]]
-        carved = carve([os.path.realpath(p) for p in hidden], kept) if hidden else []
+        kept = [os.path.realpath(p) for p in [*writable, *readable]]
+        carved = carve(hidden, kept) if hidden else []
         for folder, entries in carved:
             try:
                 at = os.open(folder, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
