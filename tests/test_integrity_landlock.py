@@ -159,6 +159,34 @@ def test_the_supervisor_hides_the_run_from_reads(tmp_path: Path) -> None:
     assert got == {k: "EACCES" if k in hidden else "ok" for k in probes}, out
 
 
+@needs_landlock
+def test_landlock_hides_login_keys_and_push_credentials(tmp_path: Path) -> None:
+    """As bwrap empties them, Landlock carves `~/.ssh` and git's credential files out of the
+    reads (the network is shared: a key or token read there logs in or pushes as you); the
+    rest of the home reads as before."""
+    home = Path.home()  # the tests' private HOME
+    (home / ".ssh").mkdir(exist_ok=True)
+    for name in (".ssh/id_ed25519", ".git-credentials", ".netrc", "notes.txt"):
+        (home / name).write_text("secret\n")
+    mine = tmp_path / "repo" / ".git" / "improve" / "work" / "mine"
+    mine.mkdir(parents=True)
+    (mine / "value.txt").write_text("1\n")
+    box = sandbox.choose("landlock", [], state=tmp_path / "repo" / ".git" / "improve")
+    probes = {
+        "ssh key": home / ".ssh" / "id_ed25519", "credentials": home / ".git-credentials",
+        "netrc": home / ".netrc", "notes": home / "notes.txt", "own": mine / "value.txt",
+    }  # fmt: skip
+    argv, _ = box.wrap(
+        [sys.executable, "-c", READS, *(f"{k}={v}" for k, v in probes.items())],
+        shell=False, workdir=mine,
+    )  # fmt: skip
+    res = proc.run(argv, cwd=mine)
+    assert res.returncode == 0, res.stderr
+    got = dict(line.rsplit(" ", 1) for line in res.stdout.splitlines() if line != "ready")
+    hidden = {"ssh key", "credentials", "netrc"}
+    assert got == {k: "EACCES" if k in hidden else "ok" for k in probes}, res.stdout
+
+
 def test_carving_grants_every_entry_but_the_way_to_what_is_hidden(tmp_path: Path) -> None:
     """The read rules of a carved ruleset, by folder: on the way from `/` to the hidden folder
     every entry but the next step (links left out: what they lead to is judged where it lies);

@@ -11,7 +11,8 @@ Without bwrap (`landlock`, what `auto` falls back to), the agent and the measure
 without a sandbox, under their supervisor, which puts them in a Landlock domain
 (util/supervise.py): they read what you can but the run's folder (`.git/improve`, carved out
 of the reads but for their own workspace or checkout, the objects the clone borrows and the
-files their command names: `choose` says why not the whole repository), and write only beneath
+files their command names: `choose` says why not the whole repository) and your `~/.ssh` and
+git's credential files, and write only beneath
 their workspace or checkout, a temporary folder of their own, the session files of their row in
 `agents/homes.py` that name no command (no folder: Landlock has no private copy to give) and
 the devices bwrap's `/dev` holds, and, from Landlock ABI 6, signal only their own processes and reach no
@@ -58,8 +59,9 @@ NOT_SCOPED = (
     "(Landlock ABI {abi} scopes neither: 6 does)"
 )
 NOT_HIDDEN = (
-    "; they read nothing of the run's folder (.git/improve) but their own, yet they read your "
-    "repository and your home folder and reach your servers' unix socket files"
+    "; they read nothing of the run's folder (.git/improve) but their own, nor your ~/.ssh and "
+    "git's credential files, yet they read your repository and the rest of your home folder "
+    "and reach your servers' unix socket files"
 )
 NOT_PROTECTED = (
     "without a sandbox the agent runs with your permissions: it can read and write your "
@@ -447,8 +449,9 @@ def choose(
 ) -> Sandbox:
     """The sandbox for `[agent] sandbox = mode`; `bwrap` that cannot run, or `landlock` that
     this kernel lacks, is an error; `auto` takes bwrap, else Landlock, else none. bwrap hides
-    `hide`; Landlock carves only `state` (the run's folder, `.git/improve`) out of the reads:
-    it refuses a read rather than hiding the file, and the build tools a command runs in its
+    `hide`; Landlock carves only `state` (the run's folder, `.git/improve`) and the files
+    `login_keys` and `push_credentials` name out of the reads: it refuses a read rather than
+    hiding the file, and the build tools a command runs in its
     workspace or checkout (inside the repository) read what they find in the folders above it
     (a `Cargo.toml`, a `go.work`, `.git`), where bwrap shows them nothing."""
     if mode not in MODES:
@@ -491,9 +494,13 @@ def choose(
         why = "bubblewrap is not available; " if mode == "auto" else ""
         scoped = SCOPED if abi >= supervise.LANDLOCK_ABI_SCOPED else NOT_SCOPED.format(abi=abi)
         message = f"sandbox: landlock ({why}Landlock ABI {abi}: {CONTAINED}{scoped}){NOT_HIDDEN}"
+        # the run's folder, and, as bwrap empties them, your login keys and push credentials
+        hidden: list[Path] = []
+        if state is not None:
+            hidden = [state.resolve(), *login_keys(state.resolve()), *push_credentials()]
         return Sandbox(
             "landlock",
-            hide=(state.resolve(),) if state is not None else (),
+            hide=tuple(dict.fromkeys(hidden)),
             objects=tuple(borrowed_chain(objects.resolve())) if objects is not None else (),
             message=message + unreached,
         )
