@@ -437,8 +437,10 @@ print(f"METRIC score={float(out):g}")
     [
         pytest.param("landlock", marks=needs_landlock),
         pytest.param(
-            "none",
-            marks=pytest.mark.xfail(reason="without a sandbox a checkout reads the others"),
+            "bwrap",
+            marks=pytest.mark.skipif(
+                not sandbox.bwrap_usable(), reason="bubblewrap is not usable here"
+            ),
         ),
     ],
 )
@@ -446,8 +448,9 @@ def test_measured_code_reads_no_siblings_number(
     tmp_repo: TmpRepo, tmp_path: Path, mode: str
 ) -> None:
     """Under Landlock the folder of the measurement checkouts is carved out of the measured
-    code's reads: candidate 1's code cannot find candidate 0's number beside it and live on
-    it (49 against 50); the honest candidate is kept."""
+    code's reads (bwrap hides it): candidate 1's code cannot find candidate 0's number beside
+    it and live on it (49 against 50); the honest candidate is kept. Without a sandbox it can
+    (docs/integrity.md); whether it finds it then depends on timing, so that case is no test."""
     agent = tmp_path / "peeker.py"
     agent.write_text(PEEKER_AGENT)
     value_project(
