@@ -141,14 +141,16 @@ def test_the_agent_cannot_plant_what_runs_outside_later(
 
 
 @needs_landlock
-@pytest.mark.parametrize("agent", ["codex", "claude"])
-def test_under_landlock_the_agent_writes_its_history_alone(
+@pytest.mark.parametrize("agent", ["codex", "aider", "claude"])
+def test_under_landlock_the_agent_writes_its_sessions_privately(
     tmp_repo: TmpRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agent: str
 ) -> None:
-    """The same hostile agent under Landlock (`sandbox = "landlock"`), which has no private
-    copy to give: of the home it writes only the plain files of its row that name no command
-    (codex's history); its session folders (Claude Code's shell snapshots, sourced later) and
-    the files it rewrites are refused at the write, not copied."""
+    """The same hostile agent under Landlock (`sandbox = "landlock"`), which can bind nothing:
+    its home is a mirror of links to yours (`homes.private_home`), with its session folders
+    and the files it rewrites private in it, as bwrap gives them. Claude Code stops when it
+    cannot write `~/.claude.json` or a transcript: here it writes them, and nothing of your
+    home changes but the plain files of its row (codex's history); a write through a link to
+    your settings, hooks, `.bashrc` or `.gitconfig` is refused at the write."""
     home = _home(tmp_path)
     monkeypatch.setenv("HOME", str(home))
     before = {p: p.read_bytes() for p in home.rglob("*") if p.is_file()}
@@ -158,14 +160,31 @@ def test_under_landlock_the_agent_writes_its_history_alone(
         tempfile.TemporaryDirectory() as scratch,
         agent_workspace(tmp_repo.open(), head, "w") as ws,
     ):
-        writable, _ = homes.binds(homes.state_of(agent), Path(scratch))
-        res = run_in(box, f"{sys.executable} -I {PLANTER}", ws, writable=writable)
+        mirror, writable = homes.private_home(homes.state_of(agent), Path(scratch))
+        script = f"HOME={mirror} {sys.executable} -I {PLANTER}"
+        res = run_in(box, script, ws, writable=writable)
     lines = res.stdout.splitlines()
     assert res.returncode == 0 and lines, res.stderr
     wrote = {line.split(" ", 1)[1] for line in lines if line.startswith("wrote ")}
     grown = {".codex/history.jsonl"} if agent == "codex" else set()
-    assert wrote == grown, lines
     after = {p: p.read_bytes() for p in home.rglob("*") if p.is_file()}
     assert {p: v for p, v in after.items() if str(p.relative_to(home)) not in grown} == {
         p: v for p, v in before.items() if str(p.relative_to(home)) not in grown
     }
+    for rel in grown:
+        assert (home / rel).read_text() == "session\n"
+    sessions = {
+        "codex": [".codex/log/codex-tui.log", ".codex/sessions/2026/01/01/rollout-x.jsonl"],
+        "aider": [".aider/caches/tags.cache"],
+        "claude": [
+            ".claude/projects/p/s.jsonl", ".claude/shell-snapshots/snapshot-bash-1-x.sh",
+            ".claude/session-env/s/hook-0.sh", ".claude/file-history/s/f@v1",
+        ],
+    }[agent]  # fmt: skip
+    assert set(sessions) <= wrote, lines  # its session, privately
+    refused = {line.split(" ", 1)[1] for line in lines if line.startswith("refused ")}
+    assert {".bashrc", ".claude/settings.json", ".aider.conf.yml"} <= refused
+    if agent == "claude":  # it rewrote its private copy; your transcripts are not in its home
+        assert ".claude.json" in wrote
+        assert not any(line.startswith("read .claude/projects/") for line in lines)
+    assert not (Path("/tmp/pwned")).exists()

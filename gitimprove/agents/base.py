@@ -225,12 +225,15 @@ def run_process(
     ) as scratch:
         extra: dict[str, str] = {}
         if task.sandbox is not None and (task.sandbox.active or task.sandbox.contained):
-            writable, overlays = homes.binds(state, Path(scratch))
             if task.sandbox.contained:  # its own temporary folder, as bwrap's private /tmp
                 tmp = Path(scratch, "tmp")
                 tmp.mkdir()
-                writable, extra = [*writable, tmp], {"TMPDIR": str(tmp)}
-                overlays = []  # read-only: Landlock has no private copy to give
+                # Landlock binds nothing: a home of links with the private folders in place
+                home, writable = homes.private_home(state, Path(scratch))
+                writable, overlays = [*writable, tmp], list[tuple[Path, Path]]()
+                extra = {"TMPDIR": str(tmp), "HOME": str(home)}
+            else:
+                writable, overlays = homes.binds(state, Path(scratch))
             argv, shell = task.sandbox.wrap(
                 argv,
                 shell=shell,

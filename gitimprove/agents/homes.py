@@ -26,6 +26,7 @@ inside one, and never a tool's whole folder (`session_folder`). See docs/integri
 from __future__ import annotations
 
 import fnmatch
+import os
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -132,3 +133,50 @@ def binds(state: Sequence[str], scratch: Path) -> tuple[list[Path], list[tuple[P
         else:
             writable.append(path)
     return writable, overlays
+
+
+def private_home(state: Sequence[str], scratch: Path) -> tuple[Path, list[Path]]:
+    """(a home for the agent, what of it is writable) where no bind can give private folders
+    (Landlock): a folder of `scratch` that mirrors the user's home by links, with `binds`'s
+    private folders and copies in place of what they cover. Writes through a link reach the
+    user's file and are refused (Landlock judges the file linked to) unless `binds` made it
+    writable; what the agent makes in the mirror is thrown away with it. Claude Code stops
+    (or hangs) when it cannot write `~/.claude.json` or its transcripts: here it writes them,
+    privately, as in bwrap."""
+    real, root = Path.home(), scratch / "home"
+    root.mkdir()
+    writable, overlays = binds(state, scratch)
+    placed: dict[Path, Path] = {}  # a path in the mirror -> what it holds (a link's target)
+    for path in writable:
+        placed[path] = path
+    for private, path in overlays:
+        placed[path] = private
+    mirrored: set[Path] = set()
+    for path, target in placed.items():
+        try:
+            rel = path.relative_to(real)
+        except ValueError:
+            continue
+        for depth in range(len(rel.parts)):
+            folder = real.joinpath(*rel.parts[:depth])
+            if folder in mirrored:
+                continue
+            mirrored.add(folder)
+            mirror = root.joinpath(*rel.parts[:depth])
+            if mirror.is_symlink():  # linked by the folder above: made a folder of its own
+                mirror.unlink()
+            mirror.mkdir(exist_ok=True)
+            try:
+                names = [entry.name for entry in os.scandir(folder)]
+            except OSError:
+                names = []
+            for name in names:
+                if not (mirror / name).exists() and not (mirror / name).is_symlink():
+                    (mirror / name).symlink_to(folder / name)
+        spot = root / rel
+        if spot.is_symlink():
+            spot.unlink()
+        spot.symlink_to(target)
+    for name in os.listdir(real) if not mirrored else ():
+        (root / name).symlink_to(real / name)
+    return root, [root, *(private for private, _ in overlays), *writable]

@@ -14,7 +14,7 @@ of the reads but for their own workspace or checkout, the objects the clone borr
 files their command names: `choose` says why not the whole repository) and your `~/.ssh` and
 git's credential files, and write only beneath
 their workspace or checkout, a temporary folder of their own, the session files of their row in
-`agents/homes.py` that name no command (no folder: Landlock has no private copy to give) and
+`agents/homes.py` that name no command, the agent's home of the call (`homes.private_home`) and
 the devices bwrap's `/dev` holds, and, from Landlock ABI 6, signal only their own processes and reach no
 abstract unix socket. See docs/integrity.md.
 """
@@ -311,9 +311,8 @@ class Sandbox:
         `measure` is for the metric and the guard (the candidate's code): only `workdir` is
         writable (the home folder too is read-only, caches go to the private /tmp). Under
         Landlock, `workdir` and `writable` (the caller's own temporary folder among them) are
-        writable; what `overlays` covers stays read-only: Landlock can give no private copy,
-        and the real folder or file is one a later session of the agent's tool reads
-        (agents/homes.py: never shared-writable)."""
+        writable; `overlays` is for bwrap alone: under Landlock the caller gives the agent a
+        home of its own instead (agents/homes.py `private_home`)."""
         if self.contained:  # what bwrap hides is carved out of the reads (util/supervise.py)
             restore_alternates(workdir, self.objects)
             kept = [*self.objects, *readable, *command_paths(argv, shell)]
