@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""An agent that attacks its workspace itself, or the harness's process table (DESIGN §9).
+
+It writes an honest-looking change (src/value.txt) and then, as argv[1]'s JSON plan says for
+its iteration ("<attack>[:<value>]"):
+- ws-link: its workspace folder is replaced by a link to a copy of it elsewhere in the same
+  folder (`<workspace>-elsewhere`), holding the change;
+- ws-link-user: replaced by a link to the user's work tree (found through the alternates);
+- ws-gone: moved away (nothing left under its name);
+- ws-file, ws-fifo: replaced by a regular file, or by a FIFO a reader would block on;
+- ws-mode: its root made mode 000;
+- zombies:<n>: n children that exit at once and are never waited for (they are reparented,
+  dead, when the agent exits);
+- slow-report:nest|strings: a report that costs its reader time in proportion to its length
+  times its number of brackets;
+- zombies-left: no attack: it reports how many dead children the harness holds unreaped;
+- long-text: a description and a hypothesis of 120 and 60 KB.
+"""
+
+import json
+import os
+import pathlib
+import shutil
+import sys
+
+plan = json.loads(pathlib.Path(sys.argv[1]).read_text())
+iteration = os.environ["GITIMPROVE_ITERATION"]
+attack, _, arg = plan.get(iteration, "set:90").partition(":")
+ws = pathlib.Path.cwd()
+(ws / "src" / "value.txt").write_text((arg if arg and attack != "zombies" else "90") + "\n")
+report: dict[str, str] = {"description": plan.get(iteration, "set:90")}
+
+
+def user_tree() -> pathlib.Path:
+    objects = (ws / ".git" / "objects" / "info" / "alternates").read_text().split()[0]
+    return pathlib.Path(objects).parent.parent  # <repo>/.git/objects -> <repo>
+
+
+def swap(make: str) -> None:
+    """Put something else where the workspace was (the agent's own cwd stays open)."""
+    user = user_tree() if make == "link-user" else None
+    os.chdir("/")
+    aside = ws.with_name(ws.name + "-elsewhere")
+    try:
+        os.rename(ws, aside)
+    except OSError as exc:  # the sandbox's bind mount: it cannot move
+        print(f"cannot move the workspace: {exc}", file=sys.stderr)
+        return
+    if make == "link":
+        os.symlink(aside, ws)
+    elif make == "link-user":
+        shutil.rmtree(aside)
+        os.symlink(user, ws)
+    elif make == "file":
+        ws.write_text("not a folder\n")
+    elif make == "fifo":
+        os.mkfifo(ws)
+
+
+if attack.startswith("ws-") and attack != "ws-mode":
+    swap(attack[3:])
+elif attack == "ws-mode":
+    (ws / "src").chmod(0)
+    ws.chmod(0)
+elif attack == "zombies":
+    for _ in range(int(arg)):
+        if os.fork() == 0:
+            os._exit(0)
+elif attack == "slow-report":  # each bracket starts a nest too deep to read, or a string
+    print(("[1," if arg == "nest" else '{"') * 70000)
+elif attack == "zombies-left":  # how many dead processes the harness holds unreaped
+    harness = os.environ["GITIMPROVE_TOKEN"].split(":")[2]
+    dead = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        dead += stat[0] == "Z" and stat[1] == harness
+    report["description"] = f"zombies-left:{dead}"
+elif attack == "long-text":
+    report["description"] = "long " + "x" * 120_000
+    report["hypothesis"] = "y" * 60_000
+print(json.dumps(report))

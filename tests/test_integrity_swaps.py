@@ -1,0 +1,122 @@
+"""An agent that attacks its workspace folder itself, the harness's process table, or the
+reading of its report (docs/integrity.md), through a real `git improve run` with
+tests/agents/swap_agent.py, with and without the sandbox.
+
+Without the sandbox, a workspace replaced by a link (to a copy, or to your work tree), a file,
+a FIFO, or moved away is a write into gitimprove's folder: `tampered`, nothing followed or
+read through it, and the run goes on; in the sandbox the workspace is a mount the agent cannot
+move. A root of mode 000, thousands of unreaped children and a report of 180 KB change
+nothing. A report of brackets held the loop for 26 s while it was read."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gitimprove.agents.base import json_values, last_json_object
+from tests.conftest import TmpRepo
+from tests.loop_helpers import run_rows
+from tests.test_integrity import needs_bwrap, user_state
+
+AGENT = Path(__file__).parent / "agents" / "swap_agent.py"
+ATTACKS = [  # attack, its status without the sandbox | in it
+    ("ws-link:95", "tampered|keep"),
+    ("ws-link-user:94", "tampered|keep"),
+    ("ws-gone:93", "tampered|keep"),
+    ("ws-file:92", "tampered|keep"),
+    ("ws-fifo:91", "tampered|keep"),
+    ("ws-mode:90.5", "keep"),
+    ("zombies:2000", "keep"),  # value 90
+    ("zombies-left", "no-op"),  # value 90 again
+    ("long-text:89", "keep"),
+    ("slow-report:nest", "crash"),  # its value is no number: the metric fails
+]
+
+
+def project(repo: TmpRepo, names: list[str], sandbox: str) -> None:
+    plan = repo.path.parent / "plan.json"
+    plan.write_text(json.dumps({str(i): n for i, n in enumerate(names, 1)}))
+    repo.commit(
+        "project",
+        {
+            "bench.py": "print(f\"METRIC score={float(open('src/value.txt').read()):g}\")\n",
+            "src/value.txt": "100\n",
+            "README.txt": "readme\n",
+            ".gitimprove.toml": f"""[metric]
+command = "{sys.executable} bench.py"
+
+[scope]
+sealed = ["bench.py"]
+
+[loop]
+iterations = 40
+plateau_patience = 50
+stuck_after = 40
+
+[agent]
+name = "command"
+command = "{sys.executable} {AGENT} {plan}"
+sandbox = "{sandbox}"
+timeout = "20s"
+""",
+        },
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
+def test_an_agent_that_swaps_its_workspace(tmp_repo: TmpRepo, sandbox: str) -> None:
+    project(tmp_repo, [a for a, _ in ATTACKS], sandbox)
+    before = user_state(tmp_repo)
+    res = tmp_repo.cli("run", "--run", "h", "-n", str(len(ATTACKS)), "--json")
+    assert res.returncode == 0, res.stderr
+    assert "Traceback" not in res.stderr
+    rows = run_rows(tmp_repo, "h")
+    assert [r["iteration"] for r in rows] == list(range(len(ATTACKS) + 1))
+    want = [s.split("|")[0 if sandbox == "none" else -1] for _, s in ATTACKS]
+    got = [r["status"] for r in rows[1:]]
+    assert got == want, [(r["status"], r.get("reason")) for r in rows[1:]]
+    by = {r["description"].split(" ")[0]: r for r in rows[1:]}
+    if sandbox == "none":
+        for attack in ("ws-link:95", "ws-link-user:94", "ws-file:92", "ws-fifo:91"):
+            assert "(replaced)" in by[attack]["reason"], by[attack]["reason"]
+        assert "-elsewhere (a folder gitimprove did not write there)" in by["ws-gone:93"]["reason"]
+    assert "zombies-left:0" in by, "the harness holds the agent's dead children unreaped"
+    long = by["long"]  # the report read, its text clipped
+    assert long["status"] == "keep" and len(long["description"]) <= 300
+    assert user_state(tmp_repo) == before
+    assert tmp_repo.git("rev-parse", "improve/h") == by["long"]["commit"]
+    work = tmp_repo.path / ".git" / "improve" / "work"
+    assert not [p.name for p in work.iterdir() if p.is_dir() or p.is_symlink()]
+
+
+BRACKETS = {  # output of brackets: each one a try that failed late (seconds before: 26 in all)
+    "nested arrays": "[1," * 70_000,  # 13 s
+    "nested objects": '{"a":[' * 40_000,  # 7 s
+    "arrays of objects": '[{"a":1},' * 25_000,  # 10 s
+    "braces in a string": '{"' + "{" * 199_990,  # 8 s
+    "open strings": '["' * 100_000,  # 5 s
+}
+
+
+@pytest.mark.parametrize("name", BRACKETS)
+def test_a_report_after_brackets_is_read_quickly(name: str) -> None:
+    start = time.process_time()
+    got = last_json_object(BRACKETS[name] + '\n{"description": "ok"}\n')
+    assert got == {"description": "ok"}
+    assert time.process_time() - start < 3
+
+
+def test_values_across_the_reading_window() -> None:
+    """A value longer than the first window read is read whole; one cut there is not."""
+    for size in range(1000, 1040):
+        for tail in ("true}", "false}", "null}", "-12.5e3}", '"\\u00e9"}', '"\\n"}', "[1, 2]}"):
+            doc = '{"p": "' + "q" * size + '", "x": ' + tail
+            assert last_json_object("prose " + doc) == json.loads(doc), (size, tail)
+        assert json_values(doc[:-1]) == [[1, 2]]  # cut: only what it holds whole
+    inner = '[{"type": "result", "n": 1}, ' + '"x", ' * 5000  # a truncated array: its items
+    assert json_values(inner) == [{"type": "result", "n": 1}]
