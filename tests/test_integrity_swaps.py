@@ -11,6 +11,7 @@ nothing. A report of brackets held the loop for 26 s while it was read."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -92,6 +93,34 @@ def test_an_agent_that_swaps_its_workspace(tmp_repo: TmpRepo, sandbox: str) -> N
     assert tmp_repo.git("rev-parse", "improve/h") == by["long"]["commit"]
     work = tmp_repo.path / ".git" / "improve" / "work"
     assert not [p.name for p in work.iterdir() if p.is_dir() or p.is_symlink()]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
+def test_an_agent_that_outstays_its_timeout(tmp_repo: TmpRepo, sandbox: str) -> None:
+    """Deaf to SIGTERM beside a child with no file descriptors in its own session, or 300
+    sleeping children and a chain 300 deep: stopped at its timeout (in the sandbox the
+    swarm dies with the agent), nothing left alive, the run goes on."""
+    project(tmp_repo, ["hang:95", "swarm:300", "set:80"], sandbox)
+    tmp_repo.git("config", "improve.agent.timeout", "4s")
+    res = tmp_repo.cli("run", "--run", "h", "-n", "3", "--json")
+    assert res.returncode == 0, res.stderr
+    rows = run_rows(tmp_repo, "h")
+    swarm = "timeout" if sandbox == "none" else "keep"  # its children hold its stdout open
+    assert [r["status"] for r in rows] == ["baseline", "timeout", swarm, "keep"]
+    assert rows[1]["agent"]["seconds"] < 10
+    plan = str(tmp_repo.path.parent / "plan.json").encode()
+    assert not [pid for pid in os.listdir("/proc") if pid.isdigit() and _ours(pid, plan)]
+
+
+def _ours(pid: str, plan: bytes) -> bool:
+    """Whether a live process runs this test's agent (a dead one may linger in /proc)."""
+    try:
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return plan in cmd and state not in "ZX"
 
 
 BRACKETS = {  # output of brackets: each one a try that failed late (seconds before: 26 in all)

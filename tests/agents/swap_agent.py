@@ -13,6 +13,9 @@ its iteration ("<attack>[:<value>]"):
   dead, when the agent exits);
 - slow-report:nest|strings: a report that costs its reader time in proportion to its length
   times its number of brackets;
+- hang: deaf to SIGTERM, it sleeps past its timeout beside a child in a session of its own
+  that closed every file descriptor;
+- swarm:<n>: n sleeping children and a chain of n descendants, each the child of the last;
 - zombies-left: no attack: it reports how many dead children the harness holds unreaped;
 - long-text: a description and a hypothesis of 120 and 60 KB.
 """
@@ -27,7 +30,10 @@ plan = json.loads(pathlib.Path(sys.argv[1]).read_text())
 iteration = os.environ["GITIMPROVE_ITERATION"]
 attack, _, arg = plan.get(iteration, "set:90").partition(":")
 ws = pathlib.Path.cwd()
-(ws / "src" / "value.txt").write_text((arg if arg and attack != "zombies" else "90") + "\n")
+(ws / "src" / "value.txt").write_text(
+    (arg if arg and attack not in ("zombies", "swarm") else "90") + "\n"
+)
+top = os.getpid()
 report: dict[str, str] = {"description": plan.get(iteration, "set:90")}
 
 
@@ -68,6 +74,32 @@ elif attack == "zombies":
             os._exit(0)
 elif attack == "slow-report":  # each bracket starts a nest too deep to read, or a string
     print(("[1," if arg == "nest" else '{"') * 70000)
+elif attack == "hang":  # deaf to SIGTERM, a child with no fds in a session of its own
+    import signal
+    import time
+
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(sig, signal.SIG_IGN)
+    if os.fork() == 0:
+        os.setsid()
+        os.closerange(0, 1 << 16)
+        time.sleep(600)
+        os._exit(0)
+    time.sleep(600)
+elif attack == "swarm":  # many live processes: a wide fan and a deep chain
+    import time
+
+    for _ in range(int(arg)):
+        if os.fork() == 0:
+            time.sleep(600)
+            os._exit(0)
+    for _ in range(int(arg)):
+        if os.fork() != 0:
+            break
+    time.sleep(1)
+    if os.getpid() != top:
+        time.sleep(600)
+        os._exit(0)
 elif attack == "zombies-left":  # how many dead processes the harness holds unreaped
     harness = os.environ["GITIMPROVE_TOKEN"].split(":")[2]
     dead = 0
