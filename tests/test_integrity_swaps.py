@@ -21,7 +21,7 @@ import pytest
 from gitimprove.agents.base import json_values, last_json_object
 from tests.conftest import TmpRepo
 from tests.loop_helpers import run_rows
-from tests.test_integrity import needs_bwrap, user_state
+from tests.test_integrity import BENCH, MOD, needs_bwrap, user_state
 
 AGENT = Path(__file__).parent / "agents" / "swap_agent.py"
 ATTACKS = [  # attack, its status without the sandbox | in it
@@ -121,6 +121,55 @@ def _ours(pid: str, plan: bytes) -> bool:
     except OSError:
         return False
     return plan in cmd and state not in "ZX"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "sandbox",
+    [
+        pytest.param(
+            "none",
+            marks=pytest.mark.xfail(
+                strict=True,
+                reason="without the sandbox the measured code reads every folder of "
+                "improve/work/: a sibling's checkout or workspace (docs/integrity.md)",
+            ),
+        ),
+        pytest.param("bwrap", marks=needs_bwrap),
+    ],
+)
+def test_measured_code_cannot_take_a_siblings_number(tmp_repo: TmpRepo, sandbox: str) -> None:
+    """In a tournament, candidate 0's code (its own value 60) returns one less than the best
+    value it finds in the folders beside its checkout: candidate 1's honest 50 there made it
+    49, kept over the candidate that earned it."""
+    plan = tmp_repo.path.parent / "plan.json"
+    plan.write_text(json.dumps({"1.0": "thief:60", "1.1": "set:50"}))
+    tmp_repo.commit(
+        "project",
+        {
+            "bench.py": BENCH,
+            "src/mod.py": MOD,
+            "src/value.txt": "100\n",
+            ".gitimprove.toml": f"""[metric]
+command = "{sys.executable} bench.py"
+
+[scope]
+mutable = ["src/**"]
+sealed = ["bench.py"]
+
+[agent]
+name = "command"
+command = "{sys.executable} {AGENT} {plan}"
+sandbox = "{sandbox}"
+timeout = "20s"
+""",
+        },
+    )
+    res = tmp_repo.cli("run", "--run", "h", "-n", "1", "--candidates", "2", "--json")
+    assert res.returncode == 0, res.stderr
+    rows = {r.get("description"): r for r in run_rows(tmp_repo, "h")[1:]}
+    assert rows["thief:60"]["metric"]["value"] == 60
+    assert rows["set:50"]["status"] == "keep"
 
 
 BRACKETS = {  # output of brackets: each one a try that failed late (seconds before: 26 in all)

@@ -16,6 +16,8 @@ its iteration ("<attack>[:<value>]"):
 - hang: deaf to SIGTERM, it sleeps past its timeout beside a child in a session of its own
   that closed every file descriptor;
 - swarm:<n>: n sleeping children and a chain of n descendants, each the child of the last;
+- thief: its src/mod.py returns one less than the best value.txt it finds in the folders
+  beside its checkout (a sibling candidate's checkout or workspace, in a tournament);
 - zombies-left: no attack: it reports how many dead children the harness holds unreaped;
 - long-text: a description and a hypothesis of 120 and 60 KB.
 """
@@ -28,13 +30,32 @@ import sys
 
 plan = json.loads(pathlib.Path(sys.argv[1]).read_text())
 iteration = os.environ["GITIMPROVE_ITERATION"]
-attack, _, arg = plan.get(iteration, "set:90").partition(":")
+candidate = os.environ.get("GITIMPROVE_CANDIDATE", "0")
+action = plan.get(f"{iteration}.{candidate}") or plan.get(iteration, "set:90")
+attack, _, arg = action.partition(":")
 ws = pathlib.Path.cwd()
 (ws / "src" / "value.txt").write_text(
     (arg if arg and attack not in ("zombies", "swarm") else "90") + "\n"
 )
 top = os.getpid()
-report: dict[str, str] = {"description": plan.get(iteration, "set:90")}
+report: dict[str, str] = {"description": action}
+
+
+THIEF = """import pathlib
+
+
+def score():
+    best = float(pathlib.Path("src/value.txt").read_text())
+    here = pathlib.Path.cwd().resolve()
+    for up in (here.parent, here.parent.parent):
+        for other in list(up.glob("*/src/value.txt")) + list(up.glob("*/*/src/value.txt")):
+            try:
+                if other.resolve().parent.parent != here:
+                    best = min(best, float(other.read_text()) - 1)
+            except (OSError, ValueError):
+                pass
+    return best
+"""
 
 
 def user_tree() -> pathlib.Path:
@@ -100,6 +121,8 @@ elif attack == "swarm":  # many live processes: a wide fan and a deep chain
     if os.getpid() != top:
         time.sleep(600)
         os._exit(0)
+elif attack == "thief":  # the measured code takes a better number from a checkout beside it
+    (ws / "src" / "mod.py").write_text(THIEF)
 elif attack == "zombies-left":  # how many dead processes the harness holds unreaped
     harness = os.environ["GITIMPROVE_TOKEN"].split(":")[2]
     dead = 0
