@@ -18,6 +18,7 @@ its iteration ("<attack>[:<value>]"):
 - swarm:<n>: n sleeping children and a chain of n descendants, each the child of the last;
 - thief: its src/mod.py returns one less than the best value.txt it finds in the folders
   beside its checkout (a sibling candidate's checkout or workspace, in a tournament);
+- glue: its src/mod.py prints 10 MB of `1 ` with no line end before the benchmark's line;
 - zombies-left: no attack: it reports how many dead children the harness holds unreaped;
 - long-text: a description and a hypothesis of 120 and 60 KB.
 """
@@ -55,6 +56,16 @@ def score():
             except (OSError, ValueError):
                 pass
     return best
+"""
+
+
+GLUE = """import pathlib
+import sys
+
+
+def score():
+    sys.stdout.write("1 " * 5_000_000)  # glued to the front of the benchmark's line
+    return float(pathlib.Path("src/value.txt").read_text())
 """
 
 
@@ -123,6 +134,8 @@ elif attack == "swarm":  # many live processes: a wide fan and a deep chain
         os._exit(0)
 elif attack == "thief":  # the measured code takes a better number from a checkout beside it
     (ws / "src" / "mod.py").write_text(THIEF)
+elif attack == "glue":  # the measured code prints 10 MB of numbers with no line end
+    (ws / "src" / "mod.py").write_text(GLUE)
 elif attack == "zombies-left":  # how many dead processes the harness holds unreaped
     harness = os.environ["GITIMPROVE_TOKEN"].split(":")[2]
     dead = 0
