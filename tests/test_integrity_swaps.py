@@ -6,7 +6,9 @@ Without the sandbox, a workspace replaced by a link (to a copy, or to your work 
 a FIFO, or moved away is a write into gitimprove's folder: `tampered`, nothing followed or
 read through it, and the run goes on; in the sandbox the workspace is a mount the agent cannot
 move. A root of mode 000, thousands of unreaped children and a report of 180 KB change
-nothing. A report of brackets held the loop for 26 s while it was read."""
+nothing. A report of brackets held the loop for 26 s while it was read. A link named
+`.gitmodules` (or `GITMOD~1`) was kept: the run branch was one `git switch` refused and
+`git fsck` failed on; it is `out-of-scope`."""
 
 from __future__ import annotations
 
@@ -34,6 +36,8 @@ ATTACKS = [  # attack, its status without the sandbox | in it
     ("zombies:2000", "keep"),  # value 90
     ("zombies-left", "no-op"),  # value 90 again
     ("long-text:89", "keep"),
+    ("link-dotfile:.gitmodules/88", "out-of-scope"),  # a link git refuses by that name
+    ("link-dotfile:GITMOD~1/88", "out-of-scope"),
     ("slow-report:nest", "crash"),  # its value is no number: the metric fails
 ]
 
@@ -89,6 +93,10 @@ def test_an_agent_that_swaps_its_workspace(tmp_repo: TmpRepo, sandbox: str) -> N
     assert "zombies-left:0" in by, "the harness holds the agent's dead children unreaped"
     long = by["long"]  # the report read, its text clipped
     assert long["status"] == "keep" and len(long["description"]) <= 300
+    for name in (".gitmodules", "GITMOD~1"):
+        reason = by[f"link-dotfile:{name}/88"]["reason"]
+        assert f"{name} (a link named .gitmodules: git refuses it)" in reason, reason
+    tmp_repo.git("fsck", "--no-progress")  # no tree of the run holds such a link
     assert user_state(tmp_repo) == before
     assert tmp_repo.git("rev-parse", "improve/h") == by["long"]["commit"]
     work = tmp_repo.path / ".git" / "improve" / "work"

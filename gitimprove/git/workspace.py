@@ -14,6 +14,7 @@ import errno
 import functools
 import hashlib
 import os
+import re
 import secrets
 import stat
 import struct
@@ -48,7 +49,7 @@ from gitimprove.git.repo import Repo
 from gitimprove.util import inodes
 from gitimprove.util.clockset import Watch
 
-__all__ = ["Hashed", "agent_workspace", "hash_workspace", "refused_name"]
+__all__ = ["Hashed", "agent_workspace", "hash_workspace", "refused_link", "refused_name"]
 
 
 @dataclass
@@ -369,6 +370,20 @@ def refused_name(component: str) -> bool:
     return name in (".git", "git~1")
 
 
+_GITMODULES = re.compile(r"\.gitmodules|gitmod~[1-4]|gi7eba~[0-9]+")
+
+
+@functools.lru_cache(maxsize=4096)
+def refused_link(component: str) -> bool:
+    """True for a symbolic link git refuses to hold under this name: `.gitmodules` in any
+    case or disguise (git's `verify_path`, `is_ntfs_dotgitmodules`). Committed, it made the
+    run branch one `git switch` refuses ("invalid path '.gitmodules'") and `git fsck` fails
+    on (`gitmodulesSymlink`), as a host that checks what is pushed does."""
+    name = "".join(c for c in component if ord(c) not in _HFS_IGNORED)
+    name = unicodedata.normalize("NFC", name).casefold().split(":", 1)[0].rstrip(" .")
+    return _GITMODULES.fullmatch(name) is not None
+
+
 @dataclass(frozen=True)
 class Hashed:
     """The workspace's tree, and what had to be left out of it (with why)."""
@@ -544,6 +559,9 @@ def hash_workspace(
                 continue
             full = path / rel
             if stat.S_ISLNK(mode):
+                if refused_link(parts[-1]):
+                    refused.append(f"{rel} (a link named .gitmodules: git refuses it)")
+                    continue
                 why = _escapes(root, full)
                 if why is not None:
                     escaping.append(f"{rel} -> {os.readlink(full)} ({why})")

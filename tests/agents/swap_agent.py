@@ -20,6 +20,7 @@ its iteration ("<attack>[:<value>]"):
   beside its checkout (a sibling candidate's checkout or workspace, in a tournament);
 - glue: its src/mod.py prints 10 MB of `1 ` with no line end before the benchmark's line;
 - zombies-left: no attack: it reports how many dead children the harness holds unreaped;
+- link-dotfile:<name>/<value>: a link of that name at the root, to src/value.txt;
 - long-text: a description and a hypothesis of 120 and 60 KB.
 """
 
@@ -35,8 +36,9 @@ candidate = os.environ.get("GITIMPROVE_CANDIDATE", "0")
 action = plan.get(f"{iteration}.{candidate}") or plan.get(iteration, "set:90")
 attack, _, arg = action.partition(":")
 ws = pathlib.Path.cwd()
+value = arg.rpartition("/")[2]  # link-dotfile:<name>/<value>
 (ws / "src" / "value.txt").write_text(
-    (arg if arg and attack not in ("zombies", "swarm") else "90") + "\n"
+    (value if value and attack not in ("zombies", "swarm") else "90") + "\n"
 )
 top = os.getpid()
 report: dict[str, str] = {"description": action}
@@ -136,6 +138,8 @@ elif attack == "thief":  # the measured code takes a better number from a checko
     (ws / "src" / "mod.py").write_text(THIEF)
 elif attack == "glue":  # the measured code prints 10 MB of numbers with no line end
     (ws / "src" / "mod.py").write_text(GLUE)
+elif attack == "link-dotfile":  # .gitmodules (git refuses it as a link) or another
+    os.symlink("src/value.txt", ws / arg.partition("/")[0])
 elif attack == "zombies-left":  # how many dead processes the harness holds unreaped
     harness = os.environ["GITIMPROVE_TOKEN"].split(":")[2]
     dead = 0
