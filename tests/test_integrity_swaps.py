@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from gitimprove.agents.base import json_values, last_json_object
+from gitimprove.git.workspace import agent_workspace, hash_workspace
 from tests.conftest import TmpRepo
 from tests.loop_helpers import run_rows
 from tests.test_integrity import BENCH, MOD, needs_bwrap, user_state
@@ -38,6 +39,7 @@ ATTACKS = [  # attack, its status without the sandbox | in it
     ("long-text:89", "keep"),
     ("link-dotfile:.gitmodules/88", "out-of-scope"),  # a link git refuses by that name
     ("link-dotfile:GITMOD~1/88", "out-of-scope"),
+    ("gitmodules-url:87", "out-of-scope"),  # a URL git would read as an option
     ("slow-report:nest", "crash"),  # its value is no number: the metric fails
 ]
 
@@ -96,11 +98,42 @@ def test_an_agent_that_swaps_its_workspace(tmp_repo: TmpRepo, sandbox: str) -> N
     for name in (".gitmodules", "GITMOD~1"):
         reason = by[f"link-dotfile:{name}/88"]["reason"]
         assert f"{name} (a link named .gitmodules: git refuses it)" in reason, reason
-    tmp_repo.git("fsck", "--no-progress")  # no tree of the run holds such a link
+    reason = by["gitmodules-url:87"]["reason"]
+    assert ".gitmodules (git refuses it: gitmodulesUrl: disallowed submodule url" in reason
+    tmp_repo.git("fsck", "--no-progress")  # no tree of the run holds what git's fsck refuses
     assert user_state(tmp_repo) == before
     assert tmp_repo.git("rev-parse", "improve/h") == by["long"]["commit"]
     work = tmp_repo.path / ".git" / "improve" / "work"
     assert not [p.name for p in work.iterdir() if p.is_dir() or p.is_symlink()]
+
+
+GITMODULES = [  # a .gitmodules of the candidate's, and what git's fsck says of it
+    ('[submodule "x"]\n\tpath = a\n\turl = ./ok\n', None),
+    ('[submodule "x"]\n\turl = "--upload-pack=touch x"\n', "gitmodulesUrl"),
+    ('[submodule "x"]\n\turl = ./a%0ab\n', "gitmodulesUrl"),  # a line end, URL-encoded
+    ('[submodule "x"]\n\tpath = -a\n', "gitmodulesPath"),
+    ('[submodule "../x"]\n\tpath = a\n', "gitmodulesName"),
+    ('[submodule "x"]\n\tpath = a\n\tupdate = !sh x\n', "gitmodulesUpdate"),
+]
+
+
+@pytest.mark.parametrize(("content", "check"), GITMODULES)
+@pytest.mark.parametrize("name", [".gitmodules", "src/GITMOD~1"])
+def test_a_gitmodules_git_refuses_is_left_out(
+    tmp_repo: TmpRepo, content: str, check: str | None, name: str
+) -> None:
+    head = tmp_repo.commit("c", {"src/value.txt": "1\n"})
+    with agent_workspace(tmp_repo.open(), head, "w") as ws:
+        (ws / name).write_text(content)
+        (ws / "src" / ".gitmodules.").mkdir()  # a folder git reads as .gitmodules
+        (ws / "src" / ".gitmodules." / "x").write_text("x\n")
+        got = hash_workspace(tmp_repo.open(), ws)
+    assert "src/.gitmodules./x (in a folder named .gitmodules: git refuses it)" in got.refused
+    named = [r for r in got.refused if r.startswith(name + " ")]
+    if check is None:
+        assert not named, got.refused
+    else:
+        assert named == [named[0]] and f"git refuses it: {check}: disallowed" in named[0]
 
 
 @pytest.mark.slow

@@ -18,8 +18,10 @@ import re
 import secrets
 import stat
 import struct
+import tempfile
 import threading
 import unicodedata
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
@@ -46,10 +48,17 @@ from gitimprove.git.checkout import (
 )
 from gitimprove.git.listing import MAX_DEPTH, Listing, kind, list_files
 from gitimprove.git.repo import Repo
-from gitimprove.util import inodes
+from gitimprove.util import inodes, proc
 from gitimprove.util.clockset import Watch
 
-__all__ = ["Hashed", "agent_workspace", "hash_workspace", "refused_link", "refused_name"]
+__all__ = [
+    "Hashed",
+    "agent_workspace",
+    "gitmodules_name",
+    "gitmodules_refused",
+    "hash_workspace",
+    "refused_name",
+]
 
 
 @dataclass
@@ -374,14 +383,51 @@ _GITMODULES = re.compile(r"\.gitmodules|gitmod~[1-4]|gi7eba~[0-9]+")
 
 
 @functools.lru_cache(maxsize=4096)
-def refused_link(component: str) -> bool:
-    """True for a symbolic link git refuses to hold under this name: `.gitmodules` in any
-    case or disguise (git's `verify_path`, `is_ntfs_dotgitmodules`). Committed, it made the
-    run branch one `git switch` refuses ("invalid path '.gitmodules'") and `git fsck` fails
-    on (`gitmodulesSymlink`), as a host that checks what is pushed does."""
+def gitmodules_name(component: str) -> bool:
+    """True for a name git reads as `.gitmodules`, in any case or disguise (`GITMOD~1`, a
+    trailing dot, a stream suffix: git's `is_ntfs_dotgitmodules`, `is_hfs_dotgitmodules`)."""
     name = "".join(c for c in component if ord(c) not in _HFS_IGNORED)
     name = unicodedata.normalize("NFC", name).casefold().split(":", 1)[0].rstrip(" .")
     return _GITMODULES.fullmatch(name) is not None
+
+
+def gitmodules_refused(content: bytes, blob: pygit2.Oid) -> str | None:
+    """What git's fsck says of `content` as a `.gitmodules` (a submodule URL or path git would
+    read as an option, an `update = !command`, a name that climbs with `..`), or None: git
+    judges it itself (`index-pack --strict` on a pack of it and a tree naming it). Kept, such
+    a file failed your `git fsck`, and a host that checks what is pushed refuses the branch."""
+    size = len(blob.raw)
+    if size not in (20, 32):
+        return None
+    digest = hashlib.sha1 if size == 20 else hashlib.sha256
+    tree = b"100644 .gitmodules\0" + blob.raw
+    pack = b"PACK" + struct.pack(">II", 2, 2)
+    # the tree first: git 2.39 crashed on a pack of the blob first, outside a repository
+    for kind_, data in ((2, tree), (3, content)):
+        n = len(data)
+        head = [(kind_ << 4) | (n & 15)]
+        n >>= 4
+        while n:
+            head[-1] |= 0x80
+            head.append(n & 0x7F)
+            n >>= 7
+        pack += bytes(head) + zlib.compress(data)
+    pack += digest(pack).digest()
+    with tempfile.TemporaryDirectory(prefix="gitimprove-fsck-") as folder:
+        path = Path(folder) / "m.pack"
+        path.write_bytes(pack)
+        args = ["index-pack", "--strict", "-o", str(path.with_suffix(".idx")), str(path)]
+        if size == 32:
+            args.insert(1, "--object-format=sha256")
+        res = proc.git(args, cwd=folder, isolated=True, timeout=60)
+    if res.ok:
+        return None
+    said = [
+        line[line.index("gitmodules") :]
+        for line in res.stderr.splitlines()
+        if ": gitmodules" in line
+    ]
+    return f"git refuses it: {said[0] if said else res.tail(200).strip()}"
 
 
 @dataclass(frozen=True)
@@ -541,6 +587,9 @@ def hash_workspace(
         if any(refused_name(part) for part in parts):
             refused.append(rel)
             continue
+        if any(gitmodules_name(part) for part in parts[:-1]):
+            refused.append(f"{rel} (in a folder named .gitmodules: git refuses it)")
+            continue
         try:
             try:  # one call, never following a link
                 st = os.lstat(os.path.join(base, rel))
@@ -559,7 +608,7 @@ def hash_workspace(
                 continue
             full = path / rel
             if stat.S_ISLNK(mode):
-                if refused_link(parts[-1]):
+                if gitmodules_name(parts[-1]):
                     refused.append(f"{rel} (a link named .gitmodules: git refuses it)")
                     continue
                 why = _escapes(root, full)
@@ -586,8 +635,13 @@ def hash_workspace(
                 if isinstance(stored, str):
                     refused.append(f"{rel} ({stored})")
                     continue
+                blob = _blob(repo, stored)
+                why = gitmodules_refused(stored, blob) if gitmodules_name(parts[-1]) else None
+                if why is not None:
+                    refused.append(f"{rel} ({why})")
+                    continue
                 total += len(data)
-                files[rel] = _blob(repo, stored)
+                files[rel] = blob
                 modes[rel] = EXEC if os.access(full, os.X_OK) else pygit2.enums.FileMode.BLOB
         except OSError as exc:
             refused.append(f"{rel} (unreadable: {exc.strerror})")

@@ -21,6 +21,7 @@ its iteration ("<attack>[:<value>]"):
 - glue: its src/mod.py prints 10 MB of `1 ` with no line end before the benchmark's line;
 - zombies-left: no attack: it reports how many dead children the harness holds unreaped;
 - link-dotfile:<name>/<value>: a link of that name at the root, to src/value.txt;
+- gitmodules-url: a .gitmodules whose URL git would read as an option;
 - long-text: a description and a hypothesis of 120 and 60 KB.
 """
 
@@ -140,6 +141,10 @@ elif attack == "glue":  # the measured code prints 10 MB of numbers with no line
     (ws / "src" / "mod.py").write_text(GLUE)
 elif attack == "link-dotfile":  # .gitmodules (git refuses it as a link) or another
     os.symlink("src/value.txt", ws / arg.partition("/")[0])
+elif attack == "gitmodules-url":  # a URL git reads as an option (CVE-2018-17456)
+    (ws / ".gitmodules").write_text(
+        '[submodule "x"]\n\tpath = src/x\n\turl = --upload-pack=touch${IFS}pwned\n'
+    )
 elif attack == "zombies-left":  # how many dead processes the harness holds unreaped
     harness = os.environ["GITIMPROVE_TOKEN"].split(":")[2]
     dead = 0
