@@ -21,7 +21,9 @@ from pathlib import Path
 import pytest
 
 from gitimprove.agents.base import json_values, last_json_object
+from gitimprove.git.attributes import tree_reader
 from gitimprove.git.workspace import agent_workspace, hash_workspace
+from gitimprove.loop.implicit import implicit_in
 from tests.conftest import TmpRepo
 from tests.loop_helpers import run_rows
 from tests.test_integrity import BENCH, MOD, needs_bwrap, user_state
@@ -239,3 +241,23 @@ def test_values_across_the_reading_window() -> None:
         assert json_values(doc[:-1]) == [[1, 2]]  # cut: only what it holds whole
     inner = '[{"type": "result", "n": 1}, ' + '"x", ' * 5000  # a truncated array: its items
     assert json_values(inner) == [{"type": "result", "n": 1}]
+
+
+@pytest.mark.slow
+def test_a_candidate_of_thousands_of_folders_is_judged_quickly(tmp_repo: TmpRepo) -> None:
+    """2,000 new folders in one: every path read through that folder parsed its tree again
+    (libgit2 caches no tree over 4 KB), 10 reads a file, and the run took a minute to judge
+    the attempt; each folder is read once now."""
+    base = tmp_repo.commit("base", {"src/value.txt": "1\n", "bench.py": "print(1)\n"})
+    name = "n" * 200
+    cand = tmp_repo.commit("many", {f"src/{name}{i}/config.py": "x = 1\n" for i in range(2000)})
+    repo = tmp_repo.open()
+    tree = tmp_repo.git("rev-parse", f"{cand}^{{tree}}")
+    base_tree = tmp_repo.git("rev-parse", f"{base}^{{tree}}")
+    start = time.process_time()
+    found = implicit_in(repo, base_tree, tree, base_tree, ["src/**"])
+    took = time.process_time() - start
+    assert found == []
+    assert took < 2, f"{took:.1f} s to judge 2,000 new folders"  # was 5.4 s
+    read = tree_reader(repo, repo.raw[tree])
+    assert read(f"src/{name}7/config.py") == b"x = 1\n" and read("src/nothing") is None

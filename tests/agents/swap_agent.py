@@ -145,6 +145,10 @@ elif attack == "gitmodules-url":  # a URL git reads as an option (CVE-2018-17456
     (ws / ".gitmodules").write_text(
         '[submodule "x"]\n\tpath = src/x\n\turl = --upload-pack=touch${IFS}pwned\n'
     )
+elif attack == "many-refused":  # thousands of names git refuses, each a long one
+    for i in range(int(plan.get("count", 20000))):
+        (ws / "src" / f"{'n' * 200}{i}.Git").mkdir(parents=True)
+        (ws / "src" / f"{'n' * 200}{i}.Git" / "config").write_text("x")
 elif attack == "zombies-left":  # how many dead processes the harness holds unreaped
     harness = os.environ["GITIMPROVE_TOKEN"].split(":")[2]
     dead = 0
