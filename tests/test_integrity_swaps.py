@@ -42,6 +42,7 @@ ATTACKS = [  # attack, its status without the sandbox | in it
     ("link-dotfile:.gitmodules/88", "out-of-scope"),  # a link git refuses by that name
     ("link-dotfile:GITMOD~1/88", "out-of-scope"),
     ("gitmodules-url:87", "out-of-scope"),  # a URL git would read as an option
+    ("long-attributes:87", "out-of-scope"),  # a line git's fsck refuses
     ("slow-report:nest", "crash"),  # its value is no number: the metric fails
 ]
 
@@ -102,6 +103,8 @@ def test_an_agent_that_swaps_its_workspace(tmp_repo: TmpRepo, sandbox: str) -> N
         assert f"{name} (a link named .gitmodules: git refuses it)" in reason, reason
     reason = by["gitmodules-url:87"]["reason"]
     assert ".gitmodules (git refuses it: gitmodulesUrl: disallowed submodule url" in reason
+    reason = by["long-attributes:87"]["reason"]
+    assert ".gitattributes (git refuses it: gitattributesLineLength" in reason, reason
     tmp_repo.git("fsck", "--no-progress")  # no tree of the run holds what git's fsck refuses
     assert user_state(tmp_repo) == before
     assert tmp_repo.git("rev-parse", "improve/h") == by["long"]["commit"]
@@ -136,6 +139,21 @@ def test_a_gitmodules_git_refuses_is_left_out(
         assert not named, got.refused
     else:
         assert named == [named[0]] and f"git refuses it: {check}: disallowed" in named[0]
+
+
+@pytest.mark.parametrize("name", [".gitattributes", "src/GITATT~1", "src/.gitattributes."])
+def test_a_gitattributes_git_refuses_is_left_out(tmp_repo: TmpRepo, name: str) -> None:
+    """A line over 2,048 bytes (a comment, no attribute): `gitattributesLineLength`."""
+    head = tmp_repo.commit("c", {"src/value.txt": "1\n"})
+    with agent_workspace(tmp_repo.open(), head, "w") as ws:
+        (ws / name).write_text("# " + "x" * 3000 + "\n")
+        (ws / "src" / "ok").mkdir()
+        (ws / "src" / "ok" / ".gitattributes").write_text("# " + "x" * 2000 + "\n")
+        got = hash_workspace(tmp_repo.open(), ws)
+    assert got.refused == [
+        f"{name} (git refuses it: gitattributesLineLength: .gitattributes "
+        "has too long lines to parse)"
+    ]
 
 
 @pytest.mark.slow

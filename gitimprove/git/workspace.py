@@ -54,8 +54,9 @@ from gitimprove.util.clockset import Watch
 __all__ = [
     "Hashed",
     "agent_workspace",
+    "checked_name",
+    "fsck_refused",
     "gitmodules_name",
-    "gitmodules_refused",
     "hash_workspace",
     "refused_name",
 ]
@@ -380,27 +381,44 @@ def refused_name(component: str) -> bool:
 
 
 _GITMODULES = re.compile(r"\.gitmodules|gitmod~[1-4]|gi7eba~[0-9]+")
+_GITATTRIBUTES = re.compile(r"\.gitattributes|gitatt~[1-4]|gi7d29~[0-9]+")
+
+
+def _dotted(component: str) -> str:
+    """A name as git compares it with its own files' (HFS ignorable characters dropped, case
+    folded, an NTFS stream suffix and trailing dots or spaces taken off)."""
+    name = "".join(c for c in component if ord(c) not in _HFS_IGNORED)
+    return unicodedata.normalize("NFC", name).casefold().split(":", 1)[0].rstrip(" .")
 
 
 @functools.lru_cache(maxsize=4096)
 def gitmodules_name(component: str) -> bool:
     """True for a name git reads as `.gitmodules`, in any case or disguise (`GITMOD~1`, a
     trailing dot, a stream suffix: git's `is_ntfs_dotgitmodules`, `is_hfs_dotgitmodules`)."""
-    name = "".join(c for c in component if ord(c) not in _HFS_IGNORED)
-    name = unicodedata.normalize("NFC", name).casefold().split(":", 1)[0].rstrip(" .")
-    return _GITMODULES.fullmatch(name) is not None
+    return _GITMODULES.fullmatch(_dotted(component)) is not None
 
 
-def gitmodules_refused(content: bytes, blob: pygit2.Oid) -> str | None:
-    """What git's fsck says of `content` as a `.gitmodules` (a submodule URL or path git would
-    read as an option, an `update = !command`, a name that climbs with `..`), or None: git
-    judges it itself (`index-pack --strict` on a pack of it and a tree naming it). Kept, such
-    a file failed your `git fsck`, and a host that checks what is pushed refuses the branch."""
+@functools.lru_cache(maxsize=4096)
+def checked_name(component: str) -> str | None:
+    """`.gitmodules` or `.gitattributes` for a name git's fsck reads as one (in any case or
+    disguise) and checks the content of, else None."""
+    name = _dotted(component)
+    if _GITMODULES.fullmatch(name):
+        return ".gitmodules"
+    return ".gitattributes" if _GITATTRIBUTES.fullmatch(name) else None
+
+
+def fsck_refused(name: str, content: bytes, blob: pygit2.Oid) -> str | None:
+    """What git's fsck says of `content` as the file `name` (`.gitmodules`: a submodule URL
+    or path git would read as an option, an `update = !command`, a name that climbs with
+    `..`; `.gitattributes`: a line over 2,048 bytes), or None: git judges it itself
+    (`index-pack --strict` on a pack of it and a tree naming it). Kept, such a file failed
+    your `git fsck`, and a host that checks what is pushed refuses the branch."""
     size = len(blob.raw)
     if size not in (20, 32):
         return None
     digest = hashlib.sha1 if size == 20 else hashlib.sha256
-    tree = b"100644 .gitmodules\0" + blob.raw
+    tree = b"100644 " + name.encode() + b"\0" + blob.raw
     pack = b"PACK" + struct.pack(">II", 2, 2)
     # the tree first: git 2.39 crashed on a pack of the blob first, outside a repository
     for kind_, data in ((2, tree), (3, content)):
@@ -423,9 +441,9 @@ def gitmodules_refused(content: bytes, blob: pygit2.Oid) -> str | None:
     if res.ok:
         return None
     said = [
-        line[line.index("gitmodules") :]
+        line[line.index(": git") + 2 :]
         for line in res.stderr.splitlines()
-        if ": gitmodules" in line
+        if ": gitmodules" in line or ": gitattributes" in line
     ]
     return f"git refuses it: {said[0] if said else res.tail(200).strip()}"
 
@@ -587,8 +605,9 @@ def hash_workspace(
         if any(refused_name(part) for part in parts):
             refused.append(rel)
             continue
-        if any(gitmodules_name(part) for part in parts[:-1]):
-            refused.append(f"{rel} (in a folder named .gitmodules: git refuses it)")
+        named = next((checked_name(part) for part in parts[:-1] if checked_name(part)), None)
+        if named is not None:
+            refused.append(f"{rel} (in a folder named {named}: git refuses it)")
             continue
         try:
             try:  # one call, never following a link
@@ -636,7 +655,8 @@ def hash_workspace(
                     refused.append(f"{rel} ({stored})")
                     continue
                 blob = _blob(repo, stored)
-                why = gitmodules_refused(stored, blob) if gitmodules_name(parts[-1]) else None
+                named = checked_name(parts[-1])
+                why = fsck_refused(named, stored, blob) if named is not None else None
                 if why is not None:
                     refused.append(f"{rel} ({why})")
                     continue

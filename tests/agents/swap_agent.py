@@ -22,6 +22,7 @@ its iteration ("<attack>[:<value>]"):
 - zombies-left: no attack: it reports how many dead children the harness holds unreaped;
 - link-dotfile:<name>/<value>: a link of that name at the root, to src/value.txt;
 - gitmodules-url: a .gitmodules whose URL git would read as an option;
+- long-attributes: a .gitattributes holding a line of 3,000 bytes;
 - long-text: a description and a hypothesis of 120 and 60 KB.
 """
 
@@ -149,6 +150,8 @@ elif attack == "many-refused":  # thousands of names git refuses, each a long on
     for i in range(int(plan.get("count", 20000))):
         (ws / "src" / f"{'n' * 200}{i}.Git").mkdir(parents=True)
         (ws / "src" / f"{'n' * 200}{i}.Git" / "config").write_text("x")
+elif attack == "long-attributes":  # a comment line of 3,000 bytes: no attribute at all
+    (ws / ".gitattributes").write_text("# " + "x" * 3000 + "\n")
 elif attack == "zombies-left":  # how many dead processes the harness holds unreaped
     harness = os.environ["GITIMPROVE_TOKEN"].split(":")[2]
     dead = 0
