@@ -164,7 +164,7 @@ def json_values(text: str, limit: int = 200_000) -> list[Any]:
     counts the lines before every error it raises (the whole text before it), a nest too
     deep to read fails again from each of its brackets, and a nest of long values is read to
     its end from each. A try reads a window of the text, the whole rest only when it ran to
-    the window's end (not after 16 such reads failed; after 2,000 tries that ran out, the
+    the window's end (not after 64 such reads failed; after 2,000 tries that ran out, the
     text is read no further), and a nest too deep to read is skipped 256 levels at a time:
     an agent's output of brackets held the loop for 26 s before, now well under one."""
     text = text[-limit:]
@@ -188,7 +188,7 @@ def json_values(text: str, limit: int = 200_000) -> list[Any]:
                 misses += 1
                 if misses > 2000:
                     return out
-                if long_misses >= 16:
+                if long_misses >= 64:
                     raise
                 try:
                     value, end = decoder.raw_decode(text, i)
