@@ -7,15 +7,16 @@ metric runs (timed separately). Budget: 150 ms per attempt.
 The overhead includes every integrity check of an attempt (the repository snapshot before and
 after the agent, the sweep for leftover processes, the tree hashed from the files, the
 checkout verified before and after each run, the run's refs checked before the record). With
-`--sandbox both` (the default) it runs once with `[agent] sandbox = "none"` and once with
-"bwrap" (when usable); the sandbox's own cost (starting bubblewrap) is part of the agent's
-time, so it is reported as the difference of the agents' median times.
+`--sandbox all` (the default) it runs once with `[agent] sandbox = "none"`, once with
+"landlock" (when the kernel has it) and once with "bwrap" (when usable; `both`: none and
+bwrap); a sandbox's own cost (starting bubblewrap, entering the Landlock domain) is part of
+the agent's time, so it is reported as the difference of the agents' median times.
 
 Without the sandbox the files the user's ignore rules hide from `git status` are watched too
 (git/ignored.py): `--ignored-files 20000` puts that many in an ignored `.venv/` of the work
 tree (a virtualenv's size), walked once per run and then kept by inotify.
 
-Usage: python bench/loop_bench.py [--iterations 30] [--sandbox both|none|bwrap]
+Usage: python bench/loop_bench.py [--iterations 30] [--sandbox all|both|none|landlock|bwrap]
     [--checkout-files 2000] [--loose-objects 2500] [--ignored-files 20000]
 """
 
@@ -32,6 +33,7 @@ from datetime import datetime
 from pathlib import Path
 
 from common import ENV, loop_project, run_rows
+from gitimprove.util.supervise import LANDLOCK_ABI_NEEDED, landlock_abi
 
 AGENT = "import os, pathlib\np = pathlib.Path('src/n.txt')\np.write_text(os.environ['GITIMPROVE_ITERATION'] + '\\n')\n"
 
@@ -150,7 +152,9 @@ def measure(
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--iterations", type=int, default=30)
-    ap.add_argument("--sandbox", choices=("both", "none", "bwrap"), default="both")
+    ap.add_argument(
+        "--sandbox", choices=("all", "both", "none", "landlock", "bwrap"), default="all"
+    )
     ap.add_argument(
         "--checkout-files",
         type=int,
@@ -170,19 +174,24 @@ def main() -> int:
         help="files in an ignored .venv/ of the work tree (a virtualenv: 20000)",
     )
     a = ap.parse_args()
-    modes = ["none", "bwrap"] if a.sandbox == "both" else [a.sandbox]
+    every = {"all": ["none", "landlock", "bwrap"], "both": ["none", "bwrap"]}
+    modes = every.get(a.sandbox, [a.sandbox])
     if "bwrap" in modes and shutil.which("bwrap") is None:
-        print("bubblewrap is not installed: measuring without the sandbox only")
+        print("bubblewrap is not installed: not measured")
         modes = [m for m in modes if m != "bwrap"] or ["none"]
+    if "landlock" in modes and landlock_abi() < LANDLOCK_ABI_NEEDED:
+        print("this kernel has no Landlock to contain writes: not measured")
+        modes = [m for m in modes if m != "landlock"] or ["none"]
     results = {}
     for mode in modes:
         got = measure(a.iterations, mode, a.checkout_files, a.loose_objects, a.ignored_files)
         if got is None:
             return 1
         results[mode] = got
-    if len(results) == 2:
-        extra = results["bwrap"]["agent_ms"] - results["none"]["agent_ms"]
-        print(f"the sandbox adds {extra:.1f} ms to each agent call (bubblewrap start-up)")
+    for mode, what in (("landlock", "its Landlock domain"), ("bwrap", "bubblewrap start-up")):
+        if mode in results and "none" in results:
+            extra = results[mode]["agent_ms"] - results["none"]["agent_ms"]
+            print(f"sandbox = {mode} adds {extra:.1f} ms to each agent call ({what})")
     return 0 if all(r["overhead_ms"] <= 150 for r in results.values()) else 1
 
 

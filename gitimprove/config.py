@@ -85,7 +85,7 @@ SCHEMA: dict[str, dict[str, tuple[Check, object]]] = {
         "name": (cv.choice("claude", "codex", "aider", "command", "scripted"), "claude"),
         "command": (cv.text, ""),
         "timeout": (cv.duration, 1800.0),
-        "sandbox": (cv.choice("auto", "bwrap", "none"), "auto"),
+        "sandbox": (cv.choice("auto", "bwrap", "landlock", "none"), "auto"),
         "tmp_size": (cv.parse_size, 2_000_000_000),  # each private /tmp, /dev/shm in bwrap
         "workspace_size": (cv.parse_size, 4_000_000_000),  # bytes on disk after the agent
         # entries after the agent (or ten times the incumbent's, when more)
@@ -389,7 +389,9 @@ def render_new(
         a.add("command", agent_command)
         a["command"].comment("run in the agent's workspace; {prompt_file} and {workdir} filled in")
     a.add("sandbox", "auto")
-    a["sandbox"].comment("auto | bwrap | none: run agents in bubblewrap (docs/integrity.md)")
+    a["sandbox"].comment(
+        "auto | bwrap | landlock | none: contain agents (bubblewrap, else Landlock; docs/integrity.md)"
+    )
     doc.add("agent", a)
     text = tomlkit.dumps(doc)
     validate(_parse_toml(text))  # what we write must load

@@ -123,6 +123,19 @@ command = "{agent_command}"
     )
 
 
+def kept_at_90(repo: TmpRepo, unchanged: dict[Path, str]) -> None:
+    """One round of run `t` (an agent that writes 90 into the value project): the baseline,
+    then the change kept at 90; each of the user's own files in `unchanged` still holds its
+    text (the agent, sandboxed, reached none of them)."""
+    res = repo.cli("run", "--run", "t", "-n", "1")
+    assert res.returncode == 0, res.stdout + res.stderr
+    rows = run_rows(repo, "t")
+    assert [r["status"] for r in rows] == ["baseline", "keep"], rows
+    assert rows[1]["metric"]["value"] == 90
+    for path, text in unchanged.items():
+        assert path.read_text() == text, path
+
+
 def new_file_judged(
     path: str,
     sealed: list[str],

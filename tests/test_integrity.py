@@ -25,7 +25,7 @@ import pytest
 
 from gitimprove.agents.sandbox import bwrap_usable
 from gitimprove.state import integrity
-from gitimprove.util import reaper
+from gitimprove.util import reaper, supervise
 from tests.conftest import TmpRepo, cli_popen
 from tests.loop_helpers import run_rows
 
@@ -43,6 +43,10 @@ def score():
 """
 
 needs_bwrap = pytest.mark.skipif(not bwrap_usable(), reason="bubblewrap is not usable here")
+needs_landlock = pytest.mark.skipif(
+    supervise.landlock_abi() < supervise.LANDLOCK_ABI_NEEDED,
+    reason="this kernel has no Landlock to contain writes",
+)
 
 
 def hostile_project(repo: TmpRepo, plan: dict[str, Any], sandbox: str) -> dict[str, Any]:
@@ -194,7 +198,7 @@ def run_attacks(
     res = tmp_repo.cli("run", "--run", "h", "-n", str(len(attacks)), "--json")
     assert res.returncode == 0, res.stderr
     events = [json.loads(line) for line in res.stdout.splitlines()]
-    assert events[0]["sandbox"] == ("bwrap" if sandbox == "bwrap" else "none")
+    assert events[0]["sandbox"] == sandbox
     assert events[-1]["event"] == "stop" and "iterations reached" in events[-1]["reason"]
     rows = assert_sound(tmp_repo, "h", plan["mark"])
     got = [(r["description"], r["status"]) for r in rows[1:]]
@@ -230,6 +234,14 @@ def test_hostile_agents_without_sandbox(tmp_repo: TmpRepo) -> None:
 @needs_bwrap
 def test_hostile_agents_in_the_sandbox(tmp_repo: TmpRepo) -> None:
     run_attacks(tmp_repo, GOES_ON + ON_THE_REPOSITORY, "bwrap")
+
+
+@pytest.mark.slow
+@needs_landlock
+def test_hostile_agents_under_landlock(tmp_repo: TmpRepo) -> None:
+    """Without bubblewrap, under Landlock: the attacks on your repository fail at the write
+    (the run goes on, as in the sandbox), the daemons' writes into checkouts too."""
+    run_attacks(tmp_repo, GOES_ON + ON_THE_REPOSITORY, "landlock")
 
 
 @pytest.mark.parametrize(
@@ -315,7 +327,10 @@ def test_sandbox_bwrap_missing_is_a_clear_error(tmp_repo: TmpRepo, tmp_path: Pat
     tmp_repo.git("config", "improve.agent.sandbox", "auto")
     res = tmp_repo.cli("run", "--run", "h2", "-n", "1", env={"PATH": str(bin_dir)})
     assert res.returncode == 0, res.stderr
-    assert "sandbox: none (bubblewrap is not available)" in res.stdout
+    if supervise.landlock_abi() >= supervise.LANDLOCK_ABI_NEEDED:  # what auto falls back to
+        assert "sandbox: landlock (bubblewrap is not available; Landlock ABI" in res.stdout
+    else:
+        assert "sandbox: none (bubblewrap is not available, nor Landlock" in res.stdout
 
 
 def start(repo: TmpRepo, *args: str) -> subprocess.Popen[str]:
@@ -386,7 +401,14 @@ def test_an_interrupted_run_leaves_no_agent_process(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("sandbox", ["none", pytest.param("bwrap", marks=needs_bwrap)])
+@pytest.mark.parametrize(
+    "sandbox",
+    [
+        "none",
+        pytest.param("bwrap", marks=needs_bwrap),
+        pytest.param("landlock", marks=needs_landlock),
+    ],
+)
 def test_a_hostile_tournament(tmp_repo: TmpRepo, sandbox: str) -> None:
     plan = hostile_project(
         tmp_repo,

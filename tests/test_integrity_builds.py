@@ -21,9 +21,13 @@ from gitimprove.loop.implicit import implicit_changes
 from gitimprove.loop.runtimes import cargo_build, go_build, package_scripts, why_runtime
 from tests.conftest import TmpRepo
 from tests.loop_helpers import run_rows
-from tests.test_integrity import needs_bwrap
+from tests.test_integrity import needs_bwrap, needs_landlock
 
-SANDBOXES = ["none", pytest.param("bwrap", marks=needs_bwrap)]
+SANDBOXES = [
+    "none",
+    pytest.param("bwrap", marks=needs_bwrap),
+    pytest.param("landlock", marks=[needs_landlock, pytest.mark.slow]),
+]
 needs_cargo = pytest.mark.skipif(shutil.which("cargo") is None, reason="cargo is not installed")
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 needs_go = pytest.mark.skipif(shutil.which("go") is None, reason="go is not installed")

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from tests.conftest import TmpRepo
-from tests.loop_helpers import run_rows, value_project
+from tests.loop_helpers import kept_at_90, value_project
 from tests.test_integrity import needs_bwrap
 
 STORES = {
@@ -48,10 +48,4 @@ def test_the_sandbox_hides_the_credentials_git_would_push_with(
     bench = bench.replace(' else "90\\n")', ' else "")', 1)
     bench += "print(f\"METRIC score={float(open('src/value.txt').read()):g}\")\n"
     value_project(tmp_repo, f"{sys.executable} {agent}", bench, sandbox="bwrap", timeouts=True)
-    res = tmp_repo.cli("run", "--run", "t", "-n", "1")
-    assert res.returncode == 0, res.stdout + res.stderr
-    rows = run_rows(tmp_repo, "t")
-    assert [r["status"] for r in rows] == ["baseline", "keep"], rows
-    assert rows[1]["metric"]["value"] == 90
-    for name, text in STORES.items():  # the user's own files as they were
-        assert (home / name).read_text() == text
+    kept_at_90(tmp_repo, {home / name: text for name, text in STORES.items()})

@@ -21,7 +21,7 @@ from gitimprove.loop.guard_report import (
 )
 from tests.conftest import TmpRepo
 from tests.loop_helpers import run_rows
-from tests.test_integrity import needs_bwrap
+from tests.test_integrity import needs_bwrap, needs_landlock
 
 LIB = "def f():\n    return 1\n"
 TESTS = "from lib import f\n\n\ndef test_f():\n    assert f() == 1\n\n\ndef test_g():\n    assert f() + 1 == 2\n"
@@ -93,7 +93,12 @@ def project(repo: TmpRepo, tmp_path: Path, plan: list[str], guard: str, sandbox:
 
 
 @pytest.mark.parametrize(
-    "sandbox", ["none", pytest.param("bwrap", marks=[needs_bwrap, pytest.mark.slow])]
+    "sandbox",
+    [
+        "none",
+        pytest.param("bwrap", marks=[needs_bwrap, pytest.mark.slow]),
+        pytest.param("landlock", marks=[needs_landlock, pytest.mark.slow]),
+    ],
 )
 @pytest.mark.slow
 def test_code_under_test_cannot_make_the_pytest_guard_pass(

@@ -15,9 +15,10 @@ from gitimprove.agents import homes
 from gitimprove.agents.aider import AiderAgent
 from gitimprove.agents.claude import ClaudeAgent
 from gitimprove.agents.codex import CodexAgent
+from gitimprove.agents.sandbox import Sandbox
 from gitimprove.git.workspace import agent_workspace
 from tests.conftest import TmpRepo
-from tests.test_integrity import needs_bwrap
+from tests.test_integrity import needs_bwrap, needs_landlock
 from tests.test_integrity_review import boxed, run_in
 
 PLANTER = Path(__file__).parent / "agents" / "home_planter.py"
@@ -137,3 +138,34 @@ def test_the_agent_cannot_plant_what_runs_outside_later(
         if rel.startswith(tuple(mine)) or (agent == "claude" and rel == ".claude.json"):
             assert rel in wrote, (rel, lines)
     assert not (Path("/tmp/pwned")).exists()
+
+
+@needs_landlock
+@pytest.mark.parametrize("agent", ["codex", "claude"])
+def test_under_landlock_the_agent_writes_its_history_alone(
+    tmp_repo: TmpRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agent: str
+) -> None:
+    """The same hostile agent under Landlock (`sandbox = "landlock"`), which has no private
+    copy to give: of the home it writes only the plain files of its row that name no command
+    (codex's history); its session folders (Claude Code's shell snapshots, sourced later) and
+    the files it rewrites are refused at the write, not copied."""
+    home = _home(tmp_path)
+    monkeypatch.setenv("HOME", str(home))
+    before = {p: p.read_bytes() for p in home.rglob("*") if p.is_file()}
+    tmp_repo.commit("c", {"a.txt": "1\n"})
+    box, head = Sandbox("landlock"), tmp_repo.git("rev-parse", "HEAD")
+    with (
+        tempfile.TemporaryDirectory() as scratch,
+        agent_workspace(tmp_repo.open(), head, "w") as ws,
+    ):
+        writable, _ = homes.binds(homes.state_of(agent), Path(scratch))
+        res = run_in(box, f"{sys.executable} -I {PLANTER}", ws, writable=writable)
+    lines = res.stdout.splitlines()
+    assert res.returncode == 0 and lines, res.stderr
+    wrote = {line.split(" ", 1)[1] for line in lines if line.startswith("wrote ")}
+    grown = {".codex/history.jsonl"} if agent == "codex" else set()
+    assert wrote == grown, lines
+    after = {p: p.read_bytes() for p in home.rglob("*") if p.is_file()}
+    assert {p: v for p, v in after.items() if str(p.relative_to(home)) not in grown} == {
+        p: v for p, v in before.items() if str(p.relative_to(home)) not in grown
+    }

@@ -15,16 +15,18 @@ unrecorded, blamed on the repository's disk.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import TmpRepo
+from tests.conftest import PY, TmpRepo
 from tests.loop_helpers import run_rows, value_project
 from tests.test_integrity import needs_bwrap
 
@@ -168,3 +170,133 @@ def test_the_harness_runs_git_with_no_usable_temporary_folder(
     refused = OSError(28, "No space left on device", str(gone / "tmpab12" / "index"))
     assert space.full_place(refused, tmp_path / "repo") == tmp_path
     assert space.full_place(OSError(28, "No space"), tmp_path / "repo") == tmp_path / "repo"
+
+
+def _cgroup_folder() -> tuple[Path, str]:
+    """A folder where this process may create a cgroup with a CPU quota, beside its own, and
+    the file that sets the quota: cgroup v2 with the `cpu` controller (`cpu.max`), else the v1
+    `cpu` hierarchy (`cpu.cfs_quota_us`); skips, with the reason, where none may be made."""
+    from gitimprove.util import inherited
+
+    tried = []
+    for hierarchy, path in inherited._cgroups():
+        procs = inherited._cgroup_procs(hierarchy, path)
+        if procs is None:
+            continue
+        folder = Path(procs).parent
+        if hierarchy.startswith("0:"):
+            listed = folder / "cgroup.subtree_control"  # what its children get
+            if "cpu" not in (listed.read_text() if listed.is_file() else "").split():
+                tried.append(f"{folder} (cgroup v2: no cpu controller for its children)")
+                continue
+            quota = "cpu.max"
+        elif "cpu" in hierarchy.split(":", 1)[1].split(","):
+            quota = "cpu.cfs_quota_us"
+        else:
+            continue
+        probe = folder / f"gi-probe-{os.getpid()}"
+        try:
+            probe.mkdir()
+        except OSError as exc:
+            tried.append(f"{folder} ({exc.strerror})")
+            continue
+        probe.rmdir()
+        return folder, quota
+    pytest.skip("no cgroup with a CPU quota may be made here: " + ("; ".join(tried) or "none"))
+
+
+@contextlib.contextmanager
+def tight_cgroups(count: int) -> Iterator[list[Path]]:
+    """`count` new cgroups beside this process's, each with a CPU quota of 10%; removed after
+    (this process and its children moved back first)."""
+    folder, quota = _cgroup_folder()
+    made = [folder / f"gi-test-{os.getpid()}-{i}" for i in range(count)]
+    try:
+        for path in made:
+            path.mkdir()
+            try:
+                (path / quota).write_text("10000 100000" if quota == "cpu.max" else "10000")
+            except OSError as exc:
+                pytest.skip(f"no CPU quota may be set on a cgroup here: {quota} {exc.strerror}")
+        yield made
+    finally:
+        for path in made:
+            for pid in (path / "cgroup.procs").read_text().split() if path.exists() else ():
+                with contextlib.suppress(OSError):
+                    (folder / "cgroup.procs").write_text(pid)
+            with contextlib.suppress(OSError):
+                path.rmdir()
+
+
+def _cgroup_of_self(folder: Path) -> bool:
+    return str(os.getpid()) in (folder / "cgroup.procs").read_text().split()
+
+
+def test_a_move_into_another_cgroup_is_named_and_set_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In-process, as another process of the user would do it (a write of the harness's pid
+    into a cgroup with a tight quota): named, moved back; with the cgroup it was pinned in
+    removed, named and not set back (the run stops)."""
+    from gitimprove.util import inherited
+
+    monkeypatch.setattr(inherited, "_pinned", None)  # put back after the test
+    with tight_cgroups(2) as (first, second):
+        home = first.parent
+        inherited.pin()
+        assert inherited.changes() == ([], True)
+        (second / "cgroup.procs").write_text(str(os.getpid()))
+        changed, restored = inherited.changes()
+        assert restored, changed
+        assert len(changed) == 1 and "of the harness: /" in changed[0], changed
+        assert f"{second.name} (was " in changed[0], changed
+        assert _cgroup_of_self(home)
+        assert inherited.changes() == ([], True)
+
+        (first / "cgroup.procs").write_text(str(os.getpid()))
+        inherited.pin()  # pinned in `first`, which is then removed
+        (second / "cgroup.procs").write_text(str(os.getpid()))
+        first.rmdir()
+        changed, restored = inherited.changes()
+        assert not restored and first.name in changed[0] and second.name in changed[0], changed
+        assert _cgroup_of_self(second)
+
+
+@pytest.mark.slow
+def test_an_agent_that_moves_the_harness_into_a_tight_cgroup_is_tampered(
+    tmp_repo: TmpRepo,
+) -> None:
+    """The agent, or the code it leaves for the benchmark to run, writes the harness's pid
+    into a cgroup with a CPU quota of 10% (every later measurement, the incumbent's too, would
+    crawl): the harness is moved back, the attempt `tampered` naming the cgroup, and the honest
+    attempt after them kept."""
+    with tight_cgroups(1) as (tight,):
+        procs = tight / "cgroup.procs"
+        names = [f"cgroup:{procs}", f"measured-cgroup:{procs}", "honest"]
+        project(tmp_repo, names, "none")
+        res = tmp_repo.cli("run", "--run", "h", "-n", "3")
+        assert res.returncode == 0, res.stderr
+        rows = {r["description"]: r for r in run_rows(tmp_repo, "h")[1:]}
+        for name in names[:2]:
+            assert rows[name]["status"] == "tampered", rows[name]
+            assert f"of the harness: /{tight.name}" in rows[name]["reason"], rows[name]
+        assert rows["honest"]["status"] == "keep", rows["honest"]
+
+
+@pytest.mark.slow
+def test_a_move_out_of_a_cgroup_then_removed_stops_the_run_naming_it(tmp_repo: TmpRepo) -> None:
+    """The harness runs in a cgroup of its own; the agent moves it (and itself) elsewhere and
+    removes that cgroup: nothing can move it back, so the run stops (exit 1) naming it, the
+    attempt not recorded."""
+    with tight_cgroups(2) as (own, other):
+        project(tmp_repo, [f"cgroup-gone:{own}|{other}", "honest"], "none")
+        enter = ["sh", "-c", 'echo $$ > "$1" && shift && exec "$@"', "sh", own / "cgroup.procs"]
+        res = subprocess.run(  # the harness started in `own`
+            [*enter, PY, "-m", "gitimprove", "run", "--run", "h", "-n", "2"],
+            cwd=tmp_repo.path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert res.returncode == 1, res.stdout + res.stderr
+        assert f"of the harness: /{other.name} (was /{own.name})" in res.stderr, res.stderr
+        assert "Traceback" not in res.stderr, res.stderr
+        assert [r["status"] for r in run_rows(tmp_repo, "h")] == ["baseline"]

@@ -142,21 +142,52 @@ def test_a_snapshot_gitimprove_did_not_write_is_named(tmp_repo: TmpRepo) -> None
 
 
 @pytest.mark.slow
-def test_an_interrupted_agent_call_leaves_its_snapshot_for_the_next_run(
+def test_an_interrupted_agent_call_names_what_it_changed_and_keeps_its_snapshot(
     tmp_repo: TmpRepo, tmp_path: Path
 ) -> None:
-    """Ctrl-C during the agent call: the harness starts no process on its way out (git
-    status included), so the comparison is the next run's, as after a kill -9."""
+    """Ctrl-C during the agent call: on its way out, once the agent's processes are dead, the
+    run compares your repository with the snapshot and names the change; the snapshot stays,
+    so the next run refuses naming it too, as after a kill -9."""
     stalled = tmp_path / "stalled"
     plan = hostile_project(tmp_repo, {"1": "user-hook", "stall": str(stalled)}, "none")
-    p = start(tmp_repo, "--run", "k", "-n", "1", "--json")
+    p = start(tmp_repo, "--run", "k", "-n", "1")
     wait_for(stalled, 120)
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=60)
-    assert p.returncode != 0 and "Traceback" not in err, err
+    assert p.returncode == 130 and "Traceback" not in err, err
+    assert "while the interrupted agent worked: .git/hooks/pre-commit" in err, err
+    assert "doctor --repair" in err, err
+    assert len(list((tmp_repo.path / ".git" / "improve" / "watch").iterdir())) == 1
     plan_honest(tmp_repo, plan)
     refused = tmp_repo.cli("run", "--resume", "--run", "k", "-n", "1", "--json")
     assert refused.returncode == 1 and ".git/hooks/pre-commit" in refused.stderr, refused.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_your_own_edits_after_an_interrupted_agent_call_stop_nothing(
+    tmp_repo: TmpRepo, tmp_path: Path, sig: int, code: int
+) -> None:
+    """Ctrl-C (or SIGTERM) while an agent that changed nothing works: the run compares on its
+    way out and removes the snapshot, so your edits afterwards (a file, a hook) are yours and
+    `run --resume` goes on, with no `doctor --repair`."""
+    stalled = tmp_path / "stalled"
+    plan = hostile_project(tmp_repo, {"1": "set:95", "stall": str(stalled)}, "none")
+    p = start(tmp_repo, "--run", "k", "-n", "1", "--json")
+    wait_for(stalled, 120)
+    p.send_signal(sig)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == code and "Traceback" not in err, err
+    assert "changed while" not in out + err, out + err
+    assert not list((tmp_repo.path / ".git" / "improve" / "watch").iterdir())
+    assert survivors(str(plan["mark"]), tmp_repo) == []
+    (tmp_repo.path / "README.txt").write_text("my own edit\n")
+    (tmp_repo.path / ".git" / "hooks" / "post-merge").write_text("#!/bin/sh\n")
+    plan_honest(tmp_repo, plan)
+    res = tmp_repo.cli("run", "--resume", "--run", "k", "-n", "1", "--json")
+    assert res.returncode == 0, res.stderr
+    rows = [json.loads(line) for line in res.stdout.splitlines() if line.startswith("{")]
+    assert rows[-1]["event"] == "stop", rows[-1]
 
 
 @pytest.mark.slow

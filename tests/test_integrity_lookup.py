@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import TmpRepo
-from tests.loop_helpers import run_rows
+from tests.loop_helpers import kept_at_90, run_rows, value_project
 from tests.test_integrity import needs_bwrap
 
 BENCH = "print(f\"METRIC score={float(open('src/value.txt').read()):g}\")\n"
@@ -159,6 +159,7 @@ sandbox = "none"
     assert planted in rows[1]["reason"]
 
 
+KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nxx\n"
 KEY_READER = """import os, pathlib
 try:
     key = (pathlib.Path(os.path.expanduser("~")) / ".ssh" / "id_ed25519").read_text()
@@ -176,22 +177,15 @@ def test_the_sandbox_hides_the_keys_that_would_log_in_to_this_machine(
     """The sandbox shares the network: a private key readable in `~/.ssh` lets the agent (or
     the measured code) run `ssh localhost …` outside it. `~/.ssh` is an empty folder there;
     what the agent reads of it is nothing, and the honest value is kept."""
-    from tests.loop_helpers import value_project
-
     ssh = Path(os.environ["HOME"]) / ".ssh"
     ssh.mkdir(mode=0o700, exist_ok=True)
-    (ssh / "id_ed25519").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nxx\n")
+    (ssh / "id_ed25519").write_text(KEY)
     agent = tmp_path / "reader.py"
     agent.write_text(KEY_READER)
     bench = (
         "import os, pathlib\n"
         + ("assert not list((pathlib.Path(os.path.expanduser('~')) / '.ssh').iterdir())\n")
-        + BENCH.replace("print(", "print(", 1)
+        + BENCH
     )
     value_project(tmp_repo, f"{sys.executable} {agent}", bench, sandbox="bwrap", timeouts=True)
-    res = tmp_repo.cli("run", "--run", "t", "-n", "1")
-    assert res.returncode == 0, res.stdout + res.stderr
-    rows = run_rows(tmp_repo, "t")
-    assert [r["status"] for r in rows] == ["baseline", "keep"], rows
-    assert rows[1]["metric"]["value"] == 90
-    assert (ssh / "id_ed25519").is_file()  # the user's own folder as it was
+    kept_at_90(tmp_repo, {ssh / "id_ed25519": KEY})

@@ -6,7 +6,8 @@ Checked against real git over generated files (text with LF, CRLF, both, a lone 
 the end, a NUL early or past 8000 bytes, mostly control bytes, a final ^Z, empty) under every
 `core.autocrlf` × `core.eol` × `core.safecrlf`, each with the attributes of a `.gitattributes`,
 `.git/info/attributes` or the global attributes file (`core.attributesFile`). The default run
-takes a seeded sample of the combinations; `-m slow` takes them all.
+takes a seeded sample of the combinations; `-m slow` takes them all (an agent's workspace,
+written fresh and renewed: a larger sample).
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ import pygit2
 import pytest
 
 from gitimprove.git.attributes import cleaner, converter, tree_reader
+from gitimprove.git.checkout import COUNTS
 from gitimprove.git.repo import open_repo
-from gitimprove.git.workspace import hash_workspace, made_workspace
+from gitimprove.git.workspace import Workspaces, hash_workspace, made_workspace
 from tests.conftest import TmpRepo, git
 from tests.loop_helpers import run_rows, value_project
 
@@ -270,3 +272,70 @@ def test_what_is_measured_is_what_your_checkout_gives_under_core_autocrlf(
         )
         value = [r for r in rows if commit in (r["commit"], "improve/c")][-1]["metric"]["value"]
         assert out.stdout.strip() == f"METRIC score={value:g}"
+
+
+def check_workspace(
+    base: Path, combo: tuple[str | None, str | None, str | None, int], seed: int
+) -> None:
+    """One combination: the agent's workspace, written fresh and then brought from one commit
+    to the next (a kept workspace renewed), holds what real git's checkout writes; its own git
+    stores each file as yours does, its index holds the commit's blobs, and the tree hashed
+    from its files is the commit's."""
+    rng = random.Random(seed)
+    repo = base / f"repo-{seed}"
+    git(base, "init", "-q", repo.name)
+    attributes = configure(repo, combo)
+    old = files_of(rng, 24)
+    first = commit_raw(repo, {**old, **attributes})
+    new = {name: generated(rng) if rng.random() < 0.5 else data for name, data in old.items()}
+    second = commit_raw(repo, {**new, **attributes, "added.t": generated(rng)})
+    opened = open_repo(repo)
+    pool = Workspaces()
+    renewed = COUNTS["renewed"]
+    try:
+        for i, commit in enumerate((first, second)):
+            out = base / f"out-{seed}-{i}"
+            out.mkdir()
+            env = {"GIT_INDEX_FILE": str(base / f"index-{seed}-{i}")}
+            git(repo, f"--work-tree={out}", "checkout", "-f", commit, "--", ".", env=env)
+            with made_workspace(opened, commit, "w", pool) as made:
+                names = sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file())
+                wrong = [n for n in names if (made.path / n).read_bytes() != (out / n).read_bytes()]
+                assert not wrong, f"{combo} {i}: the workspace differs from git for {wrong}"
+                # its own git stores each file as yours does from your checkout
+                paths = "\n".join(names) + "\n"
+                yours, its = (
+                    subprocess.run(
+                        ["git", "hash-object", "--stdin-paths"],
+                        cwd=cwd,
+                        input=paths,
+                        capture_output=True,
+                        text=True,
+                        env={**os.environ, **more},
+                    )
+                    for cwd, more in ((out, {"GIT_DIR": str(repo / ".git")}), (made.path, {}))
+                )
+                assert (its.returncode, its.stdout) == (yours.returncode, yours.stdout), combo
+                listed = git(made.path, "ls-files", "-s").splitlines()
+                assert [line.split()[:2] for line in listed] == [
+                    line.split()[:3:2] for line in git(repo, "ls-tree", "-r", commit).splitlines()
+                ], combo
+                hashed = hash_workspace(opened, made.path, known=made)
+                assert hashed.tree == str(opened.raw[commit].peel(pygit2.Tree).id), combo
+        assert COUNTS["renewed"] == renewed + 1, "the second workspace was not the first renewed"
+    finally:
+        pool.close()
+
+
+@pytest.mark.parametrize("n", range(2))
+def test_the_workspace_is_what_your_checkout_writes_on_a_sample_of_settings(
+    tmp_path: Path, n: int
+) -> None:
+    for i, combo in enumerate(combos(4, 50 + n)):
+        check_workspace(tmp_path, combo, 3000 * n + i)
+
+
+@pytest.mark.slow
+def test_the_workspace_is_what_your_checkout_writes_under_many_settings(tmp_path: Path) -> None:
+    for i, combo in enumerate(combos(80, 77)):
+        check_workspace(tmp_path, combo, 11 + i)

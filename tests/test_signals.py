@@ -170,3 +170,41 @@ def test_signals_of_one_day_and_host_never_share_an_id() -> None:
         for _ in range(10_000)
     }
     assert len(ids) == 10_000
+
+
+LAST_STEP = """import os, signal, sys, time
+from gitimprove.util import proc
+
+with proc.termination_signals():
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)
+    except KeyboardInterrupt:
+        with proc.last_step():
+            print(proc.run(["echo", "ran"]).stdout.strip(), flush=True)
+            try:
+                proc.run(["sleep", "30"])
+            except KeyboardInterrupt as exc:
+                print(f"cut short by {exc}", flush=True)
+        try:
+            proc.run(["echo", "after"])
+        except KeyboardInterrupt:
+            print("unwinding again", flush=True)
+"""
+
+
+def test_a_last_step_of_the_unwinding_runs_commands_until_a_second_signal() -> None:
+    """After Ctrl-C nothing starts (`Terminated`), but in a `last_step` (the comparison with
+    the watch's snapshot on the way out of an agent call) the harness's own commands run; a
+    second Ctrl-C kills the one running and ends the step at once."""
+    p = subprocess.Popen(
+        [PY, "-c", LAST_STEP], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert p.stdout is not None
+    assert p.stdout.readline().strip() == "ran"
+    time.sleep(0.3)  # the sleep has started
+    started = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=20)
+    assert time.monotonic() - started < 5, "the second Ctrl-C did not end the step at once"
+    assert out.splitlines() == ["cut short by signal 2", "unwinding again"], (out, err)

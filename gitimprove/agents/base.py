@@ -284,8 +284,14 @@ def run_process(
     with tempfile.TemporaryDirectory(
         prefix="gitimprove-state-", ignore_cleanup_errors=True
     ) as scratch:
-        if task.sandbox is not None and task.sandbox.active:
+        extra: dict[str, str] = {}
+        if task.sandbox is not None and (task.sandbox.active or task.sandbox.contained):
             writable, overlays = homes.binds(state, Path(scratch))
+            if task.sandbox.contained:  # its own temporary folder, as bwrap's private /tmp
+                tmp = Path(scratch, "tmp")
+                tmp.mkdir()
+                writable, extra = [*writable, tmp], {"TMPDIR": str(tmp)}
+                overlays = []  # read-only: Landlock has no private copy to give
             argv, shell = task.sandbox.wrap(
                 argv,
                 shell=shell,
@@ -297,7 +303,7 @@ def run_process(
         elif task.sandbox is not None:
             argv, shell = task.sandbox.wrap(argv, shell=shell, workdir=workdir)
         res = proc.run(
-            argv, cwd=workdir, timeout=timeout, shell=shell, env=child_env(task, workdir),
+            argv, cwd=workdir, timeout=timeout, shell=shell, env=child_env(task, workdir, extra),
             input=input, limit=task.max_output,
         )  # fmt: skip
     out = AgentResult(

@@ -1,11 +1,19 @@
-"""The agent's OS sandbox (`[agent] sandbox`): bubblewrap where it is available.
+"""The agent's OS sandbox (`[agent] sandbox`): bubblewrap where it is available, else Landlock.
 
 With `bwrap` the agent sees the file system read-only, a private `/tmp`, its own workspace
 read-write, and nothing of the user's repository: the work tree and the git directory are
 hidden under empty tmpfs mounts, and only the object directories the workspace's clone borrows
 from (`git clone --shared` alternates) come back, read-only, so the agent's own git still
 works. The agent runs in its own pid namespace that dies with the harness
-(`--unshare-pid --die-with-parent`); the network is shared. See docs/integrity.md.
+(`--unshare-pid --die-with-parent`); the network is shared.
+
+Without bwrap (`landlock`, what `auto` falls back to), the agent and the measured code run as
+without a sandbox, under their supervisor, which puts them in a Landlock domain
+(util/supervise.py): they read what you can, but write only beneath their workspace or
+checkout, a temporary folder of their own, the session files of their row in
+`agents/homes.py` that name no command (no folder: Landlock has no private copy to give) and
+the devices bwrap's `/dev` holds, and, from Landlock ABI 6, signal only their own processes and reach no
+abstract unix socket. See docs/integrity.md.
 """
 
 from __future__ import annotations
@@ -25,9 +33,9 @@ from pathlib import Path
 from gitimprove.agents import seccomp
 from gitimprove.errors import ConfigError
 from gitimprove.loop.lookup import fresh_caches
-from gitimprove.util import proc
+from gitimprove.util import proc, supervise
 
-MODES = ("auto", "bwrap", "none")
+MODES = ("auto", "bwrap", "landlock", "none")
 
 # Variables naming sockets outside the sandbox (an ssh-agent, tmux, D-Bus, docker, a display):
 # unset inside it; the seccomp filter refuses AF_UNIX sockets anyway (agents/seccomp.py).
@@ -38,6 +46,19 @@ SOCKET_VARS = (
     "SYSTEMD_EXEC_PID", "NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID",
 )  # fmt: skip
 
+CONTAINED = (
+    "agents and the code they measure write only their workspace or checkout, a temporary "
+    "folder of their own and an agent's history and login files"
+)
+SCOPED = "; they signal only their own processes and reach no abstract unix socket of yours"
+NOT_SCOPED = (
+    "; they can still signal any process of yours and reach your abstract unix sockets "
+    "(Landlock ABI {abi} scopes neither: 6 does)"
+)
+NOT_HIDDEN = (
+    "; Landlock hides nothing: they read your repository, its .git and your home folder, and "
+    "reach your servers' unix socket files"
+)
 NOT_PROTECTED = (
     "without a sandbox the agent runs with your permissions: it can read and write your "
     "repository, its .git, your home folder and anything else you can; the loop still detects "
@@ -246,7 +267,7 @@ def bwrap_usable(path: str | None = None) -> bool:
 
 @dataclass(frozen=True)
 class Sandbox:
-    """How agent processes are started: `mode` is "bwrap" or "none"."""
+    """How agent processes are started: `mode` is "bwrap", "landlock" or "none"."""
 
     mode: str
     exe: str = ""
@@ -257,7 +278,13 @@ class Sandbox:
 
     @property
     def active(self) -> bool:
+        """bwrap: the agent cannot see the user's repository (Landlock hides nothing)."""
         return self.mode == "bwrap"
+
+    @property
+    def contained(self) -> bool:
+        """Landlock: writes only beneath what `wrap` is given as writable."""
+        return self.mode == "landlock"
 
     def _hidden(self, path: Path) -> bool:
         return any(h == path or h in path.parents for h in self.hide)
@@ -276,7 +303,13 @@ class Sandbox:
         """(argv, shell) for `proc.run`: the command inside the sandbox, or unchanged.
 
         `measure` is for the metric and the guard (the candidate's code): only `workdir` is
-        writable (the home folder too is read-only, caches go to the private /tmp)."""
+        writable (the home folder too is read-only, caches go to the private /tmp). Under
+        Landlock, `workdir` and `writable` (the caller's own temporary folder among them) are
+        writable; what `overlays` covers stays read-only: Landlock can give no private copy,
+        and the real folder or file is one a later session of the agent's tool reads
+        (agents/homes.py: never shared-writable)."""
+        if self.contained:
+            return supervised(argv, shell=shell, writable=[workdir, *writable]), False
         if not self.active:  # the measured code too: nothing of it outlives a kill -9 of ours
             return supervised(argv, shell=shell), False
         # private /tmp and /dev/shm bounded (`[agent] tmp_size`): a tmpfs is half the RAM
@@ -360,45 +393,86 @@ class Sandbox:
 SUPERVISOR = Path(__file__).resolve().parent.parent / "util" / "supervise.py"
 
 
-def supervised(argv: Sequence[str] | str, *, shell: bool) -> list[str]:
+def supervised(
+    argv: Sequence[str] | str, *, shell: bool, writable: Sequence[Path] | None = None
+) -> list[str]:
     """The agent's command under the per-attempt supervisor (util/supervise.py): its whole
-    process tree dies when it exits and when the harness dies, even by `kill -9`."""
+    process tree dies when it exits and when the harness dies, even by `kill -9`. With
+    `writable`, in a Landlock domain that writes only beneath those paths."""
     command = ["/bin/sh", "-c", argv] if shell or isinstance(argv, str) else list(argv)
-    return [sys.executable, "-I", "-S", str(SUPERVISOR), str(os.getpid()), "--", *command]
+    contain: list[str] = []
+    if writable is not None:
+        contain = ["--landlock"]
+        for path in dict.fromkeys(writable):
+            contain += ["--write", os.fspath(path)]
+    return [sys.executable, "-I", "-S", str(SUPERVISOR), str(os.getpid()), *contain, "--",
+            *command]  # fmt: skip
+
+
+def landlock_state() -> tuple[int, str]:
+    """(the kernel's Landlock ABI, "" when it is enough to contain writes, else why not)."""
+    abi = supervise.landlock_abi()
+    if abi == 0:
+        return 0, "this kernel has no Landlock (Linux 5.13+, enabled in the LSM list)"
+    if abi < supervise.LANDLOCK_ABI_NEEDED:
+        return abi, (
+            f"Landlock ABI {abi} cannot refuse a truncate ({supervise.LANDLOCK_ABI_NEEDED} "
+            "can: Linux 6.2+)"
+        )
+    return abi, ""
 
 
 def choose(
     mode: str, hide: Sequence[Path], objects: Path | None = None, *, tmp_size: int = 0
 ) -> Sandbox:
-    """The sandbox for `[agent] sandbox = mode`; `bwrap` that cannot run is an error."""
+    """The sandbox for `[agent] sandbox = mode`; `bwrap` that cannot run, or `landlock` that
+    this kernel lacks, is an error; `auto` takes bwrap, else Landlock, else none."""
     if mode not in MODES:
-        raise ConfigError(f"agent.sandbox = {mode!r} is not allowed; use one of: auto, bwrap, none")
-    exe = shutil.which("bwrap")
-    if mode != "none" and exe is not None and bwrap_usable(exe):
+        raise ConfigError(
+            f"agent.sandbox = {mode!r} is not allowed; use one of: auto, bwrap, landlock, none"
+        )
+    exe = shutil.which("bwrap") if mode in ("auto", "bwrap") else None
+    if exe is not None and bwrap_usable(exe):
         return Sandbox(
             "bwrap",
             exe,
             tuple(dict.fromkeys(p.resolve() for p in hide)),
             tuple(borrowed_chain(objects.resolve())) if objects is not None else (),
             "sandbox: bwrap (agents see a read-only system, a private /tmp and their own "
-            "workspace; your repository is hidden)",
+            "workspace; your repository is hidden; Landlock is not added: bwrap's own mount "
+            "and pid namespaces already keep their writes and signals in)",
             tmp_size,
         )
     if mode == "bwrap":
         why = "is not installed" if exe is None else "cannot create its namespaces here"
         raise ConfigError(
             f'agent.sandbox = "bwrap" but bubblewrap {why}',
-            hint='install it (apt-get install bubblewrap), or set [agent] sandbox = "none"',
+            hint='install it (apt-get install bubblewrap), or set [agent] sandbox = "landlock" '
+            'or "none"',
         )
-    reason = "bubblewrap is not available" if mode == "auto" else 'agent.sandbox = "none"'
-    message = f"sandbox: none ({reason}); {NOT_PROTECTED}"
+    abi, lacking = landlock_state() if mode != "none" else (0, "")
+    if mode == "landlock" and lacking:
+        raise ConfigError(
+            f'agent.sandbox = "landlock" but {lacking}',
+            hint='set [agent] sandbox = "bwrap" (apt-get install bubblewrap) or "none"',
+        )
     servers = reachable_servers()
-    if servers:
-        message += (
-            "; nor can it find or kill a program the agent has one of your servers start, "
-            "which is not its descendant and can outlive the run: " + ", ".join(servers)
-        )
-    return Sandbox("none", message=message)
+    unreached = (
+        "; nor can it find or kill a program the agent has one of your servers start, "
+        "which is not its descendant and can outlive the run: " + ", ".join(servers)
+        if servers
+        else ""
+    )
+    if mode in ("auto", "landlock") and not lacking:
+        why = "bubblewrap is not available; " if mode == "auto" else ""
+        scoped = SCOPED if abi >= supervise.LANDLOCK_ABI_SCOPED else NOT_SCOPED.format(abi=abi)
+        message = f"sandbox: landlock ({why}Landlock ABI {abi}: {CONTAINED}{scoped}){NOT_HIDDEN}"
+        return Sandbox("landlock", message=message + unreached)
+    if mode == "auto":
+        reason = f"bubblewrap is not available, nor Landlock: {lacking}"
+    else:
+        reason = 'agent.sandbox = "none": no bubblewrap, no Landlock'
+    return Sandbox("none", message=f"sandbox: none ({reason}); {NOT_PROTECTED}{unreached}")
 
 
 def sized(exe: str) -> bool:

@@ -129,14 +129,15 @@ def materialize(
     *,
     skip: bool = True,
     convert: Converter | None = None,
+    stored: dict[str, str] | None = None,
 ) -> int:
     """Write `tree` under `dest`; `expected` gets every file's (mode, blob id). Returns the
     size of the largest file written. Compiled Python (`__pycache__/`, `*.pyc`) is never
     written with `skip` (a measurement checkout): Python could run it instead of its source
     (a forged one, checked against the source's time and size or not at all); nor is a
-    tool's cache (`unwritten`). With `convert`
-    (a measurement checkout: git/attributes.py) each file is written as git's checkout writes
-    it, and `expected` holds the id of what was written."""
+    tool's cache (`unwritten`). With `convert` (git/attributes.py) each file is written as
+    git's checkout writes it, and `expected` holds the id of what was written; `stored` then
+    gets the tree's blob id of each file written otherwise than its blob holds it."""
     largest = 0
     dest.mkdir(parents=True, exist_ok=prefix != "")
     for entry in tree:
@@ -151,12 +152,14 @@ def materialize(
             path.mkdir()
             largest = max(
                 largest,
-                materialize(repo, sub, path, expected, rel + "/", skip=skip, convert=convert),
+                materialize(
+                    repo, sub, path, expected, rel + "/", skip=skip, convert=convert, stored=stored
+                ),
             )
         elif entry.type_str == "blob":
             blob = repo.raw[entry.id]
             assert isinstance(blob, pygit2.Blob)
-            expected[rel] = write_blob(path, rel, blob, int(entry.filemode), convert)
+            expected[rel] = write_blob(path, rel, blob, int(entry.filemode), convert, stored)
             # CRLF for LF at most doubles a file
             largest = max(largest, blob.size if convert is None else 2 * blob.size)
         else:  # a submodule: an empty folder, as a fresh clone has
@@ -165,17 +168,27 @@ def materialize(
 
 
 def write_blob(
-    path: Path, rel: str, blob: pygit2.Blob, mode: int, convert: Converter | None = None
+    path: Path,
+    rel: str,
+    blob: pygit2.Blob,
+    mode: int,
+    convert: Converter | None = None,
+    stored: dict[str, str] | None = None,
 ) -> tuple[int, str]:
     """Write a blob at `path` (a link, or a file converted by `convert`); what the tree check
-    expects there: (mode, id of the bytes written)."""
+    expects there: (mode, id of the bytes written). `stored` gets the blob's id when the bytes
+    written are not the blob's."""
     if mode == LINK:
         os.symlink(blob.data.decode("utf-8", errors="surrogateescape"), path)
         return mode, str(blob.id)
     raw = blob.data
     data = convert(rel, raw) if convert is not None else raw
     _create(path, data, mode == EXEC)
-    return mode, str(blob.id) if data is raw else blob_hash(data)
+    if data is raw:
+        return mode, str(blob.id)
+    if stored is not None:
+        stored[rel] = str(blob.id)
+    return mode, blob_hash(data)
 
 
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC

@@ -9,7 +9,9 @@ small (`_durable`: the refs, the stat keys of the files, a digest of each work t
 of each index's entries and of its ignored files, the stat keys of the paths the status names,
 the listings of the folders outside the repository Python and the runners read code from, and
 whether the agent could reach the repository), atomically and signed with the repository's key, as
-`<git-common-dir>/improve/watch/<attempt>.json`, and removed once the comparison is made.
+`<git-common-dir>/improve/watch/<attempt>.json`, and removed once the comparison is made. A
+call interrupted by Ctrl-C or SIGTERM makes it on the way out (`look_now`), once the agent's
+processes are dead: the snapshot stays only when something differs.
 
 One still there names an agent call whose comparison never happened. `run` (a resume or a new
 run) compares each one of a run no process holds with now, after the survivors are killed and
@@ -41,8 +43,8 @@ from gitimprove.util.files import atomic_write, read_state
 from gitimprove.util.keys import load_key
 
 __all__ = [
-    "FOLDER", "Outstanding", "Saved", "accept", "check_at_start", "drop", "outstanding",
-    "read_saved", "save",
+    "FOLDER", "Outstanding", "Saved", "accept", "check_at_start", "drop", "look_now",
+    "outstanding", "read_saved", "save",
 ]  # fmt: skip
 
 FOLDER = "watch"
@@ -127,6 +129,22 @@ def save(
     path = repo.improve_dir / FOLDER / f"{attempt}.json"
     atomic_write(path, json.dumps(record, sort_keys=True, separators=(",", ":")))
     return path
+
+
+def look_now(repo: Repo, path: Path) -> list[str]:
+    """The comparison an interrupted agent call never made, made on the way out once its
+    processes are dead: what differs from the snapshot at `path` now (it stays, for `run
+    --resume` and `doctor` to name), else nothing (it goes: what the user changes after this
+    is theirs). One that does not verify stays, named; one already gone needs no look."""
+    if not os.path.lexists(path):
+        return []
+    record = read_saved(path, load_key(repo.improve_dir, create=False))
+    if record is None:
+        return [f".git/improve/{FOLDER}/{path.name} (not written by gitimprove)"]
+    found = changes_since(record, RepoState.take(repo, ignored=bool(record.get("reachable"))))
+    if not found:
+        drop(path)
+    return found
 
 
 def drop(path: Path) -> None:

@@ -100,11 +100,13 @@ def renew(
     skip_compiled: bool,
     now: dict[str, Stat] | None = None,
     convert: Converter | None = None,
+    stored: dict[str, str] | None = None,
 ) -> Renewed | list[str]:
     """Make `root`, recorded (`record`, `expected`) as a copy of `old_tree`, a copy of
     `new_tree`; the proof of the result, or what did not hold (the caller then writes the
     target anew elsewhere). No process may be writing `root` (all of them reaped). With
-    `convert` (a measurement checkout) what is written is converted as `materialize` does;
+    `convert` what is written is converted as `materialize` does, and `stored` (the blob id
+    of each file written converted, as `materialize` fills it) is brought to the target too;
     a `.gitattributes` that changes then refuses (the files it did not touch may convert
     otherwise)."""
     target = repo.raw[new_tree]
@@ -192,6 +194,9 @@ def renew(
     # 4. what the target has where something was trashed or is missing
     gone_set = set(gone)
     new_expected = {rel: v for rel, v in expected.items() if rel not in gone_set}
+    if stored is not None:
+        for rel in [r for r in stored if r in gone_set]:
+            del stored[rel]
     sizes = [largest]
     redo = bad | missing
     for rel in sorted(redo):
@@ -203,7 +208,11 @@ def renew(
         # drop what the old copy held there; the target's is written below
         for key in [k for k in new_expected if k == rel or k.startswith(rel + "/")]:
             del new_expected[key]
-        sizes.append(_put(repo, root, rel, obj, new_expected, written, skip_compiled, convert))
+            if stored is not None:
+                stored.pop(key, None)
+        sizes.append(
+            _put(repo, root, rel, obj, new_expected, written, skip_compiled, convert, stored)
+        )
         touched.add(parent(rel))
     # 5. what the new tree adds or replaces
     for rel, (mode, oid) in sorted(put.items()):
@@ -221,7 +230,7 @@ def renew(
             continue
         blob = repo.raw[oid]
         assert isinstance(blob, pygit2.Blob)
-        new_expected[rel] = write_blob(root / rel, rel, blob, mode, convert)
+        new_expected[rel] = write_blob(root / rel, rel, blob, mode, convert, stored)
         written.add(rel)
         sizes.append(blob.size if convert is None else 2 * blob.size)
     top = max(sizes)
@@ -292,6 +301,7 @@ def _put(
     written: set[str],
     skip_compiled: bool,
     convert: Converter | None = None,
+    stored: dict[str, str] | None = None,
 ) -> int:
     """Write the target's entry `obj` at `rel` (a folder with all it holds); the size of the
     largest file written."""
@@ -301,7 +311,14 @@ def _put(
         assert isinstance(tree, pygit2.Tree)
         got: dict[str, tuple[int, str]] = {}
         largest = materialize(
-            repo, tree, root / rel, got, rel + "/", skip=skip_compiled, convert=convert
+            repo,
+            tree,
+            root / rel,
+            got,
+            rel + "/",
+            skip=skip_compiled,
+            convert=convert,
+            stored=stored,
         )
         expected.update(got)
         written.add(rel)
@@ -313,7 +330,7 @@ def _put(
         return 0
     blob = repo.raw[obj.id]
     assert isinstance(blob, pygit2.Blob)
-    expected[rel] = write_blob(root / rel, rel, blob, mode, convert)
+    expected[rel] = write_blob(root / rel, rel, blob, mode, convert, stored)
     written.add(rel)
     return blob.size if convert is None else 2 * blob.size
 

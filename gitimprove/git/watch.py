@@ -900,15 +900,16 @@ def objects_hint(moved: list[str], changed: Sequence[str] = ()) -> str | None:
             ".git/config was moved to .git/improve/quarantine/ and put back as it was before "
             "the agent, less any include that leads to the file named (git would hang on it): "
             "put that file back as a regular file, restore the include from the quarantined "
-            'copy, then `git improve run --resume`; a sandbox ([agent] sandbox = "bwrap") '
-            "keeps agents out of your repository"
+            "copy, then `git improve run --resume`; a sandbox ([agent] sandbox = "
+            '"bwrap" or "landlock") keeps agents out of your repository'
         )
     return (
         f"{', '.join(objects[:3])}{' and more' if len(objects) > 3 else ''} moved to "
         ".git/improve/quarantine/ unread (no regular file: git would hang on it); that object "
         "of your history is gone: `git fsck` names what is missing, fetch it back from a "
         "clone or remote, delete the quarantined file, then `git improve run --resume`; a "
-        'sandbox ([agent] sandbox = "bwrap") keeps agents out of your repository'
+        'sandbox ([agent] sandbox = "bwrap" or "landlock") keeps agents out of your '
+        "repository"
     )
 
 
@@ -932,7 +933,8 @@ def _rule_hint(changed: Sequence[str]) -> str | None:
             "what it holds from git status, and an agent without the sandbox can hide a file "
             "so: if you made or changed it, `git improve run --resume` goes on; if not, look at "
             f"what `git status --ignored {folder}` shows and remove what you did not make "
-            'first. A sandbox ([agent] sandbox = "bwrap") keeps agents out of your work tree'
+            'first. A sandbox ([agent] sandbox = "bwrap" or "landlock") keeps agents out of '
+            "your work tree"
         )
     if any(i.startswith(IGNORED_LABEL) for i in changed):
         return (
@@ -941,7 +943,8 @@ def _rule_hint(changed: Sequence[str]) -> str | None:
             "and a `__pycache__` `.pyc` in place of its source, Node a module of node_modules. "
             "If you made them (pip install, your own python or npm run), `git improve run "
             "--resume` goes on; if not, remove them first (or the whole folder, then install "
-            'again). A sandbox ([agent] sandbox = "bwrap") keeps agents out of your work tree'
+            'again). A sandbox ([agent] sandbox = "bwrap" or "landlock") keeps agents out of '
+            "your work tree"
         )
     return None
 

@@ -4,7 +4,10 @@ The clone borrows the repository's objects (`git clone --shared`) and has no rem
 whatever the agent's own git does stays in it. Its path has a random suffix: a resumed attempt
 never reuses a folder a survivor of the old run might still hold open. `hash_workspace` reads
 the files with a git directory of its own, so a deleted `.git`, a corrupt config or a
-rewritten index in the clone changes nothing about what is hashed.
+rewritten index in the clone changes nothing about what is hashed. Each file is written as
+your own `git checkout` of the commit writes it (line ends by your settings and the commit's
+`.gitattributes`, as a measurement checkout's: git/attributes.py), so the agent sees the CRLF
+you see; the clone's index and the tree hashed from unchanged files hold the commit's blobs.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from typing import Any
 import pygit2
 
 from gitimprove.git import space
-from gitimprove.git.attributes import Cleaner, cleaner, tree_reader
+from gitimprove.git.attributes import Cleaner, LineEnds, cleaner, converter, line_ends, tree_reader
 from gitimprove.git.checkout import (
     EXEC,
     LINK,
@@ -66,7 +69,9 @@ __all__ = [
 class Made:
     """An agent's workspace as the harness wrote it: its files as proved (`record`, the
     listing with every entry's `lstat`, `.git` not in it; `expected`, each file's mode and
-    blob), and a watch of the clock armed before any of them was written."""
+    the id of the bytes written), and a watch of the clock armed before any of them was
+    written. Each file is written as your `git checkout` writes it (line ends: git/attributes.py);
+    `stored` holds the tree's blob id of each one written otherwise than its blob holds it."""
 
     path: Path
     commit: str
@@ -74,6 +79,7 @@ class Made:
     record: dict[str, Stat]
     expected: dict[str, tuple[int, str]]
     clock: Watch
+    stored: dict[str, str] = field(default_factory=dict)
 
     def proven(self, rel: str, st: os.stat_result) -> tuple[int, str] | None:
         """(mode, blob id) of the file at `rel`, when its `lstat` proves it holds what the
@@ -85,7 +91,7 @@ class Made:
         was = self.record.get(rel)
         if was is None or was[:META] != _stat(st)[:META]:
             return None
-        return want
+        return want[0], self.stored.get(rel, want[1])
 
 
 class Workspaces:
@@ -187,15 +193,16 @@ def _make(repo: Repo, commit: str, path: Path, pool: Workspaces | None) -> Made:
     obj = repo.raw[commit]
     assert isinstance(obj, pygit2.Commit)
     tree = str(obj.tree_id)
+    ends = line_ends(repo)
     try:
         while pool is not None and made is None:
             old = pool.take()
             if old is None:
                 break
-            made = _renewed(repo, old, path, commit, tree)
+            made = _renewed(repo, old, path, commit, tree, ends)
         if made is None:
-            made = _fresh(repo, path, commit, tree)
-        _init_git(repo, made)
+            made = _fresh(repo, path, commit, tree, ends)
+        _init_git(repo, made, ends)
     except OSError as exc:
         if made is not None:
             made.clock.close()
@@ -205,11 +212,14 @@ def _make(repo: Repo, commit: str, path: Path, pool: Workspaces | None) -> Made:
     return made
 
 
-def _renewed(repo: Repo, old: Made, path: Path, commit: str, tree: str) -> Made | None:
+def _renewed(
+    repo: Repo, old: Made, path: Path, commit: str, tree: str, ends: LineEnds
+) -> Made | None:
     """`old` moved to `path` and brought to `tree` (git/renew.py), or None (removed)."""
     from gitimprove.git.renew import move, renew
 
     root = path.parent
+    stored = dict(old.stored)
     if old.clock.was_set() or inodes.mounts_under(old.path) or not move(old.path, path):
         _throw(old.path)
         old.clock.close()
@@ -225,6 +235,8 @@ def _renewed(repo: Repo, old: Made, path: Path, commit: str, tree: str) -> Made 
             tree,
             largest=0,
             skip_compiled=False,
+            convert=converter(repo, repo.raw[tree].peel(pygit2.Tree), ends),
+            stored=stored,
         )
     except OSError as exc:
         if space.out_of_space(exc, repo.common_dir):
@@ -235,7 +247,7 @@ def _renewed(repo: Repo, old: Made, path: Path, commit: str, tree: str) -> Made 
         old.clock.close()
         return None
     count("renewed")
-    return Made(path, commit, tree, got.snapshot, got.expected, old.clock)
+    return Made(path, commit, tree, got.snapshot, got.expected, old.clock, stored)
 
 
 def _set_aside(path: Path) -> None:
@@ -246,22 +258,24 @@ def _set_aside(path: Path) -> None:
     discard(trash)
 
 
-def _fresh(repo: Repo, path: Path, commit: str, tree: str) -> Made:
+def _fresh(repo: Repo, path: Path, commit: str, tree: str, ends: LineEnds) -> Made:
     """Every file of `tree` written under `path` (compiled Python too: it is the agent's
     copy of the commit), proved as a measurement checkout is: listed, every file hashed from
     disk, listed again. A copy that does not prove itself is still the agent's workspace,
     with nothing recorded (the next attempt writes every file anew)."""
     clock = Watch()
     expected: dict[str, tuple[int, str]] = {}
+    stored: dict[str, str] = {}
     obj = repo.raw[tree]
     assert isinstance(obj, pygit2.Tree)
-    materialize(repo, obj, path, expected, skip=False)
+    convert = converter(repo, obj, ends)
+    materialize(repo, obj, path, expected, skip=False, convert=convert, stored=stored)
     first = scan(path)
     bad = any(rel not in first or blob_id(path / rel) != want for rel, want in expected.items())
     again = scan(path)
     if bad or any((again.get(r) or ())[:META] != (first.get(r) or ())[:META] for r in again):
         again = {".": again["."]} if "." in again else {}
-    return Made(path, commit, tree, again, expected, clock)
+    return Made(path, commit, tree, again, expected, clock, stored)
 
 
 _CONFIG = (
@@ -270,17 +284,32 @@ _CONFIG = (
 )
 
 
-def _init_git(repo: Repo, made: Made) -> None:
+def _init_git(repo: Repo, made: Made, ends: LineEnds) -> None:
     """The workspace's `.git`, written by the harness: HEAD detached at the commit, the
     repository's objects borrowed (as `git clone --shared` does), no remote, no hook, and an
-    index that holds the commit's files with the `lstat` recorded (git status is clean)."""
+    index that holds the commit's files with the `lstat` recorded (git status is clean). Its
+    git converts line ends as yours does: your `core.autocrlf`, `core.eol` and
+    `core.safecrlf`, `.git/info/attributes`, and the system and global attributes files
+    (copied into `.git/info/`, which the sandbox leaves readable)."""
     git = made.path / ".git"
-    for sub in ("objects/info", "objects/pack", "refs/heads", "refs/tags"):
+    for sub in ("objects/info", "objects/pack", "refs/heads", "refs/tags", "info"):
         (git / sub).mkdir(parents=True)
     objects = os.path.realpath(repo.common_dir / "objects")
     (git / "objects" / "info" / "alternates").write_text(objects + "\n", encoding="utf-8")
     (git / "HEAD").write_text(made.commit + "\n", encoding="utf-8")
-    (git / "config").write_text(_CONFIG, encoding="utf-8")
+    config = _CONFIG
+    if not ends.plain() or ends.safecrlf != "warn" or ends.eol != "lf":
+        config += (
+            f"\tautocrlf = {ends.autocrlf}\n\teol = {ends.eol}\n\tsafecrlf = {ends.safecrlf}\n"
+        )
+    if ends.below.strip():
+        (git / "info" / "global-attributes").write_bytes(ends.below)
+        named = os.path.realpath(git / "info" / "global-attributes")
+        quoted = named.replace("\\", "\\\\").replace('"', '\\"')
+        config += f'\tattributesFile = "{quoted}"\n'
+    if ends.above.strip():
+        (git / "info" / "attributes").write_bytes(ends.above)
+    (git / "config").write_text(config, encoding="utf-8")
     (git / "index").write_bytes(_index(made, _gitlinks(repo, made.tree)))
 
 
@@ -308,7 +337,7 @@ def _gitlinks(repo: Repo, tree: str) -> dict[str, str]:
 
 
 # index entries already built, by what they are made of (most are the same every attempt)
-_ENTRIES: dict[tuple[str, tuple[int, str], tuple[int, ...] | None, int, int], bytes] = {}
+_ENTRIES: dict[tuple[str, tuple[int, str], str, tuple[int, ...] | None, int, int], bytes] = {}
 
 
 def _index(made: Made, links: dict[str, str]) -> bytes:
@@ -320,7 +349,7 @@ def _index(made: Made, links: dict[str, str]) -> bytes:
     out = bytearray()
     names = set(made.expected) | set(links)
     entries = sorted((rel.encode("utf-8", "surrogateescape"), rel) for rel in names)
-    built: dict[tuple[str, tuple[int, str], tuple[int, ...] | None, int, int], bytes] = {}
+    built: dict[tuple[str, tuple[int, str], str, tuple[int, ...] | None, int, int], bytes] = {}
     for raw, rel in entries:
         if rel in links:
             link = struct.pack(">10I", *([0] * 6), 0o160000, 0, 0, 0) + bytes.fromhex(links[rel])
@@ -328,7 +357,8 @@ def _index(made: Made, links: dict[str, str]) -> bytes:
             out += link + b"\0" * (8 - len(link) % 8)
             continue
         st = made.record.get(rel)
-        key = (rel, made.expected[rel], st[:META] if st is not None else None, uid, gid)
+        held = made.stored.get(rel, "")
+        key = (rel, made.expected[rel], held, st[:META] if st is not None else None, uid, gid)
         entry = _ENTRIES.get(key)
         if entry is None:
             entry = _entry(raw, rel, made, uid, gid)
@@ -343,6 +373,7 @@ def _index(made: Made, links: dict[str, str]) -> bytes:
 def _entry(raw: bytes, rel: str, made: Made, uid: int, gid: int) -> bytes:
     """One entry of the index (`_index`)."""
     mode, oid = made.expected[rel]
+    oid = made.stored.get(rel, oid)  # the index holds the blob, not the converted bytes
     st = made.record.get(rel)
     m = 0o120000 if mode == int(LINK) else (0o100755 if mode == int(EXEC) else 0o100644)
     if st is None:
@@ -666,7 +697,9 @@ def hash_workspace(
         except OSError as exc:
             refused.append(f"{rel} (unreadable: {exc.strerror})")
     if proven and known is not None and known.clock.was_set():  # no `lstat` proves anything
-        unproven = Made(known.path, known.commit, known.tree, {}, known.expected, known.clock)
+        unproven = Made(
+            known.path, known.commit, known.tree, {}, known.expected, known.clock, known.stored
+        )
         return hash_workspace(repo, path, max_file=max_file, max_tree=max_tree, known=unproven)
     if known is not None:
         _keep_submodules(repo, known.tree, files, modes)

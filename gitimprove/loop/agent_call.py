@@ -27,7 +27,7 @@ from gitimprove.loop import program, siblings, sites
 from gitimprove.loop.context import RunContext
 from gitimprove.loop.integrity import Tampered
 from gitimprove.loop.space import check_workspace
-from gitimprove.util import files, inherited, reaper, written
+from gitimprove.util import files, inherited, proc, reaper, written
 
 if TYPE_CHECKING:
     from gitimprove.loop.attempt import AttemptSpec
@@ -78,6 +78,31 @@ def build_program(ctx: RunContext, spec: AttemptSpec, rework_tail: str | None) -
         rework_tail=rework_tail,
         round_history=spec.round_history,
     )
+
+
+def _look_on_the_way_out(ctx: RunContext, saved: Path, found: list[str] | None = None) -> None:
+    """An agent call interrupted: the user's repository compared with the snapshot taken
+    before it, as after a call (unless the comparison interrupted had `found` changes); a
+    change is reported and its snapshot kept (`run --resume` refuses naming it, `doctor
+    --repair` accepts it), else the snapshot goes, so what the user edits next is not taken
+    for the agent's. A second signal cuts this short (the snapshot stays); so does a failure
+    to look (the resume looks)."""
+    changed = found or []
+    try:
+        if not changed:
+            with proc.last_step(), ctx.shared.lock:
+                changed = pending.look_now(ctx.repo, saved)
+    except Exception:  # never in place of the interrupt: the resume looks
+        return
+    if changed:
+        shown = ", ".join(changed[:10]) + (
+            f" and {len(changed) - 10} more" if len(changed) > 10 else ""
+        )
+        message = (
+            f"your repository changed while the interrupted agent worked: {shown}; "
+            "`git improve doctor` names it, `git improve doctor --repair` accepts it"
+        )
+        ctx.emit({"event": "warning", "run": ctx.name, "message": message})
 
 
 def call_agent(
@@ -157,20 +182,28 @@ def call_agent(
             # verified before anything is measured: nothing with its token anywhere (in the
             # sandbox every process of the agent died with its pid namespace)
             escaped = [] if ctx.sandbox.active else reaper.outlived(token)
+        except KeyboardInterrupt:  # Ctrl-C, SIGTERM: the agent's processes are dead by now
+            _look_on_the_way_out(ctx, saved)
+            raise
         finally:
             ctx.shared.agent_finished(seconds, cost, first=rework == 0)
-        if siblings_watched:  # what it may have written into a sibling's resting workspace
-            siblings.look(but=owner)
-            ctx.look_at_incumbent()  # or into the incumbent's checkout
-        with ctx.shared.lock:
-            after = RepoState.take(ctx.repo, ignored=not ctx.sandbox.active)
-            # in the sandbox the agent cannot reach the repository: only the user changed it
-            changed = before.changes(after, reachable=not ctx.sandbox.active)
-            ctx.shared.repo_state = None if changed else after
-            moved: list[str] = []
-            if changed:
-                moved = put_back(ctx.repo, before, after)
-            pending.drop(saved)  # compared: whatever it found is reported below
+        changed: list[str] = []
+        try:
+            if siblings_watched:  # what it may have written into a sibling's resting workspace
+                siblings.look(but=owner)
+                ctx.look_at_incumbent()  # or into the incumbent's checkout
+            with ctx.shared.lock:
+                after = RepoState.take(ctx.repo, ignored=not ctx.sandbox.active)
+                # in the sandbox the agent cannot reach the repository: only the user changed it
+                changed = before.changes(after, reachable=not ctx.sandbox.active)
+                ctx.shared.repo_state = None if changed else after
+                moved: list[str] = []
+                if changed:
+                    moved = put_back(ctx.repo, before, after)
+                pending.drop(saved)  # compared: whatever it found is reported below
+        except KeyboardInterrupt:  # during the comparison: what it found, else made again
+            _look_on_the_way_out(ctx, saved, changed)
+            raise
     if changed:
         raise AgentTampered(result, changed, hint=objects_hint(moved, changed))
     if changed_limits:  # set back
@@ -217,8 +250,8 @@ def call_agent(
 
 
 _INHERITED = (
-    "the agent changed what the harness's processes inherit (its resource limits, CPU "
-    "affinity, priority or I/O priority): every later measurement would run under them"
+    "the agent changed what the harness's processes inherit (its resource limits, cgroup, "
+    "CPU affinity, priority or I/O priority): every later measurement would run under them"
 )
 
 

@@ -93,6 +93,9 @@ def calibrate(ctx: RunContext) -> Calibration:
                 "; it ran in the sandbox (a read-only system, a private /tmp): a metric that "
                 'needs more runs with [agent] sandbox = "none"'
                 if ctx.sandbox.active
+                else "; it ran under Landlock (it may write its checkout and $TMPDIR alone): a "
+                'metric that writes elsewhere runs with [agent] sandbox = "none"'
+                if ctx.sandbox.contained
                 else ""
             ),
         ) from None

@@ -47,7 +47,7 @@ Emit = Callable[[Event], None]
 _T = TypeVar("_T")
 
 
-INHERITED = "the harness's resource limits, CPU affinity, priority or I/O priority"
+INHERITED = "the harness's resource limits, cgroup, CPU affinity, priority or I/O priority"
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,7 @@ class Measuring:
 
     env: dict[str, str]
     reap: Callable[[], object]
+    writable: tuple[Path, ...] = ()  # under Landlock: the run's own temporary folder
 
 
 class MetricFailed(Exception):
@@ -385,6 +386,12 @@ class RunContext:
                     "PYTHONDONTWRITEBYTECODE": "1",
                     "PYTHONNOUSERSITE": "1",
                 }
+                # under Landlock the run writes its checkout and this folder alone, as in
+                # bwrap's private /tmp: its temporary files and caches go there
+                own: tuple[Path, ...] = ()
+                if fresh and self.sandbox.contained:
+                    own = (Path(fresh),)
+                    env.update(TMPDIR=fresh, XDG_CACHE_HOME=f"{fresh}/.cache")
                 # In a tournament without the sandbox a sibling's agent could stop (SIGSTOP),
                 # renice or kill the processes of this run, seen in /proc as its own: it runs
                 # while no agent works (in the sandbox no agent sees it).
@@ -393,7 +400,7 @@ class RunContext:
                     siblings.alone() if apart else contextlib.nullcontext(),
                     siblings.window(strays.current_owner() if self.candidates > 1 else None),
                 ):
-                    yield Measuring(env, lambda: reaper.sweep(token))
+                    yield Measuring(env, lambda: reaper.sweep(token), own)
             if before is not None and reaper.continued() != stops:
                 raise Tampered(
                     f"the harness was stopped and continued during the {what} (its output "
@@ -505,7 +512,7 @@ class RunContext:
     def _metric(self, co: Checkout, command: str, writable: Sequence[Path]) -> MetricRun:
         with self.shared.measure_slots, self.measuring(co, "metric run") as run:
             return run_metric(
-                self.measured_command(command, co, writable),
+                self.measured_command(command, co, [*writable, *run.writable]),
                 co.path,
                 timeout=float(self.cfg.get("metric", "timeout")),
                 spec=str(self.cfg.get("metric", "extract")),
@@ -612,7 +619,7 @@ class RunContext:
         self, co: Checkout, command: str, writable: Sequence[Path], *, keep_tail: bool
     ) -> dict[str, Any]:
         with self.measuring(co, "guard run") as run:
-            argv, shell = self.measured_command(command, co, writable)
+            argv, shell = self.measured_command(command, co, [*writable, *run.writable])
             res = proc.run(
                 argv,
                 cwd=co.path,

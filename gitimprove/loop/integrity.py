@@ -203,8 +203,8 @@ def stop_error(run: str, exc: Tampered) -> IntegrityError:
         f"run {run} stopped: {exc.what}: " + ", ".join(exc.paths[:20]),
         hint=exc.hint
         or "look at what changed (`git improve doctor` lists it), undo what you did not "
-        'intend, then `git improve run --resume`; a sandbox ([agent] sandbox = "bwrap") '
-        "keeps agents out of your repository",
+        "intend, then `git improve run --resume`; a sandbox ([agent] sandbox = "
+        '"bwrap" or "landlock") keeps agents out of your repository',
     )
 
 

@@ -12,7 +12,7 @@ import platform
 import re
 import statistics
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -271,9 +271,10 @@ def measure_commits(
     runs = runs or int(cfg.get("metric", "runs"))
     known = _known(repo)
     targets = [history.info(repo, r).id for r in revs] if revs else pending_commits(repo, known)
+    forms = baseline_forms(known.values())
     outcomes = []
     for commit in targets:
-        outcome = _measure_one(repo, cfg, commit, known, runs, progress)
+        outcome = _measure_one(repo, cfg, commit, known, forms, runs, progress)
         outcomes.append(outcome)
         fresh = experiments.get(repo, commit)
         if fresh is not None:
@@ -286,6 +287,7 @@ def _measure_one(
     cfg: Config,
     commit: str,
     known: dict[str, experiments.Experiment],
+    forms: dict[str | None, str],
     runs: int,
     progress: Progress | None,
 ) -> Outcome:
@@ -306,15 +308,16 @@ def _measure_one(
         base = measure_baseline(repo, cfg, parent, runs)
         record_baseline(repo, cfg, base)
         known[parent] = experiments.get(repo, parent) or experiments.Experiment(parent, {})
+        baseline_forms([known[parent]], forms)
     incumbent = known[parent]
     exact_value = _exact_value(incumbent)
     if exact_value is not None:
         return _measure_exact(
             repo, cfg, commit, parent, incumbent, exact_value, description, scope, runs,
-            progress, known,
+            progress, forms,
         )  # fmt: skip
     cand, inc = ArmRuns(), ArmRuns()
-    pinned = pinned_form(incumbent, known)
+    pinned = pinned_form(incumbent, forms)
     with (
         checkout(repo, commit, "measure") as cand_co,
         checkout(repo, parent, "incumbent") as inc_co,
@@ -401,18 +404,28 @@ def _note_fields(
     }
 
 
-def pinned_form(
-    incumbent: experiments.Experiment, known: dict[str, experiments.Experiment]
-) -> str | None:
+def _form(exp: experiments.Experiment) -> str | None:
+    form = exp.state.get("extraction")
+    return form if isinstance(form, str) and form else None
+
+
+def baseline_forms(
+    exps: Iterable[experiments.Experiment], forms: dict[str | None, str] | None = None
+) -> dict[str | None, str]:
+    """How each run's baseline output was read (the first baseline that records it), by run;
+    `forms` with those of `exps` added."""
+    forms = {} if forms is None else forms
+    for exp in exps:
+        form = _form(exp) if exp.status == "baseline" else None
+        if form is not None:
+            forms.setdefault(exp.run, form)
+    return forms
+
+
+def pinned_form(incumbent: experiments.Experiment, forms: dict[str | None, str]) -> str | None:
     """How the incumbent's output was read, as its records say: its own note (a baseline),
-    else its run's baseline; None when no record says (an older record)."""
-    for exp in [incumbent] + [
-        e for e in known.values() if e.status == "baseline" and e.run == incumbent.run
-    ]:
-        form = exp.state.get("extraction")
-        if isinstance(form, str) and form:
-            return form
-    return None
+    else its run's baseline (`baseline_forms`); None when no record says (an older record)."""
+    return _form(incumbent) or forms.get(incumbent.run)
 
 
 def _exact_value(exp: experiments.Experiment) -> float | None:
@@ -441,7 +454,7 @@ def _measure_exact(
     scope: str | None,
     runs: int,
     progress: Progress | None,
-    known: dict[str, experiments.Experiment],
+    forms: dict[str | None, str],
 ) -> Outcome:
     """A deterministic metric, decided as the loop decides it: the candidate runs once (more
     only when `confirm_deterministic` asks, or when its runs differ) and is compared exactly
@@ -453,7 +466,7 @@ def _measure_exact(
     rule = make_rule(cfg, confidence=confidence)
     cand = ArmRuns()
     started = utc_now()
-    pinned = pinned_form(incumbent, known)
+    pinned = pinned_form(incumbent, forms)
     with checkout(repo, commit, "measure") as co:
 
         def run_cand() -> float:

@@ -36,13 +36,15 @@ _ASK = "import sys\nprint('\\n'.join(p for p in sys.path if p))\n"
 
 HINT = (
     "remove what you did not put there (or reinstall the environment), then `git improve run "
-    '--resume`; a sandbox ([agent] sandbox = "bwrap") keeps agents and measured code out of it'
+    '--resume`; a sandbox ([agent] sandbox = "bwrap" or "landlock") keeps agents and measured '
+    "code out of it"
 )
 
 NAMED_HINT = (
     "put back what the command names as it was (the run reads it as the baseline did), then "
     "`git improve run --resume`; keep the benchmark in the repository and seal it, or use a "
-    'sandbox ([agent] sandbox = "bwrap"), where nothing outside the workspace is writable'
+    'sandbox ([agent] sandbox = "bwrap" or "landlock"), where nothing outside the workspace is '
+    "writable"
 )
 
 
@@ -136,8 +138,8 @@ def existing_outside(
 
 RUNNER_HINT = (
     "put back (or remove) what you did not write there, then `git improve run --resume`; a "
-    'sandbox ([agent] sandbox = "bwrap") keeps agents and measured code out of your home and '
-    "the folders above the repository"
+    'sandbox ([agent] sandbox = "bwrap" or "landlock") keeps agents and measured code out of '
+    "your home and the folders above the repository"
 )
 # what runners and toolchains read from every folder above the one they run in (a checkout
 # is under `.git/improve/work/`, inside your work tree): cargo's config, Node's modules (and

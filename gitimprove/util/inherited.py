@@ -2,9 +2,11 @@
 (docs/integrity.md).
 
 Another process of the user can change it from outside without a trace (`prlimit`, `taskset
--p`, `renice`, `chrt -p`, `ionice -p`), and the harness's pid is in every attempt's token: a candidate's code that
-pins the harness to one CPU is measured on all of them, the incumbent it measures next on one;
-a lowered `RLIMIT_NOFILE` stopped the run with the attempt unrecorded. `settle` sets it back
+-p`, `renice`, `chrt -p`, `ionice -p`, a write of its pid into another cgroup's
+`cgroup.procs`), and the harness's pid is in every attempt's token: a candidate's code that
+pins the harness to one CPU, or moves it into a cgroup with a tight `cpu.max`, is measured
+unhindered, the incumbent it measures next slowed; a lowered `RLIMIT_NOFILE` stopped the run
+with the attempt unrecorded. `settle` sets it back
 the moment an untrusted command (an agent, a metric or guard run) has exited, before the
 harness opens anything (util/proc.py), and keeps what it found for the attempt's checks
 (`changes`). util/proc.py calls it: it imports nothing that imports that.
@@ -17,10 +19,12 @@ import functools
 import os
 import resource
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from gitimprove.errors import GitImproveError
+from gitimprove.util import inodes
 
 _LIMITS = tuple(
     {
@@ -33,14 +37,15 @@ _LIMITS = tuple(
 
 @dataclass(frozen=True)
 class Inherited:
-    """The harness's resource limits, and each thread's CPU affinity, priority, scheduling
-    policy and I/O priority."""
+    """The harness's resource limits and cgroups, and each thread's CPU affinity, priority,
+    scheduling policy and I/O priority."""
 
     limits: tuple[tuple[str, tuple[int, int]], ...]
     affinity: frozenset[int] | None
     nice: int | None
     io: int | None
     policy: int | None
+    cgroups: tuple[tuple[str, str], ...] = ()
 
 
 _pinned: Inherited | None = None
@@ -68,6 +73,69 @@ def _limits() -> tuple[tuple[str, tuple[int, int]], ...]:
         with contextlib.suppress(OSError, ValueError):
             out.append((name, resource.getrlimit(getattr(resource, name))))
     return tuple(out)
+
+
+def _cgroups() -> tuple[tuple[str, str], ...]:
+    """The harness's cgroup in each hierarchy (`/proc/self/cgroup`), as (hierarchy, path):
+    `0:` is cgroup v2's, `<id>:<controllers>` a v1 hierarchy's."""
+    try:
+        with open("/proc/self/cgroup", "rb") as fh:
+            text = fh.read(1 << 16).decode("utf-8", "surrogateescape")
+    except OSError:
+        return ()
+    out = []
+    for line in text.splitlines():
+        parts = line.split(":", 2)
+        if len(parts) == 3:
+            out.append((f"{parts[0]}:{parts[1]}", parts[2]))
+    return tuple(out)
+
+
+def _cgroup_procs(hierarchy: str, path: str) -> str | None:
+    """The `cgroup.procs` file of the cgroup at `path` in `hierarchy`, where a mount of that
+    hierarchy shows it (`/proc/self/mountinfo`: cgroup2 for `0:`, else the cgroup mount whose
+    options name the controllers); None when none does."""
+    controllers = set(filter(None, hierarchy.split(":", 1)[1].split(",")))
+    try:
+        with open("/proc/self/mountinfo", "rb") as fh:
+            text = fh.read().decode("utf-8", "surrogateescape")
+    except OSError:
+        return None
+    for line in text.splitlines():
+        mount, _, fs = line.partition(" - ")
+        fields, kind = mount.split(" "), fs.split(" ")
+        if len(fields) < 5 or len(kind) < 3:
+            continue
+        if controllers:
+            if kind[0] != "cgroup" or not controllers <= set(kind[2].split(",")):
+                continue
+        elif kind[0] != "cgroup2":
+            continue
+        root, point = inodes.unescape(fields[3]), inodes.unescape(fields[4])
+        rel = os.path.relpath(path, root)
+        if rel == ".." or rel.startswith("../"):
+            continue  # this mount shows another part of the hierarchy
+        return os.path.normpath(os.path.join(point, rel, "cgroup.procs"))
+    return None
+
+
+def _move_back(hierarchy: str, path: str) -> bool:
+    """Write the harness's pid into the `cgroup.procs` of the cgroup it was pinned in; False
+    when that file is gone or not writable (the run then stops naming it)."""
+    procs = _cgroup_procs(hierarchy, path)
+    if procs is None or not os.access(procs, os.W_OK):
+        return False
+    try:
+        fd = os.open(procs, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        os.write(fd, str(os.getpid()).encode())
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return True
 
 
 def _threads() -> list[int]:
@@ -121,6 +189,10 @@ def _set_io(tid: int, value: int) -> bool:
     return _IOPRIO is not None and _syscall(_IOPRIO[1], _WHO_PROCESS, tid, value) == 0
 
 
+def _set_policy(tid: int, policy: int) -> bool:
+    return _tried(os.sched_setscheduler, tid, policy, os.sched_param(0))
+
+
 def _policy(tid: int) -> int | None:
     try:
         return os.sched_getscheduler(tid)
@@ -128,17 +200,27 @@ def _policy(tid: int) -> int | None:
         return None
 
 
+def _tried(call: Callable[..., object], *args: Any) -> bool:
+    """Whether `call(*args)` set a value back (an `OSError` is a lack of privilege)."""
+    try:
+        call(*args)
+    except OSError:
+        return False
+    return True
+
+
 def pin() -> None:
     """Take what the harness's processes inherit (see `Inherited`) as the run's own."""
     global _pinned
     tid = threading.get_native_id()
-    _pinned = Inherited(_limits(), _affinity(tid), _nice(tid), _io(tid), _policy(tid))
+    _pinned = Inherited(_limits(), _affinity(tid), _nice(tid), _io(tid), _policy(tid), _cgroups())
 
 
 def restore() -> tuple[list[str], bool]:
     """What another process changed of the pinned `Inherited` (each named as it was and is),
-    set back where the harness may (a soft limit up to the hard one, the affinity; a lowered
-    hard limit or a raised niceness needs privileges), and whether everything was set back.
+    set back where the harness may (a soft limit up to the hard one, the affinity, a cgroup
+    whose `cgroup.procs` it may write; a lowered hard limit or a raised niceness needs
+    privileges, a cgroup removed is gone), and whether everything was set back.
     The limits come first: a lowered `RLIMIT_NOFILE` would refuse the listing of the threads."""
     if _pinned is None:
         return [], True
@@ -153,43 +235,21 @@ def restore() -> tuple[list[str], bool]:
             resource.setrlimit(getattr(resource, name), was)
         except (OSError, ValueError):
             restored = False
+    cgroups = dict(_cgroups())
+    for hierarchy, was_path in _pinned.cgroups:
+        got_path = cgroups.get(hierarchy)
+        if got_path is None or got_path == was_path:
+            continue
+        kind = "v2" if hierarchy.startswith("0:") else hierarchy.split(":", 1)[1]
+        changed.append(f"cgroup ({kind}) of the harness: {got_path} (was {was_path})")
+        restored = _move_back(hierarchy, was_path) and restored
     for tid in _threads():
-        got_cpus = _affinity(tid)
-        if _pinned.affinity is not None and got_cpus not in (None, _pinned.affinity):
-            changed.append(
-                f"CPU affinity of the harness's thread {tid}: {_cpus(got_cpus)} "
-                f"(was {_cpus(_pinned.affinity)})"
-            )
-            try:
-                os.sched_setaffinity(tid, _pinned.affinity)
-            except OSError:
-                restored = False
-        got_nice = _nice(tid)
-        if _pinned.nice is not None and got_nice not in (None, _pinned.nice):
-            changed.append(
-                f"niceness of the harness's thread {tid}: {got_nice} (was {_pinned.nice})"
-            )
-            try:
-                os.setpriority(os.PRIO_PROCESS, tid, _pinned.nice)
-            except OSError:
-                restored = False
-        got_io = _io(tid)
-        if _pinned.io is not None and got_io not in (None, _pinned.io):
-            changed.append(
-                f"I/O priority of the harness's thread {tid}: {_io_text(got_io)} "
-                f"(was {_io_text(_pinned.io)})"
-            )
-            restored = _set_io(tid, _pinned.io) and restored
-        got_policy = _policy(tid)
-        if _pinned.policy is not None and got_policy not in (None, _pinned.policy):
-            changed.append(
-                f"scheduling policy of the harness's thread {tid}: {_policy_text(got_policy)} "
-                f"(was {_policy_text(_pinned.policy)})"
-            )
-            try:  # SCHED_IDLE or SCHED_BATCH back to the default needs no privilege
-                os.sched_setscheduler(tid, _pinned.policy, os.sched_param(0))
-            except OSError:
-                restored = False
+        for label, field, read, show, set_back in _PER_THREAD:
+            was, got = getattr(_pinned, field), read(tid)
+            if was is None or got in (None, was):
+                continue
+            changed.append(f"{label} of the harness's thread {tid}: {show(got)} (was {show(was)})")
+            restored = set_back(tid, was) and restored
     return changed, restored
 
 
@@ -210,6 +270,18 @@ def _limit_text(pair: tuple[int, int]) -> str:
 
 def _cpus(cpus: frozenset[int] | None) -> str:
     return ",".join(map(str, sorted(cpus or ()))) or "none"
+
+
+# what each thread has of `Inherited`: (its name, the field, read, shown, set back)
+_PER_THREAD: tuple[
+    tuple[str, str, Callable[[int], Any], Callable[[Any], str], Callable[[int, Any], bool]], ...
+] = (
+    ("CPU affinity", "affinity", _affinity, _cpus, functools.partial(_tried, os.sched_setaffinity)),
+    ("niceness", "nice", _nice, str, functools.partial(_tried, os.setpriority, os.PRIO_PROCESS)),
+    ("I/O priority", "io", _io, _io_text, _set_io),
+    # SCHED_IDLE or SCHED_BATCH back to the default needs no privilege
+    ("scheduling policy", "policy", _policy, _policy_text, _set_policy),
+)
 
 
 def unpin() -> None:

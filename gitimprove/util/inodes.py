@@ -196,7 +196,7 @@ def clear_flags(root: str | os.PathLike[str]) -> list[str]:
     return sorted(found)
 
 
-def _unescape(field: str) -> str:
+def unescape(field: str) -> str:
     """A mountinfo path: space, tab, newline and backslash are written as `\\ooo`."""
     if "\\" not in field:
         return field
@@ -226,7 +226,7 @@ def mounts_under(root: str | os.PathLike[str]) -> list[str]:
         fields = line.split(" ")
         if len(fields) < 5:
             continue
-        point = _unescape(fields[4])
+        point = unescape(fields[4])
         if point == top or point.startswith(top.rstrip("/") + "/"):
             found.append(point)
     return sorted(found, key=lambda p: (-p.count("/"), p))

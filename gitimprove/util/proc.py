@@ -85,22 +85,30 @@ class Terminated(KeyboardInterrupt):
 # thread, possibly while it holds the lock.
 _stopping: int | None = None
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+_signals = 0  # how many arrived: a `last_step` lasts until the next one
+_step = threading.local()  # `allowed`: the count of signals when this thread's step began
 
 
 def stopping() -> int | None:
     return _stopping
 
 
+def _stopped() -> bool:
+    """Whether this thread is to unwind: a signal arrived, and not before its `last_step`."""
+    return _stopping is not None and getattr(_step, "allowed", None) != _signals
+
+
 def check_stopping() -> None:
     """Raise `Terminated` when a termination signal has arrived (for threads between steps)."""
-    if _stopping is not None:
-        raise Terminated(_stopping)
+    if _stopped():
+        raise Terminated(_stopping or 0)
 
 
 def stop_children(signum: int) -> None:
     """Mark the process as stopping and kill every process group it started."""
-    global _stopping
+    global _stopping, _signals
     with _registry:
+        _signals += 1
         if _stopping is None:
             _stopping = signum
         for pgid in list(_live):
@@ -109,9 +117,25 @@ def stop_children(signum: int) -> None:
 
 def _on_signal(signum: int, frame: FrameType | None) -> None:
     first = _stopping is None
+    stepping = getattr(_step, "allowed", None) is not None  # the main thread's `last_step`
     stop_children(signum)
-    if first:  # later signals only kill again: the unwinding must not be cut short
+    if first or stepping:  # later signals only kill again: the unwinding is not cut short
         raise Terminated(signum)
+
+
+@contextmanager
+def last_step() -> Iterator[None]:
+    """A step of the unwinding after a termination signal that runs the harness's own
+    commands (the comparison of the user's repository with the snapshot taken before an agent
+    call): `run` starts them again in this thread until another signal arrives, which kills
+    them and raises `Terminated` (in the main thread at once, from the handler; in another at
+    its next `run`), so a second Ctrl-C still exits at once."""
+    was = getattr(_step, "allowed", None)
+    _step.allowed = _signals
+    try:
+        yield
+    finally:
+        _step.allowed = was
 
 
 _depth = 0  # nested `termination_signals` blocks: only the outermost installs and resets
@@ -204,7 +228,7 @@ def run(
                 readers = {fds[0][0]: streams["stdout"], fds[1][0]: streams["stderr"]}
                 for r in readers:
                     stack.callback(os.close, r)
-            if _stopping is not None:  # a signal came while it started
+            if _stopped():  # a signal came while it started
                 kill_group(proc.pid)
         timed_out = False
         try:
@@ -446,7 +470,7 @@ def pipeline(
                     prev = procs[-2].stdout
                     assert prev is not None
                     prev.close()  # the next command holds it now
-            if _stopping is not None:
+            if _stopped():
                 for p in procs:
                     kill_group(p.pid)
         yield Pipeline(procs)

@@ -1,6 +1,6 @@
 """The per-attempt supervisor: the agent's process tree dies with the agent or with the harness.
 
-    python -I -S supervise.py <harness pid> -- <command> [args…]
+    python -I -S supervise.py <harness pid> [--landlock [--write PATH]…] -- <command> [args…]
 
 Without the sandbox an agent runs under this small process (a child of the harness, started
 as a file with no imports of the package, so it starts in a few milliseconds). It
@@ -18,7 +18,12 @@ as a file with no imports of the package, so it starts in a few milliseconds). I
   lost its supervisor (killed, by the agent itself or with the harness): `run --resume` and
   `doctor --repair` find and kill it (util/marks.py), token or not;
 - passes a SIGCONT it gets on to the harness: a process that stopped it (to write into the
-  output while nothing reads) is seen as if it had stopped the harness.
+  output while nothing reads) is seen as if it had stopped the harness;
+- with `--landlock` (`[agent] sandbox = "landlock"`), puts the agent's process, after
+  `no_new_privs` and before it runs, in a Linux Landlock domain (`landlock`, below): it and
+  every descendant may write only beneath the `--write` paths, and, where the kernel scopes
+  them (ABI 6), signal only processes of that domain and connect to no abstract unix socket
+  made outside it. A domain that cannot be made runs nothing (status 126).
 
 Killing is stop-then-kill, repeated until the tree is empty, so nothing in it can fork a
 replacement between the kills. On systems without `prctl` it only runs the command.
@@ -36,6 +41,22 @@ PR_SET_SECCOMP = 22
 PR_SET_NO_NEW_PRIVS = 38
 SECCOMP_MODE_FILTER = 2
 MARK_FILTERS = 4  # stacked on whatever filters the harness itself runs under
+# Landlock (linux/landlock.h): the same system-call numbers on x86-64, arm64 and the others
+LANDLOCK_CREATE_RULESET, LANDLOCK_ADD_RULE, LANDLOCK_RESTRICT_SELF = 444, 445, 446
+LANDLOCK_CREATE_RULESET_VERSION = 1
+LANDLOCK_RULE_PATH_BENEATH = 1
+LANDLOCK_ABI_NEEDED = 3  # the first that can refuse a truncate()
+LANDLOCK_ABI_SCOPED = 6  # signals and abstract unix sockets scoped to the domain
+# every right that changes the file system, by the ABI that brought it: ACCESS_FS_WRITE_FILE,
+# REMOVE_DIR, REMOVE_FILE, MAKE_CHAR, MAKE_DIR, MAKE_REG, MAKE_SOCK, MAKE_FIFO, MAKE_BLOCK,
+# MAKE_SYM (1), REFER (2), TRUNCATE (3), IOCTL_DEV (5); EXECUTE, READ_FILE, READ_DIR are never
+# handled: reads stay allowed everywhere
+_WRITE_RIGHTS = {1: 0x1FF2, 2: 0x2000, 3: 0x4000, 5: 0x8000}
+_FILE_RIGHTS = 0x2 | 0x4000 | 0x8000  # WRITE_FILE, TRUNCATE, IOCTL_DEV: a rule on a file
+_SCOPES = 0x1 | 0x2  # LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET, LANDLOCK_SCOPE_SIGNAL
+# the devices bubblewrap's `--dev` gives, writable (a disk's device, even to root, is not)
+_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty",
+            "/dev/ptmx", "/dev/pts")  # fmt: skip
 _SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 
 
@@ -130,16 +151,88 @@ def _mark() -> bool:
         return False
 
 
+def landlock_abi() -> int:
+    """The Landlock ABI version of the running kernel, 0 where it has none (or refuses it)."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        version = libc.syscall(LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0),
+                               ctypes.c_uint32(LANDLOCK_CREATE_RULESET_VERSION))  # fmt: skip
+    except (OSError, AttributeError):
+        return 0
+    return max(int(version), 0)
+
+
+def landlock(writable: list[str], abi: int) -> str:
+    """Restrict this process (and what it runs) to writing beneath `writable`, the devices of
+    `_DEVICES` and `/dev/shm`, with signals and abstract unix sockets scoped to it where `abi`
+    has them. Returns "" once in force, else why not."""
+    import ctypes
+
+    class Ruleset(ctypes.Structure):
+        _fields_ = [
+            ("handled_access_fs", ctypes.c_uint64),
+            ("handled_access_net", ctypes.c_uint64),
+            ("scoped", ctypes.c_uint64),
+        ]
+
+    class PathBeneath(ctypes.Structure):
+        _pack_ = 1
+        _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+    rights = sum(bits for since, bits in _WRITE_RIGHTS.items() if since <= abi)
+    libc = ctypes.CDLL(None, use_errno=True)
+    attr = Ruleset(rights, 0, _SCOPES if abi >= LANDLOCK_ABI_SCOPED else 0)
+    fd = libc.syscall(LANDLOCK_CREATE_RULESET, ctypes.byref(attr),
+                      ctypes.c_size_t(ctypes.sizeof(attr)), ctypes.c_uint32(0))  # fmt: skip
+    if fd < 0:
+        return f"landlock_create_ruleset: {os.strerror(ctypes.get_errno())}"
+    try:
+        rules = [(p, rights) for p in writable] + [(d, _FILE_RIGHTS) for d in _DEVICES]
+        rules.append(("/dev/shm", rights))
+        for path, allowed in rules:
+            try:
+                parent = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue  # not there: nothing to allow
+            try:
+                if os.fstat(parent).st_mode & 0o170000 != 0o040000:
+                    allowed &= _FILE_RIGHTS  # a file takes no right on entries
+                rule = PathBeneath(allowed & rights, parent)
+                if libc.syscall(LANDLOCK_ADD_RULE, fd, LANDLOCK_RULE_PATH_BENEATH,
+                                ctypes.byref(rule), ctypes.c_uint32(0)) != 0:  # fmt: skip
+                    return f"landlock_add_rule {path}: {os.strerror(ctypes.get_errno())}"
+            finally:
+                os.close(parent)
+        if libc.syscall(LANDLOCK_RESTRICT_SELF, fd, ctypes.c_uint32(0)) != 0:
+            return f"landlock_restrict_self: {os.strerror(ctypes.get_errno())}"
+    finally:
+        os.close(fd)
+    return ""
+
+
 def _on_signal(signum: int, frame: object) -> None:
     kill_tree()
     os._exit(128 + signum)
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) < 4 or argv[2] != "--":
-        sys.stderr.write("usage: supervise.py <harness pid> -- <command> [args...]\n")
+    writable: list[str] = []
+    contained = len(argv) > 2 and argv[2] == "--landlock"
+    rest = argv[3:] if contained else argv[2:]
+    while len(rest) > 1 and rest[0] == "--write":
+        writable.append(rest[1])
+        rest = rest[2:]
+    if len(argv) < 4 or not rest or rest[0] != "--" or len(rest) < 2:
+        sys.stderr.write(
+            "usage: supervise.py <harness pid> [--landlock [--write PATH]...] -- <command> "
+            "[args...]\n"
+        )
         return 2
-    parent, command = int(argv[1]), argv[3:]
+    parent, command = int(argv[1]), rest[1:]
     for sig in _SIGNALS:
         signal.signal(sig, _on_signal)
     # Stopped and continued (a process of the tree stopped us to write while nothing read):
@@ -156,6 +249,14 @@ def main(argv: list[str]) -> int:
             signal.signal(sig, signal.SIG_DFL)
         if sys.platform.startswith("linux"):
             _mark()
+        if contained:  # after no_new_privs (_mark), which Landlock needs without privileges
+            try:
+                why = landlock(writable, landlock_abi())
+            except (OSError, AttributeError, ValueError) as exc:  # no ctypes, no syscall()
+                why = str(exc) or type(exc).__name__
+            if why:
+                sys.stderr.write(f"cannot contain the command with Landlock: {why}\n")
+                os._exit(126)
         try:
             os.execvp(command[0], command)
         except OSError as exc:

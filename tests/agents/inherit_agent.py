@@ -7,7 +7,9 @@ record could not open a pipe), `nofile-hard` its hard limit too, `fsize` its fil
 to 0 (its next write would kill it with SIGXFSZ), `affinity` pins it to one CPU (every later
 measurement, the incumbent's too, would run on one), `idle` makes its scheduling policy
 `SCHED_IDLE` and `ionice` its I/O class idle, `tmpdir-file` puts a file in place of its
-`$TMPDIR` (which Python chose at its first use and keeps); `measured-*` leave the same in
+`$TMPDIR` (which Python chose at its first use and keeps), `cgroup:<cgroup.procs>` moves it
+into that cgroup (one with a tight CPU quota), `cgroup-gone:<old>|<new>` every process of the
+cgroup folder `old` (the harness's) into `new`, and removes `old`; `measured-*` leave the same in
 src/work.py, which the sealed benchmark runs while it is measured; `honest` only lowers the
 value."""
 
@@ -32,6 +34,15 @@ try:  # in the sandbox the harness is not in the pid namespace
         subprocess.run(["ionice", "-c", "3", "-p", str(harness)], stderr=subprocess.DEVNULL)
     elif ATTACK == "affinity":
         os.sched_setaffinity(harness, {min(os.sched_getaffinity(harness))})
+    elif ATTACK.startswith("cgroup:"):  # into a cgroup with a tight CPU quota
+        with open(ATTACK.removeprefix("cgroup:"), "w") as fh:
+            fh.write(str(harness))
+    elif ATTACK.startswith("cgroup-gone:"):  # every process of the first into the second,
+        old, new = ATTACK.removeprefix("cgroup-gone:").split("|")  # the first removed
+        for pid in open(os.path.join(old, "cgroup.procs")).read().split():
+            with open(os.path.join(new, "cgroup.procs"), "w") as fh:
+                fh.write(pid)
+        os.rmdir(old)
     elif ATTACK == "tmpdir-file":  # the folder Python chose for the harness's temporary files
         os.rename(os.environ["TMPDIR"], os.environ["TMPDIR"] + ".gone")
         open(os.environ["TMPDIR"], "w").close()

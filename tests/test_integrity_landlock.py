@@ -1,0 +1,286 @@
+"""`[agent] sandbox = "landlock"`: without bubblewrap, agents and the measured code are kept to
+their own folders by a Landlock domain their supervisor enters before it runs them
+(util/supervise.py, docs/integrity.md "Landlock").
+
+A write of the user's work tree, `.git/config`, `~/.gitconfig`, the incumbent's checkout or a
+sibling's workspace fails at the write (EACCES) where `none` lets it through and detects it
+after the fact; a stop (SIGSTOP) of the harness, of a sibling's agent or, with
+`--measure-jobs 2`, of another candidate's benchmark fails (EPERM): the signal scope of
+Landlock ABI 6.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gitimprove.agents import sandbox
+from gitimprove.util import proc, supervise
+from tests.conftest import PY, TmpRepo
+from tests.loop_helpers import SRC_VALUE_BENCH, run_rows, value_project
+from tests.test_integrity import needs_landlock
+
+AGENT = Path(__file__).parent / "agents" / "contained_agent.py"
+ABI = supervise.landlock_abi()
+needs_scopes = pytest.mark.skipif(
+    ABI < supervise.LANDLOCK_ABI_SCOPED, reason="this kernel's Landlock scopes no signal"
+)
+ATTACKS = ("work tree", ".git/config", "~/.gitconfig", "incumbent checkout")
+
+
+def untouched(repo: TmpRepo) -> None:
+    assert "written by an agent" not in (repo.path / "bench.py").read_text()
+    assert "written by an agent" not in (repo.path / ".git" / "config").read_text()
+    gitconfig = Path.home() / ".gitconfig"
+    assert not gitconfig.exists() or "written by an agent" not in gitconfig.read_text()
+
+
+# what a command under the supervisor tries, one line each: "<what> ok" or "<what> <errno>"
+PROBE = """import errno, os, pathlib, signal, subprocess, sys
+def attempt(name, action):
+    try:
+        action()
+        print(name, "ok")
+    except OSError as exc:
+        print(name, errno.errorcode[exc.errno])
+outside = pathlib.Path(sys.argv[1])
+attempt("write outside", lambda: (outside / "x").write_text("x"))
+attempt("truncate outside", lambda: os.truncate(outside / "kept", 0))
+attempt("rename out", lambda: os.rename("mine", outside / "moved"))
+attempt("write inside", lambda: pathlib.Path("mine2").write_text("x"))
+attempt("write own tmp", lambda: pathlib.Path(os.environ["TMPDIR"], "t").write_text("x"))
+attempt("write /dev/null", lambda: open("/dev/null", "w").write("x"))
+child = subprocess.Popen(["sleep", "5"])
+attempt("stop own child", lambda: os.kill(child.pid, signal.SIGSTOP))
+attempt("write child's /proc mem", lambda: open(f"/proc/{child.pid}/mem", "r+b").close())
+child.kill()
+attempt("stop the harness", lambda: os.kill(int(sys.argv[2]), signal.SIGSTOP))
+"""
+
+
+@needs_landlock
+def test_the_supervisor_contains_what_it_runs(tmp_path: Path) -> None:
+    """A command under `sandbox = "landlock"` writes beneath the folders it is given and
+    `/dev`, and signals its own processes only: the rest fails at the call."""
+    outside, work, tmp = tmp_path / "outside", tmp_path / "work", tmp_path / "tmp"
+    for folder in (outside, work, tmp):
+        folder.mkdir()
+    (outside / "kept").write_text("kept\n")
+    (work / "mine").write_text("mine\n")
+    argv, shell = sandbox.Sandbox("landlock").wrap(
+        [sys.executable, "-c", PROBE, str(outside), str(os.getpid())],
+        shell=False, workdir=work, writable=[tmp],
+    )  # fmt: skip
+    res = proc.run(argv, cwd=work, shell=shell, env=proc.clean_env({"TMPDIR": str(tmp)}))
+    assert res.returncode == 0, res.stderr
+    got = dict(line.rsplit(" ", 1) for line in res.stdout.splitlines())
+    scoped = ABI >= supervise.LANDLOCK_ABI_SCOPED
+    assert got == {
+        "write outside": "EACCES",
+        "truncate outside": "EACCES",
+        "rename out": "EACCES",
+        "write inside": "ok",
+        "write own tmp": "ok",
+        "write /dev/null": "ok",
+        "stop own child": "ok",
+        "write child's /proc mem": "EACCES",
+        "stop the harness": "EPERM" if scoped else "ok",
+    }, res.stdout
+    assert (outside / "kept").read_text() == "kept\n" and sorted(outside.iterdir()) == [
+        outside / "kept"
+    ]
+
+
+@pytest.mark.slow
+@needs_landlock
+def test_an_agent_writes_nothing_outside_its_workspace_and_signals_nothing(
+    tmp_repo: TmpRepo,
+) -> None:
+    value_project(tmp_repo, f"{sys.executable} {AGENT}", sandbox="landlock", timeouts=True)
+    name = f"gitimprove-test-{os.getpid()}"
+    with socket.socket(socket.AF_UNIX) as server:  # a server of the user's, reachable in none
+        server.bind("\0" + name)
+        server.listen()
+        res = tmp_repo.cli("run", "--run", "t", "-n", "1", env={"CONTAINED_ABSTRACT": name})
+    assert res.returncode == 0, res.stderr
+    assert f"sandbox: landlock (Landlock ABI {ABI}: " in res.stdout
+    rows = run_rows(tmp_repo, "t")
+    assert [r["status"] for r in rows] == ["baseline", "keep"], rows
+    description = rows[1]["description"]
+    for attack in ATTACKS:
+        assert f"{attack}=EACCES" in description, description
+    assert "done own temporary folder" in description, description
+    if ABI >= supervise.LANDLOCK_ABI_SCOPED:
+        assert "stop the harness=EPERM" in description, description
+        assert "abstract socket=EPERM" in description, description
+    assert rows[1]["metric"]["value"] == 40
+    untouched(tmp_repo)
+
+
+@pytest.mark.slow
+@needs_landlock
+@needs_scopes
+def test_a_tournament_agent_reaches_no_sibling(tmp_repo: TmpRepo) -> None:
+    command = f"{sys.executable} {AGENT} tournament"
+    value_project(tmp_repo, command, sandbox="landlock", timeouts=True)
+    res = tmp_repo.cli("run", "--run", "t", "-n", "1", "-k", "2", "-j", "2")
+    assert res.returncode == 0, res.stderr
+    rows = {r.get("candidate"): r for r in run_rows(tmp_repo, "t") if r["status"] != "baseline"}
+    hostile, honest = rows[1], rows[0]
+    for attack in ("sibling workspace", "stop a sibling", "stop the harness"):
+        code = "EPERM" if attack.startswith("stop") else "EACCES"
+        assert f"{attack}={code}" in hostile["description"], hostile
+    assert hostile["status"] == "keep" and hostile["metric"]["value"] == 40, hostile
+    assert honest["status"] != "tampered" and honest["metric"]["value"] == 50, honest
+    untouched(tmp_repo)
+
+
+# candidate 1's code, while measured (2.5 s: no faster than the base's 2 s), stops (1.5 s) every
+# other process running src/work.py it finds (a sibling's benchmark, measured at once with
+# --measure-jobs 2, 0.5 s): found by its command line (its working folder is not readable
+# across Landlock domains). Without Landlock the honest candidate is measured at 1 s or more.
+STOPPER = """import os, pathlib, signal, time
+end = time.monotonic() + 2.5
+while time.monotonic() < end:
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            command = pathlib.Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if command.endswith(b"src/work.py\\0") and int(pid) != os.getpid():
+            try:
+                os.kill(int(pid), signal.SIGSTOP)
+            except PermissionError:
+                continue
+            time.sleep(1.5)
+            os.kill(int(pid), signal.SIGCONT)
+    time.sleep(0.01)
+"""
+STOPPER_AGENT = f"""import os, pathlib
+honest = os.environ["GITIMPROVE_CANDIDATE"] == "0"
+code = "import time\\ntime.sleep(0.5)\\n" if honest else {STOPPER!r}
+pathlib.Path("src/work.py").write_text(code)
+"""
+BENCH = """import subprocess, sys, time
+started = time.monotonic()
+subprocess.run([sys.executable, "src/work.py"], check=True)
+print(f"METRIC seconds={int(time.monotonic() - started)}")
+"""
+
+
+@pytest.mark.slow
+@needs_landlock
+@needs_scopes
+def test_measured_code_stops_no_other_benchmark(tmp_repo: TmpRepo, tmp_path: Path) -> None:
+    agent = tmp_path / "stopper.py"
+    agent.write_text(STOPPER_AGENT)
+    value_project(
+        tmp_repo,
+        f"{sys.executable} {agent}",
+        BENCH,
+        {"src/work.py": "import time\ntime.sleep(2.0)\n"},
+        sandbox="landlock",
+        timeouts=True,
+    )
+    res = tmp_repo.cli("run", "--run", "t", "-n", "1", "-k", "2", "--measure-jobs", "2")
+    assert res.returncode == 0, res.stderr
+    rows = {r.get("candidate"): r for r in run_rows(tmp_repo, "t") if r["status"] != "baseline"}
+    assert rows[0]["metric"]["value"] == 0, rows[0]
+    assert rows[0]["status"] == "keep", rows[0]
+
+
+def test_without_landlock_auto_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`auto` with neither bubblewrap nor Landlock runs, and its first words say so; an
+    explicit `landlock` the kernel lacks is a clear error."""
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.setattr(supervise, "landlock_abi", lambda: 0)
+    box = sandbox.choose("auto", [])
+    assert box.mode == "none"
+    assert box.message.startswith(
+        "sandbox: none (bubblewrap is not available, nor Landlock: this kernel has no Landlock"
+    )
+    with pytest.raises(sandbox.ConfigError, match='"landlock" but this kernel has no Landlock'):
+        sandbox.choose("landlock", [])
+
+
+# The harness under a seccomp filter that fails landlock_create_ruleset (444 on x86-64 and
+# arm64) with ENOSYS, as a kernel without Landlock does: a real process, no hook of the code.
+NO_LANDLOCK = """import ctypes, os, struct, sys
+insns = [(0x20, 0, 0, 0), (0x15, 0, 1, 444), (0x06, 0, 0, 0x00050000 | 38),
+         (0x06, 0, 0, 0x7FFF0000)]
+code = ctypes.create_string_buffer(b"".join(struct.pack("HBBI", *i) for i in insns))
+class Prog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.prctl(38, 1, 0, 0, 0) == 0  # PR_SET_NO_NEW_PRIVS
+prog = Prog(len(insns), ctypes.addressof(code))
+assert libc.prctl(22, 2, ctypes.byref(prog), 0, 0) == 0  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+os.execv(sys.argv[1], sys.argv[1:])
+"""
+
+
+@needs_landlock
+def test_a_supervisor_that_cannot_make_its_domain_runs_nothing(tmp_path: Path) -> None:
+    script = tmp_path / "no_landlock.py"
+    script.write_text(NO_LANDLOCK)
+    argv = sandbox.supervised(f"touch {tmp_path / 'ran'}", shell=True, writable=[tmp_path])
+    res = subprocess.run([PY, str(script), *argv], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 126, res
+    assert "cannot contain the command with Landlock" in res.stderr
+    assert not (tmp_path / "ran").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is needed")
+def test_auto_without_bubblewrap_nor_landlock_runs_and_says_so(
+    tmp_repo: TmpRepo, tmp_path: Path
+) -> None:
+    command = f"{sys.executable} {AGENT} honest"
+    value_project(tmp_repo, command, sandbox="auto", timeouts=True)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("git", "sh"):
+        found = shutil.which(tool)
+        assert found is not None
+        (bin_dir / tool).symlink_to(found)
+    script = tmp_path / "no_landlock.py"
+    script.write_text(NO_LANDLOCK)
+
+    def run(name: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [PY, str(script), PY, "-m", "gitimprove", "run", "--run", name, "-n", "1"],
+            cwd=tmp_repo.path, capture_output=True, text=True, timeout=300,
+            env={**os.environ, "PATH": str(bin_dir)},
+        )  # fmt: skip
+
+    res = run("t")
+    assert res.returncode == 0, res.stderr
+    assert (
+        "sandbox: none (bubblewrap is not available, nor Landlock: this kernel has no Landlock"
+        in res.stdout
+    ), res.stdout
+    assert [r["status"] for r in run_rows(tmp_repo, "t")] == ["baseline", "keep"]
+    tmp_repo.git("config", "improve.agent.sandbox", "landlock")
+    res = run("t2")
+    assert res.returncode == 1, res.stdout
+    assert 'agent.sandbox = "landlock" but this kernel has no Landlock' in res.stderr
+
+
+@pytest.mark.slow
+@needs_landlock
+def test_a_metric_that_writes_outside_its_checkout_is_named(tmp_repo: TmpRepo) -> None:
+    """A benchmark that keeps a file in the home fails under Landlock on the run's base: the
+    error says where it may write, and how to run it anyway."""
+    bench = "import pathlib\npathlib.Path.home().joinpath('bench.log').write_text('x')\n"
+    value_project(tmp_repo, f"{sys.executable} {AGENT} honest", bench + SRC_VALUE_BENCH,
+                  sandbox="landlock")  # fmt: skip
+    res = tmp_repo.cli("run", "--run", "t", "-n", "1")
+    assert res.returncode == 1, res.stdout
+    assert "ran under Landlock (it may write its checkout and $TMPDIR alone)" in res.stderr
+    assert not (Path.home() / "bench.log").exists()
