@@ -153,31 +153,92 @@ def require_executable(name: str, install_hint: str) -> str:
     return path
 
 
+_WINDOW = 1 << 10  # what a start is read from first: an error costs its position in the text
+
+
 def json_values(text: str, limit: int = 200_000) -> list[Any]:
     """Every top-level JSON object or array in `text`, in order: one per line, pretty-printed
-    over many lines, inside a ```json fence or after prose."""
+    over many lines, inside a ```json fence or after prose.
+
+    Each `{` or `[` is tried, so what a failed try costs must not grow with the text: json
+    counts the lines before every error it raises (the whole text before it), a nest too
+    deep to read fails again from each of its brackets, and a nest of long values is read to
+    its end from each. A try reads a window of the text, the whole rest only when it ran to
+    the window's end (not after 64 such reads failed; after 2,000 tries that ran out, the
+    text is read no further), and a nest too deep to read is skipped 256 levels at a time:
+    an agent's output of brackets held the loop for 26 s before, now well under one."""
     text = text[-limit:]
     decoder = json.JSONDecoder()
     out: list[Any] = []
+    long_misses = misses = 0  # whole reads that failed, tries that ran out and failed
     i = 0
     while True:
         starts = [p for p in (text.find("{", i), text.find("[", i)) if p >= 0]
         if not starts:
             return out
         i = min(starts)
+        window = text[i : i + _WINDOW]
         try:
-            value, end = decoder.raw_decode(text, i)
+            try:
+                value, end = decoder.raw_decode(window)
+                end += i
+            except json.JSONDecodeError as exc:
+                if not _ran_out(exc, window, i + len(window) < len(text)):
+                    raise
+                misses += 1
+                if misses > 2000:
+                    return out
+                if long_misses >= 64:
+                    raise
+                try:
+                    value, end = decoder.raw_decode(text, i)
+                except ValueError:
+                    long_misses += 1
+                    raise
+                misses -= 1  # read whole: no miss
         except ValueError:
             i += 1
             continue
         except RecursionError:  # nested past what JSON can be read to: skip the nest
-            i += 1
-            while i < len(text) and text[i] in "[ \t\r\n":
-                i += 1
+            i = _deeper(text, i)
             continue
         if isinstance(value, dict | list):
             out.append(value)
         i = end
+
+
+def _ran_out(exc: json.JSONDecodeError, window: str, cut: bool) -> bool:
+    """Whether reading failed at the end of a window cut from a longer text (a value, a
+    string or a literal running past it), not at an error of its own."""
+    return cut and (exc.pos >= len(window) - 16 or exc.msg.startswith("Unterminated string"))
+
+
+def _deeper(text: str, i: int, levels: int = 256) -> int:
+    """The bracket `levels` deeper than the one at `i` (outside strings), where the brackets
+    opened at `i` close, or the end of `text`: a nest too deep to read is skipped a step at a
+    time, so the brackets of its outer levels are not tried again one by one."""
+    depth = 0
+    quoted = escaped = False
+    for at in range(i, len(text)):
+        c = text[at]
+        if quoted:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                quoted = False
+        elif c == '"':
+            quoted = True
+        elif c in "[{":
+            if depth == levels:
+                return at
+            depth += 1
+        elif c in "]}":
+            depth -= 1
+            if depth == 0:
+                return at + 1
+    return len(text)
 
 
 def last_json_object(text: str) -> dict[str, Any] | None:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import pygit2
 
+from gitimprove.git import trees
 from gitimprove.git.repo import Repo
 
 __all__ = [
@@ -380,14 +381,12 @@ def tree_reader(repo: Repo, tree: pygit2.Tree | None) -> Read:
     """The bytes of a file of `tree` by its path, executable or not (None for anything else:
     a link, a folder, a submodule), cached."""
     found: dict[str, bytes | None] = {}
+    at = trees.entries(repo, tree)  # each folder read once
 
     def read(path: str) -> bytes | None:
         if path not in found:
             data = None
-            try:
-                entry = tree[path] if tree is not None else None
-            except (KeyError, ValueError):
-                entry = None
+            entry = at(path)
             if entry is not None and entry.filemode in _FILES:
                 blob = repo.raw[entry.id]
                 if isinstance(blob, pygit2.Blob):

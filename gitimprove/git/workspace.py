@@ -17,11 +17,14 @@ import errno
 import functools
 import hashlib
 import os
+import re
 import secrets
 import stat
 import struct
+import tempfile
 import threading
 import unicodedata
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
@@ -48,10 +51,18 @@ from gitimprove.git.checkout import (
 )
 from gitimprove.git.listing import MAX_DEPTH, Listing, kind, list_files
 from gitimprove.git.repo import Repo
-from gitimprove.util import inodes
+from gitimprove.util import inodes, proc
 from gitimprove.util.clockset import Watch
 
-__all__ = ["Hashed", "agent_workspace", "hash_workspace", "refused_name"]
+__all__ = [
+    "Hashed",
+    "agent_workspace",
+    "checked_name",
+    "fsck_refused",
+    "gitmodules_name",
+    "hash_workspace",
+    "refused_name",
+]
 
 
 @dataclass
@@ -400,6 +411,74 @@ def refused_name(component: str) -> bool:
     return name in (".git", "git~1")
 
 
+_GITMODULES = re.compile(r"\.gitmodules|gitmod~[1-4]|gi7eba~[0-9]+")
+_GITATTRIBUTES = re.compile(r"\.gitattributes|gitatt~[1-4]|gi7d29~[0-9]+")
+
+
+def _dotted(component: str) -> str:
+    """A name as git compares it with its own files' (HFS ignorable characters dropped, case
+    folded, an NTFS stream suffix and trailing dots or spaces taken off)."""
+    name = "".join(c for c in component if ord(c) not in _HFS_IGNORED)
+    return unicodedata.normalize("NFC", name).casefold().split(":", 1)[0].rstrip(" .")
+
+
+@functools.lru_cache(maxsize=4096)
+def gitmodules_name(component: str) -> bool:
+    """True for a name git reads as `.gitmodules`, in any case or disguise (`GITMOD~1`, a
+    trailing dot, a stream suffix: git's `is_ntfs_dotgitmodules`, `is_hfs_dotgitmodules`)."""
+    return _GITMODULES.fullmatch(_dotted(component)) is not None
+
+
+@functools.lru_cache(maxsize=4096)
+def checked_name(component: str) -> str | None:
+    """`.gitmodules` or `.gitattributes` for a name git's fsck reads as one (in any case or
+    disguise) and checks the content of, else None."""
+    name = _dotted(component)
+    if _GITMODULES.fullmatch(name):
+        return ".gitmodules"
+    return ".gitattributes" if _GITATTRIBUTES.fullmatch(name) else None
+
+
+def fsck_refused(name: str, content: bytes, blob: pygit2.Oid) -> str | None:
+    """What git's fsck says of `content` as the file `name` (`.gitmodules`: a submodule URL
+    or path git would read as an option, an `update = !command`, a name that climbs with
+    `..`; `.gitattributes`: a line over 2,048 bytes), or None: git judges it itself
+    (`index-pack --strict` on a pack of it and a tree naming it). Kept, such a file failed
+    your `git fsck`, and a host that checks what is pushed refuses the branch."""
+    size = len(blob.raw)
+    if size not in (20, 32):
+        return None
+    digest = hashlib.sha1 if size == 20 else hashlib.sha256
+    tree = b"100644 " + name.encode() + b"\0" + blob.raw
+    pack = b"PACK" + struct.pack(">II", 2, 2)
+    # the tree first: git 2.39 crashed on a pack of the blob first, outside a repository
+    for kind_, data in ((2, tree), (3, content)):
+        n = len(data)
+        head = [(kind_ << 4) | (n & 15)]
+        n >>= 4
+        while n:
+            head[-1] |= 0x80
+            head.append(n & 0x7F)
+            n >>= 7
+        pack += bytes(head) + zlib.compress(data)
+    pack += digest(pack).digest()
+    with tempfile.TemporaryDirectory(prefix="gitimprove-fsck-") as folder:
+        path = Path(folder) / "m.pack"
+        path.write_bytes(pack)
+        args = ["index-pack", "--strict", "-o", str(path.with_suffix(".idx")), str(path)]
+        if size == 32:
+            args.insert(1, "--object-format=sha256")
+        res = proc.git(args, cwd=folder, isolated=True, timeout=60)
+    if res.ok:
+        return None
+    said = [
+        line[line.index(": git") + 2 :]
+        for line in res.stderr.splitlines()
+        if ": gitmodules" in line or ": gitattributes" in line
+    ]
+    return f"git refuses it: {said[0] if said else res.tail(200).strip()}"
+
+
 @dataclass(frozen=True)
 class Hashed:
     """The workspace's tree, and what had to be left out of it (with why)."""
@@ -557,6 +636,10 @@ def hash_workspace(
         if any(refused_name(part) for part in parts):
             refused.append(rel)
             continue
+        named = next((checked_name(part) for part in parts[:-1] if checked_name(part)), None)
+        if named is not None:
+            refused.append(f"{rel} (in a folder named {named}: git refuses it)")
+            continue
         try:
             try:  # one call, never following a link
                 st = os.lstat(os.path.join(base, rel))
@@ -575,6 +658,9 @@ def hash_workspace(
                 continue
             full = path / rel
             if stat.S_ISLNK(mode):
+                if gitmodules_name(parts[-1]):
+                    refused.append(f"{rel} (a link named .gitmodules: git refuses it)")
+                    continue
                 why = _escapes(root, full)
                 if why is not None:
                     escaping.append(f"{rel} -> {os.readlink(full)} ({why})")
@@ -599,8 +685,14 @@ def hash_workspace(
                 if isinstance(stored, str):
                     refused.append(f"{rel} ({stored})")
                     continue
+                blob = _blob(repo, stored)
+                named = checked_name(parts[-1])
+                why = fsck_refused(named, stored, blob) if named is not None else None
+                if why is not None:
+                    refused.append(f"{rel} ({why})")
+                    continue
                 total += len(data)
-                files[rel] = _blob(repo, stored)
+                files[rel] = blob
                 modes[rel] = EXEC if os.access(full, os.X_OK) else pygit2.enums.FileMode.BLOB
         except OSError as exc:
             refused.append(f"{rel} (unreadable: {exc.strerror})")

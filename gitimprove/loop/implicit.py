@@ -574,8 +574,10 @@ def implicit_in(
 ) -> list[str]:
     """`implicit_changes` between the run's base tree and a candidate's tree."""
 
+    in_base, in_tree = trees.blobs_in(repo, base_tree), trees.blobs_in(repo, tree)
+
     def read(path: str) -> tuple[bytes | None, bytes | None]:
-        return trees.read_in(repo, base_tree, path), trees.read_in(repo, tree, path)
+        return in_base(path), in_tree(path)
 
     def is_package(folder: str) -> bool:
         return any(x is not None for x in read(f"{folder}/__init__.py"))
@@ -584,7 +586,7 @@ def implicit_in(
     sealed = trees.blob_paths(repo, sealed_tree)
 
     def existed(path: str) -> bool:  # the base only: the candidate's objects are read later
-        return trees.read_in(repo, base_tree, path) is not None
+        return in_base(path) is not None
 
     extended = ts_extended_in(repo, base_tree)
     return implicit_changes(
