@@ -95,6 +95,25 @@ class EffectPrior:
         real = w1 / (w0 + w1) if w0 + w1 > 0 else 1.0
         return real * t2 / (t2 + v) * gain
 
+    def worth(self, gain: float, se: float, se_end: float, bar: float) -> float:
+        """E[θ · kept] for a candidate's true gain θ: θ's posterior given the `gain` measured
+        with standard error se, under the fitted mixture, and kept when the estimate at the
+        budget's end (standard error se_end) clears `bar`."""
+        p0, t2 = self.fit()
+        v = se * se
+        w0 = p0 * _normal(gain, v)
+        w1 = (1.0 - p0) * _normal(gain, t2 + v)
+        real = w1 / (w0 + w1) if w0 + w1 > 0 else 1.0
+        mu, var = gain * t2 / (t2 + v), t2 * v / (t2 + v)
+        # the end's estimate is a·gain + (1 − a)·θ̂ of the runs to come, θ̂ ~ N(θ, ·)
+        a = min(1.0, se_end * se_end / v)
+        if a >= 1.0:
+            return real * mu if gain > bar else 0.0
+        beta = 1.0 - a
+        m = a * gain - bar + beta * mu
+        s = math.sqrt(beta * beta * var + beta * se_end * se_end)
+        return real * (mu * _ND.cdf(m / s) + beta * var / s * _ND.pdf(m / s))
+
     def excess_of(self, out: Outcome) -> float:
         """The candidate's share of a kept gain's luck (rule scale, + = better)."""
         se = out.half / max(out.bound, 1e-9)

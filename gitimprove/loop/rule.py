@@ -39,6 +39,8 @@ from gitimprove.loop.stats import t_ppf
 from gitimprove.state.record import NoiseRecord
 
 _ND = statistics.NormalDist()
+
+
 # paired mode keeps on 3 pairs or more: two pairs hit by the same kind of excursion on the
 # incumbent's side would look like a gain
 PAIRED_LOOKS = (3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128)
@@ -89,6 +91,8 @@ class AdaptiveRule:
         huber_k: float = 1.5,
         paired_center: str = "mean",
         two_k: float | None = None,
+        two_k_tails: float = 0.0,
+        value: float = 0.0,
     ) -> None:
         md = min_delta or MinDelta()
         self.direction = direction
@@ -130,6 +134,15 @@ class AdaptiveRule:
         # two candidate runs apart by more than two_k·√2·σ take a third, judged meanwhile by
         # the better (the median of three then); None: the glitch threshold outlier_k
         self.two_k = two_k
+        # two_k applies only where the runs' differences have an excess kurtosis of this or
+        # more (tails heavier than Gaussian noise's: a third run sooner); 0: everywhere
+        self.two_k_tails = two_k_tails
+        self.k2: float | None = two_k  # the decision's own: two_k, or None below the tails
+        # value > 0: a candidate goes when the gain it can still bring (its posterior under
+        # the learned prior of effects, times its chance to be kept) is worth less than the
+        # rest of its budget at `value`·τ0 per run; it replaces the futility and curtailment
+        # tests (docs/noise.md, "gain-aware stopping")
+        self.value = value
         self.pool = NoisePool(outlier_k)
         self.effects = EffectPrior()
         self.window: list[float] = []
@@ -225,6 +238,8 @@ class AdaptiveRule:
         budget.plan(self)  # an automatic budget follows the noise as it is learned
         w = Work()
         window = list(self.window)
+        heavy = not self.two_k_tails or self.pool.tails() >= self.two_k_tails
+        self.k2 = self.two_k if heavy else None
 
         def take(arm: str) -> None:
             v = run_cand() if arm == "B" else run_base()
@@ -326,7 +341,12 @@ class AdaptiveRule:
             ):
                 d_cp = d - CP_SHARE * max(0.0, d - self.effects.true_gain(d, se))
             hopeless = bold.curtail > 0 and _ND.cdf((d_cp - t_end * se_end) / spare) < bold.curtail
-            if (d + self.z_fut * se < target or hopeless) and not extreme:
+            if self.value > 0 and math.isfinite(se):
+                worth = self.effects.worth(d, se, se_end, t_end * se_end)
+                futile = worth < self.value * self.effects.tau0 * (self.max_runs - used)
+            else:
+                futile = d + self.z_fut * se < target or hopeless
+            if futile and not extreme:
                 verdict = "below-min-delta" if d - tk * se > 0 else "futile"
                 return self._outcome(False, verdict, est, tk, w, window, sigma)
             if used >= self.max_runs:
@@ -336,7 +356,7 @@ class AdaptiveRule:
     def _on_own_runs(self, w: Work, sigma: float) -> Estimate | None:
         """The candidate's runs against the fresh incumbent runs of this decision alone (two
         or more of each, glitches dropped), without the window."""
-        b, _ = est_.arm(w.b, sigma, self.k, self.two_k)
+        b, _ = est_.arm(w.b, sigma, self.k, self.k2)
         a, _ = est_.arm(w.a, sigma, self.k)
         if len(a) < CONFIRM_FRESH or len(b) < 2 or not sigma > 0:
             return None
