@@ -59,6 +59,8 @@ CP_SHARE, CP_AFTER = 0.4, 10
 # fast and slow stretches (docs/noise.md, step 5). One such run is a tail or a glitch, and
 # counting it, or two scattered ones, cost gain under heavy tails
 SEEN_AGREE = 1.4
+# value > 0: the runs a candidate that will not be kept is expected to take yet
+VALUE_DOOMED = 2.0
 # paired mode's centre of the trusted differences (a setting, measured in docs/noise.md)
 PAIRED_CENTERS = ("mean", "huber", "hl")
 
@@ -341,11 +343,18 @@ class AdaptiveRule:
             ):
                 d_cp = d - CP_SHARE * max(0.0, d - self.effects.true_gain(d, se))
             hopeless = bold.curtail > 0 and _ND.cdf((d_cp - t_end * se_end) / spare) < bold.curtail
-            if self.value > 0 and math.isfinite(se):
-                worth = self.effects.worth(d, se, se_end, t_end * se_end)
-                futile = worth < self.value * self.effects.tau0 * (self.max_runs - used)
-            else:
-                futile = d + self.z_fut * se < target or hopeless
+            futile = d + self.z_fut * se < target or hopeless
+            if self.value > 0 and math.isfinite(se) and not futile:
+                # gain-aware: what the candidate can still bring against the runs it would
+                # take (to a keep, were its posterior gain true; VALUE_DOOMED if not kept).
+                # The prior's defaults, not learned: under load spikes the first runs it is
+                # learned from widen τ, and a 3% gain then reads as most likely no change
+                prior = EffectPrior(self.effects.tau0)
+                worth, p_keep = prior.worth(d, se, se_end, max(self.md, t_end * se_end))
+                left = self.max_runs - used
+                runs = p_keep * prior.runs_to_keep(d, se, t_end, used, left)
+                runs += (1.0 - p_keep) * min(left, VALUE_DOOMED)
+                futile = worth < self.value * self.effects.tau0 * runs
             if futile and not extreme:
                 verdict = "below-min-delta" if d - tk * se > 0 else "futile"
                 return self._outcome(False, verdict, est, tk, w, window, sigma)
