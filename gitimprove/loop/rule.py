@@ -34,7 +34,7 @@ from gitimprove.loop.design import design_bounds
 from gitimprove.loop.effects import TAU0, EffectPrior
 from gitimprove.loop.noise import Noise, NoisePool, resolution
 from gitimprove.loop.outcome import Estimate, Outcome, Work
-from gitimprove.loop.schedule import boldness
+from gitimprove.loop.schedule import SURE_DF, boldness
 from gitimprove.loop.stats import t_ppf
 from gitimprove.state.record import NoiseRecord
 
@@ -264,6 +264,10 @@ class AdaptiveRule:
         }
         next_look = 0
         mode = ""
+        # the gain-aware discard waits for a window and a σ on SURE_DF degrees of freedom: a σ
+        # inflated early (a spiked calibration) makes every candidate look hopeless to it,
+        # and candidates discarded after one run teach σ nothing
+        sure = bool(nw) and noise0.df >= SURE_DF
         while True:
             used = len(w.seq)
             noise = self.pool.noise([w.b, w.a])
@@ -344,7 +348,7 @@ class AdaptiveRule:
                 d_cp = d - CP_SHARE * max(0.0, d - self.effects.true_gain(d, se))
             hopeless = bold.curtail > 0 and _ND.cdf((d_cp - t_end * se_end) / spare) < bold.curtail
             futile = d + self.z_fut * se < target or hopeless
-            if self.value > 0 and math.isfinite(se) and not futile:
+            if self.value > 0 and math.isfinite(se) and not futile and sure:
                 # gain-aware: what the candidate can still bring against the runs it would
                 # take (to a keep, were its posterior gain true; VALUE_DOOMED if not kept).
                 # The prior's defaults, not learned: under load spikes the first runs it is
