@@ -95,6 +95,7 @@ class AdaptiveRule:
         two_k: float | None = None,
         two_k_tails: float = 0.0,
         value: float = 0.0,
+        value_alone: bool = False,
     ) -> None:
         md = min_delta or MinDelta()
         self.direction = direction
@@ -140,11 +141,11 @@ class AdaptiveRule:
         # more (tails heavier than Gaussian noise's: a third run sooner); 0: everywhere
         self.two_k_tails = two_k_tails
         self.k2: float | None = two_k  # the decision's own: two_k, or None below the tails
-        # value > 0: a candidate goes when the gain it can still bring (its posterior under
-        # the learned prior of effects, times its chance to be kept) is worth less than the
-        # rest of its budget at `value`·τ0 per run; it replaces the futility and curtailment
-        # tests (docs/noise.md, "gain-aware stopping")
+        # value > 0: a candidate also goes when the gain it can still bring (its posterior
+        # under the prior of effects, times its chance to be kept) is worth less than the
+        # runs it would take, at `value`·τ0 per run (docs/noise.md, "gain-aware stopping")
         self.value = value
+        self.value_alone = value_alone  # the gain-aware test in place of the two, once sure
         self.pool = NoisePool(outlier_k)
         self.effects = EffectPrior()
         self.window: list[float] = []
@@ -348,7 +349,8 @@ class AdaptiveRule:
                 d_cp = d - CP_SHARE * max(0.0, d - self.effects.true_gain(d, se))
             hopeless = bold.curtail > 0 and _ND.cdf((d_cp - t_end * se_end) / spare) < bold.curtail
             futile = d + self.z_fut * se < target or hopeless
-            if self.value > 0 and math.isfinite(se) and not futile and sure:
+            gain_aware = self.value > 0 and math.isfinite(se) and sure
+            if gain_aware and (self.value_alone or not futile):
                 # gain-aware: what the candidate can still bring against the runs it would
                 # take (to a keep, were its posterior gain true; VALUE_DOOMED if not kept).
                 # The prior's defaults, not learned: under load spikes the first runs it is
