@@ -441,7 +441,7 @@ def test_robust_centres_are_settings_that_bound_a_glitchs_pull() -> None:
 def test_heavy_tails_are_measured_and_two_k_can_follow_them() -> None:
     """The kurtosis of the decisions' run-to-run differences (not the calibration's) tells
     Gaussian noise from spikes and heavy tails; with `two_k_tails` set, two candidate runs
-    take a third at two_k·√2σ only on such a machine (docs/noise.md, "robust estimates")."""
+    take a third at two_k·√2σ only on such a machine (docs/noise.md, "heavier tails")."""
     rng = random.Random(11)
     pools = {}
     for name, spiked in (("gauss", 0.0), ("spikes", 0.1)):

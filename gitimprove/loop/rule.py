@@ -143,9 +143,11 @@ class AdaptiveRule:
         self.k2: float | None = two_k  # the decision's own: two_k, or None below the tails
         # value > 0: a candidate also goes when the gain it can still bring (its posterior
         # under the prior of effects, times its chance to be kept) is worth less than the
-        # runs it would take, at `value`·τ0 per run (docs/noise.md, "gain-aware stopping")
+        # runs it would take, at `value`·τ0 per run (docs/noise.md, "a gain-aware discard")
         self.value = value
-        self.value_alone = value_alone  # the gain-aware test in place of the two, once sure
+        # value_alone: the gain-aware test in place of the futility and curtailment tests
+        # (once there is a window and σ rests on SURE_DF degrees of freedom)
+        self.value_alone = value_alone
         self.pool = NoisePool(outlier_k)
         self.effects = EffectPrior()
         self.window: list[float] = []
