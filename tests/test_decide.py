@@ -436,3 +436,61 @@ def test_robust_centres_are_settings_that_bound_a_glitchs_pull() -> None:
         rule.plan_budget()
         out = rule.decide(lambda m=m: m.run(1.0), lambda m=m: m.run(0.9))
         assert out.keep and out.mode == "paired", (centre, out.verdict, out.sequence)
+
+
+def test_heavy_tails_are_measured_and_two_k_can_follow_them() -> None:
+    """The kurtosis of the decisions' run-to-run differences (not the calibration's) tells
+    Gaussian noise from spikes and heavy tails; with `two_k_tails` set, two candidate runs
+    take a third at two_k·√2σ only on such a machine (docs/noise.md, "heavier tails")."""
+    rng = random.Random(11)
+    pools = {}
+    for name, spiked in (("gauss", 0.0), ("spikes", 0.1)):
+        pool = NoisePool()
+        pool.add([1.0, 1.4, 1.01, 0.99, 1.3], calibration=True)  # a busy start: not counted
+        for seg in _segments(rng, spiked):
+            pool.add(seg)
+        pools[name] = pool
+    assert pools["gauss"].tails() < 1.5 <= pools["spikes"].tails()
+    young = NoisePool()
+    young.add([0.0, 0.01, 0.4, -0.01, 0.0])
+    assert young.tails() == 0.0  # too few differences to tell
+
+    def k2(spiked: float) -> float | None:
+        rule = AdaptiveRule(min_delta=MinDelta(0.0, relative=True), two_k=2.0, two_k_tails=1.5)
+        rule.absorb_calibration([math.exp(x) for x in _segments(rng, 0.0, 1)[0]])
+        for seg in _segments(rng, spiked):
+            rule.pool.add(seg)
+        rule.window = [0.0] * 8
+        runs = iter([1.0] * 40)
+        rule.decide(lambda: next(runs), lambda: next(runs), absorb=False)
+        return rule.k2
+
+    assert k2(0.0) is None and k2(0.1) == 2.0
+
+
+def test_a_gain_aware_discard_weighs_what_a_candidate_can_bring() -> None:
+    """`value` > 0: a candidate goes when its posterior gain times its chance to be kept is
+    worth less than the runs it would take; a clear gain is still kept, no change goes."""
+    from gitimprove.loop.effects import EffectPrior
+
+    prior = EffectPrior()
+    good, p_good = prior.worth(0.05, 0.02, 0.01, 0.02)
+    none, p_none = prior.worth(0.0, 0.02, 0.01, 0.02)
+    bad, _ = prior.worth(-0.05, 0.02, 0.01, 0.02)
+    assert good > none > bad and 0.0 < p_none < p_good <= 1.0
+    assert prior.worth(0.05, 0.01, 0.01, 0.02) == (pytest.approx(prior.true_gain(0.05, 0.01)), 1.0)
+    runs = {}
+    for value in (0.0, 0.03):
+        kept = used = 0
+        for seed in range(20):
+            m = Machine(random.Random(f"value-{seed}"), SCENARIOS["cv5"])
+            rule = AdaptiveRule(min_delta=MinDelta(0.0, relative=True), value=value)
+            rule.calibrate(lambda m=m: m.run(1.0))
+            rule.plan_budget()
+            for tc in (1.0, 1.0, 0.8):
+                out = rule.decide(lambda m=m: m.run(1.0), lambda m=m, tc=tc: m.run(tc))
+                kept += out.keep and tc < 1.0
+                used += out.runs
+        assert kept >= 18, (value, kept)
+        runs[value] = used
+    assert runs[0.03] < runs[0.0]

@@ -19,7 +19,7 @@ def estimate(rule: AdaptiveRule, w: Work, window: list[float], sigma: float) -> 
     with it (*window* mode), else from adjacent B/A pairs alone (*paired* mode)."""
     k = rule.k
     wc = est_.clean(window, sigma, k)
-    b, need_b = est_.arm(w.b, sigma, k, rule.two_k)
+    b, need_b = est_.arm(w.b, sigma, k, rule.k2)
     if len(wc) >= 2 and w.split is None and rule.W:
         cw = est_.center(wc, sigma, rule.huber_k)
         lim = k * sigma * math.sqrt(1.0 + 1.0 / len(wc))

@@ -95,6 +95,39 @@ class EffectPrior:
         real = w1 / (w0 + w1) if w0 + w1 > 0 else 1.0
         return real * t2 / (t2 + v) * gain
 
+    def worth(self, gain: float, se: float, se_end: float, bar: float) -> tuple[float, float]:
+        """(E[θ · kept], P(kept)) for a candidate's true gain θ: θ's posterior given the
+        `gain` measured with standard error se, under the fitted mixture, and kept when the
+        estimate at the budget's end (standard error se_end) clears `bar`."""
+        p0, t2 = self.fit()
+        v = se * se
+        w0 = p0 * _normal(gain, v)
+        w1 = (1.0 - p0) * _normal(gain, t2 + v)
+        real = w1 / (w0 + w1) if w0 + w1 > 0 else 1.0
+        mu, var = gain * t2 / (t2 + v), t2 * v / (t2 + v)
+        # the end's estimate is a·gain + (1 − a)·θ̂ of the runs to come, θ̂ ~ N(θ, ·)
+        a = min(1.0, se_end * se_end / v)
+        if a >= 1.0:
+            return (real * mu, 1.0) if gain > bar else (0.0, 0.0)
+        beta, g2 = 1.0 - a, (1.0 - a) * se_end * se_end
+        m = a * gain - bar + beta * mu
+        s = math.sqrt(beta * beta * var + g2)
+        p_none = _ND.cdf((a * gain - bar) / math.sqrt(g2))
+        p_real = _ND.cdf(m / s)
+        value = real * (mu * p_real + beta * var / s * _ND.pdf(m / s))
+        return value, real * p_real + (1.0 - real) * p_none
+
+    def runs_to_keep(self, gain: float, se: float, t: float, used: int, left: int) -> float:
+        """The runs a decision that has used `used` runs would take yet to clear t standard
+        errors, were the posterior gain of a real effect true (se shrinking as 1/√runs);
+        the rest of the budget if that gain is none."""
+        _, t2 = self.fit()
+        mu = gain * t2 / (t2 + se * se)
+        if mu <= 0:
+            return float(left)
+        need = used * (t * se / mu) ** 2
+        return float(min(left, max(1.0, need - used)))
+
     def excess_of(self, out: Outcome) -> float:
         """The candidate's share of a kept gain's luck (rule scale, + = better)."""
         se = out.half / max(out.bound, 1e-9)

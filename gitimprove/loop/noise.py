@@ -33,6 +33,7 @@ FEW_DIFFS, FEW_WIDE = 4, 1.5
 # (the calibration's, taken on a machine perhaps busy at the start, do not count), once
 # this many runs are in them
 GLITCH_RUNS = 20
+TAIL_DIFFS = 40  # run-to-run differences needed before their kurtosis is measured
 
 
 @dataclass(frozen=True)
@@ -162,6 +163,22 @@ class NoisePool:
                 for i, f in enumerate(far)
             )
         return dropped / seen if seen >= GLITCH_RUNS else 0.0
+
+    def tails(self) -> float:
+        """The excess kurtosis of the run-to-run differences within the decisions' segments
+        (not the calibration's: a busy start is not the machine's tails), 0 until TAIL_DIFFS
+        are known: 0 under Gaussian noise, several under heavy tails, spikes or bursts."""
+        d = [
+            b - a
+            for seg, calibration in zip(self.segments, self.calib, strict=True)
+            if not calibration
+            for a, b in itertools.pairwise(seg)
+        ]
+        if len(d) < TAIL_DIFFS:
+            return 0.0
+        m = statistics.fmean(d)
+        var = statistics.fmean((x - m) ** 2 for x in d)
+        return statistics.fmean((x - m) ** 4 for x in d) / var**2 - 3.0 if var > 0 else 0.0
 
     def own(self, extra: Sequence[Sequence[float]] = ()) -> tuple[float, float]:
         """(variance, df) of this run's segments (plus `extra` ones), glitches screened out."""

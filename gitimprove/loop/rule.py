@@ -34,11 +34,13 @@ from gitimprove.loop.design import design_bounds
 from gitimprove.loop.effects import TAU0, EffectPrior
 from gitimprove.loop.noise import Noise, NoisePool, resolution
 from gitimprove.loop.outcome import Estimate, Outcome, Work
-from gitimprove.loop.schedule import boldness
+from gitimprove.loop.schedule import SURE_DF, boldness
 from gitimprove.loop.stats import t_ppf
 from gitimprove.state.record import NoiseRecord
 
 _ND = statistics.NormalDist()
+
+
 # paired mode keeps on 3 pairs or more: two pairs hit by the same kind of excursion on the
 # incumbent's side would look like a gain
 PAIRED_LOOKS = (3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128)
@@ -57,6 +59,8 @@ CP_SHARE, CP_AFTER = 0.4, 10
 # fast and slow stretches (docs/noise.md, step 5). One such run is a tail or a glitch, and
 # counting it, or two scattered ones, cost gain under heavy tails
 SEEN_AGREE = 1.4
+# value > 0: the runs a candidate that will not be kept is expected to take yet
+VALUE_DOOMED = 2.0
 # paired mode's centre of the trusted differences (a setting, measured in docs/noise.md)
 PAIRED_CENTERS = ("mean", "huber", "hl")
 
@@ -89,6 +93,9 @@ class AdaptiveRule:
         huber_k: float = 1.5,
         paired_center: str = "mean",
         two_k: float | None = None,
+        two_k_tails: float = 0.0,
+        value: float = 0.0,
+        value_alone: bool = False,
     ) -> None:
         md = min_delta or MinDelta()
         self.direction = direction
@@ -130,6 +137,17 @@ class AdaptiveRule:
         # two candidate runs apart by more than two_k·√2·σ take a third, judged meanwhile by
         # the better (the median of three then); None: the glitch threshold outlier_k
         self.two_k = two_k
+        # two_k applies only where the runs' differences have an excess kurtosis of this or
+        # more (tails heavier than Gaussian noise's: a third run sooner); 0: everywhere
+        self.two_k_tails = two_k_tails
+        self.k2: float | None = two_k  # the decision's own: two_k, or None below the tails
+        # value > 0: a candidate also goes when the gain it can still bring (its posterior
+        # under the prior of effects, times its chance to be kept) is worth less than the
+        # runs it would take, at `value`·τ0 per run (docs/noise.md, "a gain-aware discard")
+        self.value = value
+        # value_alone: the gain-aware test in place of the futility and curtailment tests
+        # (once there is a window and σ rests on SURE_DF degrees of freedom)
+        self.value_alone = value_alone
         self.pool = NoisePool(outlier_k)
         self.effects = EffectPrior()
         self.window: list[float] = []
@@ -225,6 +243,8 @@ class AdaptiveRule:
         budget.plan(self)  # an automatic budget follows the noise as it is learned
         w = Work()
         window = list(self.window)
+        heavy = not self.two_k_tails or self.pool.tails() >= self.two_k_tails
+        self.k2 = self.two_k if heavy else None
 
         def take(arm: str) -> None:
             v = run_cand() if arm == "B" else run_base()
@@ -247,6 +267,10 @@ class AdaptiveRule:
         }
         next_look = 0
         mode = ""
+        # the gain-aware discard waits for a window and a σ on SURE_DF degrees of freedom: a σ
+        # inflated early (a spiked calibration) makes every candidate look hopeless to it,
+        # and candidates discarded after one run teach σ nothing
+        sure = bool(nw) and noise0.df >= SURE_DF
         while True:
             used = len(w.seq)
             noise = self.pool.noise([w.b, w.a])
@@ -326,7 +350,20 @@ class AdaptiveRule:
             ):
                 d_cp = d - CP_SHARE * max(0.0, d - self.effects.true_gain(d, se))
             hopeless = bold.curtail > 0 and _ND.cdf((d_cp - t_end * se_end) / spare) < bold.curtail
-            if (d + self.z_fut * se < target or hopeless) and not extreme:
+            futile = d + self.z_fut * se < target or hopeless
+            gain_aware = self.value > 0 and math.isfinite(se) and sure
+            if gain_aware and (self.value_alone or not futile):
+                # gain-aware: what the candidate can still bring against the runs it would
+                # take (to a keep, were its posterior gain true; VALUE_DOOMED if not kept).
+                # The prior's defaults, not learned: under load spikes the first runs it is
+                # learned from widen τ, and a 3% gain then reads as most likely no change
+                prior = EffectPrior(self.effects.tau0)
+                worth, p_keep = prior.worth(d, se, se_end, max(self.md, t_end * se_end))
+                left = self.max_runs - used
+                runs = p_keep * prior.runs_to_keep(d, se, t_end, used, left)
+                runs += (1.0 - p_keep) * min(left, VALUE_DOOMED)
+                futile = worth < self.value * self.effects.tau0 * runs
+            if futile and not extreme:
                 verdict = "below-min-delta" if d - tk * se > 0 else "futile"
                 return self._outcome(False, verdict, est, tk, w, window, sigma)
             if used >= self.max_runs:
@@ -336,7 +373,7 @@ class AdaptiveRule:
     def _on_own_runs(self, w: Work, sigma: float) -> Estimate | None:
         """The candidate's runs against the fresh incumbent runs of this decision alone (two
         or more of each, glitches dropped), without the window."""
-        b, _ = est_.arm(w.b, sigma, self.k, self.two_k)
+        b, _ = est_.arm(w.b, sigma, self.k, self.k2)
         a, _ = est_.arm(w.a, sigma, self.k)
         if len(a) < CONFIRM_FRESH or len(b) < 2 or not sigma > 0:
             return None
