@@ -778,7 +778,11 @@ def assignment_is_secret(key: str, value: str, *, quoted: bool, env_style: bool)
     if strength == "weak":
         if named_id(value):
             return False  # `key: build-<random>`: the id of a build, a run, a trace
-        return looks_random(value) or password_evidence(value) or mixed_case(value)
+        if looks_random(value) or password_evidence(value) or mixed_case(value):
+            return True
+        from gitimprove.redaction.pronounced import pwgen_draw
+
+        return pwgen_draw(value)  # a short password pwgen drew (`pronounced.py`)
     if quoted or env_style or secret_like(value) or looks_random(value) or mixed_case(value):
         return True
     return kind_of(key) == "password" and _is_passphrase(value) and value.lower() not in key.lower()
