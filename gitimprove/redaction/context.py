@@ -375,7 +375,7 @@ def _check_header(secret: str, m: re.Match[str]) -> bool:
 
 
 def _user_pair(secret: str, m: re.Match[str]) -> bool:
-    """`user:password` sent as it is (`Authorization: Basic developer:yqDVtkqPECriaLRi`,
+    """`user:password` sent as it is (`Authorization: Basic <user>:<password>`,
     unencoded): a name, then a password that is no placeholder (`check_user_pair`)."""
     user, colon, password = secret.partition(":")
     return (
