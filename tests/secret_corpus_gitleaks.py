@@ -39,7 +39,7 @@ _NOT_ALONE = re.compile(
 def _password(secret: str) -> str:
     """The password of a `user:password` pair (curl's `-u`), else the secret."""
     user, colon, password = secret.partition(":")
-    if colon and re.fullmatch(r"[\"'{]?[\w.@{}-]{1,64}[\"'}]?", user) and len(password) >= 6:
+    if colon and re.fullmatch(r"[\"'{]?[\w.@{}-]{0,64}[\"'}]?", user) and len(password) >= 6:
         return password.strip("\"'{}")
     return secret
 
@@ -55,8 +55,8 @@ def gitleaks_fakes() -> list[Fake]:
             continue
         family = "gitleaks-" + sample["rule_file"].removesuffix(".go")
         for secret in sorted(s for s in _secrets(text) if s != "password"):
-            out.append(Fake(family, text, secret))
-            value = _password(secret)
+            value = _password(secret)  # (a user's name is no secret)
+            out.append(Fake(family, text, value))
             if _NOT_ALONE.fullmatch(value) or len(value) < 8 or "\n" in value:
                 continue
             names = list(SYNTAXES)
