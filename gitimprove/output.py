@@ -51,6 +51,19 @@ def shown(text: str, *, json_lines: bool = False) -> str:
     return masked
 
 
+def shown_clip(text: str, limit: int) -> str:
+    """The first `limit` characters of a stored record's text, masked (`shown`) before the
+    cut."""
+    from gitimprove.redaction import clip
+
+    return clip(shown(text), limit)
+
+
+def shown_json(value: Any) -> None:
+    """`emit_json` of a stored record, masked (`shown`): it stays JSON."""
+    echo(shown(json.dumps(value, sort_keys=True, ensure_ascii=False), json_lines=True).rstrip("\n"))
+
+
 def stored_secrets() -> None:
     """Say once that stored records hold secrets, and how to mask them."""
     global _warned

@@ -205,7 +205,10 @@ TEST_FAKES = {
     ],
     "tests/test_redact_shapes.py": ["k3Jd9QmZ2xW7pL4vB8nR1tY6cF5hG0sA2eU4"],
     # (a token laid at every place a window of a long view ends)
-    "tests/test_secrets_shown.py": ['ghp_" + "k3Jd9QmZ2xW7pL4vB8nR1tY6cF5hG0sA2eU4'],
+    "tests/test_secrets_shown.py": [
+        'ghp_" + "k3Jd9QmZ2xW7pL4vB8nR1tY6cF5hG0sA2eU4',
+        "Hunter2xyz",  # (a password in prose on each row of a long log)
+    ],
     "tests/test_secret_rules.py": [
         "1234:5678",
         "Xk3v9Qp2Lm",

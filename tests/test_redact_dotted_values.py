@@ -166,7 +166,10 @@ def test_dotted_names_are_a_password_in_an_ini_file_and_a_flag(place: str) -> No
 @pytest.mark.parametrize(
     "text",
     [
-        "password = my.pass.word",  # (no section: Python's assignment of an attribute)
+        "password = my.secret.word",  # (no section: Python's assignment of an attribute)
+        "self.password = my.pass.word",
+        "password = my.pass.word;",  # (a statement of a language that allows `pass` there)
+        "    pass_name: builtins.str",  # (Python's annotation)
         "[db]\npassword = config.db.password\n",
         "[db]\nkey = self.key\n",
         "[app]\npassword_file = secrets/db.pass.txt\n",
@@ -176,8 +179,36 @@ def test_dotted_names_are_a_password_in_an_ini_file_and_a_flag(place: str) -> No
         "cmd = ['psql', '--password=' + cfg.db.pw]",
         "--password-file=db.pass.txt",
         "[tool.poetry]\nversion = 1.2.3\n",
-        "def f():\n    password = my.pass.word\n",
+        "def f():\n    password = my.secret.word\n",
     ],
 )
 def test_dotted_code_and_files_stay_in_ini_files_and_flags(text: str) -> None:
     assert redact(text) == text
+
+
+# a configuration file's line with no section above it: told from code by the file named
+# above it, an env file's `KEY=value`, or a value no Python code can write (`pass`)
+_CONFIG_LINES = [
+    "DB_PASSWORD={p}",
+    "export PGPASSWORD={p}",
+    "$ cat app.properties\ndb.url = jdbc:postgresql://db/app\ndb.password = {p}",
+    "==> .env <==\npassword = {p}",
+    "in settings.cfg:\npassword = {p}",
+    "cat config/db.conf\n# the replica\npassword = {p}",
+]
+
+
+@pytest.mark.parametrize("place", _CONFIG_LINES, ids=range(len(_CONFIG_LINES)))
+def test_dotted_names_are_a_password_on_a_configuration_files_line(place: str) -> None:
+    rng = random.Random(place)
+    drawn = [_dotted_words(rng) for _ in range(100)]
+    drawn = [p for p in drawn if p.split(".")[-1] not in ("txt", "key", "env", "ini")]
+    missed = [p for p in drawn if p in redact(place.format(p=p))]
+    # (a value naming an object first, `env.x`, `app.b`, passes: an attribute path)
+    assert len(missed) <= 8, missed
+
+
+def test_a_dotted_value_no_python_writes_is_a_password() -> None:
+    for text in ("password = my.pass.word", "  db_password = in.for.me", "passwd = an.if.else"):
+        out = redact(text)
+        assert "[REDACTED:password:" in out and ".word" not in out, out

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from gitimprove.redaction import engine, redact
+from gitimprove.redaction import engine, redact, redact_blob
 from tests.conftest import ROOT
 
 DATA = json.loads((ROOT / "tests" / "fixtures" / "gitleaks-samples" / "samples.json").read_text())
@@ -96,3 +96,23 @@ def test_what_gitleaks_leaves_alone_passes_through() -> None:
         "- (id)hf_requiredCharacteristicTypesForDisplayMetadata;",
     ):
         assert redact(text) == text, text
+
+
+def test_what_gitleaks_finds_is_masked_in_every_syntax() -> None:
+    """The secret each sample holds, written again as env, JSON, YAML, a header, a URL's
+    password, a query, a flag, a `.netrc` line and prose (`tests/secret_corpus_gitleaks.py`),
+    is masked there too, as raw text and as a JSON record's string."""
+    from tests.secret_corpus import windows
+    from tests.secret_corpus_gitleaks import SYNTAXES, gitleaks_fakes
+
+    fakes = gitleaks_fakes()
+    written = {f.family.rsplit("-", 1)[-1] for f in fakes}
+    assert len(fakes) >= 150 and set(SYNTAXES) <= written
+    left = []
+    for f in fakes:
+        out = redact(f.text)
+        record = json.loads(redact_blob(json.dumps({"c": f.text}).encode()))["c"]
+        pieces = [w for w in windows(f.secret) if w not in f.text.replace(f.secret, "")]
+        if any(w in out or w in record for w in pieces):
+            left.append((f.family, f.text[:80]))
+    assert left == []

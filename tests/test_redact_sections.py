@@ -13,6 +13,7 @@ import pytest
 
 from gitimprove.redaction import redact
 from tests.conftest import ROOT
+from tests.masked import assert_masked
 
 FIXTURES = ROOT / "tests" / "fixtures" / "configs"
 RNG = random.Random(1403)
@@ -32,9 +33,7 @@ def _b64(n: int) -> str:
 
 
 def _assert_masked(text: str, secret: str) -> None:
-    out = redact(text)
-    assert secret not in out and "[REDACTED:" in out, out
-    assert redact(out) == out
+    assert_masked(text, secret, width=len(secret))
 
 
 def test_rclones_own_example_with_a_real_key_in_place_of_its_placeholder() -> None:

@@ -5,14 +5,14 @@ Windows one too), a reference, an expression or code under the same names is not
 
 from __future__ import annotations
 
-import json
 import random
 import string
 
 import pytest
 
-from gitimprove.redaction import redact, redact_blob
+from gitimprove.redaction import redact
 from gitimprove.redaction.engine import compiled
+from tests.masked import assert_masked
 
 # symbols a password may hold where it stands quoted, and where it stands bare (a shell or
 # YAML line: no `$`, `&`, `;` or `|`, which the shell reads as syntax)
@@ -50,18 +50,6 @@ def _one_case(n: int) -> str:
         out += [RNG.choice("bcdfghjkmnpqrstvwxz"), RNG.choice("23456789")]
         out += [RNG.choice("bcdfghjkmnpqrstvwxz"), RNG.choice(BARE)]
     return "".join(out[:n]).rstrip(BARE) + "7"
-
-
-def assert_masked(text: str, secret: str) -> None:
-    out = redact(text)
-    assert "[REDACTED:" in out, (text, out)
-    for i in range(max(1, len(secret) - 5)):
-        assert secret[i : i + 6] not in out, (text, out)
-    assert redact(out) == out
-    record = redact_blob(json.dumps({"content": text}).encode()).decode()
-    content = json.loads(record)["content"]
-    for i in range(max(1, len(secret) - 5)):
-        assert secret[i : i + 6] not in content, record
 
 
 KEYED = [

@@ -1,7 +1,8 @@
 """Must hold: a corpus of fake secrets sent through every way text enters a record (a tool
 failure hook, a mined transcript, `signal add`, an agent's description and hypothesis, failing
 guard / metric / agent output), after which no git object of the repository holds any piece
-of any of them (`git cat-file --batch-all-objects`), nor do the loop's workspace clones."""
+of any of them (`git cat-file --batch-all-objects`), nor do the loop's workspace clones. The
+same for gitleaks' own samples and their secrets written in other syntaxes."""
 
 from __future__ import annotations
 
@@ -14,9 +15,12 @@ import pytest
 from tests.conftest import PY, TmpRepo
 from tests.loop_helpers import AGENT
 from tests.secret_corpus import Fake, corpus
+from tests.secret_corpus_gitleaks import gitleaks_fakes
 from tests.test_secrets_writers import all_objects, left_in
 
 FAKES = corpus(seed=2026)
+# the generated corpus, and gitleaks' own samples with their secrets in other syntaxes
+SETS = {"corpus": lambda: FAKES, "gitleaks": gitleaks_fakes}
 SESSION = "5a7c2e10-3b4d-4f6a-9c8e-1d2f3a4b5c6d"
 
 
@@ -99,16 +103,18 @@ def transcript(path: Path, fakes: list[Fake]) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("fakes_set", list(SETS))
 def test_hooks_transcripts_and_signal_add_store_no_secret(
-    tmp_repo: TmpRepo, tmp_path: Path
+    tmp_repo: TmpRepo, tmp_path: Path, fakes_set: str
 ) -> None:
+    fakes = SETS[fakes_set]()
     repo = tmp_repo
     repo.commit("initial", {".gitimprove.toml": '[metric]\ncommand = "echo 1"\n', "a.txt": "a"})
     # tool failures: the error (cut at 500 characters: one secret straddles the cut), the
     # command (cut at 300), and a tool_response with no error string
-    for n, group in enumerate(chunks(FAKES, 480)):
+    for n, group in enumerate(chunks(fakes, 480)):
         error = "\n".join(f.text for f in group)
-        straddler = FAKES[(n * 7) % len(FAKES)]
+        straddler = fakes[(n * 7) % len(fakes)]
         at = straddler.text.index(straddler.secret) + len(straddler.secret) // 2
         padded = "x" * max(0, 500 - len(error) - 1 - at) + "\n" + straddler.text
         fire(
@@ -124,11 +130,11 @@ def test_hooks_transcripts_and_signal_add_store_no_secret(
         "PostToolUseFailure",
         tool_name="WebFetch",
         tool_input={"url": "https://api.internal/v1"},
-        tool_response={"status": 401, "body": "\n".join(f.text for f in FAKES[:6])},
+        tool_response={"status": 401, "body": "\n".join(f.text for f in fakes[:6])},
     )
     # a mined transcript (Stop mines the part not mined yet)
     path = tmp_path / "session.jsonl"
-    transcript(path, FAKES)
+    transcript(path, fakes)
     fire(
         repo,
         "Stop",
@@ -138,7 +144,7 @@ def test_hooks_transcripts_and_signal_add_store_no_secret(
     )
     # signal add, through the CLI
     for n in range(3):
-        group = FAKES[n::29]
+        group = fakes[n::29]
         content, context = (
             "; ".join(f.text for f in group[:2]),
             "; ".join(f.text for f in group[2:]),
@@ -151,10 +157,10 @@ def test_hooks_transcripts_and_signal_add_store_no_secret(
     assert res.returncode == 0, res.stderr
     assert not list((repo.path / ".git" / "improve" / "spool").glob("*"))
     stored = len(res.stdout.splitlines())
-    assert stored > len(FAKES)  # every prompt, failure, rejection and question was captured
+    assert stored > len(fakes)  # every prompt, failure, rejection and question was captured
     dump = all_objects(repo.path)
-    assert dump.count("[REDACTED:") > len(FAKES)
-    assert not left_in(dump, FAKES), left_in(dump, FAKES)
+    assert dump.count("[REDACTED:") > len(fakes)
+    assert not left_in(dump, fakes), left_in(dump, fakes)
 
 
 BENCH = """import os, pathlib, sys
@@ -174,12 +180,14 @@ if fail.exists():
 
 
 @pytest.mark.slow
-def test_a_loop_run_stores_no_secret(tmp_repo: TmpRepo, tmp_path: Path) -> None:
+@pytest.mark.parametrize("fakes_set", list(SETS))
+def test_a_loop_run_stores_no_secret(tmp_repo: TmpRepo, tmp_path: Path, fakes_set: str) -> None:
     """A real `git improve run` whose agent reports secrets in its description and
     hypothesis, crashes printing secrets, and whose guard and metric fail printing secrets."""
+    fakes = SETS[fakes_set]()
     leak_dir = tmp_path / "leaks"
     leak_dir.mkdir()
-    groups = chunks(FAKES, 1300)  # each fits in the 1,500-character tails stored in notes
+    groups = chunks(fakes, 1300)  # each fits in the 1,500-character tails stored in notes
     modes = ["crash", "guard", "metric"]
     plan: dict[str, object] = {"leak_dir": str(leak_dir), "reports": {}}
     reports: dict[str, dict[str, str]] = {}
@@ -189,7 +197,7 @@ def test_a_loop_run_stores_no_secret(tmp_repo: TmpRepo, tmp_path: Path) -> None:
             iterations += 1
             (leak_dir / f"{iterations}.txt").write_text("\n".join(f.text for f in group))
             plan[str(iterations)] = f"leak:{mode}"
-    one_line = [f for f in FAKES if "\n" not in f.text]
+    one_line = [f for f in fakes if "\n" not in f.text]
     for i in range(1, iterations + 1):
         a, b, c = (one_line[(3 * i + k) % len(one_line)] for k in range(3))
         reports[str(i)] = {
@@ -236,11 +244,11 @@ timeout = "20s"
     statuses = {r.get("status") for r in rows if r.get("run") == "leaky"}
     assert {"crash", "guard-fail"} <= statuses and ({"crash", "metric-error"} & statuses)
     used = {f.family for g in groups for f in g}
-    assert used == {f.family for f in FAKES}
+    assert used == {f.family for f in fakes}
     dump = all_objects(tmp_repo.path)
     assert "[REDACTED:" in dump
-    assert not left_in(dump, FAKES), left_in(dump, FAKES)
+    assert not left_in(dump, fakes), left_in(dump, fakes)
     work = tmp_repo.path / ".git" / "improve" / "work"
     leftovers = [p for p in work.iterdir() if p.is_dir()] if work.exists() else []
     for clone in leftovers:  # a workspace clone left behind must not hold them either
-        assert not left_in(all_objects(clone), FAKES)
+        assert not left_in(all_objects(clone), fakes)

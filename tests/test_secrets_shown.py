@@ -1,12 +1,14 @@
 """Records an older gitimprove stored unmasked (written here with raw pygit2 around the
 redactor) are shown masked by every view until `doctor --secrets --repair` runs: `log` and
-its exports, `show`, `status`, `idea list` and `memory`; stderr says once that stored records
+its exports, `show`, `status`, `idea list`, `memory`, `signal list` and `reflect`; stderr says once that stored records
 hold secrets and names the command that masks them."""
 
 from __future__ import annotations
 
 import json
+import re
 from itertools import pairwise
+from pathlib import Path
 
 import pytest
 
@@ -43,6 +45,16 @@ def stored(tmp_repo: TmpRepo) -> TmpRepo:
         "FORMAT": memory.FORMAT_TEXT,
         "ideas/2026/01/c.json": json.dumps({"id": "IDEA-c", "text": FAKES[21].text}),
         "learnings/2026/01/b.md": f"+++\ncategory = 'command'\n+++\n{FAKES[22].text}\n",
+        "signals/2026/01/s.json": json.dumps(
+            {
+                "id": "SIG-s",
+                "type": "gotcha",
+                "status": "captured",
+                "session": "s1",
+                "content": FAKES[23].text,
+                "context": FAKES[24].text,
+            }
+        ),
     }
     raw_commit(repo, refs.MEMORY, entries, "memory")
     return tmp_repo
@@ -61,6 +73,10 @@ def stored(tmp_repo: TmpRepo) -> TmpRepo:
         ("status", "--run", "r1"),
         ("idea", "list"),
         ("memory",),
+        ("signal", "list"),
+        ("signal", "list", "--json"),
+        ("reflect", "--list"),
+        ("reflect", "--list", "--json"),
     ],
     ids=lambda a: "-".join(a),
 )
@@ -69,8 +85,8 @@ def test_every_view_shows_stored_secrets_masked_and_says_so_once(
 ) -> None:
     res = stored.cli(*args)
     assert res.returncode == 0, res.stderr
-    assert not left_in(res.stdout, FAKES[:23]), res.stdout
-    assert not left_in(res.stderr, FAKES[:23]), res.stderr
+    assert not left_in(res.stdout, FAKES[:25]), res.stdout
+    assert not left_in(res.stderr, FAKES[:25]), res.stderr
     assert "[REDACTED:" in res.stdout
     assert res.stderr.count(REPAIR) == 1, res.stderr
     if args[-1] == "jsonl" or "--json" in args:
@@ -148,6 +164,55 @@ def test_a_long_view_is_masked_as_a_stored_record_is() -> None:
     assert not left_in(mask_lines(text), fakes)
     plain = _pytest_log([], 20_000)
     assert mask_lines(plain) == plain and mask_lines(plain, rows=True) == plain
+
+
+def test_a_long_log_is_masked_a_row_at_a_time_as_its_records_were() -> None:
+    """`log` (one record a row) sends every row of a long output through the whole redactor:
+    a password in plain prose is masked there as in any other view."""
+    from gitimprove.redaction import redact
+    from gitimprove.redaction.display import WHOLE, mask_lines
+
+    fakes = [f for f in corpus(seed=1414) if "\n" not in f.text]
+    rows = [f"{i}\tcb4f2ac\t0.91\tpass\tkeep\t{f.text}\n" for i, f in enumerate(fakes)]
+    text = "iteration\tcommit\tmetric\tguard\tstatus\tdescription\n" + "".join(rows)
+    assert len(text) > 4 * WHOLE
+    out = mask_lines(text, rows=True)
+    alone = "".join(map(redact, text.splitlines(keepends=True)))
+    kinds = re.compile(r"\[REDACTED:[a-z0-9-]+:")  # (a tie between two rules names either)
+    assert kinds.sub("[", out) == kinds.sub("[", alone)
+    assert not left_in(out, fakes)
+    prose = "".join(
+        f"{i}\tcb4f2ac\t0.91\tpass\tkeep\tthe password is Hunter2xyz{i}\n" for i in range(300)
+    )
+    assert "Hunter2xyz" not in mask_lines(prose, rows=True)
+
+
+def test_log_remembers_clean_rows_only(tmp_path: Path) -> None:
+    """The digests `log` keeps between renders are those of rows the redactor left as they
+    were: a row holding a secret is masked again at every render, never remembered; a file
+    of another version or damaged is not read."""
+    from gitimprove.redaction.display import WHOLE, mask_lines, row_digest
+    from gitimprove.state import logview
+    from gitimprove.util.gitdir import Location
+
+    secret = FAKES[0]
+    rows = [f"{i}\tcb4f2ac\t0.91\tpass\tkeep\tattempt {i}\n" for i in range(400)]
+    rows.append(f"400\tcb4f2ac\t0.91\tpass\tkeep\t{secret.text}\n")
+    text = "".join(rows)
+    assert len(text) > WHOLE
+    clean: set[bytes] = set()
+    first = mask_lines(text, rows=True, clean=clean)
+    assert clean == {row_digest(r) for r in rows[:-1]}
+    assert mask_lines(text, rows=True, clean=clean) == first
+    assert not left_in(first, [secret])
+    loc = Location(str(tmp_path), str(tmp_path), None)
+    logview._keep_clean_rows(loc, clean)
+    assert logview._clean_rows(loc) == clean
+    kept = tmp_path / "improve" / "cache" / "log-clean-rows"
+    kept.write_bytes(kept.read_bytes()[:-1])
+    assert logview._clean_rows(loc) == set()
+    kept.write_bytes(kept.read_bytes().replace(b"gitimprove-clean-rows", b"gitimprove-clean-rowz"))
+    assert logview._clean_rows(loc) == set()
 
 
 def test_windows_overlap_by_a_margin_and_cover_the_text() -> None:

@@ -39,12 +39,8 @@ def list_() -> None:
     """List the ideas."""
     repo = open_repo(need_work_tree=False)
     bad: list[entries.BadEntry] = []
-    from gitimprove.redaction import redact
-
     for idea in entries.ideas(repo, bad=bad):  # masked: an older gitimprove stored them as is
-        text = redact(str(idea["text"]))
-        if text != str(idea["text"]):
-            output.stored_secrets()
+        text = output.shown(str(idea["text"]))
         output.echo(f"{idea.get('id')}  {idea.get('status') or 'pending':<9} {text}")
     for entry in entries.not_quarantined(repo, bad):
         output.warn(f"unreadable entry, skipped: {entry}")

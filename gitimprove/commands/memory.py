@@ -8,7 +8,6 @@ from gitimprove import config, output
 from gitimprove.errors import ConfigError
 from gitimprove.git.repo import open_repo
 from gitimprove.memory import entries, render, signals
-from gitimprove.redaction import redact
 from gitimprove.util.files import atomic_write
 
 
@@ -39,10 +38,7 @@ def command(path: Path | None) -> None:
     # masked again: records an older gitimprove stored unmasked (never repaired with `doctor
     # --secrets --repair`) would otherwise reach a MEMORY.md in the work tree, one `git add`
     # from a commit (a view of at most max_lines lines: cheap)
-    shown = render.render(repo, max_lines=max_lines, ttl_days=ttl, bad=bad)
-    text = redact(shown)
-    if text != shown:
-        output.stored_secrets()
+    text = output.shown(render.render(repo, max_lines=max_lines, ttl_days=ttl, bad=bad))
     for entry in bad:
         output.warn(f"unreadable memory entry, skipped (kept as is): {entry}")
     if path is None:

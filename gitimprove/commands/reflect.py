@@ -68,10 +68,11 @@ def command(
     if list_only or not _interactive():
         for c in cands:
             if as_json:
-                output.emit_json(c.as_dict())
+                output.shown_json(c.as_dict())
             else:
                 output.echo(
-                    f"{c.id}  {c.type:<16} {c.scope:<7} {c.kind:<12} conf {c.confidence}  {c.content[:80]}"
+                    f"{c.id}  {c.type:<16} {c.scope:<7} {c.kind:<12} conf {c.confidence}  "
+                    f"{output.shown_clip(c.content, 80)}"
                 )
         if not as_json:
             output.echo(
@@ -96,14 +97,14 @@ def command(
             return
         if choice == "s":
             for i, c in enumerate(cands, 1):
-                output.echo(f"{i:3}. [{c.type}] {c.content[:100]}")
+                output.echo(f"{i:3}. [{c.type}] {output.shown_clip(c.content, 100)}")
     for i, c in enumerate(cands, 1):
         output.echo(
             f"\nLearning {i} of {len(cands)} — {c.type} (first seen {c.first_seen[:10]}, {c.sessions} session(s))\n"
         )
-        output.echo(f"  {c.content}\n")
+        output.echo(f"  {output.shown(c.content)}\n")
         if c.context:
-            output.echo(f"  Context: {c.context[:300]}")
+            output.echo(f"  Context: {output.shown_clip(c.context, 300)}")
         output.echo(f"  Confidence: {c.confidence}; suggested: {c.scope} {c.kind}")
         answer = click.prompt(
             "[p]roject CLAUDE.md, [g]lobal CLAUDE.md, [i]mprovement proposal, [s]kip, [q]uit",

@@ -61,12 +61,13 @@ def list_(show_all: bool, as_json: bool) -> None:
     if not show_all:
         keep = {s["id"] for g in signals.groups(sigs) for s in g.signals}
         sigs = [s for s in sigs if s["id"] in keep and s.get("status") == "captured"]
-    for s in sigs:
+    for s in sigs:  # masked: an older gitimprove stored them as they came
         if as_json:
-            output.emit_json(s)
+            output.shown_json(s)
         else:
             output.echo(
-                f"{s['id']}  {s.get('status')!s:<9} {s.get('type')!s:<16} {str(s.get('content'))[:90]}"
+                f"{s['id']}  {s.get('status')!s:<9} {s.get('type')!s:<16} "
+                f"{output.shown_clip(str(s.get('content')), 90)}"
             )
     for entry in entries.not_quarantined(repo, bad):
         output.warn(f"unreadable memory entry, skipped (kept as is): {entry}")

@@ -15,6 +15,7 @@ import re
 from gitimprove.redaction.engine import CONTEXT, SPECIFIC, Rule, compiled, entropy
 from gitimprove.redaction.headers import generated
 from gitimprove.redaction.values import (
+    OBJECTS,
     assignment_is_secret,
     dotted_literal,
     in_ini_section,
@@ -107,12 +108,54 @@ def _check_assignment(secret: str, m: re.Match[str]) -> bool | str:
         and key_strength(key) == "strong"
         and kind_of(key) == "password"
         and dotted_literal(key, secret)
-        and in_ini_section(m.string, m.start())
+        and (in_ini_section(m.string, m.start()) or _literal_line(m, secret))
     ):
-        return "password"  # an INI file's value is a literal: `password = my.pass.word`
+        return "password"  # a configuration file's value is a literal: `password = my.pass.word`
     if not assignment_is_secret(key, secret, quoted=quoted, env_style=env_style):
         return False
     return kind_of(key)
+
+
+# a configuration file's name, as a command, a listing or a sentence names it (`cat .env`,
+# `==> app.properties <==`, `in settings.cfg:`)
+_CONFIG_FILE = (
+    r"(?i)(?:^|[\s/'\"`(=:])(?:[\w.-]*\.(?:env|cfg|conf|ini|properties|toml|ya?ml|cnf|netrc|pypirc)"
+    r"|\.env(?:\.[\w-]+)?|\.netrc|\.pgpass|\.pypirc)(?=$|[\s'\"`):,])"
+)
+# names Python reserves, which no attribute path of Python code holds (`my.pass.word`)
+_RESERVED = words(
+    "pass in is not and or if else elif for while def class return import from as with try "
+    "except finally raise del global nonlocal lambda yield assert break continue async await"
+)
+
+
+def _literal_line(m: re.Match[str], value: str) -> bool:
+    """Whether `key = a.b.c` (or `key: a.b.c`), its key starting a line, is a configuration
+    file's line, where a value is a literal, rather than code reading an attribute path
+    (`x: builtins.str` is Python's annotation): an env file's (`DB_PASSWORD=a.b.c`, no blank
+    around `=`), a line below a configuration file's name (`cat .env`, `==> app.properties
+    <==`, `in settings.cfg:`, within the three lines above), or a value no Python code can
+    write (`my.pass.word`: `pass` is reserved), nothing after it on the line."""
+    text = m.string
+    start = m.start("key")
+    line = text.rfind("\n", 0, start) + 1
+    if compiled(r"[ \t]*(?:export[ \t]+)?", 0).fullmatch(text, line, start) is None:
+        return False  # `f(password = …)`: code around the key
+    if m.group("key").split(".", 1)[0].lower() in OBJECTS | {"obj", "user", "model"}:
+        return False  # `self.password = …`, `config.password = …`: an object's attribute
+    end = text.find("\n", m.end())
+    rest = text[m.end() : len(text) if end == -1 else end].strip()
+    if rest:
+        return False  # `password = my.pass.word;`, `… if x else y`: a statement goes on
+    sep = m.group("sep")
+    if sep == "=" and m.group("key").isupper():
+        return True  # an env file's line, or a shell's: the value is a string
+    above = text.rfind("\n", 0, max(0, line - 1))
+    for _ in range(2):
+        above = text.rfind("\n", 0, max(0, above))
+    if compiled(_CONFIG_FILE, re.M).search(text, above + 1, line) is not None:
+        return True
+    return any(p in _RESERVED for p in value.split("."))
 
 
 def _coordinates(key: str, value: str) -> bool:
@@ -327,6 +370,19 @@ def _check_header(secret: str, m: re.Match[str]) -> bool:
         or _check_basic(secret, m)
         or secret.count(".") == 2
         or generated(secret)
+        or _user_pair(secret, m)
+    )
+
+
+def _user_pair(secret: str, m: re.Match[str]) -> bool:
+    """`user:password` sent as it is (`Authorization: Basic <user>:<password>`,
+    unencoded): a name, then a password that is no placeholder (`check_user_pair`)."""
+    user, colon, password = secret.partition(":")
+    return (
+        bool(colon)
+        and compiled(r"[A-Za-z][\w.@-]{0,63}", 0).fullmatch(user) is not None
+        and len(password) >= 6
+        and check_user_pair(secret, m)
     )
 
 
@@ -377,7 +433,9 @@ RULES: list[Rule] = [
         # (a password pasted with an `@` of its own, unencoded, ends at the last `@` before
         # the host)
         _URL + r"(?P<user>[^\s:/?#@'\"<>\[\]]{0,128}(?:@[\w-]+(?:\.[\w-]+)+)?):"
-        r"(?P<pw>[^\s/'\"<>]{1,256})@(?=[\w.-]{1,253}(?::[0-9]{1,5})?(?![\w.@-]))",
+        # (a base64 password keeps its `/` unencoded too: not a port and a path, `:8080/a@b`)
+        # (the first `@` before a host ends it: `…@registry.npmjs.org/@types`)
+        r"(?P<pw>(?![0-9]{1,5}(?:/|$))[^\s'\"<>]{1,1024}?)@(?=[\w.-]{1,253}(?::[0-9]{1,5})?(?![\w.@-]))",
         ("://",),
         groups=("pw",),
         priority=CONTEXT,

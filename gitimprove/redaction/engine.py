@@ -373,6 +373,31 @@ def _may_be_dressed(text: str) -> bool:
 _REACH = 640
 
 
+# gitleaks' rules that read a command over its continuation lines (`curl … \` then `-u …`):
+# its first line is taken whole before the lines after it are tried, so a match starting at
+# one `curl` reaches the `-u` of the next `curl` down, and the first one's is lost
+_NEXT_LINES = "(?:[\\r\\n]{1,2}[^\\r\\n]*"
+
+
+def _on_fewest_lines(pattern: re.Pattern[str], text: str) -> Iterable[re.Match[str]]:
+    """The matches of `pattern`, each ending on the first line where one from its start can:
+    the next is looked for after it."""
+    pos = 0
+    while pos <= len(text):
+        m = pattern.search(text, pos)
+        if m is None:
+            return
+        nl = text.find("\n", m.start())
+        while -1 < nl < m.end():
+            shorter = pattern.match(text, m.start(), nl)
+            if shorter is not None:
+                m = shorter
+                break
+            nl = text.find("\n", nl + 1)
+        yield m
+        pos = m.end() if m.end() > m.start() else m.end() + 1
+
+
 def _matches(
     pattern: re.Pattern[str], rule: Rule, text: str, lower: str | None
 ) -> Iterable[re.Match[str]]:
@@ -380,6 +405,9 @@ def _matches(
     at most `near` characters before it (gitleaks' `<identifier with keyword> = <secret>`
     rules, whose lazy identifier prefixes make a scan of every position slow) is only tried
     at the positions before each keyword (lookbehinds still see the text before them)."""
+    if _NEXT_LINES in rule.regex:
+        yield from _on_fewest_lines(pattern, text)
+        return
     if not rule.near or lower is None or len(lower) != len(text):
         yield from pattern.finditer(text)
         return

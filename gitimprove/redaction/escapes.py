@@ -4,7 +4,9 @@ A JSON or C string printed without decoding keeps its escapes as two characters,
 letter of the escape glues to what follows (`\\nghp_…` reads as `nghp_…`, `"\\tS3cr…"` as a
 value starting with a backslash). The rules run again on a view where each such escape is
 blanks of its length (so every position stays where it was); a finding there counts when it
-starts right after an escape (the rest was found on the text itself), without the blanks.
+starts right after an escape, or further on a line whose first word an escape glued
+(`\ncurl -u "…"` reads `ncurl`), without the blanks (the rest was found on the text
+itself).
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ def _line_spans(rules: RuleSet, text: str) -> list[Span]:
         brk = not quoted and (text[a + 1] in "nr" or text[b - 1] in "aAdD")
         # (the blanks go before the break: the next line starts where it started)
         chars[a:b] = " " * (b - a - 1) + ("\n" if brk else " ")
+    for m in compiled(r"\\(?=[\"'])").finditer(text):
+        chars[m.start()] = " "  # (`\"` in a string printed undecoded: the quote it is)
     view = "".join(chars)
     ends = [b for _, b in marks]
     out = []
@@ -64,5 +68,12 @@ def _line_spans(rules: RuleSet, text: str) -> list[Span]:
         # a line there turns a string literal of code into lines, a table, a block)
         i = bisect.bisect_left(ends, start - _NEAR)
         if i < len(ends) and ends[i] <= start:
+            out.append(Span(start, end, s.kind, s.priority))
+            continue
+        # the last escape before it glued a word its line starts with (`\ncurl -u "…"`:
+        # the text reads `ncurl`, no command), and nothing breaks the line between them
+        j = bisect.bisect_right(ends, start) - 1
+        glued = j >= 0 and text[ends[j] : ends[j] + 1].isalpha()
+        if glued and "\n" not in view[ends[j] : start]:
             out.append(Span(start, end, s.kind, s.priority))
     return out

@@ -402,11 +402,16 @@ _NUMBERED_STEMS = words(
 
 
 def _pronounceable(value: str) -> bool:
-    """A pronounceable password as pwgen draws one (`Ohsh4aiph`, `aeNg3pho`): 8 to 12
+    """A password pwgen drew (`pronounced.py`: `Ohsh4aiph`, `vong8Ok8`, `u89GweY4`), or a
+    pronounceable one like it (`aeNg3pho`): 8 to 12
     letters and one digit between them, one or two capitals, none beside another (no
     acronym: `gRPCv2Api`, `IPv6Addr`), two letters or more on each side of the digit (not
     `M1Max`, `Vec3f`), the letters before it no stem a name numbers (`utf8Mode`,
     `Log4jConfig`)."""
+    from gitimprove.redaction.pronounced import pwgen_draw
+
+    if pwgen_draw(value):  # (its units in the order pwgen draws them, digits and all)
+        return True
     m = compiled(r"([A-Za-z]{2,11})([0-9])([A-Za-z]{2,11})", 0).fullmatch(value)
     if m is None or not 8 <= len(value) <= 12:
         return False
@@ -487,8 +492,9 @@ def _check(secret: str, m: re.Match[str]) -> bool | str:
         or (strength == "strong" and kind_of(key) == "password")
         or any(w in _NAMING for w in parts)
     )
-    # (a pronounceable password or a passphrase of words: no name has their shape)
-    if not named and (_pronounceable(secret) or _passphrase(secret)):
+    # (a pronounceable password or a passphrase of words: no name has their shape, and
+    # `drawn` reads their letters as names)
+    if _pronounceable(secret) or _passphrase(secret):
         return "password" if kind_of(key) == "password" else "credential"
     if not named and (_a_name(secret) or not _weakly_drawn(secret)):
         return False

@@ -15,6 +15,7 @@ import re
 
 from gitimprove.redaction.calls import credential_like
 from gitimprove.redaction.engine import CONTEXT, Rule, compiled
+from gitimprove.redaction.pronounced import pwgen_draw
 from gitimprove.redaction.values import (
     assignment_is_secret,
     is_identifier_value,
@@ -45,7 +46,9 @@ def _check(secret: str, m: re.Match[str]) -> bool | str:
         return False
     if is_identifier_value(value):
         return False
-    if word.startswith("token") and not (looks_random(value) or len(value) >= 12):
+    if word.startswith("token") and not (
+        looks_random(value) or len(value) >= 12 or pwgen_draw(value)
+    ):
         return False  # "tokens are counted with tiktoken" is about text, not a credential
     return "password" if word.startswith(("pass", "pw", "pwd", "log", "sign")) else "credential"
 

@@ -695,7 +695,7 @@ def _drawn_dots(value: str) -> bool:
 
 
 # the first name of an attribute path in code or a template: `self.key`, `config.db.password`
-_OBJECTS = words(
+OBJECTS = words(
     "self this cls args opts options cfg conf config configs settings setting env environ os "
     "process ctx context params secrets vars inputs props state app request req session matrix "
     "steps github needs runner job values spec"
@@ -722,7 +722,7 @@ def dotted_literal(key: str, value: str) -> bool:
     names = key_words(key)
     return (
         parts[0].isalpha()
-        and parts[0] not in _OBJECTS
+        and parts[0] not in OBJECTS
         and parts[-1] not in _EXTENSIONS
         and not any(p in names for p in parts)
     )
@@ -778,7 +778,11 @@ def assignment_is_secret(key: str, value: str, *, quoted: bool, env_style: bool)
     if strength == "weak":
         if named_id(value):
             return False  # `key: build-<random>`: the id of a build, a run, a trace
-        return looks_random(value) or password_evidence(value) or mixed_case(value)
+        if looks_random(value) or password_evidence(value) or mixed_case(value):
+            return True
+        from gitimprove.redaction.pronounced import pwgen_draw
+
+        return pwgen_draw(value)  # a short password pwgen drew (`pronounced.py`)
     if quoted or env_style or secret_like(value) or looks_random(value) or mixed_case(value):
         return True
     return kind_of(key) == "password" and _is_passphrase(value) and value.lower() not in key.lower()

@@ -168,7 +168,11 @@ def produce(loc: gitdir.Location, req: Request) -> tuple[bytes, bytes]:
     # so); a long log sends a row through the redactor only when a secret could be on it
     from gitimprove.redaction.display import STORED, mask_lines
 
-    masked = mask_lines(out_text, json_lines=req.fmt == "jsonl", rows=True)
+    clean = set() if req.no_cache else _clean_rows(loc)
+    known = len(clean)
+    masked = mask_lines(out_text, json_lines=req.fmt == "jsonl", rows=True, clean=clean)
+    if len(clean) != known:
+        _keep_clean_rows(loc, clean)
     if masked != out_text:
         out_text, err_text = masked, err_text + f"warning: {STORED}\n"
     if req.fmt != "jsonl":  # JSON escapes control characters itself
@@ -182,6 +186,47 @@ def produce(loc: gitdir.Location, req: Request) -> tuple[bytes, bytes]:
     except OSError:
         pass
     return out, err
+
+
+# the digests of rows the redactor found clean (`redaction/display.py`), kept for the next
+# render: one more experiment re-renders every row, and only the new ones are masked again
+_CLEAN = "log-clean-rows"
+_CLEAN_MAX = 200_000  # (16 bytes each)
+
+
+def _clean_key() -> bytes:
+    from gitimprove import __version__
+
+    return f"gitimprove-clean-rows {VIEW_VERSION} {__version__}\n".encode()
+
+
+def _clean_rows(loc: gitdir.Location) -> set[bytes]:
+    """The digests of rows found clean by this gitimprove (none when the file is another
+    version's, damaged or missing)."""
+    try:
+        data = read_state(os.path.join(loc.improve_dir, "cache", _CLEAN))
+    except OSError:
+        return set()
+    key = _clean_key()
+    if not data.startswith(key) or (len(data) - len(key)) % 16:
+        return set()
+    return {data[i : i + 16] for i in range(len(key), len(data), 16)}
+
+
+def _keep_clean_rows(loc: gitdir.Location, clean: set[bytes]) -> None:
+    """Write `clean` for the next render; past `_CLEAN_MAX` digests, drop the file (the next
+    render keeps its own rows alone)."""
+    path = os.path.join(loc.improve_dir, "cache", _CLEAN)
+    try:
+        if len(clean) > _CLEAN_MAX:
+            os.unlink(path)
+            return
+        from gitimprove.util.files import atomic_write
+
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        atomic_write(path, _clean_key() + b"".join(sorted(clean)), durable=False)
+    except OSError:
+        pass
 
 
 def _select(rows: list[Row], req: Request) -> list[Row]:
