@@ -230,3 +230,25 @@ def test_windows_overlap_by_a_margin_and_cover_the_text() -> None:
     for at in range(16384 - 40, 16384 + 4, 7):
         text = filler[:at] + token + filler[at:]
         assert token[4:16] not in redact_windows(text, 16384)
+
+
+def test_a_long_log_sends_every_row_a_secret_can_be_on_to_the_redactor() -> None:
+    """A long `log` masks only the rows `_suspect` picks (the whole redactor on ten thousand
+    rows would take seconds: DESIGN §13's cold `log`): every row of the corpus and of
+    gitleaks' samples that the redactor masks is among them, prose and drawn passwords
+    included; an ordinary row of a TSV, its guard's "pass" included, is not."""
+    from gitimprove.redaction import redact
+    from gitimprove.redaction.display import _suspect
+    from tests.secret_corpus_gitleaks import gitleaks_fakes
+
+    masked = [
+        row
+        for fake in corpus(15) + gitleaks_fakes()
+        for row in fake.text.splitlines()
+        if redact(row) != row
+    ]
+    assert len(masked) > 500
+    assert [row for row in masked if not _suspect(row)] == []
+    ordinary = "7\t2026-11-25T03:57:36Z\tcb4f2ac\t99.993\t-0.001\tpass\t-\tdiscard\tattempt 7\n"
+    assert not _suspect(ordinary)
+    assert _suspect(ordinary.replace("attempt 7", "the admin password is hunter2"))
