@@ -63,13 +63,24 @@ attempt("stop own child", lambda: os.kill(child.pid, signal.SIGSTOP))
 attempt("write child's /proc mem", lambda: open(f"/proc/{child.pid}/mem", "r+b").close())
 child.kill()
 attempt("stop the harness", lambda: os.kill(int(sys.argv[2]), signal.SIGSTOP))
+attempt("hard link outside", lambda: os.link(outside / "kept", "linked"))
+attempt("harness's cwd", lambda: os.listdir(f"/proc/{sys.argv[2]}/cwd"))
+attempt("harness's files", lambda: os.readlink(f"/proc/{sys.argv[2]}/fd/0"))
+def take_descriptor():  # pidfd_getfd (438 on every architecture): a copy of its stdin
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.syscall(438, os.pidfd_open(int(sys.argv[2])), 0, 0) < 0:
+        raise OSError(ctypes.get_errno(), "pidfd_getfd")
+attempt("harness's descriptor", take_descriptor)
 """
 
 
 @needs_landlock
 def test_the_supervisor_contains_what_it_runs(tmp_path: Path) -> None:
     """A command under `sandbox = "landlock"` writes beneath the folders it is given and
-    `/dev`, and signals its own processes only: the rest fails at the call."""
+    `/dev`, signals its own processes only, hard-links no file of the user's into its own
+    folder and reaches into no process outside its domain (the harness's cwd, its open files,
+    a copy of one of its descriptors): the rest fails at the call."""
     outside, work, tmp = tmp_path / "outside", tmp_path / "work", tmp_path / "tmp"
     for folder in (outside, work, tmp):
         folder.mkdir()
@@ -93,6 +104,10 @@ def test_the_supervisor_contains_what_it_runs(tmp_path: Path) -> None:
         "stop own child": "ok",
         "write child's /proc mem": "EACCES",
         "stop the harness": "EPERM" if scoped else "ok",
+        "hard link outside": "EXDEV",  # REFER: linking needs the right where the file lies
+        "harness's cwd": "EACCES",  # Landlock's ptrace rule, whatever the ABI
+        "harness's files": "EACCES",
+        "harness's descriptor": "EPERM",
     }, res.stdout
     assert (outside / "kept").read_text() == "kept\n" and sorted(outside.iterdir()) == [
         outside / "kept"
