@@ -17,6 +17,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -172,6 +173,35 @@ def test_the_supervisor_hides_the_run_from_reads(tmp_path: Path) -> None:
     got = dict(line.rsplit(" ", 1) for line in out.splitlines() if " " in line)
     hidden = {"key", "sibling", "workspaces", "later"}
     assert got == {k: "EACCES" if k in hidden else "ok" for k in probes}, out
+
+
+@needs_landlock
+def test_a_command_reads_no_other_temporary_folder_of_the_harness(tmp_path: Path) -> None:
+    """The temporary folders the harness makes for each agent call and each metric and guard
+    run (a sibling's private home with its session transcripts, its `$TMPDIR`, its benchmark's
+    caches and report) lie side by side in `/tmp`: under Landlock every one but the command's
+    own is carved out of its reads, as bwrap gives each a private `/tmp`."""
+    own = Path(tempfile.mkdtemp(prefix="gitimprove-state-"))
+    sibling = Path(tempfile.mkdtemp(prefix="gitimprove-cache-"))
+    try:
+        (own / "tmp").mkdir()
+        for path in (own / "tmp" / "mine", sibling / "number"):
+            path.write_text("50\n")
+        work = tmp_path / "work"
+        work.mkdir()
+        probes = {"sibling": sibling / "number", "sibling's folder": sibling,
+                  "own": own / "tmp" / "mine"}  # fmt: skip
+        argv, _ = sandbox.Sandbox("landlock").wrap(
+            [sys.executable, "-c", READS, *(f"{k}={v}" for k, v in probes.items())],
+            shell=False, workdir=work, writable=[own / "tmp"],
+        )  # fmt: skip
+        res = proc.run(argv, cwd=work)
+    finally:
+        shutil.rmtree(own)
+        shutil.rmtree(sibling)
+    assert res.returncode == 0, res.stderr
+    got = dict(line.rsplit(" ", 1) for line in res.stdout.splitlines() if line != "ready")
+    assert got == {"sibling": "EACCES", "sibling's folder": "EACCES", "own": "ok"}, res.stdout
 
 
 @needs_landlock

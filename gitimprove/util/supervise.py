@@ -1,7 +1,7 @@
 """The per-attempt supervisor: the agent's process tree dies with the agent or with the harness.
 
-    python -I -S supervise.py <harness pid> [--landlock [--write P]… [--hide P]… [--read P]…]
-        -- <command> [args…]
+    python -I -S supervise.py <harness pid>
+        [--landlock [--write P]… [--hide P]… [--hide-like P]… [--read P]…] -- <command> [args…]
 
 Without the sandbox an agent runs under this small process (a child of the harness, started
 as a file with no imports of the package, so it starts in a few milliseconds). It
@@ -23,7 +23,9 @@ as a file with no imports of the package, so it starts in a few milliseconds). I
 - with `--landlock` (`[agent] sandbox = "landlock"`), puts the agent's process, after
   `no_new_privs` and before it runs, in a Linux Landlock domain (`landlock`, below): it and
   every descendant may write only beneath the `--write` paths, read nothing beneath the
-  `--hide` paths but the `--read` and `--write` ones (`landlock`: reads are carved), and,
+  `--hide` paths (and every entry whose path starts with a `--hide-like` one when the domain
+  is made: the harness's other temporary folders) but the `--read` and `--write` ones
+  (`landlock`: reads are carved), and,
   where the kernel scopes them (ABI 6), signal only processes of that domain and connect to
   no abstract unix socket made outside it. A domain that cannot be made runs nothing
   (status 126).
@@ -234,12 +236,17 @@ def landlock(
     abi: int,
     hidden: list[str] | None = None,
     readable: list[str] | None = None,
+    like: list[str] | None = None,
 ) -> str:
     """Restrict this process (and what it runs) to writing beneath `writable`, the devices of
     `_DEVICES` and `/dev/shm`, with signals and abstract unix sockets scoped to it where `abi`
     has them; with `hidden`, to reading (and running) nothing beneath those folders but what
-    lies beneath `readable` or `writable` (`carve`). Returns "" once in force, else why not."""
+    lies beneath `readable` or `writable` (`carve`). Each entry whose path starts with one of
+    `like` is hidden too, as it is now: one made later is unreadable anyway (`carve`). Returns
+    "" once in force, else why not."""
     import ctypes
+
+    hidden = [*(hidden or []), *_alike(like or [])]
 
     class Ruleset(ctypes.Structure):
         _fields_ = [
@@ -312,13 +319,26 @@ def landlock(
     return ""
 
 
+def _alike(prefixes: list[str]) -> list[str]:
+    """The entries whose path starts with one of `prefixes` ("/tmp/gitimprove-state-")."""
+    out: list[str] = []
+    for prefix in prefixes:
+        folder, _, start = prefix.rpartition("/")
+        try:
+            names = os.listdir(folder or "/")
+        except OSError:
+            continue
+        out += [f"{folder}/{name}" for name in names if name.startswith(start)]
+    return out
+
+
 def _on_signal(signum: int, frame: object) -> None:
     kill_tree()
     os._exit(128 + signum)
 
 
 def main(argv: list[str]) -> int:
-    paths: dict[str, list[str]] = {"--write": [], "--hide": [], "--read": []}
+    paths: dict[str, list[str]] = {"--write": [], "--hide": [], "--hide-like": [], "--read": []}
     contained = len(argv) > 2 and argv[2] == "--landlock"
     rest = argv[3:] if contained else argv[2:]
     while len(rest) > 1 and rest[0] in paths:
@@ -327,7 +347,7 @@ def main(argv: list[str]) -> int:
     if len(argv) < 4 or not rest or rest[0] != "--" or len(rest) < 2:
         sys.stderr.write(
             "usage: supervise.py <harness pid> [--landlock [--write PATH]... [--hide PATH]... "
-            "[--read PATH]...] -- <command> [args...]\n"
+            "[--hide-like PATH]... [--read PATH]...] -- <command> [args...]\n"
         )
         return 2
     parent, command = int(argv[1]), rest[1:]
@@ -349,7 +369,8 @@ def main(argv: list[str]) -> int:
             _mark()
         if contained:  # after no_new_privs (_mark), which Landlock needs without privileges
             try:
-                why = landlock(paths["--write"], landlock_abi(), paths["--hide"], paths["--read"])
+                why = landlock(paths["--write"], landlock_abi(), paths["--hide"], paths["--read"],
+                               paths["--hide-like"])  # fmt: skip
             except (OSError, AttributeError, ValueError) as exc:  # no ctypes, no syscall()
                 why = str(exc) or type(exc).__name__
             if why:
