@@ -45,7 +45,7 @@ def untouched(repo: TmpRepo) -> None:
 
 
 # what a command under the supervisor tries, one line each: "<what> ok" or "<what> <errno>"
-PROBE = """import errno, os, pathlib, signal, subprocess, sys
+PROBE = """import errno, os, pathlib, signal, stat, subprocess, sys
 def attempt(name, action):
     try:
         action()
@@ -65,6 +65,7 @@ attempt("write child's /proc mem", lambda: open(f"/proc/{child.pid}/mem", "r+b")
 child.kill()
 attempt("stop the harness", lambda: os.kill(int(sys.argv[2]), signal.SIGSTOP))
 attempt("hard link outside", lambda: os.link(outside / "kept", "linked"))
+attempt("make a device", lambda: os.mknod("kmsg", 0o600 | stat.S_IFCHR, os.makedev(1, 11)))
 attempt("harness's cwd", lambda: os.listdir(f"/proc/{sys.argv[2]}/cwd"))
 attempt("harness's files", lambda: os.readlink(f"/proc/{sys.argv[2]}/fd/0"))
 def take_descriptor():  # pidfd_getfd (438 on every architecture): a copy of its stdin
@@ -80,7 +81,7 @@ attempt("harness's descriptor", take_descriptor)
 def test_the_supervisor_contains_what_it_runs(tmp_path: Path) -> None:
     """A command under `sandbox = "landlock"` writes beneath the folders it is given and
     `/dev`, signals its own processes only, hard-links no file of the user's into its own
-    folder and reaches into no process outside its domain (the harness's cwd, its open files,
+    folder, makes no device there (root's disk, /dev/kmsg: written as its own file) and reaches into no process outside its domain (the harness's cwd, its open files,
     a copy of one of its descriptors): the rest fails at the call."""
     outside, work, tmp = tmp_path / "outside", tmp_path / "work", tmp_path / "tmp"
     for folder in (outside, work, tmp):
@@ -106,6 +107,7 @@ def test_the_supervisor_contains_what_it_runs(tmp_path: Path) -> None:
         "write child's /proc mem": "EACCES",
         "stop the harness": "EPERM" if scoped else "ok",
         "hard link outside": "EXDEV",  # REFER: linking needs the right where the file lies
+        "make a device": "EACCES",  # root's /dev/kmsg (or a disk) in its own folder: none
         "harness's cwd": "EACCES",  # Landlock's ptrace rule, whatever the ABI
         "harness's files": "EACCES",
         "harness's descriptor": "EPERM",

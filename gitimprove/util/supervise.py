@@ -58,6 +58,9 @@ LANDLOCK_ABI_SCOPED = 6  # signals and abstract unix sockets scoped to the domai
 # handled only when something is hidden (`carve`)
 _WRITE_RIGHTS = {1: 0x1FF2, 2: 0x2000, 3: 0x4000, 5: 0x8000}
 _READ_RIGHTS = 0x1 | 0x4 | 0x8  # EXECUTE, READ_FILE, READ_DIR
+# MAKE_CHAR, MAKE_BLOCK: handled, granted nowhere: a device made by root in its workspace
+# (a disk's, /dev/mem) would be written there as a file of the workspace
+_NODES = 0x40 | 0x800
 # WRITE_FILE, TRUNCATE, IOCTL_DEV, EXECUTE, READ_FILE: what a rule on a file can hold
 _FILE_RIGHTS = 0x2 | 0x4000 | 0x8000 | 0x1 | 0x4
 _ENTRY = os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC  # an entry of a carved folder, as it is
@@ -270,8 +273,8 @@ def landlock(
     try:
         rule = PathBeneath(0, -1)
         add = (fd, LANDLOCK_RULE_PATH_BENEATH, ctypes.byref(rule), ctypes.c_uint32(0))
-        rules = [(p, rights) for p in writable] + [(d, _FILE_RIGHTS) for d in _DEVICES]
-        rules.append(("/dev/shm", rights))
+        rules = [(p, rights & ~_NODES) for p in writable] + [(d, _FILE_RIGHTS) for d in _DEVICES]
+        rules.append(("/dev/shm", rights & ~_NODES))
         hidden = [os.path.realpath(p) for p in hidden or []]
         # a readable folder that holds a hidden one (a command naming the repository) is left
         # out: its rule would reach all of it
