@@ -81,8 +81,9 @@ attempt("harness's descriptor", take_descriptor)
 def test_the_supervisor_contains_what_it_runs(tmp_path: Path) -> None:
     """A command under `sandbox = "landlock"` writes beneath the folders it is given and
     `/dev`, signals its own processes only, hard-links no file of the user's into its own
-    folder, makes no device there (root's disk, /dev/kmsg: written as its own file) and reaches into no process outside its domain (the harness's cwd, its open files,
-    a copy of one of its descriptors): the rest fails at the call."""
+    folder, makes no device there (root's disk, /dev/kmsg: written as its own file) and
+    reaches into no process outside its domain (the harness's cwd, its open files, a copy of
+    one of its descriptors): the rest fails at the call."""
     outside, work, tmp = tmp_path / "outside", tmp_path / "work", tmp_path / "tmp"
     for folder in (outside, work, tmp):
         folder.mkdir()
