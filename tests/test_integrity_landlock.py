@@ -178,6 +178,45 @@ def test_the_supervisor_hides_the_run_from_reads(tmp_path: Path) -> None:
     assert got == {k: "EACCES" if k in hidden else "ok" for k in probes}, out
 
 
+TYPES = """import fcntl, sys, termios
+fd = open(sys.argv[1], "r+b", buffering=0)
+try:
+    for c in b"echo typed\\n":
+        fcntl.ioctl(fd, termios.TIOCSTI, bytes([c]))
+    print("typed")
+except OSError as exc:
+    print(exc.strerror)
+"""
+
+
+@needs_landlock
+def test_root_types_nothing_into_another_terminal(tmp_path: Path) -> None:
+    """Landlock grants a command its own new terminals (`/dev/pts`) only with every terminal
+    of yours there: run as root, it could type a command into one of yours (`TIOCSTI`, for
+    which a terminal that is not its own takes CAP_SYS_ADMIN). The supervisor drops that
+    capability from what it runs: the keystrokes are refused."""
+    if os.geteuid() != 0:
+        pytest.skip("only root may type into a terminal that is not its own")
+    if Path("/proc/sys/dev/tty/legacy_tiocsti").read_text().strip() == "0":
+        pytest.skip("this kernel refuses TIOCSTI to everyone")
+    master, user = os.openpty()
+    try:
+        argv, _ = sandbox.Sandbox("landlock").wrap(
+            [sys.executable, "-c", TYPES, os.ttyname(user)], shell=False, workdir=tmp_path
+        )
+        res = proc.run(argv, cwd=tmp_path)
+        os.set_blocking(master, False)
+        try:
+            seen = os.read(master, 100)
+        except BlockingIOError:
+            seen = b""
+    finally:
+        os.close(master)
+        os.close(user)
+    assert res.stdout == "Operation not permitted\n", res.stdout + res.stderr
+    assert b"typed" not in seen
+
+
 @needs_landlock
 def test_a_command_reads_no_other_temporary_folder_of_the_harness(tmp_path: Path) -> None:
     """The temporary folders the harness makes for each agent call and each metric and guard

@@ -44,6 +44,8 @@ PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_SECCOMP = 22
 PR_SET_NO_NEW_PRIVS = 38
+PR_CAPBSET_DROP = 24
+CAP_SYS_ADMIN = 21  # root's TIOCSTI: typing a command into another terminal of yours
 SECCOMP_MODE_FILTER = 2
 MARK_FILTERS = 4  # stacked on whatever filters the harness itself runs under
 # Landlock (linux/landlock.h): the same system-call numbers on x86-64, arm64 and the others
@@ -371,6 +373,9 @@ def main(argv: list[str]) -> int:
         if sys.platform.startswith("linux"):
             _mark()
         if contained:  # after no_new_privs (_mark), which Landlock needs without privileges
+            # Landlock grants the command's own new terminals (`/dev/pts`) only with each of
+            # yours: root, which alone holds the capability, gives it up for what it runs
+            _prctl(PR_CAPBSET_DROP, CAP_SYS_ADMIN)
             try:
                 why = landlock(paths["--write"], landlock_abi(), paths["--hide"], paths["--read"],
                                paths["--hide-like"])  # fmt: skip
