@@ -21,7 +21,8 @@ as a file with no imports of the package, so it starts in a few milliseconds). I
 - passes a SIGCONT it gets on to the harness: a process that stopped it (to write into the
   output while nothing reads) is seen as if it had stopped the harness;
 - with `--landlock` (`[agent] sandbox = "landlock"`), puts the agent's process, after
-  `no_new_privs` and before it runs, in a Linux Landlock domain (`landlock`, below): it and
+  `no_new_privs` and before it runs, without CAP_SYS_ADMIN (which root's `TIOCSTI` into a
+  terminal of the user's takes), in a Linux Landlock domain (`landlock`, below): it and
   every descendant may write only beneath the `--write` paths, read nothing beneath the
   `--hide` paths (and every entry whose path starts with a `--hide-like` one when the domain
   is made: the harness's other temporary folders) but the `--read` and `--write` ones
