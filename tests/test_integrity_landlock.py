@@ -178,6 +178,33 @@ def test_the_supervisor_hides_the_run_from_reads(tmp_path: Path) -> None:
     assert got == {k: "EACCES" if k in hidden else "ok" for k in probes}, out
 
 
+SIGIO = """import fcntl, os, signal, socket, sys, time
+a, b = socket.socketpair()
+fcntl.fcntl(a, fcntl.F_SETOWN, int(sys.argv[1]))
+fcntl.fcntl(a, 10, signal.SIGKILL)  # F_SETSIG: the signal the owner gets when a is readable
+fcntl.fcntl(a, fcntl.F_SETFL, fcntl.fcntl(a, fcntl.F_GETFL) | os.O_ASYNC)
+b.send(b"x")
+time.sleep(0.2)
+"""
+
+
+@needs_scopes
+def test_no_signal_reaches_out_through_a_descriptor_s_owner(tmp_path: Path) -> None:
+    """A signal the kernel sends for a command (`F_SETOWN` a process of yours, `F_SETSIG`
+    SIGKILL, `O_ASYNC`: the kill comes when its socket is readable) is scoped as its own
+    `kill` is: the process outside its domain lives on."""
+    with subprocess.Popen(["sleep", "30"]) as victim:
+        try:
+            argv, _ = sandbox.Sandbox("landlock").wrap(
+                [sys.executable, "-c", SIGIO, str(victim.pid)], shell=False, workdir=tmp_path
+            )
+            res = proc.run(argv, cwd=tmp_path)
+            assert res.returncode == 0, res.stderr
+            assert victim.poll() is None
+        finally:
+            victim.kill()
+
+
 TYPES = """import fcntl, sys, termios
 fd = open(sys.argv[1], "r+b", buffering=0)
 try:
