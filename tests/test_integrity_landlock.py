@@ -17,6 +17,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -44,7 +45,7 @@ def untouched(repo: TmpRepo) -> None:
 
 
 # what a command under the supervisor tries, one line each: "<what> ok" or "<what> <errno>"
-PROBE = """import errno, os, pathlib, signal, subprocess, sys
+PROBE = """import errno, os, pathlib, signal, stat, subprocess, sys
 def attempt(name, action):
     try:
         action()
@@ -63,13 +64,26 @@ attempt("stop own child", lambda: os.kill(child.pid, signal.SIGSTOP))
 attempt("write child's /proc mem", lambda: open(f"/proc/{child.pid}/mem", "r+b").close())
 child.kill()
 attempt("stop the harness", lambda: os.kill(int(sys.argv[2]), signal.SIGSTOP))
+attempt("hard link outside", lambda: os.link(outside / "kept", "linked"))
+attempt("make a device", lambda: os.mknod("kmsg", 0o600 | stat.S_IFCHR, os.makedev(1, 11)))
+attempt("harness's cwd", lambda: os.listdir(f"/proc/{sys.argv[2]}/cwd"))
+attempt("harness's files", lambda: os.readlink(f"/proc/{sys.argv[2]}/fd/0"))
+def take_descriptor():  # pidfd_getfd (438 on every architecture): a copy of its stdin
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.syscall(438, os.pidfd_open(int(sys.argv[2])), 0, 0) < 0:
+        raise OSError(ctypes.get_errno(), "pidfd_getfd")
+attempt("harness's descriptor", take_descriptor)
 """
 
 
 @needs_landlock
 def test_the_supervisor_contains_what_it_runs(tmp_path: Path) -> None:
     """A command under `sandbox = "landlock"` writes beneath the folders it is given and
-    `/dev`, and signals its own processes only: the rest fails at the call."""
+    `/dev`, signals its own processes only, hard-links no file of the user's into its own
+    folder, makes no device there (root's disk, /dev/kmsg: written as its own file) and
+    reaches into no process outside its domain (the harness's cwd, its open files, a copy of
+    one of its descriptors): the rest fails at the call."""
     outside, work, tmp = tmp_path / "outside", tmp_path / "work", tmp_path / "tmp"
     for folder in (outside, work, tmp):
         folder.mkdir()
@@ -93,6 +107,11 @@ def test_the_supervisor_contains_what_it_runs(tmp_path: Path) -> None:
         "stop own child": "ok",
         "write child's /proc mem": "EACCES",
         "stop the harness": "EPERM" if scoped else "ok",
+        "hard link outside": "EXDEV",  # REFER: linking needs the right where the file lies
+        "make a device": "EACCES",  # root's /dev/kmsg (or a disk) in its own folder: none
+        "harness's cwd": "EACCES",  # Landlock's ptrace rule, whatever the ABI
+        "harness's files": "EACCES",
+        "harness's descriptor": "EPERM",
     }, res.stdout
     assert (outside / "kept").read_text() == "kept\n" and sorted(outside.iterdir()) == [
         outside / "kept"
@@ -157,6 +176,101 @@ def test_the_supervisor_hides_the_run_from_reads(tmp_path: Path) -> None:
     got = dict(line.rsplit(" ", 1) for line in out.splitlines() if " " in line)
     hidden = {"key", "sibling", "workspaces", "later"}
     assert got == {k: "EACCES" if k in hidden else "ok" for k in probes}, out
+
+
+SIGIO = """import fcntl, os, signal, socket, sys, time
+a, b = socket.socketpair()
+fcntl.fcntl(a, fcntl.F_SETOWN, int(sys.argv[1]))
+fcntl.fcntl(a, 10, signal.SIGKILL)  # F_SETSIG: the signal the owner gets when a is readable
+fcntl.fcntl(a, fcntl.F_SETFL, fcntl.fcntl(a, fcntl.F_GETFL) | os.O_ASYNC)
+b.send(b"x")
+time.sleep(0.2)
+"""
+
+
+@needs_scopes
+def test_no_signal_reaches_out_through_a_descriptor_s_owner(tmp_path: Path) -> None:
+    """A signal the kernel sends for a command (`F_SETOWN` a process of yours, `F_SETSIG`
+    SIGKILL, `O_ASYNC`: the kill comes when its socket is readable) is scoped as its own
+    `kill` is: the process outside its domain lives on."""
+    with subprocess.Popen(["sleep", "30"]) as victim:
+        try:
+            argv, _ = sandbox.Sandbox("landlock").wrap(
+                [sys.executable, "-c", SIGIO, str(victim.pid)], shell=False, workdir=tmp_path
+            )
+            res = proc.run(argv, cwd=tmp_path)
+            assert res.returncode == 0, res.stderr
+            assert victim.poll() is None
+        finally:
+            victim.kill()
+
+
+TYPES = """import fcntl, sys, termios
+fd = open(sys.argv[1], "r+b", buffering=0)
+try:
+    for c in b"echo typed\\n":
+        fcntl.ioctl(fd, termios.TIOCSTI, bytes([c]))
+    print("typed")
+except OSError as exc:
+    print(exc.strerror)
+"""
+
+
+@needs_landlock
+def test_root_types_nothing_into_another_terminal(tmp_path: Path) -> None:
+    """Landlock grants a command its own new terminals (`/dev/pts`) only with every terminal
+    of yours there: run as root, it could type a command into one of yours (`TIOCSTI`, for
+    which a terminal that is not its own takes CAP_SYS_ADMIN). The supervisor drops that
+    capability from what it runs: the keystrokes are refused."""
+    if os.geteuid() != 0:
+        pytest.skip("only root may type into a terminal that is not its own")
+    if Path("/proc/sys/dev/tty/legacy_tiocsti").read_text().strip() == "0":
+        pytest.skip("this kernel refuses TIOCSTI to everyone")
+    master, user = os.openpty()
+    try:
+        argv, _ = sandbox.Sandbox("landlock").wrap(
+            [sys.executable, "-c", TYPES, os.ttyname(user)], shell=False, workdir=tmp_path
+        )
+        res = proc.run(argv, cwd=tmp_path)
+        os.set_blocking(master, False)
+        try:
+            seen = os.read(master, 100)
+        except BlockingIOError:
+            seen = b""
+    finally:
+        os.close(master)
+        os.close(user)
+    assert res.stdout == "Operation not permitted\n", res.stdout + res.stderr
+    assert b"typed" not in seen
+
+
+@needs_landlock
+def test_a_command_reads_no_other_temporary_folder_of_the_harness(tmp_path: Path) -> None:
+    """The temporary folders the harness makes for each agent call and each metric and guard
+    run (a sibling's private home with its session transcripts, its `$TMPDIR`, its benchmark's
+    caches and report) lie side by side in `/tmp`: under Landlock every one but the command's
+    own is carved out of its reads, as bwrap gives each a private `/tmp`."""
+    own = Path(tempfile.mkdtemp(prefix="gitimprove-state-"))
+    sibling = Path(tempfile.mkdtemp(prefix="gitimprove-cache-"))
+    try:
+        (own / "tmp").mkdir()
+        for path in (own / "tmp" / "mine", sibling / "number"):
+            path.write_text("50\n")
+        work = tmp_path / "work"
+        work.mkdir()
+        probes = {"sibling": sibling / "number", "sibling's folder": sibling,
+                  "own": own / "tmp" / "mine"}  # fmt: skip
+        argv, _ = sandbox.Sandbox("landlock").wrap(
+            [sys.executable, "-c", READS, *(f"{k}={v}" for k, v in probes.items())],
+            shell=False, workdir=work, writable=[own / "tmp"],
+        )  # fmt: skip
+        res = proc.run(argv, cwd=work)
+    finally:
+        shutil.rmtree(own)
+        shutil.rmtree(sibling)
+    assert res.returncode == 0, res.stderr
+    got = dict(line.rsplit(" ", 1) for line in res.stdout.splitlines() if line != "ready")
+    assert got == {"sibling": "EACCES", "sibling's folder": "EACCES", "own": "ok"}, res.stdout
 
 
 @needs_landlock

@@ -219,6 +219,27 @@ def test_a_flag_on_a_file_or_folder_is_cleared_and_named(tmp_repo: TmpRepo, tmp_
             _unflag(co.path / "pkg" / "a.py")
 
 
+def test_a_link_to_a_folder_left_in_a_flagged_folder_is_never_followed(
+    tmp_repo: TmpRepo, tmp_path: Path
+) -> None:
+    """What the first removal leaves (a folder that cannot be emptied: append-only here, or
+    of mode 000 to a user who is not root) is made writable again folder by folder; a link to
+    a folder of the user's left there is neither followed nor a traceback (Python's `chmod`
+    of a link without following it raises NotImplementedError on Linux)."""
+    if not _can_flag(tmp_path):
+        pytest.skip("cannot set file-system flags here (needs root and a file system with them)")
+    commit = tmp_repo.commit("c", FILES)
+    users = tmp_path / "users"
+    users.mkdir(mode=0o755)
+    with checkout(tmp_repo.open(), commit) as co:
+        first = co.path
+        (first / "pkg" / "sub" / "up").symlink_to(users)
+        assert _flag(first / "pkg" / "sub", inodes.APPEND)
+        assert co.reset() == ["pkg/sub (append-only, chattr +a)"]
+        assert not first.exists() and co.verify() == []
+    assert users.is_dir() and users.stat().st_mode & 0o777 == 0o755
+
+
 def test_a_flag_this_process_cannot_clear_stops_with_what_to_do(
     tmp_repo: TmpRepo, tmp_path: Path
 ) -> None:

@@ -29,6 +29,7 @@ import shutil
 import socket
 import stat
 import sys
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -400,6 +401,10 @@ class Sandbox:
 
 
 SUPERVISOR = Path(__file__).resolve().parent.parent / "util" / "supervise.py"
+# the temporary folders the harness makes for each agent call (agents/base.py) and each
+# metric and guard run (loop/context.py): under Landlock each command's own is writable, every
+# other one hidden, a sibling's too (bwrap gives each its private /tmp)
+SCRATCH = ("gitimprove-state-", "gitimprove-cache-", "gitimprove-metric-", "gitimprove-guard-")
 
 
 def supervised(
@@ -413,12 +418,15 @@ def supervised(
     """The agent's command under the per-attempt supervisor (util/supervise.py): its whole
     process tree dies when it exits and when the harness dies, even by `kill -9`. With
     `writable`, in a Landlock domain that writes only beneath those paths and reads nothing
-    beneath `hide` but them and `readable`."""
+    beneath `hide`, nor the harness's temporary folders (`SCRATCH`), but them and `readable`."""
     command = ["/bin/sh", "-c", argv] if shell or isinstance(argv, str) else list(argv)
     contain: list[str] = []
     if writable is not None:
         contain = ["--landlock"]
-        for flag, paths in (("--write", writable), ("--hide", hide), ("--read", readable)):
+        temp = dict.fromkeys([tempfile.gettempdir(), "/tmp", "/var/tmp"])
+        like = [Path(folder, prefix) for folder in temp for prefix in SCRATCH]
+        for flag, paths in (("--write", writable), ("--hide", hide), ("--read", readable),
+                            ("--hide-like", like)):  # fmt: skip
             for path in dict.fromkeys(paths):
                 contain += [flag, os.fspath(path)]
     return [sys.executable, "-I", "-S", str(SUPERVISOR), str(os.getpid()), *contain, "--",

@@ -566,8 +566,8 @@ def _unlock(folder: Path) -> None:
     with contextlib.suppress(OSError):
         os.chmod(folder, 0o700)
     for top, dirs, _files in os.walk(folder):
-        for name in dirs:
-            with contextlib.suppress(OSError):
+        for name in dirs:  # a link to a folder is listed too: Linux has no chmod of a link
+            with contextlib.suppress(OSError, NotImplementedError):
                 os.chmod(os.path.join(top, name), 0o700, follow_symlinks=False)
 
 

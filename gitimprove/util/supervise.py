@@ -1,7 +1,7 @@
 """The per-attempt supervisor: the agent's process tree dies with the agent or with the harness.
 
-    python -I -S supervise.py <harness pid> [--landlock [--write P]… [--hide P]… [--read P]…]
-        -- <command> [args…]
+    python -I -S supervise.py <harness pid>
+        [--landlock [--write P]… [--hide P]… [--hide-like P]… [--read P]…] -- <command> [args…]
 
 Without the sandbox an agent runs under this small process (a child of the harness, started
 as a file with no imports of the package, so it starts in a few milliseconds). It
@@ -21,9 +21,12 @@ as a file with no imports of the package, so it starts in a few milliseconds). I
 - passes a SIGCONT it gets on to the harness: a process that stopped it (to write into the
   output while nothing reads) is seen as if it had stopped the harness;
 - with `--landlock` (`[agent] sandbox = "landlock"`), puts the agent's process, after
-  `no_new_privs` and before it runs, in a Linux Landlock domain (`landlock`, below): it and
+  `no_new_privs` and before it runs, without CAP_SYS_ADMIN (which root's `TIOCSTI` into a
+  terminal of the user's takes), in a Linux Landlock domain (`landlock`, below): it and
   every descendant may write only beneath the `--write` paths, read nothing beneath the
-  `--hide` paths but the `--read` and `--write` ones (`landlock`: reads are carved), and,
+  `--hide` paths (and every entry whose path starts with a `--hide-like` one when the domain
+  is made: the harness's other temporary folders) but the `--read` and `--write` ones
+  (`landlock`: reads are carved), and,
   where the kernel scopes them (ABI 6), signal only processes of that domain and connect to
   no abstract unix socket made outside it. A domain that cannot be made runs nothing
   (status 126).
@@ -42,6 +45,8 @@ PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_SECCOMP = 22
 PR_SET_NO_NEW_PRIVS = 38
+PR_CAPBSET_DROP = 24
+CAP_SYS_ADMIN = 21  # root's TIOCSTI: typing a command into another terminal of yours
 SECCOMP_MODE_FILTER = 2
 MARK_FILTERS = 4  # stacked on whatever filters the harness itself runs under
 # Landlock (linux/landlock.h): the same system-call numbers on x86-64, arm64 and the others
@@ -56,6 +61,9 @@ LANDLOCK_ABI_SCOPED = 6  # signals and abstract unix sockets scoped to the domai
 # handled only when something is hidden (`carve`)
 _WRITE_RIGHTS = {1: 0x1FF2, 2: 0x2000, 3: 0x4000, 5: 0x8000}
 _READ_RIGHTS = 0x1 | 0x4 | 0x8  # EXECUTE, READ_FILE, READ_DIR
+# MAKE_CHAR, MAKE_BLOCK: handled, granted nowhere: a device made by root in its workspace
+# (a disk's, /dev/mem) would be written there as a file of the workspace
+_NODES = 0x40 | 0x800
 # WRITE_FILE, TRUNCATE, IOCTL_DEV, EXECUTE, READ_FILE: what a rule on a file can hold
 _FILE_RIGHTS = 0x2 | 0x4000 | 0x8000 | 0x1 | 0x4
 _ENTRY = os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC  # an entry of a carved folder, as it is
@@ -234,12 +242,17 @@ def landlock(
     abi: int,
     hidden: list[str] | None = None,
     readable: list[str] | None = None,
+    like: list[str] | None = None,
 ) -> str:
     """Restrict this process (and what it runs) to writing beneath `writable`, the devices of
     `_DEVICES` and `/dev/shm`, with signals and abstract unix sockets scoped to it where `abi`
     has them; with `hidden`, to reading (and running) nothing beneath those folders but what
-    lies beneath `readable` or `writable` (`carve`). Returns "" once in force, else why not."""
+    lies beneath `readable` or `writable` (`carve`). Each entry whose path starts with one of
+    `like` is hidden too, as it is now: one made later is unreadable anyway (`carve`). Returns
+    "" once in force, else why not."""
     import ctypes
+
+    hidden = [*(hidden or []), *_alike(like or [])]
 
     class Ruleset(ctypes.Structure):
         _fields_ = [
@@ -263,8 +276,8 @@ def landlock(
     try:
         rule = PathBeneath(0, -1)
         add = (fd, LANDLOCK_RULE_PATH_BENEATH, ctypes.byref(rule), ctypes.c_uint32(0))
-        rules = [(p, rights) for p in writable] + [(d, _FILE_RIGHTS) for d in _DEVICES]
-        rules.append(("/dev/shm", rights))
+        rules = [(p, rights & ~_NODES) for p in writable] + [(d, _FILE_RIGHTS) for d in _DEVICES]
+        rules.append(("/dev/shm", rights & ~_NODES))
         hidden = [os.path.realpath(p) for p in hidden or []]
         # a readable folder that holds a hidden one (a command naming the repository) is left
         # out: its rule would reach all of it
@@ -312,13 +325,26 @@ def landlock(
     return ""
 
 
+def _alike(prefixes: list[str]) -> list[str]:
+    """The entries whose path starts with one of `prefixes` ("/tmp/gitimprove-state-")."""
+    out: list[str] = []
+    for prefix in prefixes:
+        folder, _, start = prefix.rpartition("/")
+        try:
+            names = os.listdir(folder or "/")
+        except OSError:
+            continue
+        out += [f"{folder}/{name}" for name in names if name.startswith(start)]
+    return out
+
+
 def _on_signal(signum: int, frame: object) -> None:
     kill_tree()
     os._exit(128 + signum)
 
 
 def main(argv: list[str]) -> int:
-    paths: dict[str, list[str]] = {"--write": [], "--hide": [], "--read": []}
+    paths: dict[str, list[str]] = {"--write": [], "--hide": [], "--hide-like": [], "--read": []}
     contained = len(argv) > 2 and argv[2] == "--landlock"
     rest = argv[3:] if contained else argv[2:]
     while len(rest) > 1 and rest[0] in paths:
@@ -327,7 +353,7 @@ def main(argv: list[str]) -> int:
     if len(argv) < 4 or not rest or rest[0] != "--" or len(rest) < 2:
         sys.stderr.write(
             "usage: supervise.py <harness pid> [--landlock [--write PATH]... [--hide PATH]... "
-            "[--read PATH]...] -- <command> [args...]\n"
+            "[--hide-like PATH]... [--read PATH]...] -- <command> [args...]\n"
         )
         return 2
     parent, command = int(argv[1]), rest[1:]
@@ -348,8 +374,12 @@ def main(argv: list[str]) -> int:
         if sys.platform.startswith("linux"):
             _mark()
         if contained:  # after no_new_privs (_mark), which Landlock needs without privileges
+            # Landlock grants the command's own new terminals (`/dev/pts`) only with each of
+            # yours: root, which alone holds the capability, gives it up for what it runs
+            _prctl(PR_CAPBSET_DROP, CAP_SYS_ADMIN)
             try:
-                why = landlock(paths["--write"], landlock_abi(), paths["--hide"], paths["--read"])
+                why = landlock(paths["--write"], landlock_abi(), paths["--hide"], paths["--read"],
+                               paths["--hide-like"])  # fmt: skip
             except (OSError, AttributeError, ValueError) as exc:  # no ctypes, no syscall()
                 why = str(exc) or type(exc).__name__
             if why:
