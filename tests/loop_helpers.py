@@ -123,6 +123,45 @@ command = "{agent_command}"
     )
 
 
+def planned_project(
+    repo: TmpRepo,
+    agent: Path,
+    names: list[str],
+    sandbox: str,
+    files: dict[str, str],
+    agent_extra: str = "",
+) -> None:
+    """A committed project whose sealed metric prints `src/value.txt`, for a hostile agent
+    executable (`agent`) that reads its plan (`names`, one an attempt) from a file beside the
+    repository, with 40 rounds and no early stop, `files` added to the commit."""
+    plan = repo.path.parent / "plan.json"
+    plan.write_text(json.dumps({str(i): n for i, n in enumerate(names, 1)}))
+    repo.commit(
+        "project",
+        {
+            "bench.py": "print(f\"METRIC score={float(open('src/value.txt').read()):g}\")\n",
+            "src/value.txt": "100\n",
+            **files,
+            ".gitimprove.toml": f"""[metric]
+command = "{sys.executable} bench.py"
+
+[scope]
+sealed = ["bench.py"]
+
+[loop]
+iterations = 40
+plateau_patience = 50
+stuck_after = 40
+
+[agent]
+name = "command"
+command = "{sys.executable} {agent} {plan}"
+sandbox = "{sandbox}"
+{agent_extra}""",
+        },
+    )
+
+
 def kept_at_90(repo: TmpRepo, unchanged: dict[Path, str]) -> None:
     """One round of run `t` (an agent that writes 90 into the value project): the baseline,
     then the change kept at 90; each of the user's own files in `unchanged` still holds its

@@ -4,9 +4,7 @@ the workspace. A hostile agent leaves each; the attempt is `out-of-scope` naming
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,7 +13,7 @@ from gitimprove.git import listing
 from gitimprove.git.workspace import agent_workspace, hash_workspace
 from gitimprove.loop import scope
 from tests.conftest import TmpRepo
-from tests.loop_helpers import run_rows
+from tests.loop_helpers import planned_project, run_rows
 from tests.test_integrity import needs_bwrap
 
 AGENT = Path(__file__).parent / "agents" / "special_agent.py"
@@ -44,32 +42,7 @@ FINE = ["ignored-fifo", "link-fine"]
 
 
 def project(repo: TmpRepo, names: list[str], sandbox: str) -> None:
-    plan = repo.path.parent / "plan.json"
-    plan.write_text(json.dumps({str(i): n for i, n in enumerate(names, 1)}))
-    repo.commit(
-        "project",
-        {
-            "bench.py": "print(f\"METRIC score={float(open('src/value.txt').read()):g}\")\n",
-            "src/value.txt": "100\n",
-            ".gitignore": "build-fifo\n",
-            ".gitimprove.toml": f"""[metric]
-command = "{sys.executable} bench.py"
-
-[scope]
-sealed = ["bench.py"]
-
-[loop]
-iterations = 40
-plateau_patience = 50
-stuck_after = 40
-
-[agent]
-name = "command"
-command = "{sys.executable} {AGENT} {plan}"
-sandbox = "{sandbox}"
-""",
-        },
-    )
+    planned_project(repo, AGENT, names, sandbox, {".gitignore": "build-fifo\n"})
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,7 @@ from gitimprove.git.attributes import tree_reader
 from gitimprove.git.workspace import agent_workspace, hash_workspace
 from gitimprove.loop.implicit import implicit_in
 from tests.conftest import TmpRepo
-from tests.loop_helpers import run_rows
+from tests.loop_helpers import planned_project, run_rows
 from tests.test_integrity import BENCH, MOD, needs_bwrap, needs_landlock, user_state
 
 AGENT = Path(__file__).parent / "agents" / "swap_agent.py"
@@ -48,33 +48,7 @@ ATTACKS = [  # attack, its status without the sandbox | in it
 
 
 def project(repo: TmpRepo, names: list[str], sandbox: str) -> None:
-    plan = repo.path.parent / "plan.json"
-    plan.write_text(json.dumps({str(i): n for i, n in enumerate(names, 1)}))
-    repo.commit(
-        "project",
-        {
-            "bench.py": "print(f\"METRIC score={float(open('src/value.txt').read()):g}\")\n",
-            "src/value.txt": "100\n",
-            "README.txt": "readme\n",
-            ".gitimprove.toml": f"""[metric]
-command = "{sys.executable} bench.py"
-
-[scope]
-sealed = ["bench.py"]
-
-[loop]
-iterations = 40
-plateau_patience = 50
-stuck_after = 40
-
-[agent]
-name = "command"
-command = "{sys.executable} {AGENT} {plan}"
-sandbox = "{sandbox}"
-timeout = "20s"
-""",
-        },
-    )
+    planned_project(repo, AGENT, names, sandbox, {"README.txt": "readme\n"}, 'timeout = "20s"\n')
 
 
 @pytest.mark.slow
