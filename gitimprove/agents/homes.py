@@ -25,6 +25,7 @@ inside one, and never a tool's whole folder (`session_folder`). See docs/integri
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import os
 import shutil
@@ -177,6 +178,8 @@ def private_home(state: Sequence[str], scratch: Path) -> tuple[Path, list[Path]]
         if spot.is_symlink():
             spot.unlink()
         spot.symlink_to(target)
-    for name in os.listdir(real) if not mirrored else ():
-        (root / name).symlink_to(real / name)
+    if not mirrored:  # nothing of the row is placed: the home is all links
+        with contextlib.suppress(OSError):
+            for name in os.listdir(real):
+                (root / name).symlink_to(real / name)
     return root, [root, *(private for private, _ in overlays), *writable]
