@@ -287,7 +287,7 @@ def test_landlock_hides_login_keys_and_push_credentials(tmp_path: Path) -> None:
     (mine / "value.txt").write_text("1\n")
     box = sandbox.choose("landlock", [], state=tmp_path / "repo" / ".git" / "improve")
     probes = {
-        "ssh key": home / ".ssh" / "id_ed25519", "credentials": home / ".git-credentials",
+        "ssh key": home / ".ssh" / "id_ed25519", "git store": home / ".git-credentials",
         "netrc": home / ".netrc", "notes": home / "notes.txt", "own": mine / "value.txt",
     }  # fmt: skip
     argv, _ = box.wrap(
@@ -297,7 +297,7 @@ def test_landlock_hides_login_keys_and_push_credentials(tmp_path: Path) -> None:
     res = proc.run(argv, cwd=mine)
     assert res.returncode == 0, res.stderr
     got = dict(line.rsplit(" ", 1) for line in res.stdout.splitlines() if line != "ready")
-    hidden = {"ssh key", "credentials", "netrc"}
+    hidden = {"ssh key", "git store", "netrc"}
     assert got == {k: "EACCES" if k in hidden else "ok" for k in probes}, res.stdout
 
 

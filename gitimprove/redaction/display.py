@@ -47,7 +47,7 @@ _ANY_WORD = "|".join(re.escape(w) for w in _WORDS).replace("pass", r"pass(?![\t\
 _RUN = r"[A-Za-z0-9+/_=.~-]{16,}"
 _DIGEST = r"[0-9a-f]{40}|[0-9a-f]{64}"
 _SHAPES = r":\d{2,5}:[^:\s]*:[^:\s]*:|\[\s*\d{1,3}(?:\s*,\s*\d{1,3}){31}"
-# a drawn password wherever it stands (`log in (admin / z2s1gsUhhY!zlH9K)`, `net use … pw`):
+# a drawn password wherever it stands (after `log in (admin / `, in `net use` or `schtasks /rp`):
 # a word of 8 characters or more mixing lower and upper case letters and digits
 _WORD = r"[^\s'\"(),;\[\]{}<>|`]{8,}"
 
